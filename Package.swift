@@ -1,0 +1,71 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// The layout tells the architecture: a pure core, three small wrappers that are the only code to touch
+// C libraries, the actor shell (the server), and the executables on top.
+let package = Package(
+    name: "StoryCircle",
+    products: [
+        .executable(name: "storycircle", targets: ["storycircle"]),
+        .executable(name: "storycircle-bench", targets: ["storycircle-bench"]),
+        .library(name: "StoryCircleCore", targets: ["StoryCircleCore"]),
+    ],
+    targets: [
+        // MARK: C libraries from Debian, wrapped once each.
+        .systemLibrary(
+            name: "CLibWebSockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]
+        ),
+        .systemLibrary(
+            name: "CEspeakNG",
+            pkgConfig: "espeak-ng",
+            providers: [.apt(["libespeak-ng-dev", "espeak-ng-data"])]
+        ),
+        .systemLibrary(
+            name: "CLame",
+            pkgConfig: "lame",
+            providers: [.apt(["libmp3lame-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+
+        // MARK: The pure core: models, validation, the room state machine, scoring, wire messages.
+        .target(name: "StoryCircleCore"),
+        .target(name: "QRCode"),
+
+        // MARK: The wrappers: the only targets that import C.
+        .target(name: "WebSocketTransport", dependencies: ["CLibWebSockets"]),
+        .target(name: "Speech", dependencies: ["CEspeakNG", "CLame"]),
+        .target(name: "Storage", dependencies: ["CSQLite", "StoryCircleCore"]),
+
+        // MARK: The shell: actors that carry out what the core decides.
+        .target(
+            name: "StoryCircleServer",
+            dependencies: ["StoryCircleCore", "QRCode", "WebSocketTransport", "Speech", "Storage"]
+        ),
+
+        // MARK: Executables.
+        .executableTarget(
+            name: "storycircle",
+            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode"]
+        ),
+        .executableTarget(
+            name: "storycircle-bench",
+            dependencies: ["WebSocketTransport", "StoryCircleCore"]
+        ),
+
+        // MARK: Tests mirror the source targets.
+        .testTarget(name: "StoryCircleCoreTests", dependencies: ["StoryCircleCore"]),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
+        .testTarget(name: "SpeechTests", dependencies: ["Speech"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "StoryCircleCore"]),
+        .testTarget(
+            name: "StoryCircleServerTests",
+            dependencies: ["StoryCircleServer", "StoryCircleCore", "WebSocketTransport", "Speech", "Storage"]
+        ),
+    ]
+)

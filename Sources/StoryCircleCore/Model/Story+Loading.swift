@@ -1,0 +1,271 @@
+import Foundation
+
+extension Story {
+    static let knownFields: Set<String> = ["title", "text", "narration", "quiz"]
+    static let knownNarrationFields: Set<String> = ["voice", "rate", "pitch"]
+
+    /// Parses and validates a story file, reporting every problem at once.
+    public static func load(json data: Data) -> Validated<Story> {
+        let document: JSONValue
+        do {
+            document = try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch {
+            return Validated(value: nil, issues: [ValidationIssue(.error, at: "", "not valid JSON: \(describe(error))")])
+        }
+        return load(json: document)
+    }
+
+    /// Validates a story already parsed as JSON.
+    public static func load(json document: JSONValue) -> Validated<Story> {
+        var checker = DocumentChecker()
+        guard let root = checker.object(document, at: "", what: "a story") else {
+            return Validated(value: nil, issues: checker.issues)
+        }
+        checker.warnAboutUnknownFields(in: root, at: "", known: knownFields)
+
+        let title = checker.string(root["title"], at: "title", limit: StoryLimits.titleLength, what: "a title")
+        let sentences = loadSentences(root["text"], checker: &checker)
+        let narration = loadNarration(root["narration"], checker: &checker)
+        let quiz: Quiz?
+        if let quizValue = root["quiz"] {
+            quiz = Quiz.load(json: quizValue, at: "quiz", checker: &checker)
+        } else {
+            checker.error("quiz", "a quiz is required: {\"questions\": [{\"question\": ..., \"options\": [...], \"answer\": ...}]}")
+            quiz = nil
+        }
+
+        guard !checker.hasErrors, let title, let sentences, let quiz else {
+            return Validated(value: nil, issues: checker.issues)
+        }
+        return Validated(value: Story(title: title, sentences: sentences, narration: narration, quiz: quiz), issues: checker.issues)
+    }
+
+    private static func loadSentences(_ value: JSONValue?, checker: inout DocumentChecker) -> [String]? {
+        let pieces: [(String, JSONValue)]
+        switch value {
+        case nil:
+            checker.error("text", "the story text is required (a string, or a list of paragraphs or sentences)")
+            return nil
+        case .string?:
+            pieces = [("text", value!)]
+        case .array(let items)?:
+            if items.isEmpty {
+                checker.error("text", "the story text is empty")
+                return nil
+            }
+            pieces = items.enumerated().map { (DocumentChecker.path("text", $0.offset), $0.element) }
+        case let other?:
+            checker.error("text", "expected the story text as a string or a list of strings, found \(other.typeName)")
+            return nil
+        }
+
+        var sentences: [String] = []
+        var valid = true
+        for (path, piece) in pieces {
+            guard case .string(let text) = piece else {
+                checker.error(path, "expected text, found \(piece.typeName)")
+                valid = false
+                continue
+            }
+            let split = SentenceSplitter.sentences(in: text)
+            if split.isEmpty {
+                checker.error(path, "the story text is empty")
+                valid = false
+            }
+            for sentence in split where sentence.count > StoryLimits.sentenceLength.upperBound {
+                checker.error(path, "a sentence is \(sentence.count) characters long (limit \(StoryLimits.sentenceLength.upperBound)): \"\(sentence.prefix(40))…\"")
+                valid = false
+            }
+            sentences.append(contentsOf: split)
+        }
+        guard valid else { return nil }
+        if sentences.count > StoryLimits.sentenceCount.upperBound {
+            checker.error("text", "the story has \(sentences.count) sentences; the limit is \(StoryLimits.sentenceCount.upperBound)")
+            return nil
+        }
+        let words = sentences.reduce(0) { $0 + $1.split(whereSeparator: \.isWhitespace).count }
+        if words > StoryLimits.wordCount.upperBound {
+            checker.error("text", "the story has \(words) words; the limit is \(StoryLimits.wordCount.upperBound)")
+            return nil
+        }
+        return sentences
+    }
+
+    private static func loadNarration(_ value: JSONValue?, checker: inout DocumentChecker) -> NarrationSettings {
+        var settings = NarrationSettings()
+        guard let value, value != .null else { return settings }
+        guard let object = checker.object(value, at: "narration", what: "narration settings") else { return settings }
+        checker.warnAboutUnknownFields(in: object, at: "narration", known: knownNarrationFields)
+        if let voice = object["voice"] {
+            if let name = checker.string(voice, at: "narration.voice", limit: StoryLimits.voiceLength, what: "a voice name") {
+                if name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_+/".contains($0)) }) {
+                    settings.voice = name
+                } else {
+                    checker.error("narration.voice", "\"\(name)\" is not an espeak-ng voice name (such as \"en\", \"en-gb\" or \"es\")")
+                }
+            }
+        }
+        if let rate = object["rate"] {
+            settings.rate = checker.integer(rate, at: "narration.rate", range: StoryLimits.rate, unit: "words per minute") ?? settings.rate
+        }
+        if let pitch = object["pitch"] {
+            settings.pitch = checker.integer(pitch, at: "narration.pitch", range: StoryLimits.pitch, unit: "pitch steps") ?? settings.pitch
+        }
+        return settings
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            return underlying ?? context.debugDescription
+        }
+        return String(describing: error)
+    }
+}
+
+extension Quiz {
+    static let knownFields: Set<String> = ["title", "questions"]
+
+    /// Validates a quiz in the seed apps' format, `{"title": ..., "questions": [...]}`, or a bare single
+    /// question `{"question": ..., "options": [...], "answer": ...}` as a one-question quiz.
+    public static func load(json value: JSONValue) -> Validated<Quiz> {
+        var checker = DocumentChecker()
+        let quiz = load(json: value, at: "", checker: &checker)
+        return Validated(value: checker.hasErrors ? nil : quiz, issues: checker.issues)
+    }
+
+    static func load(json value: JSONValue, at path: String, checker: inout DocumentChecker) -> Quiz? {
+        guard let object = checker.object(value, at: path, what: "a quiz") else { return nil }
+        if object["questions"] == nil, object["question"] != nil {
+            return Question.load(object: object, at: path, checker: &checker).map { Quiz(questions: [$0]) }
+        }
+        checker.warnAboutUnknownFields(in: object, at: path, known: knownFields)
+        let title = checker.optionalString(object["title"], at: DocumentChecker.path(path, "title"), limit: StoryLimits.titleLength, what: "a quiz title")
+        let questionsPath = DocumentChecker.path(path, "questions")
+        guard let questionsValue = object["questions"] else {
+            checker.error(questionsPath, "the quiz needs a list of questions")
+            return nil
+        }
+        guard case .array(let items) = questionsValue else {
+            checker.error(questionsPath, "expected a list of questions, found \(questionsValue.typeName)")
+            return nil
+        }
+        guard StoryLimits.questionCount.contains(items.count) else {
+            checker.error(questionsPath, items.isEmpty
+                ? "the quiz has no questions; add at least one"
+                : "the quiz has \(items.count) questions; the limit is \(StoryLimits.questionCount.upperBound)")
+            return nil
+        }
+        var questions: [Question] = []
+        for (index, item) in items.enumerated() {
+            let itemPath = DocumentChecker.path(questionsPath, index)
+            guard let object = checker.object(item, at: itemPath, what: "a question") else { continue }
+            if let question = Question.load(object: object, at: itemPath, checker: &checker) {
+                questions.append(question)
+            }
+        }
+        return questions.count == items.count ? Quiz(title: title, questions: questions) : nil
+    }
+}
+
+extension Question {
+    static let knownFields: Set<String> = ["question", "options", "answer", "time", "explanation"]
+
+    static func load(object: [String: JSONValue], at path: String, checker: inout DocumentChecker) -> Question? {
+        checker.warnAboutUnknownFields(in: object, at: path, known: knownFields)
+        let text = checker.string(object["question"], at: DocumentChecker.path(path, "question"), limit: StoryLimits.questionLength, what: "the question text")
+        let options = loadOptions(object["options"], at: DocumentChecker.path(path, "options"), checker: &checker)
+        var answer: Int?
+        let answerPath = DocumentChecker.path(path, "answer")
+        switch object["answer"] {
+        case nil:
+            checker.error(answerPath, "the answer is required: the text of the right option")
+        case .string(let raw)?:
+            let wanted = SentenceSplitter.collapsingWhitespace(raw)
+            if let options {
+                answer = options.firstIndex(of: wanted)
+                if answer == nil {
+                    let near = options.first { $0.lowercased() == wanted.lowercased() }
+                    let hint = near.map { " (did you mean \"\($0)\"?)" } ?? ""
+                    checker.error(answerPath, "\"\(raw)\" is not one of the options \(DocumentChecker.quotedList(options))\(hint)")
+                }
+            }
+        case let other?:
+            checker.error(answerPath, "expected the text of the right option, found \(other.typeName)")
+        }
+        var timeLimit: Int?
+        if let time = object["time"], time != .null {
+            timeLimit = checker.integer(time, at: DocumentChecker.path(path, "time"), range: StoryLimits.timeLimit, unit: "seconds")
+            if timeLimit == nil { return nil }
+        }
+        let explanation = checker.optionalString(object["explanation"], at: DocumentChecker.path(path, "explanation"), limit: StoryLimits.explanationLength, what: "the explanation")
+        guard let text, let options, let answer else { return nil }
+        return Question(text: text, options: options, answer: answer, timeLimit: timeLimit, explanation: explanation)
+    }
+
+    private static func loadOptions(_ value: JSONValue?, at path: String, checker: inout DocumentChecker) -> [String]? {
+        guard let value else {
+            checker.error(path, "the options are required: a list of \(StoryLimits.optionCount.lowerBound) to \(StoryLimits.optionCount.upperBound) answers to choose from")
+            return nil
+        }
+        guard case .array(let items) = value else {
+            checker.error(path, "expected a list of options, found \(value.typeName)")
+            return nil
+        }
+        guard StoryLimits.optionCount.contains(items.count) else {
+            checker.error(path, items.count < StoryLimits.optionCount.lowerBound
+                ? "needs at least \(StoryLimits.optionCount.lowerBound) options, found \(items.count)"
+                : "has \(items.count) options; the limit is \(StoryLimits.optionCount.upperBound)")
+            return nil
+        }
+        var options: [String] = []
+        var seen: [String: Int] = [:]
+        var valid = true
+        for (index, item) in items.enumerated() {
+            let itemPath = DocumentChecker.path(path, index)
+            guard let option = checker.string(item, at: itemPath, limit: StoryLimits.optionLength, what: "the option") else {
+                valid = false
+                continue
+            }
+            let key = option.lowercased()
+            if let first = seen[key] {
+                checker.error(itemPath, "\"\(option)\" is the same as option \(first + 1); options must be different")
+                valid = false
+            } else {
+                seen[key] = index
+            }
+            options.append(option)
+        }
+        return valid ? options : nil
+    }
+}
+
+extension Story {
+    /// The story in the file format, as stored with a room so it can be restored exactly.
+    public func jsonValue() -> JSONValue {
+        var root: [String: JSONValue] = [
+            "title": .string(title),
+            "text": .array(sentences.map(JSONValue.string)),
+            "narration": .object([
+                "voice": .string(narration.voice),
+                "rate": .number(Double(narration.rate)),
+                "pitch": .number(Double(narration.pitch)),
+            ]),
+        ]
+        var quizObject: [String: JSONValue] = [
+            "questions": .array(quiz.questions.map { question in
+                var object: [String: JSONValue] = [
+                    "question": .string(question.text),
+                    "options": .array(question.options.map(JSONValue.string)),
+                    "answer": .string(question.options[question.answer]),
+                ]
+                if let time = question.timeLimit { object["time"] = .number(Double(time)) }
+                if let explanation = question.explanation { object["explanation"] = .string(explanation) }
+                return .object(object)
+            }),
+        ]
+        if let title = quiz.title { quizObject["title"] = .string(title) }
+        root["quiz"] = .object(quizObject)
+        return .object(root)
+    }
+}

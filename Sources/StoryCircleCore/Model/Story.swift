@@ -1,0 +1,61 @@
+/// A story a room narrates and then quizzes on, after validation.
+///
+/// Stories come from JSON files (see `docs/stories.md`); `Story.load(json:)` checks them and reports every
+/// problem at once. A `Story` value is always valid.
+public struct Story: Sendable, Equatable {
+    public var title: String
+    /// The story split into the sentences that are narrated and shown one at a time.
+    public var sentences: [String]
+    public var narration: NarrationSettings
+    public var quiz: Quiz
+
+    public init(title: String, sentences: [String], narration: NarrationSettings = .init(), quiz: Quiz) {
+        self.title = title
+        self.sentences = sentences
+        self.narration = narration
+        self.quiz = quiz
+    }
+}
+
+/// The quiz that unlocks when the narration ends.
+public struct Quiz: Sendable, Equatable {
+    public var title: String?
+    public var questions: [Question]
+
+    public init(title: String? = nil, questions: [Question]) {
+        self.title = title
+        self.questions = questions
+    }
+}
+
+/// One multiple-choice question. `answer` is the index of the correct option and never leaves the server
+/// before the question's reveal.
+public struct Question: Sendable, Equatable {
+    public var text: String
+    public var options: [String]
+    public var answer: Int
+    /// Seconds to answer; `nil` takes the room's default.
+    public var timeLimit: Int?
+    public var explanation: String?
+
+    public init(text: String, options: [String], answer: Int, timeLimit: Int? = nil, explanation: String? = nil) {
+        self.text = text
+        self.options = options
+        self.answer = answer
+        self.timeLimit = timeLimit
+        self.explanation = explanation
+    }
+}
+
+/// How a story is read aloud: an espeak-ng voice (which also picks the language), words per minute, pitch.
+public struct NarrationSettings: Sendable, Equatable, Hashable, Codable {
+    public var voice: String
+    public var rate: Int
+    public var pitch: Int
+
+    public init(voice: String = "en", rate: Int = 150, pitch: Int = 50) {
+        self.voice = voice
+        self.rate = rate
+        self.pitch = pitch
+    }
+}

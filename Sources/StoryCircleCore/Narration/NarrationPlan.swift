@@ -1,0 +1,71 @@
+/// The synthesised narration of a story: per sentence its audio, duration and word timings.
+public struct NarrationPlan: Sendable, Equatable, Codable {
+    public var sentences: [NarratedSentence]
+    /// Audio for each question read aloud with its options, when the room asks for it.
+    public var questionAudio: [String]?
+
+    public init(sentences: [NarratedSentence], questionAudio: [String]? = nil) {
+        self.sentences = sentences
+        self.questionAudio = questionAudio
+    }
+
+    /// The plan without audio, for screens that follow along silently.
+    public var silent: NarrationPlan {
+        NarrationPlan(sentences: sentences.map { var s = $0; s.audio = nil; return s }, questionAudio: nil)
+    }
+}
+
+public struct NarratedSentence: Sendable, Equatable, Codable {
+    public var index: Int
+    public var text: String
+    public var durationMs: Int
+    public var words: [WordTiming]
+    /// The URL path of the sentence's audio, e.g. `/audio/<key>.mp3`; absent when this screen stays silent.
+    public var audio: String?
+
+    public init(index: Int, text: String, durationMs: Int, words: [WordTiming], audio: String?) {
+        self.index = index
+        self.text = text
+        self.durationMs = durationMs
+        self.words = words
+        self.audio = audio
+    }
+}
+
+/// When a word starts being spoken, and where it is in the sentence text (UTF-16 offsets, as JavaScript
+/// strings count, so a page can highlight `text.slice(start, start + length)`).
+public struct WordTiming: Sendable, Equatable, Codable {
+    public var at: Int
+    public var start: Int
+    public var length: Int
+
+    public init(at: Int, start: Int, length: Int) {
+        self.at = at
+        self.start = start
+        self.length = length
+    }
+}
+
+/// What the shell should synthesise; `preparation` ties the answer back to this request so a late answer
+/// to an abandoned preparation is ignored.
+public struct NarrationRequest: Sendable, Equatable {
+    public var preparation: Int
+    public var sentences: [String]
+    public var settings: NarrationSettings
+    /// Texts to read aloud for each question ("What colour…? Red. Green. Blue."), if the room wants it.
+    public var questions: [String]?
+
+    public init(preparation: Int, sentences: [String], settings: NarrationSettings, questions: [String]?) {
+        self.preparation = preparation
+        self.sentences = sentences
+        self.settings = settings
+        self.questions = questions
+    }
+}
+
+/// What the shell reports back about a `NarrationRequest`.
+public enum NarrationUpdate: Sendable, Equatable {
+    case progress(preparation: Int, ready: Int, total: Int)
+    case prepared(preparation: Int, NarrationPlan)
+    case failed(preparation: Int, message: String)
+}

@@ -1,0 +1,143 @@
+/// A player as stored: never the resume token itself, only its hash.
+public struct PlayerRecord: Sendable, Equatable, Codable {
+    public var id: String
+    public var nickname: String
+    public var tokenHash: String
+    public var joinedAt: ServerTime
+
+    public init(id: String, nickname: String, tokenHash: String, joinedAt: ServerTime) {
+        self.id = id
+        self.nickname = nickname
+        self.tokenHash = tokenHash
+        self.joinedAt = joinedAt
+    }
+}
+
+/// An accepted answer, with its score decided when it arrived.
+public struct AnswerRecord: Sendable, Equatable, Codable {
+    public var player: String
+    public var question: Int
+    public var option: Int
+    public var receivedAt: ServerTime
+    /// From the question opening to the answer, corrected for network delay and pauses.
+    public var elapsedMs: Int
+    public var correct: Bool
+    /// Points including any streak bonus; they count once the question is revealed.
+    public var points: Int
+
+    public init(player: String, question: Int, option: Int, receivedAt: ServerTime, elapsedMs: Int, correct: Bool, points: Int) {
+        self.player = player
+        self.question = question
+        self.option = option
+        self.receivedAt = receivedAt
+        self.elapsedMs = elapsedMs
+        self.correct = correct
+        self.points = points
+    }
+}
+
+/// A change of phase. `question` names the question for `question`, `reveal` and skips.
+public struct PhaseRecord: Sendable, Equatable, Codable {
+    public var phase: PhaseName
+    public var question: Int?
+    /// The question was skipped: nobody scores on it.
+    public var skipped: Bool
+    public var at: ServerTime
+
+    public init(phase: PhaseName, question: Int? = nil, skipped: Bool = false, at: ServerTime) {
+        self.phase = phase
+        self.question = question
+        self.skipped = skipped
+        self.at = at
+    }
+}
+
+/// What a room asks to be kept. Together with its `RoomHeader`, the records of a room are enough to rebuild
+/// it after a crash (`RoomState.restore`).
+public enum RoomRecord: Sendable, Equatable {
+    case playerJoined(PlayerRecord)
+    case playerLeft(player: String, at: ServerTime)
+    case playerKicked(player: String, at: ServerTime)
+    case answer(AnswerRecord)
+    case phase(PhaseRecord)
+    case roomUpdated(settings: RoomSettings, locked: Bool, at: ServerTime)
+}
+
+/// A room as created: stored once, before its code is handed out.
+public struct RoomHeader: Sendable, Equatable {
+    public var code: String
+    public var story: Story
+    public var settings: RoomSettings
+    public var credentials: RoomCredentials
+    public var createdAt: ServerTime
+
+    public init(code: String, story: Story, settings: RoomSettings, credentials: RoomCredentials, createdAt: ServerTime) {
+        self.code = code
+        self.story = story
+        self.settings = settings
+        self.credentials = credentials
+        self.createdAt = createdAt
+    }
+}
+
+/// Everything stored about one room.
+public struct RoomArchive: Sendable, Equatable {
+    public var header: RoomHeader
+    public var settings: RoomSettings
+    public var locked: Bool
+    public var players: [PlayerRecord]
+    public var kicked: Set<String>
+    public var answers: [AnswerRecord]
+    /// In the order they happened.
+    public var phases: [PhaseRecord]
+
+    public init(header: RoomHeader, settings: RoomSettings, locked: Bool, players: [PlayerRecord], kicked: Set<String>, answers: [AnswerRecord], phases: [PhaseRecord]) {
+        self.header = header
+        self.settings = settings
+        self.locked = locked
+        self.players = players
+        self.kicked = kicked
+        self.answers = answers
+        self.phases = phases
+    }
+
+    public var lastPhase: PhaseName { phases.last?.phase ?? .lobby }
+}
+
+/// One line of `room list`.
+public struct RoomSummary: Sendable, Equatable, Codable {
+    public var code: String
+    public var title: String
+    public var phase: PhaseName
+    public var players: Int
+    public var createdAt: ServerTime
+
+    public init(code: String, title: String, phase: PhaseName, players: Int, createdAt: ServerTime) {
+        self.code = code
+        self.title = title
+        self.phase = phase
+        self.players = players
+        self.createdAt = createdAt
+    }
+}
+
+extension RoomArchive {
+    /// A room with nothing recorded yet.
+    public init(header: RoomHeader) {
+        self.init(header: header, settings: header.settings, locked: false, players: [], kicked: [], answers: [], phases: [])
+    }
+
+    /// Folds one record in, as a store keeps it. Stores that keep rows instead must agree with this.
+    public mutating func apply(_ record: RoomRecord) {
+        switch record {
+        case .playerJoined(let player): players.append(player)
+        case .playerLeft: break
+        case .playerKicked(let player, _): kicked.insert(player)
+        case .answer(let answer): answers.append(answer)
+        case .phase(let phase): phases.append(phase)
+        case .roomUpdated(let settings, let locked, _):
+            self.settings = settings
+            self.locked = locked
+        }
+    }
+}

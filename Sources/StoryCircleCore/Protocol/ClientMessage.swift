@@ -1,0 +1,139 @@
+import Foundation
+
+/// A message from a browser (or any client) to the server. The first one on a connection must be a hello:
+/// `join`, `rejoin`, `watch` or `control`.
+public enum ClientMessage: Sendable, Equatable {
+    case join(room: String, nickname: String)
+    case rejoin(room: String, token: String)
+    case watch(room: String, token: String)
+    case control(room: String, token: String)
+    case answer(question: Int, option: Int)
+    /// Clock sync. `rtt` is the client's latest measured round trip in ms, which the server uses (bounded)
+    /// to be fair to children on slow Wi-Fi when it scores speed.
+    case ping(id: Int, clientTime: Double?, roundTripMs: Int?)
+    case command(TeacherCommand)
+
+    /// The room code of a hello, `nil` for other messages.
+    public var helloRoom: String? {
+        switch self {
+        case .join(let room, _), .rejoin(let room, _), .watch(let room, _), .control(let room, _): room
+        default: nil
+        }
+    }
+
+    public var typeName: String {
+        switch self {
+        case .join: "join"
+        case .rejoin: "rejoin"
+        case .watch: "watch"
+        case .control: "control"
+        case .answer: "answer"
+        case .ping: "ping"
+        case .command: "command"
+        }
+    }
+
+    public static let typeNames = ["join", "rejoin", "watch", "control", "answer", "ping", "command"]
+
+    /// Every field any client message may carry; decoding into one flat shape lets wrong types and missing
+    /// fields be reported precisely.
+    private struct Fields: Decodable {
+        var type: String?
+        var room: String?
+        var nickname: String?
+        var token: String?
+        var question: Int?
+        var option: Int?
+        var id: Int?
+        var clientTime: Double?
+        var rtt: Int?
+        var command: String?
+        var player: String?
+        var settings: RoomSettingsPatch?
+    }
+
+    /// Decodes one text frame, or explains exactly what is wrong with it.
+    public static func decode(_ bytes: some Collection<UInt8>) -> Result<ClientMessage, RoomError> {
+        let data = Data(bytes)
+        let fields: Fields
+        do {
+            guard case .object = try JSONDecoder().decode(JSONValue.self, from: data) else {
+                return .failure(RoomError(.invalidMessage, "A message must be a JSON object with a \"type\" field."))
+            }
+            fields = try JSONDecoder().decode(Fields.self, from: data)
+        } catch let error as DecodingError {
+            return .failure(describe(error))
+        } catch {
+            return .failure(RoomError(.invalidJSON, "That message is not valid JSON."))
+        }
+        return Result { () throws(RoomError) in try message(from: fields) }
+    }
+
+    private static func message(from fields: Fields) throws(RoomError) -> ClientMessage {
+        guard let type = fields.type else {
+            throw RoomError(.invalidMessage, "A message needs a \"type\" field.")
+        }
+        func require<T>(_ value: T?, _ name: String) throws(RoomError) -> T {
+            guard let value else {
+                throw RoomError(.invalidMessage, "A \"\(type)\" message needs a \"\(name)\" field.")
+            }
+            return value
+        }
+        switch type {
+        case "join": return .join(room: try require(fields.room, "room"), nickname: try require(fields.nickname, "nickname"))
+        case "rejoin": return .rejoin(room: try require(fields.room, "room"), token: try require(fields.token, "token"))
+        case "watch": return .watch(room: try require(fields.room, "room"), token: try require(fields.token, "token"))
+        case "control": return .control(room: try require(fields.room, "room"), token: try require(fields.token, "token"))
+        case "answer": return .answer(question: try require(fields.question, "question"), option: try require(fields.option, "option"))
+        case "ping": return .ping(id: fields.id ?? 0, clientTime: fields.clientTime, roundTripMs: fields.rtt)
+        case "command":
+            return .command(try TeacherCommand.named(try require(fields.command, "command"), player: fields.player, settings: fields.settings))
+        default:
+            throw RoomError(.unknownType, "\"\(type.prefix(40))\" is not a message type. Types: \(typeNames.joined(separator: ", ")).")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> RoomError {
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return RoomError(.invalidMessage, "The \"\(field)\" field has the wrong type.")
+        case .dataCorrupted(let context) where !context.codingPath.isEmpty:
+            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return RoomError(.invalidMessage, "The \"\(field)\" field has an invalid value.")
+        default:
+            return RoomError(.invalidJSON, "That message is not valid JSON.")
+        }
+    }
+}
+
+extension ClientMessage: Encodable {
+    private enum CodingKeys: String, CodingKey {
+        case type, room, nickname, token, question, option, id, clientTime, rtt, command, player, settings
+    }
+
+    /// Encodes the message as a client sends it (used by the load generator and tests).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(typeName, forKey: .type)
+        switch self {
+        case .join(let room, let nickname):
+            try container.encode(room, forKey: .room)
+            try container.encode(nickname, forKey: .nickname)
+        case .rejoin(let room, let token), .watch(let room, let token), .control(let room, let token):
+            try container.encode(room, forKey: .room)
+            try container.encode(token, forKey: .token)
+        case .answer(let question, let option):
+            try container.encode(question, forKey: .question)
+            try container.encode(option, forKey: .option)
+        case .ping(let id, let clientTime, let roundTrip):
+            try container.encode(id, forKey: .id)
+            try container.encodeIfPresent(clientTime, forKey: .clientTime)
+            try container.encodeIfPresent(roundTrip, forKey: .rtt)
+        case .command(let command):
+            try container.encode(command.name, forKey: .command)
+            if case .kick(let player) = command { try container.encode(player, forKey: .player) }
+            if case .settings(let patch) = command { try container.encode(patch, forKey: .settings) }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+/// The stable, machine-readable reason in every refusal: `{"type":"error","code":"...","message":"..."}`
+/// on the WebSocket and `{"error":{"code":...,"message":...}}` over HTTP. Codes never change meaning;
+/// `docs/protocol.md` lists them all.
+public enum ErrorCode: String, Sendable, Codable, CaseIterable {
+    // The conversation itself.
+    case helloRequired = "hello_required"
+    case alreadyIdentified = "already_identified"
+    case invalidJSON = "invalid_json"
+    case unknownType = "unknown_type"
+    case invalidMessage = "invalid_message"
+    case messageTooBig = "message_too_big"
+    case binaryNotSupported = "binary_not_supported"
+    case tooManyMessages = "too_many_messages"
+
+    // Getting in.
+    case roomNotFound = "room_not_found"
+    case badToken = "bad_token"
+    case wrongRole = "wrong_role"
+    case rateLimited = "rate_limited"
+    case roomLocked = "room_locked"
+    case joinClosed = "join_closed"
+    case roomFull = "room_full"
+    case roomEnded = "room_ended"
+    case nicknameInvalid = "nickname_invalid"
+    case nicknameTaken = "nickname_taken"
+    case sessionReplaced = "session_replaced"
+    case kicked = "kicked"
+
+    // Answering.
+    case notOpen = "not_open"
+    case questionClosed = "question_closed"
+    case alreadyAnswered = "already_answered"
+    case tooLate = "too_late"
+    case invalidOption = "invalid_option"
+    case roomPaused = "room_paused"
+
+    // Teacher commands.
+    case invalidCommand = "invalid_command"
+    case playerNotFound = "player_not_found"
+    case settingsLocked = "settings_locked"
+    case invalidSettings = "invalid_settings"
+
+    // HTTP and the server as a whole.
+    case unauthorized = "unauthorized"
+    case notFound = "not_found"
+    case methodNotAllowed = "method_not_allowed"
+    case payloadTooLarge = "payload_too_large"
+    case invalidStory = "invalid_story"
+    case serverShuttingDown = "server_shutting_down"
+    case internalError = "internal_error"
+}
+
+/// A refusal: a stable code and a sentence a person can read.
+public struct RoomError: Error, Sendable, Equatable, Codable, CustomStringConvertible {
+    public var code: ErrorCode
+    public var message: String
+
+    public init(_ code: ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}

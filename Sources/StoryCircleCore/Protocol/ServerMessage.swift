@@ -1,0 +1,124 @@
+import Foundation
+
+/// A message from the server. On the wire: one JSON object whose `type` names the case and whose other
+/// fields are the payload's.
+public enum ServerMessage: Sendable, Equatable {
+    case welcome(Welcome)
+    case error(RoomError)
+    case pong(Pong)
+    case lobby(Lobby)
+    case preparing(Preparing)
+    case narrationPlan(NarrationPlanMessage)
+    case progress(Progress)
+    case narrationComplete(Instant)
+    case narrationError(NarrationFailure)
+    case quizUnlock(QuizUnlock)
+    case question(QuestionView)
+    case answerAck(AnswerAck)
+    case answers(AnswerProgress)
+    case reveal(Reveal)
+    case scoreboard(ScoreboardUpdate)
+    case paused(Paused)
+    case resumed(Resumed)
+    case room(RoomStatus)
+    case finished(Finished)
+    case kicked(Notice)
+
+    public var type: String {
+        switch self {
+        case .welcome: "welcome"
+        case .error: "error"
+        case .pong: "pong"
+        case .lobby: "lobby"
+        case .preparing: "preparing"
+        case .narrationPlan: "narration.plan"
+        case .progress: "progress"
+        case .narrationComplete: "narration.complete"
+        case .narrationError: "narration.error"
+        case .quizUnlock: "quiz.unlock"
+        case .question: "question"
+        case .answerAck: "answer.ack"
+        case .answers: "answers"
+        case .reveal: "reveal"
+        case .scoreboard: "scoreboard"
+        case .paused: "paused"
+        case .resumed: "resumed"
+        case .room: "room"
+        case .finished: "finished"
+        case .kicked: "kicked"
+        }
+    }
+
+    /// The message as the UTF-8 bytes of one text frame.
+    public func encoded() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        // Every payload is plain data: encoding cannot fail.
+        return Array((try? encoder.encode(self)) ?? Data(#"{"type":"error","code":"internal_error","message":"Encoding failed."}"#.utf8))
+    }
+}
+
+extension ServerMessage: Codable {
+    private struct TypeKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+        static let type = TypeKey(stringValue: "type")
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: TypeKey.self)
+        try container.encode(type, forKey: .type)
+        switch self {
+        case .welcome(let payload): try payload.encode(to: encoder)
+        case .error(let payload): try payload.encode(to: encoder)
+        case .pong(let payload): try payload.encode(to: encoder)
+        case .lobby(let payload): try payload.encode(to: encoder)
+        case .preparing(let payload): try payload.encode(to: encoder)
+        case .narrationPlan(let payload): try payload.encode(to: encoder)
+        case .progress(let payload): try payload.encode(to: encoder)
+        case .narrationComplete(let payload): try payload.encode(to: encoder)
+        case .narrationError(let payload): try payload.encode(to: encoder)
+        case .quizUnlock(let payload): try payload.encode(to: encoder)
+        case .question(let payload): try payload.encode(to: encoder)
+        case .answerAck(let payload): try payload.encode(to: encoder)
+        case .answers(let payload): try payload.encode(to: encoder)
+        case .reveal(let payload): try payload.encode(to: encoder)
+        case .scoreboard(let payload): try payload.encode(to: encoder)
+        case .paused(let payload): try payload.encode(to: encoder)
+        case .resumed(let payload): try payload.encode(to: encoder)
+        case .room(let payload): try payload.encode(to: encoder)
+        case .finished(let payload): try payload.encode(to: encoder)
+        case .kicked(let payload): try payload.encode(to: encoder)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let type = try decoder.container(keyedBy: TypeKey.self).decode(String.self, forKey: .type)
+        switch type {
+        case "welcome": self = .welcome(try Welcome(from: decoder))
+        case "error": self = .error(try RoomError(from: decoder))
+        case "pong": self = .pong(try Pong(from: decoder))
+        case "lobby": self = .lobby(try Lobby(from: decoder))
+        case "preparing": self = .preparing(try Preparing(from: decoder))
+        case "narration.plan": self = .narrationPlan(try NarrationPlanMessage(from: decoder))
+        case "progress": self = .progress(try Progress(from: decoder))
+        case "narration.complete": self = .narrationComplete(try Instant(from: decoder))
+        case "narration.error": self = .narrationError(try NarrationFailure(from: decoder))
+        case "quiz.unlock": self = .quizUnlock(try QuizUnlock(from: decoder))
+        case "question": self = .question(try QuestionView(from: decoder))
+        case "answer.ack": self = .answerAck(try AnswerAck(from: decoder))
+        case "answers": self = .answers(try AnswerProgress(from: decoder))
+        case "reveal": self = .reveal(try Reveal(from: decoder))
+        case "scoreboard": self = .scoreboard(try ScoreboardUpdate(from: decoder))
+        case "paused": self = .paused(try Paused(from: decoder))
+        case "resumed": self = .resumed(try Resumed(from: decoder))
+        case "room": self = .room(try RoomStatus(from: decoder))
+        case "finished": self = .finished(try Finished(from: decoder))
+        case "kicked": self = .kicked(try Notice(from: decoder))
+        default:
+            throw DecodingError.dataCorrupted(.init(codingPath: [TypeKey.type], debugDescription: "Unknown message type \(type)"))
+        }
+    }
+}

@@ -1,0 +1,195 @@
+/// The payloads of `ServerMessage`. Each is the JSON object of its message minus the `type` field.
+/// `docs/protocol.md` shows an example of each.
+
+/// Who a connection is to its room.
+public enum Role: String, Sendable, Codable {
+    case child, dashboard, teacher
+}
+
+/// The name a room's phase has on the wire.
+public enum PhaseName: String, Sendable, Codable {
+    case lobby, preparing, error, narrating, question, reveal, finished
+}
+
+public struct PlayerInfo: Sendable, Equatable, Codable {
+    public var id: String
+    public var nickname: String
+}
+
+/// The answer to a hello: who you are in the room, and everything needed to show the room as it is now.
+public struct Welcome: Sendable, Equatable, Codable {
+    public var role: Role
+    public var player: PlayerInfo?
+    /// The resume token, sent once, on `join`: the browser keeps it to `rejoin` after a refresh.
+    public var token: String?
+    public var serverTime: ServerTime
+    public var room: RoomSnapshot
+}
+
+public struct Pong: Sendable, Equatable, Codable {
+    public var id: Int
+    public var clientTime: Double?
+    public var serverTime: ServerTime
+}
+
+public struct LobbyPlayer: Sendable, Equatable, Codable {
+    public var id: String
+    public var nickname: String
+    public var connected: Bool
+}
+
+public struct Lobby: Sendable, Equatable, Codable {
+    public var players: [LobbyPlayer]
+    public var count: Int
+}
+
+public struct Preparing: Sendable, Equatable, Codable {
+    public var ready: Int
+    public var total: Int
+}
+
+/// The narration as this screen should follow it: sentence `i` starts at `startAt` plus the durations and
+/// gaps of the sentences before it, until a `progress` message moves the schedule.
+public struct NarrationPlanMessage: Sendable, Equatable, Codable {
+    public var startAt: ServerTime
+    public var gapMs: Int
+    public var mode: NarrationMode
+    /// Whether this screen plays the audio (the sentences carry audio URLs only when it does).
+    public var playsAudio: Bool
+    public var sentences: [NarratedSentence]
+}
+
+/// Sentence `sentence` starts (or started) at server time `at`; the following ones follow the plan.
+public struct Progress: Sendable, Equatable, Codable {
+    public var sentence: Int
+    public var at: ServerTime
+}
+
+public struct Instant: Sendable, Equatable, Codable {
+    public var at: ServerTime
+}
+
+public struct NarrationFailure: Sendable, Equatable, Codable {
+    public var message: String
+}
+
+public struct QuizUnlock: Sendable, Equatable, Codable {
+    public var at: ServerTime
+    public var questionCount: Int
+}
+
+/// A question as children see it. It has no answer field: the correct option is only in `Reveal`.
+public struct QuestionView: Sendable, Equatable, Codable {
+    public var index: Int
+    public var count: Int
+    public var text: String
+    public var options: [String]
+    /// When answering opens, everywhere at once.
+    public var opensAt: ServerTime
+    /// When answering closes; absent in no-timer mode.
+    public var deadline: ServerTime?
+    public var timeLimitMs: Int?
+    /// The question read aloud with its options, if the room reads questions.
+    public var audio: String?
+}
+
+public struct AnswerAck: Sendable, Equatable, Codable {
+    public var question: Int
+    public var option: Int
+}
+
+public struct AnswerProgress: Sendable, Equatable, Codable {
+    public var question: Int
+    public var answered: Int
+    public var total: Int
+}
+
+/// A child's own standing.
+public struct PlayerStanding: Sendable, Equatable, Codable {
+    public var score: Int
+    public var rank: Int
+    public var streak: Int
+    public var results: [QuestionOutcome]
+}
+
+/// A child's result on the question just revealed.
+public struct PlayerResult: Sendable, Equatable, Codable {
+    public var option: Int?
+    public var outcome: QuestionOutcome
+    public var points: Int
+    public var standing: PlayerStanding
+}
+
+public struct Reveal: Sendable, Equatable, Codable {
+    public var question: Int
+    public var correctOption: Int
+    public var explanation: String?
+    /// How many chose each option.
+    public var distribution: [Int]
+    /// For a child: their own result.
+    public var you: PlayerResult?
+    /// The top of the board (the top five for children, everyone for screens).
+    public var top: [ScoreboardEntry]
+}
+
+public struct ScoreboardUpdate: Sendable, Equatable, Codable {
+    public var entries: [ScoreboardEntry]
+    public var answers: AnswerProgress?
+}
+
+public struct Paused: Sendable, Equatable, Codable {
+    /// "narration" or "question".
+    public var what: String
+    public var sentence: Int?
+    public var remainingMs: Int?
+}
+
+public struct Resumed: Sendable, Equatable, Codable {
+    public var question: Int?
+    /// When a question paused before it opened, its new opening instant.
+    public var opensAt: ServerTime?
+    public var deadline: ServerTime?
+}
+
+public struct RoomStatus: Sendable, Equatable, Codable {
+    public var locked: Bool
+    public var settings: RoomSettings
+}
+
+public struct Finished: Sendable, Equatable, Codable {
+    public var podium: [ScoreboardEntry]
+    public var you: PlayerStanding?
+    /// The whole board, for screens.
+    public var entries: [ScoreboardEntry]?
+}
+
+public struct Notice: Sendable, Equatable, Codable {
+    public var message: String
+}
+
+/// Everything a screen needs to show a room as it is now: sent in `welcome`, so a late joiner, a
+/// refreshed page or a new dashboard picks up where the room is.
+public struct RoomSnapshot: Sendable, Equatable, Codable {
+    public var code: String
+    public var title: String
+    public var phase: PhaseName
+    public var paused: Bool
+    public var locked: Bool
+    public var settings: RoomSettings
+    public var questionCount: Int
+    public var playerCount: Int
+    public var preparing: Preparing?
+    public var error: String?
+    public var plan: NarrationPlanMessage?
+    /// The sentence being narrated, and when it started (or starts).
+    public var sentence: Int?
+    public var sentenceAt: ServerTime?
+    public var question: QuestionView?
+    /// For a child: the option already chosen on the open question.
+    public var yourAnswer: Int?
+    public var reveal: Reveal?
+    public var finished: Finished?
+    public var you: PlayerStanding?
+    public var players: [LobbyPlayer]?
+    public var scoreboard: [ScoreboardEntry]?
+}

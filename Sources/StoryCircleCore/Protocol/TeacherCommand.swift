@@ -1,0 +1,54 @@
+/// What a teacher can ask of a room, over the WebSocket (`{"type":"command","command":"next"}`) or the
+/// HTTP API (`POST /api/rooms/{code}/commands` with `{"command":"next"}`).
+public enum TeacherCommand: Sendable, Equatable {
+    case start, pause, resume, replay, retry, reveal, next, skip, lock, unlock, end
+    /// Removes a player, named by id (`p3`) or nickname.
+    case kick(player: String)
+    /// Changes room settings; only in the lobby.
+    case settings(RoomSettingsPatch)
+
+    public static let simpleCommands: [String: TeacherCommand] = [
+        "start": .start, "pause": .pause, "resume": .resume, "replay": .replay, "retry": .retry,
+        "reveal": .reveal, "next": .next, "skip": .skip, "lock": .lock, "unlock": .unlock, "end": .end,
+    ]
+
+    /// Every command name, for help text and error messages.
+    public static let names = ["start", "pause", "resume", "replay", "retry", "reveal", "next", "skip", "kick", "lock", "unlock", "end", "settings"]
+
+    public var name: String {
+        switch self {
+        case .start: "start"
+        case .pause: "pause"
+        case .resume: "resume"
+        case .replay: "replay"
+        case .retry: "retry"
+        case .reveal: "reveal"
+        case .next: "next"
+        case .skip: "skip"
+        case .lock: "lock"
+        case .unlock: "unlock"
+        case .end: "end"
+        case .kick: "kick"
+        case .settings: "settings"
+        }
+    }
+
+    /// The command named `name`, with its argument when it takes one.
+    public static func named(_ name: String, player: String?, settings: RoomSettingsPatch?) throws(RoomError) -> TeacherCommand {
+        if let command = simpleCommands[name] { return command }
+        switch name {
+        case "kick":
+            guard let player, !player.isEmpty else {
+                throw RoomError(.invalidMessage, "The kick command needs \"player\": a player id or nickname.")
+            }
+            return .kick(player: player)
+        case "settings":
+            guard let settings else {
+                throw RoomError(.invalidMessage, "The settings command needs \"settings\": the settings to change.")
+            }
+            return .settings(settings)
+        default:
+            throw RoomError(.invalidCommand, "\"\(name)\" is not a command. Commands: \(names.joined(separator: ", ")).")
+        }
+    }
+}

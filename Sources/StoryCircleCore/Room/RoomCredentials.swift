@@ -1,0 +1,41 @@
+/// A room's control credentials, as hashes: the tokens themselves are shown once at creation and never
+/// stored. Resume tokens are hashed the same way.
+public struct RoomCredentials: Sendable, Equatable {
+    public var teacherTokenHash: String
+    public var dashboardTokenHash: String
+
+    public init(teacherTokenHash: String, dashboardTokenHash: String) {
+        self.teacherTokenHash = teacherTokenHash
+        self.dashboardTokenHash = dashboardTokenHash
+    }
+
+    public init(teacherToken: String, dashboardToken: String) {
+        self.init(teacherTokenHash: Self.hash(teacherToken), dashboardTokenHash: Self.hash(dashboardToken))
+    }
+
+    /// The stored form of a token. Tokens carry 256 random bits, so a plain salted digest suffices: there is
+    /// nothing to brute-force that is smaller than the token itself.
+    public static func hash(_ token: String) -> String {
+        SHA256.hexDigest("storycircle.token.v1:" + token)
+    }
+
+    /// The role a token grants in `watch`, if any.
+    public func watchRole(for token: String) -> Role? {
+        let hash = Self.hash(token)
+        if constantTimeEquals(hash, teacherTokenHash) { return .teacher }
+        if constantTimeEquals(hash, dashboardTokenHash) { return .dashboard }
+        return nil
+    }
+
+    public func isTeacher(_ token: String) -> Bool {
+        constantTimeEquals(Self.hash(token), teacherTokenHash)
+    }
+
+    private func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let (x, y) = (Array(a.utf8), Array(b.utf8))
+        guard x.count == y.count else { return false }
+        var difference: UInt8 = 0
+        for i in x.indices { difference |= x[i] ^ y[i] }
+        return difference == 0
+    }
+}

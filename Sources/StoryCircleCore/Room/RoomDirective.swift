@@ -1,0 +1,27 @@
+/// Why the server closes a connection: a WebSocket status code and a short reason.
+public struct CloseReason: Sendable, Equatable {
+    public var status: UInt16
+    public var reason: String
+
+    public init(status: UInt16, reason: String) {
+        self.status = status
+        self.reason = reason
+    }
+
+    public static func refused(_ error: RoomError) -> CloseReason {
+        CloseReason(status: 1008, reason: error.code.rawValue)
+    }
+
+    public static let normal = CloseReason(status: 1000, reason: "bye")
+}
+
+/// What the core asks its shell to do, in order. A `send` that follows a `persist` must wait until that
+/// record is durable: that is how an answer is written before it is acknowledged.
+public enum RoomDirective: Sendable, Equatable {
+    case send(ServerMessage, to: [ConnectionID])
+    /// Close after everything already sent to the connection has gone out.
+    case close(ConnectionID, CloseReason)
+    case persist(RoomRecord)
+    case schedule(RoomTimer, at: ServerTime)
+    case prepareNarration(NarrationRequest)
+}

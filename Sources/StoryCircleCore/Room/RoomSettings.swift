@@ -1,0 +1,118 @@
+/// Where the narration plays.
+public enum NarrationMode: String, Sendable, Codable, CaseIterable {
+    /// On every child's device (headphones, or a quiet class of tablets).
+    case devices
+    /// On dashboards only: the projector reads to the whole class.
+    case dashboard
+    /// Nowhere: the text follows along silently, paced as if read aloud.
+    case off
+}
+
+/// A room's choices, set at creation and changeable in the lobby.
+public struct RoomSettings: Sendable, Equatable, Codable {
+    public static let questionSecondsRange = StoryLimits.timeLimit
+    public static let maxPlayersRange = 1...10_000
+
+    /// Faster correct answers earn more (full points under half a second, half at the deadline).
+    public var speedPoints: Bool
+    /// Correct answers in a row earn a growing bonus.
+    public var streakBonus: Bool
+    /// `false` is no-timer mode: questions stay open until everyone has answered or the teacher reveals.
+    public var timer: Bool
+    /// The time limit for questions that do not set their own.
+    public var questionSeconds: Int
+    /// Children may join after the story has started.
+    public var lateJoin: Bool
+    public var narration: NarrationMode
+    /// Read each question and its options aloud too, for children who cannot read yet.
+    public var readQuestions: Bool
+    public var maxPlayers: Int
+
+    public init(
+        speedPoints: Bool = true, streakBonus: Bool = true, timer: Bool = true, questionSeconds: Int = 20,
+        lateJoin: Bool = true, narration: NarrationMode = .devices, readQuestions: Bool = false, maxPlayers: Int = 3_000
+    ) {
+        self.speedPoints = speedPoints
+        self.streakBonus = streakBonus
+        self.timer = timer
+        self.questionSeconds = questionSeconds
+        self.lateJoin = lateJoin
+        self.narration = narration
+        self.readQuestions = readQuestions
+        self.maxPlayers = maxPlayers
+    }
+
+    public var scoring: ScoringRules {
+        ScoringRules(speedPoints: speedPoints, streakBonus: streakBonus)
+    }
+
+    /// Applies `patch`, or explains which value is out of range (and changes nothing).
+    public func applying(_ patch: RoomSettingsPatch) throws(RoomError) -> RoomSettings {
+        var settings = self
+        if let value = patch.speedPoints { settings.speedPoints = value }
+        if let value = patch.streakBonus { settings.streakBonus = value }
+        if let value = patch.timer { settings.timer = value }
+        if let value = patch.questionSeconds {
+            guard Self.questionSecondsRange.contains(value) else {
+                throw RoomError(.invalidSettings, "questionSeconds must be from \(Self.questionSecondsRange.lowerBound) to \(Self.questionSecondsRange.upperBound).")
+            }
+            settings.questionSeconds = value
+        }
+        if let value = patch.lateJoin { settings.lateJoin = value }
+        if let value = patch.narration { settings.narration = value }
+        if let value = patch.readQuestions { settings.readQuestions = value }
+        if let value = patch.maxPlayers {
+            guard Self.maxPlayersRange.contains(value) else {
+                throw RoomError(.invalidSettings, "maxPlayers must be from \(Self.maxPlayersRange.lowerBound) to \(Self.maxPlayersRange.upperBound).")
+            }
+            settings.maxPlayers = value
+        }
+        return settings
+    }
+}
+
+/// Some settings to change; absent fields stay as they are.
+public struct RoomSettingsPatch: Sendable, Equatable, Codable {
+    public var speedPoints: Bool?
+    public var streakBonus: Bool?
+    public var timer: Bool?
+    public var questionSeconds: Int?
+    public var lateJoin: Bool?
+    public var narration: NarrationMode?
+    public var readQuestions: Bool?
+    public var maxPlayers: Int?
+
+    public init(
+        speedPoints: Bool? = nil, streakBonus: Bool? = nil, timer: Bool? = nil, questionSeconds: Int? = nil,
+        lateJoin: Bool? = nil, narration: NarrationMode? = nil, readQuestions: Bool? = nil, maxPlayers: Int? = nil
+    ) {
+        self.speedPoints = speedPoints
+        self.streakBonus = streakBonus
+        self.timer = timer
+        self.questionSeconds = questionSeconds
+        self.lateJoin = lateJoin
+        self.narration = narration
+        self.readQuestions = readQuestions
+        self.maxPlayers = maxPlayers
+    }
+}
+
+/// The room's pacing, in milliseconds. Leads are how far ahead a synchronised instant is announced, so
+/// every screen has the message before the moment it describes.
+public struct RoomTiming: Sendable, Equatable {
+    public var planLeadMs = 2_000
+    public var sentenceGapMs = 300
+    public var resumeLeadMs = 800
+    public var unlockLeadMs = 1_500
+    public var questionLeadMs = 1_000
+    /// The most network delay (half a round trip) credited to an answer, for speed and for the deadline.
+    public var answerGraceMs = 250
+    /// Dashboards get at most one coalesced roster/scoreboard update per this interval.
+    public var screenFlushMs = 250
+    /// After a restart, how long children get to reconnect before a reopened question starts again.
+    public var recoveryLeadMs = 5_000
+    /// Children see the top this many at each reveal.
+    public var topCount = 5
+
+    public init() {}
+}

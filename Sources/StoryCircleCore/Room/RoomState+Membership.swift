@@ -1,0 +1,122 @@
+extension RoomState {
+    mutating func greet(_ connection: ConnectionID, _ hello: Hello, at: ServerTime) -> [RoomDirective] {
+        if members[connection] != nil {
+            return reply(connection, RoomError(.alreadyIdentified, "This connection has already said who it is."))
+        }
+        switch hello {
+        case .join(let nickname, let resumeToken):
+            return join(connection, nickname: nickname, resumeToken: resumeToken, at: at)
+        case .rejoin(let token):
+            return rejoin(connection, token: token, at: at)
+        case .watch(let token):
+            guard let role = credentials.watchRole(for: token) else {
+                return refuse(connection, RoomError(.badToken, "That dashboard link is not valid for this room."))
+            }
+            return admitScreen(connection, role: role, at: at)
+        case .control(let token):
+            if credentials.isTeacher(token) {
+                return admitScreen(connection, role: .teacher, at: at)
+            }
+            if credentials.watchRole(for: token) == .dashboard {
+                return refuse(connection, RoomError(.wrongRole, "A dashboard link can watch the room but not control it."))
+            }
+            return refuse(connection, RoomError(.badToken, "That teacher link is not valid for this room."))
+        }
+    }
+
+    private mutating func join(_ connection: ConnectionID, nickname raw: String, resumeToken: String, at: ServerTime) -> [RoomDirective] {
+        if phase == .finished {
+            return refuse(connection, RoomError(.roomEnded, "This room has finished. Ask your teacher for a new code."))
+        }
+        if isLocked {
+            return refuse(connection, RoomError(.roomLocked, "This room is locked. Ask your teacher to unlock it."))
+        }
+        if phase != .lobby, !settings.lateJoin {
+            return refuse(connection, RoomError(.joinClosed, "The story has already started, and this room does not take late joiners."))
+        }
+        if playerCount >= settings.maxPlayers {
+            return refuse(connection, RoomError(.roomFull, "This room is full."))
+        }
+        let nickname: String
+        switch Nickname.normalize(raw) {
+        case .success(let normalized): nickname = normalized
+        case .failure(let problem): return refuse(connection, RoomError(.nicknameInvalid, problem.message))
+        }
+        let key = Nickname.uniquenessKey(nickname)
+        if nicknameOwners[key] != nil {
+            return refuse(connection, RoomError(.nicknameTaken, "Someone in this room is already called \(nickname). Please pick another nickname."))
+        }
+
+        let id = "p\(nextPlayerNumber)"
+        nextPlayerNumber += 1
+        let tokenHash = RoomCredentials.hash(resumeToken)
+        add(Player(id: id, nickname: nickname, tokenHash: tokenHash, joinedAt: at, connection: connection))
+        members[connection] = .child(playerID: id)
+
+        let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: nickname), token: resumeToken, serverTime: at, room: snapshot(for: .child(playerID: id)))
+        // The welcome carries the resume token, so the player must be durable before it goes out.
+        return [.persist(.playerJoined(PlayerRecord(id: id, nickname: nickname, tokenHash: tokenHash, joinedAt: at))), .send(.welcome(welcome), to: [connection])]
+            + markScreensDirty(at: at)
+    }
+
+    mutating func add(_ player: Player) {
+        playerIndex[player.id] = players.count
+        players.append(player)
+        if !player.kicked {
+            nicknameOwners[Nickname.uniquenessKey(player.nickname)] = player.id
+            tokenOwners[player.tokenHash] = player.id
+        }
+    }
+
+    private mutating func rejoin(_ connection: ConnectionID, token: String, at: ServerTime) -> [RoomDirective] {
+        guard let id = tokenOwners[RoomCredentials.hash(token)], let index = playerIndex[id], !players[index].kicked else {
+            return refuse(connection, RoomError(.badToken, "We could not find you in this room. Please join again with your nickname."))
+        }
+        var directives: [RoomDirective] = []
+        if let previous = players[index].connection, previous != connection {
+            members[previous] = nil
+            let replaced = RoomError(.sessionReplaced, "You opened this room somewhere else, so this page has stopped.")
+            directives += [.send(.error(replaced), to: [previous]), .close(previous, CloseReason(status: 4002, reason: replaced.code.rawValue))]
+        }
+        players[index].connection = connection
+        members[connection] = .child(playerID: id)
+        let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
+        return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at)
+    }
+
+    private mutating func admitScreen(_ connection: ConnectionID, role: Role, at: ServerTime) -> [RoomDirective] {
+        let member: Member = role == .teacher ? .teacher : .dashboard
+        members[connection] = member
+        let welcome = Welcome(role: role, player: nil, token: nil, serverTime: at, room: snapshot(for: member))
+        return [.send(.welcome(welcome), to: [connection])]
+    }
+
+    mutating func disconnect(_ connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
+        guard let member = members.removeValue(forKey: connection) else { return [] }
+        guard case .child(let id) = member, let index = playerIndex[id], players[index].connection == connection else { return [] }
+        players[index].connection = nil
+        // A child who leaves no longer holds up "everyone has answered".
+        return [.persist(.playerLeft(player: id, at: at))] + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at)
+    }
+
+    mutating func kick(_ who: String, at: ServerTime) throws(RoomError) -> [RoomDirective] {
+        let wanted = Nickname.uniquenessKey(SentenceSplitter.collapsingWhitespace(who))
+        guard let index = players.firstIndex(where: { !$0.kicked && ($0.id == who || Nickname.uniquenessKey($0.nickname) == wanted) }) else {
+            throw RoomError(.playerNotFound, "No player called \"\(who)\" is in this room.")
+        }
+        let player = players[index]
+        players[index].kicked = true
+        nicknameOwners[Nickname.uniquenessKey(player.nickname)] = nil
+        tokenOwners[player.tokenHash] = nil
+        var directives: [RoomDirective] = [.persist(.playerKicked(player: player.id, at: at))]
+        if let connection = player.connection {
+            members[connection] = nil
+            players[index].connection = nil
+            directives += [
+                .send(.kicked(Notice(message: "Your teacher removed you from this room.")), to: [connection]),
+                .close(connection, CloseReason(status: 4001, reason: ErrorCode.kicked.rawValue)),
+            ]
+        }
+        return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at)
+    }
+}

@@ -1,0 +1,173 @@
+extension RoomState {
+    mutating func openQuestion(_ index: Int, opensAt: ServerTime, at: ServerTime) -> [RoomDirective] {
+        let question = story.quiz.questions[index]
+        let timeLimitMs = settings.timer ? (question.timeLimit ?? settings.questionSeconds) * 1_000 : nil
+        let run = QuestionRun(index: index, opensAt: opensAt, deadline: timeLimitMs.map { opensAt + $0 }, timeLimitMs: timeLimitMs)
+        epoch += 1
+        phase = .question(run)
+        var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .question, question: index, at: at)))]
+        directives += sendToAll { role in .question(self.questionView(run, for: role)) }
+        if let deadline = run.deadline {
+            directives.append(.schedule(.deadline(question: index, epoch: epoch), at: deadline + timing.answerGraceMs))
+        }
+        return directives + markScreensDirty(at: at)
+    }
+
+    mutating func answer(question index: Int, option: Int, from playerID: String, connection: ConnectionID, at: ServerTime, roundTripMs: Int) -> [RoomDirective] {
+        guard case .question(let run) = phase else {
+            if case .reveal(let revealed) = phase, index <= revealed {
+                return reply(connection, RoomError(.questionClosed, "That question has closed."))
+            }
+            if phase == .finished {
+                return reply(connection, RoomError(.questionClosed, "The quiz has finished."))
+            }
+            return reply(connection, RoomError(.notOpen, "There is no question to answer right now."))
+        }
+        if index < run.index {
+            return reply(connection, RoomError(.questionClosed, "That question has closed."))
+        }
+        if index > run.index {
+            return reply(connection, RoomError(.notOpen, "That question is not open yet."))
+        }
+        if run.pausedAt != nil {
+            return reply(connection, RoomError(.roomPaused, "The quiz is paused. Wait for your teacher."))
+        }
+        if at < run.opensAt {
+            return reply(connection, RoomError(.notOpen, "The question has not opened yet."))
+        }
+        let question = story.quiz.questions[index]
+        guard question.options.indices.contains(option) else {
+            return reply(connection, RoomError(.invalidOption, "There is no option \(option) for this question."))
+        }
+        guard answers[index][playerID] == nil, let playerIndex = playerIndex[playerID] else {
+            return reply(connection, RoomError(.alreadyAnswered, "You have already answered this question; your first answer counts."))
+        }
+        // Half the round trip is how long the answer spent on the network: credit it, up to a bound, so
+        // children on slow Wi-Fi are not penalised, and a client cannot claim unlimited delay.
+        let credit = min(max(roundTripMs, 0) / 2, timing.answerGraceMs)
+        let sentAt = at + (-credit)
+        if let deadline = run.deadline, sentAt > deadline {
+            return reply(connection, RoomError(.tooLate, "Time is up for this question."))
+        }
+        let elapsedMs = max(0, sentAt - run.opensAt - run.pausedMs)
+        let correct = option == question.answer
+        let points = settings.scoring.points(correct: correct, elapsedMs: elapsedMs, timeLimitMs: run.timeLimitMs, streakBefore: players[playerIndex].streak)
+        let record = AnswerRecord(player: playerID, question: index, option: option, receivedAt: at, elapsedMs: elapsedMs, correct: correct, points: points)
+        answers[index][playerID] = record
+        // The acknowledgement says only that the answer counted, not whether it is right.
+        return [.persist(.answer(record)), .send(.answerAck(AnswerAck(question: index, option: option)), to: [connection])]
+            + markScreensDirty(at: at)
+            + revealIfEveryoneAnswered(at: at)
+    }
+
+    /// Reveals the open question as soon as every connected child has answered it.
+    mutating func revealIfEveryoneAnswered(at: ServerTime) -> [RoomDirective] {
+        guard case .question(let run) = phase, run.pausedAt == nil else { return [] }
+        let connected = players.filter { !$0.kicked && $0.connection != nil }
+        guard !connected.isEmpty, connected.allSatisfy({ answers[run.index][$0.id] != nil }) else { return [] }
+        return reveal(at: at)
+    }
+
+    mutating func reveal(at: ServerTime) -> [RoomDirective] {
+        guard case .question(let run) = phase else { return [] }
+        let index = run.index
+        let question = story.quiz.questions[index]
+        conclude(index, skipped: false)
+        epoch += 1
+        phase = .reveal(question: index)
+
+        let distribution = distribution(of: index)
+        let ranked = rankedPlayers()
+        let top = entries(ranked.prefix(timing.topCount), includeResults: false)
+        var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .reveal, question: index, at: at)))]
+        for (rank, playerIndex) in ranked {
+            let player = players[playerIndex]
+            guard let connection = player.connection else { continue }
+            let answer = answers[index][player.id]
+            let you = PlayerResult(option: answer?.option, outcome: player.outcomes[index] ?? .missed, points: answer?.points ?? 0, standing: standing(of: player, rank: rank))
+            let message = Reveal(question: index, correctOption: question.answer, explanation: question.explanation, distribution: distribution, you: you, top: top)
+            directives.append(.send(.reveal(message), to: [connection]))
+        }
+        let full = Reveal(question: index, correctOption: question.answer, explanation: question.explanation, distribution: distribution, you: nil, top: entries(ranked[...], includeResults: true))
+        directives += sendToScreens(.reveal(full))
+        return directives
+    }
+
+    /// After question `index`: the next question, or the end.
+    mutating func advance(after index: Int, at: ServerTime) -> [RoomDirective] {
+        if index + 1 < story.quiz.questions.count {
+            return openQuestion(index + 1, opensAt: at + timing.questionLeadMs, at: at)
+        }
+        return finish(at: at)
+    }
+
+    /// Closes the open question without scoring it, and moves on.
+    mutating func skipQuestion(_ run: QuestionRun, at: ServerTime) -> [RoomDirective] {
+        conclude(run.index, skipped: true)
+        epoch += 1
+        return [.persist(.phase(PhaseRecord(phase: .reveal, question: run.index, skipped: true, at: at)))] + advance(after: run.index, at: at)
+    }
+
+    mutating func pauseQuestion(_ run: QuestionRun, at: ServerTime) -> [RoomDirective] {
+        var run = run
+        run.pausedAt = at
+        epoch += 1
+        phase = .question(run)
+        let remaining = run.deadline.map { max(0, $0 - max(at, run.opensAt)) }
+        return sendToAll(.paused(Paused(what: "question", sentence: nil, remainingMs: remaining)))
+    }
+
+    mutating func resumeQuestion(_ run: QuestionRun, pausedAt: ServerTime, at: ServerTime) -> [RoomDirective] {
+        var run = run
+        let pause = max(0, at - pausedAt)
+        if pausedAt < run.opensAt {
+            run.opensAt = run.opensAt + pause
+        } else {
+            run.pausedMs += pause
+        }
+        run.deadline = run.deadline.map { $0 + pause }
+        run.pausedAt = nil
+        epoch += 1
+        phase = .question(run)
+        var directives = sendToAll(.resumed(Resumed(question: run.index, opensAt: run.opensAt, deadline: run.deadline)))
+        if let deadline = run.deadline {
+            directives.append(.schedule(.deadline(question: run.index, epoch: epoch), at: deadline + timing.answerGraceMs))
+        }
+        return directives
+    }
+
+    mutating func finish(at: ServerTime) -> [RoomDirective] {
+        epoch += 1
+        preparation += 1
+        phase = .finished
+        let ranked = rankedPlayers()
+        let podium = entries(ranked.prefix { $0.rank <= 3 }, includeResults: false)
+        var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .finished, at: at)))]
+        for (rank, playerIndex) in ranked {
+            guard let connection = players[playerIndex].connection else { continue }
+            let message = Finished(podium: podium, you: standing(of: players[playerIndex], rank: rank), entries: nil)
+            directives.append(.send(.finished(message), to: [connection]))
+        }
+        directives += sendToScreens(.finished(Finished(podium: podium, you: nil, entries: entries(ranked[...], includeResults: true))))
+        return directives
+    }
+
+    /// Applies the outcome of question `index` to every player, once: at its reveal or skip, or when a restart replays them.
+    mutating func conclude(_ index: Int, skipped isSkipped: Bool) {
+        guard story.quiz.questions.indices.contains(index) else { return }
+        for i in players.indices where !players[i].kicked {
+            if isSkipped {
+                players[i].outcomes[index] = .skipped
+            } else if let answer = answers[index][players[i].id] {
+                players[i].outcomes[index] = answer.correct ? .correct : .wrong
+                players[i].score += answer.points
+                players[i].streak = answer.correct ? players[i].streak + 1 : 0
+            } else {
+                players[i].outcomes[index] = .missed
+                players[i].streak = 0
+            }
+        }
+        if isSkipped { skipped.insert(index) }
+        concluded = max(concluded, index + 1)
+    }
+}

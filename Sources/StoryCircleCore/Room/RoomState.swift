@@ -1,0 +1,215 @@
+/// One room's whole state, as a value: the pure core of StoryCircle.
+///
+/// Every mutating call takes an event with the server time it happened at and returns the directives the
+/// shell must carry out, in order (send, close, persist, schedule, prepare narration). Nothing here reads a
+/// clock, touches a socket or a file, or spawns work, so every rule of a room is tested by feeding events
+/// and reading directives. The `Room` actor in `StoryCircleServer` is the shell that performs them.
+public struct RoomState: Sendable {
+    struct Player: Sendable, Equatable {
+        let id: String
+        var nickname: String
+        let tokenHash: String
+        let joinedAt: ServerTime
+        var connection: ConnectionID?
+        var score = 0
+        var streak = 0
+        var outcomes: [Int: QuestionOutcome] = [:]
+        var kicked = false
+    }
+
+    enum Member: Sendable, Equatable {
+        case child(playerID: String)
+        case dashboard
+        case teacher
+
+        var role: Role {
+            switch self {
+            case .child: .child
+            case .dashboard: .dashboard
+            case .teacher: .teacher
+            }
+        }
+    }
+
+    public let code: String
+    public let story: Story
+    public let timing: RoomTiming
+    public internal(set) var settings: RoomSettings
+    public internal(set) var phase: RoomPhase = .lobby
+    public internal(set) var isLocked = false
+    let credentials: RoomCredentials
+
+    /// Everyone who ever joined, in join order; kicked players stay (flagged) so their records stay whole.
+    var players: [Player] = []
+    var playerIndex: [String: Int] = [:]
+    var nicknameOwners: [String: String] = [:]
+    var tokenOwners: [String: String] = [:]
+    var members: [ConnectionID: Member] = [:]
+    /// Per question, the accepted answers by player id.
+    var answers: [[String: AnswerRecord]]
+    /// Questions revealed or skipped so far; they always form a prefix of the quiz.
+    var concluded = 0
+    var skipped: Set<Int> = []
+    var plan: NarrationPlan?
+    var preparation = 0
+    var epoch = 0
+    var screensDirty = false
+    var screenFlushPending = false
+    var nextPlayerNumber = 1
+
+    public init(code: String, story: Story, settings: RoomSettings = .init(), credentials: RoomCredentials, timing: RoomTiming = .init()) {
+        self.code = code
+        self.story = story
+        self.settings = settings
+        self.credentials = credentials
+        self.timing = timing
+        self.answers = Array(repeating: [:], count: story.quiz.questions.count)
+    }
+
+    /// Applies `event` and returns what the shell must do about it.
+    public mutating func handle(_ event: RoomEvent) -> [RoomDirective] {
+        switch event {
+        case .hello(let connection, let hello, let at):
+            greet(connection, hello, at: at)
+        case .message(let connection, let message, let at, let roundTripMs):
+            receive(message, from: connection, at: at, roundTripMs: roundTripMs)
+        case .disconnected(let connection, let at):
+            disconnect(connection, at: at)
+        case .narration(let update, let at):
+            narrationUpdate(update, at: at)
+        case .timer(let timer, let at):
+            timerFired(timer, at: at)
+        }
+    }
+
+    // MARK: - Reading the state
+
+    /// Players who have not been kicked, in join order.
+    var activePlayers: [Player] { players.filter { !$0.kicked } }
+
+    public var playerCount: Int { players.count { !$0.kicked } }
+
+    public var connectedPlayerCount: Int { players.count { !$0.kicked && $0.connection != nil } }
+
+    public var connectionCount: Int { members.count }
+
+    /// Answers accepted for the question now open (0 when none is).
+    public var answersToCurrentQuestion: Int {
+        if case .question(let run) = phase { return answers[run.index].count }
+        return 0
+    }
+
+    /// The role of an identified connection.
+    public func role(of connection: ConnectionID) -> Role? {
+        members[connection]?.role
+    }
+
+    /// The player id a connection belongs to, if it is a child.
+    public func playerID(of connection: ConnectionID) -> String? {
+        if case .child(let id)? = members[connection] { return id }
+        return nil
+    }
+
+    // MARK: - Recipients (sorted, so directives are deterministic)
+
+    var childConnections: [ConnectionID] {
+        members.compactMap { if case .child = $0.value { $0.key } else { nil } }.sorted()
+    }
+
+    var screenConnections: [ConnectionID] {
+        members.compactMap { if case .child = $0.value { nil } else { $0.key } }.sorted()
+    }
+
+    var allConnections: [ConnectionID] { members.keys.sorted() }
+
+    /// One `send` per role that has connections, with the message made for that role.
+    func sendToAll(_ message: (Role) -> ServerMessage) -> [RoomDirective] {
+        var byRole: [Role: [ConnectionID]] = [:]
+        for (connection, member) in members { byRole[member.role, default: []].append(connection) }
+        return [Role.child, .dashboard, .teacher].compactMap { role in
+            guard let connections = byRole[role] else { return nil }
+            return .send(message(role), to: connections.sorted())
+        }
+    }
+
+    func sendToAll(_ message: ServerMessage) -> [RoomDirective] {
+        let connections = allConnections
+        return connections.isEmpty ? [] : [.send(message, to: connections)]
+    }
+
+    func sendToScreens(_ message: ServerMessage) -> [RoomDirective] {
+        let connections = screenConnections
+        return connections.isEmpty ? [] : [.send(message, to: connections)]
+    }
+
+    /// An error to one connection, which stays open.
+    func reply(_ connection: ConnectionID, _ error: RoomError) -> [RoomDirective] {
+        [.send(.error(error), to: [connection])]
+    }
+
+    /// An error to one connection, then closing it.
+    func refuse(_ connection: ConnectionID, _ error: RoomError) -> [RoomDirective] {
+        [.send(.error(error), to: [connection]), .close(connection, .refused(error))]
+    }
+
+    // MARK: - Messages after the hello
+
+    mutating func receive(_ message: ClientMessage, from connection: ConnectionID, at: ServerTime, roundTripMs: Int) -> [RoomDirective] {
+        guard let member = members[connection] else {
+            return refuse(connection, RoomError(.helloRequired, "Say who you are first: join, rejoin, watch or control."))
+        }
+        switch message {
+        case .join, .rejoin, .watch, .control:
+            return reply(connection, RoomError(.alreadyIdentified, "This connection has already said who it is."))
+        case .ping:
+            return []
+        case .answer(let question, let option):
+            guard case .child(let playerID) = member else {
+                return reply(connection, RoomError(.wrongRole, "Only children answer questions."))
+            }
+            return answer(question: question, option: option, from: playerID, connection: connection, at: at, roundTripMs: roundTripMs)
+        case .command(let command):
+            guard member == .teacher else {
+                return reply(connection, RoomError(.wrongRole, "Only the teacher can control the room."))
+            }
+            do {
+                return try perform(command, at: at)
+            } catch {
+                return reply(connection, error)
+            }
+        }
+    }
+
+    // MARK: - Timers
+
+    mutating func timerFired(_ timer: RoomTimer, at: ServerTime) -> [RoomDirective] {
+        switch timer {
+        case .flushScreens:
+            return flushScreens()
+        case .narration(let sentence, let timerEpoch):
+            guard timerEpoch == epoch else { return [] }
+            return narrationBoundary(sentence: sentence, at: at)
+        case .deadline(let question, let timerEpoch):
+            guard timerEpoch == epoch, case .question(let run) = phase, run.index == question, run.pausedAt == nil else { return [] }
+            return reveal(at: at)
+        }
+    }
+
+    /// Notes that dashboards need an update, scheduling one coalesced flush if none is pending.
+    mutating func markScreensDirty(at: ServerTime) -> [RoomDirective] {
+        screensDirty = true
+        guard !screenFlushPending else { return [] }
+        screenFlushPending = true
+        return [.schedule(.flushScreens, at: at + timing.screenFlushMs)]
+    }
+
+    mutating func flushScreens() -> [RoomDirective] {
+        screenFlushPending = false
+        guard screensDirty else { return [] }
+        screensDirty = false
+        if phase == .lobby {
+            return sendToScreens(.lobby(lobby()))
+        }
+        return sendToScreens(.scoreboard(ScoreboardUpdate(entries: board(includeResults: true), answers: answerProgress())))
+    }
+}

@@ -1,0 +1,268 @@
+import Foundation
+import Testing
+@testable import StoryCircleCore
+
+@Suite("Room lifecycle")
+struct RoomLifecycleTests {
+    @Test func oneChildWalksTheWholeRoom() throws {
+        var room = RoomDriver()
+        let dashboard = room.dashboard()
+        let ana = try room.child("Ana")
+        #expect(room.state.phase == .lobby)
+
+        try room.startAndPrepare()
+        guard case .narrating = room.state.phase else { Issue.record("expected narration, got \(room.state.phase)"); return }
+        room.narrateToFirstQuestion()
+        guard case .question(let first) = room.state.phase else { Issue.record("expected the first question"); return }
+        #expect(first.index == 0)
+
+        room.advance(by: 2_000)
+        room.answer(ana, question: 0, option: 2)
+        #expect(room.state.phase == .reveal(question: 0), "the only child answered, so the question is revealed")
+
+        try room.command(.next)
+        room.waitForOpening()
+        room.answer(ana, question: 1, option: 3)
+        try room.command(.next)
+        room.waitForOpening()
+        room.advance(by: 400)
+        room.answer(ana, question: 2, option: 1)
+        try room.command(.next)
+        #expect(room.state.phase == .finished)
+
+        let finished = room.messages(to: ana.connection).compactMap { if case .finished(let f) = $0 { f } else { nil } }.last
+        let standing = try #require(finished?.you)
+        #expect(standing.results == [.correct, .wrong, .correct])
+        // 2 s into a 20 s question: 1000 × (1 − 0.5 × 1500/19500) ≈ 962; then 1000 (no streak after a wrong answer).
+        #expect(standing.score == 962 + 1_000)
+        #expect(standing.rank == 1)
+        let screens = room.messages(to: dashboard).compactMap { if case .finished(let f) = $0 { f } else { nil } }.last
+        #expect(screens?.entries?.map(\.nickname) == ["Ana"])
+        #expect(screens?.podium.map(\.nickname) == ["Ana"])
+    }
+
+    @Test func fortyChildrenPlayAndTheBoardIsRanked() throws {
+        var room = RoomDriver()
+        let dashboard = room.dashboard()
+        let children = (1...40).compactMap { room.join("Child \($0)") }
+        #expect(children.count == 40)
+        try room.startAndPrepare()
+        room.narrateToFirstQuestion()
+        for question in 0..<3 {
+            for (i, child) in children.enumerated() {
+                // Children in groups of four give the same answer at the same moment: ties are certain.
+                room.answer(child, question: question, option: (i / 4 + question) % 4)
+                if i % 4 == 3 { room.advance(by: 37) }
+            }
+            #expect(room.state.phase == .reveal(question: question))
+            try room.command(.next)
+            room.waitForOpening()
+        }
+        #expect(room.state.phase == .finished)
+        let board = try #require(room.messages(to: dashboard).compactMap { if case .finished(let f) = $0 { f.entries } else { nil } }.last)
+        #expect(board.count == 40)
+        #expect(board.map(\.score) == board.map(\.score).sorted(by: >))
+        for (i, entry) in board.enumerated() {
+            let expectedRank = 1 + board.count { $0.score > entry.score }
+            #expect(entry.rank == expectedRank)
+            if i > 0, board[i - 1].score == entry.score { #expect(board[i - 1].rank == entry.rank) }
+        }
+        #expect(Set(board.map(\.rank)).count < 40, "ties share ranks")
+        // Every child hears their own result at every reveal, and the top five.
+        for child in children {
+            let reveals = room.messages(to: child.connection).compactMap { if case .reveal(let r) = $0 { r } else { nil } }
+            #expect(reveals.count == 3)
+            #expect(reveals.allSatisfy { $0.top.count == 5 && $0.you != nil })
+        }
+    }
+
+    @Test func dashboardUpdatesAreCoalesced() throws {
+        var room = RoomDriver()
+        let dashboard = room.dashboard()
+        for i in 1...30 { room.join("Kid \(i)") }
+        #expect(room.messages(to: dashboard).count == 1, "only the welcome so far: the roster waits for the flush")
+        room.advance(by: 250)
+        let lobbies = room.messages(to: dashboard).compactMap { if case .lobby(let l) = $0 { l } else { nil } }
+        #expect(lobbies.count == 1)
+        #expect(lobbies.first?.count == 30)
+    }
+
+    @Test func narrationFailureThenRetryKeepsChildren() throws {
+        var room = RoomDriver()
+        let ana = try room.child("Ana")
+        let ben = try room.child("Ben")
+        try room.command(.start)
+        let request = try #require(room.narrationRequests.last)
+        room.apply(.narration(.failed(preparation: request.preparation, message: "Pip could not find the voice \"xx\"."), at: room.now))
+        #expect(room.state.phase == .failed(message: "Pip could not find the voice \"xx\"."))
+        #expect(room.messages(to: ana.connection).contains(.narrationError(NarrationFailure(message: "Pip could not find the voice \"xx\"."))))
+        #expect(throws: RoomError.self) { try room.command(.next) }
+
+        try room.command(.retry)
+        #expect(room.narrationRequests.count == 2)
+        // A late answer to the abandoned preparation changes nothing.
+        room.apply(.narration(.prepared(preparation: request.preparation, Fixtures.plan()), at: room.now))
+        #expect(room.state.phase == .preparing(ready: 0, total: 3))
+        room.prepared()
+        guard case .narrating = room.state.phase else { Issue.record("retry did not narrate"); return }
+        #expect(room.state.playerCount == 2)
+        #expect(room.state.connectedPlayerCount == 2)
+        #expect(room.messages(to: ben.connection).contains { if case .narrationPlan = $0 { true } else { false } })
+    }
+
+    @Test func lateJoinOnGetsASnapshotOfTheCurrentSentence() throws {
+        var room = RoomDriver()
+        room.join("Ana")
+        try room.startAndPrepare()
+        room.advance(by: 2_000 + 1_000 + 300 + 200)
+        let late = try room.child("Late")
+        guard case .welcome(let welcome) = room.messages(to: late.connection).first else { Issue.record("no welcome"); return }
+        #expect(welcome.room.phase == .narrating)
+        #expect(welcome.room.sentence == 1)
+        #expect(welcome.room.sentenceAt == ServerTime(milliseconds: 1_000_000 + 2_000 + 1_000 + 300))
+        #expect(welcome.room.plan?.sentences.count == 3)
+    }
+
+    @Test func lateJoinOffRefusesOnceStarted() throws {
+        var room = RoomDriver(settings: RoomSettings(lateJoin: false))
+        room.join("Ana")
+        try room.command(.start)
+        #expect(room.join("Late") == nil)
+        let refused = ConnectionID(2)
+        #expect(room.lastError(to: refused)?.code == .joinClosed)
+        #expect(room.closed[refused] == CloseReason(status: 1008, reason: "join_closed"))
+    }
+
+    @Test func nicknamesAreUniqueIgnoringCase() throws {
+        var room = RoomDriver()
+        room.join("Ana")
+        #expect(room.join(" ana ") == nil)
+        #expect(room.lastError(to: ConnectionID(2))?.code == .nicknameTaken)
+        #expect(room.join("") == nil)
+        #expect(room.lastError(to: ConnectionID(3))?.code == .nicknameInvalid)
+    }
+
+    @Test func rejoinKeepsThePlayerAndPointsAndReplacesTheOldConnection() throws {
+        var room = RoomDriver()
+        let ana = try room.child("Ana")
+        room.join("Ben")
+        try room.startAndPrepare()
+        room.narrateToFirstQuestion()
+        room.answer(ana, question: 0, option: 2)
+        try room.command(.reveal)
+        let scoreBefore = room.state.results().players.first { $0.id == ana.id }?.score
+        #expect(scoreBefore == 1_000)
+
+        let second = room.newConnection()
+        room.apply(.hello(second, .rejoin(token: ana.token), at: room.now))
+        guard case .welcome(let welcome) = room.messages(to: second).first else { Issue.record("no welcome"); return }
+        #expect(welcome.player == PlayerInfo(id: ana.id, nickname: "Ana"))
+        #expect(welcome.token == nil, "the token is only ever sent once")
+        #expect(welcome.room.you?.score == 1_000)
+        #expect(welcome.room.reveal?.you?.outcome == .correct)
+        #expect(room.lastError(to: ana.connection)?.code == .sessionReplaced)
+        #expect(room.closed[ana.connection]?.status == 4002)
+
+        let stranger = room.newConnection()
+        room.apply(.hello(stranger, .rejoin(token: "made-up"), at: room.now))
+        #expect(room.lastError(to: stranger)?.code == .badToken)
+    }
+
+    @Test func screensNeedTheRightToken() {
+        var room = RoomDriver()
+        let wrong = room.newConnection()
+        room.apply(.hello(wrong, .watch(token: "guess"), at: room.now))
+        #expect(room.lastError(to: wrong)?.code == .badToken)
+        let dashboardControls = room.newConnection()
+        room.apply(.hello(dashboardControls, .control(token: "dashboard-secret"), at: room.now))
+        #expect(room.lastError(to: dashboardControls)?.code == .wrongRole)
+        let teacherWatches = room.newConnection()
+        room.apply(.hello(teacherWatches, .watch(token: "teacher-secret"), at: room.now))
+        #expect(room.state.role(of: teacherWatches) == .teacher)
+    }
+
+    @Test func rolesAreEnforcedOnMessages() throws {
+        var room = RoomDriver()
+        let ana = try room.child("Ana")
+        let dashboard = room.dashboard()
+        let teacher = room.teacher()
+        room.apply(.message(ana.connection, .command(.start), at: room.now, roundTripMs: 0))
+        #expect(room.lastError(to: ana.connection)?.code == .wrongRole)
+        room.apply(.message(dashboard, .command(.start), at: room.now, roundTripMs: 0))
+        #expect(room.lastError(to: dashboard)?.code == .wrongRole)
+        room.apply(.message(teacher, .answer(question: 0, option: 0), at: room.now, roundTripMs: 0))
+        #expect(room.lastError(to: teacher)?.code == .wrongRole)
+        room.apply(.message(teacher, .join(room: "123456", nickname: "X"), at: room.now, roundTripMs: 0))
+        #expect(room.lastError(to: teacher)?.code == .alreadyIdentified)
+        room.apply(.message(teacher, .command(.start), at: room.now, roundTripMs: 0))
+        #expect(room.state.phase == .preparing(ready: 0, total: 3))
+        room.apply(.message(teacher, .command(.start), at: room.now, roundTripMs: 0))
+        #expect(room.lastError(to: teacher)?.code == .invalidCommand)
+    }
+
+    @Test func theAnswerNeverLeavesBeforeItsReveal() throws {
+        var room = RoomDriver()
+        let dashboard = room.dashboard()
+        let children = (1...5).compactMap { room.join("K\($0)") }
+        try room.startAndPrepare()
+        room.narrateToFirstQuestion()
+        for question in 0..<3 {
+            for child in children.dropLast() { room.answer(child, question: question, option: 1) }
+            room.advance(by: 30_000)
+            #expect(room.state.phase == .reveal(question: question))
+            if question < 2 { try room.command(.next); room.waitForOpening() }
+        }
+        try room.command(.next)
+
+        // Walk every message in order: no message to anyone may mention the correct option of a question
+        // before that question's reveal.
+        var revealed = Set<Int>()
+        for case .send(let message, let recipients) in room.log {
+            if case .reveal(let reveal) = message {
+                revealed.insert(reveal.question)
+                continue
+            }
+            if case .finished = message { continue }
+            let json = try JSONSerialization.jsonObject(with: Data(message.encoded()))
+            let keys = allKeys(json)
+            #expect(!keys.contains("correctOption"), "\(message.type) to \(recipients) carries a correct option")
+            #expect(!keys.contains("correct"), "\(message.type) carries correctness")
+            #expect(!keys.contains("answer"), "\(message.type) carries an answer")
+            if case .welcome(let welcome) = message, let reveal = welcome.room.reveal {
+                #expect(revealed.contains(reveal.question))
+            }
+        }
+        #expect(revealed == [0, 1, 2])
+        _ = dashboard
+    }
+
+    private func allKeys(_ json: Any) -> Set<String> {
+        if let object = json as? [String: Any] {
+            return object.reduce(into: Set(object.keys)) { $0.formUnion(allKeys($1.value)) }
+        }
+        if let array = json as? [Any] {
+            return array.reduce(into: Set()) { $0.formUnion(allKeys($1)) }
+        }
+        return []
+    }
+
+    @Test func resultsAndCSVListEveryChildAndQuestion() throws {
+        var room = RoomDriver()
+        let ana = try room.child("=cmd|Ana")
+        let ben = try room.child("Ben, the 2nd")
+        try room.startAndPrepare()
+        room.narrateToFirstQuestion()
+        room.answer(ana, question: 0, option: 2)
+        room.answer(ben, question: 0, option: 0)
+        try room.command(.end)
+        let results = room.state.results()
+        #expect(results.players.map(\.nickname) == ["=cmd|Ana", "Ben, the 2nd"])
+        #expect(results.players[0].answers[0].correct == true)
+        #expect(results.players[0].answers[1].option == nil)
+        let csv = results.csv().components(separatedBy: "\r\n")
+        #expect(csv[0] == "rank,nickname,player_id,question,question_text,answer,correct,time_ms,points,total_score")
+        #expect(csv[1] == "1,'=cmd|Ana,p1,1,What colour was the gear?,Blue,yes,0,1000,1000")
+        #expect(csv[4] == #"2,"Ben, the 2nd",p2,1,What colour was the gear?,Red,no,0,0,0"#)
+        #expect(csv.count == 1 + 6 + 1)
+    }
+}

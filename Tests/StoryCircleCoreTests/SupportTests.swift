@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+@testable import StoryCircleCore
+
+@Suite("SHA-256")
+struct SHA256Tests {
+    @Test(arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+    ])
+    func publishedVectors(input: String, digest: String) {
+        #expect(SHA256.hexDigest(input) == digest)
+    }
+
+    @Test func millionAs() {
+        #expect(SHA256.hex(SHA256.digest([UInt8](repeating: 0x61, count: 1_000_000))) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+}
+
+@Suite("Nicknames")
+struct NicknameTests {
+    @Test func trimsAndCollapsesWhitespace() {
+        #expect(Nickname.normalize("  Ana \t  Bel ") == .success("Ana Bel"))
+    }
+
+    @Test func rejectsEmptyTooLongAndInvisible() {
+        #expect(Nickname.normalize("   ") == .failure(.empty))
+        #expect(Nickname.normalize(String(repeating: "x", count: 21)) == .failure(.tooLong(21)))
+        #expect(Nickname.normalize("Ana\u{200B}") == .failure(.invalidCharacters))
+        #expect(Nickname.normalize("A\u{0007}") == .failure(.invalidCharacters))
+    }
+
+    @Test func keepsEmojiAndMarkupAsText() {
+        #expect(Nickname.normalize("👩‍🚀 Zoë") == .success("👩‍🚀 Zoë"))
+        #expect(Nickname.normalize("<b>x</b>") == .success("<b>x</b>"))
+        #expect(Nickname.normalize(String(repeating: "🦊", count: 20)) == .success(String(repeating: "🦊", count: 20)))
+    }
+}
+
+@Suite("Scoring")
+struct ScoringTests {
+    let rules = ScoringRules()
+
+    @Test func speedPointsAreFullUnderHalfASecondAndHalfAtTheDeadline() {
+        #expect(rules.points(correct: true, elapsedMs: 0, timeLimitMs: 20_000, streakBefore: 0) == 1_000)
+        #expect(rules.points(correct: true, elapsedMs: 500, timeLimitMs: 20_000, streakBefore: 0) == 1_000)
+        #expect(rules.points(correct: true, elapsedMs: 10_250, timeLimitMs: 20_000, streakBefore: 0) == 750)
+        #expect(rules.points(correct: true, elapsedMs: 20_000, timeLimitMs: 20_000, streakBefore: 0) == 500)
+        #expect(rules.points(correct: true, elapsedMs: 25_000, timeLimitMs: 20_000, streakBefore: 0) == 500)
+    }
+
+    @Test func wrongAnswersScoreNothing() {
+        #expect(rules.points(correct: false, elapsedMs: 0, timeLimitMs: 20_000, streakBefore: 4) == 0)
+    }
+
+    @Test func withoutSpeedPointsOrWithoutTimerEveryCorrectAnswerIsEqual() {
+        let flat = ScoringRules(speedPoints: false, streakBonus: false)
+        #expect(flat.points(correct: true, elapsedMs: 19_000, timeLimitMs: 20_000, streakBefore: 3) == 1_000)
+        #expect(ScoringRules(streakBonus: false).points(correct: true, elapsedMs: 60_000, timeLimitMs: nil, streakBefore: 0) == 1_000)
+    }
+
+    @Test func streakBonusGrowsAndIsCapped() {
+        let streaky = ScoringRules(speedPoints: false, streakBonus: true)
+        #expect(streaky.points(correct: true, elapsedMs: 0, timeLimitMs: nil, streakBefore: 0) == 1_000)
+        #expect(streaky.points(correct: true, elapsedMs: 0, timeLimitMs: nil, streakBefore: 2) == 1_200)
+        #expect(streaky.points(correct: true, elapsedMs: 0, timeLimitMs: nil, streakBefore: 9) == 1_500)
+    }
+
+    @Test func tiesShareARankAndTheNextRankSkips() {
+        let ranked = Scoreboard.rank([("b", 10), ("a", 30), ("c", 10), ("d", 5), ("e", 30)], score: { $0.1 }, nickname: { $0.0 })
+        #expect(ranked.map { "\($0.rank):\($0.player.0)" } == ["1:a", "1:e", "3:b", "3:c", "5:d"])
+    }
+}
+
+@Suite("Wire messages")
+struct WireMessageTests {
+    private func decode(_ text: String) -> Result<ClientMessage, RoomError> {
+        ClientMessage.decode(Array(text.utf8))
+    }
+
+    @Test func decodesEveryClientMessage() throws {
+        #expect(try decode(#"{"type":"join","room":"123456","nickname":"Ana"}"#).get() == .join(room: "123456", nickname: "Ana"))
+        #expect(try decode(#"{"type":"answer","question":1,"option":2}"#).get() == .answer(question: 1, option: 2))
+        #expect(try decode(#"{"type":"ping","id":3,"clientTime":12.5,"rtt":40}"#).get() == .ping(id: 3, clientTime: 12.5, roundTripMs: 40))
+        #expect(try decode(#"{"type":"command","command":"kick","player":"Ana"}"#).get() == .command(.kick(player: "Ana")))
+        #expect(try decode(#"{"type":"command","command":"settings","settings":{"timer":false}}"#).get() == .command(.settings(RoomSettingsPatch(timer: false))))
+    }
+
+    @Test func explainsWhatIsWrong() {
+        #expect(decode("{not json").failure?.code == .invalidJSON)
+        #expect(decode("[1,2]").failure == RoomError(.invalidMessage, #"A message must be a JSON object with a "type" field."#))
+        #expect(decode(#"{"room":"1"}"#).failure == RoomError(.invalidMessage, #"A message needs a "type" field."#))
+        #expect(decode(#"{"type":"dance"}"#).failure?.code == .unknownType)
+        #expect(decode(#"{"type":"join","room":"1"}"#).failure == RoomError(.invalidMessage, #"A "join" message needs a "nickname" field."#))
+        #expect(decode(#"{"type":"answer","question":"one","option":1}"#).failure == RoomError(.invalidMessage, #"The "question" field has the wrong type."#))
+        #expect(decode(#"{"type":"command","command":"explode"}"#).failure?.code == .invalidCommand)
+        #expect(decode(#"{"type":"command","command":"kick"}"#).failure?.code == .invalidMessage)
+    }
+
+    @Test func clientMessagesRoundTrip() throws {
+        let messages: [ClientMessage] = [
+            .join(room: "1", nickname: "A"), .rejoin(room: "1", token: "t"), .watch(room: "1", token: "t"),
+            .control(room: "1", token: "t"), .answer(question: 0, option: 1), .ping(id: 1, clientTime: 2, roundTripMs: 3),
+            .command(.next), .command(.kick(player: "p1")), .command(.settings(RoomSettingsPatch(lateJoin: false))),
+        ]
+        for message in messages {
+            #expect(try decode(String(decoding: JSONEncoder().encode(message), as: UTF8.self)).get() == message)
+        }
+    }
+
+    @Test func serverMessagesCarryTheirTypeAndRoundTrip() throws {
+        let message = ServerMessage.question(QuestionView(index: 0, count: 3, text: "Q?", options: ["A", "B"], opensAt: ServerTime(milliseconds: 5), deadline: nil, timeLimitMs: nil, audio: nil))
+        let object = try JSONSerialization.jsonObject(with: Data(message.encoded())) as! [String: Any]
+        #expect(object["type"] as? String == "question")
+        #expect(object["opensAt"] as? Int == 5)
+        #expect(object["answer"] == nil)
+        #expect(try JSONDecoder().decode(ServerMessage.self, from: Data(message.encoded())) == message)
+        let error = ServerMessage.error(RoomError(.tooLate, "Time is up."))
+        #expect(String(decoding: error.encoded(), as: UTF8.self).contains(#""code":"too_late""#))
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs the Debian packages StoryCircle needs, but only those missing: C libraries are checked with
+# pkg-config first, programs with `command -v`. Safe to run again and again (make calls it every time).
+#
+#   scripts/install-deps.sh            what building and running needs
+#   scripts/install-deps.sh --test     also what the test suite needs (headless Chromium, its driver)
+set -euo pipefail
+
+want_test=no
+[ "${1:-}" = "--test" ] && want_test=yes
+
+missing=()
+need_pkgconfig() { # <pkg-config name> <debian package>
+  if ! pkg-config --exists "$1" 2>/dev/null; then missing+=("$2"); fi
+}
+need_command() { # <command> <debian package>
+  if ! command -v "$1" >/dev/null 2>&1; then missing+=("$2"); fi
+}
+need_path() { # <path> <debian package>
+  if [ ! -e "$1" ]; then missing+=("$2"); fi
+}
+
+need_command pkg-config pkg-config
+need_pkgconfig libwebsockets libwebsockets-dev
+need_pkgconfig espeak-ng libespeak-ng-dev
+need_pkgconfig lame libmp3lame-dev
+need_pkgconfig sqlite3 libsqlite3-dev
+need_path /usr/lib/x86_64-linux-gnu/espeak-ng-data/phontab espeak-ng-data
+if [ "$want_test" = yes ]; then
+  need_command chromium chromium
+  need_command chromedriver chromium-driver
+  need_command python3 python3
+  python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+fi
+
+# pkg-config itself may have been missing, which makes every library look missing; de-duplicate.
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+echo "Installing missing Debian packages: ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+    echo "Error: these packages are missing and I am not root (and there is no sudo): ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
