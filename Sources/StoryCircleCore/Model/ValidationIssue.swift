@@ -29,6 +29,11 @@ public struct Validated<Value: Sendable>: Sendable {
     public var value: Value?
     public var issues: [ValidationIssue]
 
+    public init(value: Value?, issues: [ValidationIssue]) {
+        self.value = value
+        self.issues = issues
+    }
+
     public var errors: [ValidationIssue] { issues.filter { $0.severity == .error } }
     public var warnings: [ValidationIssue] { issues.filter { $0.severity == .warning } }
 }

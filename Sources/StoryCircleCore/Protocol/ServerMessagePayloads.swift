@@ -30,6 +30,12 @@ public struct Pong: Sendable, Equatable, Codable {
     public var id: Int
     public var clientTime: Double?
     public var serverTime: ServerTime
+
+    public init(id: Int, clientTime: Double?, serverTime: ServerTime) {
+        self.id = id
+        self.clientTime = clientTime
+        self.serverTime = serverTime
+    }
 }
 
 public struct LobbyPlayer: Sendable, Equatable, Codable {

@@ -27,10 +27,13 @@ public struct RoomSettings: Sendable, Equatable, Codable {
     /// Read each question and its options aloud too, for children who cannot read yet.
     public var readQuestions: Bool
     public var maxPlayers: Int
+    /// An espeak-ng voice to use instead of the story's (another language, or one installed here).
+    public var voice: String?
 
     public init(
         speedPoints: Bool = true, streakBonus: Bool = true, timer: Bool = true, questionSeconds: Int = 20,
-        lateJoin: Bool = true, narration: NarrationMode = .devices, readQuestions: Bool = false, maxPlayers: Int = 3_000
+        lateJoin: Bool = true, narration: NarrationMode = .devices, readQuestions: Bool = false, maxPlayers: Int = 3_000,
+        voice: String? = nil
     ) {
         self.speedPoints = speedPoints
         self.streakBonus = streakBonus
@@ -40,6 +43,7 @@ public struct RoomSettings: Sendable, Equatable, Codable {
         self.narration = narration
         self.readQuestions = readQuestions
         self.maxPlayers = maxPlayers
+        self.voice = voice
     }
 
     public var scoring: ScoringRules {
@@ -67,6 +71,13 @@ public struct RoomSettings: Sendable, Equatable, Codable {
             }
             settings.maxPlayers = value
         }
+        if let value = patch.voice {
+            let name = value.trimmingWhitespace()
+            guard name.isEmpty || (StoryLimits.voiceLength.contains(name.count) && name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_+/".contains($0)) })) else {
+                throw RoomError(.invalidSettings, "voice must be an espeak-ng voice name such as en, en-gb or es.")
+            }
+            settings.voice = name.isEmpty ? nil : name
+        }
         return settings
     }
 }
@@ -81,10 +92,13 @@ public struct RoomSettingsPatch: Sendable, Equatable, Codable {
     public var narration: NarrationMode?
     public var readQuestions: Bool?
     public var maxPlayers: Int?
+    /// A voice name; an empty string goes back to the story's voice.
+    public var voice: String?
 
     public init(
         speedPoints: Bool? = nil, streakBonus: Bool? = nil, timer: Bool? = nil, questionSeconds: Int? = nil,
-        lateJoin: Bool? = nil, narration: NarrationMode? = nil, readQuestions: Bool? = nil, maxPlayers: Int? = nil
+        lateJoin: Bool? = nil, narration: NarrationMode? = nil, readQuestions: Bool? = nil, maxPlayers: Int? = nil,
+        voice: String? = nil
     ) {
         self.speedPoints = speedPoints
         self.streakBonus = streakBonus
@@ -94,6 +108,7 @@ public struct RoomSettingsPatch: Sendable, Equatable, Codable {
         self.narration = narration
         self.readQuestions = readQuestions
         self.maxPlayers = maxPlayers
+        self.voice = voice
     }
 }
 

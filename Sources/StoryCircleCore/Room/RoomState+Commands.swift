@@ -63,8 +63,9 @@ extension RoomState {
         case .kick(let player):
             return try kick(player, at: at)
         case .settings(let patch):
-            guard phase == .lobby else {
-                throw RoomError(.settingsLocked, "Settings can only change in the lobby, before the story starts.")
+            switch phase {
+            case .lobby, .failed: break
+            default: throw RoomError(.settingsLocked, "Settings can only change in the lobby, before the story starts (or after the narration failed).")
             }
             settings = try settings.applying(patch)
             return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))] + sendToAll(.room(status))

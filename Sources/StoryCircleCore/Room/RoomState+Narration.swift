@@ -9,7 +9,9 @@ extension RoomState {
             : nil
         let total = story.sentences.count + (questions?.count ?? 0)
         phase = .preparing(ready: 0, total: total)
-        let request = NarrationRequest(preparation: preparation, sentences: story.sentences, settings: story.narration, questions: questions)
+        var voice = story.narration
+        if let override = settings.voice { voice.voice = override }
+        let request = NarrationRequest(preparation: preparation, sentences: story.sentences, settings: voice, questions: questions)
         return [.persist(.phase(PhaseRecord(phase: .preparing, at: at)))]
             + sendToAll(.preparing(Preparing(ready: 0, total: total)))
             + [.prepareNarration(request)]

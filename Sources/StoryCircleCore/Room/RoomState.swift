@@ -37,7 +37,8 @@ public struct RoomState: Sendable {
     public internal(set) var settings: RoomSettings
     public internal(set) var phase: RoomPhase = .lobby
     public internal(set) var isLocked = false
-    let credentials: RoomCredentials
+    /// Hashes only: the tokens themselves are never kept.
+    public let credentials: RoomCredentials
 
     /// Everyone who ever joined, in join order; kicked players stay (flagged) so their records stay whole.
     var players: [Player] = []

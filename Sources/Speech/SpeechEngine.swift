@@ -1,0 +1,180 @@
+import CEspeakNG
+import Foundation
+import Synchronization
+
+/// espeak-ng, driven from one dedicated thread.
+///
+/// espeak-ng keeps global state and is not re-entrant, so every call into it runs on `thread`, one job at a
+/// time; callers await the result. There is one engine per process (`shared`). It synthesises about a
+/// hundred times faster than real time here, so one thread keeps up with many rooms (and the audio cache
+/// means a story is synthesised once).
+///
+/// `@unchecked Sendable`: the job queue is guarded by `condition`, the counter is atomic, and espeak-ng
+/// itself is only touched on `thread`.
+public final class SpeechEngine: @unchecked Sendable {
+    public static let shared = SpeechEngine()
+
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private let syntheses = Atomic<Int>(0)
+    private let startup: Mutex<Result<(version: String, sampleRate: Int), SpeechError>?> = Mutex(nil)
+    private let started = DispatchSemaphore(value: 0)
+
+    private init() {
+        let thread = Thread { [self] in self.serve() }
+        thread.name = "espeak-ng"
+        thread.start()
+        started.wait()
+    }
+
+    /// The espeak-ng version ("1.51"), part of audio cache keys; `nil` when the engine could not start.
+    public var version: String? {
+        try? startup.withLock { $0 }?.get().version
+    }
+
+    /// How many texts have been synthesised (cache hits do not count).
+    public var synthesisCount: Int {
+        syntheses.load(ordering: .relaxed)
+    }
+
+    /// Speaks `text` into PCM with word timings.
+    public func synthesize(_ text: String, voice: Voice) async throws(SpeechError) -> SpokenText {
+        let result: Result<SpokenText, SpeechError> = await withCheckedContinuation { continuation in
+            enqueue { [self] in continuation.resume(returning: self.synthesizeOnThread(text, voice: voice)) }
+        }
+        return try result.get()
+    }
+
+    /// Whether espeak-ng knows `voice` (it is selected on the engine thread and reported back).
+    public func hasVoice(_ name: String) async -> Bool {
+        await withCheckedContinuation { continuation in
+            enqueue { continuation.resume(returning: Self.selectVoice(name)) }
+        }
+    }
+
+    // MARK: - The engine thread
+
+    private func enqueue(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func serve() {
+        startup.withLock { $0 = Self.initialize() }
+        started.signal()
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job()
+        }
+    }
+
+    private static func initialize() -> Result<(version: String, sampleRate: Int), SpeechError> {
+        espeak_ng_InitializePath(nil)
+        var context: espeak_ng_ERROR_CONTEXT?
+        let status = espeak_ng_Initialize(&context)
+        espeak_ng_ClearErrorContext(&context)
+        if let error = Self.error(status, as: SpeechError.engineUnavailable) { return .failure(error) }
+        if let error = Self.error(espeak_ng_InitializeOutput(ENOUTPUT_MODE_SYNCHRONOUS, 0, nil), as: SpeechError.engineUnavailable) {
+            return .failure(error)
+        }
+        espeak_SetSynthCallback(speechEngineCallback)
+        let version = espeak_Info(nil).map { String(cString: $0) } ?? "unknown"
+        return .success((version, Int(espeak_ng_GetSampleRate())))
+    }
+
+    private func synthesizeOnThread(_ text: String, voice: Voice) -> Result<SpokenText, SpeechError> {
+        let sampleRate: Int
+        switch startup.withLock({ $0 }) {
+        case .success(let engine)?: sampleRate = engine.sampleRate
+        case .failure(let error)?: return .failure(error)
+        case nil: return .failure(.engineUnavailable("not started"))
+        }
+        guard Self.selectVoice(voice.name) else {
+            return .failure(.unknownVoice(voice.name))
+        }
+        espeak_ng_SetParameter(espeakRATE, Int32(voice.rate), 0)
+        espeak_ng_SetParameter(espeakPITCH, Int32(voice.pitch), 0)
+
+        let collector = SynthesisCollector()
+        let userData = Unmanaged.passRetained(collector)
+        defer { userData.release() }
+        var bytes = Array(text.utf8CString)
+        let status = bytes.withUnsafeMutableBytes { buffer in
+            espeak_ng_Synthesize(buffer.baseAddress, buffer.count, 0, POS_CHARACTER, 0, UInt32(espeakCHARS_UTF8), nil, userData.toOpaque())
+        }
+        if let error = Self.error(status, as: SpeechError.synthesisFailed) { return .failure(error) }
+        syntheses.add(1, ordering: .relaxed)
+
+        let offsets = Self.utf16Offsets(of: text)
+        let words = collector.words.map { word in
+            // espeak-ng counts 1-based Unicode scalars; convert to 0-based UTF-16 offsets.
+            let first = min(max(word.position - 1, 0), offsets.count - 1)
+            let last = min(max(word.position - 1 + word.length, 0), offsets.count - 1)
+            return SpokenText.Word(startMs: word.ms, offset: offsets[first], length: offsets[last] - offsets[first])
+        }
+        return .success(SpokenText(samples: collector.samples, sampleRate: sampleRate, words: words))
+    }
+
+    /// Selects a voice by name ("en-us", "gmw/en", "en+f3"), or else by language ("en-gb", "es-419"), as
+    /// the espeak-ng command does: some languages have no voice file of their own name. Engine thread only.
+    static func selectVoice(_ name: String) -> Bool {
+        if espeak_ng_SetVoiceByName(name) == ENS_OK { return true }
+        let language = String(name.prefix { $0 != "+" })
+        var spec = espeak_VOICE()
+        return language.withCString { pointer in
+            spec.languages = pointer
+            return espeak_ng_SetVoiceByProperties(&spec) == ENS_OK
+        }
+    }
+
+    /// For each Unicode scalar index, its UTF-16 offset; one extra entry for the end.
+    static func utf16Offsets(of text: String) -> [Int] {
+        var offsets: [Int] = []
+        var offset = 0
+        for scalar in text.unicodeScalars {
+            offsets.append(offset)
+            offset += scalar.utf16.count
+        }
+        offsets.append(offset)
+        return offsets
+    }
+
+    /// The one helper that turns an espeak-ng status into a Swift error.
+    static func error(_ status: espeak_ng_STATUS, as make: (String) -> SpeechError) -> SpeechError? {
+        guard status != ENS_OK else { return nil }
+        var buffer = [CChar](repeating: 0, count: 256)
+        espeak_ng_GetStatusCodeMessage(status, &buffer, buffer.count)
+        return make(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+}
+
+/// Where the synthesis callback puts samples and word events for the text being spoken; reached through
+/// espeak-ng's per-call user data.
+final class SynthesisCollector {
+    var samples: [Int16] = []
+    var words: [(position: Int, length: Int, ms: Int)] = []
+}
+
+/// espeak-ng's synthesis callback: a top-level function, as C needs.
+func speechEngineCallback(_ wave: UnsafeMutablePointer<Int16>?, _ count: Int32, _ events: UnsafeMutablePointer<espeak_EVENT>?) -> Int32 {
+    guard var event = events else { return 0 }
+    var collector: SynthesisCollector?
+    while event.pointee.type != espeakEVENT_LIST_TERMINATED {
+        if let userData = event.pointee.user_data {
+            collector = Unmanaged<SynthesisCollector>.fromOpaque(userData).takeUnretainedValue()
+        }
+        if event.pointee.type == espeakEVENT_WORD {
+            collector?.words.append((Int(event.pointee.text_position), Int(event.pointee.length), Int(event.pointee.audio_position)))
+        }
+        event += 1
+    }
+    if let wave, count > 0, let collector {
+        collector.samples.append(contentsOf: UnsafeBufferPointer(start: wave, count: Int(count)))
+    }
+    return 0
+}

@@ -1,0 +1,75 @@
+/// The schema, as a list of steps. A database records the steps it has had in `schema_migrations`;
+/// opening it applies the missing ones, in order, each in its own transaction. Never edit a step that has
+/// shipped: add a new one.
+enum Migrations {
+    static let steps: [(version: Int, sql: String)] = [
+        (1, """
+            CREATE TABLE rooms (
+                code TEXT PRIMARY KEY,
+                title TEXT NOT NULL,
+                story TEXT NOT NULL,
+                settings TEXT NOT NULL,
+                teacher_token_hash TEXT NOT NULL,
+                dashboard_token_hash TEXT NOT NULL,
+                locked INTEGER NOT NULL DEFAULT 0,
+                phase TEXT NOT NULL DEFAULT 'lobby',
+                created_at INTEGER NOT NULL
+            );
+            CREATE TABLE players (
+                room_code TEXT NOT NULL REFERENCES rooms(code) ON DELETE CASCADE,
+                id TEXT NOT NULL,
+                nickname TEXT NOT NULL,
+                token_hash TEXT NOT NULL,
+                joined_at INTEGER NOT NULL,
+                kicked_at INTEGER,
+                PRIMARY KEY (room_code, id)
+            );
+            CREATE TABLE answers (
+                room_code TEXT NOT NULL REFERENCES rooms(code) ON DELETE CASCADE,
+                player_id TEXT NOT NULL,
+                question INTEGER NOT NULL,
+                option INTEGER NOT NULL,
+                received_at INTEGER NOT NULL,
+                elapsed_ms INTEGER NOT NULL,
+                correct INTEGER NOT NULL,
+                points INTEGER NOT NULL,
+                PRIMARY KEY (room_code, player_id, question)
+            );
+            CREATE TABLE transitions (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                room_code TEXT NOT NULL REFERENCES rooms(code) ON DELETE CASCADE,
+                phase TEXT NOT NULL,
+                question INTEGER,
+                skipped INTEGER NOT NULL DEFAULT 0,
+                at INTEGER NOT NULL
+            );
+            """),
+        // Version 2: when children left (for reports), and an index so restoring many rooms stays fast.
+        (2, """
+            ALTER TABLE players ADD COLUMN left_at INTEGER;
+            CREATE INDEX transitions_by_room ON transitions(room_code, seq);
+            CREATE INDEX rooms_by_phase ON rooms(phase);
+            """),
+    ]
+
+    static var latest: Int { steps.last?.version ?? 0 }
+
+    /// Brings `database` up to `target` (the latest by default); returns the versions applied.
+    @discardableResult
+    static func migrate(_ database: SQLiteDatabase, to target: Int = latest, now: Int64) throws -> [Int] {
+        try database.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
+        let current = try database.integer("SELECT coalesce(max(version), 0) FROM schema_migrations") ?? 0
+        guard current <= Int64(latest) else {
+            throw SQLiteError(code: 0, message: "the database is at schema version \(current), newer than this StoryCircle (\(latest)); upgrade StoryCircle", context: "migrating \(database.path)")
+        }
+        var applied: [Int] = []
+        for step in steps where step.version > current && step.version <= target {
+            try database.transaction {
+                try database.execute(step.sql)
+                try database.prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)").run(.int(step.version), .integer(now))
+            }
+            applied.append(step.version)
+        }
+        return applied
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Speech
+import Storage
+import StoryCircleCore
+import WebSocketTransport
+
+/// A running StoryCircle server: the transport on its port, the room registry, the store, the narrator and
+/// the HTTP API, wired together. `start` brings it up (restoring unfinished rooms); `stop` tells every
+/// connection goodbye, writes what is queued, and returns.
+public final class ClassroomServer: Sendable {
+    public let configuration: ServerConfiguration
+    public let port: Int
+    /// How children reach this server: the base of every URL it hands out.
+    public let publicURL: String
+    /// Where the admin token is kept, when it came from a file.
+    public let adminTokenFile: String?
+    public let registry: RoomRegistry
+    public let metrics: ServerMetrics
+    public let transportMetrics: TransportMetrics
+    public let restoredRooms: Int
+    let transport: WebSocketServer
+    let store: any RoomStore
+    let logger: Logger
+    private let loops: [Task<Void, Never>]
+    private let finishStreams: @Sendable () -> Void
+
+    /// Errors that stop the server from starting, each with a sentence an operator can act on.
+    public struct StartError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    private init(
+        configuration: ServerConfiguration, port: Int, publicURL: String, adminTokenFile: String?, registry: RoomRegistry,
+        metrics: ServerMetrics, transport: WebSocketServer, store: any RoomStore, logger: Logger, loops: [Task<Void, Never>],
+        restoredRooms: Int, finishStreams: @escaping @Sendable () -> Void
+    ) {
+        self.configuration = configuration
+        self.port = port
+        self.publicURL = publicURL
+        self.adminTokenFile = adminTokenFile
+        self.registry = registry
+        self.metrics = metrics
+        self.transport = transport
+        self.transportMetrics = transport.metrics
+        self.store = store
+        self.logger = logger
+        self.loops = loops
+        self.restoredRooms = restoredRooms
+        self.finishStreams = finishStreams
+    }
+
+    /// Brings a server up. `store` and `narrator` default to SQLite (or memory, with `database: "none"`)
+    /// and espeak-ng with the audio cache; tests inject their own, and a `ManualClock`.
+    public static func start(
+        configuration: ServerConfiguration, clock: any ServerClock = SystemClock(), store: (any RoomStore)? = nil,
+        narrator: (any NarrationPreparing)? = nil, timing: RoomTiming = .init(), logger: Logger? = nil
+    ) async throws -> ClassroomServer {
+        let logger = logger ?? Logger(label: "storycircle", minimumLevel: configuration.loggerLevel)
+        let metrics = ServerMetrics()
+        guard FileManager.default.fileExists(atPath: configuration.webRoot + "/index.html") else {
+            throw StartError(description: "the web pages are missing: \(configuration.webRoot)/index.html was not found (run from the project folder or set webRoot)")
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw StartError(description: "cannot create the data folder \(configuration.dataDirectory): \(error.localizedDescription)")
+        }
+        let (adminToken, adminTokenFile) = try Self.adminToken(configuration)
+
+        let roomStore: any RoomStore
+        if let store {
+            roomStore = store
+        } else if configuration.usesDatabase {
+            do {
+                roomStore = try SQLiteRoomStore(path: configuration.database)
+            } catch {
+                throw StartError(description: "cannot open the database \(configuration.database): \(error)")
+            }
+        } else {
+            roomStore = MemoryRoomStore()
+        }
+        var audioCache: AudioCache?
+        let roomNarrator: any NarrationPreparing
+        if let narrator {
+            roomNarrator = narrator
+        } else {
+            do {
+                let cache = try AudioCache(directory: URL(fileURLWithPath: configuration.audioCacheDirectory), maxBytes: configuration.audioCacheMegabytes * 1_048_576)
+                audioCache = cache
+                roomNarrator = SpeechNarrator(cache: cache, metrics: metrics)
+            } catch {
+                throw StartError(description: "cannot create the audio cache \(configuration.audioCacheDirectory): \(error.localizedDescription)")
+            }
+        }
+
+        let (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
+        let (requests, requestSink) = AsyncStream.makeStream(of: HTTPRequest.self)
+        let transport = WebSocketServer(configuration: transportConfiguration(configuration)) { event in
+            if case .request(let request) = event {
+                requestSink.yield(request)
+            } else {
+                eventSink.yield(event)
+            }
+        }
+        let registry = RoomRegistry(events: events, transport: transport, store: roomStore, clock: clock, narrator: roomNarrator, metrics: metrics, configuration: configuration, timing: timing, logger: logger)
+        let restored: Int
+        do {
+            restored = try await registry.restoreRooms()
+        } catch {
+            throw StartError(description: "cannot restore rooms from \(configuration.database): \(error)")
+        }
+        let port: Int
+        do {
+            port = try transport.start()
+        } catch {
+            throw StartError(description: "cannot listen on port \(configuration.port): \(error). Is another server using it? Try --port.")
+        }
+        let publicURL = configuration.publicURL.map { String($0.trimmingSuffix("/")) } ?? "http://\(NetworkAddress.bestGuess(bindAddress: configuration.bindAddress)):\(port)"
+        let api = APIHandler(
+            registry: registry, store: roomStore, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
+            adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: audioCache, qrCodes: true
+        )
+        let routing = Task { await registry.run() }
+        let answering = Task {
+            await withDiscardingTaskGroup { group in
+                for await request in requests {
+                    group.addTask { transport.respond(to: request.id, with: await api.handle(request)) }
+                }
+            }
+        }
+        let sweeping = Task {
+            while !Task.isCancelled {
+                do { try await clock.sleep(until: clock.now() + 60_000) } catch { return }
+                let now = clock.now()
+                _ = await registry.sweep(
+                    finishedBefore: now + -(configuration.finishedRoomMinutes * 60_000),
+                    createdBefore: now + -(configuration.retentionDays * 86_400_000)
+                )
+            }
+        }
+        logger.notice("Server listening", ["port": String(port), "url": publicURL, "rooms.restored": String(restored)])
+        return ClassroomServer(
+            configuration: configuration, port: port, publicURL: publicURL, adminTokenFile: adminTokenFile, registry: registry, metrics: metrics,
+            transport: transport, store: roomStore, logger: logger, loops: [routing, answering, sweeping], restoredRooms: restored,
+            finishStreams: { eventSink.finish(); requestSink.finish() }
+        )
+    }
+
+    /// Stops rooms, says goodbye to every connection (close 1001), writes everything queued, and returns.
+    public func stop() async {
+        logger.notice("Server stopping")
+        await registry.shutDown()
+        transport.stop()
+        finishStreams()
+        for loop in loops { loop.cancel() }
+        store.close()
+        logger.notice("Server stopped")
+    }
+
+    /// A room created in-process (the all-in-one `start` command), with the URLs the API would answer.
+    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
+        let room = try await registry.createRoom(story: story, settings: settings)
+        let response = CreatedRoomResponse(room, publicURL: publicURL, warnings: [])
+        return (room, response.joinURL, response.dashboardURL, response.teacherURL)
+    }
+
+    static func transportConfiguration(_ configuration: ServerConfiguration) -> WebSocketServerConfiguration {
+        var transport = WebSocketServerConfiguration()
+        transport.port = configuration.port
+        transport.bindAddress = configuration.bindAddress
+        transport.staticRoot = configuration.webRoot
+        transport.pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html"]
+        transport.dynamicPrefixes = ["/api", "/healthz", "/metrics", "/audio"]
+        transport.maxMessageBytes = configuration.maxMessageBytes
+        transport.maxConnections = configuration.maxConnections
+        transport.allowedOrigins = configuration.allowedOrigins
+        transport.trustForwardedFor = configuration.trustForwardedFor
+        return transport
+    }
+
+    /// The admin token: from the configuration, or kept in `<data>/admin-token` (created, readable only by
+    /// its owner, on first start).
+    static func adminToken(_ configuration: ServerConfiguration) throws -> (token: String, file: String?) {
+        if let token = configuration.adminToken, !token.isEmpty { return (token, nil) }
+        let file = configuration.dataDirectory + "/admin-token"
+        if let data = FileManager.default.contents(atPath: file) {
+            let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            if !token.isEmpty { return (token, file) }
+        }
+        let token = Tokens.generate()
+        guard FileManager.default.createFile(atPath: file, contents: Data((token + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw StartError(description: "cannot write the admin token to \(file)")
+        }
+        return (token, file)
+    }
+}
+
+extension String {
+    func trimmingSuffix(_ suffix: Character) -> Substring {
+        var result = Substring(self)
+        while result.last == suffix { result.removeLast() }
+        return result
+    }
+}

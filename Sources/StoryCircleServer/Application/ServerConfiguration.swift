@@ -1,0 +1,168 @@
+import Foundation
+import StoryCircleCore
+
+/// Everything an operator can set. Read from `config/storycircle.json` (every field optional), then the
+/// `STORYCIRCLE_*` environment variables, then command-line flags, each overriding the one before.
+public struct ServerConfiguration: Sendable, Equatable {
+    public var port = 8080
+    /// The address to listen on; empty for every interface.
+    public var bindAddress: String?
+    /// How children reach the server (`http://192.168.1.20:8080`); detected from the network when empty.
+    public var publicURL: String?
+    public var webRoot = "web-static"
+    public var dataDirectory = "data"
+    /// The SQLite file, relative to the working directory; `"none"` keeps rooms in memory only.
+    public var database = "data/storycircle.sqlite"
+    public var audioCacheDirectory = "data/audio-cache"
+    public var audioCacheMegabytes = 512
+    public var maxMessageBytes = 4_096
+    public var maxConnections = 20_000
+    public var allowedOrigins: [String] = []
+    public var trustForwardedFor = false
+    /// Rooms (and every child's data in them) are deleted this many days after creation.
+    public var retentionDays = 30
+    /// Required to create and list rooms over HTTP; generated into `<dataDirectory>/admin-token` when unset.
+    public var adminToken: String?
+    /// Finished rooms stay in memory this long for their podium; after that they are read from storage.
+    public var finishedRoomMinutes = 60
+    public var joinBurst = 60
+    public var joinsPerSecond = 2.0
+    public var failedJoinBurst = 10
+    public var failedJoinsPerMinute = 10.0
+    public var roomDefaults = RoomSettings()
+    public var logLevel = "info"
+
+    public init() {}
+
+    static let fieldNames: Set<String> = [
+        "port", "bindAddress", "publicURL", "webRoot", "dataDirectory", "database", "audioCacheDirectory",
+        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "allowedOrigins", "trustForwardedFor",
+        "retentionDays", "adminToken", "finishedRoomMinutes", "joinBurst", "joinsPerSecond", "failedJoinBurst",
+        "failedJoinsPerMinute", "roomDefaults", "logLevel",
+    ]
+
+    /// A problem with the configuration, said plainly; the server refuses to start on one.
+    public struct Problem: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    /// Reads `file` (if given; a missing default file is fine) and applies `environment` on top.
+    public static func load(file: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(Problem) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        if let file {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw Problem(description: "cannot read the configuration file \(file)")
+            }
+            try configuration.apply(json: data, from: file)
+        }
+        try configuration.apply(environment: environment)
+        try configuration.validate()
+        return configuration
+    }
+
+    mutating func apply(json data: Data, from file: String) throws(Problem) {
+        let object: [String: JSONValue]
+        do {
+            guard case .object(let value) = try JSONDecoder().decode(JSONValue.self, from: data) else {
+                throw Problem(description: "\(file): the configuration must be a JSON object")
+            }
+            object = value
+        } catch let problem as Problem {
+            throw problem
+        } catch {
+            throw Problem(description: "\(file): not valid JSON (\(error))")
+        }
+        let unknown = Set(object.keys).subtracting(Self.fieldNames)
+        if !unknown.isEmpty {
+            throw Problem(description: "\(file): unknown setting \(unknown.sorted().map { "\"\($0)\"" }.joined(separator: ", ")); known settings are \(Self.fieldNames.sorted().joined(separator: ", "))")
+        }
+        func decode<T: Decodable>(_ key: String, as type: T.Type) throws(Problem) -> T? {
+            guard let value = object[key], value != .null else { return nil }
+            do {
+                return try JSONDecoder().decode(T.self, from: JSONEncoder().encode(value))
+            } catch {
+                throw Problem(description: "\(file): \"\(key)\" has the wrong type")
+            }
+        }
+        port = try decode("port", as: Int.self) ?? port
+        bindAddress = try decode("bindAddress", as: String.self) ?? bindAddress
+        publicURL = try decode("publicURL", as: String.self) ?? publicURL
+        webRoot = try decode("webRoot", as: String.self) ?? webRoot
+        dataDirectory = try decode("dataDirectory", as: String.self) ?? dataDirectory
+        database = try decode("database", as: String.self) ?? database
+        audioCacheDirectory = try decode("audioCacheDirectory", as: String.self) ?? audioCacheDirectory
+        audioCacheMegabytes = try decode("audioCacheMegabytes", as: Int.self) ?? audioCacheMegabytes
+        maxMessageBytes = try decode("maxMessageBytes", as: Int.self) ?? maxMessageBytes
+        maxConnections = try decode("maxConnections", as: Int.self) ?? maxConnections
+        allowedOrigins = try decode("allowedOrigins", as: [String].self) ?? allowedOrigins
+        trustForwardedFor = try decode("trustForwardedFor", as: Bool.self) ?? trustForwardedFor
+        retentionDays = try decode("retentionDays", as: Int.self) ?? retentionDays
+        adminToken = try decode("adminToken", as: String.self) ?? adminToken
+        finishedRoomMinutes = try decode("finishedRoomMinutes", as: Int.self) ?? finishedRoomMinutes
+        joinBurst = try decode("joinBurst", as: Int.self) ?? joinBurst
+        joinsPerSecond = try decode("joinsPerSecond", as: Double.self) ?? joinsPerSecond
+        failedJoinBurst = try decode("failedJoinBurst", as: Int.self) ?? failedJoinBurst
+        failedJoinsPerMinute = try decode("failedJoinsPerMinute", as: Double.self) ?? failedJoinsPerMinute
+        if let patch = try decode("roomDefaults", as: RoomSettingsPatch.self) {
+            do {
+                roomDefaults = try roomDefaults.applying(patch)
+            } catch {
+                throw Problem(description: "\(file): roomDefaults: \(error.message)")
+            }
+        }
+        logLevel = try decode("logLevel", as: String.self) ?? logLevel
+    }
+
+    mutating func apply(environment: [String: String]) throws(Problem) {
+        func integer(_ name: String) throws(Problem) -> Int? {
+            guard let text = environment[name], !text.isEmpty else { return nil }
+            guard let value = Int(text) else { throw Problem(description: "\(name)=\(text) is not a whole number") }
+            return value
+        }
+        func string(_ name: String) -> String? {
+            environment[name].flatMap { $0.isEmpty ? nil : $0 }
+        }
+        port = try integer("STORYCIRCLE_PORT") ?? port
+        bindAddress = string("STORYCIRCLE_BIND") ?? bindAddress
+        publicURL = string("STORYCIRCLE_PUBLIC_URL") ?? publicURL
+        webRoot = string("STORYCIRCLE_WEB_ROOT") ?? webRoot
+        dataDirectory = string("STORYCIRCLE_DATA_DIR") ?? dataDirectory
+        database = string("STORYCIRCLE_DATABASE") ?? database
+        audioCacheDirectory = string("STORYCIRCLE_AUDIO_CACHE") ?? audioCacheDirectory
+        adminToken = string("STORYCIRCLE_ADMIN_TOKEN") ?? adminToken
+        retentionDays = try integer("STORYCIRCLE_RETENTION_DAYS") ?? retentionDays
+        logLevel = string("STORYCIRCLE_LOG_LEVEL") ?? logLevel
+        if let origins = string("STORYCIRCLE_ALLOWED_ORIGINS") {
+            allowedOrigins = origins.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+        }
+        if let trust = string("STORYCIRCLE_TRUST_FORWARDED_FOR") {
+            trustForwardedFor = ["1", "true", "yes"].contains(trust.lowercased())
+        }
+    }
+
+    public func validate() throws(Problem) {
+        guard (0...65_535).contains(port) else { throw Problem(description: "port \(port) is not a TCP port (0 to 65535)") }
+        guard (256...1_048_576).contains(maxMessageBytes) else { throw Problem(description: "maxMessageBytes must be from 256 to 1048576") }
+        guard retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
+        guard audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }
+        guard ["debug", "info", "notice", "warning", "error"].contains(logLevel) else {
+            throw Problem(description: "logLevel must be one of debug, info, notice, warning, error")
+        }
+        if let publicURL, !(publicURL.hasPrefix("http://") || publicURL.hasPrefix("https://")) {
+            throw Problem(description: "publicURL must start with http:// or https://")
+        }
+    }
+
+    var loggerLevel: Logger.Level {
+        switch logLevel {
+        case "debug": .debug
+        case "notice": .notice
+        case "warning": .warning
+        case "error": .error
+        default: .info
+        }
+    }
+
+    /// Where rooms' records live, from `database`.
+    public var usesDatabase: Bool { database != "none" }
+}

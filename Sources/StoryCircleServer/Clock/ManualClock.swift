@@ -1,0 +1,100 @@
+import Synchronization
+import StoryCircleCore
+
+/// A clock that moves only when told to, for tests: `advance(to:)` wakes exactly the sleepers whose time has
+/// come, and `waitForSleepers(_:)` lets a test wait until the code under test is waiting, instead of
+/// sleeping and hoping.
+public final class ManualClock: ServerClock {
+    private struct Sleeper {
+        var deadline: ServerTime
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var now: ServerTime
+        var sleepers: [UInt64: Sleeper] = [:]
+        var nextID: UInt64 = 0
+        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let state: Mutex<State>
+
+    public init(now: ServerTime = ServerTime(milliseconds: 1_700_000_000_000)) {
+        state = Mutex(State(now: now))
+    }
+
+    public func now() -> ServerTime {
+        state.withLock { $0.now }
+    }
+
+    public func sleep(until deadline: ServerTime) async throws {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let ready: [CheckedContinuation<Void, Never>] = state.withLock { state in
+                    if Task.isCancelled {
+                        continuation.resume(throwing: CancellationError())
+                        return []
+                    }
+                    if deadline <= state.now {
+                        continuation.resume()
+                        return []
+                    }
+                    state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    return Self.satisfiedWatchers(&state)
+                }
+                ready.forEach { $0.resume() }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves time to `time`, waking every sleeper due by then.
+    public func advance(to time: ServerTime) {
+        let due: [Sleeper] = state.withLock { state in
+            state.now = max(state.now, time)
+            let due = state.sleepers.filter { $0.value.deadline <= state.now }
+            due.keys.forEach { state.sleepers[$0] = nil }
+            return due.values.sorted { $0.deadline < $1.deadline }
+        }
+        due.forEach { $0.continuation.resume() }
+    }
+
+    public func advance(by milliseconds: Int) {
+        advance(to: now() + milliseconds)
+    }
+
+    /// How many tasks are sleeping on this clock.
+    public var sleeperCount: Int {
+        state.withLock { $0.sleepers.count }
+    }
+
+    /// The earliest deadline anyone is sleeping until.
+    public var nextDeadline: ServerTime? {
+        state.withLock { $0.sleepers.values.map(\.deadline).min() }
+    }
+
+    /// Returns once at least `count` tasks are sleeping.
+    public func waitForSleepers(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.sleepers.count >= count { return true }
+                state.watchers.append((count, continuation))
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    private static func satisfiedWatchers(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        let count = state.sleepers.count
+        let ready = state.watchers.filter { $0.count <= count }.map(\.continuation)
+        state.watchers.removeAll { $0.count <= count }
+        return ready
+    }
+}

@@ -1,0 +1,295 @@
+import Foundation
+import StoryCircleCore
+import WebSocketTransport
+
+/// The HTTP API (`docs/protocol.md`, "HTTP API"): rooms, commands, results, health and metrics.
+/// Teacher and admin tokens come as `Authorization: Bearer …`.
+struct APIHandler: Sendable {
+    let registry: RoomRegistry
+    let store: any RoomStore
+    let clock: any ServerClock
+    let metrics: ServerMetrics
+    let transportMetrics: TransportMetrics?
+    let adminTokenHash: String
+    let publicURL: String
+    let startedAt: ServerTime
+    let audio: AudioCache?
+    let qrCodes: Bool
+
+    enum Authority: Comparable {
+        case dashboard, teacher, admin
+    }
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let path = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        switch path {
+        case ["healthz"]:
+            return await only("GET", request) { await health() }
+        case ["metrics"]:
+            return await only("GET", request) { await prometheus() }
+        case ["api", "rooms"]:
+            switch request.method {
+            case "POST": return await createRoom(request)
+            case "GET": return listRooms(request)
+            default: return methodNotAllowed("GET, POST")
+            }
+        case let parts where parts.count == 3 && parts[0] == "api" && parts[1] == "rooms":
+            return await only("GET", request) { await status(code: parts[2], request) }
+        case let parts where parts.count == 4 && parts[0] == "api" && parts[1] == "rooms" && parts[3] == "commands":
+            return await only("POST", request) { await command(code: parts[2], request) }
+        case let parts where parts.count == 4 && parts[0] == "api" && parts[1] == "rooms" && parts[3] == "results":
+            return await only("GET", request) { await results(code: parts[2], request) }
+        case let parts where parts.count == 4 && parts[0] == "api" && parts[1] == "rooms" && parts[3] == "qr.svg" && qrCodes:
+            return await only("GET", request) { await qrCode(code: parts[2], request) }
+        case let parts where parts.count == 2 && parts[0] == "audio":
+            guard let audio else { return notFound() }
+            return await only("GET", request) { audio.response(for: parts[1], ifNoneMatch: request.headers["if-none-match"]) }
+        default:
+            return notFound()
+        }
+    }
+
+    // MARK: - Routes
+
+    private func health() async -> HTTPResponse {
+        struct Health: Encodable {
+            var status = "ok"
+            var version = StoryCircleVersion.current
+            var rooms: Int
+            var connections: Int
+            var uptimeSeconds: Int
+        }
+        let connections = transportMetrics?.snapshot.openConnections ?? 0
+        return .json(200, Health(rooms: await registry.liveRoomCount, connections: connections, uptimeSeconds: (clock.now() - startedAt) / 1_000))
+    }
+
+    private func prometheus() async -> HTTPResponse {
+        var lines: [String] = []
+        func metric(_ name: String, _ type: String, _ help: String, _ value: Int) {
+            lines += ["# HELP \(name) \(help)", "# TYPE \(name) \(type)", "\(name) \(value)"]
+        }
+        if let transport = transportMetrics?.snapshot {
+            metric("storycircle_connections_open", "gauge", "Open WebSocket connections.", transport.openConnections)
+            metric("storycircle_connections_total", "counter", "WebSocket connections accepted.", transport.connectionsTotal)
+            metric("storycircle_messages_received_total", "counter", "Messages received from clients.", transport.messagesReceived)
+            metric("storycircle_messages_sent_total", "counter", "Messages sent to clients.", transport.messagesSent)
+            metric("storycircle_bytes_sent_total", "counter", "Message bytes sent to clients.", transport.bytesSent)
+            metric("storycircle_protocol_errors_total", "counter", "Connections closed for oversize, binary or flooding messages.", transport.protocolErrors)
+            metric("storycircle_slow_clients_dropped_total", "counter", "Connections dropped for falling too far behind.", transport.slowClientsDropped)
+            metric("storycircle_upgrades_rejected_total", "counter", "WebSocket upgrades refused (path, origin, capacity).", transport.rejectedUpgrades)
+            metric("storycircle_http_requests_total", "counter", "Dynamic HTTP requests.", transport.httpRequests)
+        }
+        var phases: [PhaseName: Int] = [:]
+        for room in await registry.liveRooms { phases[await room.phase.name, default: 0] += 1 }
+        lines += ["# HELP storycircle_rooms Rooms in memory, by phase.", "# TYPE storycircle_rooms gauge"]
+        for phase in [PhaseName.lobby, .preparing, .error, .narrating, .question, .reveal, .finished] {
+            lines.append("storycircle_rooms{phase=\"\(phase.rawValue)\"} \(phases[phase] ?? 0)")
+        }
+        lines += metrics.prometheusLines()
+        return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", headers: [("cache-control", "no-store")], body: Array((lines.joined(separator: "\n") + "\n").utf8))
+    }
+
+    private func createRoom(_ request: HTTPRequest) async -> HTTPResponse {
+        guard authority(of: request, credentials: nil) == .admin else {
+            return .error(RoomError(.unauthorized, "Creating a room needs the admin token (Authorization: Bearer …); the server printed where it keeps it."))
+        }
+        let body: [String: JSONValue]
+        switch decodeObject(request.body) {
+        case .success(let object): body = object
+        case .failure(let error): return .error(error)
+        }
+        // Either {"story": {...}, "settings": {...}} or the story file itself.
+        let storyValue = body["story"] ?? .object(body.filter { $0.key != "settings" })
+        let validated = Story.load(json: storyValue)
+        guard let story = validated.value else {
+            return .error(RoomError(.invalidStory, "The story has problems: \(validated.errors.map(\.description).joined(separator: "; "))"), extra: ["issues": issuesJSON(validated.issues)])
+        }
+        var patch: RoomSettingsPatch?
+        if let settings = body["settings"] {
+            do {
+                patch = try JSONDecoder().decode(RoomSettingsPatch.self, from: JSONEncoder().encode(settings))
+            } catch {
+                return .error(RoomError(.invalidSettings, "The settings are not valid: each one is true/false, a number, or a narration mode (devices, dashboard, off)."))
+            }
+        }
+        do {
+            let created = try await registry.createRoom(story: story, settings: patch)
+            return .json(201, CreatedRoomResponse(created, publicURL: publicURL, warnings: validated.warnings.map(\.description)))
+        } catch let error as RoomError {
+            return .error(error)
+        } catch {
+            return .error(RoomError(.internalError, "The room could not be stored."))
+        }
+    }
+
+    private func listRooms(_ request: HTTPRequest) -> HTTPResponse {
+        guard authority(of: request, credentials: nil) == .admin else {
+            return .error(RoomError(.unauthorized, "Listing rooms needs the admin token."))
+        }
+        do {
+            return .json(200, ["rooms": try store.summaries()])
+        } catch {
+            return .error(RoomError(.internalError, "The rooms could not be read from storage."))
+        }
+    }
+
+    private func status(code: String, _ request: HTTPRequest) async -> HTTPResponse {
+        switch await resolve(code, request, needs: .dashboard) {
+        case .failure(let refusal): return refusal
+        case .success(.live(let room)): return .json(200, await room.report())
+        case .success(.archived(let archive)):
+            let (state, _) = RoomState.restore(archive, at: clock.now())
+            return .json(200, RoomReport(state: state, createdAt: archive.header.createdAt, pendingRecords: 0))
+        }
+    }
+
+    private func command(code: String, _ request: HTTPRequest) async -> HTTPResponse {
+        struct Body: Decodable {
+            var command: String
+            var player: String?
+            var settings: RoomSettingsPatch?
+        }
+        let room: Room
+        switch await resolve(code, request, needs: .teacher) {
+        case .failure(let refusal): return refusal
+        case .success(.archived): return .error(RoomError(.roomEnded, "This room has ended."))
+        case .success(.live(let live)): room = live
+        }
+        let body: Body
+        do {
+            body = try JSONDecoder().decode(Body.self, from: Data(request.body))
+        } catch {
+            return .error(RoomError(.invalidMessage, "Send {\"command\": \"next\"} (and \"player\" for kick, \"settings\" for settings)."))
+        }
+        do {
+            let command = try TeacherCommand.named(body.command, player: body.player, settings: body.settings)
+            return .json(200, try await room.perform(command))
+        } catch {
+            return .error(error)
+        }
+    }
+
+    private func results(code: String, _ request: HTTPRequest) async -> HTTPResponse {
+        let results: RoomResults
+        switch await resolve(code, request, needs: .teacher) {
+        case .failure(let refusal): return refusal
+        case .success(.live(let room)): results = await room.results()
+        case .success(.archived(let archive)): results = RoomState.restore(archive, at: clock.now()).0.results()
+        }
+        switch request.query["format"] ?? "json" {
+        case "json":
+            return .json(200, results)
+        case "csv":
+            return HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8", headers: [("cache-control", "no-store"), ("content-disposition", "attachment; filename=\"storycircle-\(results.code).csv\"")], body: Array(results.csv().utf8))
+        default:
+            return .error(RoomError(.invalidMessage, "format must be json or csv."))
+        }
+    }
+
+    private func qrCode(code: String, _ request: HTTPRequest) async -> HTTPResponse {
+        if case .failure(let refusal) = await resolve(code, request, needs: .dashboard) { return refusal }
+        guard let svg = JoinCode.qrSVG(for: JoinCode.joinURL(publicURL: publicURL, code: code)) else {
+            return .error(RoomError(.internalError, "The QR code could not be drawn."))
+        }
+        return HTTPResponse(status: 200, contentType: "image/svg+xml", headers: [("cache-control", "private, max-age=3600")], body: Array(svg.utf8))
+    }
+
+    // MARK: - Helpers
+
+    enum Found {
+        case live(Room)
+        case archived(RoomArchive)
+    }
+
+    enum Resolution {
+        case success(Found)
+        case failure(HTTPResponse)
+    }
+
+    /// The room `code` if the request's token grants at least `needs`. A wrong token and a missing room get
+    /// the same answer, so the API does not tell a guesser which codes exist.
+    private func resolve(_ code: String, _ request: HTTPRequest, needs: Authority) async -> Resolution {
+        let refusal = HTTPResponse.error(RoomError(.unauthorized, "A valid token for room \(code.prefix(12)) is needed (Authorization: Bearer …)."))
+        let found: Found
+        let credentials: RoomCredentials
+        if let room = await registry.room(code) {
+            found = .live(room)
+            credentials = room.credentials
+        } else if let archive = try? store.archive(room: code) {
+            found = .archived(archive)
+            credentials = archive.header.credentials
+        } else {
+            return .failure(authority(of: request, credentials: nil) == .admin ? .error(RoomError(.roomNotFound, "There is no room \(code.prefix(12)).")) : refusal)
+        }
+        guard let granted = authority(of: request, credentials: credentials), granted >= needs else {
+            return .failure(refusal)
+        }
+        return .success(found)
+    }
+
+    func authority(of request: HTTPRequest, credentials: RoomCredentials?) -> Authority? {
+        guard let header = request.headers["authorization"], header.lowercased().hasPrefix("bearer ") else { return nil }
+        let token = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
+        guard !token.isEmpty else { return nil }
+        if RoomCredentials.hash(token) == adminTokenHash { return .admin }
+        guard let credentials else { return nil }
+        switch credentials.watchRole(for: token) {
+        case .teacher?: return .teacher
+        case .dashboard?: return .dashboard
+        default: return nil
+        }
+    }
+
+    private func decodeObject(_ body: [UInt8]) -> Result<[String: JSONValue], RoomError> {
+        guard !body.isEmpty else { return .failure(RoomError(.invalidMessage, "The request needs a JSON body.")) }
+        do {
+            guard case .object(let object) = try JSONDecoder().decode(JSONValue.self, from: Data(body)) else {
+                return .failure(RoomError(.invalidMessage, "The body must be a JSON object."))
+            }
+            return .success(object)
+        } catch {
+            return .failure(RoomError(.invalidJSON, "The body is not valid JSON."))
+        }
+    }
+
+    private func issuesJSON(_ issues: [ValidationIssue]) -> JSONValue {
+        .array(issues.map { .object(["severity": .string($0.severity.rawValue), "path": .string($0.path), "message": .string($0.message)]) })
+    }
+
+    private func only(_ method: String, _ request: HTTPRequest, _ body: () async -> HTTPResponse) async -> HTTPResponse {
+        request.method == method || (method == "GET" && request.method == "HEAD") ? await body() : methodNotAllowed(method)
+    }
+
+    private func methodNotAllowed(_ allowed: String) -> HTTPResponse {
+        var response = HTTPResponse.error(RoomError(.methodNotAllowed, "Use \(allowed) here."))
+        response.headers.append(("allow", allowed))
+        return response
+    }
+
+    private func notFound() -> HTTPResponse {
+        .error(RoomError(.notFound, "There is nothing here. Children join at /, dashboards are at /dashboard."))
+    }
+}
+
+/// The answer to `POST /api/rooms`: everything a teacher needs, shown once.
+struct CreatedRoomResponse: Encodable {
+    var code: String
+    var title: String
+    var teacherToken: String
+    var dashboardToken: String
+    var joinURL: String
+    var dashboardURL: String
+    var teacherURL: String
+    var warnings: [String]
+
+    init(_ room: CreatedRoom, publicURL: String, warnings: [String]) {
+        code = room.code
+        title = room.title
+        teacherToken = room.teacherToken
+        dashboardToken = room.dashboardToken
+        joinURL = JoinCode.joinURL(publicURL: publicURL, code: room.code)
+        dashboardURL = "\(publicURL)/dashboard#room=\(room.code)&token=\(room.dashboardToken)"
+        teacherURL = "\(publicURL)/teacher#room=\(room.code)&token=\(room.teacherToken)"
+        self.warnings = warnings
+    }
+}

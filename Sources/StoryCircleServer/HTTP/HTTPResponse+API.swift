@@ -1,0 +1,39 @@
+import Foundation
+import StoryCircleCore
+import WebSocketTransport
+
+extension HTTPResponse {
+    static let jsonEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func json(_ status: Int, _ value: some Encodable, headers: [(name: String, value: String)] = []) -> HTTPResponse {
+        let body = (try? jsonEncoder.encode(value)) ?? Data("{}".utf8)
+        return HTTPResponse(status: status, contentType: "application/json; charset=utf-8", headers: [("cache-control", "no-store")] + headers, body: Array(body) + [0x0A])
+    }
+
+    /// `{"error":{"code":...,"message":...}}` with the status that fits the code.
+    static func error(_ error: RoomError, extra: [String: JSONValue] = [:]) -> HTTPResponse {
+        var object: [String: JSONValue] = ["code": .string(error.code.rawValue), "message": .string(error.message)]
+        object.merge(extra) { current, _ in current }
+        return json(status(for: error.code), ["error": JSONValue.object(object)])
+    }
+
+    static func status(for code: ErrorCode) -> Int {
+        switch code {
+        case .invalidJSON, .invalidMessage, .invalidSettings, .unknownType, .nicknameInvalid: 400
+        case .unauthorized, .badToken: 401
+        case .wrongRole: 403
+        case .roomNotFound, .notFound, .playerNotFound: 404
+        case .methodNotAllowed: 405
+        case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen: 409
+        case .payloadTooLarge, .messageTooBig: 413
+        case .invalidStory: 422
+        case .rateLimited, .tooManyMessages: 429
+        case .serverShuttingDown: 503
+        default: 500
+        }
+    }
+}

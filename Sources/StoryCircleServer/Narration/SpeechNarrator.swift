@@ -1,0 +1,95 @@
+import Foundation
+import Synchronization
+import Speech
+import StoryCircleCore
+
+/// Prepares narration with espeak-ng, through the audio cache: a sentence already spoken the same way is a
+/// file read; a new one is synthesised once, encoded to MP3 and kept. Two rooms preparing the same sentence
+/// at once share one synthesis.
+public final class SpeechNarrator: NarrationPreparing {
+    private let engine: SpeechEngine
+    private let cache: AudioCache
+    private let metrics: ServerMetrics
+    private let inFlight = Mutex<[String: Task<AudioCache.Clip, any Error>]>([:])
+
+    public init(engine: SpeechEngine = .shared, cache: AudioCache, metrics: ServerMetrics) {
+        self.engine = engine
+        self.cache = cache
+        self.metrics = metrics
+    }
+
+    public func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> NarrationPlan {
+        let voice = Voice(name: request.settings.voice, rate: request.settings.rate, pitch: request.settings.pitch)
+        let total = request.sentences.count + (request.questions?.count ?? 0)
+        var sentences: [NarratedSentence] = []
+        for (index, text) in request.sentences.enumerated() {
+            try Task.checkCancellation()
+            let clip = try await clip(for: text, voice: voice)
+            sentences.append(NarratedSentence(index: index, text: text, durationMs: clip.durationMs, words: clip.words, audio: clip.path))
+            progress(index + 1, total)
+        }
+        var questionAudio: [String]?
+        if let questions = request.questions {
+            var paths: [String] = []
+            for (index, text) in questions.enumerated() {
+                try Task.checkCancellation()
+                paths.append(try await clip(for: text, voice: voice).path)
+                progress(request.sentences.count + index + 1, total)
+            }
+            questionAudio = paths
+        }
+        return NarrationPlan(sentences: sentences, questionAudio: questionAudio)
+    }
+
+    /// The clip for `text`, from the cache or synthesised now.
+    public func clip(for text: String, voice: Voice) async throws -> AudioCache.Clip {
+        guard let version = engine.version else {
+            throw NarrationError(.engineUnavailable("espeak-ng did not start"))
+        }
+        let key = AudioCache.key(text: text, voice: voice.name, rate: voice.rate, pitch: voice.pitch, engineVersion: version)
+        if let clip = cache.clip(key) {
+            metrics.audioCacheHit()
+            return clip
+        }
+        let task = inFlight.withLock { inFlight in
+            if let running = inFlight[key] { return running }
+            let task = Task { [engine, cache, metrics] () throws -> AudioCache.Clip in
+                do {
+                    let spoken = try await engine.synthesize(text, voice: voice)
+                    let audio = try MP3Encoder.encode(spoken.samples, sampleRate: spoken.sampleRate)
+                    let words = spoken.words.map { WordTiming(at: $0.startMs, start: $0.offset, length: $0.length) }
+                    metrics.sentenceSynthesized()
+                    return try cache.store(audio, durationMs: spoken.durationMs, words: words, key: key)
+                } catch let error as SpeechError {
+                    throw NarrationError(error)
+                }
+            }
+            inFlight[key] = task
+            return task
+        }
+        defer { _ = inFlight.withLock { $0.removeValue(forKey: key) } }
+        return try await task.value
+    }
+}
+
+/// A speech failure, with the message the room shows to the teacher and the children.
+public struct NarrationError: FriendlyError, CustomStringConvertible {
+    public let underlying: SpeechError
+
+    public init(_ underlying: SpeechError) {
+        self.underlying = underlying
+    }
+
+    public var friendlyMessage: String {
+        switch underlying {
+        case .unknownVoice(let voice):
+            "Pip could not find the voice \"\(voice)\" on this computer. Your teacher can choose another voice and try again."
+        case .engineUnavailable:
+            "Pip's reading voice is not installed on this computer (espeak-ng). Your teacher can try again once it is."
+        case .synthesisFailed, .encodingFailed:
+            "Pip could not read this story aloud. Your teacher can try again."
+        }
+    }
+
+    public var description: String { underlying.description }
+}

@@ -1,0 +1,69 @@
+/// An HTTP request to a dynamic route (`/api`, `/healthz`, `/metrics`, `/audio`), read on the service thread
+/// and handed to the application.
+public struct HTTPRequest: Sendable {
+    /// Identifies this request for `WebSocketServer.respond(to:with:)`.
+    public struct ID: Hashable, Sendable {
+        let connection: UInt64
+        let sequence: UInt64
+    }
+
+    public var id: ID
+    public var method: String
+    /// The path, percent-decoded, without the query.
+    public var path: String
+    public var query: [String: String]
+    /// Header values by lowercase name (only the headers the server uses are read).
+    public var headers: [String: String]
+    public var body: [UInt8]
+    /// The client's address (the first `X-Forwarded-For` hop when proxies are trusted).
+    public var peer: String
+
+    public init(id: ID, method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [], peer: String = "") {
+        self.id = id
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.peer = peer
+    }
+
+    /// A request not tied to a connection, for tests of handlers.
+    public static func testRequest(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [], peer: String = "127.0.0.1") -> HTTPRequest {
+        HTTPRequest(id: ID(connection: 0, sequence: 0), method: method, path: path, query: query, headers: headers, body: body, peer: peer)
+    }
+}
+
+public struct HTTPResponse: Sendable, Equatable {
+    public var status: Int
+    /// Extra headers (`Content-Type` and `Content-Length` are set from `contentType` and `body`).
+    public var headers: [(name: String, value: String)]
+    public var contentType: String
+    public var body: [UInt8]
+
+    public init(status: Int, contentType: String = "text/plain; charset=utf-8", headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.contentType = contentType
+        self.headers = headers
+        self.body = body
+    }
+
+    public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
+        lhs.status == rhs.status && lhs.contentType == rhs.contentType && lhs.body == rhs.body
+            && lhs.headers.map { "\($0.name):\($0.value)" } == rhs.headers.map { "\($0.name):\($0.value)" }
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+}
+
+/// Something the transport reports to the application, on the service thread. Handlers must not block:
+/// they hand the event on (to an actor's inbox) and return.
+public enum TransportEvent: Sendable {
+    case opened(connection: UInt64, peer: String)
+    /// One complete text message (reassembled, size-checked, valid UTF-8).
+    case message(connection: UInt64, bytes: [UInt8])
+    case closed(connection: UInt64)
+    case request(HTTPRequest)
+}

@@ -1,0 +1,40 @@
+import Synchronization
+
+/// Counters the transport keeps, read by `/metrics`. Atomic, so any thread may read them.
+public final class TransportMetrics: Sendable {
+    public struct Snapshot: Sendable, Equatable {
+        public var openConnections: Int
+        public var connectionsTotal: Int
+        public var messagesReceived: Int
+        public var messagesSent: Int
+        public var bytesSent: Int
+        public var protocolErrors: Int
+        public var slowClientsDropped: Int
+        public var rejectedUpgrades: Int
+        public var httpRequests: Int
+    }
+
+    let openConnections = Atomic<Int>(0)
+    let connectionsTotal = Atomic<Int>(0)
+    let messagesReceived = Atomic<Int>(0)
+    let messagesSent = Atomic<Int>(0)
+    let bytesSent = Atomic<Int>(0)
+    let protocolErrors = Atomic<Int>(0)
+    let slowClientsDropped = Atomic<Int>(0)
+    let rejectedUpgrades = Atomic<Int>(0)
+    let httpRequests = Atomic<Int>(0)
+
+    public var snapshot: Snapshot {
+        Snapshot(
+            openConnections: openConnections.load(ordering: .relaxed),
+            connectionsTotal: connectionsTotal.load(ordering: .relaxed),
+            messagesReceived: messagesReceived.load(ordering: .relaxed),
+            messagesSent: messagesSent.load(ordering: .relaxed),
+            bytesSent: bytesSent.load(ordering: .relaxed),
+            protocolErrors: protocolErrors.load(ordering: .relaxed),
+            slowClientsDropped: slowClientsDropped.load(ordering: .relaxed),
+            rejectedUpgrades: rejectedUpgrades.load(ordering: .relaxed),
+            httpRequests: httpRequests.load(ordering: .relaxed)
+        )
+    }
+}

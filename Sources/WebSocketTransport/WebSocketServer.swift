@@ -1,0 +1,259 @@
+import CLibWebSockets
+import Foundation
+import Synchronization
+
+/// The one libwebsockets event loop: static files, dynamic HTTP routes, and WebSocket connections, on one
+/// port and one dedicated service thread.
+///
+/// Threading, which libwebsockets dictates: only the service thread touches lws and the `connections`
+/// table. Other threads talk to it through `OutboundQueues` (locked) and `lws_cancel_service()`, the one
+/// lws call that is safe from anywhere. Inbound traffic is reported through `onEvent`, on the service
+/// thread, which must hand it on without blocking.
+///
+/// `@unchecked Sendable`: the mutable properties below are confined to the service thread (they are set
+/// before it starts or only touched from lws callbacks and the loop), and everything shared is either
+/// immutable, atomic, or behind `OutboundQueues`' lock.
+public final class WebSocketServer: @unchecked Sendable {
+    public let configuration: WebSocketServerConfiguration
+    public let metrics = TransportMetrics()
+    let onEvent: @Sendable (TransportEvent) -> Void
+    let queues: OutboundQueues
+
+    // Shared with other threads.
+    private let stopRequested = Atomic<Bool>(false)
+    private let contextPointer = Atomic<UInt>(0)
+    private let started = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let startResult = Mutex<Result<Int, LWSError>?>(nil)
+    private let drainDeadline = Mutex<ContinuousClock.Instant?>(nil)
+
+    // Service thread only.
+    var connections: [UInt64: Connection] = [:]
+    var nextConnectionID: UInt64 = 1
+    private var resources: CResources?
+
+    public init(configuration: WebSocketServerConfiguration, onEvent: @escaping @Sendable (TransportEvent) -> Void) {
+        self.configuration = configuration
+        self.onEvent = onEvent
+        self.queues = OutboundQueues(maxBytes: configuration.maxQueuedBytesPerConnection, maxFrames: configuration.maxQueuedFramesPerConnection)
+    }
+
+    /// Starts listening on the service thread; returns the port in use once it is listening.
+    public func start() throws(LWSError) -> Int {
+        let thread = Thread { [self] in self.serviceThreadMain() }
+        thread.name = "lws-service"
+        thread.stackSize = 1 << 20
+        thread.start()
+        started.wait()
+        guard let result = startResult.withLock({ $0 }) else { throw LWSError(operation: "start", code: -1) }
+        return try result.get()
+    }
+
+    /// Stops the loop: frames already queued (goodbyes) go out, every connection is closed with 1001
+    /// ("going away"), and after at most `drainTimeout` the context is destroyed. Returns when the service
+    /// thread has finished. Never call it from the service thread.
+    public func stop(drainTimeout: Duration = .milliseconds(700)) {
+        guard contextPointer.load(ordering: .acquiring) != 0, !stopRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        queues.closeAll(status: 1001, reason: "server_shutting_down")
+        drainDeadline.withLock { $0 = ContinuousClock.now + drainTimeout }
+        let deadline = ContinuousClock.now + drainTimeout + .seconds(2)
+        // lws_service may sleep until its next timer; keep waking it while it drains.
+        while finished.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
+            wake()
+            if ContinuousClock.now > deadline { break }
+        }
+    }
+
+    // MARK: - Sending (any thread)
+
+    /// Queues `frame` for `connections`; each is written in its own WRITEABLE callback.
+    public func send(_ frame: OutboundFrame, to connections: [UInt64]) {
+        let (woken, dropped) = queues.enqueue(frame, to: connections)
+        if dropped > 0 { metrics.slowClientsDropped.add(dropped, ordering: .relaxed) }
+        if woken { wake() }
+    }
+
+    /// Closes `connection` with a WebSocket status and reason, after its queued frames.
+    public func close(_ connection: UInt64, status: UInt16, reason: String) {
+        if queues.close(connection, status: status, reason: reason) { wake() }
+    }
+
+    public func respond(to request: HTTPRequest.ID, with response: HTTPResponse) {
+        queues.respond(request.connection, sequence: request.sequence, with: response)
+        wake()
+    }
+
+    private func wake() {
+        let raw = contextPointer.load(ordering: .acquiring)
+        guard raw != 0, let context = OpaquePointer(bitPattern: raw) else { return }
+        lws_cancel_service(context)
+    }
+
+    // MARK: - The service thread
+
+    private func serviceThreadMain() {
+        let result: Result<Int, LWSError>
+        let context: OpaquePointer
+        do {
+            let resources = try CResources(configuration: configuration, server: self)
+            self.resources = resources
+            context = resources.context
+            result = .success(resources.port)
+        } catch {
+            startResult.withLock { $0 = .failure(error) }
+            started.signal()
+            finished.signal()
+            return
+        }
+        contextPointer.store(UInt(bitPattern: context), ordering: .releasing)
+        startResult.withLock { $0 = result }
+        started.signal()
+
+        while true {
+            if stopRequested.load(ordering: .acquiring) {
+                let deadline = drainDeadline.withLock { $0 } ?? ContinuousClock.now
+                if !queues.hasOpenConnections || ContinuousClock.now >= deadline { break }
+            }
+            if lws_service(context, 0) < 0 { break }
+        }
+        contextPointer.store(0, ordering: .releasing)
+        lws_context_destroy(context)
+        resources = nil
+        finished.signal()
+    }
+}
+
+/// The C memory a context points into for its whole life: protocol table, mounts, strings, keepalive
+/// policy. Freed only after `lws_context_destroy`.
+final class CResources {
+    let context: OpaquePointer
+    let port: Int
+    private var strings: [UnsafeMutablePointer<CChar>] = []
+    private var allocations: [UnsafeMutableRawPointer] = []
+
+    init(configuration: WebSocketServerConfiguration, server: WebSocketServer) throws(LWSError) {
+        sc_lws_set_log_level(LLL_ERR | LLL_WARN)
+        var strings: [UnsafeMutablePointer<CChar>] = []
+        var allocations: [UnsafeMutableRawPointer] = []
+        func cString(_ text: String) -> UnsafePointer<CChar> {
+            let pointer = strdup(text)!
+            strings.append(pointer)
+            return UnsafePointer(pointer)
+        }
+        func allocate<T>(_ value: T) -> UnsafeMutablePointer<T> {
+            let pointer = UnsafeMutablePointer<T>.allocate(capacity: 1)
+            pointer.initialize(to: value)
+            allocations.append(UnsafeMutableRawPointer(pointer))
+            return pointer
+        }
+
+        let protocols = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
+        protocols.initialize(repeating: lws_protocols(), count: 2)
+        allocations.append(UnsafeMutableRawPointer(protocols))
+        protocols[0].name = cString(WebSocketServer.protocolName)
+        protocols[0].callback = webSocketServerCallback
+        protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
+        protocols[0].rx_buffer_size = 4_096
+
+        // Mounts: the dynamic prefixes go to our callback, pages and everything else to the static folder.
+        var mount: UnsafeMutablePointer<lws_http_mount>?
+        func addMount(_ path: String, origin: String?, defaultFile: String?, kind: lws_mount_protocols) {
+            var entry = lws_http_mount()
+            entry.mount_next = UnsafePointer(mount)
+            entry.mountpoint = cString(path)
+            entry.mountpoint_len = UInt8(path.utf8.count)
+            entry.origin = origin.map(cString)
+            entry.def = defaultFile.map(cString)
+            entry.origin_protocol = UInt8(kind.rawValue)
+            if kind == LWSMPRO_CALLBACK { entry.protocol = cString(WebSocketServer.protocolName) }
+            if kind == LWSMPRO_FILE {
+                // Pages change with each release; let browsers revalidate instead of keeping stale copies.
+                entry.cache_max_age = 60
+                entry.cache_reusable = 1
+                entry.cache_revalidate = 1
+            }
+            mount = allocate(entry)
+        }
+        addMount("/", origin: configuration.staticRoot, defaultFile: "index.html", kind: LWSMPRO_FILE)
+        for (path, file) in configuration.pages.sorted(by: { $0.key < $1.key }) {
+            addMount(path, origin: configuration.staticRoot, defaultFile: file, kind: LWSMPRO_FILE)
+        }
+        for prefix in configuration.dynamicPrefixes {
+            addMount(prefix, origin: nil, defaultFile: nil, kind: LWSMPRO_CALLBACK)
+        }
+
+        // Headers for every response, and mime types lws does not know by itself.
+        var headers: UnsafeMutablePointer<lws_protocol_vhost_options>?
+        for (name, value) in configuration.responseHeaders.reversed() {
+            headers = allocate(lws_protocol_vhost_options(next: UnsafePointer(headers), options: nil, name: cString(name.lowercased() + ":"), value: cString(value)))
+        }
+        var mimeTypes: UnsafeMutablePointer<lws_protocol_vhost_options>?
+        for (suffix, type) in [(".mp3", "audio/mpeg"), (".wav", "audio/wav"), (".webmanifest", "application/manifest+json"), (".json", "application/json"), (".svg", "image/svg+xml"), (".woff2", "font/woff2")] {
+            mimeTypes = allocate(lws_protocol_vhost_options(next: UnsafePointer(mimeTypes), options: nil, name: cString(suffix), value: cString(type)))
+        }
+        var link = mount
+        while let current = link {
+            if current.pointee.origin_protocol == UInt8(LWSMPRO_FILE.rawValue) {
+                current.pointee.extra_mimetypes = UnsafePointer(mimeTypes)
+            }
+            link = UnsafeMutablePointer(mutating: current.pointee.mount_next)
+        }
+
+        var retry = lws_retry_bo_t()
+        retry.secs_since_valid_ping = UInt16(configuration.pingAfterIdleSeconds)
+        retry.secs_since_valid_hangup = UInt16(configuration.hangUpAfterIdleSeconds)
+        let retryPolicy = allocate(retry)
+
+        var info = lws_context_creation_info()
+        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
+        info.user = Unmanaged.passUnretained(server).toOpaque()
+        info.count_threads = 1
+        info.fd_limit_per_thread = UInt32(configuration.maxConnections + 256)
+        info.pt_serv_buf_size = 16 * 1_024
+        let created = lws_create_context(&info)
+        guard let context = created else {
+            strings.forEach { free($0) }
+            allocations.forEach { $0.deallocate() }
+            throw LWSError(operation: "lws_create_context", code: -1)
+        }
+
+        info.port = Int32(configuration.port)
+        info.iface = configuration.bindAddress.map(cString)
+        info.protocols = UnsafePointer(protocols)
+        info.mounts = UnsafePointer(mount)
+        info.headers = UnsafePointer(headers)
+        info.vhost_name = cString("storycircle")
+        info.retry_and_idle_policy = UnsafePointer(retryPolicy)
+        info.timeout_secs = 20
+        guard let vhost = lws_create_vhost(context, &info) else {
+            lws_context_destroy(context)
+            strings.forEach { free($0) }
+            allocations.forEach { $0.deallocate() }
+            throw LWSError(operation: "lws_create_vhost (is port \(configuration.port) already in use?)", code: -1)
+        }
+        self.context = context
+        self.port = Int(lws_get_vhost_listen_port(vhost))
+        self.strings = strings
+        self.allocations = allocations
+    }
+
+    deinit {
+        strings.forEach { free($0) }
+        allocations.forEach { $0.deallocate() }
+    }
+}
+
+extension WebSocketServer {
+    static let protocolName = "storycircle"
+}
+
+/// The lws protocol callback: a top-level function, as C needs. It finds its `WebSocketServer` through the
+/// context's user pointer.
+func webSocketServerCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else {
+        return lws_callback_http_dummy(wsi, reason, user, input, length)
+    }
+    let server = Unmanaged<WebSocketServer>.fromOpaque(raw).takeUnretainedValue()
+    return server.handle(wsi, reason, user, input, length)
+}
+

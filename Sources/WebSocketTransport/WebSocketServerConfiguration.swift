@@ -1,0 +1,40 @@
+/// How the transport listens and what it accepts. Every limit here protects the server from one client.
+public struct WebSocketServerConfiguration: Sendable {
+    /// 0 picks a free port (tests); `WebSocketServer.start()` returns the one in use.
+    public var port: Int = 8080
+    /// The address to listen on; `nil` listens on every interface (children's tablets reach it over Wi-Fi).
+    public var bindAddress: String?
+    /// The folder of static files served at `/` (`index.html` is the default page).
+    public var staticRoot: String = "web-static"
+    /// Extra page routes: URL path to a file in `staticRoot`, e.g. `/dashboard` → `dashboard.html`.
+    public var pages: [String: String] = [:]
+    /// URL prefixes answered by the application through `.request` events.
+    public var dynamicPrefixes: [String] = []
+    public var webSocketPath = "/ws"
+    /// The largest client message accepted; larger ones close the connection with 1009.
+    public var maxMessageBytes = 4_096
+    public var maxRequestBodyBytes = 256 * 1_024
+    /// A connection whose unsent messages exceed this is dropped (it can rejoin) instead of growing memory.
+    public var maxQueuedBytesPerConnection = 1 << 20
+    public var maxQueuedFramesPerConnection = 2_048
+    /// Sustained and burst message rates per connection; beyond them the connection is closed.
+    public var messagesPerSecond = 10.0
+    public var messageBurst = 40.0
+    /// Keepalive: ping a connection idle this long, hang up one idle (no pong) this long.
+    public var pingAfterIdleSeconds = 20
+    public var hangUpAfterIdleSeconds = 60
+    /// Origins allowed to open WebSockets besides the server's own (`"*"` allows any). Clients that send no
+    /// `Origin` (not browsers) are allowed: the check protects browsers from cross-site use.
+    public var allowedOrigins: [String] = []
+    /// Take the client address from `X-Forwarded-For` (only behind a proxy you run).
+    public var trustForwardedFor = false
+    public var maxConnections = 20_000
+    /// Added to every HTTP response, static or dynamic.
+    public var responseHeaders: [(name: String, value: String)] = [
+        ("x-content-type-options", "nosniff"),
+        ("referrer-policy", "no-referrer"),
+        ("content-security-policy", "default-src 'self'; img-src 'self' data:; media-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self' ws: wss:; frame-ancestors 'none'"),
+    ]
+
+    public init() {}
+}

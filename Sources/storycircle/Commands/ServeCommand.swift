@@ -1,0 +1,28 @@
+import StoryCircleCore
+import StoryCircleServer
+
+enum ServeCommand {
+    static func run(_ parsed: ParsedArguments) async throws -> Int32 {
+        let configuration = try ServerSetup.configuration(parsed, spec: Commands.serve).get()
+        let signals = Signals.stream()
+        let server: ClassroomServer
+        do {
+            server = try await ClassroomServer.start(configuration: configuration)
+        } catch {
+            throw CommandFailure("the server could not start: \(error)")
+        }
+        Output.line("StoryCircle \(StoryCircleVersion.current) listening on \(server.publicURL) (port \(server.port))")
+        if let file = server.adminTokenFile {
+            Output.line("Admin token: in \(file) (the CLI reads it from there; HTTP clients send it as 'Authorization: Bearer …')")
+        }
+        if server.restoredRooms > 0 {
+            Output.line("Restored \(server.restoredRooms) unfinished room\(server.restoredRooms == 1 ? "" : "s"): children can rejoin where they were.")
+        }
+        Output.line("Press Ctrl-C to stop.")
+        for await _ in signals { break }
+        Output.line("Stopping…")
+        await server.stop()
+        Output.line("Stopped.")
+        return ExitCode.success
+    }
+}

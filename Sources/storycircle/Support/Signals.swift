@@ -1,0 +1,33 @@
+import Dispatch
+import Glibc
+
+/// Waits for SIGINT or SIGTERM (Ctrl-C, `kill`, Docker stopping the container).
+enum Signals {
+    static func stream() -> AsyncStream<Int32> {
+        AsyncStream { continuation in
+            let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { continuation.yield(number) }
+                source.resume()
+                return source
+            }
+            let kept = KeptSources(sources)
+            continuation.onTermination = { _ in kept.cancel() }
+        }
+    }
+}
+
+/// Keeps the signal sources alive as long as the stream. `@unchecked Sendable`: the array is never
+/// changed, and cancelling a dispatch source is thread-safe.
+private final class KeptSources: @unchecked Sendable {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ sources: [any DispatchSourceSignal]) {
+        self.sources = sources
+    }
+
+    func cancel() {
+        sources.forEach { $0.cancel() }
+    }
+}
