@@ -1,9 +1,21 @@
 import CLame
 
+/// An encoded clip and what a player hears of it.
+public struct MP3Audio: Sendable, Equatable {
+    public var bytes: [UInt8]
+    /// Silence before the first sample of speech: LAME's encoder delay plus the standard 529-sample decoder
+    /// delay. Without a gapless (LAME) tag, browsers play it, so timings are shifted by it.
+    public var leadingDelayMs: Int
+    /// How long the file plays, from its frames.
+    public var durationMs: Int
+}
+
 /// 16-bit mono PCM to MP3 with LAME: about 4 KB per second of speech at 32 kbit/s, which suits classroom
 /// Wi-Fi and plays in every browser.
 public enum MP3Encoder {
-    public static func encode(_ samples: [Int16], sampleRate: Int, kilobitsPerSecond: Int = 32) throws(SpeechError) -> [UInt8] {
+    static let decoderDelaySamples = 529
+
+    public static func encode(_ samples: [Int16], sampleRate: Int, kilobitsPerSecond: Int = 32) throws(SpeechError) -> MP3Audio {
         guard let lame = lame_init() else { throw .encodingFailed("lame_init") }
         defer { lame_close(lame) }
         lame_set_in_samplerate(lame, Int32(sampleRate))
@@ -28,7 +40,10 @@ public enum MP3Encoder {
             lame_encode_flush(lame, out.baseAddress! + Int(written), Int32(out.count - Int(written)))
         }
         guard flushed >= 0 else { throw .encodingFailed("lame_encode_flush returned \(flushed)") }
-        return Array(output.prefix(Int(written) + Int(flushed)))
+        let bytes = Array(output.prefix(Int(written) + Int(flushed)))
+        guard let frames = MP3Frames.scan(bytes) else { throw .encodingFailed("LAME produced frames that do not scan") }
+        let delay = (Int(lame_get_encoder_delay(lame)) + decoderDelaySamples) * 1_000 / sampleRate
+        return MP3Audio(bytes: bytes, leadingDelayMs: delay, durationMs: frames.durationMs)
     }
 }
 

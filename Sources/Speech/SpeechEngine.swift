@@ -160,14 +160,16 @@ final class SynthesisCollector {
     var words: [(position: Int, length: Int, ms: Int)] = []
 }
 
-/// espeak-ng's synthesis callback: a top-level function, as C needs.
+/// espeak-ng's synthesis callback: a top-level function, as C needs. Most calls carry audio and no event
+/// but the list terminator, which still carries the call's user data: that is how the collector is found.
 func speechEngineCallback(_ wave: UnsafeMutablePointer<Int16>?, _ count: Int32, _ events: UnsafeMutablePointer<espeak_EVENT>?) -> Int32 {
     guard var event = events else { return 0 }
     var collector: SynthesisCollector?
-    while event.pointee.type != espeakEVENT_LIST_TERMINATED {
-        if let userData = event.pointee.user_data {
+    while true {
+        if collector == nil, let userData = event.pointee.user_data {
             collector = Unmanaged<SynthesisCollector>.fromOpaque(userData).takeUnretainedValue()
         }
+        if event.pointee.type == espeakEVENT_LIST_TERMINATED { break }
         if event.pointee.type == espeakEVENT_WORD {
             collector?.words.append((Int(event.pointee.text_position), Int(event.pointee.length), Int(event.pointee.audio_position)))
         }

@@ -29,9 +29,9 @@ struct RoomCommandTests {
 
         try room.command(.resume)
         let restart = room.now + RoomTiming().resumeLeadMs
-        #expect(Array(room.messages(to: ana.connection).suffix(2)) == [.resumed(Resumed()), .progress(Progress(sentence: 0, at: restart))])
+        #expect(Array(room.messages(to: ana.connection).suffix(2)) == [.resumed(Resumed()), .progress(SentenceProgress(sentence: 0, at: restart))])
         room.advance(to: restart + 1_000 + 300)
-        #expect(room.messages(to: ana.connection).last == .progress(Progress(sentence: 1, at: restart + 1_300)))
+        #expect(room.messages(to: ana.connection).last == .progress(SentenceProgress(sentence: 1, at: restart + 1_300)))
     }
 
     @Test func replayStartsTheStoryAgain() throws {
@@ -40,7 +40,7 @@ struct RoomCommandTests {
         try room.startAndPrepare()
         room.advance(by: 5_000)
         try room.command(.replay)
-        #expect(room.messages(to: ana.connection).last == .progress(Progress(sentence: 0, at: room.now + 800)))
+        #expect(room.messages(to: ana.connection).last == .progress(SentenceProgress(sentence: 0, at: room.now + 800)))
         room.narrateToFirstQuestion()
         #expect(room.messages(to: ana.connection).filter { if case .narrationComplete = $0 { true } else { false } }.count == 1)
         #expect(throws: RoomError.self) { try room.command(.replay) }

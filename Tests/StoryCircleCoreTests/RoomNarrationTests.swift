@@ -29,9 +29,9 @@ struct RoomNarrationTests {
         let progress = messages.compactMap { if case .progress(let p) = $0 { p } else { nil } }
         // Each sentence starts when the one before it ends, plus the gap.
         #expect(progress == [
-            Progress(sentence: 0, at: planStart),
-            Progress(sentence: 1, at: planStart + 1_000 + 300),
-            Progress(sentence: 2, at: planStart + 1_300 + 2_000 + 300),
+            SentenceProgress(sentence: 0, at: planStart),
+            SentenceProgress(sentence: 1, at: planStart + 1_000 + 300),
+            SentenceProgress(sentence: 2, at: planStart + 1_300 + 2_000 + 300),
         ])
         let end = planStart + 3_600 + 3_000 + 300
         #expect(messages[6] == .narrationComplete(Instant(at: end)))

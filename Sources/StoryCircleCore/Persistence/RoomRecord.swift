@@ -82,8 +82,8 @@ public struct RoomHeader: Sendable, Equatable {
 
 /// Everything stored about one room.
 public struct RoomArchive: Sendable, Equatable {
+    /// The room as created, except that its settings are the latest (stores keep one copy of them).
     public var header: RoomHeader
-    public var settings: RoomSettings
     public var locked: Bool
     public var players: [PlayerRecord]
     public var kicked: Set<String>
@@ -91,9 +91,8 @@ public struct RoomArchive: Sendable, Equatable {
     /// In the order they happened.
     public var phases: [PhaseRecord]
 
-    public init(header: RoomHeader, settings: RoomSettings, locked: Bool, players: [PlayerRecord], kicked: Set<String>, answers: [AnswerRecord], phases: [PhaseRecord]) {
+    public init(header: RoomHeader, locked: Bool, players: [PlayerRecord], kicked: Set<String>, answers: [AnswerRecord], phases: [PhaseRecord]) {
         self.header = header
-        self.settings = settings
         self.locked = locked
         self.players = players
         self.kicked = kicked
@@ -102,6 +101,9 @@ public struct RoomArchive: Sendable, Equatable {
     }
 
     public var lastPhase: PhaseName { phases.last?.phase ?? .lobby }
+
+    /// The room's current settings.
+    public var settings: RoomSettings { header.settings }
 }
 
 /// One line of `room list`.
@@ -124,7 +126,7 @@ public struct RoomSummary: Sendable, Equatable, Codable {
 extension RoomArchive {
     /// A room with nothing recorded yet.
     public init(header: RoomHeader) {
-        self.init(header: header, settings: header.settings, locked: false, players: [], kicked: [], answers: [], phases: [])
+        self.init(header: header, locked: false, players: [], kicked: [], answers: [], phases: [])
     }
 
     /// Folds one record in, as a store keeps it. Stores that keep rows instead must agree with this.
@@ -136,7 +138,7 @@ extension RoomArchive {
         case .answer(let answer): answers.append(answer)
         case .phase(let phase): phases.append(phase)
         case .roomUpdated(let settings, let locked, _):
-            self.settings = settings
+            header.settings = settings
             self.locked = locked
         }
     }

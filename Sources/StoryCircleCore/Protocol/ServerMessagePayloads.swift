@@ -66,7 +66,7 @@ public struct NarrationPlanMessage: Sendable, Equatable, Codable {
 }
 
 /// Sentence `sentence` starts (or started) at server time `at`; the following ones follow the plan.
-public struct Progress: Sendable, Equatable, Codable {
+public struct SentenceProgress: Sendable, Equatable, Codable {
     public var sentence: Int
     public var at: ServerTime
 }

@@ -46,6 +46,26 @@ public struct RoomSettings: Sendable, Equatable, Codable {
         self.voice = voice
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case speedPoints, streakBonus, timer, questionSeconds, lateJoin, narration, readQuestions, maxPlayers, voice
+    }
+
+    /// Every field is optional when decoding, so settings stored by an older release (or written by hand
+    /// in a configuration file) take today's defaults for what they lack.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = RoomSettings()
+        speedPoints = try container.decodeIfPresent(Bool.self, forKey: .speedPoints) ?? defaults.speedPoints
+        streakBonus = try container.decodeIfPresent(Bool.self, forKey: .streakBonus) ?? defaults.streakBonus
+        timer = try container.decodeIfPresent(Bool.self, forKey: .timer) ?? defaults.timer
+        questionSeconds = try container.decodeIfPresent(Int.self, forKey: .questionSeconds) ?? defaults.questionSeconds
+        lateJoin = try container.decodeIfPresent(Bool.self, forKey: .lateJoin) ?? defaults.lateJoin
+        narration = try container.decodeIfPresent(NarrationMode.self, forKey: .narration) ?? defaults.narration
+        readQuestions = try container.decodeIfPresent(Bool.self, forKey: .readQuestions) ?? defaults.readQuestions
+        maxPlayers = try container.decodeIfPresent(Int.self, forKey: .maxPlayers) ?? defaults.maxPlayers
+        voice = try container.decodeIfPresent(String.self, forKey: .voice)
+    }
+
     public var scoring: ScoringRules {
         ScoringRules(speedPoints: speedPoints, streakBonus: streakBonus)
     }

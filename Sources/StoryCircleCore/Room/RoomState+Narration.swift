@@ -45,7 +45,7 @@ extension RoomState {
         epoch += 1
         let run = NarrationRun(sentence: sentence, startedAt: startAt, pausedAt: nil)
         phase = .narrating(run)
-        return sendToAll(.progress(Progress(sentence: sentence, at: startAt))) + [scheduleBoundary(after: run)]
+        return sendToAll(.progress(SentenceProgress(sentence: sentence, at: startAt))) + [scheduleBoundary(after: run)]
     }
 
     private func boundary(after run: NarrationRun) -> ServerTime {
@@ -66,7 +66,7 @@ extension RoomState {
         run.sentence = sentence
         run.startedAt = startAt
         phase = .narrating(run)
-        return sendToAll(.progress(Progress(sentence: sentence, at: startAt))) + [scheduleBoundary(after: run)]
+        return sendToAll(.progress(SentenceProgress(sentence: sentence, at: startAt))) + [scheduleBoundary(after: run)]
     }
 
     /// The story is over: tell everyone, and unlock the quiz for all at one instant, announced ahead.

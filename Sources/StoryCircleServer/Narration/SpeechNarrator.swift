@@ -57,9 +57,10 @@ public final class SpeechNarrator: NarrationPreparing {
                 do {
                     let spoken = try await engine.synthesize(text, voice: voice)
                     let audio = try MP3Encoder.encode(spoken.samples, sampleRate: spoken.sampleRate)
-                    let words = spoken.words.map { WordTiming(at: $0.startMs, start: $0.offset, length: $0.length) }
+                    // Timings describe the file as it plays, leading encoder delay included.
+                    let words = spoken.words.map { WordTiming(at: $0.startMs + audio.leadingDelayMs, start: $0.offset, length: $0.length) }
                     metrics.sentenceSynthesized()
-                    return try cache.store(audio, durationMs: spoken.durationMs, words: words, key: key)
+                    return try cache.store(audio.bytes, durationMs: audio.durationMs, words: words, key: key)
                 } catch let error as SpeechError {
                     throw NarrationError(error)
                 }

@@ -1,0 +1,179 @@
+import Foundation
+import Testing
+@testable import StoryCircleCore
+@testable import StoryCircleServer
+
+/// The `Room` actor and `RoomRegistry` with an in-memory transport and a manual clock: no sockets, no sleeps.
+@Suite("Rooms")
+struct RoomTests {
+    @Test func narrationEventsArriveInOrderWithServerTimestamps() async throws {
+        let transport = RecordingTransport()
+        let clock = ManualClock()
+        let (registry, events) = ServerFixtures.registry(transport: transport, clock: clock)
+        let created = try await registry.createRoom(story: ServerFixtures.story)
+        events.hello(1, .join(room: created.code, nickname: "Ana"))
+        _ = await transport.next("welcome", to: 1)
+        let room = try #require(await registry.room(created.code))
+        let start = clock.now()
+
+        _ = try await room.perform(.start)
+        guard case .narrationPlan(let plan) = await transport.next("narration.plan", to: 1) else { return }
+        #expect(plan.startAt == start + 2_000)
+        #expect(plan.sentences.map(\.durationMs) == [1_000, 2_000, 3_000])
+        #expect(await transport.next("progress", to: 1) == .progress(SentenceProgress(sentence: 0, at: plan.startAt)))
+
+        clock.advance(to: plan.startAt + 1_300)
+        #expect(await transport.next("progress", to: 1) == .progress(SentenceProgress(sentence: 1, at: plan.startAt + 1_300)))
+        clock.advance(to: plan.startAt + 1_300 + 2_300)
+        #expect(await transport.next("progress", to: 1) == .progress(SentenceProgress(sentence: 2, at: plan.startAt + 3_600)))
+        let end = plan.startAt + 3_600 + 3_300
+        clock.advance(to: end)
+        #expect(await transport.next("narration.complete", to: 1) == .narrationComplete(Instant(at: end)))
+        #expect(await transport.next("quiz.unlock", to: 1) == .quizUnlock(QuizUnlock(at: end + 1_500, questionCount: 2)))
+        guard case .question(let question) = await transport.next("question", to: 1) else { return }
+        #expect(question.opensAt == end + 1_500)
+        #expect(question.deadline == end + 1_500 + 20_000)
+        #expect(transport.types(to: 1).filter { $0 != "preparing" } == [
+            "welcome", "narration.plan", "progress", "progress", "progress", "narration.complete", "quiz.unlock", "question",
+        ])
+    }
+
+    @Test func anUnknownVoiceFailsAndRetryWithAValidVoiceRecoversKeepingChildren() async throws {
+        let transport = RecordingTransport()
+        let narrator = ScriptedNarrator(missingVoices: ["xx"])
+        let (registry, events) = ServerFixtures.registry(transport: transport, narrator: narrator)
+        var story = ServerFixtures.story
+        story.narration.voice = "xx"
+        let created = try await registry.createRoom(story: story)
+        events.hello(1, .join(room: created.code, nickname: "Ana"))
+        events.hello(2, .join(room: created.code, nickname: "Ben"))
+        _ = await transport.next("welcome", to: 1)
+        _ = await transport.next("welcome", to: 2)
+        let room = try #require(await registry.room(created.code))
+
+        _ = try await room.perform(.start)
+        #expect(await transport.next("narration.error", to: 2) == .narrationError(NarrationFailure(message: "Pip could not find the voice \"xx\".")))
+        #expect(await room.report().phase == .error)
+
+        _ = try await room.perform(.settings(RoomSettingsPatch(voice: "en")))
+        _ = try await room.perform(.retry)
+        _ = await transport.next("narration.plan", to: 2)
+        let report = await room.report()
+        #expect(report.phase == .narrating)
+        #expect(report.players == 2)
+        #expect(report.connectedPlayers == 2)
+        #expect(narrator.received.map(\.settings.voice) == ["xx", "en"])
+    }
+
+    @Test func anAnswerIsAcknowledgedOnlyOnceItIsDurable() async throws {
+        let transport = RecordingTransport()
+        let store = GatedStore()
+        let clock = ManualClock()
+        let (registry, events) = ServerFixtures.registry(transport: transport, store: store, clock: clock)
+        let created = try await registry.createRoom(story: ServerFixtures.story)
+        events.hello(1, .join(room: created.code, nickname: "Ana"))
+        events.hello(2, .join(room: created.code, nickname: "Ben"))
+        _ = await transport.next("welcome", to: 2)
+        let room = try #require(await registry.room(created.code))
+        _ = try await room.perform(.start)
+        _ = try await room.perform(.skip)
+        guard case .question(let question) = await transport.next("question", to: 1) else { return }
+        clock.advance(to: question.opensAt + 800)
+
+        store.hold()
+        events.send(1, .answer(question: 0, option: 2))
+        await store.waitForHeld(1)
+        #expect(!transport.types(to: 1).contains("answer.ack"), "not durable yet, so not acknowledged")
+        // Replies that carry no room state are not held back.
+        events.send(1, .ping(id: 7, clientTime: 1.5, roundTripMs: 40))
+        guard case .pong(let pong) = await transport.next("pong", to: 1) else { return }
+        #expect(pong == Pong(id: 7, clientTime: 1.5, serverTime: clock.now()))
+        #expect(!transport.types(to: 1).contains("answer.ack"))
+
+        store.releaseAll()
+        #expect(await transport.next("answer.ack", to: 1) == .answerAck(AnswerAck(question: 0, option: 2)))
+    }
+
+    @Test func aRoomRestoredFromItsStoreLetsChildrenBackWithTheirPoints() async throws {
+        let transport = RecordingTransport()
+        let store = MemoryRoomStore()
+        let clock = ManualClock()
+        let (registry, events) = ServerFixtures.registry(transport: transport, store: store, clock: clock)
+        let created = try await registry.createRoom(story: ServerFixtures.story)
+        events.hello(1, .join(room: created.code, nickname: "Ana"))
+        guard case .welcome(let welcome) = await transport.next("welcome", to: 1), let token = welcome.token else { return }
+        let room = try #require(await registry.room(created.code))
+        _ = try await room.perform(.start)
+        _ = try await room.perform(.skip)
+        guard case .question(let question) = await transport.next("question", to: 1) else { return }
+        clock.advance(to: question.opensAt)
+        events.send(1, .answer(question: 0, option: 2))
+        _ = await transport.next("reveal", to: 1)
+
+        // A new registry over the same store: the server after a restart.
+        let after = RecordingTransport()
+        let (restarted, restartedEvents) = ServerFixtures.registry(transport: after, store: store, clock: clock)
+        #expect(try await restarted.restoreRooms() == 1)
+        restartedEvents.hello(9, .rejoin(room: created.code, token: token))
+        guard case .welcome(let back) = await after.next("welcome", to: 9) else { return }
+        #expect(back.player?.nickname == "Ana")
+        #expect(back.room.you?.score == 1_000)
+        #expect(back.room.phase == .reveal)
+    }
+}
+
+@Suite("Registry")
+struct RegistryTests {
+    @Test func theFirstMessageMustBeAHello() async throws {
+        let transport = RecordingTransport()
+        let (_, events) = ServerFixtures.registry(transport: transport)
+        events.yield(.opened(connection: 1, peer: "10.0.0.1"))
+        events.send(1, .answer(question: 0, option: 1))
+        #expect(await transport.next("error", to: 1) == .error(RoomError(.helloRequired, "Say who you are first: join, rejoin, watch or control.")))
+        #expect(transport.closeStatus(1) == 1008)
+        events.yield(.opened(connection: 2, peer: "10.0.0.1"))
+        events.raw(2, "{oops")
+        guard case .error(let error) = await transport.next("error", to: 2) else { return }
+        #expect(error.code == .invalidJSON)
+        events.yield(.opened(connection: 3, peer: "10.0.0.1"))
+        events.raw(3, #"{"type":"teleport"}"#)
+        guard case .error(let unknown) = await transport.next("error", to: 3) else { return }
+        #expect(unknown.code == .unknownType)
+    }
+
+    @Test func aMissingRoomIsRefusedAndGuessingIsRateLimited() async throws {
+        let transport = RecordingTransport()
+        var configuration = ServerConfiguration()
+        configuration.failedJoinBurst = 3
+        configuration.failedJoinsPerMinute = 1
+        let (registry, events) = ServerFixtures.registry(transport: transport, configuration: configuration)
+        let created = try await registry.createRoom(story: ServerFixtures.story)
+        for connection in UInt64(1)...3 {
+            events.hello(connection, .join(room: "100000", nickname: "Guess"), peer: "10.9.9.9")
+            guard case .error(let error) = await transport.next("error", to: connection) else { return }
+            #expect(error.code == .roomNotFound)
+        }
+        // Even the right code is refused to the guesser now; another address is unaffected.
+        events.hello(4, .join(room: created.code, nickname: "Guess"), peer: "10.9.9.9")
+        guard case .error(let limited) = await transport.next("error", to: 4) else { return }
+        #expect(limited.code == .rateLimited)
+        events.hello(5, .join(room: created.code, nickname: "Ana"), peer: "10.0.0.2")
+        _ = await transport.next("welcome", to: 5)
+    }
+
+    @Test func roomsAreIsolated() async throws {
+        let transport = RecordingTransport()
+        let (registry, events) = ServerFixtures.registry(transport: transport)
+        let first = try await registry.createRoom(story: ServerFixtures.story)
+        let second = try await registry.createRoom(story: ServerFixtures.story)
+        #expect(first.code != second.code)
+        events.hello(1, .join(room: first.code, nickname: "Ana"))
+        events.hello(2, .join(room: second.code, nickname: "Ana"))
+        _ = await transport.next("welcome", to: 1)
+        _ = await transport.next("welcome", to: 2)
+        _ = try await registry.room(first.code)?.perform(.start)
+        _ = await transport.next("narration.plan", to: 1)
+        #expect(await registry.room(second.code)?.report().phase == .lobby)
+        #expect(!transport.types(to: 2).contains("narration.plan"))
+    }
+}

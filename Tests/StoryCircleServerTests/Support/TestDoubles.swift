@@ -1,0 +1,135 @@
+import Foundation
+import Synchronization
+@testable import StoryCircleCore
+@testable import StoryCircleServer
+
+/// A narrator that answers at once with sentence durations of (i + 1) seconds, and fails for voices it
+/// is told are missing.
+final class ScriptedNarrator: NarrationPreparing {
+    struct MissingVoice: FriendlyError {
+        var voice: String
+        var friendlyMessage: String { "Pip could not find the voice \"\(voice)\"." }
+    }
+
+    let missingVoices: Set<String>
+    private let requests = Mutex<[NarrationRequest]>([])
+
+    init(missingVoices: Set<String> = []) {
+        self.missingVoices = missingVoices
+    }
+
+    var received: [NarrationRequest] { requests.withLock { $0 } }
+
+    func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> NarrationPlan {
+        requests.withLock { $0.append(request) }
+        if missingVoices.contains(request.settings.voice) { throw MissingVoice(voice: request.settings.voice) }
+        var sentences: [NarratedSentence] = []
+        for (index, text) in request.sentences.enumerated() {
+            sentences.append(NarratedSentence(index: index, text: text, durationMs: (index + 1) * 1_000, words: [], audio: "/audio/\(index).mp3"))
+            progress(index + 1, request.sentences.count)
+        }
+        return NarrationPlan(sentences: sentences)
+    }
+}
+
+/// A store that, while `holding`, keeps every append's completion until the test releases it: "is it
+/// durable yet?" is under the test's control. Not holding, it completes at once.
+final class GatedStore: RoomStore {
+    private struct State {
+        var holding = false
+        var held: [@Sendable ((any Error)?) -> Void] = []
+        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+
+    private let memory = MemoryRoomStore()
+    private let state = Mutex(State())
+
+    func hold() { state.withLock { $0.holding = true } }
+
+    var heldCount: Int { state.withLock { $0.held.count } }
+
+    /// Returns once at least `count` completions are being held.
+    func waitForHeld(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.held.count >= count { return true }
+                state.waiters.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Completes everything held and stops holding.
+    func releaseAll() {
+        let completions = state.withLock { state in
+            state.holding = false
+            defer { state.held = [] }
+            return state.held
+        }
+        completions.forEach { $0(nil) }
+    }
+
+    func createRoom(_ header: RoomHeader) throws { try memory.createRoom(header) }
+
+    func append(_ record: RoomRecord, room code: String, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
+        memory.append(record, room: code) { _ in }
+        let (complete, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+            guard state.holding else { return (true, []) }
+            state.held.append(whenDurable)
+            let count = state.held.count
+            let ready = state.waiters.filter { $0.count <= count }.map(\.continuation)
+            state.waiters.removeAll { $0.count <= count }
+            return (false, ready)
+        }
+        if complete { whenDurable(nil) }
+        ready.forEach { $0.resume() }
+    }
+
+    func archive(room code: String) throws -> RoomArchive? { try memory.archive(room: code) }
+    func unfinishedRooms() throws -> [RoomArchive] { try memory.unfinishedRooms() }
+    func summaries() throws -> [RoomSummary] { try memory.summaries() }
+    func codeExists(_ code: String) throws -> Bool { try memory.codeExists(code) }
+    func purge(createdBefore cutoff: ServerTime) throws -> Int { try memory.purge(createdBefore: cutoff) }
+    func close() {}
+}
+
+enum ServerFixtures {
+    static let story = Story(
+        title: "Test Story",
+        sentences: ["Pip lost a gear.", "It was blue.", "Dot had it."],
+        quiz: Quiz(questions: [
+            Question(text: "What colour was the gear?", options: ["Red", "Green", "Blue", "Yellow"], answer: 2, timeLimit: 20),
+            Question(text: "Who had it?", options: ["Dot", "Pip", "Sam"], answer: 0, timeLimit: 10),
+        ])
+    )
+
+    /// A registry over the given doubles, routing the events the test yields.
+    static func registry(
+        transport: RecordingTransport, store: any RoomStore = MemoryRoomStore(), clock: ManualClock = ManualClock(),
+        narrator: any NarrationPreparing = ScriptedNarrator(), configuration: ServerConfiguration = ServerConfiguration()
+    ) -> (RoomRegistry, AsyncStream<WebSocketTransport.TransportEvent>.Continuation) {
+        let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
+        let registry = RoomRegistry(events: events, transport: transport, store: store, clock: clock, narrator: narrator, metrics: ServerMetrics(), configuration: configuration, logger: Logger(label: "test", minimumLevel: .error))
+        Task { await registry.run() }
+        return (registry, sink)
+    }
+}
+
+import WebSocketTransport
+
+extension AsyncStream<TransportEvent>.Continuation {
+    /// A client connecting and sending `message` as its first frame.
+    func hello(_ connection: UInt64, _ message: ClientMessage, peer: String = "10.0.0.1") {
+        yield(.opened(connection: connection, peer: peer))
+        send(connection, message)
+    }
+
+    func send(_ connection: UInt64, _ message: ClientMessage) {
+        yield(.message(connection: connection, bytes: Array(try! JSONEncoder().encode(message))))
+    }
+
+    func raw(_ connection: UInt64, _ text: String) {
+        yield(.message(connection: connection, bytes: Array(text.utf8)))
+    }
+}
