@@ -173,6 +173,8 @@ public final class ClassroomServer: Sendable {
         transport.dynamicPrefixes = ["/api", "/healthz", "/metrics", "/audio"]
         transport.maxMessageBytes = configuration.maxMessageBytes
         transport.maxConnections = configuration.maxConnections
+        transport.maxQueuedBytesPerConnection = configuration.maxQueuedKilobytesPerConnection * 1_024
+        transport.maxQueuedFramesPerConnection = configuration.maxQueuedMessagesPerConnection
         transport.allowedOrigins = configuration.allowedOrigins
         transport.trustForwardedFor = configuration.trustForwardedFor
         return transport

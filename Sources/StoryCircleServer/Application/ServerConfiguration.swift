@@ -17,6 +17,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var audioCacheMegabytes = 512
     public var maxMessageBytes = 4_096
     public var maxConnections = 20_000
+    /// A connection with more unsent data than this is dropped (it can rejoin): one stalled device cannot
+    /// make the server hold memory for it without bound.
+    public var maxQueuedKilobytesPerConnection = 1_024
+    public var maxQueuedMessagesPerConnection = 2_048
     public var allowedOrigins: [String] = []
     public var trustForwardedFor = false
     /// Rooms (and every child's data in them) are deleted this many days after creation.
@@ -36,7 +40,7 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     static let fieldNames: Set<String> = [
         "port", "bindAddress", "publicURL", "webRoot", "dataDirectory", "database", "audioCacheDirectory",
-        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "allowedOrigins", "trustForwardedFor",
+        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "allowedOrigins", "trustForwardedFor",
         "retentionDays", "adminToken", "finishedRoomMinutes", "joinBurst", "joinsPerSecond", "failedJoinBurst",
         "failedJoinsPerMinute", "roomDefaults", "logLevel",
     ]
@@ -94,6 +98,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         audioCacheMegabytes = try decode("audioCacheMegabytes", as: Int.self) ?? audioCacheMegabytes
         maxMessageBytes = try decode("maxMessageBytes", as: Int.self) ?? maxMessageBytes
         maxConnections = try decode("maxConnections", as: Int.self) ?? maxConnections
+        maxQueuedKilobytesPerConnection = try decode("maxQueuedKilobytesPerConnection", as: Int.self) ?? maxQueuedKilobytesPerConnection
+        maxQueuedMessagesPerConnection = try decode("maxQueuedMessagesPerConnection", as: Int.self) ?? maxQueuedMessagesPerConnection
         allowedOrigins = try decode("allowedOrigins", as: [String].self) ?? allowedOrigins
         trustForwardedFor = try decode("trustForwardedFor", as: Bool.self) ?? trustForwardedFor
         retentionDays = try decode("retentionDays", as: Int.self) ?? retentionDays
@@ -143,6 +149,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public func validate() throws(Problem) {
         guard (0...65_535).contains(port) else { throw Problem(description: "port \(port) is not a TCP port (0 to 65535)") }
         guard (256...1_048_576).contains(maxMessageBytes) else { throw Problem(description: "maxMessageBytes must be from 256 to 1048576") }
+        guard maxQueuedKilobytesPerConnection >= 1, maxQueuedMessagesPerConnection >= 1 else {
+            throw Problem(description: "maxQueuedKilobytesPerConnection and maxQueuedMessagesPerConnection must be at least 1")
+        }
         guard retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
         guard audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }
         guard ["debug", "info", "notice", "warning", "error"].contains(logLevel) else {

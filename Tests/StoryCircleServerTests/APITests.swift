@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+import WebSocketTransport
+@testable import StoryCircleCore
+@testable import StoryCircleServer
+
+@Suite("HTTP API")
+struct APITests {
+    let transport = RecordingTransport()
+    let store = MemoryRoomStore()
+    let clock = ManualClock()
+    let registry: RoomRegistry
+    let api: APIHandler
+
+    init() {
+        (registry, _) = ServerFixtures.registry(transport: transport, store: store, clock: clock)
+        api = APIHandler(registry: registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin-token"), publicURL: "http://192.168.1.20:8080", startedAt: clock.now(), audio: nil, qrCodes: true)
+    }
+
+    private func request(_ method: String, _ path: String, token: String? = nil, body: String? = nil, query: [String: String] = [:]) async -> HTTPResponse {
+        await api.handle(.testRequest(method: method, path: path, query: query, headers: token.map { ["authorization": "Bearer \($0)"] } ?? [:], body: Array((body ?? "").utf8)))
+    }
+
+    private func json(_ response: HTTPResponse) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+    }
+
+    private func createRoom() async throws -> [String: Any] {
+        let story = String(decoding: try Fixtures.sampleStoryData(), as: UTF8.self)
+        let response = await request("POST", "/api/rooms", token: "admin-token", body: #"{"story": \#(story), "settings": {"timer": false}}"#)
+        #expect(response.status == 201)
+        return try json(response)
+    }
+
+    @Test func creatingARoomAnswersItsCodeTokensAndURLs() async throws {
+        let room = try await createRoom()
+        let code = try #require(room["code"] as? String)
+        #expect(code.count == 6)
+        #expect(room["joinURL"] as? String == "http://192.168.1.20:8080/?room=\(code)")
+        #expect((room["dashboardURL"] as? String)?.hasPrefix("http://192.168.1.20:8080/dashboard#room=\(code)&token=") == true)
+        #expect((room["teacherToken"] as? String)?.count == 43)
+        #expect(await registry.room(code)?.report().settings.timer == false)
+    }
+
+    @Test func creatingARoomNeedsTheAdminToken() async throws {
+        #expect(await request("POST", "/api/rooms", body: "{}").status == 401)
+        #expect(await request("POST", "/api/rooms", token: "guess", body: "{}").status == 401)
+        #expect(await request("GET", "/api/rooms", token: "guess").status == 401)
+    }
+
+    @Test func anInvalidStoryIsRefusedWithEveryIssue() async throws {
+        let response = await request("POST", "/api/rooms", token: "admin-token", body: #"{"story": {"title": "T", "text": "One.", "quiz": {"question": "Q?", "options": ["A"], "answer": "B"}}}"#)
+        #expect(response.status == 422)
+        let error = try #require(try json(response)["error"] as? [String: Any])
+        #expect(error["code"] as? String == "invalid_story")
+        let issues = try #require(error["issues"] as? [[String: String]])
+        #expect(issues.map { $0["path"] } == ["quiz.options"])
+        #expect(await request("POST", "/api/rooms", token: "admin-token", body: "not json").status == 400)
+    }
+
+    @Test func statusCommandsAndResultsNeedTheRoomsToken() async throws {
+        let room = try await createRoom()
+        let code = room["code"] as! String
+        let teacher = room["teacherToken"] as! String
+        let dashboard = room["dashboardToken"] as! String
+
+        #expect(await request("GET", "/api/rooms/\(code)", token: dashboard).status == 200)
+        #expect(await request("GET", "/api/rooms/\(code)", token: "wrong").status == 401)
+        // A wrong token and a missing room look the same: codes cannot be probed.
+        let missing = await request("GET", "/api/rooms/999999", token: "wrong")
+        #expect(missing.status == 401)
+        #expect(await request("GET", "/api/rooms/999999", token: "admin-token").status == 404)
+
+        #expect(await request("POST", "/api/rooms/\(code)/commands", token: dashboard, body: #"{"command":"start"}"#).status == 401, "a dashboard cannot control")
+        let started = await request("POST", "/api/rooms/\(code)/commands", token: teacher, body: #"{"command":"start"}"#)
+        #expect(started.status == 200)
+        #expect(try json(started)["phase"] as? String == "preparing")
+        let again = await request("POST", "/api/rooms/\(code)/commands", token: teacher, body: #"{"command":"start"}"#)
+        #expect(again.status == 409)
+        #expect(try json(again)["error"].flatMap { ($0 as? [String: Any])?["code"] as? String } == "invalid_command")
+        #expect(await request("POST", "/api/rooms/\(code)/commands", token: teacher, body: #"{"command":"dance"}"#).status == 409)
+        #expect(await request("POST", "/api/rooms/\(code)/commands", token: teacher, body: #"{"nope":1}"#).status == 400)
+        #expect(await request("POST", "/api/rooms/\(code)/commands", token: teacher, body: #"{"command":"kick","player":"nobody"}"#).status == 404)
+
+        let results = await request("GET", "/api/rooms/\(code)/results", token: teacher)
+        #expect(results.status == 200)
+        #expect(try json(results)["title"] as? String == "Pip the Robot and the Lost Gear")
+        let csv = await request("GET", "/api/rooms/\(code)/results", token: teacher, query: ["format": "csv"])
+        #expect(csv.contentType == "text/csv; charset=utf-8")
+        #expect(String(decoding: csv.body, as: UTF8.self).hasPrefix("rank,nickname,player_id,question"))
+        #expect(await request("GET", "/api/rooms/\(code)/results", token: dashboard).status == 401, "results are the teacher's")
+        #expect(await request("GET", "/api/rooms/\(code)/results", token: teacher, query: ["format": "xml"]).status == 400)
+    }
+
+    @Test func theQRCodeIsTheJoinURL() async throws {
+        let room = try await createRoom()
+        let svg = await request("GET", "/api/rooms/\(room["code"] as! String)/qr.svg", token: room["dashboardToken"] as? String)
+        #expect(svg.status == 200)
+        #expect(svg.contentType == "image/svg+xml")
+        #expect(String(decoding: svg.body, as: UTF8.self).hasPrefix("<svg"))
+    }
+
+    @Test func resultsOfARoomNoLongerInMemoryComeFromStorage() async throws {
+        let room = try await createRoom()
+        let code = room["code"] as! String
+        _ = await request("POST", "/api/rooms/\(code)/commands", token: room["teacherToken"] as? String, body: #"{"command":"end"}"#)
+        let evicted = await registry.sweep(finishedBefore: clock.now() + 1, createdBefore: ServerTime(milliseconds: 0))
+        #expect(evicted.evicted == 1)
+        #expect(await registry.room(code) == nil)
+        let results = await request("GET", "/api/rooms/\(code)/results", token: room["teacherToken"] as? String)
+        #expect(results.status == 200)
+        #expect(try json(results)["phase"] as? String == "finished")
+        let list = await request("GET", "/api/rooms", token: "admin-token")
+        #expect((try json(list)["rooms"] as? [[String: Any]])?.count == 1)
+    }
+
+    @Test func healthMetricsAndUnknownRoutes() async throws {
+        let health = await request("GET", "/healthz")
+        #expect(health.status == 200)
+        #expect(try json(health)["status"] as? String == "ok")
+        let metrics = await request("GET", "/metrics")
+        #expect(metrics.contentType.hasPrefix("text/plain; version=0.0.4"))
+        let text = String(decoding: metrics.body, as: UTF8.self)
+        #expect(text.contains("# TYPE storycircle_rooms gauge"))
+        #expect(text.contains("storycircle_answers_accepted_total 0"))
+        #expect(await request("GET", "/nothing").status == 404)
+        let wrongMethod = await request("DELETE", "/api/rooms")
+        #expect(wrongMethod.status == 405)
+        #expect(wrongMethod.header("allow") == "GET, POST")
+    }
+}
+
+extension Fixtures {
+    static func sampleStoryData() throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("config/stories/pip-the-robot.json"))
+    }
+}
+
+enum Fixtures {}

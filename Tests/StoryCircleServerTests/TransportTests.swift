@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+import WebSocketTransport
+@testable import StoryCircleCore
+@testable import StoryCircleServer
+
+/// The whole server over real sockets on a free port, driven by libwebsockets clients, with a manual clock
+/// for the room's time. These are the tests `make test` also runs under ThreadSanitizer.
+@Suite("Transport over real sockets")
+struct TransportTests {
+    private static func webRoot() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("storycircle-web-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try "<!doctype html><title>StoryCircle</title>".write(to: folder.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
+        return folder.path
+    }
+
+    private static func start(clock: ManualClock, maxMessageBytes: Int = 4_096) async throws -> ClassroomServer {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.bindAddress = "127.0.0.1"
+        configuration.webRoot = try webRoot()
+        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("storycircle-data-\(UUID().uuidString)").path
+        configuration.database = "none"
+        configuration.adminToken = "admin"
+        configuration.maxMessageBytes = maxMessageBytes
+        return try await ClassroomServer.start(configuration: configuration, clock: clock, store: MemoryRoomStore(), narrator: ScriptedNarrator(), logger: Logger(label: "test", minimumLevel: .error))
+    }
+
+    @Test func aRoomOfTwelvePlaysFromJoinToPodium() async throws {
+        let clock = ManualClock()
+        let server = try await Self.start(clock: clock)
+        let clients = try SocketClients(port: server.port)
+        let (room, _, _, _) = try await server.createRoom(story: ServerFixtures.story)
+
+        var children: [UInt64] = []
+        for i in 0..<12 {
+            let id = try #require(await clients.connect())
+            clients.send(.join(room: room.code, nickname: "Child \(i)"), from: id)
+            _ = await clients.log.next("welcome", to: id)
+            children.append(id)
+        }
+        let teacher = try #require(await clients.connect())
+        clients.send(.control(room: room.code, token: room.teacherToken), from: teacher)
+        _ = await clients.log.next("welcome", to: teacher)
+        clients.send(.command(.start), from: teacher)
+        _ = await clients.log.next("narration.plan", to: teacher)
+        clients.send(.command(.skip), from: teacher)
+
+        for question in 0..<2 {
+            guard case .question(let view) = await clients.log.next("question", to: children[0]) else { return }
+            clock.advance(to: view.opensAt + 500)
+            for (i, child) in children.enumerated() {
+                clients.send(.answer(question: question, option: i % 3), from: child)
+            }
+            for child in children {
+                guard case .reveal(let reveal) = await clients.log.next("reveal", to: child) else { return }
+                #expect(reveal.question == question)
+                #expect(reveal.you != nil)
+            }
+            clients.send(.command(.next), from: teacher)
+        }
+        guard case .finished(let podium) = await clients.log.next("finished", to: teacher) else { return }
+        #expect(podium.entries?.count == 12)
+        for child in children {
+            _ = await clients.log.next("finished", to: child)
+        }
+        clients.stop()
+        await server.stop()
+    }
+
+    @Test func protocolViolationsCloseTheConnectionWithAReason() async throws {
+        let server = try await Self.start(clock: ManualClock(), maxMessageBytes: 512)
+        let clients = try SocketClients(port: server.port)
+
+        let big = try #require(await clients.connect())
+        clients.sendRaw(String(repeating: "x", count: 600), from: big)
+        #expect(await clients.closeStatus(big) == 1009)
+        guard case .error(let tooBig) = clients.log.messages(to: big).first else { Issue.record("no error before the close"); return }
+        #expect(tooBig.code == .messageTooBig)
+
+        let rude = try #require(await clients.connect())
+        clients.send(.answer(question: 0, option: 0), from: rude)
+        #expect(await clients.closeStatus(rude) == 1008)
+        #expect(clients.log.messages(to: rude).first == .error(RoomError(.helloRequired, "Say who you are first: join, rejoin, watch or control.")))
+
+        #expect(await clients.connect(path: "/elsewhere") == nil, "only /ws upgrades")
+
+        // The server still serves.
+        let fine = try #require(await clients.connect())
+        clients.send(.join(room: "123456", nickname: "Ana"), from: fine)
+        guard case .error(let missing) = await clients.log.next("error", to: fine) else { return }
+        #expect(missing.code == .roomNotFound)
+        clients.stop()
+        await server.stop()
+    }
+
+    @Test func stoppingTheServerClosesEveryConnectionAsGoingAway() async throws {
+        let server = try await Self.start(clock: ManualClock())
+        let clients = try SocketClients(port: server.port)
+        let (room, _, _, _) = try await server.createRoom(story: ServerFixtures.story)
+        let child = try #require(await clients.connect())
+        clients.send(.join(room: room.code, nickname: "Ana"), from: child)
+        _ = await clients.log.next("welcome", to: child)
+        await server.stop()
+        #expect(await clients.closeStatus(child) == 1001)
+        clients.stop()
+    }
+}
