@@ -1,5 +1,6 @@
 import CLibWebSockets
 import Dispatch
+import Glibc
 
 /// What the service thread knows about one lws connection (HTTP or WebSocket).
 final class Connection {
@@ -11,6 +12,8 @@ final class Connection {
     // WebSocket: the message being reassembled, the rate limit, and whether input is being refused.
     var inbound: [UInt8] = []
     var refusing = false
+    /// Our close frame is out; we wait for the client's before the socket closes.
+    var closeFrameSent = false
     var tokens: Double
     var refilledAt = DispatchTime.now().uptimeNanoseconds
 
@@ -34,12 +37,23 @@ final class Connection {
 extension WebSocketServer {
     func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         switch reason {
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            // Refused with a real HTTP status, so a browser or a proxy log says why.
+            guard let refusal = upgradeRefusal(wsi) else { return 0 }
+            metrics.rejectedUpgrades.add(1, ordering: .relaxed)
+            lws_return_http_status(wsi, refusal.status, refusal.message)
+            return 1
+
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-            return acceptUpgrade(wsi) ? 0 : 1
+            return upgradeRefusal(wsi) == nil ? 0 : 1
 
         case LWS_CALLBACK_ESTABLISHED:
             guard let user else { return -1 }
             let connection = register(wsi, user: user, isWebSocket: true)
+            if configuration.socketSendBufferBytes > 0 {
+                var size = Int32(configuration.socketSendBufferBytes)
+                setsockopt(lws_get_socket_fd(wsi), SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
             onEvent(.opened(connection: connection.id, peer: connection.peer))
             return 0
 
@@ -51,6 +65,10 @@ extension WebSocketServer {
         case LWS_CALLBACK_SERVER_WRITEABLE:
             guard let connection = connection(user) else { return 0 }
             return writeNextFrame(connection)
+
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            // The answer to our close: nothing to echo (our side is shut), just close.
+            return connection(user)?.closeFrameSent == true ? 1 : 0
 
         case LWS_CALLBACK_CLOSED:
             if let connection = connection(user) {
@@ -143,13 +161,18 @@ extension WebSocketServer {
     // MARK: WebSocket upgrade
 
     /// Only `/ws`, only from our own pages (or allowed origins, or clients that are not browsers), and only
-    /// while there is room for another connection.
-    private func acceptUpgrade(_ wsi: OpaquePointer) -> Bool {
-        let accepted = header(wsi, WSI_TOKEN_GET_URI) == configuration.webSocketPath
-            && originAllowed(wsi)
-            && metrics.openConnections.load(ordering: .relaxed) < configuration.maxConnections
-        if !accepted { metrics.rejectedUpgrades.add(1, ordering: .relaxed) }
-        return accepted
+    /// while there is room for another connection. `nil` accepts.
+    private func upgradeRefusal(_ wsi: OpaquePointer) -> (status: UInt32, message: String)? {
+        if header(wsi, WSI_TOKEN_GET_URI) != configuration.webSocketPath {
+            return (404, "WebSockets are at \(configuration.webSocketPath).")
+        }
+        if !originAllowed(wsi) {
+            return (403, "This page's origin may not connect here.")
+        }
+        if metrics.openConnections.load(ordering: .relaxed) >= configuration.maxConnections {
+            return (503, "The server is full. Please try again in a moment.")
+        }
+        return nil
     }
 
     private func originAllowed(_ wsi: OpaquePointer) -> Bool {
@@ -217,12 +240,42 @@ extension WebSocketServer {
             if more { lws_callback_on_writable(connection.wsi) }
             return 0
         case .close(let status, let reason):
-            var bytes = Array(reason.utf8.prefix(120))
-            lws_close_reason(connection.wsi, lws_close_status(rawValue: UInt32(status)), &bytes, bytes.count)
-            return -1
+            return lingeringClose(connection, status: status, reason: reason)
         case .nothing:
             return 0
         }
+    }
+
+    /// Closes politely: the close frame, then half-close, then read (and discard) until the client answers
+    /// or `PENDING_TIMEOUT_CLOSE_ACK` expires. lws's own close (`lws_close_reason` and return -1) closes the
+    /// socket at once, and a client that is still sending then gets a reset, which makes its kernel drop
+    /// our error and close frame unread: a flooding or refused client would never learn why.
+    private func lingeringClose(_ connection: Connection, status: UInt16, reason: String) -> Int32 {
+        let wsi = connection.wsi
+        // Whatever lws still buffers from earlier frames goes first.
+        if lws_partial_buffered(wsi) != 0 {
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+        if !connection.closeFrameSent {
+            let reasonBytes = Array(reason.utf8.prefix(120))
+            let payload = [UInt8(status >> 8), UInt8(status & 0xFF)] + reasonBytes
+            let headroom = Int(sc_lws_pre())
+            var frame = [UInt8](repeating: 0, count: headroom) + [0x88, UInt8(payload.count)] + payload
+            let length = frame.count - headroom
+            // LWS_WRITE_HTTP is LWS_WRITE_RAW (a macro Swift cannot see): the bytes go out unframed.
+            let written = frame.withUnsafeMutableBufferPointer { lws_write(wsi, $0.baseAddress! + headroom, length, LWS_WRITE_HTTP) }
+            guard written >= length else { return -1 }
+            connection.closeFrameSent = true
+            connection.refusing = true
+            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, 3)
+            if lws_partial_buffered(wsi) != 0 {
+                lws_callback_on_writable(wsi)
+                return 0
+            }
+        }
+        shutdown(lws_get_socket_fd(wsi), Int32(SHUT_WR))
+        return 0
     }
 
     /// Woken by `lws_cancel_service()`: ask for writable callbacks where frames or responses wait, and

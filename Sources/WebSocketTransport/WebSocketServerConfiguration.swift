@@ -17,6 +17,9 @@ public struct WebSocketServerConfiguration: Sendable {
     /// A connection whose unsent messages exceed this is dropped (it can rejoin) instead of growing memory.
     public var maxQueuedBytesPerConnection = 1 << 20
     public var maxQueuedFramesPerConnection = 2_048
+    /// The kernel's send buffer per WebSocket: without a cap it grows to megabytes for a client that stops
+    /// reading, memory no queue bound sees. 0 leaves the system default.
+    public var socketSendBufferBytes = 256 * 1_024
     /// Sustained and burst message rates per connection; beyond them the connection is closed.
     public var messagesPerSecond = 10.0
     public var messageBurst = 40.0

@@ -175,6 +175,7 @@ public final class ClassroomServer: Sendable {
         transport.maxConnections = configuration.maxConnections
         transport.maxQueuedBytesPerConnection = configuration.maxQueuedKilobytesPerConnection * 1_024
         transport.maxQueuedFramesPerConnection = configuration.maxQueuedMessagesPerConnection
+        transport.socketSendBufferBytes = configuration.socketSendBufferKilobytes * 1_024
         transport.allowedOrigins = configuration.allowedOrigins
         transport.trustForwardedFor = configuration.trustForwardedFor
         return transport

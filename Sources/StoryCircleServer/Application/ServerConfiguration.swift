@@ -21,6 +21,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// make the server hold memory for it without bound.
     public var maxQueuedKilobytesPerConnection = 1_024
     public var maxQueuedMessagesPerConnection = 2_048
+    /// The kernel send buffer per connection (the rest of what a stalled device can make us hold).
+    public var socketSendBufferKilobytes = 256
     public var allowedOrigins: [String] = []
     public var trustForwardedFor = false
     /// Rooms (and every child's data in them) are deleted this many days after creation.
@@ -40,7 +42,7 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     static let fieldNames: Set<String> = [
         "port", "bindAddress", "publicURL", "webRoot", "dataDirectory", "database", "audioCacheDirectory",
-        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "allowedOrigins", "trustForwardedFor",
+        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "allowedOrigins", "trustForwardedFor",
         "retentionDays", "adminToken", "finishedRoomMinutes", "joinBurst", "joinsPerSecond", "failedJoinBurst",
         "failedJoinsPerMinute", "roomDefaults", "logLevel",
     ]
@@ -100,6 +102,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         maxConnections = try decode("maxConnections", as: Int.self) ?? maxConnections
         maxQueuedKilobytesPerConnection = try decode("maxQueuedKilobytesPerConnection", as: Int.self) ?? maxQueuedKilobytesPerConnection
         maxQueuedMessagesPerConnection = try decode("maxQueuedMessagesPerConnection", as: Int.self) ?? maxQueuedMessagesPerConnection
+        socketSendBufferKilobytes = try decode("socketSendBufferKilobytes", as: Int.self) ?? socketSendBufferKilobytes
         allowedOrigins = try decode("allowedOrigins", as: [String].self) ?? allowedOrigins
         trustForwardedFor = try decode("trustForwardedFor", as: Bool.self) ?? trustForwardedFor
         retentionDays = try decode("retentionDays", as: Int.self) ?? retentionDays
