@@ -36,7 +36,7 @@ public struct WebSocketServerConfiguration: Sendable {
     public var responseHeaders: [(name: String, value: String)] = [
         ("x-content-type-options", "nosniff"),
         ("referrer-policy", "no-referrer"),
-        ("content-security-policy", "default-src 'self'; img-src 'self' data:; media-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self' ws: wss:; frame-ancestors 'none'"),
+        ("content-security-policy", "default-src 'self'; img-src 'self' data: blob:; media-src 'self'; style-src 'self'; script-src 'self'; connect-src 'self' ws: wss:; frame-ancestors 'none'"),
     ]
 
     public init() {}

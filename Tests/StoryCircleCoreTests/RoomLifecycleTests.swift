@@ -160,6 +160,8 @@ struct RoomLifecycleTests {
         #expect(welcome.token == nil, "the token is only ever sent once")
         #expect(welcome.room.you?.score == 1_000)
         #expect(welcome.room.reveal?.you?.outcome == .correct)
+        #expect(welcome.room.question?.text == "What colour was the gear?", "the revealed question's text comes back too")
+        #expect(welcome.room.question?.deadline == nil)
         #expect(room.lastError(to: ana.connection)?.code == .sessionReplaced)
         #expect(room.closed[ana.connection]?.status == 4002)
 

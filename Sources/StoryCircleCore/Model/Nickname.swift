@@ -1,8 +1,8 @@
-/// The rules for the name a child types: trimmed, inner white space collapsed, 1 to 20 characters, no
+/// The rules for the name a child types: trimmed, inner white space collapsed, 1 to 30 characters, no
 /// control or invisible formatting characters, and unique in the room ignoring case. Nicknames are always
 /// shown as text, never as markup; these rules are about fairness and readability, not escaping.
 public enum Nickname {
-    public static let maximumLength = 20
+    public static let maximumLength = 30
 
     public enum Problem: Error, Equatable, Sendable {
         case empty

@@ -105,6 +105,8 @@ extension RoomState {
             snapshot.question = questionView(run, for: role)
             if let player { snapshot.yourAnswer = answers[run.index][player.id]?.option }
         case .reveal(let index):
+            // The question as it was asked (no longer open: no deadline), beside its reveal.
+            snapshot.question = questionView(QuestionRun(index: index, opensAt: ServerTime(milliseconds: 0), deadline: nil, timeLimitMs: nil), for: role)
             snapshot.reveal = revealView(of: index, for: player)
         case .finished:
             let ranked = rankedPlayers()

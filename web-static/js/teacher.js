@@ -1,0 +1,56 @@
+// The teacher's page: `/teacher#room=CODE&token=TEACHER-TOKEN`.
+
+import { $, announce } from "./dom.js";
+import { RoomConnection, fragmentParameters } from "./connection.js";
+import { ScreenState } from "./screen-state.js";
+import { TeacherControls } from "./controls.js";
+import { describePhase } from "./phase.js";
+
+const params = fragmentParameters();
+const code = params.get("room");
+const token = params.get("token");
+const room = new ScreenState();
+const connection = new RoomConnection({
+  hello: () => ({ type: "control", room: code, token }),
+  onMessage: handle,
+  onStatus: ({ state, code: closeCode }) => {
+    const banner = $("#connection-message");
+    banner.hidden = state === "open" || state === "connecting";
+    $("#connection-text").textContent = state === "closed"
+      ? "This teacher link is not valid (or the room is gone). Check the link the server printed."
+      : "We lost the connection to the server. Reconnecting…";
+  },
+});
+const controls = new TeacherControls($("#controls"), (message) => connection.send(message));
+
+function handle(message) {
+  if (message.type === "error") {
+    if (message.code === "bad_token" || message.code === "room_not_found" || message.code === "wrong_role") {
+      $("#room-state").textContent = message.message;
+    } else {
+      controls.refused(message);
+    }
+    return;
+  }
+  if (!room.apply(message)) return;
+  render();
+}
+
+function render() {
+  $("#room-title").textContent = `${room.title ?? "Room"} · ${room.code ?? code}`;
+  const stateText = describePhase(room);
+  if ($("#room-state").textContent !== stateText) announce(stateText);
+  $("#room-state").textContent = stateText;
+  $("#room-answers").textContent = room.answers ? `${room.answers.answered} of ${room.answers.total} children answered` : "";
+  const join = `${location.origin}/?room=${room.code ?? code}`;
+  $("#join-link").textContent = join;
+  $("#join-link").href = join;
+  controls.update(room);
+}
+
+if (!code || !token) {
+  $("#room-state").textContent = "This page needs the teacher link the server printed (it ends in #room=…&token=…).";
+} else {
+  $("#connection-retry").addEventListener("click", () => connection.retry());
+  connection.start();
+}
