@@ -117,10 +117,13 @@ extension CommandSpec {
             if argument.repeating { text += " ..." }
             parts.append(argument.optional ? "[\(text)]" : text)
         }
-        for option in options where option.long != "help" && option.long != "version" {
-            parts.append(option.valueName.map { "[--\(option.long) <\($0)>]" } ?? "[--\(option.long)]")
+        let optionParts = options.filter { $0.long != "help" && $0.long != "version" }.map { option in
+            option.valueName.map { "[--\(option.long) <\($0)>]" } ?? "[--\(option.long)]"
         }
-        return parts.joined(separator: " ")
+        let full = (parts + optionParts).joined(separator: " ")
+        // Like swift-argument-parser: a usage line too long to read collapses its options.
+        if full.count <= 100 || optionParts.isEmpty { return full }
+        return (parts + ["[<options>]"]).joined(separator: " ")
     }
 
     /// The whole help text.

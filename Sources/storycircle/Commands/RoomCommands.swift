@@ -3,8 +3,8 @@ import StoryCircleCore
 
 enum RoomCommands {
     static func create(_ parsed: ParsedArguments) async throws -> Int32 {
-        let story = try StoryFile.require(parsed.positional[0])
         let patch = try RoomSettingFlags.patch(parsed, spec: Commands.roomCreate)
+        let story = try StoryFile.require(parsed.positional[0])
         let server = Credentials.server(parsed)
         let token = try Credentials.adminToken(parsed)
         let body = try JSONEncoder().encode(["story": story.jsonValue(), "settings": try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(patch))])

@@ -11,9 +11,10 @@ enum StartCommand {
     }
 
     static func run(_ parsed: ParsedArguments) async throws -> Int32 {
-        let story = try StoryFile.require(parsed.positional[0])
+        // Flags first: a usage error is reported as one, whatever else is wrong.
         let patch = try RoomSettingFlags.patch(parsed, spec: Commands.start)
         let configuration = try ServerSetup.configuration(parsed, spec: Commands.start).get()
+        let story = try StoryFile.require(parsed.positional[0])
         let signals = Signals.stream()
         let server: ClassroomServer
         do {

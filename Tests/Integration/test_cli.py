@@ -1,0 +1,246 @@
+"""The `storycircle` executable, run as a teacher or a script would (issue #6)."""
+import csv
+import io
+import json
+import os
+import pathlib
+import pty
+import re
+import select
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import BIN, ROOT, SHORT_STORY, STORIES
+
+HELP = pathlib.Path(__file__).resolve().parent / "cli_help"
+COMMANDS = [[], ["start"], ["serve"], ["room"], ["room", "create"], ["room", "status"], ["room", "list"],
+            ["room", "start"], ["room", "next"], ["room", "reveal"], ["room", "pause"], ["room", "resume"],
+            ["room", "end"], ["room", "kick"], ["results"], ["story"], ["story", "validate"]]
+
+
+def run(*args, env=None, cwd=ROOT, timeout=60):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout,
+                          env=dict(os.environ, **(env or {})))
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "storycircle")
+def test_help_is_exactly_as_documented(command):
+    expected = (HELP / ("_".join(["storycircle", *command]) + ".txt")).read_text()
+    for flag in ("--help", "-h"):
+        result = run(*command, flag)
+        assert result.returncode == 0
+        assert result.stdout == expected
+        assert result.stderr == ""
+
+
+def test_help_subcommand_and_version():
+    assert run("help", "room").stdout == (HELP / "storycircle_room.txt").read_text()
+    result = run("--version")
+    assert result.returncode == 0 and re.fullmatch(r"\d+\.\d+\.\d+\n", result.stdout)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["dance"], "Error: Unknown subcommand 'dance'."),
+    (["room", "teleport", "123456"], "Error: Unknown subcommand 'teleport'."),
+    (["start"], "Error: Missing expected argument '<story>'."),
+    (["room", "kick", "123456"], "Error: Missing expected argument '<nickname>'."),
+    (["start", "x.json", "--port", "seventy"], "Error: The value 'seventy' is invalid for '--port <port>': use a port number from 0 to 65535."),
+    (["start", "x.json", "--colour", "blue"], "Error: Unknown option '--colour'."),
+    (["start", "x.json", "--narrate"], "Error: Missing value for '--narrate <mode>'."),
+    (["results", "123456", "--format", "xml"], "Error: The value 'xml' is invalid for '--format <format>': use table, csv or json."),
+    (["story", "validate", "a.json", "--json"], "Error: Unknown option '--json'."),
+    (["room", "status", "1", "2"], "Error: Unexpected argument '2'."),
+])
+def test_usage_errors_say_what_is_wrong_and_exit_64(arguments, message):
+    result = run(*arguments)
+    assert result.returncode == 64
+    lines = result.stderr.splitlines()
+    assert lines[0] == message
+    assert lines[1].startswith("Usage: storycircle")
+    assert result.stdout == ""
+
+
+def test_a_bad_narrate_mode_is_a_usage_error():
+    result = run("start", str(SHORT_STORY), "--narrate", "radio")
+    assert result.returncode == 64
+    assert "use devices, dashboard or off" in result.stderr
+
+
+def test_story_validate_accepts_the_samples():
+    samples = sorted(str(p) for p in (ROOT / "config" / "stories").glob("*.json"))
+    assert len(samples) >= 3
+    result = run("story", "validate", *samples)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count(": valid: ") == len(samples)
+    assert '"Pip the Robot and the Lost Gear", 12 sentences, 3 questions' in result.stdout
+
+
+def test_story_validate_lists_every_problem_with_its_path(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({
+        "title": "Broken", "text": "One sentence.", "mood": "sunny",
+        "quiz": {"questions": [
+            {"question": "Colour?", "options": ["Red", "Green", "Blue"], "answer": "Purple"},
+            {"question": "Twice?", "options": ["Yes", "yes"], "answer": "Yes", "time": 900},
+        ]},
+    }))
+    good = SHORT_STORY
+    result = run("story", "validate", str(good), str(bad))
+    assert result.returncode == 1
+    assert f"{bad}: quiz.questions[0].answer: \"Purple\" is not one of the options [\"Red\",\"Green\",\"Blue\"]" in result.stderr
+    assert f"{bad}: quiz.questions[1].options[1]: \"yes\" is the same as option 1; options must be different" in result.stderr
+    assert f"{bad}: quiz.questions[1].time: 900 seconds is outside the allowed 5 to 300 seconds" in result.stderr
+    assert f"{bad}: warning: mood: unknown field is ignored" in result.stdout
+    assert f"{bad}: invalid: 3 errors" in result.stdout
+    assert f"{good}: valid" in result.stdout
+    missing = run("story", "validate", str(tmp_path / "nowhere.json"))
+    assert missing.returncode == 1
+    assert "cannot open" in missing.stderr and "there is no such file" in missing.stderr
+    broken = tmp_path / "broken.json"
+    broken.write_text("{ not json")
+    result = run("story", "validate", str(broken))
+    assert result.returncode == 1 and "not valid JSON" in result.stderr
+
+
+def test_room_commands_and_results_against_a_running_server(server, tmp_path):
+    env = {"STORYCIRCLE_SERVER": server.http, "STORYCIRCLE_HOME": str(tmp_path / "home"), "STORYCIRCLE_ADMIN_TOKEN": server.admin_token}
+    created = run("room", "create", str(SHORT_STORY), "--no-timer", env=env)
+    assert created.returncode == 0, created.stderr
+    code = re.search(r"Room (\d{6}) created: Test: The Short Story", created.stdout).group(1)
+    assert f"Join:      {server.http.replace('127.0.0.1', '')}" not in created.stdout
+    saved = json.loads((tmp_path / "home" / "rooms" / f"{code}.json").read_text())
+    assert oct((tmp_path / "home" / "rooms" / f"{code}.json").stat().st_mode)[-3:] == "600"
+
+    status = run("room", "status", code, env=env)
+    assert status.returncode == 0, status.stderr
+    assert f"Room {code} · Test: The Short Story" in status.stdout
+    assert "State:    lobby" in status.stdout
+    as_json = json.loads(run("room", "status", code, "--json", env=env).stdout)
+    assert as_json["settings"]["timer"] is False
+
+    listing = run("room", "list", env=env)
+    assert code in listing.stdout and "lobby" in listing.stdout
+    assert json.loads(run("room", "list", "--json", env=env).stdout)["rooms"][0]["code"] == code
+
+    # Two children play through the server while the CLI drives the room.
+    import asyncio
+    from conftest import join, wait_until
+
+    async def play():
+        ana, _ = await join(server, {"code": code}, "Ana")
+        ben, _ = await join(server, {"code": code}, "Ben, the 2nd")
+        assert run("room", "start", code, env=env).returncode == 0
+        await ana.expect("narration.plan")
+        assert server.request("POST", f"/api/rooms/{code}/commands", saved["teacherToken"], {"command": "skip"})[0] == 200
+        question = await ana.expect("question")
+        await wait_until(question["opensAt"])
+        await ana.send({"type": "answer", "question": 0, "option": 0})
+        await ana.expect("answer.ack")
+        paused = run("room", "pause", code, env=env)
+        assert "pause: done" in paused.stdout
+        assert "(paused)" in run("room", "status", code, env=env).stdout
+        assert run("room", "resume", code, env=env).returncode == 0
+        revealed = run("room", "reveal", code, env=env)
+        assert revealed.returncode == 0 and "reveal" in revealed.stdout
+        again = run("room", "reveal", code, env=env)
+        assert again.returncode == 1 and "There is no open question to reveal. [invalid_command]" in again.stderr
+        assert run("room", "kick", code, "Ben, the 2nd", env=env).returncode == 0
+        assert run("room", "next", code, env=env).returncode == 0
+        assert run("room", "end", code, env=env).returncode == 0
+
+    asyncio.run(play())
+
+    table = run("results", code, env=env)
+    assert table.returncode == 0, table.stderr
+    assert "Test: The Short Story · room" in table.stdout and "finished" in table.stdout
+    assert re.search(r"1\s+Ana\s+1000\s+1/3\s+✓", table.stdout)
+    result = run("results", code, "--format", "csv", env=env)
+    rows = list(csv.reader(io.StringIO(result.stdout)))
+    assert rows[0] == ["rank", "nickname", "player_id", "question", "question_text", "answer", "correct", "time_ms", "points", "total_score"]
+    assert len(rows) == 1 + 3, "one row per child per question (Ben was removed)"
+    assert rows[1][:7] == ["1", "Ana", "p1", "1", "What did Pip find?", "A gear", "yes"]
+    as_json = json.loads(run("results", code, "--format", "json", env=env).stdout)
+    assert as_json["players"][0]["score"] == 1000
+
+    wrong = run("room", "status", code, "--token", "not-the-token", env=env)
+    assert wrong.returncode == 1 and "A valid token for room" in wrong.stderr
+    nobody = run("room", "status", "654321", env=dict(env, STORYCIRCLE_HOME=str(tmp_path / "empty")))
+    assert nobody.returncode == 1 and "no teacher token for room 654321" in nobody.stderr
+
+
+def test_an_unreachable_server_is_one_clear_line(tmp_path):
+    result = run("room", "status", "123456", "--server", "http://127.0.0.1:9", "--token", "x")
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("Error: cannot reach the StoryCircle server at http://127.0.0.1:9 (connection refused).")
+    assert "Traceback" not in result.stderr and "Fatal" not in result.stderr
+
+
+def read_until(fd, pattern, timeout=30):
+    """Reads a pseudo-terminal until `pattern` appears; returns everything read."""
+    output = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+            if re.search(pattern, output.decode(errors="replace")):
+                return output.decode(errors="replace")
+    raise AssertionError(f"did not see {pattern!r} in:\n{output.decode(errors='replace')}")
+
+
+def test_start_in_a_terminal_shows_code_qr_and_status_and_answers_keys(tmp_path):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(ROOT)
+        os.execv(BIN, [BIN, "start", str(SHORT_STORY), "--port", "0", "--data", str(tmp_path / "data")])
+    try:
+        banner = read_until(fd, r"● 0 children")
+        code = re.search(r"Join code: (\d{6})", banner).group(1)
+        qr_lines = [line for line in banner.splitlines() if "█" in line]
+        assert len(qr_lines) >= 15, "a QR code block is drawn"
+        assert len({len(line.strip()) for line in qr_lines}) == 1, "every QR row has the same width"
+        assert re.search(r"Join link: +http://\S+/\?room=" + code, banner)
+        assert re.search(r"Dashboard \(board\): +http://\S+/dashboard#room=" + code + r"&token=", banner)
+        assert re.search(r"Teacher controls: +http://\S+/teacher#room=" + code + r"&token=", banner)
+        os.write(fd, b"n")
+        read_until(fd, r"Cannot next now: The room has not started yet")
+        os.write(fd, b"s")
+        read_until(fd, r"→ start")
+        read_until(fd, r"telling the story|question 1/3")
+        os.write(fd, b"q")
+        read_until(fd, r"The room has ended\. Goodbye!")
+        read_until(fd, r"Results stay available: storycircle results " + code)
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_start_with_keys_from_a_pipe_and_sigterm(tmp_path):
+    process = subprocess.Popen([BIN, "start", str(SHORT_STORY), "--port", "0", "--data", str(tmp_path / "data")],
+                               cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in process.stdout:
+        lines.append(line)
+        if line.startswith("● "):
+            break
+    assert any(line.startswith("  Join code: ") for line in lines)
+    process.stdin.write("s")
+    process.stdin.flush()
+    for line in process.stdout:
+        if "→ start" in line:
+            break
+    process.send_signal(signal.SIGTERM)
+    rest = process.communicate(timeout=10)[0]
+    assert process.returncode == 0
+    assert "Stopping the server" in rest
