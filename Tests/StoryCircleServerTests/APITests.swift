@@ -114,6 +114,20 @@ struct APITests {
         #expect((try json(list)["rooms"] as? [[String: Any]])?.count == 1)
     }
 
+    @Test func roomsPastTheRetentionPeriodAreForgottenEverywhere() async throws {
+        let old = try await createRoom()
+        clock.advance(by: 31 * 86_400_000)
+        let recent = try await createRoom()
+        let retentionCutoff = clock.now() + -(30 * 86_400_000)
+        let swept = await registry.sweep(finishedBefore: ServerTime(milliseconds: 0), createdBefore: retentionCutoff)
+        #expect(swept.purged == 1)
+        #expect(await registry.room(old["code"] as! String) == nil)
+        #expect(try store.archive(room: old["code"] as! String) == nil, "the children's data is gone from storage")
+        #expect(await request("GET", "/api/rooms/\(old["code"] as! String)/results", token: old["teacherToken"] as? String).status == 401)
+        #expect(await registry.room(recent["code"] as! String) != nil)
+        #expect(await request("GET", "/api/rooms/\(recent["code"] as! String)/results", token: recent["teacherToken"] as? String).status == 200)
+    }
+
     @Test func healthMetricsAndUnknownRoutes() async throws {
         let health = await request("GET", "/healthz")
         #expect(health.status == 200)
