@@ -29,6 +29,8 @@ need_path /usr/lib/x86_64-linux-gnu/espeak-ng-data/phontab espeak-ng-data
 if [ "$want_test" = yes ]; then
   need_command chromium chromium
   need_command chromedriver chromium-driver
+  need_path /usr/sbin/nginx nginx-light
+  need_command zbarimg zbar-tools
   need_path /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf fonts-noto-color-emoji
   need_command python3 python3
   python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)

@@ -21,7 +21,10 @@ final class OutboundQueues: Sendable {
         case nothing
     }
 
-    private final class Queue {
+    /// One connection's queue. The service thread keeps a reference to it so writing a frame needs no table
+    /// lookup; `@unchecked Sendable` because its fields are read and written only while `state`'s lock is
+    /// held (every method of `OutboundQueues` takes it first).
+    final class Queue: @unchecked Sendable {
         var frames: [OutboundFrame] = []
         var head = 0
         var bytes = 0
@@ -46,8 +49,11 @@ final class OutboundQueues: Sendable {
         self.maxFrames = maxFrames
     }
 
-    func open(_ connection: UInt64) {
-        state.withLock { $0.queues[connection] = Queue() }
+    @discardableResult
+    func open(_ connection: UInt64) -> Queue {
+        let queue = Queue()
+        state.withLock { $0.queues[connection] = queue }
+        return queue
     }
 
     func remove(_ connection: UInt64) {
@@ -131,22 +137,32 @@ final class OutboundQueues: Sendable {
 
     func next(for connection: UInt64) -> Next {
         state.withLock { state in
-            guard let queue = state.queues[connection], !queue.killed else { return .nothing }
-            if queue.head < queue.frames.count {
-                let frame = queue.frames[queue.head]
-                queue.head += 1
-                queue.bytes -= frame.count
-                if queue.head == queue.frames.count {
-                    queue.frames.removeAll(keepingCapacity: queue.frames.count <= 64)
-                    queue.head = 0
-                } else if queue.head >= 64, queue.head * 2 >= queue.frames.count {
-                    queue.frames.removeFirst(queue.head)
-                    queue.head = 0
-                }
-                return .frame(frame, more: queue.pending > 0 || queue.close != nil)
-            }
-            if let close = queue.close { return .close(status: close.status, reason: close.reason) }
-            return .nothing
+            guard let queue = state.queues[connection] else { return .nothing }
+            return Self.pop(queue)
         }
+    }
+
+    /// The next thing to write for a queue the caller holds (the service thread's fast path).
+    func next(from queue: Queue) -> Next {
+        state.withLock { _ in Self.pop(queue) }
+    }
+
+    private static func pop(_ queue: Queue) -> Next {
+        guard !queue.killed else { return .nothing }
+        if queue.head < queue.frames.count {
+            let frame = queue.frames[queue.head]
+            queue.head += 1
+            queue.bytes -= frame.count
+            if queue.head == queue.frames.count {
+                queue.frames.removeAll(keepingCapacity: queue.frames.count <= 64)
+                queue.head = 0
+            } else if queue.head >= 64, queue.head * 2 >= queue.frames.count {
+                queue.frames.removeFirst(queue.head)
+                queue.head = 0
+            }
+            return .frame(frame, more: queue.pending > 0 || queue.close != nil)
+        }
+        if let close = queue.close { return .close(status: close.status, reason: close.reason) }
+        return .nothing
     }
 }

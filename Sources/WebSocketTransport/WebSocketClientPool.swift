@@ -102,6 +102,7 @@ public final class WebSocketClientPool: @unchecked Sendable {
     // MARK: - Service thread
 
     private func serviceThreadMain() {
+        sc_lws_set_log_level(LLL_ERR | LLL_WARN)
         let protocols = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
         let name = strdup("storycircle-client")!

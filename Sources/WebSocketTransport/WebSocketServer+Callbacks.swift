@@ -8,6 +8,8 @@ final class Connection {
     let wsi: OpaquePointer
     let isWebSocket: Bool
     let peer: String
+    /// This WebSocket's outbound queue (nil for HTTP).
+    var queue: OutboundQueues.Queue?
 
     // WebSocket: the message being reassembled, the rate limit, and whether input is being refused.
     var inbound: [UInt8] = []
@@ -72,7 +74,7 @@ extension WebSocketServer {
 
         case LWS_CALLBACK_CLOSED:
             if let connection = connection(user) {
-                unregister(connection)
+                unregister(connection, user: user)
                 onEvent(.closed(connection: connection.id))
             }
             return 0
@@ -105,7 +107,7 @@ extension WebSocketServer {
             return writeResponse(connection)
 
         case LWS_CALLBACK_CLOSED_HTTP, LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-            if let connection = connection(user), !connection.isWebSocket { unregister(connection) }
+            if let connection = connection(user), !connection.isWebSocket { unregister(connection, user: user) }
             return lws_callback_http_dummy(wsi, reason, user, input, length)
 
         default:
@@ -115,27 +117,31 @@ extension WebSocketServer {
 
     // MARK: Connections
 
+    // The per-session slot lws gives each connection holds the `Connection` object itself (unretained: the
+    // `connections` table keeps it alive), so callbacks find it without a lookup. `unregister` zeroes the
+    // slot before the object can go, so every later callback on that connection sees none.
+
     private func connection(_ user: UnsafeMutableRawPointer?) -> Connection? {
-        guard let user else { return nil }
-        let id = user.load(as: UInt64.self)
-        return id == 0 ? nil : connections[id]
+        guard let user, let pointer = UnsafeRawPointer(bitPattern: user.load(as: UInt.self)) else { return nil }
+        return Unmanaged<Connection>.fromOpaque(pointer).takeUnretainedValue()
     }
 
     private func register(_ wsi: OpaquePointer, user: UnsafeMutableRawPointer, isWebSocket: Bool) -> Connection {
         let id = nextConnectionID
         nextConnectionID += 1
-        user.storeBytes(of: id, as: UInt64.self)
         let connection = Connection(id: id, wsi: wsi, isWebSocket: isWebSocket, peer: peerAddress(wsi), burst: configuration.messageBurst)
         connections[id] = connection
+        user.storeBytes(of: UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()), as: UInt.self)
         if isWebSocket {
-            queues.open(id)
+            connection.queue = queues.open(id)
             metrics.openConnections.add(1, ordering: .relaxed)
             metrics.connectionsTotal.add(1, ordering: .relaxed)
         }
         return connection
     }
 
-    private func unregister(_ connection: Connection) {
+    private func unregister(_ connection: Connection, user: UnsafeMutableRawPointer?) {
+        user?.storeBytes(of: 0, as: UInt.self)
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         queues.remove(connection.id)
         if connection.isWebSocket { metrics.openConnections.subtract(1, ordering: .relaxed) }
@@ -231,7 +237,8 @@ extension WebSocketServer {
     }
 
     private func writeNextFrame(_ connection: Connection) -> Int32 {
-        switch queues.next(for: connection.id) {
+        guard let queue = connection.queue else { return 0 }
+        switch queues.next(from: queue) {
         case .frame(let frame, let more):
             let written = lws_write(connection.wsi, frame.payload, frame.count, LWS_WRITE_TEXT)
             guard written >= frame.count else { return -1 }

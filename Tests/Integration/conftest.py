@@ -85,9 +85,14 @@ class Server:
             request.add_header("Content-Type", "application/json")
         try:
             with urllib.request.urlopen(request, timeout=15) as response:
-                return response.status, dict(response.headers), response.read()
+                return response.status, self.lower(response.headers), response.read()
         except urllib.error.HTTPError as error:
-            return error.code, dict(error.headers), error.read()
+            return error.code, self.lower(error.headers), error.read()
+
+    @staticmethod
+    def lower(headers):
+        """Header names are case-insensitive (nginx capitalises them); tests use lowercase."""
+        return {name.lower(): value for name, value in headers.items()}
 
     def create_room(self, story=SHORT_STORY, settings=None):
         document = json.loads(pathlib.Path(story).read_text()) if not isinstance(story, dict) else story

@@ -15,7 +15,6 @@ public enum ServerMessage: Sendable, Equatable {
     case quizUnlock(QuizUnlock)
     case question(QuestionView)
     case answerAck(AnswerAck)
-    case answers(AnswerProgress)
     case reveal(Reveal)
     case scoreboard(ScoreboardUpdate)
     case paused(Paused)
@@ -38,7 +37,6 @@ public enum ServerMessage: Sendable, Equatable {
         case .quizUnlock: "quiz.unlock"
         case .question: "question"
         case .answerAck: "answer.ack"
-        case .answers: "answers"
         case .reveal: "reveal"
         case .scoreboard: "scoreboard"
         case .paused: "paused"
@@ -83,7 +81,6 @@ extension ServerMessage: Codable {
         case .quizUnlock(let payload): try payload.encode(to: encoder)
         case .question(let payload): try payload.encode(to: encoder)
         case .answerAck(let payload): try payload.encode(to: encoder)
-        case .answers(let payload): try payload.encode(to: encoder)
         case .reveal(let payload): try payload.encode(to: encoder)
         case .scoreboard(let payload): try payload.encode(to: encoder)
         case .paused(let payload): try payload.encode(to: encoder)
@@ -109,7 +106,6 @@ extension ServerMessage: Codable {
         case "quiz.unlock": self = .quizUnlock(try QuizUnlock(from: decoder))
         case "question": self = .question(try QuestionView(from: decoder))
         case "answer.ack": self = .answerAck(try AnswerAck(from: decoder))
-        case "answers": self = .answers(try AnswerProgress(from: decoder))
         case "reveal": self = .reveal(try Reveal(from: decoder))
         case "scoreboard": self = .scoreboard(try ScoreboardUpdate(from: decoder))
         case "paused": self = .paused(try Paused(from: decoder))

@@ -56,6 +56,10 @@ public final class ClassroomServer: Sendable {
         narrator: (any NarrationPreparing)? = nil, timing: RoomTiming = .init(), logger: Logger? = nil
     ) async throws -> ClassroomServer {
         let logger = logger ?? Logger(label: "storycircle", minimumLevel: configuration.loggerLevel)
+        let files = ProcessLimits.raiseOpenFileLimit()
+        if files < configuration.maxConnections + 64 {
+            logger.warning("Open-file limit is below maxConnections", ["limit": String(files), "maxConnections": String(configuration.maxConnections)])
+        }
         let metrics = ServerMetrics()
         guard FileManager.default.fileExists(atPath: configuration.webRoot + "/index.html") else {
             throw StartError(description: "the web pages are missing: \(configuration.webRoot)/index.html was not found (run from the project folder or set webRoot)")
@@ -176,6 +180,8 @@ public final class ClassroomServer: Sendable {
         transport.maxQueuedBytesPerConnection = configuration.maxQueuedKilobytesPerConnection * 1_024
         transport.maxQueuedFramesPerConnection = configuration.maxQueuedMessagesPerConnection
         transport.socketSendBufferBytes = configuration.socketSendBufferKilobytes * 1_024
+        transport.messagesPerSecond = configuration.messagesPerSecondPerConnection
+        transport.messageBurst = Double(configuration.messageBurstPerConnection)
         transport.allowedOrigins = configuration.allowedOrigins
         transport.trustForwardedFor = configuration.trustForwardedFor
         return transport

@@ -23,6 +23,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxQueuedMessagesPerConnection = 2_048
     /// The kernel send buffer per connection (the rest of what a stalled device can make us hold).
     public var socketSendBufferKilobytes = 256
+    /// Messages a connection may send per second, and at once; beyond that it is closed as a flood.
+    public var messagesPerSecondPerConnection = 10.0
+    public var messageBurstPerConnection = 40
     public var allowedOrigins: [String] = []
     public var trustForwardedFor = false
     /// Rooms (and every child's data in them) are deleted this many days after creation.
@@ -42,7 +45,7 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     static let fieldNames: Set<String> = [
         "port", "bindAddress", "publicURL", "webRoot", "dataDirectory", "database", "audioCacheDirectory",
-        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "allowedOrigins", "trustForwardedFor",
+        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "messagesPerSecondPerConnection", "messageBurstPerConnection", "allowedOrigins", "trustForwardedFor",
         "retentionDays", "adminToken", "finishedRoomMinutes", "joinBurst", "joinsPerSecond", "failedJoinBurst",
         "failedJoinsPerMinute", "roomDefaults", "logLevel",
     ]
@@ -103,6 +106,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         maxQueuedKilobytesPerConnection = try decode("maxQueuedKilobytesPerConnection", as: Int.self) ?? maxQueuedKilobytesPerConnection
         maxQueuedMessagesPerConnection = try decode("maxQueuedMessagesPerConnection", as: Int.self) ?? maxQueuedMessagesPerConnection
         socketSendBufferKilobytes = try decode("socketSendBufferKilobytes", as: Int.self) ?? socketSendBufferKilobytes
+        messagesPerSecondPerConnection = try decode("messagesPerSecondPerConnection", as: Double.self) ?? messagesPerSecondPerConnection
+        messageBurstPerConnection = try decode("messageBurstPerConnection", as: Int.self) ?? messageBurstPerConnection
         allowedOrigins = try decode("allowedOrigins", as: [String].self) ?? allowedOrigins
         trustForwardedFor = try decode("trustForwardedFor", as: Bool.self) ?? trustForwardedFor
         retentionDays = try decode("retentionDays", as: Int.self) ?? retentionDays

@@ -1,0 +1,27 @@
+# StoryCircle in a container: build with the Swift toolchain, run on plain Debian with the C libraries.
+FROM swift:6.3-bookworm AS build
+RUN apt-get update && apt-get install -y --no-install-recommends \
+      pkg-config libwebsockets-dev libespeak-ng-dev espeak-ng-data libmp3lame-dev libsqlite3-dev \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY Package.swift ./
+COPY Sources ./Sources
+# The Swift runtime is linked in, so the final image needs only the C libraries.
+RUN swift build -c release --static-swift-stdlib --product storycircle \
+    && cp "$(swift build -c release --show-bin-path)/storycircle" /usr/local/bin/storycircle
+
+FROM debian:bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends \
+      libwebsockets17 libespeak-ng1 espeak-ng-data libmp3lame0 libsqlite3-0 ca-certificates \
+      libcurl4 libxml2 \
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=build /usr/local/bin/storycircle /usr/local/bin/storycircle
+WORKDIR /srv/storycircle
+COPY web-static ./web-static
+COPY config ./config
+RUN useradd --system --home /srv/storycircle storycircle && mkdir -p data && chown storycircle data
+USER storycircle
+EXPOSE 8080
+VOLUME ["/srv/storycircle/data"]
+HEALTHCHECK --interval=30s --timeout=3s CMD ["/bin/sh", "-c", "exec 3<>/dev/tcp/127.0.0.1/8080 && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && grep -q '\"ok\"' <&3"]
+CMD ["storycircle", "serve", "--config", "config/storycircle.json"]

@@ -1,0 +1,159 @@
+/*
+ * Baseline: the smallest broadcast server on libwebsockets that keeps the same rules as StoryCircle's
+ * transport (one service thread, one lws_write per WRITEABLE callback, LWS_PRE headroom, a shared
+ * reference-counted message per broadcast, a bounded queue per connection). No JSON, no rooms logic, no
+ * storage: the limit of this stack, against which StoryCircle's throughput is compared.
+ *
+ *   J<room>            join a room (answered with "ok")
+ *   B<room>|<payload>  send <payload> to everyone in the room
+ *
+ * Built and run by bench/run.sh; not part of StoryCircle.
+ */
+#include <libwebsockets.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define QUEUE 4096
+#define ROOMS 65536
+
+struct message { int references; size_t length; unsigned char bytes[]; };
+
+struct session {
+	struct lws *wsi;
+	int room, slot;
+	char inbound[4096];	/* a message being reassembled: lws may hand it over in pieces */
+	size_t received;
+	struct message *queue[QUEUE];
+	unsigned head, tail;
+};
+
+struct room { struct session **members; int count, capacity; };
+
+static struct room rooms[ROOMS];
+static volatile int interrupted;
+
+static struct message *message_new(const char *text, size_t length, int references)
+{
+	struct message *m = malloc(sizeof(*m) + LWS_PRE + length);
+	m->references = references;
+	m->length = length;
+	memcpy(m->bytes + LWS_PRE, text, length);
+	return m;
+}
+
+static void message_release(struct message *m)
+{
+	if (--m->references == 0)
+		free(m);
+}
+
+/* The room number at text[1...]; lws's receive buffer is not NUL-terminated, so parse within `len`. */
+static int room_number(const char *text, size_t len)
+{
+	int room = 0;
+	for (size_t i = 1; i < len && text[i] >= '0' && text[i] <= '9'; i++)
+		room = room * 10 + (text[i] - '0');
+	return room % ROOMS;
+}
+
+static void enqueue(struct session *s, struct message *m)
+{
+	if (s->head - s->tail >= QUEUE) { message_release(m); return; }
+	s->queue[s->head++ % QUEUE] = m;
+	lws_callback_on_writable(s->wsi);
+}
+
+static void leave(struct session *s)
+{
+	if (s->room < 0) return;
+	struct room *r = &rooms[s->room];
+	struct session *last = r->members[--r->count];
+	r->members[s->slot] = last;
+	last->slot = s->slot;
+	s->room = -1;
+}
+
+static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+	struct session *s = user;
+	const char *text = in;
+
+	switch (reason) {
+	case LWS_CALLBACK_ESTABLISHED:
+		s->wsi = wsi; s->room = -1; s->head = s->tail = 0; s->received = 0;
+		break;
+	case LWS_CALLBACK_CLOSED:
+		leave(s);
+		while (s->tail != s->head) message_release(s->queue[s->tail++ % QUEUE]);
+		break;
+	case LWS_CALLBACK_RECEIVE:
+		if (s->received + len > sizeof s->inbound) return -1;
+		memcpy(s->inbound + s->received, in, len);
+		s->received += len;
+		if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi)) break;
+		text = s->inbound;
+		len = s->received;
+		s->received = 0;
+		if (len > 1 && text[0] == 'J') {
+			int id = room_number(text, len);
+			struct room *r = &rooms[id];
+			leave(s);
+			if (r->count == r->capacity) {
+				r->capacity = r->capacity ? r->capacity * 2 : 64;
+				r->members = realloc(r->members, sizeof(*r->members) * r->capacity);
+			}
+			s->room = id; s->slot = r->count;
+			r->members[r->count++] = s;
+			enqueue(s, message_new("ok", 2, 1));
+		} else if (len > 1 && text[0] == 'B') {
+			const char *bar = memchr(text, '|', len);
+			if (!bar) break;
+			struct room *r = &rooms[room_number(text, len)];
+			if (!r->count) break;
+			struct message *m = message_new(bar + 1, len - (size_t)(bar + 1 - text), r->count);
+			for (int i = 0; i < r->count; i++) enqueue(r->members[i], m);
+		}
+		break;
+	case LWS_CALLBACK_SERVER_WRITEABLE: {
+		if (s->tail == s->head) break;
+		struct message *m = s->queue[s->tail++ % QUEUE];
+		int length = (int)m->length;
+		int written = lws_write(wsi, m->bytes + LWS_PRE, m->length, LWS_WRITE_TEXT);
+		message_release(m);
+		if (written < length) return -1;
+		if (s->tail != s->head) lws_callback_on_writable(wsi);
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+static struct lws_protocols protocols[] = {
+	{ "broadcast", callback, sizeof(struct session), 4096, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 }
+};
+
+static void stop(int signal) { (void)signal; interrupted = 1; }
+
+int main(int argc, char **argv)
+{
+	struct lws_context_creation_info info;
+	memset(&info, 0, sizeof info);
+	info.port = argc > 1 ? atoi(argv[1]) : 7681;
+	info.protocols = protocols;
+	info.options = LWS_SERVER_OPTION_DISABLE_IPV6;
+	info.fd_limit_per_thread = 20000;
+	lws_set_log_level(LLL_ERR, NULL);
+	signal(SIGINT, stop);
+	signal(SIGTERM, stop);
+	struct lws_context *context = lws_create_context(&info);
+	if (!context) return 1;
+	printf("listening %d\n", info.port);
+	fflush(stdout);
+	while (!interrupted && lws_service(context, 0) >= 0);
+	lws_context_destroy(context);
+	return 0;
+}
