@@ -56,9 +56,13 @@ public final class ClassroomServer: Sendable {
         narrator: (any NarrationPreparing)? = nil, timing: RoomTiming = .init(), logger: Logger? = nil
     ) async throws -> ClassroomServer {
         let logger = logger ?? Logger(label: "storycircle", minimumLevel: configuration.loggerLevel)
+        // Every connection is an open file: accept no more than the process may open (less a margin for
+        // the database, the audio cache and the pages), so the limit is a clear refusal, not a failure.
+        var configuration = configuration
         let files = ProcessLimits.raiseOpenFileLimit()
-        if files < configuration.maxConnections + 64 {
-            logger.warning("Open-file limit is below maxConnections", ["limit": String(files), "maxConnections": String(configuration.maxConnections)])
+        if files - 64 < configuration.maxConnections {
+            configuration.maxConnections = max(16, files - 64)
+            logger.info("Connections limited by the open-file limit", ["limit": String(files), "maxConnections": String(configuration.maxConnections)])
         }
         let metrics = ServerMetrics()
         guard FileManager.default.fileExists(atPath: configuration.webRoot + "/index.html") else {
@@ -132,7 +136,7 @@ public final class ClassroomServer: Sendable {
                 }
             }
         }
-        let sweeping = Task {
+        let sweeping = Task { [configuration] in
             while !Task.isCancelled {
                 do { try await clock.sleep(until: clock.now() + 60_000) } catch { return }
                 let now = clock.now()
