@@ -71,7 +71,6 @@ extension RoomState {
     mutating func reveal(at: ServerTime) -> [RoomDirective] {
         guard case .question(let run) = phase else { return [] }
         let index = run.index
-        let question = story.quiz.questions[index]
         conclude(index, skipped: false)
         epoch += 1
         phase = .reveal(question: index)
@@ -81,15 +80,11 @@ extension RoomState {
         let top = entries(ranked.prefix(timing.topCount), includeResults: false)
         var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .reveal, question: index, at: at)))]
         for (rank, playerIndex) in ranked {
-            let player = players[playerIndex]
-            guard let connection = player.connection else { continue }
-            let answer = answers[index][player.id]
-            let you = PlayerResult(option: answer?.option, outcome: player.outcomes[index] ?? .missed, points: answer?.points ?? 0, standing: standing(of: player, rank: rank))
-            let message = Reveal(question: index, correctOption: question.answer, explanation: question.explanation, distribution: distribution, you: you, top: top)
+            guard let connection = players[playerIndex].connection else { continue }
+            let message = revealMessage(of: index, distribution: distribution, top: top, for: players[playerIndex], rank: rank)
             directives.append(.send(.reveal(message), to: [connection]))
         }
-        let full = Reveal(question: index, correctOption: question.answer, explanation: question.explanation, distribution: distribution, you: nil, top: entries(ranked[...], includeResults: true))
-        directives += sendToScreens(.reveal(full))
+        directives += sendToScreens(.reveal(revealMessage(of: index, distribution: distribution, top: entries(ranked[...], includeResults: true), for: nil, rank: 0)))
         return directives
     }
 
@@ -141,7 +136,7 @@ extension RoomState {
         preparation += 1
         phase = .finished
         let ranked = rankedPlayers()
-        let podium = entries(ranked.prefix { $0.rank <= 3 }, includeResults: false)
+        let podium = podium(ranked)
         var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .finished, at: at)))]
         for (rank, playerIndex) in ranked {
             guard let connection = players[playerIndex].connection else { continue }

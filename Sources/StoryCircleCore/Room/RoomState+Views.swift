@@ -110,7 +110,7 @@ extension RoomState {
             snapshot.reveal = revealView(of: index, for: player)
         case .finished:
             let ranked = rankedPlayers()
-            let podium = entries(ranked.prefix { $0.rank <= 3 }, includeResults: false)
+            let podium = podium(ranked)
             snapshot.finished = player == nil
                 ? Finished(podium: podium, you: nil, entries: entries(ranked[...], includeResults: true))
                 : Finished(podium: podium, you: player.map { standing(of: $0, rank: rank(of: $0)) }, entries: nil)
@@ -125,16 +125,27 @@ extension RoomState {
     }
 
     private func revealView(of index: Int, for player: Player?) -> Reveal {
-        let question = story.quiz.questions[index]
-        let distribution = distribution(of: index)
         let ranked = rankedPlayers()
         guard let player else {
-            return Reveal(question: index, correctOption: question.answer, explanation: question.explanation, distribution: distribution, you: nil, top: entries(ranked[...], includeResults: true))
+            return revealMessage(of: index, distribution: distribution(of: index), top: entries(ranked[...], includeResults: true), for: nil, rank: 0)
         }
-        let answer = answers[index][player.id]
-        let outcome = player.outcomes[index] ?? .missed
-        let you = PlayerResult(option: answer?.option, outcome: outcome, points: outcome == .correct ? answer?.points ?? 0 : 0, standing: standing(of: player, rank: rank(of: player)))
-        return Reveal(question: index, correctOption: question.answer, explanation: question.explanation, distribution: distribution, you: you, top: entries(ranked.prefix(timing.topCount), includeResults: false))
+        return revealMessage(of: index, distribution: distribution(of: index), top: entries(ranked.prefix(timing.topCount), includeResults: false), for: player, rank: rank(of: player))
+    }
+
+    /// The reveal of question `index`: for a child, with their own result; for screens (`player` nil), without.
+    func revealMessage(of index: Int, distribution: [Int], top: [ScoreboardEntry], for player: Player?, rank: Int) -> Reveal {
+        let question = story.quiz.questions[index]
+        let you = player.map { player in
+            let answer = answers[index][player.id]
+            let outcome = player.outcomes[index] ?? .missed
+            return PlayerResult(option: answer?.option, outcome: outcome, points: outcome == .correct ? answer?.points ?? 0 : 0, standing: standing(of: player, rank: rank))
+        }
+        return Reveal(question: index, correctOption: question.answer, explanation: question.explanation, distribution: distribution, you: you, top: top)
+    }
+
+    /// Everyone ranked third or better (ties can make it more than three).
+    func podium(_ ranked: [(rank: Int, index: Int)]) -> [ScoreboardEntry] {
+        entries(ranked.prefix { $0.rank <= 3 }, includeResults: false)
     }
 }
 

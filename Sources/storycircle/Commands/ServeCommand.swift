@@ -5,12 +5,7 @@ enum ServeCommand {
     static func run(_ parsed: ParsedArguments) async throws -> Int32 {
         let configuration = try ServerSetup.configuration(parsed, spec: Commands.serve).get()
         let signals = Signals.stream()
-        let server: ClassroomServer
-        do {
-            server = try await ClassroomServer.start(configuration: configuration)
-        } catch {
-            throw CommandFailure("the server could not start: \(error)")
-        }
+        let server = try await ServerSetup.start(configuration)
         Output.line("StoryCircle \(StoryCircleVersion.current) listening on \(server.publicURL) (port \(server.port))")
         if let file = server.adminTokenFile {
             Output.line("Admin token: in \(file) (the CLI reads it from there; HTTP clients send it as 'Authorization: Bearer …')")

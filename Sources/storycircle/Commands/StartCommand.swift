@@ -16,12 +16,7 @@ enum StartCommand {
         let configuration = try ServerSetup.configuration(parsed, spec: Commands.start).get()
         let story = try StoryFile.require(parsed.positional[0])
         let signals = Signals.stream()
-        let server: ClassroomServer
-        do {
-            server = try await ClassroomServer.start(configuration: configuration)
-        } catch {
-            throw CommandFailure("the server could not start: \(error)")
-        }
+        let server = try await ServerSetup.start(configuration)
         let created = try await server.createRoom(story: story, settings: patch)
         guard let room = await server.registry.room(created.room.code) else {
             await server.stop()

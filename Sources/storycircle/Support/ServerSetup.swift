@@ -28,4 +28,13 @@ enum ServerSetup {
         if let database = parsed.value("database") { configuration.database = database }
         return .success(configuration)
     }
+
+    /// Starts a server, turning whatever stops it into one line for the teacher.
+    static func start(_ configuration: ServerConfiguration) async throws(CommandFailure) -> ClassroomServer {
+        do {
+            return try await ClassroomServer.start(configuration: configuration)
+        } catch {
+            throw CommandFailure("the server could not start: \(error)")
+        }
+    }
 }
