@@ -36,16 +36,18 @@ let package = Package(
         // MARK: The pure core: models, validation, the room state machine, scoring, wire messages.
         .target(name: "StoryCircleCore"),
         .target(name: "QRCode"),
+        // A lock ThreadSanitizer can see (see Locked.swift).
+        .target(name: "Locking"),
 
         // MARK: The wrappers: the only targets that import C.
-        .target(name: "WebSocketTransport", dependencies: ["CLibWebSockets"]),
-        .target(name: "Speech", dependencies: ["CEspeakNG", "CLame"]),
-        .target(name: "Storage", dependencies: ["CSQLite", "StoryCircleCore"]),
+        .target(name: "WebSocketTransport", dependencies: ["CLibWebSockets", "Locking"]),
+        .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
+        .target(name: "Storage", dependencies: ["CSQLite", "StoryCircleCore", "Locking"]),
 
         // MARK: The shell: actors that carry out what the core decides.
         .target(
             name: "StoryCircleServer",
-            dependencies: ["StoryCircleCore", "QRCode", "WebSocketTransport", "Speech", "Storage"]
+            dependencies: ["StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "Storage"]
         ),
 
         // MARK: Executables.
@@ -55,17 +57,17 @@ let package = Package(
         ),
         .executableTarget(
             name: "storycircle-bench",
-            dependencies: ["WebSocketTransport", "StoryCircleCore"]
+            dependencies: ["WebSocketTransport", "StoryCircleCore", "Locking"]
         ),
 
         // MARK: Tests mirror the source targets.
         .testTarget(name: "StoryCircleCoreTests", dependencies: ["StoryCircleCore"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "SpeechTests", dependencies: ["Speech"]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "StoryCircleCore"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "StoryCircleCore", "Locking"]),
         .testTarget(
             name: "StoryCircleServerTests",
-            dependencies: ["StoryCircleServer", "StoryCircleCore", "WebSocketTransport", "Speech", "Storage"]
+            dependencies: ["StoryCircleServer", "StoryCircleCore", "WebSocketTransport", "Speech", "Storage", "Locking"]
         ),
     ]
 )

@@ -30,7 +30,7 @@ rows = []
 fan, big = find("fanout"), find("bigroom")
 fan_c, big_c = find("fanout", "baseline-c"), find("bigroom", "baseline-c")
 fan_py, big_py = find("fanout", "baseline-python"), find("bigroom", "baseline-python")
-answers, idle, unlock = find("answers"), find("idle"), find("unlock")
+answers, idle, unlock, narration = find("answers"), find("idle"), find("unlock"), find("narration")
 
 
 def ms(value):
@@ -97,5 +97,11 @@ if answers:
     out.append(f"| storycircle | answers → ack ({answers['acknowledged']:,}) | {ms(a['p50'])} | {ms(a['p95'])} | {ms(a['p99'])} | {ms(a['max'])} | | |")
 if unlock:
     out.append(f"| storycircle | unlock: clock-sync round trips | {ms(unlock['roundTrip']['p50'])} | {ms(unlock['roundTrip']['p95'])} | {ms(unlock['roundTrip']['p99'])} | {ms(unlock['roundTrip']['max'])} | questions arrived ≥ {unlock['smallestLeadMs']:.0f} ms before the unlock | |")
+if narration:
+    h = narration["cachedSentenceHTTP"]
+    out += ["", f"Narration ({narration['words']} words, {narration['sentences']} sentences, espeak-ng + LAME, empty cache): "
+            f"first sentence ready in {narration['firstSentenceColdMs']:.0f} ms, whole story in {narration['wholeStoryColdMs']:.0f} ms; "
+            f"the same story again (cache hits) in {narration['wholeStoryCachedMs']:.0f} ms; a cached sentence over HTTP "
+            f"({narration['audioBytes']:,} bytes) p50 {ms(h['p50'])}, p99 {ms(h['p99'])}."]
 with open(markdown_path, "w") as markdown:
     markdown.write("\n".join(out) + "\n")

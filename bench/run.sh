@@ -77,6 +77,7 @@ start_storycircle fanout;  bench fanout --admin-token "$ADMIN" --rooms "$ROOMS" 
 start_storycircle big;     bench fanout --admin-token "$ADMIN" --rooms 1 --children "$BIG" --rounds "$ROUNDS" --burst "$BIG_BURST" --server-pid "$SERVER_PID"; stop_server
 start_storycircle answers; bench answers --admin-token "$ADMIN" --rooms 50 --children 40; stop_server
 start_storycircle unlock;  bench unlock --admin-token "$ADMIN" --children "$BIG"; stop_server
+start_storycircle speech;  bench narration --admin-token "$ADMIN"; stop_server
 SIZE=$("$PY" -c "import json,sys; print(round([json.loads(l) for l in open(sys.argv[1]) if '\"fanout\"' in l][0]['messageBytes']))" "$RESULTS")
 for baseline in baseline-c baseline-python; do
   echo "== $baseline (messages of $SIZE bytes, like StoryCircle's)" >&2

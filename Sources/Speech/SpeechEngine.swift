@@ -1,6 +1,7 @@
 import CEspeakNG
 import Foundation
 import Synchronization
+import Locking
 
 /// espeak-ng, driven from one dedicated thread.
 ///
@@ -17,7 +18,7 @@ public final class SpeechEngine: @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
     private let syntheses = Atomic<Int>(0)
-    private let startup: Mutex<Result<(version: String, sampleRate: Int), SpeechError>?> = Mutex(nil)
+    private let startup: Locked<Result<(version: String, sampleRate: Int), SpeechError>?> = Locked(nil)
     private let started = DispatchSemaphore(value: 0)
 
     private init() {

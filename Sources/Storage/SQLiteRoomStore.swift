@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Locking
 import StoryCircleCore
 
 /// Rooms in SQLite (WAL mode, `synchronous=FULL`): a record is durable when its completion runs.
@@ -52,7 +53,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     // MARK: - RoomStore
 
     public func createRoom(_ header: RoomHeader) throws {
-        let result = Mutex<(any Error)??>(nil)
+        let result = Locked<(any Error)??>(nil)
         let done = DispatchSemaphore(value: 0)
         enqueue(.createRoom(header) { error in
             result.withLock { $0 = .some(error) }
@@ -104,7 +105,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     public func purge(createdBefore cutoff: ServerTime) throws -> Int {
-        let result = Mutex<Result<Int, any Error>?>(nil)
+        let result = Locked<Result<Int, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         enqueue(.purge(cutoff) { outcome in
             result.withLock { $0 = outcome }

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// The per-connection queues of frames waiting to be written, shared between the threads that send
 /// (room actors) and the one service thread that writes.
@@ -40,7 +40,7 @@ final class OutboundQueues: Sendable {
         var responses: [UInt64: (sequence: UInt64, response: HTTPResponse)] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let maxBytes: Int
     private let maxFrames: Int
 

@@ -1,6 +1,7 @@
 import CLibWebSockets
 import Foundation
 import Synchronization
+import Locking
 
 /// Many WebSocket client connections on one libwebsockets service thread: the load generator's engine,
 /// and the client the Swift transport tests use. Same threading rules as `WebSocketServer`: other threads
@@ -44,13 +45,13 @@ public final class WebSocketClientPool: @unchecked Sendable {
     private let onEvent: @Sendable (Event) -> Void
     private let maxConnections: Int
     let queues = OutboundQueues(maxBytes: 64 << 20, maxFrames: 1 << 16)
-    private let pending = Mutex<[(UInt64, Target)]>([])
+    private let pending = Locked<[(UInt64, Target)]>([])
     private let nextID = Atomic<UInt64>(1)
     private let contextPointer = Atomic<UInt>(0)
     private let stopRequested = Atomic<Bool>(false)
     private let started = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
-    private let startError = Mutex<LWSError?>(nil)
+    private let startError = Locked<LWSError?>(nil)
 
     // Service thread only.
     private var connections: [UInt64: ClientConnection] = [:]

@@ -1,6 +1,7 @@
 import CLibWebSockets
 import Foundation
 import Synchronization
+import Locking
 
 /// The one libwebsockets event loop: static files, dynamic HTTP routes, and WebSocket connections, on one
 /// port and one dedicated service thread.
@@ -24,8 +25,8 @@ public final class WebSocketServer: @unchecked Sendable {
     private let contextPointer = Atomic<UInt>(0)
     private let started = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
-    private let startResult = Mutex<Result<Int, LWSError>?>(nil)
-    private let drainDeadline = Mutex<ContinuousClock.Instant?>(nil)
+    private let startResult = Locked<Result<Int, LWSError>?>(nil)
+    private let drainDeadline = Locked<ContinuousClock.Instant?>(nil)
 
     // Service thread only.
     var connections: [UInt64: Connection] = [:]

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Synchronization
+import Locking
 
 /// Who the clients talk to: StoryCircle itself, or a minimal broadcast server (a baseline).
 protocol FanoutTarget: Sendable {
@@ -48,7 +48,7 @@ func runFanout(scenario: String, target: some FanoutTarget, port: Int, rooms: In
         for (i, child) in children.enumerated() { slot[child] = room * childrenPerRoom + i }
     }
     let slots = slot
-    let state = Mutex(RoundState(total: total))
+    let state = Locked(RoundState(total: total))
 
     var latencies: [UInt64] = []
     latencies.reserveCapacity(total * rounds)

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Locking
 import WebSocketTransport
 
 /// Monotonic nanoseconds, for latencies measured inside this process.
@@ -9,11 +10,11 @@ import WebSocketTransport
 /// thread: handlers must be quick (they record a time and count).
 final class LoadClients: Sendable {
     let pool: WebSocketClientPool
-    /// The handler sits in a class because a closure stored directly in a `Mutex` and read back with
+    /// The handler sits in a class because a closure stored directly in a lock (`Mutex`, `Locked`) and read back with
     /// `withLock { $0 }` is written back wrapped in one more reabstraction thunk on every read (Swift 6.3):
     /// calls grow slower without bound and finally overflow the stack. Seen here at 10,000 connections.
-    private let handler = Mutex<MessageSink?>(nil)
-    private let connected = Mutex<(open: Set<UInt64>, failed: [UInt64: String], closed: Set<UInt64>)>(([], [:], []))
+    private let handler = Locked<MessageSink?>(nil)
+    private let connected = Locked<(open: Set<UInt64>, failed: [UInt64: String], closed: Set<UInt64>)>(([], [:], []))
     let port: Int
 
     init(port: Int) throws {
@@ -76,7 +77,7 @@ final class MessageSink: Sendable {
 
 /// Lets the pool's callback reach the `LoadClients` that owns the pool (created after it).
 private final class HandlerBox: Sendable {
-    let clients = Mutex<LoadClients?>(nil)
+    let clients = Locked<LoadClients?>(nil)
 
     func deliver(_ event: WebSocketClientPool.Event) {
         clients.withLock { $0 }?.deliver(event)

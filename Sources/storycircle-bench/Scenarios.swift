@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// Wall-clock milliseconds, comparable with the server's times (same machine, same clock).
 func wallMilliseconds() -> Double { Date().timeIntervalSince1970 * 1_000 }
@@ -7,7 +7,7 @@ func wallMilliseconds() -> Double { Date().timeIntervalSince1970 * 1_000 }
 /// Rooms taken to their first question with children joined; returns the layout and each child's
 /// `opensAt`.
 func roomsAtFirstQuestion(port: Int, adminToken: String, rooms: Int, childrenPerRoom: Int, clients: LoadClients) async throws -> (FanoutLayout, Double) {
-    let opensAt = Mutex<Double>(0)
+    let opensAt = Locked<Double>(0)
     let target = StoryCircleTarget(port: port, adminToken: adminToken)
     let layout = try await target.prepare(rooms: rooms, childrenPerRoom: childrenPerRoom, clients: clients)
     // prepare() consumed the questions; ask one room for its status to learn when answering opens.
@@ -45,8 +45,8 @@ func runAnswers(port: Int, adminToken: String, rooms: Int, childrenPerRoom: Int,
     var index: [UInt64: Int] = [:]
     for (i, child) in children.enumerated() { index[child] = i }
     let slots = index
-    let sentAt = Mutex([UInt64](repeating: 0, count: children.count))
-    let ackAt = Mutex([UInt64](repeating: 0, count: children.count))
+    let sentAt = Locked([UInt64](repeating: 0, count: children.count))
+    let ackAt = Locked([UInt64](repeating: 0, count: children.count))
     let acked = Latch(children.count)
     clients.onMessage { id, data in
         guard let i = slots[id], contains(data, Array(#""type":"answer.ack""#.utf8)) else { return }
@@ -136,7 +136,7 @@ func runUnlock(port: Int, adminToken: String, children count: Int) async throws 
         var display: [Double]
         var lead: [Double]
     }
-    let clocks = Mutex(Clocks(sent: Array(repeating: Array(repeating: 0, count: 5), count: count),
+    let clocks = Locked(Clocks(sent: Array(repeating: Array(repeating: 0, count: 5), count: count),
                               best: Array(repeating: (Double.infinity, 0), count: count), display: Array(repeating: 0, count: count), lead: Array(repeating: 0, count: count)))
     let welcomed = Latch(count + 1)
     let pongs = Latch(count * 5)

@@ -344,3 +344,76 @@ def test_sigterm_stops_cleanly_within_two_seconds(server):
     assert server.process.returncode == 0
     assert elapsed < 2.0, f"took {elapsed:.2f}s"
     assert (code, reason) == (1001, "server_shutting_down")
+
+
+def raw_websocket(port):
+    """A WebSocket opened by hand on a plain socket: it can send what a polite client library will not."""
+    import base64
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    key = base64.b64encode(b"0123456789abcdef").decode()
+    raw.sendall((f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    response = b""
+    while b"\r\n\r\n" not in response:
+        response += raw.recv(1024)
+    assert b" 101 " in response.split(b"\r\n")[0]
+    return raw
+
+
+def client_frame(opcode, payload):
+    """A masked client frame (the mask is zero: XOR with zero leaves the payload as it is)."""
+    assert len(payload) < 126
+    return bytes([0x80 | opcode, 0x80 | len(payload)]) + b"\x00\x00\x00\x00" + payload
+
+
+def read_close(raw, timeout):
+    """Reads frames until a close frame; returns its status (None if the connection just ended)."""
+    raw.settimeout(timeout)
+    data = b""
+    try:
+        while True:
+            chunk = raw.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+            while len(data) >= 2:
+                length = data[1] & 0x7F
+                if len(data) < 2 + length:
+                    break
+                if data[0] & 0x0F == 0x8:
+                    return int.from_bytes(data[2:4], "big")
+                data = data[2 + length:]
+    except (socket.timeout, ConnectionResetError):
+        pass
+    return None
+
+
+def test_invalid_utf8_text_is_refused_with_1007(server):
+    raw = raw_websocket(server.port)
+    raw.sendall(client_frame(0x1, b'{"type":"join","nickname":"\xff\xfe"}'))
+    assert read_close(raw, timeout=5) == 1007
+    raw.close()
+    status, _, _ = server.request("GET", "/healthz")
+    assert status == 200
+
+
+def test_a_silent_connection_is_pinged_then_closed(make_server):
+    server = make_server(config={"pingAfterIdleSeconds": 1, "hangUpAfterIdleSeconds": 3})
+    raw = raw_websocket(server.port)
+    raw.settimeout(6)
+    started = time.monotonic()
+    first = raw.recv(16)
+    assert first[0] & 0x0F == 0x9, "the server pings an idle connection"
+    assert time.monotonic() - started < 2.5
+    # Never answer: the server hangs up.
+    ended_at = None
+    while True:
+        try:
+            chunk = raw.recv(4096)
+        except (socket.timeout, ConnectionResetError):
+            break
+        if not chunk:
+            ended_at = time.monotonic()
+            break
+    assert ended_at is not None, "the connection was closed"
+    assert ended_at - started < 6

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Locking
 import Testing
 @testable import Storage
 @testable import StoryCircleCore
@@ -161,7 +162,7 @@ struct SQLiteRoomStoreTests {
         defer { store.close(); try? FileManager.default.removeItem(at: folder) }
         try store.createRoom(Self.header("123456"))
         let answer = RoomRecord.answer(AnswerRecord(player: "p1", question: 0, option: 1, receivedAt: ServerTime(milliseconds: 1), elapsedMs: 1, correct: true, points: 1_000))
-        let outcomes = Mutex<[Bool]>([])
+        let outcomes = Locked<[Bool]>([])
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             for record in [answer, answer, RoomRecord.phase(PhaseRecord(phase: .finished, at: ServerTime(milliseconds: 2)))] {
                 store.append(record, room: "123456") { error in
@@ -181,7 +182,7 @@ struct SQLiteRoomStoreTests {
         try store.createRoom(Self.header("123456"))
         for record in Self.records { store.append(record, room: "123456") { _ in } }
         store.close()
-        let refused = Mutex<(any Error)?>(nil)
+        let refused = Locked<(any Error)?>(nil)
         store.append(Self.records[0], room: "123456") { error in refused.withLock { $0 = error } }
         #expect(refused.withLock { $0 } != nil)
         let reopened = try SQLiteRoomStore(path: path)

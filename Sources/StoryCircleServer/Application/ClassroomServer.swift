@@ -184,6 +184,8 @@ public final class ClassroomServer: Sendable {
         transport.maxQueuedBytesPerConnection = configuration.maxQueuedKilobytesPerConnection * 1_024
         transport.maxQueuedFramesPerConnection = configuration.maxQueuedMessagesPerConnection
         transport.socketSendBufferBytes = configuration.socketSendBufferKilobytes * 1_024
+        transport.pingAfterIdleSeconds = configuration.pingAfterIdleSeconds
+        transport.hangUpAfterIdleSeconds = configuration.hangUpAfterIdleSeconds
         transport.messagesPerSecond = configuration.messagesPerSecondPerConnection
         transport.messageBurst = Double(configuration.messageBurstPerConnection)
         transport.allowedOrigins = configuration.allowedOrigins

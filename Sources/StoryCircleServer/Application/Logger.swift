@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A small logger in swift-log's manner: messages are constant sentences, the data goes in metadata
 /// (`room.code`, `connection.id`), and nothing logged ever contains a message body or a token.

@@ -23,6 +23,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxQueuedMessagesPerConnection = 2_048
     /// The kernel send buffer per connection (the rest of what a stalled device can make us hold).
     public var socketSendBufferKilobytes = 256
+    /// Keepalive: a connection silent this long is pinged, and one that stays silent this long is closed
+    /// (a tablet that slept or left the Wi-Fi without saying goodbye).
+    public var pingAfterIdleSeconds = 20
+    public var hangUpAfterIdleSeconds = 60
     /// Messages a connection may send per second, and at once; beyond that it is closed as a flood.
     public var messagesPerSecondPerConnection = 10.0
     public var messageBurstPerConnection = 40
@@ -45,7 +49,7 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     static let fieldNames: Set<String> = [
         "port", "bindAddress", "publicURL", "webRoot", "dataDirectory", "database", "audioCacheDirectory",
-        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "messagesPerSecondPerConnection", "messageBurstPerConnection", "allowedOrigins", "trustForwardedFor",
+        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "messagesPerSecondPerConnection", "messageBurstPerConnection", "pingAfterIdleSeconds", "hangUpAfterIdleSeconds", "allowedOrigins", "trustForwardedFor",
         "retentionDays", "adminToken", "finishedRoomMinutes", "joinBurst", "joinsPerSecond", "failedJoinBurst",
         "failedJoinsPerMinute", "roomDefaults", "logLevel",
     ]
@@ -108,6 +112,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         socketSendBufferKilobytes = try decode("socketSendBufferKilobytes", as: Int.self) ?? socketSendBufferKilobytes
         messagesPerSecondPerConnection = try decode("messagesPerSecondPerConnection", as: Double.self) ?? messagesPerSecondPerConnection
         messageBurstPerConnection = try decode("messageBurstPerConnection", as: Int.self) ?? messageBurstPerConnection
+        pingAfterIdleSeconds = try decode("pingAfterIdleSeconds", as: Int.self) ?? pingAfterIdleSeconds
+        hangUpAfterIdleSeconds = try decode("hangUpAfterIdleSeconds", as: Int.self) ?? hangUpAfterIdleSeconds
         allowedOrigins = try decode("allowedOrigins", as: [String].self) ?? allowedOrigins
         trustForwardedFor = try decode("trustForwardedFor", as: Bool.self) ?? trustForwardedFor
         retentionDays = try decode("retentionDays", as: Int.self) ?? retentionDays
@@ -159,6 +165,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard (256...1_048_576).contains(maxMessageBytes) else { throw Problem(description: "maxMessageBytes must be from 256 to 1048576") }
         guard maxQueuedKilobytesPerConnection >= 1, maxQueuedMessagesPerConnection >= 1 else {
             throw Problem(description: "maxQueuedKilobytesPerConnection and maxQueuedMessagesPerConnection must be at least 1")
+        }
+        guard (1...3_600).contains(pingAfterIdleSeconds), hangUpAfterIdleSeconds > pingAfterIdleSeconds, hangUpAfterIdleSeconds <= 7_200 else {
+            throw Problem(description: "keepalive: pingAfterIdleSeconds must be 1 to 3600 and hangUpAfterIdleSeconds larger, at most 7200")
         }
         guard retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
         guard audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }

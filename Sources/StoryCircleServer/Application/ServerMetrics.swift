@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 import StoryCircleCore
 
 /// The application's counters for `/metrics` (the transport keeps its own). Thread-safe.
@@ -16,7 +16,7 @@ public final class ServerMetrics: Sendable {
         var joinsRateLimited = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 

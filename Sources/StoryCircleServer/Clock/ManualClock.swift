@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 import StoryCircleCore
 
 /// A clock that moves only when told to, for tests: `advance(to:)` wakes exactly the sleepers whose time has
@@ -17,10 +17,10 @@ public final class ManualClock: ServerClock {
         var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     public init(now: ServerTime = ServerTime(milliseconds: 1_700_000_000_000)) {
-        state = Mutex(State(now: now))
+        state = Locked(State(now: now))
     }
 
     public func now() -> ServerTime {

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Synchronization
+import Locking
 import StoryCircleCore
 
 /// Synthesised sentences on disk, keyed by a hash of everything that changes the sound (text, voice, rate,
@@ -28,7 +28,7 @@ public final class AudioCache: Sendable {
 
     public let directory: URL
     public let maxBytes: Int
-    private let index = Mutex<[String: Entry]>([:])
+    private let index = Locked<[String: Entry]>([:])
 
     public init(directory: URL, maxBytes: Int) throws {
         self.directory = directory

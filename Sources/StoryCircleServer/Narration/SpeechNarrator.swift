@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import Speech
 import StoryCircleCore
 
@@ -10,7 +10,7 @@ public final class SpeechNarrator: NarrationPreparing {
     private let engine: SpeechEngine
     private let cache: AudioCache
     private let metrics: ServerMetrics
-    private let inFlight = Mutex<[String: Task<AudioCache.Clip, any Error>]>([:])
+    private let inFlight = Locked<[String: Task<AudioCache.Clip, any Error>]>([:])
 
     public init(engine: SpeechEngine = .shared, cache: AudioCache, metrics: ServerMetrics) {
         self.engine = engine

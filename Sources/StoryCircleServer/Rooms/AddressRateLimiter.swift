@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 import StoryCircleCore
 
 /// Token buckets per client address: `burst` tries at once, refilled at `perSecond`. Room codes are short
@@ -11,7 +11,7 @@ public final class AddressRateLimiter: Sendable {
 
     private let burst: Double
     private let perSecond: Double
-    private let buckets = Mutex<[String: Bucket]>([:])
+    private let buckets = Locked<[String: Bucket]>([:])
 
     public init(burst: Double, perSecond: Double) {
         self.burst = burst

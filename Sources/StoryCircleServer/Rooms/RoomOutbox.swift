@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 import StoryCircleCore
 import WebSocketTransport
 
@@ -26,7 +26,7 @@ final class RoomOutbox: Sendable {
     private let store: any RoomStore
     private let metrics: ServerMetrics
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(code: String, transport: any MessageTransport, store: any RoomStore, metrics: ServerMetrics, logger: Logger) {
         self.code = code

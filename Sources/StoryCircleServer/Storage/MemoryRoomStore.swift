@@ -1,10 +1,10 @@
-import Synchronization
+import Locking
 import StoryCircleCore
 
 /// Keeps rooms in memory only: for tests, and for `--database none` when nothing may be written to disk.
 /// Appends are durable at once (there is nothing to wait for).
 public final class MemoryRoomStore: RoomStore {
-    private let archives = Mutex<[String: RoomArchive]>([:])
+    private let archives = Locked<[String: RoomArchive]>([:])
 
     public init() {}
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 @testable import StoryCircleCore
 
 /// Messages received per connection, which a test can await by type instead of sleeping: `next` returns
@@ -17,7 +17,7 @@ final class MessageLog: Sendable {
         var consumed: [String: Int] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func record(_ message: ServerMessage, to connections: [UInt64]) {
         let ready: [(CheckedContinuation<ServerMessage, Never>, ServerMessage)] = state.withLock { state in

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import WebSocketTransport
 @testable import StoryCircleCore
 @testable import StoryCircleServer
@@ -8,7 +8,7 @@ import WebSocketTransport
 /// lets a test await a message instead of sleeping.
 final class RecordingTransport: MessageTransport {
     let log = MessageLog()
-    private let closes = Mutex<[UInt64: UInt16]>([:])
+    private let closes = Locked<[UInt64: UInt16]>([:])
 
     func send(_ frame: OutboundFrame, to connections: [UInt64]) {
         log.record(try! JSONDecoder().decode(ServerMessage.self, from: Data(frame.bytes)), to: connections)

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import WebSocketTransport
 @testable import StoryCircleCore
 
@@ -14,7 +14,7 @@ final class SocketClients: Sendable {
         var closed: [UInt64: UInt16?] = [:]
         var waiters: [(UInt64, Bool, CheckedContinuation<UInt16?, Never>)] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(port: Int) throws {
         self.port = port
@@ -87,7 +87,7 @@ final class SocketClients: Sendable {
 /// Lets the pool's event handler reach the `SocketClients` that owns the pool, which exists only after
 /// the pool does.
 private final class StateBox: Sendable {
-    let clients = Mutex<SocketClients?>(nil)
+    let clients = Locked<SocketClients?>(nil)
 
     func handle(_ event: WebSocketClientPool.Event, _ log: MessageLog) {
         if case .message(let id, let bytes) = event, let message = try? JSONDecoder().decode(ServerMessage.self, from: Data(bytes)) {

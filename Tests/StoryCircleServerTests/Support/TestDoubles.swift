@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 @testable import StoryCircleCore
 @testable import StoryCircleServer
 
@@ -12,7 +12,7 @@ final class ScriptedNarrator: NarrationPreparing {
     }
 
     let missingVoices: Set<String>
-    private let requests = Mutex<[NarrationRequest]>([])
+    private let requests = Locked<[NarrationRequest]>([])
 
     init(missingVoices: Set<String> = []) {
         self.missingVoices = missingVoices
@@ -42,7 +42,7 @@ final class GatedStore: RoomStore {
     }
 
     private let memory = MemoryRoomStore()
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func hold() { state.withLock { $0.holding = true } }
 

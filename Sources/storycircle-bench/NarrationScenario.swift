@@ -1,0 +1,122 @@
+import Foundation
+import Locking
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+struct NarrationResult: Encodable {
+    var scenario = "narration"
+    var sentences: Int
+    var words: Int
+    /// From `start` to the first sentence ready (espeak-ng + MP3 + cache write), on an empty cache.
+    var firstSentenceColdMs: Double
+    /// From `start` to the whole plan, on an empty cache.
+    var wholeStoryColdMs: Double
+    /// The same story in a second room: every sentence from the cache.
+    var wholeStoryCachedMs: Double
+    /// `GET /audio/<key>.mp3` of a cached sentence, over one keep-alive connection.
+    var cachedSentenceHTTP: Percentiles
+    var audioBytes: Int
+}
+
+/// A story of about 300 words, every sentence different (so nothing repeats in the cache).
+func benchStory(words: Int) -> [String: Any] {
+    let subjects = ["Pip", "Dot", "The little cloud", "A brave otter", "The old robot", "Lola the turtle", "A sleepy owl", "The teacher"]
+    let verbs = ["found", "painted", "carried", "counted", "followed", "built", "noticed", "shared"]
+    let things = ["a shiny blue gear", "seven golden apples", "a map of the river", "the tallest ladder", "a basket of warm bread", "a box of coloured chalk", "the missing key", "a paper boat"]
+    let places = ["near the old bridge", "behind the red barn", "before lunch", "under the maple tree", "at the edge of town", "after the storm", "in the busy workshop", "beside the quiet pond"]
+    var sentences: [String] = []
+    var count = 0
+    var i = 0
+    while count < words {
+        let sentence = "\(subjects[i % 8]) \(verbs[(i / 8) % 8]) \(things[(i / 3) % 8]) \(places[(i / 5) % 8]) on day \(i + 1)."
+        sentences.append(sentence)
+        count += sentence.split(separator: " ").count
+        i += 1
+    }
+    return ["title": "Bench narration", "text": sentences, "narration": ["voice": "en", "rate": 160],
+            "quiz": ["question": "Q?", "options": ["A", "B"], "answer": "A"]]
+}
+
+func runNarration(port: Int, adminToken: String, requests: Int) async throws -> NarrationResult {
+    let story = benchStory(words: 300)
+    let sentences = (story["text"] as! [String])
+    let clients = try LoadClients(port: port)
+    defer { clients.stop() }
+
+    /// Starts a room on the story and times the first ready sentence and the plan.
+    func prepare() async throws -> (first: Double, whole: Double, audio: String) {
+        let room = try await createRoom(port: port, adminToken: adminToken, story: story)
+        let teacher = try await clients.connect(1)[0]
+        let times = Locked<(first: UInt64, plan: UInt64, audio: String)>((0, 0, ""))
+        let welcomed = Latch(1)
+        let planned = Latch(1)
+        clients.onMessage { _, data in
+            let now = nanoseconds()
+            if contains(data, Array(#""type":"welcome""#.utf8)) { welcomed.countDown() }
+            if contains(data, Array(#""type":"preparing""#.utf8)), numberField(data, "ready") == 1 {
+                times.withLock { if $0.first == 0 { $0.first = now } }
+            }
+            if contains(data, Array(#""type":"narration.plan""#.utf8)) {
+                times.withLock { $0.plan = now; $0.audio = stringField(data, "audio") ?? "" }
+                planned.countDown()
+            }
+        }
+        clients.send(#"{"type":"control","room":"\#(room.code)","token":"\#(room.teacherToken)"}"#, to: teacher)
+        guard await welcomed.wait(timeout: 10) else { throw BenchError("no welcome") }
+        let start = nanoseconds()
+        clients.send(#"{"type":"command","command":"start"}"#, to: teacher)
+        guard await planned.wait(timeout: 120) else { throw BenchError("no narration plan in 120 s") }
+        let result = times.withLock { $0 }
+        guard result.first >= start, result.plan >= start else { throw BenchError("no preparing progress was seen") }
+        return (Double(result.first - start) / 1e6, Double(result.plan - start) / 1e6, result.audio)
+    }
+
+    let cold = try await prepare()
+    let warm = try await prepare()
+    guard !cold.audio.isEmpty else { throw BenchError("the plan carried no audio") }
+
+    // Cached sentence over HTTP, one keep-alive connection (as a browser fetches the story's clips).
+    let session = URLSession(configuration: .ephemeral)
+    var latencies: [UInt64] = []
+    var bytes = 0
+    for _ in 0..<requests {
+        let started = nanoseconds()
+        let (data, response) = try await fetch(session, URL(string: "http://127.0.0.1:\(port)\(cold.audio)")!)
+        latencies.append(nanoseconds() - started)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError("audio answered \(String(describing: response))") }
+        bytes = data.count
+    }
+    let words = sentences.reduce(0) { $0 + $1.split(separator: " ").count }
+    return NarrationResult(sentences: sentences.count, words: words, firstSentenceColdMs: cold.first, wholeStoryColdMs: cold.whole,
+                           wholeStoryCachedMs: warm.whole, cachedSentenceHTTP: Percentiles(nanoseconds: latencies), audioBytes: bytes)
+}
+
+private func fetch(_ session: URLSession, _ url: URL) async throws -> (Data, URLResponse) {
+    try await withCheckedThrowingContinuation { continuation in
+        session.dataTask(with: url) { data, response, error in
+            if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: (data ?? Data(), response!)) }
+        }.resume()
+    }
+}
+
+private func createRoom(port: Int, adminToken: String, story: [String: Any]) async throws -> RoomSetup.Room {
+    var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/api/rooms")!)
+    request.httpMethod = "POST"
+    // Narration on dashboards: the teacher connection measuring this is a screen, and gets the audio URLs.
+    request.httpBody = try JSONSerialization.data(withJSONObject: ["story": story, "settings": ["narration": "dashboard"]])
+    request.setValue("Bearer \(adminToken)", forHTTPHeaderField: "Authorization")
+    let (data, _) = try await fetch(URLSession.shared, request)
+    guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let code = object["code"] as? String, let token = object["teacherToken"] as? String else {
+        throw BenchError("room creation failed: \(String(decoding: data, as: UTF8.self))")
+    }
+    return RoomSetup.Room(code: code, teacherToken: token)
+}
+
+private func fetch(_ session: URLSession, _ request: URLRequest) async throws -> (Data, URLResponse) {
+    try await withCheckedThrowingContinuation { continuation in
+        session.dataTask(with: request) { data, response, error in
+            if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: (data ?? Data(), response!)) }
+        }.resume()
+    }
+}
