@@ -45,10 +45,12 @@ def test_kill_9_after_acknowledged_answers_loses_nothing(tmp_path):
         for name, client in children:
             last = [f for f in client.frames if f["type"] == "reveal"][-1]
             scores[name] = last["you"]["standing"]["score"]
+        # The crash comes while every child is still connected: were Eve to leave first, the four who
+        # answered would be everyone, and the room would rightly reveal before the crash.
+        server.kill()  # SIGKILL: no goodbye, no flush
         return scores
 
     scores = asyncio.run(before_the_crash())
-    server.kill()  # SIGKILL: no goodbye, no flush
     assert server.process.returncode == -signal.SIGKILL
 
     again = Server(data).start()
