@@ -1,6 +1,5 @@
 import CEspeakNG
 import Foundation
-import Synchronization
 import Locking
 
 /// espeak-ng, driven from one dedicated thread.
@@ -17,7 +16,6 @@ public final class SpeechEngine: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
-    private let syntheses = Atomic<Int>(0)
     private let startup: Locked<Result<(version: String, sampleRate: Int), SpeechError>?> = Locked(nil)
     private let started = DispatchSemaphore(value: 0)
 
@@ -31,11 +29,6 @@ public final class SpeechEngine: @unchecked Sendable {
     /// The espeak-ng version ("1.51"), part of audio cache keys; `nil` when the engine could not start.
     public var version: String? {
         try? startup.withLock { $0 }?.get().version
-    }
-
-    /// How many texts have been synthesised (cache hits do not count).
-    public var synthesisCount: Int {
-        syntheses.load(ordering: .relaxed)
     }
 
     /// Speaks `text` into PCM with word timings.
@@ -109,7 +102,6 @@ public final class SpeechEngine: @unchecked Sendable {
             espeak_ng_Synthesize(buffer.baseAddress, buffer.count, 0, POS_CHARACTER, 0, UInt32(espeakCHARS_UTF8), nil, userData.toOpaque())
         }
         if let error = Self.error(status, as: SpeechError.synthesisFailed) { return .failure(error) }
-        syntheses.add(1, ordering: .relaxed)
 
         let offsets = Self.utf16Offsets(of: text)
         let words = collector.words.map { word in

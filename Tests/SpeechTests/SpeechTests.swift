@@ -2,8 +2,8 @@ import Foundation
 import Testing
 @testable import Speech
 
-/// Serialized: the tests share the one engine and count its syntheses.
-@Suite("espeak-ng speech", .serialized)
+/// espeak-ng is one process-wide engine: every test (and other suites in the same process) share it.
+@Suite("espeak-ng speech")
 struct SpeechTests {
     let engine = SpeechEngine.shared
 
@@ -78,10 +78,7 @@ struct SpeechTests {
         #expect(slow.durationMs > fast.durationMs * 2)
     }
 
-    @Test func synthesesAreCounted() async throws {
-        let before = engine.synthesisCount
-        _ = try await engine.synthesize("Count me.", voice: Voice(name: "en"))
-        #expect(engine.synthesisCount == before + 1)
+    @Test func reportsTheLibraryVersionForCacheKeys() {
         #expect(engine.version == "1.51")
     }
 }
