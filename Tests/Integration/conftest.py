@@ -59,6 +59,16 @@ class Server:
                 break
         raise RuntimeError("server did not start:\n" + "".join(self.output))
 
+    def wait_for_output(self, text, timeout=10):
+        """Waits for a line of the server's output containing `text`; the lines after "listening" come later."""
+        deadline = time.time() + timeout
+        while not any(text in line for line in self.output):
+            try:
+                self.lines.get(timeout=max(0.0, deadline - time.time()))
+            except queue.Empty:
+                raise AssertionError(f"the server never printed {text!r}:\n" + "".join(self.output))
+        return True
+
     def _read(self):
         for line in self.process.stdout:
             self.output.append(line)

@@ -55,7 +55,7 @@ def test_kill_9_after_acknowledged_answers_loses_nothing(tmp_path):
 
     again = Server(data).start()
     try:
-        assert any("Restored 1 unfinished room" in line for line in again.output)
+        assert again.wait_for_output("Restored 1 unfinished room")
         status, _, body = again.request("GET", f"/api/rooms/{room['code']}/results", room["teacherToken"])
         assert status == 200
         results = json.loads(body)
