@@ -163,7 +163,9 @@ func speechEngineCallback(_ wave: UnsafeMutablePointer<Int16>?, _ count: Int32, 
             collector = Unmanaged<SynthesisCollector>.fromOpaque(userData).takeUnretainedValue()
         }
         if event.pointee.type == espeakEVENT_LIST_TERMINATED { break }
-        if event.pointee.type == espeakEVENT_WORD {
+        // espeak-ng sometimes adds a word of length 0 near the end of a text, depending on what it spoke
+        // before; its position means nothing (it would send the highlight back to the first word).
+        if event.pointee.type == espeakEVENT_WORD, event.pointee.length > 0 {
             collector?.words.append((Int(event.pointee.text_position), Int(event.pointee.length), Int(event.pointee.audio_position)))
         }
         event += 1
