@@ -4,8 +4,9 @@ import Speech
 @testable import StoryCircleCore
 @testable import StoryCircleServer
 
-/// Serialized: the tests count syntheses of the one espeak-ng engine.
-@Suite("Narration and the audio cache", .serialized)
+/// Syntheses are counted per narrator, through its own `ServerMetrics`, because the espeak-ng engine is
+/// shared with every suite in the process; each test has its own cache folder.
+@Suite("Narration and the audio cache")
 struct NarrationTests {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("storycircle-audio-\(UUID().uuidString)")
 

@@ -51,9 +51,13 @@ public final class SpeechNarrator: NarrationPreparing {
             metrics.audioCacheHit()
             return clip
         }
-        let task = inFlight.withLock { inFlight in
-            if let running = inFlight[key] { return running }
-            let task = Task { [engine, cache, metrics] () throws -> AudioCache.Clip in
+        let source = inFlight.withLock { running -> ClipSource in
+            if let task = running[key] { return .inFlight(task) }
+            // Looked at again under the lock: a synthesis stores its clip before it leaves `inFlight`, so a
+            // clip that was in neither place a moment ago is now in one of them, never synthesised twice.
+            if let clip = cache.clip(key) { return .cached(clip) }
+            let task = Task { [engine, cache, metrics, inFlight] () throws -> AudioCache.Clip in
+                defer { _ = inFlight.withLock { $0.removeValue(forKey: key) } }
                 do {
                     let spoken = try await engine.synthesize(text, voice: voice)
                     let audio = try MP3Encoder.encode(spoken.samples, sampleRate: spoken.sampleRate)
@@ -65,11 +69,21 @@ public final class SpeechNarrator: NarrationPreparing {
                     throw NarrationError(error)
                 }
             }
-            inFlight[key] = task
-            return task
+            running[key] = task
+            return .inFlight(task)
         }
-        defer { _ = inFlight.withLock { $0.removeValue(forKey: key) } }
-        return try await task.value
+        switch source {
+        case .cached(let clip):
+            metrics.audioCacheHit()
+            return clip
+        case .inFlight(let task):
+            return try await task.value
+        }
+    }
+
+    private enum ClipSource {
+        case cached(AudioCache.Clip)
+        case inFlight(Task<AudioCache.Clip, any Error>)
     }
 }
 
