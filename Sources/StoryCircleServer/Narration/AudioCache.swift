@@ -37,9 +37,11 @@ public final class AudioCache: Sendable {
         index.withLock { $0 = Self.scan(directory) }
     }
 
-    /// The cache key for a text spoken a given way.
+    /// The cache key for a text spoken a given way. The leading format tag changes whenever what a clip
+    /// holds changes (v2: no zero-length words), so clips made by an older build are not reused; the
+    /// cache's size bound evicts them in time.
     public static func key(text: String, voice: String, rate: Int, pitch: Int, engineVersion: String) -> String {
-        SHA256.hexDigest(["storycircle.audio.v1", engineVersion, voice, String(rate), String(pitch), text].joined(separator: "\u{1F}"))
+        SHA256.hexDigest(["storycircle.audio.v2", engineVersion, voice, String(rate), String(pitch), text].joined(separator: "\u{1F}"))
     }
 
     static func isKey(_ key: String) -> Bool {
