@@ -19,13 +19,16 @@ need_command() { # <command> <debian package>
 need_path() { # <path> <debian package>
   if [ ! -e "$1" ]; then missing+=("$2"); fi
 }
+need_package() { # <debian package>: data packages, whose paths differ between architectures
+  if ! dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; then missing+=("$1"); fi
+}
 
 need_command pkg-config pkg-config
 need_pkgconfig libwebsockets libwebsockets-dev
 need_pkgconfig espeak-ng libespeak-ng-dev
 need_pkgconfig lame libmp3lame-dev
 need_pkgconfig sqlite3 libsqlite3-dev
-need_path /usr/lib/x86_64-linux-gnu/espeak-ng-data/phontab espeak-ng-data
+need_package espeak-ng-data
 if [ "$want_test" = yes ]; then
   need_command chromium chromium
   need_command chromedriver chromium-driver
