@@ -22,7 +22,7 @@ struct RoomNarrationTests {
             "narration.complete", "quiz.unlock", "question",
         ])
         let planStart = start + 40 + 2_000
-        guard case .narrationPlan(let plan) = messages[2] else { return }
+        guard case .narrationPlan(let plan) = messages[2] else { Issue.record("expected .narrationPlan"); return }
         #expect(plan.startAt == planStart)
         #expect(plan.playsAudio)
         #expect(plan.sentences.map(\.durationMs) == [1_000, 2_000, 3_000])
@@ -36,7 +36,7 @@ struct RoomNarrationTests {
         let end = planStart + 3_600 + 3_000 + 300
         #expect(messages[6] == .narrationComplete(Instant(at: end)))
         #expect(messages[7] == .quizUnlock(QuizUnlock(at: end + 1_500, questionCount: 3)))
-        guard case .question(let question) = messages[8] else { return }
+        guard case .question(let question) = messages[8] else { Issue.record("expected .question"); return }
         #expect(question.opensAt == end + 1_500)
         #expect(question.deadline == end + 1_500 + 20_000)
     }

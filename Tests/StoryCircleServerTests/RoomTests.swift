@@ -17,7 +17,7 @@ struct RoomTests {
         let start = clock.now()
 
         _ = try await room.perform(.start)
-        guard case .narrationPlan(let plan) = await transport.next("narration.plan", to: 1) else { return }
+        guard case .narrationPlan(let plan) = await transport.next("narration.plan", to: 1) else { Issue.record("expected .narrationPlan"); return }
         #expect(plan.startAt == start + 2_000)
         #expect(plan.sentences.map(\.durationMs) == [1_000, 2_000, 3_000])
         #expect(await transport.next("progress", to: 1) == .progress(SentenceProgress(sentence: 0, at: plan.startAt)))
@@ -30,7 +30,7 @@ struct RoomTests {
         clock.advance(to: end)
         #expect(await transport.next("narration.complete", to: 1) == .narrationComplete(Instant(at: end)))
         #expect(await transport.next("quiz.unlock", to: 1) == .quizUnlock(QuizUnlock(at: end + 1_500, questionCount: 2)))
-        guard case .question(let question) = await transport.next("question", to: 1) else { return }
+        guard case .question(let question) = await transport.next("question", to: 1) else { Issue.record("expected .question"); return }
         #expect(question.opensAt == end + 1_500)
         #expect(question.deadline == end + 1_500 + 20_000)
         #expect(transport.types(to: 1).filter { $0 != "preparing" } == [
@@ -77,7 +77,7 @@ struct RoomTests {
         let room = try #require(await registry.room(created.code))
         _ = try await room.perform(.start)
         _ = try await room.perform(.skip)
-        guard case .question(let question) = await transport.next("question", to: 1) else { return }
+        guard case .question(let question) = await transport.next("question", to: 1) else { Issue.record("expected .question"); return }
         clock.advance(to: question.opensAt + 800)
 
         store.hold()
@@ -86,7 +86,7 @@ struct RoomTests {
         #expect(!transport.types(to: 1).contains("answer.ack"), "not durable yet, so not acknowledged")
         // Replies that carry no room state are not held back.
         events.send(1, .ping(id: 7, clientTime: 1.5, roundTripMs: 40))
-        guard case .pong(let pong) = await transport.next("pong", to: 1) else { return }
+        guard case .pong(let pong) = await transport.next("pong", to: 1) else { Issue.record("expected .pong"); return }
         #expect(pong == Pong(id: 7, clientTime: 1.5, serverTime: clock.now()))
         #expect(!transport.types(to: 1).contains("answer.ack"))
 
@@ -101,11 +101,11 @@ struct RoomTests {
         let (registry, events) = ServerFixtures.registry(transport: transport, store: store, clock: clock)
         let created = try await registry.createRoom(story: ServerFixtures.story)
         events.hello(1, .join(room: created.code, nickname: "Ana"))
-        guard case .welcome(let welcome) = await transport.next("welcome", to: 1), let token = welcome.token else { return }
+        guard case .welcome(let welcome) = await transport.next("welcome", to: 1), let token = welcome.token else { Issue.record("expected .welcome"); return }
         let room = try #require(await registry.room(created.code))
         _ = try await room.perform(.start)
         _ = try await room.perform(.skip)
-        guard case .question(let question) = await transport.next("question", to: 1) else { return }
+        guard case .question(let question) = await transport.next("question", to: 1) else { Issue.record("expected .question"); return }
         clock.advance(to: question.opensAt)
         events.send(1, .answer(question: 0, option: 2))
         _ = await transport.next("reveal", to: 1)
@@ -115,7 +115,7 @@ struct RoomTests {
         let (restarted, restartedEvents) = ServerFixtures.registry(transport: after, store: store, clock: clock)
         #expect(try await restarted.restoreRooms() == 1)
         restartedEvents.hello(9, .rejoin(room: created.code, token: token))
-        guard case .welcome(let back) = await after.next("welcome", to: 9) else { return }
+        guard case .welcome(let back) = await after.next("welcome", to: 9) else { Issue.record("expected .welcome"); return }
         #expect(back.player?.nickname == "Ana")
         #expect(back.room.you?.score == 1_000)
         #expect(back.room.phase == .reveal)
@@ -133,11 +133,11 @@ struct RegistryTests {
         #expect(transport.closeStatus(1) == 1008)
         events.yield(.opened(connection: 2, peer: "10.0.0.1"))
         events.raw(2, "{oops")
-        guard case .error(let error) = await transport.next("error", to: 2) else { return }
+        guard case .error(let error) = await transport.next("error", to: 2) else { Issue.record("expected .error"); return }
         #expect(error.code == .invalidJSON)
         events.yield(.opened(connection: 3, peer: "10.0.0.1"))
         events.raw(3, #"{"type":"teleport"}"#)
-        guard case .error(let unknown) = await transport.next("error", to: 3) else { return }
+        guard case .error(let unknown) = await transport.next("error", to: 3) else { Issue.record("expected .error"); return }
         #expect(unknown.code == .unknownType)
     }
 
@@ -150,12 +150,12 @@ struct RegistryTests {
         let created = try await registry.createRoom(story: ServerFixtures.story)
         for connection in UInt64(1)...3 {
             events.hello(connection, .join(room: "100000", nickname: "Guess"), peer: "10.9.9.9")
-            guard case .error(let error) = await transport.next("error", to: connection) else { return }
+            guard case .error(let error) = await transport.next("error", to: connection) else { Issue.record("expected .error"); return }
             #expect(error.code == .roomNotFound)
         }
         // Even the right code is refused to the guesser now; another address is unaffected.
         events.hello(4, .join(room: created.code, nickname: "Guess"), peer: "10.9.9.9")
-        guard case .error(let limited) = await transport.next("error", to: 4) else { return }
+        guard case .error(let limited) = await transport.next("error", to: 4) else { Issue.record("expected .error"); return }
         #expect(limited.code == .rateLimited)
         events.hello(5, .join(room: created.code, nickname: "Ana"), peer: "10.0.0.2")
         _ = await transport.next("welcome", to: 5)

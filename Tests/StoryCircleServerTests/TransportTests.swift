@@ -48,19 +48,19 @@ struct TransportTests {
         clients.send(.command(.skip), from: teacher)
 
         for question in 0..<2 {
-            guard case .question(let view) = await clients.log.next("question", to: children[0]) else { return }
+            guard case .question(let view) = await clients.log.next("question", to: children[0]) else { Issue.record("expected .question"); return }
             clock.advance(to: view.opensAt + 500)
             for (i, child) in children.enumerated() {
                 clients.send(.answer(question: question, option: i % 3), from: child)
             }
             for child in children {
-                guard case .reveal(let reveal) = await clients.log.next("reveal", to: child) else { return }
+                guard case .reveal(let reveal) = await clients.log.next("reveal", to: child) else { Issue.record("expected .reveal"); return }
                 #expect(reveal.question == question)
                 #expect(reveal.you != nil)
             }
             clients.send(.command(.next), from: teacher)
         }
-        guard case .finished(let podium) = await clients.log.next("finished", to: teacher) else { return }
+        guard case .finished(let podium) = await clients.log.next("finished", to: teacher) else { Issue.record("expected .finished"); return }
         #expect(podium.entries?.count == 12)
         for child in children {
             _ = await clients.log.next("finished", to: child)
@@ -89,7 +89,7 @@ struct TransportTests {
         // The server still serves.
         let fine = try #require(await clients.connect())
         clients.send(.join(room: "123456", nickname: "Ana"), from: fine)
-        guard case .error(let missing) = await clients.log.next("error", to: fine) else { return }
+        guard case .error(let missing) = await clients.log.next("error", to: fine) else { Issue.record("expected .error"); return }
         #expect(missing.code == .roomNotFound)
         clients.stop()
         await server.stop()
