@@ -113,10 +113,6 @@ public struct RoomState: Sendable {
 
     // MARK: - Recipients (sorted, so directives are deterministic)
 
-    var childConnections: [ConnectionID] {
-        members.compactMap { if case .child = $0.value { $0.key } else { nil } }.sorted()
-    }
-
     var screenConnections: [ConnectionID] {
         members.compactMap { if case .child = $0.value { nil } else { $0.key } }.sorted()
     }

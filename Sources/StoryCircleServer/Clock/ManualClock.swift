@@ -69,16 +69,6 @@ public final class ManualClock: ServerClock {
         advance(to: now() + milliseconds)
     }
 
-    /// How many tasks are sleeping on this clock.
-    public var sleeperCount: Int {
-        state.withLock { $0.sleepers.count }
-    }
-
-    /// The earliest deadline anyone is sleeping until.
-    public var nextDeadline: ServerTime? {
-        state.withLock { $0.sleepers.values.map(\.deadline).min() }
-    }
-
     /// Returns once at least `count` tasks are sleeping.
     public func waitForSleepers(_ count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
