@@ -4,10 +4,20 @@
 #
 #   scripts/install-deps.sh            what building and running needs
 #   scripts/install-deps.sh --test     also what the test suite needs (headless Chromium, its driver)
+#   scripts/install-deps.sh --bench    also what `make bench` needs: the peers it measures StoryCircle
+#                                      against (Go with gorilla/websocket, Node.js ws; the Python one is
+#                                      in its own venv, see the Makefile), taskset, and perf for profiling
 set -euo pipefail
 
 want_test=no
-[ "${1:-}" = "--test" ] && want_test=yes
+want_bench=no
+for option in "$@"; do
+  case "$option" in
+    --test) want_test=yes ;;
+    --bench) want_bench=yes ;;
+    *) echo "usage: $0 [--test] [--bench]" >&2; exit 64 ;;
+  esac
+done
 
 missing=()
 need_pkgconfig() { # <pkg-config name> <debian package>
@@ -35,6 +45,18 @@ if [ "$want_test" = yes ]; then
   need_path /usr/sbin/nginx nginx-light
   need_command zbarimg zbar-tools
   need_path /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf fonts-noto-color-emoji
+  need_command python3 python3
+  python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+fi
+if [ "$want_bench" = yes ]; then
+  need_command taskset util-linux
+  need_command go golang-go
+  # The Go peer builds in GOPATH mode against Debian's source package (no module download).
+  need_path /usr/share/gocode/src/github.com/gorilla/websocket golang-github-gorilla-websocket-dev
+  need_command node nodejs
+  need_path /usr/share/nodejs/ws/package.json node-ws
+  need_command perf linux-perf
+  need_command strace strace
   need_command python3 python3
   python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 fi
