@@ -1,8 +1,13 @@
 /*
  * Baseline: the smallest broadcast server on libwebsockets that keeps the same rules as StoryCircle's
  * transport (one service thread, one lws_write per WRITEABLE callback, LWS_PRE headroom, a shared
- * reference-counted message per broadcast, a bounded queue per connection). No JSON, no rooms logic, no
- * storage: the limit of this stack, against which StoryCircle's throughput is compared.
+ * reference-counted message per broadcast, a queue per connection). No JSON, no rooms logic, no
+ * storage, on lws 4.1's default poll() loop: the limit of this stack as StoryCircle uses it.
+ *
+ * Per connection: the wsi, a ring of message pointers with its head and tail beside it (8 slots to
+ * start, doubled when full, so a burst is never dropped), and a reassembly buffer only while a message
+ * arrives in pieces. 56 bytes a connection plus its ring, as a lean server would have, where an
+ * earlier version carried a 4,096-slot queue inline (36 KiB a connection, 350 MiB for 10,000).
  *
  *   J<room>            join a room (answered with "ok")
  *   B<room>|<payload>  send <payload> to everyone in the room
@@ -14,18 +19,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define QUEUE 4096
+#define RING 8
+#define INBOUND 4096
 #define ROOMS 65536
 
 struct message { int references; size_t length; unsigned char bytes[]; };
 
 struct session {
 	struct lws *wsi;
+	unsigned head, tail, size;	/* the ring: head - tail messages wait, size is a power of two */
+	struct message **ring;
 	int room, slot;
-	char inbound[4096];	/* a message being reassembled: lws may hand it over in pieces */
+	char *inbound;		/* a message being reassembled: lws may hand it over in pieces */
 	size_t received;
-	struct message *queue[QUEUE];
-	unsigned head, tail;
 };
 
 struct room { struct session **members; int count, capacity; };
@@ -59,8 +65,15 @@ static int room_number(const char *text, size_t len)
 
 static void enqueue(struct session *s, struct message *m)
 {
-	if (s->head - s->tail >= QUEUE) { message_release(m); return; }
-	s->queue[s->head++ % QUEUE] = m;
+	if (s->head - s->tail == s->size) {
+		unsigned size = s->size ? s->size * 2 : RING;
+		struct message **ring = malloc(sizeof(*ring) * size);
+		unsigned n = 0;
+		for (unsigned i = s->tail; i != s->head; i++) ring[n++] = s->ring[i & (s->size - 1)];
+		free(s->ring);
+		s->ring = ring; s->size = size; s->tail = 0; s->head = n;
+	}
+	s->ring[s->head++ & (s->size - 1)] = m;
 	lws_callback_on_writable(s->wsi);
 }
 
@@ -81,20 +94,27 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 
 	switch (reason) {
 	case LWS_CALLBACK_ESTABLISHED:
-		s->wsi = wsi; s->room = -1; s->head = s->tail = 0; s->received = 0;
+		memset(s, 0, sizeof *s);
+		s->wsi = wsi; s->room = -1;
 		break;
 	case LWS_CALLBACK_CLOSED:
 		leave(s);
-		while (s->tail != s->head) message_release(s->queue[s->tail++ % QUEUE]);
+		while (s->tail != s->head) message_release(s->ring[s->tail++ & (s->size - 1)]);
+		free(s->ring);
+		free(s->inbound);
 		break;
 	case LWS_CALLBACK_RECEIVE:
-		if (s->received + len > sizeof s->inbound) return -1;
-		memcpy(s->inbound + s->received, in, len);
-		s->received += len;
-		if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi)) break;
-		text = s->inbound;
-		len = s->received;
-		s->received = 0;
+		if (s->received || !lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi)) {
+			/* In pieces: gather them (the common whole message is used in place). */
+			if (s->received + len > INBOUND) return -1;
+			if (!s->inbound) s->inbound = malloc(INBOUND);
+			memcpy(s->inbound + s->received, in, len);
+			s->received += len;
+			if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi)) break;
+			text = s->inbound;
+			len = s->received;
+			s->received = 0;
+		}
 		if (len > 1 && text[0] == 'J') {
 			int id = room_number(text, len);
 			struct room *r = &rooms[id];
@@ -117,7 +137,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		break;
 	case LWS_CALLBACK_SERVER_WRITEABLE: {
 		if (s->tail == s->head) break;
-		struct message *m = s->queue[s->tail++ % QUEUE];
+		struct message *m = s->ring[s->tail++ & (s->size - 1)];
 		int length = (int)m->length;
 		int written = lws_write(wsi, m->bytes + LWS_PRE, m->length, LWS_WRITE_TEXT);
 		message_release(m);

@@ -1,12 +1,15 @@
-"""Baseline: a broadcast server on Python's `websockets`, the stack many open-source quiz servers use.
-Same protocol as lws_broadcast.c: `J<room>` joins (answered "ok"), `B<room>|<payload>` broadcasts.
-Run by bench/run.sh; not part of StoryCircle."""
+"""Peer: a broadcast server on Python's `websockets` (its asyncio implementation) on `uvloop`, the fastest
+ordinary way to run it: `broadcast()` writes one frame to every connection's transport without awaiting.
+Speaks bench/baseline/PROTOCOL.md. Run by bench/run.sh from its own venv (.venv-bench: the version
+measured is PyPI's current one, pinned in bench/requirements.txt, not the tests' older pin); not part
+of StoryCircle."""
 import asyncio
 import logging
 import signal
 import sys
 
-import websockets
+import uvloop
+from websockets.asyncio.server import broadcast, serve
 
 rooms = {}
 
@@ -14,14 +17,18 @@ rooms = {}
 async def handler(connection):
     room = None
     try:
-        async for message in connection:
-            if message.startswith("J"):
+        while True:
+            # Bytes, not str: the payload is forwarded as it came (text frames stay text), never decoded.
+            message = await connection.recv(decode=False)
+            if message[:1] == b"J":
                 room = message[1:]
                 rooms.setdefault(room, set()).add(connection)
                 await connection.send("ok")
-            elif message.startswith("B"):
-                target, _, payload = message[1:].partition("|")
-                websockets.broadcast(rooms.get(target, ()), payload)
+            elif message[:1] == b"B":
+                target, _, payload = message[1:].partition(b"|")
+                broadcast(rooms.get(target, ()), payload, text=True)
+    except Exception:
+        pass  # the generator drops thousands of connections at the end; that is not news
     finally:
         if room is not None:
             rooms[room].discard(connection)
@@ -31,12 +38,11 @@ async def main(port):
     stop = asyncio.get_running_loop().create_future()
     for signum in (signal.SIGINT, signal.SIGTERM):
         asyncio.get_running_loop().add_signal_handler(signum, stop.set_result, None)
-    async with websockets.serve(handler, "127.0.0.1", port, max_size=4096, compression=None, ping_interval=None):
+    async with serve(handler, "127.0.0.1", port, max_size=4096, compression=None, ping_interval=None, backlog=4096):
         print(f"listening {port}", flush=True)
         await stop
 
 
 if __name__ == "__main__":
-    # Load generators drop thousands of connections at the end; that is not news.
     logging.getLogger("websockets").setLevel(logging.CRITICAL)
-    asyncio.run(main(int(sys.argv[1])))
+    uvloop.run(main(int(sys.argv[1])))
