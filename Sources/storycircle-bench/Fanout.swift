@@ -26,19 +26,24 @@ struct FanoutResult: Encodable {
     var target: String
     var rooms: Int
     var children: Int
+    /// Measured latency rounds; `warmupRounds` ran before them and are not in `latency`.
     var rounds: Int
+    var warmupRounds: Int
     var latency: Percentiles
     var throughputMessagesPerSecond: Double
     var throughputMessages: Int
     var messageBytes: Double
-    /// The server's CPU time (user + system) per delivered message during the throughput phase: what a
-    /// message costs the server, which the shared-machine throughput figure alone cannot show.
-    var serverMicrosecondsPerMessage: Double?
+    /// The server's CPU time and context switches per delivered message during the throughput burst:
+    /// what a message costs the server, which the shared-machine throughput figure alone cannot show.
+    var cost: ServerCost?
 }
 
 /// Measures broadcast latency (trigger sent → each child received, same clock) over `rounds` rounds in
-/// lock-step, then throughput with `burst` triggers per room back to back.
-func runFanout(scenario: String, target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom: Int, rounds: Int, burst: Int, serverPID: Int32?) async throws -> FanoutResult {
+/// lock-step after `warmup` rounds that are not counted, then throughput and server cost with `burst`
+/// triggers per room back to back.
+/// `phaseFile`, if given, gets the line `burst` as the throughput burst starts (bench/profile.sh attaches
+/// its profilers then, so they see the steady state and not the setup).
+func runFanout(scenario: String, target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom: Int, rounds: Int, warmup: Int, burst: Int, serverPID: Int32?, phaseFile: String? = nil) async throws -> FanoutResult {
     let clients = try LoadClients(port: port)
     defer { clients.stop() }
     let layout = try await target.prepare(rooms: rooms, childrenPerRoom: childrenPerRoom, clients: clients)
@@ -54,7 +59,7 @@ func runFanout(scenario: String, target: some FanoutTarget, port: Int, rooms: In
     latencies.reserveCapacity(total * rounds)
     var bytes = 0
     var messages = 0
-    for round in 0..<rounds {
+    for round in 0..<(warmup + rounds) {
         let marker = roundMarker(round)
         let latch = Latch(total)
         state.withLock { $0.reset() }
@@ -75,6 +80,7 @@ func runFanout(scenario: String, target: some FanoutTarget, port: Int, rooms: In
             clients.send(target.trigger(round: round, room: room), to: layout.teachers[room])
         }
         guard await latch.wait(timeout: 30) else { throw BenchError("round \(round): \(latch.count) of \(total) children got nothing in 30 s") }
+        guard round >= warmup else { continue }
         let received = state.withLock { ($0.receivedAt, $0.bytes) }
         for index in 0..<total { latencies.append(received.0[index] - sentAt[index / childrenPerRoom]) }
         bytes += received.1
@@ -88,29 +94,20 @@ func runFanout(scenario: String, target: some FanoutTarget, port: Int, rooms: In
         guard slots[id] != nil, contains(data, roundMarker(0)) || contains(data, roundMarker(1)) else { return }
         latch.countDown()
     }
-    let cpuBefore = try serverPID.map(cpuSeconds)
+    if let phaseFile { try "burst\n".write(toFile: phaseFile, atomically: true, encoding: .utf8) }
+    let meter = try CostMeter(pid: serverPID)
     let started = nanoseconds()
     for k in 0..<burst {
-        for room in 0..<rooms { clients.send(target.trigger(round: rounds + k, room: room), to: layout.teachers[room]) }
+        for room in 0..<rooms { clients.send(target.trigger(round: warmup + rounds + k, room: room), to: layout.teachers[room]) }
     }
     guard await latch.wait(timeout: 120) else { throw BenchError("throughput: \(latch.count) of \(expected) messages missing after 120 s") }
     let seconds = Double(nanoseconds() - started) / 1e9
-    let cpu = try serverPID.map(cpuSeconds).flatMap { after in cpuBefore.map { after - $0 } }
+    let cost = try meter.finish(messages: expected)
     return FanoutResult(
-        scenario: scenario, target: target.name, rooms: rooms, children: total, rounds: rounds,
+        scenario: scenario, target: target.name, rooms: rooms, children: total, rounds: rounds, warmupRounds: warmup,
         latency: Percentiles(nanoseconds: latencies), throughputMessagesPerSecond: Double(expected) / seconds,
-        throughputMessages: expected, messageBytes: Double(bytes) / Double(max(messages, 1)),
-        serverMicrosecondsPerMessage: cpu.map { $0 * 1e6 / Double(expected) }
+        throughputMessages: expected, messageBytes: Double(bytes) / Double(max(messages, 1)), cost: cost
     )
-}
-
-/// A process's CPU time so far (user + system), from /proc.
-func cpuSeconds(_ pid: Int32) throws -> Double {
-    let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-    // Fields after the command name (which may contain spaces) start after the last ')'.
-    let fields = stat[stat.index(after: stat.lastIndex(of: ")")!)...].split(separator: " ")
-    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-    return (Double(fields[11])! + Double(fields[12])!) / ticks
 }
 
 struct RoundState {
@@ -133,28 +130,9 @@ struct StoryCircleTarget: FanoutTarget {
     var name: String { "storycircle" }
 
     func prepare(rooms: Int, childrenPerRoom: Int, clients: LoadClients) async throws -> FanoutLayout {
-        let created = try await RoomSetup(port: port, adminToken: adminToken).create(rooms, maxPlayers: max(childrenPerRoom, 100))
-        let teachers = try await clients.connect(rooms)
-        let children = try await clients.connect(rooms * childrenPerRoom)
-        let welcomed = Latch(rooms * childrenPerRoom + rooms)
-        let questions = Latch(rooms * childrenPerRoom)
-        clients.onMessage { _, data in
-            if contains(data, Array(#""type":"welcome""#.utf8)) { welcomed.countDown() }
-            if contains(data, Array(#""type":"question""#.utf8)) { questions.countDown() }
-        }
-        for (room, teacher) in teachers.enumerated() {
-            clients.send(#"{"type":"control","room":"\#(created[room].code)","token":"\#(created[room].teacherToken)"}"#, to: teacher)
-            for i in 0..<childrenPerRoom {
-                clients.send(#"{"type":"join","room":"\#(created[room].code)","nickname":"kid \#(room)-\#(i)"}"#, to: children[room * childrenPerRoom + i])
-            }
-        }
-        guard await welcomed.wait(timeout: 120) else { throw BenchError("\(welcomed.count) hellos unanswered") }
-        for teacher in teachers {
-            clients.send(#"{"type":"command","command":"start"}"#, to: teacher)
-            clients.send(#"{"type":"command","command":"skip"}"#, to: teacher)
-        }
-        guard await questions.wait(timeout: 120) else { throw BenchError("\(questions.count) children got no question") }
-        return FanoutLayout(teachers: teachers, children: (0..<rooms).map { Array(children[($0 * childrenPerRoom)..<(($0 + 1) * childrenPerRoom)]) })
+        let classroom = try await Classroom.seat(port: port, adminToken: adminToken, rooms: rooms, childrenPerRoom: childrenPerRoom, dashboards: false, clients: clients)
+        _ = try await classroom.toFirstQuestion(clients: clients)
+        return FanoutLayout(teachers: classroom.teachers, children: classroom.children)
     }
 
     func trigger(round: Int, room: Int) -> String {

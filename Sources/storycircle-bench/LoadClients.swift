@@ -6,23 +6,49 @@ import WebSocketTransport
 /// Monotonic nanoseconds, for latencies measured inside this process.
 @inline(__always) func nanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
-/// Many WebSocket clients on one libwebsockets thread. Every received message goes to `handler`, on that
-/// thread: handlers must be quick (they record a time and count).
+/// Many WebSocket clients, spread over several libwebsockets client threads. Every received message goes
+/// to `handler`, on the thread of its connection: handlers must be quick (they record a time and count).
+///
+/// Why several threads (all on the generator's core): libwebsockets 4.1's default loop calls poll() on
+/// every socket of its context at each wake-up, and a wake-up comes with every send and nearly every
+/// received message. With 10,000 connections on one context that scan (`sock_poll`, `tcp_poll`: two
+/// thirds of its profile) kept the generator's core near 100 % under the sustained classroom load, and its
+/// receive times would have measured its own backlog. 32 contexts of about 300 connections each cut the
+/// scanning about 32-fold (a wake-up scans only its own context); the generator then used about 60 % of
+/// its core where the server used all of its own.
 final class LoadClients: Sendable {
-    let pool: WebSocketClientPool
+    let pools: [WebSocketClientPool]
     /// The handler sits in a class because a closure stored directly in a lock (`Mutex`, `Locked`) and read back with
     /// `withLock { $0 }` is written back wrapped in one more reabstraction thunk on every read (Swift 6.3):
     /// calls grow slower without bound and finally overflow the stack. Seen here at 10,000 connections.
     private let handler = Locked<MessageSink?>(nil)
+    private let connectedHandler = Locked<ConnectedSink?>(nil)
     private let connected = Locked<(open: Set<UInt64>, failed: [UInt64: String])>(([], [:]))
+    private let nextPool = Atomic<Int>(0)
     let port: Int
 
-    init(port: Int) throws {
+    /// A connection's id here: its pool in the top 16 bits, the pool's own id below.
+    private static func id(pool: Int, local: UInt64) -> UInt64 { UInt64(pool) << 48 | local }
+
+    init(port: Int, threads: Int = LoadClients.defaultThreads) throws {
         self.port = port
-        let box = HandlerBox()
-        pool = WebSocketClientPool { event in box.deliver(event) }
-        try pool.start()
-        box.clients.withLock { $0 = self }
+        var pools: [WebSocketClientPool] = []
+        var boxes: [HandlerBox] = []
+        for index in 0..<max(1, threads) {
+            let box = HandlerBox()
+            pools.append(WebSocketClientPool { event in box.deliver(event, pool: index) })
+            boxes.append(box)
+        }
+        self.pools = pools
+        for (pool, box) in zip(pools, boxes) {
+            box.clients.withLock { $0 = self }
+            try pool.start()
+        }
+    }
+
+    /// STORYCIRCLE_BENCH_CLIENT_THREADS, or 32.
+    static var defaultThreads: Int {
+        ProcessInfo.processInfo.environment["STORYCIRCLE_BENCH_CLIENT_THREADS"].flatMap(Int.init) ?? 32
     }
 
     func onMessage(_ body: @escaping @Sendable (UInt64, [UInt8]) -> Void) {
@@ -30,11 +56,29 @@ final class LoadClients: Sendable {
         handler.withLock { $0 = sink }
     }
 
-    fileprivate func deliver(_ event: WebSocketClientPool.Event) {
+    /// Called on the client thread as each connection opens (before `connect` notices it).
+    func onConnected(_ body: @escaping @Sendable (UInt64) -> Void) {
+        let sink = ConnectedSink(body)
+        connectedHandler.withLock { $0 = sink }
+    }
+
+    /// Opens one connection without waiting for it (the join storm times each one itself).
+    func open() -> UInt64 {
+        let pool = nextPool.add(1, ordering: .relaxed).oldValue % pools.count
+        return Self.id(pool: pool, local: pools[pool].connect(.init(port: port)))
+    }
+
+    /// Connections that could not open, with why.
+    var failures: [UInt64: String] { connected.withLock { $0.failed } }
+
+    fileprivate func deliver(_ event: WebSocketClientPool.Event, pool: Int) {
         switch event {
-        case .message(let id, let bytes): handler.withLock { $0 }?.body(id, bytes)
-        case .connected(let id): connected.withLock { _ = $0.open.insert(id) }
-        case .failed(let id, let reason): connected.withLock { $0.failed[id] = reason }
+        case .message(let local, let bytes): handler.withLock { $0 }?.body(Self.id(pool: pool, local: local), bytes)
+        case .connected(let local):
+            let id = Self.id(pool: pool, local: local)
+            connected.withLock { _ = $0.open.insert(id) }
+            connectedHandler.withLock { $0 }?.body(id)
+        case .failed(let local, let reason): connected.withLock { $0.failed[Self.id(pool: pool, local: local)] = reason }
         case .closed: break  // no scenario needs to know; a connection that never opened is `.failed`
         }
     }
@@ -44,7 +88,7 @@ final class LoadClients: Sendable {
         var ids: [UInt64] = []
         ids.reserveCapacity(count)
         while ids.count < count {
-            let wave = (0..<min(batch, count - ids.count)).map { _ in pool.connect(.init(port: port)) }
+            let wave = (0..<min(batch, count - ids.count)).map { _ in open() }
             ids += wave
             let deadline = Date().addingTimeInterval(30)
             while true {
@@ -59,10 +103,10 @@ final class LoadClients: Sendable {
     }
 
     func send(_ text: String, to connection: UInt64) {
-        pool.send(Array(text.utf8), to: connection)
+        pools[Int(connection >> 48)].send(Array(text.utf8), to: connection & 0xFFFF_FFFF_FFFF)
     }
 
-    func stop() { pool.stop() }
+    func stop() { pools.forEach { $0.stop() } }
 }
 
 final class MessageSink: Sendable {
@@ -73,12 +117,20 @@ final class MessageSink: Sendable {
     }
 }
 
+final class ConnectedSink: Sendable {
+    let body: @Sendable (UInt64) -> Void
+
+    init(_ body: @escaping @Sendable (UInt64) -> Void) {
+        self.body = body
+    }
+}
+
 /// Lets the pool's callback reach the `LoadClients` that owns the pool (created after it).
 private final class HandlerBox: Sendable {
     let clients = Locked<LoadClients?>(nil)
 
-    func deliver(_ event: WebSocketClientPool.Event) {
-        clients.withLock { $0 }?.deliver(event)
+    func deliver(_ event: WebSocketClientPool.Event, pool: Int) {
+        clients.withLock { $0 }?.deliver(event, pool: pool)
     }
 }
 
@@ -122,6 +174,30 @@ final class Latch: Sendable {
     }
     return false
 }
+
+/// A server message's `type` (the generator does not parse JSON on its hot path). The server's encoder
+/// writes keys in no fixed order, so the field is searched for; no payload nests a `type` key.
+func messageType(_ bytes: [UInt8]) -> String? {
+    let key = messageTypeKey
+    guard bytes.count > key.count else { return nil }
+    var i = 0
+    let last = bytes.count - key.count
+    while i <= last {
+        if bytes[i] == key[0] {
+            var j = 1
+            while j < key.count, bytes[i + j] == key[j] { j += 1 }
+            if j == key.count {
+                var end = i + key.count
+                while end < bytes.count, bytes[end] != UInt8(ascii: "\"") { end += 1 }
+                return String(decoding: bytes[(i + key.count)..<end], as: UTF8.self)
+            }
+        }
+        i += 1
+    }
+    return nil
+}
+
+private let messageTypeKey = Array(#""type":""#.utf8)
 
 /// A JSON string field's value, found without a parser (`"key":"value"`).
 func stringField(_ bytes: [UInt8], _ key: String) -> String? {

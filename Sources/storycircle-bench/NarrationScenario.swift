@@ -110,7 +110,7 @@ private func createRoom(port: Int, adminToken: String, story: [String: Any]) asy
     guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let code = object["code"] as? String, let token = object["teacherToken"] as? String else {
         throw BenchError("room creation failed: \(String(decoding: data, as: UTF8.self))")
     }
-    return RoomSetup.Room(code: code, teacherToken: token)
+    return RoomSetup.Room(code: code, teacherToken: token, dashboardToken: object["dashboardToken"] as? String ?? "")
 }
 
 private func fetch(_ session: URLSession, _ request: URLRequest) async throws -> (Data, URLResponse) {

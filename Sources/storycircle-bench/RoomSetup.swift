@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -8,24 +9,29 @@ struct RoomSetup {
     let port: Int
     let adminToken: String
 
-    static var story: [String: Any] {
+    /// One sentence and one question: the rooms of the fan-out, idle and unlock scenarios.
+    static var story: [String: Any] { story(sentences: ["Pip found a gear."], questions: 1) }
+
+    /// A story of `sentences` and `questions` four-option questions (the answer is always the second).
+    static func story(sentences: [String], questions: Int) -> [String: Any] {
         [
-        "title": "Bench",
-        "text": "Pip found a gear.",
-        "narration": ["voice": "en", "rate": 400],
-        "quiz": ["questions": [["question": "Which?", "options": ["A", "B", "C", "D"], "answer": "B", "time": 300]]],
+            "title": "Bench",
+            "text": sentences,
+            "narration": ["voice": "en", "rate": 160],
+            "quiz": ["questions": (0..<questions).map { ["question": "Question \($0 + 1)?", "options": ["A", "B", "C", "D"], "answer": "B"] }],
         ]
     }
 
     struct Room {
         var code: String
         var teacherToken: String
+        var dashboardToken: String
     }
 
-    func create(_ count: Int, maxPlayers: Int) async throws -> [Room] {
+    func create(_ count: Int, maxPlayers: Int, story: [String: Any] = RoomSetup.story, questionSeconds: Int = 300) async throws -> [Room] {
         var rooms: [Room] = []
         for _ in 0..<count {
-            let body = try JSONSerialization.data(withJSONObject: ["story": Self.story, "settings": ["narration": "off", "maxPlayers": maxPlayers, "questionSeconds": 300]])
+            let body = try JSONSerialization.data(withJSONObject: ["story": story, "settings": ["narration": "off", "maxPlayers": maxPlayers, "questionSeconds": questionSeconds]])
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/api/rooms")!)
             request.httpMethod = "POST"
             request.httpBody = body
@@ -36,11 +42,64 @@ struct RoomSetup {
                 }.resume()
             }
             guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let code = object["code"] as? String,
-                  let token = object["teacherToken"] as? String else {
+                  let token = object["teacherToken"] as? String, let dashboard = object["dashboardToken"] as? String else {
                 throw BenchError("room creation failed: \(String(decoding: data, as: UTF8.self))")
             }
-            rooms.append(Room(code: code, teacherToken: token))
+            rooms.append(Room(code: code, teacherToken: token, dashboardToken: dashboard))
         }
         return rooms
+    }
+}
+
+/// Rooms with everyone in them: a teacher (`control`) per room, optionally a dashboard (`watch`, the
+/// projector, which gets the coalesced lobby and scoreboards), and the children (`join`), all welcomed.
+struct Classroom {
+    var rooms: [RoomSetup.Room]
+    var teachers: [UInt64]
+    var dashboards: [UInt64]
+    var children: [[UInt64]]
+
+    var childrenPerRoom: Int { children.first?.count ?? 0 }
+    var allChildren: [UInt64] { children.flatMap { $0 } }
+
+    static func seat(port: Int, adminToken: String, rooms count: Int, childrenPerRoom: Int, story: [String: Any] = RoomSetup.story,
+                     questionSeconds: Int = 300, dashboards withDashboards: Bool, clients: LoadClients) async throws -> Classroom {
+        let rooms = try await RoomSetup(port: port, adminToken: adminToken).create(count, maxPlayers: max(childrenPerRoom, 100), story: story, questionSeconds: questionSeconds)
+        let teachers = try await clients.connect(count)
+        let dashboards = withDashboards ? try await clients.connect(count) : []
+        let children = try await clients.connect(count * childrenPerRoom)
+        let welcomed = Latch(teachers.count + dashboards.count + children.count)
+        clients.onMessage { _, data in
+            if messageType(data) == "welcome" { welcomed.countDown() }
+        }
+        for (r, room) in rooms.enumerated() {
+            clients.send(#"{"type":"control","room":"\#(room.code)","token":"\#(room.teacherToken)"}"#, to: teachers[r])
+            if withDashboards { clients.send(#"{"type":"watch","room":"\#(room.code)","token":"\#(room.dashboardToken)"}"#, to: dashboards[r]) }
+            for i in 0..<childrenPerRoom {
+                clients.send(#"{"type":"join","room":"\#(room.code)","nickname":"kid \#(r)-\#(i)"}"#, to: children[r * childrenPerRoom + i])
+            }
+        }
+        guard await welcomed.wait(timeout: 120) else { throw BenchError("\(welcomed.count) hellos unanswered after 120 s") }
+        return Classroom(rooms: rooms, teachers: teachers, dashboards: dashboards,
+                         children: (0..<count).map { Array(children[($0 * childrenPerRoom)..<(($0 + 1) * childrenPerRoom)]) })
+    }
+
+    /// Starts every room and skips the story: the rooms stand at their first question. Returns the latest
+    /// `opensAt` (server milliseconds).
+    func toFirstQuestion(clients: LoadClients) async throws -> Double {
+        let questions = Latch(rooms.count * childrenPerRoom)
+        let opensAt = Locked(0.0)
+        let everyone = Set(allChildren)
+        clients.onMessage { id, data in
+            guard messageType(data) == "question" else { return }
+            if let value = numberField(data, "opensAt") { opensAt.withLock { $0 = max($0, value) } }
+            if everyone.contains(id) { questions.countDown() }
+        }
+        for teacher in teachers {
+            clients.send(#"{"type":"command","command":"start"}"#, to: teacher)
+            clients.send(#"{"type":"command","command":"skip"}"#, to: teacher)
+        }
+        guard await questions.wait(timeout: 120) else { throw BenchError("\(questions.count) children got no question after 120 s") }
+        return opensAt.withLock { $0 }
     }
 }

@@ -29,3 +29,7 @@ struct Percentiles: Encodable {
         return "p50 \(f(p50)) ms · p95 \(f(p95)) ms · p99 \(f(p99)) ms · max \(f(max)) ms (n=\(count))"
     }
 }
+
+/// Nanoseconds from `start` to `end`; zero if `end` is not after `start` (an event cannot precede its
+/// cause, but a clamp is cheaper than a trap if the clocks are ever read out of order).
+@inline(__always) func since(_ start: UInt64, _ end: UInt64) -> UInt64 { end > start ? end - start : 0 }

@@ -7,20 +7,30 @@ let usage = """
 USAGE: storycircle-bench <scenario> --port <port> [options]
 
 SCENARIOS:
-  fanout      R rooms × C children; the teacher triggers broadcasts (latency, then throughput)
-  answers     answers spread over one second across rooms (send → durable acknowledgement)
+  fanout      R rooms × C children; the teacher triggers broadcasts (latency, then throughput and cost)
+  quiz        R rooms × C children play a whole quiz: question, answers, reveal, scoreboard, next, podium
+  sustained   R rooms × C children for D seconds at classroom rates, open loop
+  joinstorm   C children join one room within S seconds, open loop
   idle        N joined, idle children (server memory per connection; needs --server-pid)
   unlock      one room; every child syncs its clock, then the quiz unlocks (display spread)
   narration   a 300-word story on an empty audio cache, again cached, and cached audio over HTTP
 
 OPTIONS:
-  --port <port>            the server
-  --target <target>        storycircle (default), or baseline-c / baseline-python (fanout only)
+  --port <port>            the server              --server-pid <pid>   the server's process (CPU, memory)
+  --target <target>        storycircle (default), or a peer: baseline-c, baseline-python, baseline-node,
+                           baseline-go (fanout only; they speak bench/baseline/PROTOCOL.md)
   --admin-token <token>    StoryCircle's admin token
   --rooms <n>              (default 250)      --children <n>   children per room (default 40)
-  --rounds <n>             latency rounds (default 20)       --burst <n>   throughput triggers per room (default 20)
-  --payload-bytes <n>      baseline message size (default 68)
-  --connections <n>        idle connections (default 5000)   --server-pid <pid>
+  --rounds <n>             fanout: measured latency rounds (default 10)
+  --warmup <n>             fanout: rounds, quiz: questions run first and not counted (default 2, 1)
+  --burst <n>              fanout: throughput triggers per room (default 20)
+  --payload-bytes <n>      fanout: a peer's message size (default 68)
+  --phase-file <path>      fanout, quiz: written as the measured phase starts (bench/profile.sh attaches then)
+  --questions <n>          quiz: measured questions (default 5)
+  --answers-per-second <n> quiz: answer rate across all rooms (default 2000)
+  --duration <s>           sustained: seconds (default 60)   --warmup-seconds <s>  not counted (default 5)
+  --spread <s>             joinstorm: seconds over which the children join (default 2)
+  --connections <n>        idle connections (default 5000)
 """
 
 func value(_ name: String) -> String? {
@@ -29,6 +39,15 @@ func value(_ name: String) -> String? {
 }
 
 func int(_ name: String, _ fallback: Int) -> Int { value(name).flatMap(Int.init) ?? fallback }
+func double(_ name: String, _ fallback: Double) -> Double { value(name).flatMap(Double.init) ?? fallback }
+
+func costSummary(_ cost: ServerCost?) -> String {
+    guard let cost else { return "" }
+    return String(format: " · server %.2f µs CPU/msg (user %.2f, sys %.2f), %.3f+%.3f ctxsw/msg, server %.0f%% / generator %.0f%% of a core",
+                  cost.microsecondsPerMessage, cost.userMicrosecondsPerMessage, cost.systemMicrosecondsPerMessage,
+                  cost.voluntarySwitchesPerMessage, cost.involuntarySwitchesPerMessage, cost.serverCPUPercent, cost.generatorCPUPercent)
+}
+
 
 func emit(_ result: some Encodable, _ summary: String) {
     let encoder = JSONEncoder()
@@ -61,17 +80,28 @@ func main() async -> Int32 {
         case "fanout":
             let targetName = value("target") ?? "storycircle"
             let label = rooms == 1 ? "bigroom" : "fanout"
+            let pid = value("server-pid").flatMap(Int32.init)
+            let rounds = int("rounds", 10), warmup = int("warmup", 2), burst = int("burst", 20)
             let result: FanoutResult
             if targetName == "storycircle" {
-                result = try await runFanout(scenario: label, target: StoryCircleTarget(port: port, adminToken: admin), port: port, rooms: rooms, childrenPerRoom: children, rounds: int("rounds", 20), burst: int("burst", 20), serverPID: value("server-pid").flatMap(Int32.init))
+                result = try await runFanout(scenario: label, target: StoryCircleTarget(port: port, adminToken: admin), port: port, rooms: rooms, childrenPerRoom: children, rounds: rounds, warmup: warmup, burst: burst, serverPID: pid, phaseFile: value("phase-file"))
             } else {
-                result = try await runFanout(scenario: label, target: BaselineTarget(name: targetName, payloadBytes: int("payload-bytes", 68)), port: port, rooms: rooms, childrenPerRoom: children, rounds: int("rounds", 20), burst: int("burst", 20), serverPID: value("server-pid").flatMap(Int32.init))
+                result = try await runFanout(scenario: label, target: BaselineTarget(name: targetName, payloadBytes: int("payload-bytes", 68)), port: port, rooms: rooms, childrenPerRoom: children, rounds: rounds, warmup: warmup, burst: burst, serverPID: pid, phaseFile: value("phase-file"))
             }
-            let cost = result.serverMicrosecondsPerMessage.map { String(format: " · server %.2f µs CPU/msg", $0) } ?? ""
-            emit(result, "\(label) [\(result.target)] \(rooms)×\(children): \(result.latency.summary) · \(Int(result.throughputMessagesPerSecond)) msg/s · \(Int(result.messageBytes)) B/msg\(cost)")
-        case "answers":
-            let result = try await runAnswers(port: port, adminToken: admin, rooms: rooms, childrenPerRoom: children, spreadSeconds: 1)
-            emit(result, "answers: \(result.acknowledged)/\(result.answers) acknowledged · send→ack \(result.acknowledgement.summary)")
+            emit(result, "\(label) [\(result.target)] \(rooms)×\(children): \(result.latency.summary) · \(Int(result.throughputMessagesPerSecond)) msg/s · \(Int(result.messageBytes)) B/msg\(costSummary(result.cost))")
+        case "quiz":
+            let result = try await runQuiz(port: port, adminToken: admin, rooms: rooms, childrenPerRoom: children, questions: int("questions", 5), warmup: int("warmup", 1),
+                                           answersPerSecond: double("answers-per-second", 2_000), serverPID: value("server-pid").flatMap(Int32.init),
+                                           phaseFile: value("phase-file"))
+            emit(result, "quiz \(rooms)×\(children): reveal \(result.reveal.summary) · ack \(result.acknowledgement.summary) · question p99 \(String(format: "%.1f", result.question.p99)) ms · podium p99 \(String(format: "%.1f", result.finished.p99)) ms\(costSummary(result.cost))")
+        case "sustained":
+            let result = try await runSustained(port: port, adminToken: admin, rooms: rooms, childrenPerRoom: children, duration: double("duration", 60), warmup: double("warmup-seconds", 5),
+                                                serverPID: value("server-pid").flatMap(Int32.init))
+            let types = result.byType.sorted { $0.key < $1.key }.map { "\($0.key) p99 \(String(format: "%.1f", $0.value.p99)) (n=\($0.value.count))" }.joined(separator: ", ")
+            emit(result, "sustained \(rooms)×\(children) for \(Int(result.durationSeconds)) s: \(result.latency.summary) · \(types) · \(Int(result.messagesPerSecond)) msg/s · \(result.unanswered) unanswered\(costSummary(result.cost))")
+        case "joinstorm":
+            let result = try await runJoinStorm(port: port, adminToken: admin, children: int("children", 2_000), spread: double("spread", 2), serverPID: value("server-pid").flatMap(Int32.init))
+            emit(result, "joinstorm \(result.children) in \(result.spreadSeconds) s: welcome \(result.welcome.summary) · join→welcome p99 \(String(format: "%.1f", result.joinToWelcome.p99)) ms · \(result.unwelcomed) unwelcomed\(costSummary(result.cost))")
         case "idle":
             guard let pid = value("server-pid").flatMap(Int32.init) else { throw BenchError("idle needs --server-pid") }
             let result = try await runIdle(port: port, adminToken: admin, serverPID: pid, connections: int("connections", 5_000), childrenPerRoom: children)

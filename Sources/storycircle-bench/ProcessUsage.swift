@@ -1,0 +1,115 @@
+import Foundation
+import Glibc
+
+/// What a process has used so far: CPU time split into user and system, and context switches.
+struct ProcessSample {
+    var userSeconds: Double
+    var systemSeconds: Double
+    /// Per thread (the generator's own: one entry, the whole process), so that a window counts the
+    /// switches of the threads that lived through it, and a thread that ends does not make it negative.
+    var switches: [Int: (voluntary: Int, involuntary: Int)]
+    var taken: UInt64
+
+    /// Another process (the server), from /proc. CPU time covers every thread, living or exited
+    /// (/proc/PID/stat); context switches are read per thread (/proc/PID/task/*/status), because
+    /// /proc/PID/status counts the main thread only, and a server's work is on its other threads. A thread
+    /// that ends inside a window takes its switches in that window with it (an undercount, small beside
+    /// the long-lived service and worker threads).
+    static func of(_ pid: Int32) throws -> ProcessSample {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // Fields after the command name (which may contain spaces) start after the last ')'.
+        guard let close = stat.lastIndex(of: ")") else { throw BenchError("unreadable /proc/\(pid)/stat") }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+            throw BenchError("unreadable /proc/\(pid)/stat")
+        }
+        var switches: [Int: (voluntary: Int, involuntary: Int)] = [:]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        for task in tasks {
+            // A thread may end between the listing and the read; it then simply adds nothing.
+            guard let tid = Int(task), let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
+            var counts = (voluntary: 0, involuntary: 0)
+            for line in status.split(separator: "\n") {
+                if line.hasPrefix("voluntary_ctxt_switches:") { counts.voluntary = Int(line.split(separator: "\t").last ?? "") ?? 0 }
+                if line.hasPrefix("nonvoluntary_ctxt_switches:") { counts.involuntary = Int(line.split(separator: "\t").last ?? "") ?? 0 }
+            }
+            switches[tid] = counts
+        }
+        return ProcessSample(userSeconds: user / ticks, systemSeconds: system / ticks, switches: switches, taken: nanoseconds())
+    }
+
+    /// This process (the generator), from getrusage: all its threads.
+    static func ofSelf() -> ProcessSample {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return ProcessSample(userSeconds: seconds(usage.ru_utime), systemSeconds: seconds(usage.ru_stime),
+                             switches: [0: (usage.ru_nvcsw, usage.ru_nivcsw)], taken: nanoseconds())
+    }
+
+    /// Switches since `before`: threads alive at both samples by their difference, threads born since by
+    /// all of theirs.
+    func switches(since before: ProcessSample) -> (voluntary: Int, involuntary: Int) {
+        var total = (voluntary: 0, involuntary: 0)
+        for (tid, now) in switches {
+            let then = before.switches[tid] ?? (0, 0)
+            total.voluntary += max(0, now.voluntary - then.voluntary)
+            total.involuntary += max(0, now.involuntary - then.involuntary)
+        }
+        return total
+    }
+}
+
+/// What the server spent on the messages it delivered in one measured window, per message.
+struct ServerCost: Encodable {
+    var messages: Int
+    var wallSeconds: Double
+    var userSeconds: Double
+    var systemSeconds: Double
+    /// User + system CPU per delivered message, the figure compared between servers.
+    var microsecondsPerMessage: Double
+    var userMicrosecondsPerMessage: Double
+    var systemMicrosecondsPerMessage: Double
+    var voluntarySwitchesPerMessage: Double
+    var involuntarySwitchesPerMessage: Double
+    /// The server's CPU use over the window, in percent of one core (100 = its core was never idle).
+    var serverCPUPercent: Double
+    /// The generator's own CPU use over the same window, in percent of one core: near 100, the
+    /// generator (not the server) may be what limits throughput and latency.
+    var generatorCPUPercent: Double
+}
+
+/// Samples the server (and the generator) at the start of a window and turns the difference into a cost.
+struct CostMeter {
+    let pid: Int32?
+    private var server: ProcessSample?
+    private var generator = ProcessSample.ofSelf()
+
+    init(pid: Int32?) throws {
+        self.pid = pid
+        server = try pid.map(ProcessSample.of)
+    }
+
+    /// The window's cost for `messages` delivered messages; nil without a server PID (nothing to read).
+    func finish(messages: Int) throws -> ServerCost? {
+        guard let pid, let before = server else { return nil }
+        let after = try ProcessSample.of(pid)
+        let mine = ProcessSample.ofSelf()
+        let wall = Double(after.taken - before.taken) / 1e9
+        let user = after.userSeconds - before.userSeconds
+        let system = after.systemSeconds - before.systemSeconds
+        let count = Double(max(messages, 1))
+        let generatorCPU = (mine.userSeconds - generator.userSeconds) + (mine.systemSeconds - generator.systemSeconds)
+        let switches = after.switches(since: before)
+        return ServerCost(
+            messages: messages, wallSeconds: wall, userSeconds: user, systemSeconds: system,
+            microsecondsPerMessage: (user + system) * 1e6 / count,
+            userMicrosecondsPerMessage: user * 1e6 / count, systemMicrosecondsPerMessage: system * 1e6 / count,
+            voluntarySwitchesPerMessage: Double(switches.voluntary) / count,
+            involuntarySwitchesPerMessage: Double(switches.involuntary) / count,
+            serverCPUPercent: wall > 0 ? (user + system) * 100 / wall : 0,
+            generatorCPUPercent: wall > 0 ? generatorCPU * 100 / wall : 0
+        )
+    }
+}
