@@ -78,6 +78,21 @@ struct ServerCost: Encodable {
     /// The generator's own CPU use over the same window, in percent of one core: near 100, the
     /// generator (not the server) may be what limits throughput and latency.
     var generatorCPUPercent: Double
+    /// Everything else on the machine over the window (all cores busy, from /proc/stat, less the server and
+    /// the generator), in percent of one core: well above zero, other work shared the cores and the
+    /// latencies are not a quiet machine's.
+    var otherCPUPercent: Double
+}
+
+/// The whole machine's busy CPU time so far, in seconds (all cores), from /proc/stat.
+func machineBusySeconds() -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+          let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ") else { return 0 }
+    // user nice system idle iowait irq softirq steal (guest time is already inside user and nice)
+    let fields = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+    guard fields.count >= 8 else { return 0 }
+    let busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6] + fields[7]
+    return busy / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
 /// Samples the server (and the generator) at the start of a window and turns the difference into a cost.
@@ -85,6 +100,7 @@ struct CostMeter {
     let pid: Int32?
     private var server: ProcessSample?
     private var generator = ProcessSample.ofSelf()
+    private var machine = machineBusySeconds()
 
     init(pid: Int32?) throws {
         self.pid = pid
@@ -102,6 +118,7 @@ struct CostMeter {
         let count = Double(max(messages, 1))
         let generatorCPU = (mine.userSeconds - generator.userSeconds) + (mine.systemSeconds - generator.systemSeconds)
         let switches = after.switches(since: before)
+        let others = max(0, machineBusySeconds() - machine - (user + system) - generatorCPU)
         return ServerCost(
             messages: messages, wallSeconds: wall, userSeconds: user, systemSeconds: system,
             microsecondsPerMessage: (user + system) * 1e6 / count,
@@ -109,7 +126,8 @@ struct CostMeter {
             voluntarySwitchesPerMessage: Double(switches.voluntary) / count,
             involuntarySwitchesPerMessage: Double(switches.involuntary) / count,
             serverCPUPercent: wall > 0 ? (user + system) * 100 / wall : 0,
-            generatorCPUPercent: wall > 0 ? generatorCPU * 100 / wall : 0
+            generatorCPUPercent: wall > 0 ? generatorCPU * 100 / wall : 0,
+            otherCPUPercent: wall > 0 ? others * 100 / wall : 0
         )
     }
 }

@@ -96,7 +96,7 @@ private let sustainedQuestions = 20
 /// dashboards scoreboards (at most 4/s), and the teacher moves on; every child pings every ten seconds
 /// (as the pages do). Every send has an intended time fixed in advance, and every latency is measured
 /// from it, so a server that falls behind shows it, however late the generator's sends became.
-func runSustained(port: Int, adminToken: String, rooms: Int, childrenPerRoom: Int, duration: Double, warmup: Double, rates: ClassroomRates = ClassroomRates(), serverPID: Int32?) async throws -> SustainedResult {
+func runSustained(port: Int, adminToken: String, rooms: Int, childrenPerRoom: Int, duration: Double, warmup: Double, rates: ClassroomRates = ClassroomRates(), serverPID: Int32?, phaseFile: String? = nil) async throws -> SustainedResult {
     let clients = try LoadClients(port: port)
     defer { clients.stop() }
     let story = sustainedStory
@@ -239,6 +239,7 @@ func runSustained(port: Int, adminToken: String, rooms: Int, childrenPerRoom: In
     }
     try await Task.sleep(for: .nanoseconds(Int(start - min(start, nanoseconds()))))
     let meter = try CostMeter(pid: serverPID)
+    if let phaseFile { try "window\n".write(toFile: phaseFile, atomically: true, encoding: .utf8) }
     let messagesAtStart = state.withLock { $0.messages }
     try await Task.sleep(for: .nanoseconds(Int(end - min(end, nanoseconds()))))
     let messagesAtEnd = state.withLock { $0.messages }

@@ -25,7 +25,7 @@ OPTIONS:
   --warmup <n>             fanout: rounds, quiz: questions run first and not counted (default 2, 1)
   --burst <n>              fanout: throughput triggers per room (default 20)
   --payload-bytes <n>      fanout: a peer's message size (default 68)
-  --phase-file <path>      fanout, quiz: written as the measured phase starts (bench/profile.sh attaches then)
+  --phase-file <path>      fanout, quiz, sustained: written as the measured phase starts (for bench/profile.sh)
   --questions <n>          quiz: measured questions (default 5)
   --answers-per-second <n> quiz: answer rate across all rooms (default 2000)
   --duration <s>           sustained: seconds (default 60)   --warmup-seconds <s>  not counted (default 5)
@@ -43,9 +43,9 @@ func double(_ name: String, _ fallback: Double) -> Double { value(name).flatMap(
 
 func costSummary(_ cost: ServerCost?) -> String {
     guard let cost else { return "" }
-    return String(format: " · server %.2f µs CPU/msg (user %.2f, sys %.2f), %.3f+%.3f ctxsw/msg, server %.0f%% / generator %.0f%% of a core",
+    return String(format: " · server %.2f µs CPU/msg (user %.2f, sys %.2f), %.3f+%.3f ctxsw/msg, server %.0f%% / generator %.0f%% / others %.0f%% of a core",
                   cost.microsecondsPerMessage, cost.userMicrosecondsPerMessage, cost.systemMicrosecondsPerMessage,
-                  cost.voluntarySwitchesPerMessage, cost.involuntarySwitchesPerMessage, cost.serverCPUPercent, cost.generatorCPUPercent)
+                  cost.voluntarySwitchesPerMessage, cost.involuntarySwitchesPerMessage, cost.serverCPUPercent, cost.generatorCPUPercent, cost.otherCPUPercent)
 }
 
 
@@ -96,7 +96,7 @@ func main() async -> Int32 {
             emit(result, "quiz \(rooms)×\(children): reveal \(result.reveal.summary) · ack \(result.acknowledgement.summary) · question p99 \(String(format: "%.1f", result.question.p99)) ms · podium p99 \(String(format: "%.1f", result.finished.p99)) ms\(costSummary(result.cost))")
         case "sustained":
             let result = try await runSustained(port: port, adminToken: admin, rooms: rooms, childrenPerRoom: children, duration: double("duration", 60), warmup: double("warmup-seconds", 5),
-                                                serverPID: value("server-pid").flatMap(Int32.init))
+                                                serverPID: value("server-pid").flatMap(Int32.init), phaseFile: value("phase-file"))
             let types = result.byType.sorted { $0.key < $1.key }.map { "\($0.key) p99 \(String(format: "%.1f", $0.value.p99)) (n=\($0.value.count))" }.joined(separator: ", ")
             emit(result, "sustained \(rooms)×\(children) for \(Int(result.durationSeconds)) s: \(result.latency.summary) · \(types) · \(Int(result.messagesPerSecond)) msg/s · \(result.unanswered) unanswered\(costSummary(result.cost))")
         case "joinstorm":
