@@ -2,13 +2,14 @@
 SWIFT   ?= swift
 PYTHON  ?= python3
 VENV    := .venv
+BENCH_VENV := .venv-bench
 PY      := $(VENV)/bin/python
 STORY   ?= config/stories/pip-the-robot.json
 PORT    ?= 8080
 BIN     := .build/debug/storycircle
 RELEASE := .build/release
 
-.PHONY: all deps test-deps build release run test swift-test tsan-test integration-test bench clean
+.PHONY: all deps test-deps bench-deps build release run test swift-test tsan-test integration-test bench bench-readme bench-profile clean
 
 all: build
 
@@ -17,6 +18,9 @@ deps:
 
 test-deps:
 	@scripts/install-deps.sh --test
+
+bench-deps:
+	@scripts/install-deps.sh --bench
 
 build: deps
 	$(SWIFT) build
@@ -54,9 +58,28 @@ $(VENV)/.ready: Tests/Integration/requirements.txt
 	$(PY) -m pip install -q -r Tests/Integration/requirements.txt
 	touch $@
 
-## make bench: release build, load generator and baselines; writes bench/results.json and a table.
-bench: release test-deps $(VENV)/.ready
+# The Python peer of the bench runs PyPI's current websockets (bench/requirements.txt), which the
+# tests' pin must not hold back: a venv of its own.
+$(BENCH_VENV)/.ready: bench/requirements.txt
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install -q --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install -q -r bench/requirements.txt
+	touch $@
+
+## make bench: release build, then StoryCircle's scenarios and its broadcast against four peers (C
+## libwebsockets, Python websockets+uvloop, Node.js ws, Go gorilla), 3 runs each, server and generator
+## pinned to separate cores (about 20 minutes). Writes bench/results.json and bench/results.md.
+## BENCH_QUICK=1 make bench: small sizes, one run, results under build/bench/ (a check of the machinery).
+bench: release bench-deps $(VENV)/.ready $(BENCH_VENV)/.ready
 	bench/run.sh
 
+## make bench-readme: the README's Performance table from the committed bench/results.json.
+bench-readme: $(VENV)/.ready
+	$(PY) bench/report.py --readme README.md --document bench/results.json
+
+## make bench-profile: where StoryCircle's time goes in the 250-room fan-out (perf, strace; docs/performance.md).
+bench-profile: release bench-deps
+	bench/profile.sh
+
 clean:
-	rm -rf .build $(VENV)
+	rm -rf .build $(VENV) $(BENCH_VENV)

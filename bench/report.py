@@ -1,107 +1,362 @@
-"""Turns the generator's JSON lines into bench/results.json and a table (bench/results.md) that compares
-StoryCircle with the baselines measured in the same run and with the targets of issue #8."""
+"""bench/run.sh's report: the generator's JSON lines (every run) become bench/results.json and the tables of
+bench/results.md: each figure as the median of the runs with its min–max, the ratios to the peers computed
+run by run (each StoryCircle run against the peers' runs of the same round, minutes apart), the targets of
+issue #14 beside the figures, and every run listed.
+
+    bench/report.py --results RESULTS.jsonl --json OUT.json --markdown OUT.md --seconds S --runs N ...
+    bench/report.py --readme README.md [--document bench/results.json]
+
+The second form rewrites the README's Performance table (between its bench-table markers) from a
+results.json: the committed one by default, so the README always states the run behind it."""
+import argparse
 import json
 import os
 import platform
+import re
+import statistics
 import subprocess
-import sys
 import time
 
-lines = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
-json_path, markdown_path, seconds = sys.argv[2], sys.argv[3], int(sys.argv[4])
+PEERS = [("c", "C libwebsockets"), ("python", "Python websockets + uvloop"), ("node", "Node.js ws"), ("go", "Go gorilla/websocket")]
+BEGIN, END = "<!-- bench-table:begin -->", "<!-- bench-table:end -->"
 
 
-def find(scenario, target="storycircle"):
-    return next((r for r in lines if r["scenario"] == scenario and r.get("target", "storycircle") == target), None)
+# -- numbers -------------------------------------------------------------------------------------------
+
+def summary(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "runs": len(values)}
 
 
-commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-document = {
-    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    "commit": commit,
-    "machine": {"cores": os.cpu_count(), "system": platform.platform()},
-    "seconds": seconds,
-    "results": lines,
-}
-with open(json_path, "w") as out:
-    json.dump(document, out, indent=2)
-
-rows = []
-fan, big = find("fanout"), find("bigroom")
-fan_c, big_c = find("fanout", "baseline-c"), find("bigroom", "baseline-c")
-fan_py, big_py = find("fanout", "baseline-python"), find("bigroom", "baseline-python")
-answers, idle, unlock, narration = find("answers"), find("idle"), find("unlock"), find("narration")
-
-
-def ms(value):
-    return f"{value:.1f} ms" if value >= 10 else f"{value:.2f} ms"
+def number(value, unit=""):
+    """A figure with about three significant digits, and its unit."""
+    if value is None:
+        return "—"
+    if unit == "×":
+        return f"{value:.2f}×"
+    if isinstance(value, int):
+        text = f"{value:,}"
+    elif abs(value) >= 1000:
+        text = f"{value:,.0f}"
+    elif abs(value) >= 100:
+        text = f"{value:.0f}"
+    elif abs(value) >= 10:
+        text = f"{value:.1f}"
+    else:
+        text = f"{value:.2f}"
+    return f"{text} {unit}".strip()
 
 
-def verdict(ok):
-    return "✅" if ok else "❌"
+def spread(stats, unit=""):
+    """Median (min–max) of the runs, e.g. `12.3 (11.0–14.2) ms`; one run is just its figure."""
+    if not stats:
+        return "—"
+    bare = (lambda v: f"{v:.2f}") if unit == "×" else number
+    text = bare(stats["median"]) if stats["runs"] == 1 else f"{bare(stats['median'])} ({bare(stats['min'])}–{bare(stats['max'])})"
+    return f"{text}×" if unit == "×" else f"{text} {unit}".strip()
 
 
-def ratio(a, b):
-    return f"{a / b:.2f}×" if a and b else "–"
+def dig(result, *path):
+    for key in path:
+        if result is None:
+            return None
+        result = result.get(key)
+    return result
 
 
-if fan:
-    rows.append((f"{fan['children']:,} children in {fan['rooms']} rooms: broadcast p99", ms(fan["latency"]["p99"]), "< 25 ms", verdict(fan["latency"]["p99"] < 25)))
-if big:
-    rows.append((f"one {big['children']:,}-child room: broadcast p99", ms(big["latency"]["p99"]), "< 50 ms", verdict(big["latency"]["p99"] < 50)))
-if unlock:
-    rows.append((f"one {unlock['children']:,}-child room: unlock spread", ms(unlock["displaySpreadMs"]), "< 10 ms", verdict(unlock["displaySpreadMs"] < 10)))
-def capacity(result):
-    """Messages the server delivers per CPU-second (its cost, whatever else shares the machine)."""
-    cost = result and result.get("serverMicrosecondsPerMessage")
-    return 1e6 / cost if cost else None
+# -- the document ---------------------------------------------------------------------------------------
+
+def machine():
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            model = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), model)
+    except OSError:
+        pass
+    return {"cores": os.cpu_count(), "cpu": model, "system": platform.platform(), "kernel": platform.release()}
 
 
-for label, ours, theirs, target in (("C libwebsockets", fan, fan_c, 0.8), ("C libwebsockets", big, big_c, 0.8),
-                                    ("Python websockets", fan, fan_py, 5), ("Python websockets", big, big_py, 5)):
-    if capacity(ours) and capacity(theirs):
-        value = capacity(ours) / capacity(theirs)
-        where = "250 rooms" if ours is fan else "one big room"
-        rows.append((f"server capacity (messages per CPU-second) vs {label} ({where})", f"{value:.2f}×", f"≥ {target}×", verdict(value >= target)))
-if fan and fan_c:
-    value = fan["throughputMessagesPerSecond"] / fan_c["throughputMessagesPerSecond"]
-    rows.append(("delivered throughput vs C libwebsockets baseline (250 rooms)", f"{value:.2f}×", "≥ 0.8×", verdict(value >= 0.8)))
-if big and big_c:
-    value = big["throughputMessagesPerSecond"] / big_c["throughputMessagesPerSecond"]
-    rows.append(("delivered throughput vs C libwebsockets baseline (one big room)", f"{value:.2f}×", "≥ 0.8×", verdict(value >= 0.8)))
-if fan and fan_py:
-    value = fan["throughputMessagesPerSecond"] / fan_py["throughputMessagesPerSecond"]
-    rows.append(("delivered throughput vs Python websockets baseline (250 rooms)", f"{value:.2f}×", "≥ 5×", verdict(value >= 5)))
-if big and big_py:
-    value = big["throughputMessagesPerSecond"] / big_py["throughputMessagesPerSecond"]
-    rows.append(("delivered throughput vs Python websockets baseline (one big room)", f"{value:.2f}×", "≥ 5×", verdict(value >= 5)))
-if idle:
-    rows.append((f"server memory per idle child ({idle['connections']:,} joined)", f"{idle['bytesPerConnection'] / 1024:.1f} KiB", "< 8 KiB", verdict(idle["bytesPerConnection"] < 8192)))
-if answers:
-    rows.append((f"{answers['answers']:,} answers in 1 s, durable before ack: p99", ms(answers["acknowledgement"]["p99"]), "< 50 ms", verdict(answers["acknowledgement"]["p99"] < 50)))
+def git(*arguments):
+    return subprocess.run(["git", *arguments], capture_output=True, text=True).stdout.strip()
 
-out = [f"Measured {document['date']} on {document['machine']['cores']} cores, commit {commit}, generator on the same machine, loopback ({seconds} s).", "",
-       "| what | measured | target | |", "| --- | --- | --- | --- |"]
-out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
-out += ["", "Delivered throughput is what one generator, sharing the two cores with the server, received; server capacity",
-        "is messages delivered per second of the server's own CPU time, measured over the same burst.", ""]
-out += ["| server | scenario | p50 | p95 | p99 | max | delivered | server CPU per message |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-for result in lines:
-    if "latency" in result:
-        latency = result["latency"]
-        cost = result.get("serverMicrosecondsPerMessage")
-        cost_text = f"{cost:.2f} µs ({1e6 / cost:,.0f} msg per CPU-s)" if cost else "–"
-        out.append(f"| {result['target']} | {result['scenario']} {result['rooms']}×{result['children'] // result['rooms']} | {ms(latency['p50'])} | {ms(latency['p95'])} | {ms(latency['p99'])} | {ms(latency['max'])} | {result['throughputMessagesPerSecond']:,.0f} msg/s | {cost_text} |")
-if answers:
-    a = answers["acknowledgement"]
-    out.append(f"| storycircle | answers → ack ({answers['acknowledged']:,}) | {ms(a['p50'])} | {ms(a['p95'])} | {ms(a['p99'])} | {ms(a['max'])} | | |")
-if unlock:
-    out.append(f"| storycircle | unlock: clock-sync round trips | {ms(unlock['roundTrip']['p50'])} | {ms(unlock['roundTrip']['p95'])} | {ms(unlock['roundTrip']['p99'])} | {ms(unlock['roundTrip']['max'])} | questions arrived ≥ {unlock['smallestLeadMs']:.0f} ms before the unlock | |")
-if narration:
-    h = narration["cachedSentenceHTTP"]
-    out += ["", f"Narration ({narration['words']} words, {narration['sentences']} sentences, espeak-ng + LAME, empty cache): "
-            f"first sentence ready in {narration['firstSentenceColdMs']:.0f} ms, whole story in {narration['wholeStoryColdMs']:.0f} ms; "
-            f"the same story again (cache hits) in {narration['wholeStoryCachedMs']:.0f} ms; a cached sentence over HTTP "
-            f"({narration['audioBytes']:,} bytes) p50 {ms(h['p50'])}, p99 {ms(h['p99'])}."]
-with open(markdown_path, "w") as markdown:
-    markdown.write("\n".join(out) + "\n")
+
+def build_document(lines, seconds, runs, pinning, full):
+    commit = git("rev-parse", "--short", "HEAD")
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", "Sources", "Package.swift", "bench"))
+    return {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "commit": commit + ("+uncommitted changes" if dirty else ""),
+        "machine": machine(),
+        "pinning": pinning,
+        "runs": runs,
+        "fullSize": full == "yes",
+        "seconds": seconds,
+        "results": lines,
+    }
+
+
+class Runs:
+    """The document's runs, by label."""
+
+    def __init__(self, document):
+        self.lines = [line for line in document.get("results", []) if "result" in line]
+        self.failures = [line for line in document.get("results", []) if "error" in line]
+
+    def find(self, predicate):
+        return sorted((line for line in self.lines if predicate(line["result"])), key=lambda line: line["run"])
+
+    def fanout(self, scenario, target):
+        return self.find(lambda r: r.get("scenario") == scenario and r.get("target") == target)
+
+    def scenario(self, name, **fields):
+        return self.find(lambda r: r.get("scenario") == name and all(r.get(k) == v for k, v in fields.items()))
+
+    def disk(self):
+        found = self.find(lambda r: r.get("scenario") == "disk")
+        return found[0]["result"] if found else None
+
+
+def paired_ratio(ours, theirs, path):
+    """Their figure ÷ ours, run by run (round n of StoryCircle against round n of the peer)."""
+    by_run = {line["run"]: dig(line["result"], *path) for line in ours}
+    return summary([dig(line["result"], *path) / by_run[line["run"]] for line in theirs
+                    if by_run.get(line["run"]) and dig(line["result"], *path)])
+
+
+def values(lines, *path):
+    return summary([dig(line["result"], *path) for line in lines])
+
+
+# -- tables ---------------------------------------------------------------------------------------------
+
+def header(document, runs):
+    if not document.get("results"):
+        return ["No run yet: `make bench` fills this in (commit, date, number of runs, machine, disk)."]
+    m, disk = document["machine"], runs.disk()
+    disk_text = "—"
+    if disk:
+        fs = disk["filesystem"]
+        disk_text = (f"{fs['type']} ({fs['source']}); a 4 KiB append + fdatasync there: p50 {number(disk['fdatasyncMs']['p50'], 'ms')}, "
+                     f"p99 {number(disk['fdatasyncMs']['p99'], 'ms')} (fsync p99 {number(disk['fsyncMs']['p99'], 'ms')})")
+    size = "full size" if document.get("fullSize") else "reduced sizes (not for the README)"
+    others = [dig(line["result"], "cost", "otherCPUPercent") for line in runs.lines]
+    others = [value for value in others if value is not None]
+    quiet = ""
+    if others:
+        quiet = (f" Other work on the machine during the measured windows: median {statistics.median(others):.0f} % of a core, "
+                 f"at most {max(others):.0f} %")
+        if max(others) > 10:
+            quiet += " — **the cores were shared: these are not a quiet machine's figures**"
+    return [f"Commit `{document['commit']}`, {document['date']}, **{document['runs']} runs** of every scenario ({size}, "
+            f"{document['seconds'] // 60} min {document['seconds'] % 60} s), servers alternated in each round; median (min–max) of the runs.",
+            f"Machine: {m['cores']} × {m['cpu']}, {m['system']}; pinning: {document['pinning']}; generator and server on one machine, loopback.{quiet}.",
+            f"Data folder: {disk_text}."]
+
+
+def verdict(stats, target, higher_is_better):
+    if not stats:
+        return "—"
+    ok = stats["median"] >= target if higher_is_better else stats["median"] < target
+    return "✅ met" if ok else "❌ missed"
+
+
+def targets_table(runs):
+    rows = ["| figure | target | measured | |", "| --- | --- | --- | --- |"]
+
+    def row(label, stats, unit, target, higher_is_better):
+        target_text = f"≥ {target:.1f}×" if unit == "×" else f"< {target:g} {unit}"
+        rows.append(f"| {label} | {target_text} | {spread(stats, unit)} | {verdict(stats, target, higher_is_better)} |")
+
+    for scenario in ("fanout", "bigroom"):
+        ours = runs.fanout(scenario, "storycircle")
+        layout = layout_text(ours, scenario)
+        row(f"fan-out, {layout}: server CPU per message, Go gorilla's ÷ StoryCircle's", paired_ratio(ours, runs.fanout(scenario, "baseline-go"), ("cost", "microsecondsPerMessage")), "×", 1.0, True)
+    big = runs.scenario("quiz", rooms=1)
+    rooms = runs.find(lambda r: r.get("scenario") == "quiz" and r.get("rooms", 1) > 1)
+    size = big[0]["result"]["children"] if big else 2000
+    row(f"quiz, reveal to {size:,} children in one room (one message each): p99 from the last answer", values(big, "reveal", "p99"), "ms", 50, False)
+    sustained = runs.scenario("sustained")
+    what = f"{sustained[0]['result']['children']:,} children in {sustained[0]['result']['rooms']} rooms for {sustained[0]['result']['durationSeconds']:.0f} s" if sustained else "10,000 children in 250 rooms for 60 s"
+    row(f"sustained classroom load, {what}, open loop: p99", values(sustained, "latency", "p99"), "ms", 25, False)
+    rate = big[0]["result"]["answersPerSecond"] if big else 2000
+    row(f"{rate:,.0f} answers/s in one {size:,}-child room, durable before ack: p99", values(big, "acknowledgement", "p99"), "ms", 25, False)
+    if rooms:
+        r = rooms[0]["result"]
+        row(f"{r['answersPerSecond']:,.0f} answers/s across {r['rooms']} rooms × {r['children'] // r['rooms']}, durable before ack: p99", values(rooms, "acknowledgement", "p99"), "ms", 25, False)
+    storm = runs.scenario("joinstorm")
+    what = f"{storm[0]['result']['children']:,} children joining within {storm[0]['result']['spreadSeconds']:g} s" if storm else "2,000 children joining within 2 s"
+    row(f"join storm, {what}: welcome p99 from the intended start", values(storm, "welcome", "p99"), "ms", 100, False)
+    return rows
+
+
+def layout_text(lines, scenario):
+    if lines:
+        r = lines[0]["result"]
+        return f"{r['rooms']} rooms × {r['children'] // r['rooms']}" if r["rooms"] > 1 else f"one room of {r['children']:,}"
+    return "250 rooms × 40" if scenario == "fanout" else "one room of 2,000"
+
+
+def fanout_table(runs, scenario):
+    ours = runs.fanout(scenario, "storycircle")
+    rows = [f"Fan-out, {layout_text(ours, scenario)} (a teacher's pause/resume, {number(values(ours, 'messageBytes')['median'] if ours else None)} bytes; the peers send the same size):", "",
+            "| server | server CPU per message (user + system) | peer ÷ StoryCircle | context switches per message (vol./invol.) | delivered | broadcast p50 / p99 |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for target, name in [("storycircle", "StoryCircle")] + [(f"baseline-{key}", label) for key, label in PEERS]:
+        lines = runs.fanout(scenario, target)
+        cpu = spread(values(lines, "cost", "microsecondsPerMessage"), "µs")
+        split = f" ({number(dig(values(lines, 'cost', 'userMicrosecondsPerMessage'), 'median'))} + {number(dig(values(lines, 'cost', 'systemMicrosecondsPerMessage'), 'median'))})" if lines else ""
+        ratio = "1 (reference)" if target == "storycircle" else spread(paired_ratio(ours, lines, ("cost", "microsecondsPerMessage")), "×")
+        switches = f"{number(dig(values(lines, 'cost', 'voluntarySwitchesPerMessage'), 'median'))} / {number(dig(values(lines, 'cost', 'involuntarySwitchesPerMessage'), 'median'))}" if lines else "—"
+        rows.append(f"| {name} | {cpu}{split} | {ratio} | {switches} | {spread(values(lines, 'throughputMessagesPerSecond'), 'msg/s')} | "
+                    f"{number(dig(values(lines, 'latency', 'p50'), 'median'), 'ms')} / {spread(values(lines, 'latency', 'p99'), 'ms')} |")
+    rows += ["", "Peer ÷ StoryCircle above 1 means StoryCircle spends less CPU per message than that peer; each run's ratio pairs it with the StoryCircle run of the same round."]
+    return rows
+
+
+def quiz_table(runs):
+    rows = ["| quiz | question p99 | answer → ack p99 | reveal p99 (first–last spread p99) | podium p99 | server CPU per message | reveal / podium size |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    groups = {}
+    for line in runs.scenario("quiz"):
+        r = line["result"]
+        groups.setdefault((r["rooms"], r["children"]), []).append(line)
+    for (rooms, children), lines in sorted(groups.items()):
+        r = lines[0]["result"]
+        what = f"one room of {children:,}" if rooms == 1 else f"{rooms} rooms × {children // rooms}"
+        rows.append(f"| {what}, {r['questions']} questions (+{r['warmupQuestions']} warm-up), {r['answersPerSecond']:,.0f} answers/s | "
+                    f"{spread(values(lines, 'question', 'p99'), 'ms')} | {spread(values(lines, 'acknowledgement', 'p99'), 'ms')} | "
+                    f"{spread(values(lines, 'reveal', 'p99'), 'ms')} ({number(dig(values(lines, 'revealSpread', 'p99'), 'median'), 'ms')}) | "
+                    f"{spread(values(lines, 'finished', 'p99'), 'ms')} | {spread(values(lines, 'cost', 'microsecondsPerMessage'), 'µs')} | "
+                    f"{number(dig(values(lines, 'revealBytes'), 'median'), 'B')} / {number(dig(values(lines, 'finishedBytes'), 'median'), 'B')} |")
+    return rows
+
+
+def sustained_table(runs):
+    lines = runs.scenario("sustained")
+    rows = ["| sustained | p50 | p99 | progress | unlock | question | ack | reveal | pong | delivered | unanswered | generator late p99 | server CPU |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    if not lines:
+        return rows + ["| — | | | | | | | | | | | | |"]
+    r = lines[0]["result"]
+    kinds = " | ".join(spread(values(lines, "byType", kind, "p99"), "ms") for kind in ("progress", "unlock", "question", "ack", "reveal", "pong"))
+    rows.append(f"| {r['children']:,} children, {r['rooms']} rooms, {r['durationSeconds']:.0f} s | {spread(values(lines, 'latency', 'p50'), 'ms')} | "
+                f"{spread(values(lines, 'latency', 'p99'), 'ms')} | {kinds} | {spread(values(lines, 'messagesPerSecond'), 'msg/s')} | "
+                f"{spread(values(lines, 'unanswered'))} | {spread(values(lines, 'sendLag', 'p99'), 'ms')} | {spread(values(lines, 'cost', 'serverCPUPercent'), '%')} |")
+    rows += ["", "Columns progress…pong are p99 per kind of message, each from its intended time: a sentence's `at`; the story's end; "
+             "the teacher's intended `next`; each intended answer; the room's last intended answer; each intended ping. "
+             "\"Generator late\" is how late the generator itself sent against those times (already inside the latencies)."]
+    return rows
+
+
+def storm_and_more(runs):
+    rows = ["| scenario | figure | measured |", "| --- | --- | --- |"]
+    storm = runs.scenario("joinstorm")
+    if storm:
+        r = storm[0]["result"]
+        rows.append(f"| join storm, {r['children']:,} within {r['spreadSeconds']:g} s | welcome p50 / p99 (from the intended start) | "
+                    f"{number(dig(values(storm, 'welcome', 'p50'), 'median'), 'ms')} / {spread(values(storm, 'welcome', 'p99'), 'ms')} |")
+        rows.append(f"| | join → welcome p99 (the server's part) | {spread(values(storm, 'joinToWelcome', 'p99'), 'ms')} |")
+        rows.append(f"| | children without a welcome | {spread(values(storm, 'unwelcomed'))} |")
+    idle = runs.scenario("idle")
+    if idle:
+        rows.append(f"| {idle[0]['result']['connections']:,} idle joined children | server memory per child | {spread(summary([dig(l['result'], 'bytesPerConnection') / 1024 for l in idle]), 'KiB')} |")
+    unlock = runs.scenario("unlock")
+    if unlock:
+        rows.append(f"| one room of {unlock[0]['result']['children']:,}, quiz unlock | display spread (clock sync) | {spread(values(unlock, 'displaySpreadMs'), 'ms')} |")
+    narration = runs.scenario("narration")
+    if narration:
+        rows.append(f"| narration, {narration[0]['result']['words']} words | first sentence / whole story (empty cache) / cached | "
+                    f"{spread(values(narration, 'firstSentenceColdMs'), 'ms')} / {spread(values(narration, 'wholeStoryColdMs'), 'ms')} / {spread(values(narration, 'wholeStoryCachedMs'), 'ms')} |")
+    return rows
+
+
+def every_run(runs):
+    rows = ["| run | what | figures |", "| --- | --- | --- |"]
+    for line in sorted(runs.lines, key=lambda l: (l["run"], l["label"])):
+        r = line["result"]
+        if r.get("scenario") == "disk":
+            continue
+        cost = r.get("cost") or {}
+        cpu = f"server {number(cost.get('microsecondsPerMessage'), 'µs')}/msg ({number(cost.get('userMicrosecondsPerMessage'))} user + {number(cost.get('systemMicrosecondsPerMessage'))} sys), " \
+              f"{number(cost.get('voluntarySwitchesPerMessage'))}+{number(cost.get('involuntarySwitchesPerMessage'))} ctxsw/msg, server {number(cost.get('serverCPUPercent'))} % / generator {number(cost.get('generatorCPUPercent'))} % / others {number(cost.get('otherCPUPercent'))} % of a core" if cost else ""
+        scenario = r.get("scenario")
+        if scenario in ("fanout", "bigroom"):
+            text = f"p50 {number(r['latency']['p50'], 'ms')}, p99 {number(r['latency']['p99'], 'ms')}, {number(r['throughputMessagesPerSecond'])} msg/s; {cpu}"
+        elif scenario == "quiz":
+            text = (f"question p99 {number(r['question']['p99'], 'ms')}, ack p99 {number(r['acknowledgement']['p99'], 'ms')}, reveal p99 {number(r['reveal']['p99'], 'ms')}, "
+                    f"podium p99 {number(r['finished']['p99'], 'ms')}; {cpu}")
+        elif scenario == "sustained":
+            text = f"p50 {number(r['latency']['p50'], 'ms')}, p99 {number(r['latency']['p99'], 'ms')}, max {number(r['latency']['max'], 'ms')}, {number(r['messagesPerSecond'])} msg/s, {r['unanswered']} unanswered, generator late p99 {number(r['sendLag']['p99'], 'ms')}; {cpu}"
+        elif scenario == "joinstorm":
+            text = f"welcome p50 {number(r['welcome']['p50'], 'ms')}, p99 {number(r['welcome']['p99'], 'ms')}, {r['unwelcomed']} unwelcomed; {cpu}"
+        elif scenario == "idle":
+            text = f"{number(r['bytesPerConnection'] / 1024, 'KiB')} per child"
+        elif scenario == "unlock":
+            text = f"display spread {number(r['displaySpreadMs'], 'ms')}"
+        elif scenario == "narration":
+            text = f"first sentence {number(r['firstSentenceColdMs'], 'ms')}, whole story {number(r['wholeStoryColdMs'], 'ms')}, cached {number(r['wholeStoryCachedMs'], 'ms')}"
+        else:
+            text = ""
+        rows.append(f"| {line['run']} | {line['label']} | {text} |")
+    for line in runs.failures:
+        rows.append(f"| {line['run']} | {line['label']} | **failed**: {line['error'].splitlines()[-1] if line['error'] else '(no message)'} |")
+    return rows
+
+
+def readme_block(document):
+    runs = Runs(document)
+    return header(document, runs) + [""] + targets_table(runs) + [""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
+
+
+def full_report(document):
+    runs = Runs(document)
+    out = ["# make bench", ""] + header(document, runs) + ["", "## Targets (issue #14)", ""] + targets_table(runs)
+    out += ["", "## Fan-out against the peers", ""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
+    out += ["", "## A whole quiz round", ""] + quiz_table(runs)
+    out += ["", "Question: the teacher's `next` → each child. Ack: each answer's intended send time → its `answer.ack` (stored first). "
+            "Reveal: the room's last intended answer → each child's own reveal. Podium: the last `next` → each child's `finished`."]
+    out += ["", "## Sustained classroom load (open loop)", ""] + sustained_table(runs)
+    out += ["", "## Join storm, memory, unlock, narration", ""] + storm_and_more(runs)
+    out += ["", "## Every run", ""] + every_run(runs)
+    if runs.failures:
+        out += ["", f"**{len(runs.failures)} run(s) failed**; see the table above."]
+    return "\n".join(out) + "\n"
+
+
+def rewrite_readme(path, document):
+    text = open(path).read()
+    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
+    block = "\n".join(readme_block(document))
+    with open(path, "w") as readme:
+        readme.write(text[:start] + "\n" + block + "\n" + text[end:])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--results")
+    parser.add_argument("--json")
+    parser.add_argument("--markdown")
+    parser.add_argument("--seconds", type=int, default=0)
+    parser.add_argument("--runs", type=int, default=0)
+    parser.add_argument("--pinning", default="")
+    parser.add_argument("--full", default="no")
+    parser.add_argument("--readme")
+    parser.add_argument("--document", default="bench/results.json")
+    arguments = parser.parse_args()
+    if arguments.readme:
+        document = json.load(open(arguments.document)) if os.path.exists(arguments.document) else {}
+        rewrite_readme(arguments.readme, document)
+        return
+    lines = [json.loads(line) for line in open(arguments.results) if line.strip()]
+    document = build_document(lines, arguments.seconds, arguments.runs, arguments.pinning, arguments.full)
+    with open(arguments.json, "w") as out:
+        json.dump(document, out, indent=1)
+        out.write("\n")
+    with open(arguments.markdown, "w") as out:
+        out.write(full_report(document))
+
+
+if __name__ == "__main__":
+    main()

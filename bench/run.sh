@@ -1,90 +1,163 @@
 #!/usr/bin/env bash
-# make bench: StoryCircle under load, and the two baselines (C on libwebsockets, Python websockets) with
-# the same generator and message sizes, in the same run. Writes bench/results.json and bench/results.md.
-# Sizes can be lowered for a quick look: ROOMS=50 CHILDREN=20 BIG=500 bench/run.sh
+# make bench: StoryCircle under load, and its broadcast against four peers (C libwebsockets, Python
+# websockets + uvloop, Node.js ws, Go gorilla/websocket) driven by the same generator with the same message
+# sizes, in the same run. Every scenario runs RUNS times (3), servers alternated (A B C D E, A B C D E, …);
+# the report gives the median with min–max and lists every run. Writes bench/results.json (every run's
+# figures, the machine, the disk) and bench/results.md (the tables).
+#
+# Method: the server is pinned to one core and the generator to the other (SERVER_CPU=0 GENERATOR_CPU=1;
+# PIN=0 turns it off), so the generator's work is not charged to the server and the two do not fight over
+# a core; a fresh server for every run; warm-up rounds are run first and not counted.
+#
+# Sizes are the issue's by default (about 20 minutes on two cores). For a quick check of the machinery:
+#   BENCH_QUICK=1 bench/run.sh                    (small sizes, 1 run, results under build/bench/)
+# or any of the sizes alone: RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE
+# SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE; and PEERS="c python node go",
+# SCENARIOS="fanout bigroom quiz-big quiz-rooms joinstorm sustained idle unlock narration".
+# Only a run at full size writes bench/results.json, the file the README's table comes from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+full=yes
+for name in BENCH_QUICK PIN RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE PEERS SCENARIOS; do
+  [ -n "${!name:-}" ] && full=no
+done
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+  : "${RUNS:=1}" "${ROOMS:=25}" "${CHILDREN:=20}" "${BIG:=300}" "${BURST:=20}" "${ROUNDS:=3}" "${WARMUP:=1}" "${QUESTIONS:=2}"
+  : "${ANSWER_RATE:=500}" "${SUSTAINED_ROOMS:=10}" "${SUSTAINED_SECONDS:=15}" "${STORM:=300}" "${STORM_SECONDS:=1}" "${IDLE:=500}"
+fi
+RUNS=${RUNS:-3}
 ROOMS=${ROOMS:-250}
 CHILDREN=${CHILDREN:-40}
 BIG=${BIG:-2000}
-IDLE=${IDLE:-5000}
-ROUNDS=${ROUNDS:-20}
 BURST=${BURST:-40}
-BIN=$(swift build -c release --show-bin-path)
+ROUNDS=${ROUNDS:-10}
+WARMUP=${WARMUP:-2}
+QUESTIONS=${QUESTIONS:-4}
+ANSWER_RATE=${ANSWER_RATE:-2000}
+SUSTAINED_ROOMS=${SUSTAINED_ROOMS:-250}
+SUSTAINED_SECONDS=${SUSTAINED_SECONDS:-60}
+STORM=${STORM:-2000}
+STORM_SECONDS=${STORM_SECONDS:-2}
+IDLE=${IDLE:-5000}
+PEERS=${PEERS:-c python node go}
+SCENARIOS=${SCENARIOS:-fanout bigroom quiz-big quiz-rooms joinstorm sustained idle unlock narration}
+OUT=${BENCH_OUT:-$([ "$full" = yes ] && echo bench || echo build/bench)}
+# The data folder is on the project's disk (not a tmpfs /tmp): the answer figures depend on its fsync.
+WORK=${BENCH_WORK:-$PWD/.build/bench-work}
+
 PY=.venv/bin/python
-WORK=$(mktemp -d)
 RESULTS="$WORK/results.jsonl"
-SERVER_PID=""
 started=$(date +%s)
+failures=0
+source bench/lib.sh
 
 cleanup() {
   [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
   wait 2>/dev/null || true
-  rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-gcc -O2 -Wall -o "$WORK/lws-broadcast" bench/baseline/lws_broadcast.c $(pkg-config --cflags --libs libwebsockets)
+rm -rf "$WORK"
+mkdir -p "$WORK" "$OUT"
+: > "$RESULTS"
 
-# A fresh StoryCircle for each scenario: release build, SQLite on disk (durable acknowledgements), and
-# rate limits opened up (every simulated child comes from 127.0.0.1).
-start_storycircle() {
-  local data="$WORK/data-$1"
-  mkdir -p "$data"
-  cat > "$WORK/config.json" <<JSON
-{"joinBurst": 1000000, "joinsPerSecond": 1000000, "failedJoinBurst": 1000000, "failedJoinsPerMinute": 1000000,
- "messagesPerSecondPerConnection": 1000000, "messageBurstPerConnection": 1000000, "logLevel": "warning",
- "maxConnections": 20000}
-JSON
-  "$BIN/storycircle" serve --config "$WORK/config.json" --port 0 --data "$data" > "$WORK/serve.log" 2>&1 &
-  SERVER_PID=$!
-  for _ in $(seq 100); do
-    PORT=$(grep -o "(port [0-9]*)" "$WORK/serve.log" | grep -o "[0-9]*" || true)
-    [ -n "$PORT" ] && break
-    sleep 0.1
-  done
-  [ -n "$PORT" ] || { cat "$WORK/serve.log"; exit 1; }
-  ADMIN=$(cat "$data/admin-token")
-}
+# The peers, built from bench/baseline/ (see PROTOCOL.md there).
+build_peers "$WORK"
 
-start_baseline() {
-  # Below the kernel's ephemeral range (32768+), which thousands of client sockets have just used.
-  PORT=$(( 20000 + RANDOM % 12000 ))
-  if [ "$1" = baseline-c ]; then
-    "$WORK/lws-broadcast" "$PORT" > "$WORK/baseline.log" 2>&1 &
+# The disk under the data folder: its filesystem, and what an fsync costs there (SQLite's commit).
+"$PY" bench/disk.py "$WORK" >> "$RESULTS"
+
+# One run: the generator's JSON line, with the run's number and the server it measured; a failed run is
+# recorded as such (with the generator's last words), never skipped in silence.
+bench() { # <run> <label> <scenario and options...>
+  local run=$1 label=$2
+  shift 2
+  if "${pin_generator[@]}" "$BIN/storycircle-bench" "$@" --port "$PORT" > "$WORK/line.json" 2> "$WORK/line.err"; then
+    printf '{"run":%d,"label":"%s","result":%s}\n' "$run" "$label" "$(cat "$WORK/line.json")" >> "$RESULTS"
+    printf '  run %d %-22s %s\n' "$run" "$label" "$(tail -1 "$WORK/line.err")" >&2
   else
-    "$PY" bench/baseline/python_broadcast.py "$PORT" > "$WORK/baseline.log" 2>&1 &
+    failures=$((failures + 1))
+    "$PY" -c 'import json,sys; print(json.dumps({"run": int(sys.argv[1]), "label": sys.argv[2], "error": open(sys.argv[3]).read().strip()[-500:]}))' \
+      "$run" "$label" "$WORK/line.err" >> "$RESULTS"
+    printf '  run %d %-22s FAILED: %s\n' "$run" "$label" "$(tail -1 "$WORK/line.err")" >&2
   fi
-  SERVER_PID=$!
-  for _ in $(seq 100); do grep -q listening "$WORK/baseline.log" 2>/dev/null && break; sleep 0.1; done
-  grep -q listening "$WORK/baseline.log" || { echo "$1 did not start:" >&2; cat "$WORK/baseline.log" >&2; exit 1; }
 }
 
-stop_server() {
-  kill "$SERVER_PID" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=""
+wants() { [[ " $SCENARIOS " == *" $1 "* ]]; }
+
+# Peers get StoryCircle's own message size for the same broadcast (pause/resume), measured in this run.
+SIZE=""
+message_size() {
+  "$PY" -c 'import json,sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+sizes = [r["result"]["messageBytes"] for r in rows if r.get("result", {}).get("target") == "storycircle" and r["result"].get("scenario") in ("fanout", "bigroom")]
+print(round(sizes[0]) if sizes else 75)' "$RESULTS"
 }
 
-bench() { "$BIN/storycircle-bench" "$@" --port "$PORT" >> "$RESULTS"; }
+fanout_round() { # <run> <label> <rooms> <children> <burst>
+  local run=$1 label=$2 rooms=$3 children=$4 burst=$5
+  start_storycircle "$WORK" "$label"
+  bench "$run" "$label storycircle" fanout --admin-token "$ADMIN" --rooms "$rooms" --children "$children" --rounds "$ROUNDS" --warmup "$WARMUP" --burst "$burst" --server-pid "$SERVER_PID"
+  stop_server
+  SIZE=$(message_size)
+  for peer in $PEERS; do
+    start_peer "$WORK" "$peer"
+    bench "$run" "$label $peer" fanout --target "baseline-$peer" --rooms "$rooms" --children "$children" --rounds "$ROUNDS" --warmup "$WARMUP" --burst "$burst" --payload-bytes "$SIZE" --server-pid "$SERVER_PID"
+    stop_server
+  done
+}
 
-echo "== StoryCircle ($(git rev-parse --short HEAD 2>/dev/null || echo unknown)), $(nproc) cores" >&2
-start_storycircle idle;    bench idle --admin-token "$ADMIN" --connections "$IDLE" --children "$CHILDREN" --server-pid "$SERVER_PID"; stop_server
-# Throughput bursts sized to about 400,000 messages, long enough for CPU accounting to mean something.
+echo "== StoryCircle $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, pinning: $pinning, $RUNS runs" >&2
+# Throughput bursts of about 400,000 messages in both layouts: long enough for CPU accounting (10 ms ticks).
 BIG_BURST=$(( BURST * ROOMS * CHILDREN / BIG ))
-start_storycircle fanout;  bench fanout --admin-token "$ADMIN" --rooms "$ROOMS" --children "$CHILDREN" --rounds "$ROUNDS" --burst "$BURST" --server-pid "$SERVER_PID"; stop_server
-start_storycircle big;     bench fanout --admin-token "$ADMIN" --rooms 1 --children "$BIG" --rounds "$ROUNDS" --burst "$BIG_BURST" --server-pid "$SERVER_PID"; stop_server
-start_storycircle answers; bench answers --admin-token "$ADMIN" --rooms 50 --children 40; stop_server
-start_storycircle unlock;  bench unlock --admin-token "$ADMIN" --children "$BIG"; stop_server
-start_storycircle speech;  bench narration --admin-token "$ADMIN"; stop_server
-SIZE=$("$PY" -c "import json,sys; print(round([json.loads(l) for l in open(sys.argv[1]) if '\"fanout\"' in l][0]['messageBytes']))" "$RESULTS")
-for baseline in baseline-c baseline-python; do
-  echo "== $baseline (messages of $SIZE bytes, like StoryCircle's)" >&2
-  start_baseline "$baseline"; bench fanout --target "$baseline" --rooms "$ROOMS" --children "$CHILDREN" --rounds "$ROUNDS" --burst "$BURST" --payload-bytes "$SIZE" --server-pid "$SERVER_PID"; stop_server
-  start_baseline "$baseline"; bench fanout --target "$baseline" --rooms 1 --children "$BIG" --rounds "$ROUNDS" --burst "$BIG_BURST" --payload-bytes "$SIZE" --server-pid "$SERVER_PID"; stop_server
+for run in $(seq "$RUNS"); do
+  echo "== run $run of $RUNS ($(( $(date +%s) - started )) s so far)" >&2
+  wants fanout && fanout_round "$run" fanout "$ROOMS" "$CHILDREN" "$BURST"
+  wants bigroom && fanout_round "$run" bigroom 1 "$BIG" "$BIG_BURST"
+  if wants quiz-big; then
+    start_storycircle "$WORK" quiz-big
+    bench "$run" "quiz 1×$BIG" quiz --admin-token "$ADMIN" --rooms 1 --children "$BIG" --questions "$QUESTIONS" --answers-per-second "$ANSWER_RATE" --server-pid "$SERVER_PID"
+    stop_server
+  fi
+  if wants quiz-rooms; then
+    start_storycircle "$WORK" quiz-rooms
+    bench "$run" "quiz ${ROOMS}×$CHILDREN" quiz --admin-token "$ADMIN" --rooms "$ROOMS" --children "$CHILDREN" --questions "$QUESTIONS" --answers-per-second "$ANSWER_RATE" --server-pid "$SERVER_PID"
+    stop_server
+  fi
+  if wants joinstorm; then
+    start_storycircle "$WORK" joinstorm
+    bench "$run" "joinstorm $STORM" joinstorm --admin-token "$ADMIN" --children "$STORM" --spread "$STORM_SECONDS" --server-pid "$SERVER_PID"
+    stop_server
+  fi
+  if wants sustained; then
+    start_storycircle "$WORK" sustained
+    bench "$run" "sustained ${SUSTAINED_ROOMS}×$CHILDREN" sustained --admin-token "$ADMIN" --rooms "$SUSTAINED_ROOMS" --children "$CHILDREN" --duration "$SUSTAINED_SECONDS" --server-pid "$SERVER_PID"
+    stop_server
+  fi
+  if wants idle; then
+    start_storycircle "$WORK" idle
+    bench "$run" "idle $IDLE" idle --admin-token "$ADMIN" --connections "$IDLE" --children "$CHILDREN" --server-pid "$SERVER_PID"
+    stop_server
+  fi
+  if wants unlock; then
+    start_storycircle "$WORK" unlock
+    bench "$run" "unlock 1×$BIG" unlock --admin-token "$ADMIN" --children "$BIG"
+    stop_server
+  fi
+  if wants narration; then
+    start_storycircle "$WORK" narration
+    bench "$run" narration narration --admin-token "$ADMIN"
+    stop_server
+  fi
 done
 
-mkdir -p bench
-"$PY" bench/report.py "$RESULTS" bench/results.json bench/results.md "$(( $(date +%s) - started ))"
-cat bench/results.md
+seconds=$(( $(date +%s) - started ))
+"$PY" bench/report.py --results "$RESULTS" --json "$OUT/results.json" --markdown "$OUT/results.md" \
+  --seconds "$seconds" --runs "$RUNS" --pinning "$pinning" --full "$full"
+cat "$OUT/results.md"
+echo "Wrote $OUT/results.json and $OUT/results.md ($seconds s)." >&2
+if [ "$failures" -gt 0 ]; then
+  echo "$failures run(s) failed; they are listed in the report." >&2
+  exit 1
+fi

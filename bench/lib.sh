@@ -1,0 +1,72 @@
+# Shared by bench/run.sh and bench/profile.sh (sourced, from the project folder): pinning, the peers'
+# builds, and starting and stopping one server at a time.
+
+BIN=$(swift build -c release --show-bin-path)
+PEER_PY=.venv-bench/bin/python
+SERVER_PID=""
+SERVER_CPU=${SERVER_CPU:-0}
+GENERATOR_CPU=${GENERATOR_CPU:-1}
+PIN=${PIN:-1}
+# The generator's client threads (see LoadClients.swift), recorded with the results.
+export STORYCIRCLE_BENCH_CLIENT_THREADS=${STORYCIRCLE_BENCH_CLIENT_THREADS:-32}
+
+if [ "$PIN" = 1 ] && [ "$(nproc)" -ge 2 ]; then
+  pin_server=(taskset -c "$SERVER_CPU")
+  pin_generator=(taskset -c "$GENERATOR_CPU")
+  pinning="server on CPU $SERVER_CPU, generator on CPU $GENERATOR_CPU ($STORYCIRCLE_BENCH_CLIENT_THREADS client threads)"
+else
+  pin_server=()
+  pin_generator=()
+  pinning="none ($STORYCIRCLE_BENCH_CLIENT_THREADS client threads)"
+fi
+
+stop_server() {
+  [ -n "$SERVER_PID" ] || return 0
+  kill "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=""
+}
+
+build_peers() { # <folder>
+  gcc -O2 -Wall -o "$1/lws-broadcast" bench/baseline/lws_broadcast.c $(pkg-config --cflags --libs libwebsockets)
+  GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE="$1/gocache" go build -o "$1/go-broadcast" bench/baseline/go_broadcast.go
+}
+
+# A fresh StoryCircle: release build, SQLite on disk (durable acknowledgements), rate limits opened up
+# (every simulated child comes from 127.0.0.1). Sets SERVER_PID, PORT and ADMIN.
+start_storycircle() { # <work folder> <name>
+  local data="$1/data-$2"
+  rm -rf "$data"
+  mkdir -p "$data"
+  cat > "$1/config.json" <<JSON
+{"joinBurst": 1000000, "joinsPerSecond": 1000000, "failedJoinBurst": 1000000, "failedJoinsPerMinute": 1000000,
+ "messagesPerSecondPerConnection": 1000000, "messageBurstPerConnection": 1000000, "logLevel": "warning",
+ "maxConnections": 20000}
+JSON
+  "${pin_server[@]}" "$BIN/storycircle" serve --config "$1/config.json" --port 0 --data "$data" > "$1/serve.log" 2>&1 &
+  SERVER_PID=$!
+  PORT=""
+  for _ in $(seq 100); do
+    PORT=$(grep -o "(port [0-9]*)" "$1/serve.log" | grep -o "[0-9]*" || true)
+    [ -n "$PORT" ] && break
+    sleep 0.1
+  done
+  [ -n "$PORT" ] || { cat "$1/serve.log" >&2; return 1; }
+  ADMIN=$(cat "$data/admin-token")
+}
+
+# A peer (bench/baseline/PROTOCOL.md): c, python, node or go. Sets SERVER_PID and PORT.
+start_peer() { # <work folder> <peer>
+  # Below the kernel's ephemeral range (32768+), which thousands of client sockets have just used.
+  PORT=$(( 20000 + RANDOM % 12000 ))
+  case "$2" in
+    c) "${pin_server[@]}" "$1/lws-broadcast" "$PORT" > "$1/peer.log" 2>&1 & ;;
+    python) "${pin_server[@]}" "$PEER_PY" bench/baseline/python_broadcast.py "$PORT" > "$1/peer.log" 2>&1 & ;;
+    node) NODE_PATH=/usr/share/nodejs "${pin_server[@]}" node bench/baseline/node_broadcast.js "$PORT" > "$1/peer.log" 2>&1 & ;;
+    go) "${pin_server[@]}" "$1/go-broadcast" "$PORT" > "$1/peer.log" 2>&1 & ;;
+    *) echo "no such peer: $2" >&2; return 1 ;;
+  esac
+  SERVER_PID=$!
+  for _ in $(seq 100); do grep -q listening "$1/peer.log" 2>/dev/null && break; sleep 0.1; done
+  grep -q listening "$1/peer.log" || { echo "peer $2 did not start:" >&2; cat "$1/peer.log" >&2; return 1; }
+}
