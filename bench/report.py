@@ -140,7 +140,7 @@ def header(document, runs):
         fs = disk["filesystem"]
         disk_text = (f"{fs['type']} ({fs['source']}); a 4 KiB append + fdatasync there: p50 {number(disk['fdatasyncMs']['p50'], 'ms')}, "
                      f"p99 {number(disk['fdatasyncMs']['p99'], 'ms')} (fsync p99 {number(disk['fsyncMs']['p99'], 'ms')})")
-    size = "full size" if document.get("fullSize") else "reduced sizes (not for the README)"
+    size = "full size" if document.get("fullSize") else "reduced sizes, not for the README"
     others = [dig(line["result"], "cost", "otherCPUPercent") for line in runs.lines]
     others = [value for value in others if value is not None]
     quiet = ""
@@ -149,9 +149,10 @@ def header(document, runs):
                  f"at most {max(others):.0f} %")
         if max(others) > 10:
             quiet += " — **the cores were shared: these are not a quiet machine's figures**"
+        quiet += "."
     return [f"Commit `{document['commit']}`, {document['date']}, **{document['runs']} runs** of every scenario ({size}, "
             f"{document['seconds'] // 60} min {document['seconds'] % 60} s), servers alternated in each round; median (min–max) of the runs.",
-            f"Machine: {m['cores']} × {m['cpu']}, {m['system']}; pinning: {document['pinning']}; generator and server on one machine, loopback.{quiet}.",
+            f"Machine: {m['cores']} × {m['cpu']}, {m['system']}; pinning: {document['pinning']}; generator and server on one machine, loopback.{quiet}",
             f"Data folder: {disk_text}."]
 
 
@@ -213,6 +214,15 @@ def fanout_table(runs, scenario):
                     f"{number(dig(values(lines, 'latency', 'p50'), 'median'), 'ms')} / {spread(values(lines, 'latency', 'p99'), 'ms')} |")
     rows += ["", "Peer ÷ StoryCircle above 1 means StoryCircle spends less CPU per message than that peer; each run's ratio pairs it with the StoryCircle run of the same round."]
     return rows
+
+
+def disk_sentence(runs):
+    disk = runs.disk()
+    if not disk:
+        return ""
+    return (f"Answers are acknowledged once SQLite has committed them, in a data folder on {disk['filesystem']['type']} "
+            f"({disk['filesystem']['source']}), where a 4 KiB append + fdatasync took p50 {number(disk['fdatasyncMs']['p50'], 'ms')}, "
+            f"p99 {number(disk['fdatasyncMs']['p99'], 'ms')} in this run.")
 
 
 def quiz_table(runs):
@@ -315,6 +325,7 @@ def full_report(document):
     out = ["# make bench", ""] + header(document, runs) + ["", "## Targets (issue #14)", ""] + targets_table(runs)
     out += ["", "## Fan-out against the peers", ""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
     out += ["", "## A whole quiz round", ""] + quiz_table(runs)
+    out += ["", disk_sentence(runs)] if runs.disk() else []
     out += ["", "Question: the teacher's `next` → each child. Ack: each answer's intended send time → its `answer.ack` (stored first). "
             "Reveal: the room's last intended answer → each child's own reveal. Podium: the last `next` → each child's `finished`."]
     out += ["", "## Sustained classroom load (open loop)", ""] + sustained_table(runs)
