@@ -24,7 +24,7 @@ for name in BENCH_QUICK PIN RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTION
 done
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
   : "${RUNS:=1}" "${ROOMS:=25}" "${CHILDREN:=20}" "${BIG:=300}" "${BURST:=20}" "${ROUNDS:=3}" "${WARMUP:=1}" "${QUESTIONS:=2}"
-  : "${ANSWER_RATE:=500}" "${SUSTAINED_ROOMS:=10}" "${SUSTAINED_SECONDS:=15}" "${STORM:=300}" "${STORM_SECONDS:=1}" "${IDLE:=500}"
+  : "${ANSWER_RATE:=500}" "${SUSTAINED_ROOMS:=10}" "${SUSTAINED_SECONDS:=35}" "${STORM:=300}" "${STORM_SECONDS:=1}" "${IDLE:=500}"
 fi
 RUNS=${RUNS:-3}
 ROOMS=${ROOMS:-250}
@@ -108,7 +108,7 @@ fanout_round() { # <run> <label> <rooms> <children> <burst>
   done
 }
 
-echo "== StoryCircle $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, pinning: $pinning, $RUNS runs" >&2
+echo "== StoryCircle $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, pinning: $pinning, runs: $RUNS" >&2
 # Throughput bursts of about 400,000 messages in both layouts: long enough for CPU accounting (10 ms ticks).
 BIG_BURST=$(( BURST * ROOMS * CHILDREN / BIG ))
 for run in $(seq "$RUNS"); do

@@ -34,7 +34,8 @@ struct SustainedResult: Encodable {
 /// The classroom schedule, in seconds.
 struct ClassroomRates {
     var pingInterval = 10.0
-    /// How the teacher starts are spread, so rooms are in different phases at any moment.
+    /// How the teacher starts are spread, so rooms are in different phases at any moment (at most a
+    /// quarter of the run, so a short run still reaches the quiz).
     var startSpread = 15.0
     /// Answers arrive from 0.3 s after the question opens, most in the first two seconds, the last by 6 s.
     var answerFirst = 0.3
@@ -233,7 +234,7 @@ func runSustained(port: Int, adminToken: String, rooms: Int, childrenPerRoom: In
 
     for g in 0..<total { ping(g, 0) }
     for (r, teacher) in classroom.teachers.enumerated() {
-        timeline.at(start + UInt64(Double(r) / Double(rooms) * rates.startSpread * 1e9)) {
+        timeline.at(start + UInt64(Double(r) / Double(rooms) * min(rates.startSpread, duration / 4) * 1e9)) {
             clients.send(#"{"type":"command","command":"start"}"#, to: teacher)
         }
     }
