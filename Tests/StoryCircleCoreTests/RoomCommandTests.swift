@@ -227,6 +227,23 @@ struct RoomAnswerTests {
         #expect(room.state.results().players.first { $0.nickname == "Kid 1" }?.answers[0].option == 1)
     }
 
+    @Test func aQuestionThatDoesNotExistIsNotOpenInEveryPhase() throws {
+        // Issue #11: question -1 was answered `question_closed` (it is "before" question 0), though no such
+        // question was ever open.
+        var (room, kids) = try roomAtFirstQuestion(children: 2)
+        for question in [-1, Int.min, room.state.story.quiz.questions.count, Int.max] {
+            room.answer(kids[0], question: question, option: 0)
+            #expect(room.lastError(to: kids[0].connection)?.code == .notOpen, "question \(question) while one is open")
+        }
+        room.answer(kids[0], question: 0, option: 0)
+        room.answer(kids[1], question: 0, option: 0)
+        #expect(room.state.phase == .reveal(question: 0))
+        room.answer(kids[0], question: -1, option: 0)
+        #expect(room.lastError(to: kids[0].connection)?.code == .notOpen, "question -1 at a reveal")
+        room.answer(kids[0], question: 0, option: 0)
+        #expect(room.lastError(to: kids[0].connection)?.code == .questionClosed, "a real question that has closed still says so")
+    }
+
     @Test func anAnswerBeforeTheQuestionOpensIsRefused() throws {
         var room = RoomDriver()
         let ana = try room.child("Ana")

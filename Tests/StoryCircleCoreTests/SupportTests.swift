@@ -31,11 +31,32 @@ struct NicknameTests {
         #expect(Nickname.normalize("A\u{0007}") == .failure(.invalidCharacters))
     }
 
+    @Test func rejectsNamesThatRenderBlank() {
+        // Issue #11: these were accepted, and showed as empty places on the podium.
+        let blanks = [
+            "\u{3164}", "\u{3164}\u{3164}\u{3164}", "\u{2800}", "\u{2800} \u{2800}", "\u{115F}", "\u{1160}", "\u{FFA0}",
+            "\u{115F}\u{1160}", "\u{1D159}", "\u{034F}", "\u{180E}", "\u{2060}", "\u{FEFF}", "\u{00AD}", "\u{E0020}",
+            "\u{200D}", "\u{FE0F}", "\u{200D}\u{FE0F}", "\u{0301}", "\u{0301}\u{0308}", "\u{20DD}",
+        ]
+        for blank in blanks {
+            #expect(Nickname.normalize(blank) == .failure(.invalidCharacters), "\(blank.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+        // Hidden inside a visible name, the same characters make it look like another child's.
+        #expect(Nickname.normalize("Ana\u{3164}") == .failure(.invalidCharacters))
+        #expect(Nickname.normalize("A\u{2800}na") == .failure(.invalidCharacters))
+        // Blank *spaces* of every width are white space: trimmed, collapsed, and a name of nothing else is empty.
+        #expect(Nickname.normalize("\u{3000}\u{2003}\u{00A0}") == .failure(.empty))
+        #expect(Nickname.normalize("\u{3000}Ana\u{2002}\u{2009}Bel\u{3000}") == .success("Ana Bel"))
+    }
+
     @Test func keepsEmojiAndMarkupAsText() {
         #expect(Nickname.normalize("👩‍🚀 Zoë") == .success("👩‍🚀 Zoë"))
         #expect(Nickname.normalize("<b>x</b>") == .success("<b>x</b>"))
         #expect(Nickname.normalize(String(repeating: "🦊", count: 30)) == .success(String(repeating: "🦊", count: 30)))
         #expect(Nickname.normalize("<img src=x onerror=alert(1)>") == .success("<img src=x onerror=alert(1)>"))
+        for name in ["❤️", "👩🏽‍🚀", "🏳️‍🌈", "Zoë", "e\u{0301}", "한글", "ㅎㅎ", "日本", "Ωμέγα", "أحمد", "नमस्ते", "ไทย"] {
+            #expect(Nickname.normalize(name) == .success(name), "\(name)")
+        }
     }
 }
 
@@ -97,6 +118,26 @@ struct WireMessageTests {
         #expect(decode(#"{"type":"answer","question":"one","option":1}"#).failure == RoomError(.invalidMessage, #"The "question" field has the wrong type."#))
         #expect(decode(#"{"type":"command","command":"explode"}"#).failure?.code == .invalidCommand)
         #expect(decode(#"{"type":"command","command":"kick"}"#).failure?.code == .invalidMessage)
+    }
+
+    @Test func aNumberThatIsNoIndexIsAnInvalidMessageNotInvalidJSON() throws {
+        // Issue #11: `2.5` and `2^64` are JSON; they are not indexes. They were reported as invalid JSON.
+        for option in ["2.5", "18446744073709551616", "1e300", "-0.5", "9.3e18"] {
+            #expect(decode(#"{"type":"answer","question":0,"option":\#(option)}"#).failure == RoomError(.invalidMessage, #"The "option" field must be a whole number."#), "\(option)")
+        }
+        #expect(decode(#"{"type":"answer","question":1.5,"option":0}"#).failure == RoomError(.invalidMessage, #"The "question" field must be a whole number."#))
+        #expect(decode(#"{"type":"ping","id":0.1}"#).failure?.code == .invalidMessage)
+        #expect(decode(#"{"type":"ping","id":1,"rtt":1e40}"#).failure?.code == .invalidMessage)
+        #expect(decode(#"{"type":"command","command":"settings","settings":{"questionSeconds":2.5}}"#).failure?.code == .invalidMessage)
+        #expect(decode(#"{"type":"command","command":"settings","settings":{"timer":"yes"}}"#).failure?.code == .invalidMessage)
+        // Whole numbers written another way are whole numbers; negative ones reach the room (which says
+        // "not open").
+        #expect(try decode(#"{"type":"answer","question":0,"option":2.0}"#).get() == .answer(question: 0, option: 2))
+        #expect(try decode(#"{"type":"answer","question":-1,"option":1e0}"#).get() == .answer(question: -1, option: 1))
+        // null is absent.
+        #expect(decode(#"{"type":"answer","question":null,"option":1}"#).failure == RoomError(.invalidMessage, #"A "answer" message needs a "question" field."#))
+        // Broken JSON is still invalid JSON.
+        #expect(decode(#"{"type":"answer","option":2.}"#).failure?.code == .invalidJSON)
     }
 
     @Test func clientMessagesRoundTrip() throws {

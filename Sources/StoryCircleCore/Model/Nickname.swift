@@ -1,6 +1,7 @@
 /// The rules for the name a child types: trimmed, inner white space collapsed, 1 to 30 characters, no
-/// control or invisible formatting characters, and unique in the room ignoring case. Nicknames are always
-/// shown as text, never as markup; these rules are about fairness and readability, not escaping.
+/// control or invisible formatting characters, something visible in it, and unique in the room ignoring
+/// case. Nicknames are always shown as text, never as markup; these rules are about fairness and
+/// readability, not escaping: a name that shows as a blank on the podium is no name.
 public enum Nickname {
     public static let maximumLength = 30
 
@@ -27,6 +28,9 @@ public enum Nickname {
         let collapsed = SentenceSplitter.collapsingWhitespace(raw)
         if collapsed.isEmpty { return .failure(.empty) }
         if collapsed.count > maximumLength { return .failure(.tooLong(collapsed.count)) }
+        // Left: visible characters, spaces, and the joiners emoji are made of. Joiners or accents alone
+        // show nothing.
+        guard collapsed.contains(where: isVisible) else { return .failure(.invalidCharacters) }
         return .success(collapsed)
     }
 
@@ -35,15 +39,38 @@ public enum Nickname {
         nickname.lowercased()
     }
 
+    /// Characters that show nothing, or nothing reliable: controls, formatting characters, private use,
+    /// unassigned code points, Unicode's default-ignorable code points (among them the Hangul fillers
+    /// U+115F, U+1160, U+3164 and U+FFA0, which are letters by category but render as blanks) and the
+    /// symbols that are drawn empty (U+2800 BRAILLE PATTERN BLANK). Blank *spaces* (U+3000 and its kin) are
+    /// white space: collapsed and trimmed like any other.
     private static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
         // The zero-width joiner and the emoji variation selector are formatting characters that emoji
         // sequences (👩‍🚀, ❤️) are made of.
         if scalar.value == 0x200D || scalar.value == 0xFE0F { return false }
+        if blankSymbols.contains(scalar.value) || scalar.properties.isDefaultIgnorableCodePoint { return true }
         switch scalar.properties.generalCategory {
         case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .unassigned, .surrogate:
             return true
         default:
             return false
+        }
+    }
+
+    /// Symbols (not ignorable by Unicode's rules) that fonts draw as empty space.
+    private static let blankSymbols: Set<UInt32> = [
+        0x2800,  // BRAILLE PATTERN BLANK
+        0x1D159,  // MUSICAL SYMBOL NULL NOTEHEAD
+    ]
+
+    /// A character that puts ink on the screen: it does not start with white space, a joiner, or a mark
+    /// (a combining accent with nothing to sit on).
+    private static func isVisible(_ character: Character) -> Bool {
+        guard let first = character.unicodeScalars.first, !character.isWhitespace else { return false }
+        if first.value == 0x200D || first.value == 0xFE0F { return false }
+        switch first.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark: return false
+        default: return true
         }
     }
 }

@@ -35,9 +35,10 @@ public enum ClientMessage: Sendable, Equatable {
 
     public static let typeNames = ["join", "rejoin", "watch", "control", "answer", "ping", "command"]
 
-    /// Every field any client message may carry; decoding into one flat shape lets wrong types and missing
-    /// fields be reported precisely.
-    private struct Fields: Decodable {
+    /// Every field any client message may carry, read from the parsed object one by one, so that a wrong
+    /// type or a missing field is reported precisely, and a field that is JSON but not what the protocol
+    /// wants (`2.5` or `2^64` where a whole number goes) is an invalid message, not invalid JSON.
+    private struct Fields {
         var type: String?
         var room: String?
         var nickname: String?
@@ -50,23 +51,79 @@ public enum ClientMessage: Sendable, Equatable {
         var command: String?
         var player: String?
         var settings: RoomSettingsPatch?
+
+        init(_ object: [String: JSONValue]) throws(RoomError) {
+            func present(_ key: String) -> JSONValue? {
+                guard let value = object[key], value != .null else { return nil }
+                return value
+            }
+            func string(_ key: String) throws(RoomError) -> String? {
+                guard let value = present(key) else { return nil }
+                guard case .string(let text) = value else { throw wrongType(key) }
+                return text
+            }
+            func number(_ key: String) throws(RoomError) -> Double? {
+                guard let value = present(key) else { return nil }
+                guard case .number(let number) = value else { throw wrongType(key) }
+                return number
+            }
+            func integer(_ key: String) throws(RoomError) -> Int? {
+                guard let value = try number(key) else { return nil }
+                guard let integer = Int(exactly: value) else {
+                    throw RoomError(.invalidMessage, "The \"\(key)\" field must be a whole number.")
+                }
+                return integer
+            }
+            type = try string("type")
+            room = try string("room")
+            nickname = try string("nickname")
+            token = try string("token")
+            question = try integer("question")
+            option = try integer("option")
+            id = try integer("id")
+            clientTime = try number("clientTime")
+            rtt = try integer("rtt")
+            command = try string("command")
+            player = try string("player")
+            if let value = present("settings") {
+                do {
+                    settings = try JSONDecoder().decode(RoomSettingsPatch.self, from: JSONEncoder().encode(value))
+                } catch let error as DecodingError {
+                    throw describe(error, in: "settings")
+                } catch {
+                    throw RoomError(.invalidMessage, "The \"settings\" field has an invalid value.")
+                }
+            }
+        }
+
+        private func wrongType(_ key: String) -> RoomError {
+            RoomError(.invalidMessage, "The \"\(key)\" field has the wrong type.")
+        }
+
+        private func describe(_ error: DecodingError, in parent: String) -> RoomError {
+            let path: [String]
+            switch error {
+            case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context), .dataCorrupted(let context):
+                path = [parent] + context.codingPath.map(\.stringValue)
+            @unknown default:
+                path = [parent]
+            }
+            return RoomError(.invalidMessage, "The \"\(path.joined(separator: "."))\" field has the wrong type or an invalid value.")
+        }
     }
 
     /// Decodes one text frame, or explains exactly what is wrong with it.
     public static func decode(_ bytes: some Collection<UInt8>) -> Result<ClientMessage, RoomError> {
-        let data = Data(bytes)
-        let fields: Fields
+        let object: [String: JSONValue]
         do {
-            guard case .object = try JSONDecoder().decode(JSONValue.self, from: data) else {
+            guard case .object(let value) = try JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else {
                 return .failure(RoomError(.invalidMessage, "A message must be a JSON object with a \"type\" field."))
             }
-            fields = try JSONDecoder().decode(Fields.self, from: data)
-        } catch let error as DecodingError {
-            return .failure(describe(error))
+            object = value
         } catch {
             return .failure(RoomError(.invalidJSON, "That message is not valid JSON."))
         }
-        return Result { () throws(RoomError) in try message(from: fields) }
+        return Result { () throws(RoomError) in try message(from: Fields(object)) }
     }
 
     private static func message(from fields: Fields) throws(RoomError) -> ClientMessage {
@@ -75,7 +132,7 @@ public enum ClientMessage: Sendable, Equatable {
         }
         func require<T>(_ value: T?, _ name: String) throws(RoomError) -> T {
             guard let value else {
-                throw RoomError(.invalidMessage, "A \"\(type)\" message needs a \"\(name)\" field.")
+                throw RoomError(.invalidMessage, "A \"\(type.prefix(40))\" message needs a \"\(name)\" field.")
             }
             return value
         }
@@ -90,19 +147,6 @@ public enum ClientMessage: Sendable, Equatable {
             return .command(try TeacherCommand.named(try require(fields.command, "command"), player: fields.player, settings: fields.settings))
         default:
             throw RoomError(.unknownType, "\"\(type.prefix(40))\" is not a message type. Types: \(typeNames.joined(separator: ", ")).")
-        }
-    }
-
-    private static func describe(_ error: DecodingError) -> RoomError {
-        switch error {
-        case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return RoomError(.invalidMessage, "The \"\(field)\" field has the wrong type.")
-        case .dataCorrupted(let context) where !context.codingPath.isEmpty:
-            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return RoomError(.invalidMessage, "The \"\(field)\" field has an invalid value.")
-        default:
-            return RoomError(.invalidJSON, "That message is not valid JSON.")
         }
     }
 }

@@ -14,6 +14,10 @@ extension RoomState {
     }
 
     mutating func answer(question index: Int, option: Int, from playerID: String, connection: ConnectionID, at: ServerTime, roundTripMs: Int) -> [RoomDirective] {
+        // A question that does not exist was never open (and cannot have closed), whatever the phase.
+        guard story.quiz.questions.indices.contains(index) else {
+            return reply(connection, RoomError(.notOpen, "There is no question \(index) in this quiz."))
+        }
         guard case .question(let run) = phase else {
             if case .reveal(let revealed) = phase, index <= revealed {
                 return reply(connection, RoomError(.questionClosed, "That question has closed."))
