@@ -46,7 +46,7 @@ swift-test: deps
 # The transport and room tests again under ThreadSanitizer, in their own build folder so the normal
 # build is not invalidated.
 tsan-test: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter StoryCircleServerTests
+	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter 'StoryCircleServerTests|WebSocketTransportTests'
 
 integration-test: test-deps $(VENV)/.ready
 	$(SWIFT) build

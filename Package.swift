@@ -65,6 +65,7 @@ let package = Package(
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "SpeechTests", dependencies: ["Speech"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "StoryCircleCore", "Locking"]),
+        .testTarget(name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "Locking"]),
         .testTarget(
             name: "StoryCircleServerTests",
             dependencies: ["StoryCircleServer", "StoryCircleCore", "WebSocketTransport", "Speech", "Storage", "Locking"]

@@ -11,6 +11,8 @@ public final class TransportMetrics: Sendable {
         public var protocolErrors: Int
         public var slowClientsDropped: Int
         public var rejectedUpgrades: Int
+        public var rejectedPerAddress: Int
+        public var helloTimeouts: Int
         public var httpRequests: Int
     }
 
@@ -22,6 +24,10 @@ public final class TransportMetrics: Sendable {
     let protocolErrors = Atomic<Int>(0)
     let slowClientsDropped = Atomic<Int>(0)
     let rejectedUpgrades = Atomic<Int>(0)
+    /// Upgrades refused because their address had `maxConnectionsPerAddress` open already.
+    let rejectedPerAddress = Atomic<Int>(0)
+    /// WebSockets closed because no hello came in time.
+    let helloTimeouts = Atomic<Int>(0)
     let httpRequests = Atomic<Int>(0)
 
     public var snapshot: Snapshot {
@@ -34,6 +40,8 @@ public final class TransportMetrics: Sendable {
             protocolErrors: protocolErrors.load(ordering: .relaxed),
             slowClientsDropped: slowClientsDropped.load(ordering: .relaxed),
             rejectedUpgrades: rejectedUpgrades.load(ordering: .relaxed),
+            rejectedPerAddress: rejectedPerAddress.load(ordering: .relaxed),
+            helloTimeouts: helloTimeouts.load(ordering: .relaxed),
             httpRequests: httpRequests.load(ordering: .relaxed)
         )
     }

@@ -18,7 +18,10 @@ public final class WebSocketServer: @unchecked Sendable {
     public let configuration: WebSocketServerConfiguration
     public let metrics = TransportMetrics()
     let onEvent: @Sendable (TransportEvent) -> Void
+    let refusals: any RefusalEncoder
     let queues: OutboundQueues
+    /// Read on the service thread at each upgrade; the application adds its public address after `start`.
+    let originPolicy: Locked<OriginPolicy>
 
     // Shared with other threads.
     private let stopRequested = Atomic<Bool>(false)
@@ -31,12 +34,16 @@ public final class WebSocketServer: @unchecked Sendable {
     // Service thread only.
     var connections: [UInt64: Connection] = [:]
     var nextConnectionID: UInt64 = 1
+    var webSocketsPerAddress = AddressCounts()
     private var resources: CResources?
 
-    public init(configuration: WebSocketServerConfiguration, onEvent: @escaping @Sendable (TransportEvent) -> Void) {
+    /// `refusals` words the refusals the transport makes by itself (see `TransportRefusal`).
+    public init(configuration: WebSocketServerConfiguration, refusals: any RefusalEncoder, onEvent: @escaping @Sendable (TransportEvent) -> Void) {
         self.configuration = configuration
+        self.refusals = refusals
         self.onEvent = onEvent
         self.queues = OutboundQueues(maxBytes: configuration.maxQueuedBytesPerConnection, maxFrames: configuration.maxQueuedFramesPerConnection)
+        self.originPolicy = Locked(OriginPolicy(allowed: configuration.allowedOrigins))
     }
 
     /// Starts listening on the service thread; returns the port in use once it is listening.
@@ -79,6 +86,16 @@ public final class WebSocketServer: @unchecked Sendable {
         if queues.close(connection, status: status, reason: reason) { wake() }
     }
 
+    /// Lets pages from these origins (URLs; only scheme, host and port count) open WebSockets, besides
+    /// `allowedOrigins` and this server's own loopback addresses: the application calls it with the address
+    /// it prints, which it knows only once the port is.
+    public func allowOrigins(_ origins: [String]) {
+        originPolicy.withLock { $0.allow(origins) }
+    }
+
+    /// The origins allowed now.
+    public var currentOriginPolicy: OriginPolicy { originPolicy.withLock { $0 } }
+
     public func respond(to request: HTTPRequest.ID, with response: HTTPResponse) {
         queues.respond(request.connection, sequence: request.sequence, with: response)
         wake()
@@ -107,6 +124,9 @@ public final class WebSocketServer: @unchecked Sendable {
             return
         }
         contextPointer.store(UInt(bitPattern: context), ordering: .releasing)
+        if case .success(let port) = result {
+            originPolicy.withLock { $0.setLoopbackPort(port) }
+        }
         startResult.withLock { $0 = result }
         started.signal()
 
@@ -211,6 +231,7 @@ final class CResources {
         info.count_threads = 1
         info.fd_limit_per_thread = UInt32(configuration.maxConnections + 256)
         info.pt_serv_buf_size = 16 * 1_024
+        info.max_http_header_data = UInt16(clamping: configuration.maxHeaderBytes)
         let created = lws_create_context(&info)
         guard let context = created else {
             strings.forEach { free($0) }
@@ -226,6 +247,11 @@ final class CResources {
         info.vhost_name = cString("storycircle")
         info.retry_and_idle_policy = UnsafePointer(retryPolicy)
         info.timeout_secs = 20
+        // A request whose method lws does not know becomes a raw socket on our protocol, which answers it
+        // with a JSON 405 (`+UnknownMethods`) instead of lws's HTML 403.
+        info.options |= UInt64(LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG)
+        info.listen_accept_role = cString("raw-skt")
+        info.listen_accept_protocol = cString(WebSocketServer.protocolName)
         guard let vhost = lws_create_vhost(context, &info) else {
             lws_context_destroy(context)
             strings.forEach { free($0) }

@@ -26,12 +26,24 @@ public struct WebSocketServerConfiguration: Sendable {
     /// Keepalive: ping a connection idle this long, hang up one idle (no pong) this long.
     public var pingAfterIdleSeconds = 20
     public var hangUpAfterIdleSeconds = 60
-    /// Origins allowed to open WebSockets besides the server's own (`"*"` allows any). Clients that send no
-    /// `Origin` (not browsers) are allowed: the check protects browsers from cross-site use.
+    /// Origins allowed to open WebSockets (`"*"` allows any), besides pages on a loopback address and this
+    /// server's port; the application adds its public address once it knows it
+    /// (`WebSocketServer.allowOrigins`). Clients that send no `Origin` (not browsers) are allowed: the check
+    /// protects browsers from cross-site use. See `OriginPolicy`.
     public var allowedOrigins: [String] = []
-    /// Take the client address from `X-Forwarded-For` (only behind a proxy you run).
+    /// Take the client address from `X-Forwarded-For` (only behind a proxy you run): its last entry, the
+    /// address the proxy saw.
     public var trustForwardedFor = false
     public var maxConnections = 20_000
+    /// Open WebSockets per client address (0: no limit). A flood from one address then cannot take the
+    /// places of others; behind NAT or a proxy without `trustForwardedFor` many devices share an address.
+    public var maxConnectionsPerAddress = 50
+    /// A WebSocket whose first message has not arrived after this long is closed (1008 `hello_timeout`):
+    /// a connection that never says who it is holds a place for nothing. 0 disables the timeout.
+    public var helloTimeoutSeconds = 10.0
+    /// The request line and headers of an HTTP request together (libwebsockets' header buffer). A request
+    /// with more is closed without an answer: libwebsockets 4.1 gives the application no chance to say 431.
+    public var maxHeaderBytes = 8_192
     /// Added to every HTTP response, static or dynamic.
     public var responseHeaders: [(name: String, value: String)] = [
         ("x-content-type-options", "nosniff"),

@@ -140,7 +140,10 @@ struct APITests {
         #expect(await request("GET", "/nothing").status == 404)
         let wrongMethod = await request("DELETE", "/api/rooms")
         #expect(wrongMethod.status == 405)
-        #expect(wrongMethod.header("allow") == "GET, POST")
+        #expect(wrongMethod.header("allow") == "GET, HEAD, POST")
+        // HEAD is answered as GET wherever GET is (the transport leaves out the body).
+        #expect(await request("HEAD", "/api/rooms", token: "admin-token").status == 200)
+        #expect(await request("POST", "/healthz").header("allow") == "GET, HEAD")
     }
 }
 

@@ -15,7 +15,7 @@ struct TransportTests {
         return folder.path
     }
 
-    private static func start(clock: ManualClock, maxMessageBytes: Int = 4_096) async throws -> ClassroomServer {
+    private static func start(clock: ManualClock, maxMessageBytes: Int = 4_096, configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> ClassroomServer {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.bindAddress = "127.0.0.1"
@@ -24,6 +24,7 @@ struct TransportTests {
         configuration.database = "none"
         configuration.adminToken = "admin"
         configuration.maxMessageBytes = maxMessageBytes
+        configure(&configuration)
         return try await ClassroomServer.start(configuration: configuration, clock: clock, store: MemoryRoomStore(), narrator: ScriptedNarrator(), logger: Logger(label: "test", minimumLevel: .error))
     }
 
@@ -92,6 +93,40 @@ struct TransportTests {
         guard case .error(let missing) = await clients.log.next("error", to: fine) else { Issue.record("expected .error"); return }
         #expect(missing.code == .roomNotFound)
         clients.stop()
+        await server.stop()
+    }
+
+    @Test func theHelloTimeoutAndThePerAddressLimitComeFromTheConfiguration() async throws {
+        let server = try await Self.start(clock: ManualClock()) { $0.helloTimeoutSeconds = 0.5; $0.maxConnectionsPerAddress = 3 }
+        let clients = try SocketClients(port: server.port)
+        let (room, _, _, _) = try await server.createRoom(story: ServerFixtures.story)
+        let child = try #require(await clients.connect())
+        clients.send(.join(room: room.code, nickname: "Ana"), from: child)
+        _ = await clients.log.next("welcome", to: child)
+        let silent = [try #require(await clients.connect()), try #require(await clients.connect())]
+        #expect(await clients.connect() == nil, "a fourth connection from this address is refused")
+        for connection in silent {
+            #expect(await clients.closeStatus(connection) == 1008)
+            #expect(clients.log.messages(to: connection) == [.error(RoomError(.helloTimeout, "Say who you are within 0.5 seconds: join, rejoin, watch or control."))])
+        }
+        // Their places are free again; the child who said hello was never timed out.
+        let again = try #require(await clients.connect())
+        clients.send(.ping(id: 1, clientTime: nil, roundTripMs: nil), from: child)
+        _ = await clients.log.next("pong", to: child)
+        #expect(server.transportMetrics.snapshot.helloTimeouts == 2)
+        #expect(server.transportMetrics.snapshot.rejectedPerAddress == 1)
+        _ = again
+        clients.stop()
+        await server.stop()
+    }
+
+    @Test func pagesFromThePublicURLMayConnectAndOtherSitesMayNot() async throws {
+        let server = try await Self.start(clock: ManualClock()) { $0.publicURL = "https://quiz.school.example/" }
+        let policy = server.transport.currentOriginPolicy
+        #expect(policy.allows("https://quiz.school.example"))
+        #expect(policy.allows("http://127.0.0.1:\(server.port)"))
+        #expect(!policy.allows("http://evil.example"))
+        #expect(!policy.allows("http://quiz.school.example"), "not the scheme children use")
         await server.stop()
     }
 

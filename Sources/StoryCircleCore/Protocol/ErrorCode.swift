@@ -11,6 +11,8 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case messageTooBig = "message_too_big"
     case binaryNotSupported = "binary_not_supported"
     case tooManyMessages = "too_many_messages"
+    /// No hello within the hello timeout.
+    case helloTimeout = "hello_timeout"
 
     // Getting in.
     case roomNotFound = "room_not_found"
@@ -47,6 +49,12 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case payloadTooLarge = "payload_too_large"
     case invalidStory = "invalid_story"
     case serverShuttingDown = "server_shutting_down"
+    /// A WebSocket upgrade from a page of another site.
+    case originNotAllowed = "origin_not_allowed"
+    /// A WebSocket upgrade from an address that has `maxConnectionsPerAddress` open already.
+    case tooManyConnections = "too_many_connections"
+    /// A WebSocket upgrade while `maxConnections` are open.
+    case serverFull = "server_full"
     case internalError = "internal_error"
 }
 

@@ -103,7 +103,7 @@ public final class ClassroomServer: Sendable {
 
         let (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
         let (requests, requestSink) = AsyncStream.makeStream(of: HTTPRequest.self)
-        let transport = WebSocketServer(configuration: transportConfiguration(configuration)) { event in
+        let transport = WebSocketServer(configuration: transportConfiguration(configuration), refusals: TransportRefusals()) { event in
             if case .request(let request) = event {
                 requestSink.yield(request)
             } else {
@@ -124,6 +124,8 @@ public final class ClassroomServer: Sendable {
             throw StartError(description: "cannot listen on port \(configuration.port): \(error). Is another server using it? Try --port.")
         }
         let publicURL = configuration.publicURL.map { String($0.trimmingSuffix("/")) } ?? "http://\(NetworkAddress.bestGuess(bindAddress: configuration.bindAddress)):\(port)"
+        // The pages children open are served from this address: let them connect (and no other site).
+        transport.allowOrigins([publicURL])
         let api = APIHandler(
             registry: registry, store: roomStore, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: audioCache, qrCodes: true
@@ -181,6 +183,8 @@ public final class ClassroomServer: Sendable {
         transport.dynamicPrefixes = ["/api", "/healthz", "/metrics", "/audio"]
         transport.maxMessageBytes = configuration.maxMessageBytes
         transport.maxConnections = configuration.maxConnections
+        transport.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
+        transport.helloTimeoutSeconds = configuration.helloTimeoutSeconds
         transport.maxQueuedBytesPerConnection = configuration.maxQueuedKilobytesPerConnection * 1_024
         transport.maxQueuedFramesPerConnection = configuration.maxQueuedMessagesPerConnection
         transport.socketSendBufferBytes = configuration.socketSendBufferKilobytes * 1_024

@@ -17,6 +17,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var audioCacheMegabytes = 512
     public var maxMessageBytes = 4_096
     public var maxConnections = 20_000
+    /// Open WebSockets per client address (0: no limit): one device's flood cannot take the others'
+    /// places. Behind NAT or a proxy many devices share an address (see `trustForwardedFor`).
+    public var maxConnectionsPerAddress = 50
+    /// A WebSocket that has not said who it is (join, rejoin, watch, control) after this long is closed.
+    public var helloTimeoutSeconds = 10.0
     /// A connection with more unsent data than this is dropped (it can rejoin): one stalled device cannot
     /// make the server hold memory for it without bound.
     public var maxQueuedKilobytesPerConnection = 1_024
@@ -49,7 +54,7 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     static let fieldNames: Set<String> = [
         "port", "bindAddress", "publicURL", "webRoot", "dataDirectory", "database", "audioCacheDirectory",
-        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "messagesPerSecondPerConnection", "messageBurstPerConnection", "pingAfterIdleSeconds", "hangUpAfterIdleSeconds", "allowedOrigins", "trustForwardedFor",
+        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxConnectionsPerAddress", "helloTimeoutSeconds", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "messagesPerSecondPerConnection", "messageBurstPerConnection", "pingAfterIdleSeconds", "hangUpAfterIdleSeconds", "allowedOrigins", "trustForwardedFor",
         "retentionDays", "adminToken", "finishedRoomMinutes", "joinBurst", "joinsPerSecond", "failedJoinBurst",
         "failedJoinsPerMinute", "roomDefaults", "logLevel",
     ]
@@ -107,6 +112,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         audioCacheMegabytes = try decode("audioCacheMegabytes", as: Int.self) ?? audioCacheMegabytes
         maxMessageBytes = try decode("maxMessageBytes", as: Int.self) ?? maxMessageBytes
         maxConnections = try decode("maxConnections", as: Int.self) ?? maxConnections
+        maxConnectionsPerAddress = try decode("maxConnectionsPerAddress", as: Int.self) ?? maxConnectionsPerAddress
+        helloTimeoutSeconds = try decode("helloTimeoutSeconds", as: Double.self) ?? helloTimeoutSeconds
         maxQueuedKilobytesPerConnection = try decode("maxQueuedKilobytesPerConnection", as: Int.self) ?? maxQueuedKilobytesPerConnection
         maxQueuedMessagesPerConnection = try decode("maxQueuedMessagesPerConnection", as: Int.self) ?? maxQueuedMessagesPerConnection
         socketSendBufferKilobytes = try decode("socketSendBufferKilobytes", as: Int.self) ?? socketSendBufferKilobytes
@@ -168,6 +175,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         guard (1...3_600).contains(pingAfterIdleSeconds), hangUpAfterIdleSeconds > pingAfterIdleSeconds, hangUpAfterIdleSeconds <= 7_200 else {
             throw Problem(description: "keepalive: pingAfterIdleSeconds must be 1 to 3600 and hangUpAfterIdleSeconds larger, at most 7200")
+        }
+        guard maxConnectionsPerAddress >= 0 else { throw Problem(description: "maxConnectionsPerAddress must be 0 (no limit) or more") }
+        guard helloTimeoutSeconds > 0, helloTimeoutSeconds <= 3_600 else {
+            throw Problem(description: "helloTimeoutSeconds must be more than 0 and at most 3600")
         }
         guard retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
         guard audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }

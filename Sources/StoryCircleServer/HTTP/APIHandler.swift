@@ -30,8 +30,8 @@ struct APIHandler: Sendable {
         case ["api", "rooms"]:
             switch request.method {
             case "POST": return await createRoom(request)
-            case "GET": return listRooms(request)
-            default: return methodNotAllowed("GET, POST")
+            case "GET", "HEAD": return listRooms(request)
+            default: return methodNotAllowed("GET, HEAD, POST")
             }
         case let parts where parts.count == 3 && parts[0] == "api" && parts[1] == "rooms":
             return await only("GET", request) { await status(code: parts[2], request) }
@@ -77,6 +77,8 @@ struct APIHandler: Sendable {
             metric("storycircle_protocol_errors_total", "counter", "Connections closed for oversize, binary or flooding messages.", transport.protocolErrors)
             metric("storycircle_slow_clients_dropped_total", "counter", "Connections dropped for falling too far behind.", transport.slowClientsDropped)
             metric("storycircle_upgrades_rejected_total", "counter", "WebSocket upgrades refused (path, origin, capacity).", transport.rejectedUpgrades)
+            metric("storycircle_upgrades_rejected_per_address_total", "counter", "WebSocket upgrades refused for maxConnectionsPerAddress.", transport.rejectedPerAddress)
+            metric("storycircle_hello_timeouts_total", "counter", "WebSockets closed for saying no hello in time.", transport.helloTimeouts)
             metric("storycircle_http_requests_total", "counter", "Dynamic HTTP requests.", transport.httpRequests)
         }
         var phases: [PhaseName: Int] = [:]
@@ -257,7 +259,7 @@ struct APIHandler: Sendable {
     }
 
     private func only(_ method: String, _ request: HTTPRequest, _ body: () async -> HTTPResponse) async -> HTTPResponse {
-        request.method == method || (method == "GET" && request.method == "HEAD") ? await body() : methodNotAllowed(method)
+        request.method == method || (method == "GET" && request.method == "HEAD") ? await body() : methodNotAllowed(method == "GET" ? "GET, HEAD" : method)
     }
 
     private func methodNotAllowed(_ allowed: String) -> HTTPResponse {

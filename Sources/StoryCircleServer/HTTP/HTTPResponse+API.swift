@@ -25,14 +25,14 @@ extension HTTPResponse {
         switch code {
         case .invalidJSON, .invalidMessage, .invalidSettings, .unknownType, .nicknameInvalid: 400
         case .unauthorized, .badToken: 401
-        case .wrongRole: 403
+        case .wrongRole, .originNotAllowed: 403
         case .roomNotFound, .notFound, .playerNotFound: 404
         case .methodNotAllowed: 405
         case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen: 409
         case .payloadTooLarge, .messageTooBig: 413
         case .invalidStory: 422
-        case .rateLimited, .tooManyMessages: 429
-        case .serverShuttingDown: 503
+        case .rateLimited, .tooManyMessages, .tooManyConnections: 429
+        case .serverShuttingDown, .serverFull: 503
         default: 500
         }
     }

@@ -1,0 +1,55 @@
+import CLibWebSockets
+import Dispatch
+
+/// What the service thread knows about one lws connection: a WebSocket, an HTTP connection (one request at a
+/// time), or a socket whose request libwebsockets could not parse as HTTP and that only gets a refusal.
+final class Connection {
+    enum Kind {
+        case webSocket
+        case http
+        /// An unknown HTTP method: libwebsockets hands such a socket over raw (see `+UnknownMethods`).
+        case refusedRequest
+    }
+
+    let id: UInt64
+    let wsi: OpaquePointer
+    let kind: Kind
+    let peer: String
+    /// This WebSocket's outbound queue (nil for HTTP).
+    var queue: OutboundQueues.Queue?
+
+    // WebSocket: the message being reassembled, the rate limit, and whether input is being refused.
+    var inbound: [UInt8] = []
+    var refusing = false
+    /// Our close frame is out; we wait for the client's before the socket closes.
+    var closeFrameSent = false
+    var tokens: Double
+    var refilledAt = DispatchTime.now().uptimeNanoseconds
+    /// A complete first message has been handed to the application: the hello timeout no longer applies
+    /// (the application binds the connection or refuses and closes it).
+    var greeted = false
+    /// The address this WebSocket counts against in the per-address limit.
+    var countedAddress: String?
+
+    // HTTP: the request being read and the response being written.
+    var sequence: UInt64 = 0
+    var request: HTTPRequest?
+    /// The method of the request being answered: a `HEAD` gets the headers of its answer, never the body.
+    var method = ""
+    var response: HTTPResponse?
+    var headersWritten = false
+    var bodyOffset = 0
+
+    // A refused request (`kind == .refusedRequest`): its answer is out.
+    var answered = false
+
+    init(id: UInt64, wsi: OpaquePointer, kind: Kind, peer: String, burst: Double) {
+        self.id = id
+        self.wsi = wsi
+        self.kind = kind
+        self.peer = peer
+        self.tokens = burst
+    }
+
+    var isWebSocket: Bool { kind == .webSocket }
+}

@@ -1,0 +1,163 @@
+import CLibWebSockets
+
+// HTTP requests to the dynamic routes (and anything else lws hands to the callback): read them, hand them
+// to the application, write its answers. A `HEAD` gets the headers of the answer, never its body.
+extension WebSocketServer {
+    static let methods: [(lws_token_indexes, String)] = [
+        (WSI_TOKEN_GET_URI, "GET"), (WSI_TOKEN_POST_URI, "POST"), (WSI_TOKEN_PUT_URI, "PUT"),
+        (WSI_TOKEN_PATCH_URI, "PATCH"), (WSI_TOKEN_DELETE_URI, "DELETE"), (WSI_TOKEN_HEAD_URI, "HEAD"),
+        (WSI_TOKEN_OPTIONS_URI, "OPTIONS"),
+    ]
+
+    /// The methods static pages answer to (lws serves them; other methods end up here).
+    static let staticMethods = ["GET", "HEAD"]
+
+    func beginRequest(_ wsi: OpaquePointer, user: UnsafeMutableRawPointer) -> Int32 {
+        let connection = self.connection(user) ?? register(wsi, user: user, kind: .http, peer: peerAddress(wsi))
+        metrics.httpRequests.add(1, ordering: .relaxed)
+        guard let (token, method) = Self.methods.first(where: { lws_hdr_total_length(wsi, $0.0) > 0 }), let path = header(wsi, token) else {
+            return -1
+        }
+        var query: [String: String] = [:]
+        var fragment = [CChar](repeating: 0, count: 512)
+        var index: Int32 = 0
+        while lws_hdr_copy_fragment(wsi, &fragment, Int32(fragment.count), WSI_TOKEN_HTTP_URI_ARGS, index) >= 0 {
+            let text = String(decoding: fragment.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if let key = parts.first { query[String(key)] = parts.count > 1 ? String(parts[1]) : "" }
+            index += 1
+        }
+        var headers: [String: String] = [:]
+        let wanted: [(lws_token_indexes, String)] = [
+            (WSI_TOKEN_HTTP_AUTHORIZATION, "authorization"), (WSI_TOKEN_HTTP_IF_NONE_MATCH, "if-none-match"),
+            (WSI_TOKEN_HOST, "host"), (WSI_TOKEN_ORIGIN, "origin"), (WSI_TOKEN_HTTP_CONTENT_TYPE, "content-type"),
+            (WSI_TOKEN_HTTP_ACCEPT, "accept"), (WSI_TOKEN_HTTP_CONTENT_LENGTH, "content-length"),
+        ]
+        for (token, name) in wanted {
+            if let value = header(wsi, token) { headers[name] = value }
+        }
+
+        connection.sequence += 1
+        connection.method = method
+        connection.request = nil
+        connection.response = nil
+        connection.headersWritten = false
+        connection.bodyOffset = 0
+        if !isDynamic(path), !Self.staticMethods.contains(method) {
+            return answerNow(connection, refusals.httpRefusal(.methodNotAllowed(allowed: Self.staticMethods)))
+        }
+        let request = HTTPRequest(id: HTTPRequest.ID(connection: connection.id, sequence: connection.sequence), method: method, path: path, query: query, headers: headers, body: [], peer: connection.peer)
+        let declaredLength = Int(headers["content-length"] ?? "") ?? 0
+        if declaredLength > configuration.maxRequestBodyBytes {
+            return answerNow(connection, refusals.httpRefusal(.payloadTooLarge(limit: configuration.maxRequestBodyBytes)))
+        }
+        if declaredLength > 0, ["POST", "PUT", "PATCH"].contains(method) {
+            connection.request = request
+        } else {
+            onEvent(.request(request))
+        }
+        return 0
+    }
+
+    func isDynamic(_ path: String) -> Bool {
+        configuration.dynamicPrefixes.contains { path == $0 || path.hasPrefix($0 + "/") }
+    }
+
+    func receiveBody(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+        guard connection.request != nil else { return 0 }
+        if (connection.request?.body.count ?? 0) + bytes.count > configuration.maxRequestBodyBytes {
+            connection.request = nil
+            return answerNow(connection, refusals.httpRefusal(.payloadTooLarge(limit: configuration.maxRequestBodyBytes)))
+        }
+        connection.request?.body.append(contentsOf: bytes)
+        return 0
+    }
+
+    private func answerNow(_ connection: Connection, _ response: HTTPResponse) -> Int32 {
+        connection.response = response
+        lws_callback_on_writable(connection.wsi)
+        return 0
+    }
+
+    /// Headers in one WRITEABLE callback, then the body in chunks, one write per callback.
+    func writeResponse(_ connection: Connection) -> Int32 {
+        guard let response = connection.response else { return 0 }
+        let wsi = connection.wsi
+        let headroom = Int(sc_lws_pre())
+        if !connection.headersWritten {
+            var buffer = [UInt8](repeating: 0, count: headroom + 8_192)
+            let failed = buffer.withUnsafeMutableBufferPointer { raw -> Bool in
+                let start = raw.baseAddress! + headroom
+                let end = raw.baseAddress! + raw.count - 1
+                var cursor: UnsafeMutablePointer<UInt8>? = start
+                if lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType, lws_filepos_t(response.body.count), &cursor, end) != 0 {
+                    return true
+                }
+                for (name, value) in response.headers {
+                    let headerName = name.lowercased() + ":"
+                    if lws_add_http_header_by_name(wsi, headerName, value, Int32(value.utf8.count), &cursor, end) != 0 { return true }
+                }
+                return lws_finalize_write_http_header(wsi, start, &cursor, end) != 0
+            }
+            if failed { return -1 }
+            connection.headersWritten = true
+            // `Content-Length` above is the length a GET would get; a HEAD stops here.
+            if response.body.isEmpty || connection.method == "HEAD" {
+                connection.response = nil
+                return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+            }
+            lws_callback_on_writable(wsi)
+            return 0
+        }
+        let chunk = min(response.body.count - connection.bodyOffset, 16 * 1_024)
+        let isFinal = connection.bodyOffset + chunk == response.body.count
+        var buffer = [UInt8](repeating: 0, count: headroom + chunk)
+        buffer.replaceSubrange(headroom..., with: response.body[connection.bodyOffset..<(connection.bodyOffset + chunk)])
+        let written = buffer.withUnsafeMutableBufferPointer { raw in
+            lws_write(wsi, raw.baseAddress! + headroom, chunk, isFinal ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP)
+        }
+        guard written >= chunk else { return -1 }
+        connection.bodyOffset += chunk
+        if isFinal {
+            connection.response = nil
+            return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+        }
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// A whole small response in one write, ending the connection (`Connection: close`; the caller then
+    /// returns -1 and lws closes once it is written). For the one place lws expects an answer inside the
+    /// callback, a refused upgrade: this is what `lws_return_http_status` does, with our JSON body instead
+    /// of its HTML, and an HTTP/1.1 status line (lws writes 1.0 there, which WebSocket clients reject as
+    /// no answer at all instead of reading the status).
+    func writeClosingResponse(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Bool {
+        let headroom = Int(sc_lws_pre())
+        var buffer = [UInt8](repeating: 0, count: headroom) + rawBytes(of: response)
+        let length = buffer.count - headroom
+        return buffer.withUnsafeMutableBufferPointer { lws_write(wsi, $0.baseAddress! + headroom, length, LWS_WRITE_HTTP) } == length
+    }
+
+    /// A response as HTTP/1.1 bytes, with the headers every response carries, ending the connection.
+    func rawBytes(of response: HTTPResponse) -> [UInt8] {
+        var head = "HTTP/1.1 \(response.status) \(Self.reasonPhrase(response.status))\r\n"
+        var headers = [("content-type", response.contentType), ("content-length", String(response.body.count)), ("connection", "close")]
+        headers += response.headers.map { ($0.name.lowercased(), $0.value) }
+        headers += configuration.responseHeaders.map { ($0.name.lowercased(), $0.value) }
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        return Array((head + "\r\n").utf8) + response.body
+    }
+
+    static func reasonPhrase(_ status: Int) -> String {
+        switch status {
+        case 400: "Bad Request"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 413: "Content Too Large"
+        case 429: "Too Many Requests"
+        case 503: "Service Unavailable"
+        default: "Error"
+        }
+    }
+}

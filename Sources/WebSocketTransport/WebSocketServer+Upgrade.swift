@@ -1,0 +1,67 @@
+import CLibWebSockets
+import Glibc
+
+/// Open WebSockets per client address (service thread only).
+struct AddressCounts {
+    private(set) var counts: [String: Int] = [:]
+
+    func count(_ address: String) -> Int { counts[address] ?? 0 }
+
+    mutating func add(_ address: String) { counts[address, default: 0] += 1 }
+
+    mutating func remove(_ address: String) {
+        guard let count = counts[address] else { return }
+        counts[address] = count > 1 ? count - 1 : nil
+    }
+}
+
+// The WebSocket upgrade: only `/ws`, only from our own pages (or allowed origins, or clients that are not
+// browsers), only while this address and the server have room for another connection.
+extension WebSocketServer {
+    /// `LWS_CALLBACK_HTTP_CONFIRM_UPGRADE`: 0 lets the upgrade go on; a refusal is answered here with a real
+    /// HTTP status and the usual JSON error, so a browser, a proxy log or a script can tell why.
+    func confirmUpgrade(_ wsi: OpaquePointer) -> Int32 {
+        guard let refusal = upgradeRefusal(wsi) else { return 0 }
+        metrics.rejectedUpgrades.add(1, ordering: .relaxed)
+        if case .tooManyConnectionsFromAddress = refusal { metrics.rejectedPerAddress.add(1, ordering: .relaxed) }
+        // lws expects an answer to a refused upgrade inside this callback; -1 then closes the connection
+        // once the answer is written.
+        _ = writeClosingResponse(wsi, refusals.httpRefusal(refusal))
+        return -1
+    }
+
+    private func upgradeRefusal(_ wsi: OpaquePointer) -> TransportRefusal? {
+        if header(wsi, WSI_TOKEN_GET_URI) != configuration.webSocketPath {
+            return .wrongWebSocketPath(expected: configuration.webSocketPath)
+        }
+        if !originPolicy.withLock({ $0 }).allows(header(wsi, WSI_TOKEN_ORIGIN)) {
+            return .originNotAllowed
+        }
+        // The address's own limit first: a flood is told to slow down, and it never reaches the server-wide
+        // limit that would turn others away.
+        let limit = configuration.maxConnectionsPerAddress
+        if limit > 0, webSocketsPerAddress.count(peerAddress(wsi)) >= limit {
+            return .tooManyConnectionsFromAddress(limit: limit)
+        }
+        if metrics.openConnections.load(ordering: .relaxed) >= configuration.maxConnections {
+            return .serverFull
+        }
+        return nil
+    }
+
+    /// `LWS_CALLBACK_ESTABLISHED`: the upgrade is done (it happens right after `confirmUpgrade`, on this
+    /// thread, so the per-address count cannot have moved in between).
+    func webSocketOpened(_ wsi: OpaquePointer, user: UnsafeMutableRawPointer) {
+        let connection = register(wsi, user: user, kind: .webSocket, peer: peerAddress(wsi))
+        connection.countedAddress = connection.peer
+        webSocketsPerAddress.add(connection.peer)
+        if configuration.socketSendBufferBytes > 0 {
+            var size = Int32(configuration.socketSendBufferBytes)
+            setsockopt(lws_get_socket_fd(wsi), SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if configuration.helloTimeoutSeconds > 0 {
+            lws_set_timer_usecs(wsi, lws_usec_t(configuration.helloTimeoutSeconds * 1_000_000))
+        }
+        onEvent(.opened(connection: connection.id, peer: connection.peer))
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+import WebSocketTransport
+
+@Suite("RFC 6455 over real sockets", .serialized)
+struct WebSocketProtocolTests {
+    @Test func aOneByteClosePayloadIsAProtocolError() async throws {
+        // Issue #11: a close frame with a 1-byte payload (no room for a status code) was echoed back.
+        let harness = try TransportHarness()
+        defer { harness.stop() }
+        let port = harness.port
+        let frames = try await offPool {
+            let socket = try RawSocket(port: port)
+            #expect(try socket.upgrade(port: port).status == 101)
+            socket.send(RawSocket.clientFrame(opcode: 0x8, [0x03]))
+            return socket.readFrames().frames
+        }
+        #expect(frames.last?.closeStatus == 1002, "\(frames)")
+        #expect(frames.last?.payload != [0x03], "not an echo")
+        #expect(harness.server.metrics.snapshot.protocolErrors == 1)
+    }
+
+    @Test func wellFormedClosesAreAnsweredAndBadCodesBecome1002() async throws {
+        let harness = try TransportHarness()
+        defer { harness.stop() }
+        let port = harness.port
+        try await offPool {
+            for (payload, expected) in [([UInt8]([0x03, 0xE8]), UInt16?(1000)), ([0x03, 0xE8] + Array("bye".utf8), 1000), ([], nil), ([0x03, 0xED], 1002), ([0x00, 0x10], 1002)] {
+                let socket = try RawSocket(port: port)
+                #expect(try socket.upgrade(port: port).status == 101)
+                socket.send(RawSocket.clientFrame(opcode: 0x8, payload))
+                let frames = socket.readFrames().frames
+                #expect(frames.last?.opcode == 8, "a close answers \(payload)")
+                #expect(frames.last?.closeStatus == expected, "\(payload)")
+            }
+        }
+    }
+
+    @Test func maskedFramesAreUnmaskedAndDelivered() async throws {
+        let harness = try TransportHarness()
+        defer { harness.stop() }
+        let port = harness.port
+        let socket = try await offPool {
+            let socket = try RawSocket(port: port)
+            #expect(try socket.upgrade(port: port).status == 101)
+            socket.send(RawSocket.clientFrame(opcode: 0x1, Array(#"{"type":"ping"}"#.utf8)))
+            return socket
+        }
+        #expect(await harness.events.wait { EventRecorder.messages(in: $0) == [#"{"type":"ping"}"#] })
+        withExtendedLifetime(socket) {}
+    }
+
+    @Test func anUnmaskedFrameIsWhatLibwebsockets41CannotRefuse() async throws {
+        // RFC 6455, 5.1 wants a server to close on an unmasked client frame. libwebsockets 4.1.6 reads the
+        // mask bit and otherwise ignores it (lib/roles/ws/ops-ws.c, LWS_RXPS_04_FRAME_HDR_LEN), and no
+        // callback or API shows a frame's header to the application, so the frame is delivered like any
+        // other (docs/protocol.md, "What the server cannot refuse"). This test pins that down: if a newer
+        // libwebsockets starts closing with 1002, it fails, and the documentation must change with it.
+        let harness = try TransportHarness()
+        defer { harness.stop() }
+        let port = harness.port
+        let socket = try await offPool {
+            let socket = try RawSocket(port: port)
+            #expect(try socket.upgrade(port: port).status == 101)
+            socket.send(RawSocket.clientFrame(opcode: 0x1, Array(#"{"type":"ping","id":7}"#.utf8), masked: false))
+            return socket
+        }
+        #expect(await harness.events.wait { EventRecorder.messages(in: $0) == [#"{"type":"ping","id":7}"#] })
+        withExtendedLifetime(socket) {}
+    }
+}
