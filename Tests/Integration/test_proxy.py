@@ -23,8 +23,10 @@ def free_port():
 @pytest.fixture
 def proxy(make_server, tmp_path):
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    server = make_server(config={"trustForwardedFor": True, "failedJoinBurst": 3, "failedJoinsPerMinute": 1})
     port = free_port()
+    # As docker-compose.yml does: the address children use is the proxy's, and pages from it may connect.
+    server = make_server(config={"trustForwardedFor": True, "failedJoinBurst": 3, "failedJoinsPerMinute": 1,
+                                 "publicURL": f"http://127.0.0.1:{port}"})
     # What the nginx image's entrypoint does with the template: fill in the two placeholders.
     config = (ROOT / "config" / "nginx.conf").read_text()
     config = config.replace("${STORYCIRCLE_UPSTREAM}", f"127.0.0.1:{server.port}").replace("${LISTEN_PORT}", f"127.0.0.1:{port}")
