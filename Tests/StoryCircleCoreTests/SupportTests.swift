@@ -44,6 +44,12 @@ struct NicknameTests {
         // Hidden inside a visible name, the same characters make it look like another child's.
         #expect(Nickname.normalize("Ana\u{3164}") == .failure(.invalidCharacters))
         #expect(Nickname.normalize("A\u{2800}na") == .failure(.invalidCharacters))
+        // Found by the fuzzer (fuzz/targets/NicknameFuzz.swift): an accent after a tab was left standing
+        // alone; collapsing the tab to a space then joined it to the space, and the name was no longer
+        // its own normal form (normalising it again gave ")").
+        #expect(Nickname.normalize("\t\t)\t\t\u{0301}") == .failure(.invalidCharacters))
+        #expect(Nickname.normalize("Ana\n\u{1F3FB}") == .failure(.invalidCharacters), "a skin tone with no one to colour")
+        #expect(Nickname.normalize("Ana\t\u{200D}Bel") == .failure(.invalidCharacters))
         // Blank *spaces* of every width are white space: trimmed, collapsed, and a name of nothing else is empty.
         #expect(Nickname.normalize("\u{3000}\u{2003}\u{00A0}") == .failure(.empty))
         #expect(Nickname.normalize("\u{3000}Ana\u{2002}\u{2009}Bel\u{3000}") == .success("Ana Bel"))

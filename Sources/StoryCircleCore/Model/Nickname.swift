@@ -25,11 +25,14 @@ public enum Nickname {
         if raw.unicodeScalars.contains(where: { !collapsibleControls.contains($0) && isInvisible($0) }) {
             return .failure(.invalidCharacters)
         }
+        // A character that starts with a scalar meant to attach to the one before has nothing to attach
+        // to: it shows nothing, and once white space around it is collapsed it would join the space and
+        // change what the name is made of (the fuzzer found ")\t\u{301}" normalising to ") \u{301}", which
+        // normalised again to ")").
+        if raw.contains(where: startsDetached) { return .failure(.invalidCharacters) }
         let collapsed = SentenceSplitter.collapsingWhitespace(raw)
         if collapsed.isEmpty { return .failure(.empty) }
         if collapsed.count > maximumLength { return .failure(.tooLong(collapsed.count)) }
-        // Left: visible characters, spaces, and the joiners emoji are made of. Joiners or accents alone
-        // show nothing.
         guard collapsed.contains(where: isVisible) else { return .failure(.invalidCharacters) }
         return .success(collapsed)
     }
@@ -63,14 +66,19 @@ public enum Nickname {
         0x1D159,  // MUSICAL SYMBOL NULL NOTEHEAD
     ]
 
-    /// A character that puts ink on the screen: it does not start with white space, a joiner, or a mark
-    /// (a combining accent with nothing to sit on).
-    private static func isVisible(_ character: Character) -> Bool {
-        guard let first = character.unicodeScalars.first, !character.isWhitespace else { return false }
-        if first.value == 0x200D || first.value == 0xFE0F { return false }
+    /// A character that begins with a combining mark, a joiner, a variation selector or a skin-tone
+    /// modifier: scalars that only mean something after another.
+    private static func startsDetached(_ character: Character) -> Bool {
+        guard let first = character.unicodeScalars.first else { return false }
+        if first.value == 0x200D || (0xFE00...0xFE0F).contains(first.value) || (0x1F3FB...0x1F3FF).contains(first.value) { return true }
         switch first.properties.generalCategory {
-        case .nonspacingMark, .spacingMark, .enclosingMark: return false
-        default: return true
+        case .nonspacingMark, .spacingMark, .enclosingMark: return true
+        default: return false
         }
+    }
+
+    /// A character that puts ink on the screen.
+    private static func isVisible(_ character: Character) -> Bool {
+        !character.isWhitespace && !startsDetached(character)
     }
 }
