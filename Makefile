@@ -9,7 +9,9 @@ PORT    ?= 8080
 BIN     := .build/debug/storycircle
 RELEASE := .build/release
 
-.PHONY: all deps test-deps bench-deps build release run test swift-test tsan-test integration-test bench bench-readme bench-profile clean
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps test-deps bench-deps build release run test swift-test tsan-test fuzz integration-test bench bench-readme bench-profile clean
 
 all: build
 
@@ -32,12 +34,13 @@ release: deps
 run: build
 	$(BIN) start $(STORY) --port $(PORT)
 
-## make test: every test: the Swift unit and server tests, the same under ThreadSanitizer, then the
-## integration tests (real sockets, the CLI, a crash, headless Chromium) driven from Python.
+## make test: every test: the Swift unit and server tests, the same under ThreadSanitizer, the fuzzers (60 s
+## each), then the integration tests (real sockets, the CLI, a crash, headless Chromium) driven from Python.
 test: test-deps $(VENV)/.ready
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) tsan-test
+	$(MAKE) fuzz FUZZ_SECONDS=60
 	$(MAKE) integration-test
 
 swift-test: deps
@@ -47,6 +50,11 @@ swift-test: deps
 # build is not invalidated.
 tsan-test: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter 'StoryCircleServerTests|WebSocketTransportTests'
+
+## make fuzz FUZZ_SECONDS=N: the libFuzzer targets in fuzz/targets (client messages, stories, nicknames, the
+## HTTP API), instrumented with AddressSanitizer, each for N seconds from fuzz/corpus; fails on any crash.
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) SWIFT=$(SWIFT) fuzz/run.sh
 
 integration-test: test-deps $(VENV)/.ready
 	$(SWIFT) build

@@ -1,0 +1,39 @@
+// libFuzzer target: the story loader and validator (what `storycircle story validate` and `POST /api/rooms`
+// run). Any bytes give a story or errors, never both and never neither, and a story that loads keeps every
+// limit of `StoryLimits`.
+import Foundation
+import StoryCircleCore
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzStory(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let validated = Story.load(json: Data(UnsafeBufferPointer(start: data, count: size)))
+    for issue in validated.issues { precondition(!issue.message.isEmpty, "an issue without a message at \(issue.path)") }
+    guard let story = validated.value else {
+        precondition(!validated.errors.isEmpty, "no story and no error")
+        return 0
+    }
+    precondition(validated.errors.isEmpty, "a story with errors: \(validated.errors)")
+    precondition(StoryLimits.titleLength.contains(story.title.count), "title of \(story.title.count)")
+    precondition(StoryLimits.sentenceCount.contains(story.sentences.count), "\(story.sentences.count) sentences")
+    for sentence in story.sentences {
+        precondition(StoryLimits.sentenceLength.contains(sentence.count), "a sentence of \(sentence.count): \(sentence.debugDescription)")
+        precondition(sentence.first?.isWhitespace == false && sentence.last?.isWhitespace == false, "untrimmed \(sentence.debugDescription)")
+    }
+    let words = story.sentences.reduce(0) { $0 + $1.split(whereSeparator: \.isWhitespace).count }
+    precondition(StoryLimits.wordCount.contains(words), "\(words) words")
+    precondition(StoryLimits.questionCount.contains(story.quiz.questions.count))
+    for question in story.quiz.questions {
+        precondition(StoryLimits.questionLength.contains(question.text.count))
+        precondition(StoryLimits.optionCount.contains(question.options.count))
+        precondition(question.options.allSatisfy { StoryLimits.optionLength.contains($0.count) })
+        precondition(question.options.indices.contains(question.answer), "answer \(question.answer) of \(question.options.count)")
+        precondition(Set(question.options.map { $0.lowercased() }).count == question.options.count, "duplicate options \(question.options)")
+        if let time = question.timeLimit { precondition(StoryLimits.timeLimit.contains(time)) }
+        if let explanation = question.explanation { precondition(StoryLimits.explanationLength.contains(explanation.count)) }
+    }
+    precondition(StoryLimits.rate.contains(story.narration.rate) && StoryLimits.pitch.contains(story.narration.pitch))
+    precondition(StoryLimits.voiceLength.contains(story.narration.voice.count))
+    // What a room does with it first: the plan of what will be read.
+    _ = RoomState(code: "000000", story: story, settings: RoomSettings(), credentials: RoomCredentials(teacherToken: "t", dashboardToken: "d"))
+    return 0
+}
