@@ -13,7 +13,7 @@ import Locking
 ///
 /// `@unchecked Sendable`: the mutable properties below are confined to the service thread (they are set
 /// before it starts or only touched from lws callbacks and the loop), and everything shared is either
-/// immutable, atomic, or behind `OutboundQueues`' lock.
+/// immutable, atomic, or behind a lock (`OutboundQueues`', the origin policy's).
 public final class WebSocketServer: @unchecked Sendable {
     public let configuration: WebSocketServerConfiguration
     public let metrics = TransportMetrics()
