@@ -50,6 +50,10 @@ enum Migrations {
             CREATE INDEX transitions_by_room ON transitions(room_code, seq);
             CREATE INDEX rooms_by_phase ON rooms(phase);
             """),
+        // Version 3: a kicked player can also be blocked (their name and resume token stay refused).
+        (3, """
+            ALTER TABLE players ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

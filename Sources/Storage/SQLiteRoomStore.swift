@@ -238,12 +238,13 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         var archive = RoomArchive(header: RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: ServerTime(milliseconds: room.int64(6))))
         archive.locked = room.int(5) != 0
 
-        let players = try database.prepare("SELECT id, nickname, token_hash, joined_at, kicked_at FROM players WHERE room_code = ? ORDER BY joined_at, rowid")
+        let players = try database.prepare("SELECT id, nickname, token_hash, joined_at, kicked_at, blocked FROM players WHERE room_code = ? ORDER BY joined_at, rowid")
         try players.bind([.text(code)])
         while try players.step() {
             let id = players.text(0)
             archive.players.append(PlayerRecord(id: id, nickname: players.text(1), tokenHash: players.text(2), joinedAt: ServerTime(milliseconds: players.int64(3))))
             if !players.isNull(4) { archive.kicked.insert(id) }
+            if players.int(5) != 0 { archive.blocked.insert(id) }
         }
         let answers = try database.prepare("SELECT player_id, question, option, received_at, elapsed_ms, correct, points FROM answers WHERE room_code = ? ORDER BY received_at, rowid")
         try answers.bind([.text(code)])
@@ -272,13 +273,14 @@ private struct WriterHandOff: @unchecked Sendable {
 
 /// The writer's prepared statements, made once.
 private final class WriterStatements {
-    let createRoom, insertPlayer, playerLeft, playerKicked, insertAnswer, insertTransition, updatePhase, updateRoom, purgeRooms: SQLiteStatement
+    let createRoom, insertPlayer, playerLeft, playerKicked, playerBlocked, insertAnswer, insertTransition, updatePhase, updateRoom, purgeRooms: SQLiteStatement
 
     init(_ database: SQLiteDatabase) throws {
         createRoom = try database.prepare("INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
         insertPlayer = try database.prepare("INSERT INTO players (room_code, id, nickname, token_hash, joined_at) VALUES (?, ?, ?, ?, ?)")
         playerLeft = try database.prepare("UPDATE players SET left_at = ? WHERE room_code = ? AND id = ?")
         playerKicked = try database.prepare("UPDATE players SET kicked_at = ? WHERE room_code = ? AND id = ?")
+        playerBlocked = try database.prepare("UPDATE players SET kicked_at = coalesce(kicked_at, ?), blocked = 1 WHERE room_code = ? AND id = ?")
         insertAnswer = try database.prepare("INSERT INTO answers (room_code, player_id, question, option, received_at, elapsed_ms, correct, points) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         insertTransition = try database.prepare("INSERT INTO transitions (room_code, phase, question, skipped, at) VALUES (?, ?, ?, ?, ?)")
         updatePhase = try database.prepare("UPDATE rooms SET phase = ? WHERE code = ?")
@@ -302,6 +304,8 @@ private final class WriterStatements {
             try playerLeft.run(.integer(at.milliseconds), .text(code), .text(player))
         case .playerKicked(let player, let at):
             try playerKicked.run(.integer(at.milliseconds), .text(code), .text(player))
+        case .playerBlocked(let player, let at):
+            try playerBlocked.run(.integer(at.milliseconds), .text(code), .text(player))
         case .answer(let answer):
             try insertAnswer.run(
                 .text(code), .text(answer.player), .int(answer.question), .int(answer.option), .integer(answer.receivedAt.milliseconds),

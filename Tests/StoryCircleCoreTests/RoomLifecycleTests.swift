@@ -91,11 +91,24 @@ struct RoomLifecycleTests {
         var room = RoomDriver()
         let ana = try room.child("Ana")
         let ben = try room.child("Ben")
+        let teacher = room.teacher()
+        let dashboard = room.dashboard()
         try room.command(.start)
         let request = try #require(room.narrationRequests.last)
-        room.apply(.narration(.failed(preparation: request.preparation, message: "Pip could not find the voice \"xx\"."), at: room.now))
-        #expect(room.state.phase == .failed(message: "Pip could not find the voice \"xx\"."))
-        #expect(room.messages(to: ana.connection).contains(.narrationError(NarrationFailure(message: "Pip could not find the voice \"xx\"."))))
+        let reason = "The voice \"xx-nonexistent\" is not installed on this computer."
+        room.apply(.narration(.failed(preparation: request.preparation, message: reason), at: room.now))
+        #expect(room.state.phase == .failed(message: reason))
+        // The teacher reads the reason; children and the projector never see technical text.
+        #expect(room.messages(to: teacher).contains(.narrationError(NarrationFailure(message: reason))))
+        for screen in [ana.connection, dashboard] {
+            let failures = room.messages(to: screen).compactMap { if case .narrationError(let f) = $0 { f.message } else { nil } }
+            #expect(failures == [RoomState.childNarrationProblem])
+        }
+        let late = room.newConnection()
+        room.apply(.hello(late, .rejoin(token: ana.token), at: room.now))
+        let snapshot = room.messages(to: late).compactMap { if case .welcome(let w) = $0 { w.room.error } else { nil } }
+        #expect(snapshot == [RoomState.childNarrationProblem])
+        #expect(!RoomState.childNarrationProblem.contains("xx"))
         #expect(throws: RoomError.self) { try room.command(.next) }
 
         try room.command(.retry)

@@ -60,7 +60,7 @@ struct NarrationTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let narrator = SpeechNarrator(cache: try AudioCache(directory: folder, maxBytes: 1_000_000), metrics: ServerMetrics())
         await #expect(performing: { _ = try await narrator.prepare(request(["Hello."], voice: "xx-nowhere")) { _, _ in } }, throws: { error in
-            (error as? NarrationError)?.friendlyMessage == "Pip could not find the voice \"xx-nowhere\" on this computer. Your teacher can choose another voice and try again."
+            (error as? NarrationError)?.friendlyMessage == "The voice \"xx-nowhere\" is not installed on this computer. Choose another voice in Settings, then press Try again."
         })
     }
 

@@ -58,6 +58,8 @@ public enum RoomRecord: Sendable, Equatable {
     case playerJoined(PlayerRecord)
     case playerLeft(player: String, at: ServerTime)
     case playerKicked(player: String, at: ServerTime)
+    /// Kicked, and blocked: the player's nickname and resume token stay refused (a kick as well).
+    case playerBlocked(player: String, at: ServerTime)
     case answer(AnswerRecord)
     case phase(PhaseRecord)
     case roomUpdated(settings: RoomSettings, locked: Bool, at: ServerTime)
@@ -87,15 +89,18 @@ public struct RoomArchive: Sendable, Equatable {
     public var locked: Bool
     public var players: [PlayerRecord]
     public var kicked: Set<String>
+    /// Players blocked for good (each is also in `kicked`).
+    public var blocked: Set<String>
     public var answers: [AnswerRecord]
     /// In the order they happened.
     public var phases: [PhaseRecord]
 
-    public init(header: RoomHeader, locked: Bool, players: [PlayerRecord], kicked: Set<String>, answers: [AnswerRecord], phases: [PhaseRecord]) {
+    public init(header: RoomHeader, locked: Bool, players: [PlayerRecord], kicked: Set<String>, blocked: Set<String> = [], answers: [AnswerRecord], phases: [PhaseRecord]) {
         self.header = header
         self.locked = locked
         self.players = players
         self.kicked = kicked
+        self.blocked = blocked
         self.answers = answers
         self.phases = phases
     }
@@ -135,6 +140,9 @@ extension RoomArchive {
         case .playerJoined(let player): players.append(player)
         case .playerLeft: break
         case .playerKicked(let player, _): kicked.insert(player)
+        case .playerBlocked(let player, _):
+            kicked.insert(player)
+            blocked.insert(player)
         case .answer(let answer): answers.append(answer)
         case .phase(let phase): phases.append(phase)
         case .roomUpdated(let settings, let locked, _):

@@ -176,7 +176,7 @@ extension ClientMessage: Encodable {
             try container.encodeIfPresent(roundTrip, forKey: .rtt)
         case .command(let command):
             try container.encode(command.name, forKey: .command)
-            if case .kick(let player) = command { try container.encode(player, forKey: .player) }
+            try container.encodeIfPresent(command.player, forKey: .player)
             if case .settings(let patch) = command { try container.encode(patch, forKey: .settings) }
         }
     }

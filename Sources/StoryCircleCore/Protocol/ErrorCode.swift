@@ -27,6 +27,8 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case nicknameTaken = "nickname_taken"
     case sessionReplaced = "session_replaced"
     case kicked = "kicked"
+    /// The teacher removed this child for good: their name and this browser's token stay refused.
+    case blocked = "blocked"
 
     // Answering.
     case notOpen = "not_open"

@@ -75,8 +75,13 @@ public struct Instant: Sendable, Equatable, Codable {
     public var at: ServerTime
 }
 
+/// Teachers get the reason (a missing voice, say); children and dashboards get a kind sentence without it.
 public struct NarrationFailure: Sendable, Equatable, Codable {
     public var message: String
+
+    public init(message: String) {
+        self.message = message
+    }
 }
 
 public struct QuizUnlock: Sendable, Equatable, Codable {
@@ -114,8 +119,31 @@ public struct AnswerProgress: Sendable, Equatable, Codable {
 public struct PlayerStanding: Sendable, Equatable, Codable {
     public var score: Int
     public var rank: Int
+    /// Correct answers in a row, up to the last question revealed.
     public var streak: Int
     public var results: [QuestionOutcome]
+    /// The nearest place above this child, for "120 points behind Ana"; absent in first place.
+    public var ahead: PlaceAhead?
+
+    public init(score: Int, rank: Int, streak: Int, results: [QuestionOutcome], ahead: PlaceAhead? = nil) {
+        self.score = score
+        self.rank = rank
+        self.streak = streak
+        self.results = results
+        self.ahead = ahead
+    }
+}
+
+/// The player just ahead of a child: the first (by the board's order) of the nearest higher score.
+public struct PlaceAhead: Sendable, Equatable, Codable {
+    public var nickname: String
+    /// How many more points they have (at least 1).
+    public var points: Int
+
+    public init(nickname: String, points: Int) {
+        self.nickname = nickname
+        self.points = points
+    }
 }
 
 /// A child's result on the question just revealed.
@@ -163,6 +191,7 @@ public struct RoomStatus: Sendable, Equatable, Codable {
 }
 
 public struct Finished: Sendable, Equatable, Codable {
+    /// Ranks 1 to 3 (ties can make more), never anyone with 0 points.
     public var podium: [ScoreboardEntry]
     public var you: PlayerStanding?
     /// The whole board, for screens.
@@ -171,6 +200,14 @@ public struct Finished: Sendable, Equatable, Codable {
 
 public struct Notice: Sendable, Equatable, Codable {
     public var message: String
+    /// In `kicked`: true when the teacher also blocked the child (this browser's token and the name stay
+    /// refused), so the page keeps its token to show that again rather than offering to join.
+    public var blocked: Bool?
+
+    public init(message: String, blocked: Bool? = nil) {
+        self.message = message
+        self.blocked = blocked
+    }
 }
 
 /// Everything a screen needs to show a room as it is now: sent in `welcome`, so a late joiner, a

@@ -2,8 +2,10 @@
 /// HTTP API (`POST /api/rooms/{code}/commands` with `{"command":"next"}`).
 public enum TeacherCommand: Sendable, Equatable {
     case start, pause, resume, replay, retry, reveal, next, skip, lock, unlock, end
-    /// Removes a player, named by id (`p3`) or nickname.
+    /// Removes a player, named by id (`p3`) or nickname; they may join again (under any name).
     case kick(player: String)
+    /// Removes a player for good: neither their device (their resume token) nor their name gets back in.
+    case block(player: String)
     /// Changes room settings; only in the lobby.
     case settings(RoomSettingsPatch)
 
@@ -13,7 +15,7 @@ public enum TeacherCommand: Sendable, Equatable {
     ]
 
     /// Every command name, for help text and error messages.
-    public static let names = ["start", "pause", "resume", "replay", "retry", "reveal", "next", "skip", "kick", "lock", "unlock", "end", "settings"]
+    public static let names = ["start", "pause", "resume", "replay", "retry", "reveal", "next", "skip", "kick", "block", "lock", "unlock", "end", "settings"]
 
     public var name: String {
         switch self {
@@ -29,7 +31,16 @@ public enum TeacherCommand: Sendable, Equatable {
         case .unlock: "unlock"
         case .end: "end"
         case .kick: "kick"
+        case .block: "block"
         case .settings: "settings"
+        }
+    }
+
+    /// The player a `kick` or `block` names.
+    public var player: String? {
+        switch self {
+        case .kick(let player), .block(let player): player
+        default: nil
         }
     }
 
@@ -37,11 +48,11 @@ public enum TeacherCommand: Sendable, Equatable {
     public static func named(_ name: String, player: String?, settings: RoomSettingsPatch?) throws(RoomError) -> TeacherCommand {
         if let command = simpleCommands[name] { return command }
         switch name {
-        case "kick":
+        case "kick", "block":
             guard let player, !player.isEmpty else {
-                throw RoomError(.invalidMessage, "The kick command needs \"player\": a player id or nickname.")
+                throw RoomError(.invalidMessage, "The \(name) command needs \"player\": a player id or nickname.")
             }
-            return .kick(player: player)
+            return name == "kick" ? .kick(player: player) : .block(player: player)
         case "settings":
             guard let settings else {
                 throw RoomError(.invalidMessage, "The settings command needs \"settings\": the settings to change.")

@@ -29,11 +29,14 @@ public struct RoomSettings: Sendable, Equatable, Codable {
     public var maxPlayers: Int
     /// An espeak-ng voice to use instead of the story's (another language, or one installed here).
     public var voice: String?
+    /// The projector shows every child's right and wrong answers by name. Off by default: a class should
+    /// not see who got what wrong unless the teacher chooses it. A display setting, changeable at any time.
+    public var answerGrid: Bool
 
     public init(
         speedPoints: Bool = true, streakBonus: Bool = true, timer: Bool = true, questionSeconds: Int = 20,
         lateJoin: Bool = true, narration: NarrationMode = .devices, readQuestions: Bool = false, maxPlayers: Int = 3_000,
-        voice: String? = nil
+        voice: String? = nil, answerGrid: Bool = false
     ) {
         self.speedPoints = speedPoints
         self.streakBonus = streakBonus
@@ -44,10 +47,11 @@ public struct RoomSettings: Sendable, Equatable, Codable {
         self.readQuestions = readQuestions
         self.maxPlayers = maxPlayers
         self.voice = voice
+        self.answerGrid = answerGrid
     }
 
     private enum CodingKeys: String, CodingKey {
-        case speedPoints, streakBonus, timer, questionSeconds, lateJoin, narration, readQuestions, maxPlayers, voice
+        case speedPoints, streakBonus, timer, questionSeconds, lateJoin, narration, readQuestions, maxPlayers, voice, answerGrid
     }
 
     /// Every field is optional when decoding, so settings stored by an older release (or written by hand
@@ -64,6 +68,7 @@ public struct RoomSettings: Sendable, Equatable, Codable {
         readQuestions = try container.decodeIfPresent(Bool.self, forKey: .readQuestions) ?? defaults.readQuestions
         maxPlayers = try container.decodeIfPresent(Int.self, forKey: .maxPlayers) ?? defaults.maxPlayers
         voice = try container.decodeIfPresent(String.self, forKey: .voice)
+        answerGrid = try container.decodeIfPresent(Bool.self, forKey: .answerGrid) ?? defaults.answerGrid
     }
 
     public var scoring: ScoringRules {
@@ -98,6 +103,7 @@ public struct RoomSettings: Sendable, Equatable, Codable {
             }
             settings.voice = name.isEmpty ? nil : name
         }
+        if let value = patch.answerGrid { settings.answerGrid = value }
         return settings
     }
 }
@@ -114,11 +120,12 @@ public struct RoomSettingsPatch: Sendable, Equatable, Codable {
     public var maxPlayers: Int?
     /// A voice name; an empty string goes back to the story's voice.
     public var voice: String?
+    public var answerGrid: Bool?
 
     public init(
         speedPoints: Bool? = nil, streakBonus: Bool? = nil, timer: Bool? = nil, questionSeconds: Int? = nil,
         lateJoin: Bool? = nil, narration: NarrationMode? = nil, readQuestions: Bool? = nil, maxPlayers: Int? = nil,
-        voice: String? = nil
+        voice: String? = nil, answerGrid: Bool? = nil
     ) {
         self.speedPoints = speedPoints
         self.streakBonus = streakBonus
@@ -129,6 +136,14 @@ public struct RoomSettingsPatch: Sendable, Equatable, Codable {
         self.readQuestions = readQuestions
         self.maxPlayers = maxPlayers
         self.voice = voice
+        self.answerGrid = answerGrid
+    }
+
+    /// Whether the patch changes only how screens look (the answer grid): those may change in any phase,
+    /// while the rest shape the game and change only before it starts.
+    public var changesOnlyDisplay: Bool {
+        speedPoints == nil && streakBonus == nil && timer == nil && questionSeconds == nil && lateJoin == nil
+            && narration == nil && readQuestions == nil && maxPlayers == nil && voice == nil
     }
 }
 

@@ -61,14 +61,20 @@ extension RoomState {
             guard phase != .finished else { throw Self.ended }
             return finish(at: at)
         case .kick(let player):
-            return try kick(player, at: at)
+            return try kick(player, block: false, at: at)
+        case .block(let player):
+            return try kick(player, block: true, at: at)
         case .settings(let patch):
             switch phase {
             case .lobby, .failed: break
+            case _ where patch.changesOnlyDisplay: break
             default: throw RoomError(.settingsLocked, "Settings can only change in the lobby, before the story starts (or after the narration failed).")
             }
+            let before = settings
             settings = try settings.applying(patch)
-            return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))] + sendToAll(.room(status))
+            // Turning the answer grid on sends dashboards the results they were not given while it was off.
+            let refresh = settings.answerGrid != before.answerGrid ? markScreensDirty(at: at) : []
+            return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))] + sendToAll(.room(status)) + refresh
         }
     }
 

@@ -43,6 +43,9 @@ extension RoomState {
         case .failure(let problem): return refuse(connection, RoomError(.nicknameInvalid, problem.message))
         }
         let key = Nickname.uniquenessKey(nickname)
+        if blockedNicknames.contains(key) {
+            return refuse(connection, RoomError(.blocked, "Your teacher has removed \(nickname) from this room."))
+        }
         if nicknameOwners[key] != nil {
             return refuse(connection, RoomError(.nicknameTaken, "Someone in this room is already called \(nickname). Please pick another nickname."))
         }
@@ -66,9 +69,18 @@ extension RoomState {
             nicknameOwners[Nickname.uniquenessKey(player.nickname)] = player.id
             tokenOwners[player.tokenHash] = player.id
         }
+        if player.blocked { remember(blocked: player) }
+    }
+
+    private mutating func remember(blocked player: Player) {
+        blockedNicknames.insert(Nickname.uniquenessKey(player.nickname))
+        blockedTokens.insert(player.tokenHash)
     }
 
     private mutating func rejoin(_ connection: ConnectionID, token: String, at: ServerTime) -> [RoomDirective] {
+        if blockedTokens.contains(RoomCredentials.hash(token)) {
+            return refuse(connection, RoomError(.blocked, Self.removedMessage))
+        }
         guard let id = tokenOwners[RoomCredentials.hash(token)], let index = playerIndex[id], !players[index].kicked else {
             return refuse(connection, RoomError(.badToken, "We could not find you in this room. Please join again with your nickname."))
         }
@@ -99,21 +111,38 @@ extension RoomState {
         return [.persist(.playerLeft(player: id, at: at))] + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at)
     }
 
-    mutating func kick(_ who: String, at: ServerTime) throws(RoomError) -> [RoomDirective] {
+    static let removedMessage = "Your teacher removed you from this room."
+
+    /// Removes a player. `block` also refuses, from now on and after a restart, their resume token (so the
+    /// same browser cannot rejoin) and their nickname (so they cannot join again under it). A kicked,
+    /// unblocked player may join again; blocking one who was already kicked is allowed.
+    mutating func kick(_ who: String, block: Bool, at: ServerTime) throws(RoomError) -> [RoomDirective] {
         let wanted = Nickname.uniquenessKey(SentenceSplitter.collapsingWhitespace(who))
-        guard let index = players.firstIndex(where: { !$0.kicked && ($0.id == who || Nickname.uniquenessKey($0.nickname) == wanted) }) else {
+        let found = players.lastIndex(where: { !$0.kicked && ($0.id == who || Nickname.uniquenessKey($0.nickname) == wanted) })
+            ?? (block ? players.lastIndex(where: { !$0.blocked && ($0.id == who || Nickname.uniquenessKey($0.nickname) == wanted) }) : nil)
+        guard let index = found else {
             throw RoomError(.playerNotFound, "No player called \"\(who)\" is in this room.")
         }
         let player = players[index]
+        let wasKicked = player.kicked
         players[index].kicked = true
-        nicknameOwners[Nickname.uniquenessKey(player.nickname)] = nil
-        tokenOwners[player.tokenHash] = nil
-        var directives: [RoomDirective] = [.persist(.playerKicked(player: player.id, at: at))]
+        if !wasKicked {
+            nicknameOwners[Nickname.uniquenessKey(player.nickname)] = nil
+            tokenOwners[player.tokenHash] = nil
+        }
+        var directives: [RoomDirective] = []
+        if block {
+            players[index].blocked = true
+            remember(blocked: player)
+            directives.append(.persist(.playerBlocked(player: player.id, at: at)))
+        } else {
+            directives.append(.persist(.playerKicked(player: player.id, at: at)))
+        }
         if let connection = player.connection {
             members[connection] = nil
             players[index].connection = nil
             directives += [
-                .send(.kicked(Notice(message: "Your teacher removed you from this room.")), to: [connection]),
+                .send(.kicked(Notice(message: Self.removedMessage, blocked: block ? true : nil)), to: [connection]),
                 .close(connection, CloseReason(status: 4001, reason: ErrorCode.kicked.rawValue)),
             ]
         }

@@ -36,7 +36,7 @@ extension RoomState {
             epoch += 1
             phase = .failed(message: message)
             return [.persist(.phase(PhaseRecord(phase: .error, at: at)))]
-                + sendToAll(.narrationError(NarrationFailure(message: message)))
+                + sendToAll { role in .narrationError(NarrationFailure(message: self.narrationProblem(message, for: role))) }
         }
     }
 

@@ -82,13 +82,16 @@ extension RoomState {
         let distribution = distribution(of: index)
         let ranked = rankedPlayers()
         let top = entries(ranked.prefix(timing.topCount), includeResults: false)
+        let ahead = placesAhead(ranked)
         var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .reveal, question: index, at: at)))]
-        for (rank, playerIndex) in ranked {
+        for (position, (rank, playerIndex)) in ranked.enumerated() {
             guard let connection = players[playerIndex].connection else { continue }
-            let message = revealMessage(of: index, distribution: distribution, top: top, for: players[playerIndex], rank: rank)
+            let message = revealMessage(of: index, distribution: distribution, top: top, for: players[playerIndex], rank: rank, ahead: ahead[position])
             directives.append(.send(.reveal(message), to: [connection]))
         }
-        directives += sendToScreens(.reveal(revealMessage(of: index, distribution: distribution, top: entries(ranked[...], includeResults: true), for: nil, rank: 0)))
+        directives += sendToScreens { role in
+            .reveal(self.revealMessage(of: index, distribution: distribution, top: self.entries(ranked[...], includeResults: self.showsResults(to: role)), for: nil, rank: 0, ahead: nil))
+        }
         return directives
     }
 
@@ -141,13 +144,16 @@ extension RoomState {
         phase = .finished
         let ranked = rankedPlayers()
         let podium = podium(ranked)
+        let ahead = placesAhead(ranked)
         var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .finished, at: at)))]
-        for (rank, playerIndex) in ranked {
+        for (position, (rank, playerIndex)) in ranked.enumerated() {
             guard let connection = players[playerIndex].connection else { continue }
-            let message = Finished(podium: podium, you: standing(of: players[playerIndex], rank: rank), entries: nil)
+            let message = Finished(podium: podium, you: standing(of: players[playerIndex], rank: rank, ahead: ahead[position]), entries: nil)
             directives.append(.send(.finished(message), to: [connection]))
         }
-        directives += sendToScreens(.finished(Finished(podium: podium, you: nil, entries: entries(ranked[...], includeResults: true))))
+        directives += sendToScreens { role in
+            .finished(Finished(podium: podium, you: nil, entries: self.entries(ranked[...], includeResults: self.showsResults(to: role))))
+        }
         return directives
     }
 

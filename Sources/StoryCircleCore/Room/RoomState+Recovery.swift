@@ -14,7 +14,7 @@ extension RoomState {
         var state = RoomState(code: header.code, story: header.story, settings: archive.settings, credentials: header.credentials, timing: timing)
         state.isLocked = archive.locked
         for record in archive.players {
-            state.add(Player(id: record.id, nickname: record.nickname, tokenHash: record.tokenHash, joinedAt: record.joinedAt, connection: nil, kicked: archive.kicked.contains(record.id)))
+            state.add(Player(id: record.id, nickname: record.nickname, tokenHash: record.tokenHash, joinedAt: record.joinedAt, connection: nil, kicked: archive.kicked.contains(record.id), blocked: archive.blocked.contains(record.id)))
             if let number = Int(record.id.dropFirst()) { state.nextPlayerNumber = max(state.nextPlayerNumber, number + 1) }
         }
         for answer in archive.answers where state.answers.indices.contains(answer.question) {

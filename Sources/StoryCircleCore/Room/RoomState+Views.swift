@@ -37,8 +37,47 @@ extension RoomState {
         (0..<concluded).map { player.outcomes[$0] ?? .missed }
     }
 
-    func standing(of player: Player, rank: Int) -> PlayerStanding {
-        PlayerStanding(score: player.score, rank: rank, streak: player.streak, results: results(of: player))
+    func standing(of player: Player, rank: Int, ahead: PlaceAhead?) -> PlayerStanding {
+        PlayerStanding(score: player.score, rank: rank, streak: player.streak, results: results(of: player), ahead: ahead)
+    }
+
+    /// One player's place ahead, without sorting everyone.
+    func placeAhead(of player: Player) -> PlaceAhead? {
+        var best: Player?
+        for other in players where !other.kicked && other.score > player.score {
+            guard let current = best else { best = other; continue }
+            if other.score < current.score || (other.score == current.score && other.nickname.lowercased() < current.nickname.lowercased()) {
+                best = other
+            }
+        }
+        return best.map { PlaceAhead(nickname: $0.nickname, points: $0.score - player.score) }
+    }
+
+    /// For each position of `ranked` (sorted by score, highest first), the first player of the nearest
+    /// group with a higher score: one pass for a whole class.
+    func placesAhead(_ ranked: [(rank: Int, index: Int)]) -> [PlaceAhead?] {
+        var places: [PlaceAhead?] = []
+        places.reserveCapacity(ranked.count)
+        var groupStart = 0
+        var previousGroupStart: Int?
+        for position in ranked.indices {
+            let score = players[ranked[position].index].score
+            if position > 0, score != players[ranked[position - 1].index].score {
+                previousGroupStart = groupStart
+                groupStart = position
+            }
+            places.append(previousGroupStart.map { start in
+                let ahead = players[ranked[start].index]
+                return PlaceAhead(nickname: ahead.nickname, points: ahead.score - score)
+            })
+        }
+        return places
+    }
+
+    /// Whether a screen gets each child's right and wrong answers: the teacher always, the projector only
+    /// when the teacher turned the answer grid on.
+    func showsResults(to role: Role) -> Bool {
+        role == .teacher || settings.answerGrid
     }
 
     func entries(_ ranked: ArraySlice<(rank: Int, index: Int)>, includeResults: Bool, answered question: Int? = nil) -> [ScoreboardEntry] {
@@ -52,6 +91,14 @@ extension RoomState {
             )
         }
     }
+
+    /// Why the narration failed, as `role` should read it: the reason for the teacher, and for children and
+    /// the projector a kind sentence with nothing technical in it.
+    func narrationProblem(_ message: String, for role: Role) -> String {
+        role == .teacher ? message : Self.childNarrationProblem
+    }
+
+    static let childNarrationProblem = "Pip could not get the story ready. Your teacher is fixing it: stay here!"
 
     /// The whole board, for screens; while a question is open each entry says whether that child answered.
     func board(includeResults: Bool) -> [ScoreboardEntry] {
@@ -96,7 +143,7 @@ extension RoomState {
         case .preparing(let ready, let total):
             snapshot.preparing = Preparing(ready: ready, total: total)
         case .failed(let message):
-            snapshot.error = message
+            snapshot.error = narrationProblem(message, for: role)
         case .narrating(let run):
             snapshot.plan = planMessage(for: role, startAt: run.startedAt)
             snapshot.sentence = run.sentence
@@ -107,45 +154,52 @@ extension RoomState {
         case .reveal(let index):
             // The question as it was asked (no longer open: no deadline), beside its reveal.
             snapshot.question = questionView(QuestionRun(index: index, opensAt: ServerTime(milliseconds: 0), deadline: nil, timeLimitMs: nil), for: role)
-            snapshot.reveal = revealView(of: index, for: player)
+            snapshot.reveal = revealView(of: index, for: player, role: role)
         case .finished:
             let ranked = rankedPlayers()
             let podium = podium(ranked)
             snapshot.finished = player == nil
-                ? Finished(podium: podium, you: nil, entries: entries(ranked[...], includeResults: true))
-                : Finished(podium: podium, you: player.map { standing(of: $0, rank: rank(of: $0)) }, entries: nil)
+                ? Finished(podium: podium, you: nil, entries: entries(ranked[...], includeResults: showsResults(to: role)))
+                : Finished(podium: podium, you: player.map { standing(of: $0, rank: rank(of: $0), ahead: placeAhead(of: $0)) }, entries: nil)
         }
         if let player {
-            snapshot.you = standing(of: player, rank: rank(of: player))
+            snapshot.you = standing(of: player, rank: rank(of: player), ahead: placeAhead(of: player))
         } else {
             snapshot.players = lobby().players
-            snapshot.scoreboard = board(includeResults: true)
+            snapshot.scoreboard = board(includeResults: showsResults(to: role))
         }
         return snapshot
     }
 
-    private func revealView(of index: Int, for player: Player?) -> Reveal {
+    private func revealView(of index: Int, for player: Player?, role: Role) -> Reveal {
         let ranked = rankedPlayers()
         guard let player else {
-            return revealMessage(of: index, distribution: distribution(of: index), top: entries(ranked[...], includeResults: true), for: nil, rank: 0)
+            return revealMessage(of: index, distribution: distribution(of: index), top: entries(ranked[...], includeResults: showsResults(to: role)), for: nil, rank: 0, ahead: nil)
         }
-        return revealMessage(of: index, distribution: distribution(of: index), top: entries(ranked.prefix(timing.topCount), includeResults: false), for: player, rank: rank(of: player))
+        return revealMessage(
+            of: index, distribution: distribution(of: index), top: entries(ranked.prefix(timing.topCount), includeResults: false),
+            for: player, rank: rank(of: player), ahead: placeAhead(of: player)
+        )
     }
 
     /// The reveal of question `index`: for a child, with their own result; for screens (`player` nil), without.
-    func revealMessage(of index: Int, distribution: [Int], top: [ScoreboardEntry], for player: Player?, rank: Int) -> Reveal {
+    func revealMessage(of index: Int, distribution: [Int], top: [ScoreboardEntry], for player: Player?, rank: Int, ahead: PlaceAhead?) -> Reveal {
         let question = story.quiz.questions[index]
         let you = player.map { player in
             let answer = answers[index][player.id]
             let outcome = player.outcomes[index] ?? .missed
-            return PlayerResult(option: answer?.option, outcome: outcome, points: outcome == .correct ? answer?.points ?? 0 : 0, standing: standing(of: player, rank: rank))
+            return PlayerResult(
+                option: answer?.option, outcome: outcome, points: outcome == .correct ? answer?.points ?? 0 : 0,
+                standing: standing(of: player, rank: rank, ahead: ahead)
+            )
         }
         return Reveal(question: index, correctOption: question.answer, explanation: question.explanation, distribution: distribution, you: you, top: top)
     }
 
-    /// Everyone ranked third or better (ties can make it more than three).
+    /// Everyone ranked third or better who scored (ties can make it more than three). Nobody stands on the
+    /// podium with 0 points: a place there is for something done, not for being there.
     func podium(_ ranked: [(rank: Int, index: Int)]) -> [ScoreboardEntry] {
-        entries(ranked.prefix { $0.rank <= 3 }, includeResults: false)
+        entries(ranked.prefix { $0.rank <= 3 }.filter { players[$0.index].score > 0 }[...], includeResults: false)
     }
 }
 

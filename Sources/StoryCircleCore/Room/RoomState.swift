@@ -15,6 +15,8 @@ public struct RoomState: Sendable {
         var streak = 0
         var outcomes: [Int: QuestionOutcome] = [:]
         var kicked = false
+        /// Kicked for good: the name and the resume token stay refused in this room.
+        var blocked = false
     }
 
     enum Member: Sendable, Equatable {
@@ -45,6 +47,9 @@ public struct RoomState: Sendable {
     var playerIndex: [String: Int] = [:]
     var nicknameOwners: [String: String] = [:]
     var tokenOwners: [String: String] = [:]
+    /// What blocked players can no longer use here: their nicknames (uniqueness keys) and token hashes.
+    var blockedNicknames: Set<String> = []
+    var blockedTokens: Set<String> = []
     var members: [ConnectionID: Member] = [:]
     /// Per question, the accepted answers by player id.
     var answers: [[String: AnswerRecord]]
@@ -139,6 +144,16 @@ public struct RoomState: Sendable {
         return connections.isEmpty ? [] : [.send(message, to: connections)]
     }
 
+    /// One `send` per screen role (dashboards, teachers) that has connections, each with its own message.
+    func sendToScreens(_ message: (Role) -> ServerMessage) -> [RoomDirective] {
+        var byRole: [Role: [ConnectionID]] = [:]
+        for (connection, member) in members where member.role != .child { byRole[member.role, default: []].append(connection) }
+        return [Role.dashboard, .teacher].compactMap { role in
+            guard let connections = byRole[role] else { return nil }
+            return .send(message(role), to: connections.sorted())
+        }
+    }
+
     /// An error to one connection, which stays open.
     func reply(_ connection: ConnectionID, _ error: RoomError) -> [RoomDirective] {
         [.send(.error(error), to: [connection])]
@@ -207,6 +222,7 @@ public struct RoomState: Sendable {
         if phase == .lobby {
             return sendToScreens(.lobby(lobby()))
         }
-        return sendToScreens(.scoreboard(ScoreboardUpdate(entries: board(includeResults: true), answers: answerProgress())))
+        let progress = answerProgress()
+        return sendToScreens { role in .scoreboard(ScoreboardUpdate(entries: self.board(includeResults: self.showsResults(to: role)), answers: progress)) }
     }
 }

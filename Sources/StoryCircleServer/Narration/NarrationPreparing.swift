@@ -7,7 +7,8 @@ public protocol NarrationPreparing: Sendable {
     func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (_ ready: Int, _ total: Int) -> Void) async throws -> NarrationPlan
 }
 
-/// An error whose message is fit for a teacher and the children (the room shows it in its error state).
+/// An error whose message is fit for a teacher: what went wrong and what to do. The room shows it in the
+/// teacher's error state; children never see it.
 public protocol FriendlyError: Error {
     var friendlyMessage: String { get }
 }

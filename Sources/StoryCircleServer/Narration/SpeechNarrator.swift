@@ -87,7 +87,8 @@ public final class SpeechNarrator: NarrationPreparing {
     }
 }
 
-/// A speech failure, with the message the room shows to the teacher and the children.
+/// A speech failure, with the message the teacher reads (children and the projector get a kind sentence
+/// from the room instead, with no voice names or program names in it).
 public struct NarrationError: FriendlyError, CustomStringConvertible {
     public let underlying: SpeechError
 
@@ -98,11 +99,11 @@ public struct NarrationError: FriendlyError, CustomStringConvertible {
     public var friendlyMessage: String {
         switch underlying {
         case .unknownVoice(let voice):
-            "Pip could not find the voice \"\(voice)\" on this computer. Your teacher can choose another voice and try again."
+            "The voice \"\(voice)\" is not installed on this computer. Choose another voice in Settings, then press Try again."
         case .engineUnavailable:
-            "Pip's reading voice is not installed on this computer (espeak-ng). Your teacher can try again once it is."
+            "The reading voice (espeak-ng) is not installed on this computer. Install it, then press Try again, or skip to the quiz."
         case .synthesisFailed, .encodingFailed:
-            "Pip could not read this story aloud. Your teacher can try again."
+            "The story could not be read aloud. Press Try again, or skip to the quiz."
         }
     }
 

@@ -1,0 +1,211 @@
+import Foundation
+import Testing
+@testable import StoryCircleCore
+
+/// What each screen is shown (issue #13): kind by default, the child's own standing, the teacher's roster,
+/// and removing a child for good.
+@Suite("Room views")
+struct RoomViewTests {
+    private func room(children names: [String], settings: RoomSettings = .init()) throws -> (RoomDriver, [RoomDriver.Child]) {
+        var room = RoomDriver(settings: settings)
+        let kids = try names.map { try room.child($0) }
+        try room.startAndPrepare()
+        room.narrateToFirstQuestion()
+        return (room, kids)
+    }
+
+    /// A join that must be refused; returns the refusal.
+    private func refusedJoin(_ room: inout RoomDriver, _ nickname: String) -> RoomError? {
+        let connection = room.newConnection()
+        room.apply(.hello(connection, .join(nickname: nickname, resumeToken: "another-\(connection.rawValue)"), at: room.now))
+        #expect(room.state.role(of: connection) == nil, "\(nickname) was let in")
+        return room.lastError(to: connection)
+    }
+
+    private func finished(_ room: RoomDriver, to connection: ConnectionID) -> Finished? {
+        room.messages(to: connection).compactMap { if case .finished(let f) = $0 { f } else { nil } }.last
+    }
+
+    private func reveal(_ room: RoomDriver, to connection: ConnectionID) -> Reveal? {
+        room.messages(to: connection).compactMap { if case .reveal(let r) = $0 { r } else { nil } }.last
+    }
+
+    @Test func nobodyStandsOnThePodiumWithZeroPoints() throws {
+        var (room, kids) = try self.room(children: ["Ana", "Ben", "Cat", "Dan"], settings: RoomSettings(speedPoints: false, streakBonus: false))
+        let dashboard = room.dashboard()
+        // Ana gets one right; the others get everything wrong or miss it.
+        room.answer(kids[0], question: 0, option: 2)
+        room.answer(kids[1], question: 0, option: 0)
+        room.answer(kids[2], question: 0, option: 1)
+        room.answer(kids[3], question: 0, option: 3)
+        try room.command(.end)
+        let screens = try #require(finished(room, to: dashboard))
+        #expect(screens.podium.map(\.nickname) == ["Ana"], "Ben, Cat and Dan share second place with 0 points: not a podium place")
+        #expect(screens.entries?.count == 4, "the board still lists everyone")
+        let ben = try #require(finished(room, to: kids[1].connection))
+        #expect(ben.podium.map(\.nickname) == ["Ana"])
+        #expect(ben.you?.rank == 2)
+    }
+
+    @Test func aRoomWhereNobodyScoredHasAnEmptyPodium() throws {
+        var (room, kids) = try self.room(children: ["Ana", "Ben"])
+        room.answer(kids[0], question: 0, option: 0)
+        try room.command(.end)
+        #expect(finished(room, to: kids[0].connection)?.podium == [])
+        let late = room.dashboard()
+        let snapshot = room.messages(to: late).compactMap { if case .welcome(let w) = $0 { w.room.finished } else { nil } }.first
+        #expect(snapshot?.podium == [])
+    }
+
+    @Test func aChildSeesTheirStreakAndTheGapToThePlaceAhead() throws {
+        var (room, kids) = try self.room(children: ["Ana", "Ben", "Cat", "Dan"], settings: RoomSettings(speedPoints: false, streakBonus: false))
+        // Question 0 (answer 2): Ana, Ben and Cat right; Dan wrong.
+        for kid in kids.prefix(3) { room.answer(kid, question: 0, option: 2) }
+        room.answer(kids[3], question: 0, option: 1)
+        #expect(reveal(room, to: kids[0].connection)?.you?.standing.ahead == nil, "first place has nobody ahead")
+        #expect(reveal(room, to: kids[3].connection)?.you?.standing.ahead == PlaceAhead(nickname: "Ana", points: 1_000),
+                "of three tied ahead, the first on the board (by name) is named")
+        try room.command(.next)
+        room.waitForOpening()
+        // Question 1 (answer 0): Ana and Ben right; Cat and Dan wrong.
+        room.answer(kids[0], question: 1, option: 0)
+        room.answer(kids[1], question: 1, option: 0)
+        room.answer(kids[2], question: 1, option: 1)
+        room.answer(kids[3], question: 1, option: 1)
+        let ana = try #require(reveal(room, to: kids[0].connection)?.you?.standing)
+        #expect(ana.streak == 2)
+        #expect(ana.rank == 1)
+        let cat = try #require(reveal(room, to: kids[2].connection)?.you?.standing)
+        #expect(cat.streak == 0)
+        #expect(cat.rank == 3)
+        #expect(cat.ahead == PlaceAhead(nickname: "Ana", points: 1_000))
+        let dan = try #require(reveal(room, to: kids[3].connection)?.you?.standing)
+        #expect(dan.rank == 4)
+        #expect(dan.ahead == PlaceAhead(nickname: "Cat", points: 1_000), "the nearest higher score, not the leader")
+
+        // A refreshed page gets the same standing in its welcome.
+        let again = room.newConnection()
+        room.apply(.hello(again, .rejoin(token: kids[3].token), at: room.now))
+        let snapshot = room.messages(to: again).compactMap { if case .welcome(let w) = $0 { w.room } else { nil } }.first
+        #expect(snapshot?.you?.ahead == PlaceAhead(nickname: "Cat", points: 1_000))
+        #expect(snapshot?.reveal?.you?.standing.ahead == PlaceAhead(nickname: "Cat", points: 1_000))
+        #expect(snapshot?.you?.streak == 0)
+
+        try room.command(.end)
+        #expect(finished(room, to: kids[1].connection)?.you?.ahead == nil, "Ben is tied first")
+        #expect(finished(room, to: kids[1].connection)?.you?.streak == 2)
+        #expect(finished(room, to: again)?.you?.ahead == PlaceAhead(nickname: "Cat", points: 1_000))
+    }
+
+    @Test func theProjectorGetsNoAnswerGridUnlessTheTeacherTurnsItOn() throws {
+        var (room, kids) = try self.room(children: ["Ana", "Ben"])
+        let dashboard = room.dashboard()
+        let teacher = room.teacher()
+        #expect(room.state.settings.answerGrid == false)
+        room.answer(kids[0], question: 0, option: 2)
+        room.answer(kids[1], question: 0, option: 1)
+        #expect(reveal(room, to: dashboard)?.top.allSatisfy { $0.results.isEmpty } == true)
+        #expect(reveal(room, to: teacher)?.top.map(\.results) == [[.correct], [.wrong]], "the teacher's own screen has them")
+
+        // The grid is a display setting: it may change mid-game, while the game's settings may not.
+        #expect(throws: RoomError.self) { try room.command(.settings(RoomSettingsPatch(timer: false))) }
+        #expect(throws: RoomError.self) { try room.command(.settings(RoomSettingsPatch(timer: false, answerGrid: true))) }
+        try room.command(.next)
+        try room.command(.settings(RoomSettingsPatch(answerGrid: true)))
+        #expect(room.state.settings.answerGrid)
+        #expect(room.persisted.last == .roomUpdated(settings: room.state.settings, locked: false, at: room.now))
+        room.advance(by: 300)
+        let board = room.messages(to: dashboard).compactMap { if case .scoreboard(let s) = $0 { s.entries } else { nil } }.last
+        #expect(board?.map(\.results) == [[.correct], [.wrong]], "turning it on sends the projector the results")
+
+        try room.command(.settings(RoomSettingsPatch(answerGrid: false)))
+        room.advance(by: 300)
+        let hidden = room.messages(to: dashboard).compactMap { if case .scoreboard(let s) = $0 { s.entries } else { nil } }.last
+        #expect(hidden?.allSatisfy { $0.results.isEmpty } == true)
+        let late = room.dashboard()
+        let snapshot = room.messages(to: late).compactMap { if case .welcome(let w) = $0 { w.room.scoreboard } else { nil } }.first
+        #expect(snapshot?.allSatisfy { $0.results.isEmpty } == true)
+    }
+
+    @Test func theTeachersRosterSaysWhoHasAnsweredAndTheirScore() throws {
+        var (room, kids) = try self.room(children: ["Ana", "Ben"])
+        let teacher = room.teacher()
+        room.answer(kids[0], question: 0, option: 2)
+        room.advance(by: 300)
+        let update = try #require(room.messages(to: teacher).compactMap { if case .scoreboard(let s) = $0 { s } else { nil } }.last)
+        #expect(update.answers == AnswerProgress(question: 0, answered: 1, total: 2))
+        #expect(Dictionary(uniqueKeysWithValues: update.entries.map { ($0.nickname, $0.answered) }) == ["Ana": true, "Ben": false])
+        room.answer(kids[1], question: 0, option: 2)
+        let revealed = try #require(reveal(room, to: teacher))
+        #expect(revealed.top.allSatisfy { $0.score > 0 && $0.answered == nil }, "after the reveal: scores, and no stale answered flags")
+    }
+
+    @Test func theLobbyKnowsTheStoryTitleAndHowManyQuestions() throws {
+        var room = RoomDriver()
+        let ana = try room.child("Ana")
+        let welcome = room.messages(to: ana.connection).compactMap { if case .welcome(let w) = $0 { w } else { nil } }.first
+        #expect(welcome?.room.title == "Test Story")
+        #expect(welcome?.room.questionCount == 3)
+        #expect(welcome?.player?.nickname == "Ana")
+    }
+
+    @Test func aBlockedChildCannotComeBackByTokenOrByName() throws {
+        var room = RoomDriver()
+        let ana = try room.child("Ana")
+        let ben = try room.child("Ben")
+        try room.command(.block(player: "ben"))
+        #expect(room.messages(to: ben.connection).last == .kicked(Notice(message: "Your teacher removed you from this room.", blocked: true)))
+        #expect(room.closed[ben.connection] == CloseReason(status: 4001, reason: "kicked"))
+        #expect(room.persisted.last == .playerBlocked(player: ben.id, at: room.now))
+
+        // The same browser (its resume token), and the same name in any case, are refused.
+        let back = room.newConnection()
+        room.apply(.hello(back, .rejoin(token: ben.token), at: room.now))
+        #expect(room.lastError(to: back) == RoomError(.blocked, "Your teacher removed you from this room."))
+        #expect(room.closed[back] == CloseReason(status: 1008, reason: "blocked"))
+        #expect(refusedJoin(&room, "BEN")?.code == .blocked)
+        #expect(refusedJoin(&room, "  ben ")?.code == .blocked)
+        #expect(room.state.playerCount == 1)
+        _ = try room.child("Benjamin")
+
+        // A plain kick is not a block: that child may join again under the same name.
+        try room.command(.kick(player: ana.id))
+        let anaBack = room.newConnection()
+        room.apply(.hello(anaBack, .rejoin(token: ana.token), at: room.now))
+        #expect(room.lastError(to: anaBack)?.code == .badToken)
+        _ = try room.child("Ana")
+        // And a kicked child can still be blocked afterwards, by name.
+        try room.command(.block(player: "Benjamin"))
+        #expect(refusedJoin(&room, "benjamin")?.code == .blocked)
+    }
+
+    @Test func aBlockSurvivesARestart() throws {
+        var room = RoomDriver()
+        _ = try room.child("Ana")
+        let ben = try room.child("Ben")
+        try room.command(.kick(player: "Ana"))
+        try room.command(.block(player: "Ben"))
+        let archive = room.archive()
+        #expect(archive.blocked == [ben.id])
+        #expect(archive.kicked.count == 2)
+
+        let (restored, directives) = RoomState.restore(archive, at: room.now + 60_000)
+        var after = RoomDriver(restoring: restored, at: room.now + 60_000, directives: directives)
+        let back = after.newConnection()
+        after.apply(.hello(back, .rejoin(token: ben.token), at: after.now))
+        #expect(after.lastError(to: back)?.code == .blocked)
+        #expect(refusedJoin(&after, "Ben")?.code == .blocked)
+        _ = try after.child("Ana")
+    }
+
+    @Test func blockNeedsAPlayerAndNamesItInTheProtocol() throws {
+        #expect(try TeacherCommand.named("block", player: "p2", settings: nil) == .block(player: "p2"))
+        #expect(throws: RoomError.self) { try TeacherCommand.named("block", player: nil, settings: nil) }
+        let decoded = ClientMessage.decode(Array(#"{"type":"command","command":"block","player":"Ana"}"#.utf8))
+        #expect(try decoded.get() == .command(.block(player: "Ana")))
+        let encoded = String(decoding: try JSONEncoder().encode(ClientMessage.command(.block(player: "Ana"))), as: UTF8.self)
+        #expect(encoded.contains(#""player":"Ana""#))
+        var room = RoomDriver()
+        #expect(throws: RoomError(.playerNotFound, "No player called \"Zed\" is in this room.")) { try room.command(.block(player: "Zed")) }
+    }
+}
