@@ -148,6 +148,18 @@ def test_room_commands_and_results_against_a_running_server(server, tmp_path):
         again = run("room", "reveal", code, env=env)
         assert again.returncode == 1 and "There is no open question to reveal. [invalid_command]" in again.stderr
         assert run("room", "kick", code, "Ben, the 2nd", env=env).returncode == 0
+        # Remove-and-block: that name (in any case) and that browser's token stay refused.
+        cat, cat_welcome = await join(server, {"code": code}, "Cat")
+        blocked = run("room", "kick", code, "Cat", "--block", env=env)
+        assert blocked.returncode == 0 and "block: done" in blocked.stdout, blocked.stderr
+        assert (await cat.expect("kicked"))["blocked"] is True
+        from conftest import Client
+        again = await Client.connect(server)
+        await again.send({"type": "join", "room": code, "nickname": "CAT"})
+        assert (await again.expect("error"))["code"] == "blocked"
+        back = await Client.connect(server)
+        await back.send({"type": "rejoin", "room": code, "token": cat_welcome["token"]})
+        assert (await back.expect("error"))["code"] == "blocked"
         assert run("room", "next", code, env=env).returncode == 0
         assert run("room", "end", code, env=env).returncode == 0
 
@@ -160,7 +172,7 @@ def test_room_commands_and_results_against_a_running_server(server, tmp_path):
     result = run("results", code, "--format", "csv", env=env)
     rows = list(csv.reader(io.StringIO(result.stdout)))
     assert rows[0] == ["rank", "nickname", "player_id", "question", "question_text", "answer", "correct", "time_ms", "points", "total_score"]
-    assert len(rows) == 1 + 3, "one row per child per question (Ben was removed)"
+    assert len(rows) == 1 + 3, "one row per child per question (Ben and Cat were removed)"
     assert rows[1][:7] == ["1", "Ana", "p1", "1", "What did Pip find?", "A gear", "yes"]
     as_json = json.loads(run("results", code, "--format", "json", env=env).stdout)
     assert as_json["players"][0]["score"] == 1000
@@ -212,15 +224,63 @@ def test_start_in_a_terminal_shows_code_qr_and_status_and_answers_keys(tmp_path)
         assert re.search(r"Join link: +http://\S+/\?room=" + code, banner)
         assert re.search(r"Dashboard \(board\): +http://\S+/dashboard#room=" + code + r"&token=", banner)
         assert re.search(r"Teacher controls: +http://\S+/teacher#room=" + code + r"&token=", banner)
+        assert "k skip the story" in banner and "press s to start" in banner
         os.write(fd, b"n")
         read_until(fd, r"Cannot next now: The room has not started yet")
         os.write(fd, b"s")
         read_until(fd, r"→ start")
-        read_until(fd, r"telling the story|question 1/3")
+        read_until(fd, r"telling the story · p to pause · k to skip to the quiz|question 1/3")
+        # k skips the story (there is a key for what "n" says to do).
+        os.write(fd, b"k")
+        read_until(fd, r"→ skip|the story is over")
+        read_until(fd, r"question 1/3 · 0/0 answered")
+        # q asks first: n keeps the room going, y ends it for everyone.
         os.write(fd, b"q")
+        read_until(fd, r"End the room for everyone\? \(y/n\)")
+        os.write(fd, b"n")
+        read_until(fd, r"The room goes on\.")
+        os.write(fd, b"q")
+        read_until(fd, r"End the room for everyone\? \(y/n\)")
+        os.write(fd, b"y")
         read_until(fd, r"The room has ended\. Goodbye!")
         read_until(fd, r"Results stay available: storycircle results " + code)
     finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_start_with_no_keys_shows_no_key_hints_and_prints_log_lines_above_the_status_line(tmp_path):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(ROOT)
+        os.execv(BIN, [BIN, "start", str(SHORT_STORY), "--port", "0", "--data", str(tmp_path / "data"),
+                       "--no-keys", "--voice", "xx-nonexistent"])
+    try:
+        banner = read_until(fd, r"● 0 children")
+        assert "Keys:" not in banner
+        teacher = re.search(r"Teacher controls: +(http://\S+)/teacher#room=(\d{6})&token=(\S+)", banner)
+        base, code, token = teacher.groups()
+        # Start from the API (there are no keys): the voice does not exist, so the server logs a warning.
+        import urllib.request
+        request = urllib.request.Request(f"{base}/api/rooms/{code}/commands", data=b'{"command":"start"}', method="POST",
+                                         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        assert urllib.request.urlopen(request, timeout=10).status == 200
+        output = read_until(fd, r"Narration could not be prepared[^\n]*\n[\s\S]*narration failed: The voice \"xx-nonexistent\" is not installed")
+        # Every status line drawn, and none of them has a key hint.
+        statuses = [line for line in re.split(r"\r|\n|\x1b\[2K", output) if line.startswith("● ")]
+        hints = ("· press ", "· s to ", "· k to ", "· p to ", "· r to ", "· n for ", "· q to ")
+        assert statuses and not any(hint in line for line in statuses for hint in hints), statuses
+        # The log line starts on a cleared line of its own, and the status line is drawn again after it.
+        log_at = output.index("Narration could not be prepared")
+        line_start = output.rindex("\n", 0, log_at) + 1 if "\n" in output[:log_at] else 0
+        before_on_that_line = output[line_start:log_at]
+        assert before_on_that_line.startswith("\r\x1b[2K") or "● " not in before_on_that_line, repr(before_on_that_line)
+        assert "● " not in before_on_that_line.split("\x1b[2K")[-1], repr(before_on_that_line)
+        after = output[log_at:]
+        assert re.match(r"Narration could not be prepared[^\n]*\r?\n● ", after), repr(after[:300])
+    finally:
+        os.kill(pid, signal.SIGTERM)
         _, status = os.waitpid(pid, 0)
         os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 0

@@ -190,7 +190,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
     }
 
-    var loggerLevel: Logger.Level {
+    public var loggerLevel: Logger.Level {
         switch logLevel {
         case "debug": .debug
         case "notice": .notice

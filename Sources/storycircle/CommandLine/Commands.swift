@@ -31,10 +31,10 @@ enum Commands {
         overview: "Start a server and a room on one story: the all-in-one classroom command.",
         arguments: [.init(name: "story", help: "The story file (JSON).")],
         options: serverOptions + roomSettingOptions + [
-            .init(long: "no-keys", valueName: nil, help: "Do not read single-key controls from the terminal."),
+            .init(long: "no-keys", valueName: nil, help: "Do not read single-key controls from the terminal (and show no key hints)."),
             CommandSpec.helpOption,
         ],
-        discussion: "Prints the join code, a QR code and the dashboard and teacher links, then a live status line.\nKeys: s start, n next, r reveal, p pause/resume, q end the room and quit."
+        discussion: "Prints the join code, a QR code and the dashboard and teacher links, then a live status line.\nKeys: s start, n next, r reveal, p pause/resume, k skip the story, q end the room (it asks first).\nWith --no-keys the terminal only shows the status; the teacher page has the controls."
     )
 
     static let serve = CommandSpec(
@@ -69,7 +69,10 @@ enum Commands {
         name: "kick", path: ["storycircle", "room"],
         overview: "Remove a child from a room.",
         arguments: [.init(name: "code", help: "The room code."), .init(name: "nickname", help: "The child's nickname (or player id).")],
-        options: clientOptions + [CommandSpec.helpOption]
+        options: clientOptions + [
+            .init(long: "block", valueName: nil, help: "Also block: that name and that browser cannot join this room again."),
+            CommandSpec.helpOption,
+        ]
     )
 
     static let roomCommandOverviews: [(String, String)] = [

@@ -72,10 +72,11 @@ enum RoomCommands {
         return ExitCode.success
     }
 
-    /// `room start|next|reveal|pause|resume|end CODE` and `room kick CODE NICKNAME`.
+    /// `room start|next|reveal|pause|resume|end CODE` and `room kick CODE NICKNAME [--block]`.
     static func command(_ name: String, _ parsed: ParsedArguments) async throws -> Int32 {
         let code = parsed.positional[0]
-        var body: [String: String] = ["command": name]
+        let command = name == "kick" && parsed.has("block") ? "block" : name
+        var body: [String: String] = ["command": command]
         if name == "kick" { body["player"] = parsed.positional[1] }
         let response = try await APIClient(server: Credentials.server(parsed)).send(
             "POST", "/api/rooms/\(code)/commands", token: try Credentials.teacherToken(parsed, code: code), json: try JSONEncoder().encode(body)
@@ -83,7 +84,7 @@ enum RoomCommands {
         struct Report: Decodable { var phase: String; var question: Int?; var questionCount: Int; var players: Int }
         let report = try JSONDecoder().decode(Report.self, from: response.body)
         let question = report.question.map { " \($0 + 1) of \(report.questionCount)" } ?? ""
-        Output.line("\(name): done. Room \(code) is now in \(report.phase)\(question), with \(report.players) player\(report.players == 1 ? "" : "s").")
+        Output.line("\(command): done. Room \(code) is now in \(report.phase)\(question), with \(report.players) player\(report.players == 1 ? "" : "s").")
         return ExitCode.success
     }
 }

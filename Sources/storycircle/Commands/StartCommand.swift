@@ -15,14 +15,18 @@ enum StartCommand {
         let patch = try RoomSettingFlags.patch(parsed, spec: Commands.start)
         let configuration = try ServerSetup.configuration(parsed, spec: Commands.start).get()
         let story = try StoryFile.require(parsed.positional[0])
+        let readsKeys = !parsed.has("no-keys")
+        // The server's log lines go above the status line, never through it.
+        let status = StatusLine(interactive: Terminal.outputIsInteractive)
+        let logger = Logger(label: "storycircle", minimumLevel: configuration.loggerLevel) { line in status.log(line) }
         let signals = Signals.stream()
-        let server = try await ServerSetup.start(configuration)
+        let server = try await ServerSetup.start(configuration, logger: logger)
         let created = try await server.createRoom(story: story, settings: patch)
         guard let room = await server.registry.room(created.room.code) else {
             await server.stop()
             throw CommandFailure("the room disappeared as it was created")
         }
-        printBanner(title: story.title, code: created.room.code, joinURL: created.joinURL, dashboardURL: created.dashboardURL, teacherURL: created.teacherURL, server: server)
+        printBanner(title: story.title, code: created.room.code, joinURL: created.joinURL, dashboardURL: created.dashboardURL, teacherURL: created.teacherURL, server: server, keys: readsKeys)
 
         let (events, sink) = AsyncStream.makeStream(of: Event.self)
         let forwarders = [
@@ -34,35 +38,51 @@ enum StartCommand {
                 }
             },
         ]
-        let readsKeys = !parsed.has("no-keys")
         let terminal = readsKeys ? Terminal() : nil
         if readsKeys {
             Task { for await key in Terminal.keys() { sink.yield(.key(key)) } }
         }
-        let status = StatusLine(interactive: Terminal.outputIsInteractive)
+        // After `q`, the next key answers "End the room for everyone? (y/n)".
+        var confirmingEnd = false
+        let endQuestion = "End the room for everyone? (y/n)"
 
         loop: for await event in events {
             switch event {
             case .signal:
                 break loop
             case .tick:
-                status.show(describe(await room.report()))
+                status.show(confirmingEnd ? endQuestion : describe(await room.report(), keys: readsKeys))
             case .key(let key):
-                guard let command = command(for: key, report: await room.report()) else {
-                    if key == UInt8(ascii: "q") {
+                let report = await room.report()
+                if confirmingEnd {
+                    confirmingEnd = false
+                    if key == UInt8(ascii: "y") || key == UInt8(ascii: "Y") {
                         _ = try? await room.perform(.end)
                         status.note("The room has ended. Goodbye!")
                         break loop
                     }
+                    status.note("The room goes on.")
+                } else if key == UInt8(ascii: "q") {
+                    if report.phase == .finished {
+                        status.note("Goodbye!")
+                        break loop
+                    }
+                    confirmingEnd = true
+                    status.show(endQuestion)
+                    continue
+                } else if let command = command(for: key, report: report) {
+                    do {
+                        _ = try await room.perform(command)
+                        status.note("→ \(command.name)")
+                    } catch {
+                        status.note("Cannot \(command.name) now: \(error.message)")
+                    }
+                } else if key == UInt8(ascii: "k") {
+                    status.note("k skips the story; the story is over.")
+                } else {
                     continue
                 }
-                do {
-                    _ = try await room.perform(command)
-                    status.note("→ \(command.name)")
-                } catch {
-                    status.note("Cannot \(command.name) now: \(error.message)")
-                }
-                status.show(describe(await room.report()))
+                status.show(describe(await room.report(), keys: readsKeys))
             }
         }
         forwarders.forEach { $0.cancel() }
@@ -80,30 +100,49 @@ enum StartCommand {
         case UInt8(ascii: "n"): .next
         case UInt8(ascii: "r"): .reveal
         case UInt8(ascii: "p"): report.paused ? .resume : .pause
+        // Skip only the story: in the quiz the same command would close a question unscored.
+        case UInt8(ascii: "k") where [.preparing, .error, .narrating].contains(report.phase): .skip
         default: nil
         }
     }
 
-    static func describe(_ report: RoomReport) -> String {
+    /// The status line. With `keys` it says which key does what now; without (`--no-keys`), no key hints.
+    static func describe(_ report: RoomReport, keys: Bool = true) -> String {
         let children = "\(report.players) child\(report.players == 1 ? "" : "ren") (\(report.connectedPlayers) here)"
-        let state: String
+        var parts: [String] = []
+        var hints: [String] = []
         switch report.phase {
-        case .lobby: state = "waiting · press s to start"
-        case .preparing: state = "preparing the story…"
-        case .error: state = "narration failed: \(report.errorMessage ?? "") · press s to try again, n… or skip from the teacher page"
-        case .narrating: state = report.paused ? "story paused · p to resume" : "telling the story · p to pause"
+        case .lobby:
+            parts.append("waiting")
+            hints.append("press s to start")
+        case .preparing:
+            parts.append("preparing the story…")
+            hints.append("k to skip to the quiz")
+        case .error:
+            parts.append("narration failed: \(report.errorMessage ?? "")")
+            hints += ["s to try again", "k to skip to the quiz"]
+        case .narrating:
+            parts.append(report.paused ? "story paused" : "telling the story")
+            hints += [report.paused ? "p to resume" : "p to pause", "k to skip to the quiz"]
         case .question:
             let number = (report.question ?? 0) + 1
-            state = "question \(number)/\(report.questionCount) · \(report.answers ?? 0)/\(report.players) answered" + (report.paused ? " · paused" : "") + " · r to reveal"
+            parts.append("question \(number)/\(report.questionCount)")
+            parts.append("\(report.answers ?? 0)/\(report.players) answered")
+            if report.paused { parts.append("paused") }
+            hints += [report.paused ? "p to resume" : "p to pause", "r to reveal"]
         case .reveal:
             let number = (report.question ?? 0) + 1
-            state = "answer \(number)/\(report.questionCount) revealed · n for " + (number == report.questionCount ? "the podium" : "the next question")
-        case .finished: state = "finished · q to quit"
+            parts.append("answer \(number)/\(report.questionCount) revealed")
+            hints.append("n for " + (number == report.questionCount ? "the podium" : "the next question"))
+        case .finished:
+            parts.append("finished")
+            hints.append("q to quit")
         }
-        return "● \(children) · \(state)"
+        if report.phase != .finished { hints.append("q to end") }
+        return "● " + ([children] + parts + (keys ? hints : [])).joined(separator: " · ")
     }
 
-    private static func printBanner(title: String, code: String, joinURL: String, dashboardURL: String, teacherURL: String, server: ClassroomServer) {
+    private static func printBanner(title: String, code: String, joinURL: String, dashboardURL: String, teacherURL: String, server: ClassroomServer, keys: Bool) {
         Output.line("StoryCircle \(StoryCircleVersion.current) · \(title)")
         Output.line()
         Output.line("  Join code: \(code)")
@@ -117,14 +156,19 @@ enum StartCommand {
         Output.line("  Dashboard (board):  \(dashboardURL)")
         Output.line("  Teacher controls:   \(teacherURL)")
         Output.line()
-        Output.line("Keys: s start · n next · r reveal · p pause/resume · q end and quit · Ctrl-C stop")
+        if keys {
+            Output.line("Keys: s start · n next · r reveal · p pause/resume · k skip the story · q end the room · Ctrl-C stop")
+        }
     }
 }
 
-/// One status line: rewritten in place on a terminal, a new line on each change otherwise.
+/// One status line: rewritten in place on a terminal, a new line on each change otherwise. Notes and the
+/// server's log lines are printed above it: the line is cleared, the text written, the line redrawn, under
+/// one lock, so a log line from another thread never lands in the middle of it.
 final class StatusLine: @unchecked Sendable {
-    // `@unchecked Sendable`: used only from the command's event loop.
+    // `@unchecked Sendable`: `last` is only touched under `lock`.
     private let interactive: Bool
+    private let lock = NSLock()
     private var last = ""
 
     init(interactive: Bool) {
@@ -132,16 +176,31 @@ final class StatusLine: @unchecked Sendable {
     }
 
     func show(_ text: String) {
-        guard text != last else { return }
-        last = text
-        Output.write(interactive ? "\r\u{1B}[2K" + text : text + "\n")
+        lock.withLock {
+            guard text != last else { return }
+            last = text
+            Output.write(interactive ? "\r\u{1B}[2K" + text : text + "\n")
+        }
     }
 
     func note(_ text: String) {
-        Output.write(interactive ? "\r\u{1B}[2K" + text + "\n" + last : text + "\n")
+        lock.withLock {
+            Output.write(interactive ? "\r\u{1B}[2K" + text + "\n" + last : text + "\n")
+        }
+    }
+
+    /// A log line, to standard error as always; on a terminal the status line makes room for it first.
+    func log(_ line: String) {
+        lock.withLock {
+            if interactive { Output.write("\r\u{1B}[2K") }
+            Logger.standardError(line)
+            if interactive { Output.write(last) }
+        }
     }
 
     func finish() {
-        if interactive { Output.write("\n") }
+        lock.withLock {
+            if interactive { Output.write("\n") }
+        }
     }
 }

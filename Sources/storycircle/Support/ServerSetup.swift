@@ -30,9 +30,9 @@ enum ServerSetup {
     }
 
     /// Starts a server, turning whatever stops it into one line for the teacher.
-    static func start(_ configuration: ServerConfiguration) async throws(CommandFailure) -> ClassroomServer {
+    static func start(_ configuration: ServerConfiguration, logger: Logger? = nil) async throws(CommandFailure) -> ClassroomServer {
         do {
-            return try await ClassroomServer.start(configuration: configuration)
+            return try await ClassroomServer.start(configuration: configuration, logger: logger)
         } catch {
             throw CommandFailure("the server could not start: \(error)")
         }
