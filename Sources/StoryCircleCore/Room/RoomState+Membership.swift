@@ -44,7 +44,8 @@ extension RoomState {
         }
         let key = Nickname.uniquenessKey(nickname)
         if blockedNicknames.contains(key) {
-            return refuse(connection, RoomError(.blocked, "Your teacher has removed \(nickname) from this room."))
+            // Said without blame: another child may have picked the same name innocently.
+            return refuse(connection, RoomError(.blocked, "The name \(nickname) can’t be used in this room. Please pick another nickname."))
         }
         if nicknameOwners[key] != nil {
             return refuse(connection, RoomError(.nicknameTaken, "Someone in this room is already called \(nickname). Please pick another nickname."))
