@@ -31,66 +31,8 @@ export function showOnly(sections, id) {
   for (const section of sections) $(`#${section}`).hidden = section !== id;
 }
 
-/** Every option has a colour AND a shape, so colour is never the only way to tell them apart. */
-export const OPTION_SHAPES = ["▲", "◆", "●", "■", "★", "⬟", "⬢", "✚"];
-export const SHAPE_NAMES = ["triangle", "diamond", "circle", "square", "star", "pentagon", "hexagon", "cross"];
-
-export function optionColour(node, index) {
-  node.style.setProperty("--option-color", `var(--option-${index % 8})`);
-  return node;
-}
-
-export function optionButton(index, text, onChoose) {
-  const button = el("button", {
-    class: "option",
-    type: "button",
-    "data-index": index,
-    "aria-label": `${SHAPE_NAMES[index % 8]}: ${text}`,
-    onclick: onChoose ? () => onChoose(index) : undefined,
-  },
-  el("span", { class: "shape", "aria-hidden": "true", text: OPTION_SHAPES[index % 8] }),
-  el("span", { class: "label", text }),
-  el("span", { class: "mark", "aria-hidden": "true" }));
-  return optionColour(button, index);
-}
-
-/** Progress dots, one per question: green right, red wrong, grey missed or not yet. */
-export function progressDots(results, count) {
-  const words = { correct: "right", wrong: "wrong", missed: "missed", skipped: "skipped" };
-  const dots = el("div", { class: "dots", role: "list", "aria-label": "Your answers so far" });
-  for (let i = 0; i < count; i++) {
-    const result = results[i];
-    dots.append(el("span", { class: `dot ${result ?? "pending"}`, role: "listitem", "aria-label": `Question ${i + 1}: ${words[result] ?? "not yet"}`, title: `Question ${i + 1}: ${words[result] ?? "not yet"}` }));
-  }
-  return dots;
-}
-
-export function board(entries, highlightId) {
-  const list = el("ol", { class: "board" });
-  for (const entry of entries) {
-    list.append(el("li", { class: entry.id === highlightId ? "me" : "" },
-      el("span", { class: "rank", text: `${entry.rank}.` }),
-      el("span", { class: "name", text: entry.nickname }),
-      el("span", { class: "points", text: `${entry.score}` })));
-  }
-  return list;
-}
-
-export function podium(entries) {
-  const places = [["second", "🥈"], ["first", "🥇"], ["third", "🥉"]];
-  const byRank = (rank) => entries.filter((entry) => entry.rank === rank);
-  const node = el("div", { class: "podium", role: "list", "aria-label": "Podium" });
-  for (const [place, medal] of places) {
-    const rank = place === "first" ? 1 : place === "second" ? 2 : 3;
-    const winners = byRank(rank);
-    if (winners.length === 0) continue;
-    node.append(el("div", { class: `step ${place}`, role: "listitem", "aria-label": `Place ${rank}` },
-      el("div", { class: "who" },
-        el("strong", { text: winners.map((w) => w.nickname).join(", ") }),
-        el("span", { text: `${winners[0].score} points` })),
-      el("div", { class: "pillar", "aria-hidden": "true", text: medal })));
-  }
-  return node;
+export function reducedMotion() {
+  return Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
 }
 
 /** Announces a sentence to screen readers through a polite live region. */
@@ -101,6 +43,103 @@ export function announce(text) {
   setTimeout(() => { region.textContent = text; }, 50);
 }
 
-export function reducedMotion() {
-  return window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+/** "1st", "2nd", "3rd", "4th", … "11th", "12th", "13th", "21st". */
+export function ordinal(n) {
+  const tens = n % 100;
+  if (tens >= 11 && tens <= 13) return `${n}th`;
+  return `${n}${{ 1: "st", 2: "nd", 3: "rd" }[n % 10] ?? "th"}`;
+}
+
+export function points(n) {
+  return `${n} point${n === 1 ? "" : "s"}`;
+}
+
+/** "🔥 3 in a row", from two correct answers in a row. */
+export function streakText(streak) {
+  return streak >= 2 ? `🔥 ${streak} in a row` : "";
+}
+
+const RESULT_WORDS = { correct: "right", wrong: "not right", missed: "no answer", skipped: "skipped" };
+const RESULT_MARKS = { correct: "✓", wrong: "✗", missed: "–", skipped: "»" };
+
+/** Progress dots, one per question: a mark and a word for each (✓ right, ✗ not right, – no answer, » skipped, ring not yet). */
+export function progressDots(results, count, label = "Your answers so far") {
+  const dots = el("ol", { class: "dots", "aria-label": label });
+  for (let i = 0; i < count; i++) {
+    const result = results[i] ?? "pending";
+    const words = `Question ${i + 1}: ${RESULT_WORDS[result] ?? "not yet"}`;
+    dots.append(el("li", { class: `dot ${result}`, title: words },
+      el("span", { "aria-hidden": "true", text: RESULT_MARKS[result] ?? "" }),
+      el("span", { class: "visually-hidden", text: words })));
+  }
+  return dots;
+}
+
+/** A ranked list. `limit` keeps the top ones and says how many more there are. */
+export function board(entries, { highlightId = null, limit = Infinity } = {}) {
+  const list = el("ol", { class: "board" });
+  for (const entry of entries.slice(0, limit)) {
+    list.append(el("li", { class: entry.id === highlightId ? "me" : "" },
+      el("span", { class: "rank", text: `${entry.rank}.` }),
+      el("span", { class: "name", text: entry.nickname }),
+      entry.streak >= 2 ? el("span", { class: "streak-mark", text: `🔥${entry.streak}`, title: streakText(entry.streak) }) : null,
+      el("span", { class: "points", text: `${entry.score}` })));
+  }
+  if (entries.length > limit) list.append(el("li", { class: "more", text: `and ${entries.length - limit} more with points` }));
+  return list;
+}
+
+/**
+ * The podium: places 2, 1, 3 left to right. Nobody with 0 points is on it (the server leaves them out).
+ * With motion, the places appear one by one, third first; `onPlace` is told as each appears.
+ */
+export function podium(entries, { onPlace = () => {} } = {}) {
+  const places = [["second", "🥈", 2], ["first", "🥇", 1], ["third", "🥉", 3]];
+  const node = el("ol", { class: "podium", "aria-label": "Podium" });
+  const steps = new Map();
+  for (const [place, medal, rank] of places) {
+    const winners = entries.filter((entry) => entry.rank === rank);
+    if (winners.length === 0) continue;
+    const step = el("li", { class: `step ${place}`, "aria-label": `${ordinal(rank)} place: ${winners.map((w) => w.nickname).join(", ")}, ${points(winners[0].score)}` },
+      el("div", { class: "who" },
+        el("strong", { text: winners.map((w) => w.nickname).join(", ") }),
+        el("span", { text: points(winners[0].score) })),
+      el("div", { class: "pillar", "aria-hidden": "true" }, medal, el("span", { class: "place-number", text: ordinal(rank) })));
+    steps.set(rank, step);
+    node.append(step);
+  }
+  if (steps.size === 0) return el("p", { class: "podium-empty", text: "Everyone took part: well done, all of you!" });
+  if (!reducedMotion()) {
+    node.classList.add("staged");
+    let delay = 300;
+    for (const rank of [3, 2, 1]) {
+      const step = steps.get(rank);
+      if (!step) continue;
+      setTimeout(() => { step.classList.add("shown"); onPlace(rank); }, delay);
+      delay += 900;
+    }
+  } else {
+    for (const rank of [3, 2, 1]) if (steps.has(rank)) onPlace(rank);
+  }
+  return node;
+}
+
+/**
+ * Keeps a list inside its box: while the last item overflows, items come off the end and one "+ N more"
+ * item says how many (so a projector never needs scrolling, whatever the size of the class). `left` is
+ * how many were left out before (they are counted in N too).
+ */
+export function fitList(list, moreItem, left = 0) {
+  const items = [...list.children];
+  let hidden = 0;
+  const overflowing = () => list.scrollHeight > list.clientHeight + 1;
+  if (!overflowing() && left === 0) return 0;
+  const more = moreItem(left);
+  list.append(more);
+  while (overflowing() && hidden < items.length) {
+    hidden += 1;
+    items[items.length - hidden].hidden = true;
+    more.textContent = moreItem(left + hidden).textContent;
+  }
+  return hidden;
 }

@@ -5,6 +5,7 @@ import { RoomConnection, fragmentParameters } from "./connection.js";
 import { ScreenState } from "./screen-state.js";
 import { TeacherControls } from "./controls.js";
 import { describePhase } from "./phase.js";
+import { storageBanner } from "./storage-banner.js";
 
 const params = fragmentParameters();
 const code = params.get("room");
@@ -12,8 +13,9 @@ const token = params.get("token");
 const room = new ScreenState();
 const connection = new RoomConnection({
   hello: () => ({ type: "control", room: code, token }),
+  room: () => code,
   onMessage: handle,
-  onStatus: ({ state, code: closeCode }) => {
+  onStatus: ({ state }) => {
     const banner = $("#connection-message");
     banner.hidden = state === "open" || state === "connecting";
     $("#connection-text").textContent = state === "closed"
@@ -21,7 +23,8 @@ const connection = new RoomConnection({
       : "We lost the connection to the server. Reconnecting…";
   },
 });
-const controls = new TeacherControls($("#controls"), (message) => connection.send(message));
+const controls = new TeacherControls($("#controls"), (message) => connection.send(message), { room: code, token });
+window.storycircle = { events: [], connection, room };
 
 function handle(message) {
   if (message.type === "error") {
@@ -41,10 +44,13 @@ function render() {
   const stateText = describePhase(room);
   if ($("#room-state").textContent !== stateText) announce(stateText);
   $("#room-state").textContent = stateText;
-  $("#room-answers").textContent = room.answers ? `${room.answers.answered} of ${room.answers.total} children answered` : "";
+  // Counts only while a question is open: never a stale "2 of 3 answered" on a finished room.
+  $("#room-answers").textContent = room.phase === "question" && room.answers
+    ? `${room.answers.answered} of ${room.answers.total} ${room.answers.total === 1 ? "child" : "children"} answered` : "";
   const join = `${location.origin}/?room=${room.code ?? code}`;
   $("#join-link").textContent = join;
   $("#join-link").href = join;
+  storageBanner($("#storage-banner"), room.storage);
   controls.update(room);
 }
 
