@@ -3,7 +3,7 @@
 // but not after a refusal (bad code, kicked, replaced).
 
 import { ServerClock } from "./clock.js";
-import { shouldReconnect } from "./close-codes.js";
+import { CLOSE, shouldReconnect } from "./close-codes.js";
 
 const CLOCK_SYNC = { burst: 5, burstStartMs: 150, burstGapMs: 250, intervalMs: 10000 };
 const BACKOFF = { firstMs: 500, maxMs: 10000 };
@@ -46,7 +46,7 @@ export class RoomConnection {
     this.stopped = true;
     this.cancelReconnect();
     this.clearTimers(this.socketTimers);
-    if (this.socket) this.socket.close(1000);
+    if (this.socket) this.socket.close(CLOSE.NORMAL);
   }
 
   send(message) {
@@ -131,7 +131,7 @@ export class RoomConnection {
     this.stopped = false;
     const old = this.socket;
     this.socket = null;
-    if (old && old.readyState <= this.WebSocketClass.OPEN) old.close(1000);
+    if (old && old.readyState <= this.WebSocketClass.OPEN) old.close(CLOSE.NORMAL);
     this.open();
   }
 
