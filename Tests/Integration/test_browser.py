@@ -373,6 +373,8 @@ def test_a_class_plays_a_whole_room_on_every_screen(server, browsers, tmp_path):
         assert_fits(driver, "the podium")
     wait(teacher, lambda d: visible(d, "#end-results"))
     assert text(teacher, "#room-answers") == "", "no stale '2 of 32 answered' on a finished room"
+    for driver in (teacher, phone, tablet):
+        assert driver.execute_script("return document.documentElement.scrollWidth <= innerWidth"), "no sideways scrolling"
     screenshot(phone, "phone-podium")
     screenshot(tablet, "tablet-podium")
     screenshot(projector, "projector-1920-podium")

@@ -83,7 +83,7 @@ export class TeacherControls {
     this.roster = el("table", { class: "players-table", id: "roster" },
       el("caption", { class: "visually-hidden", text: "Children in the room" }),
       el("thead", {}, el("tr", {},
-        ...["Name", "Here?", "Answered?", "Score", "Answers so far", "Remove"].map((heading, i) => el("th", { scope: "col", class: i === 3 ? "num" : "", text: heading })))),
+        ...["Name", "Here?", "Answered?", "Score", "Answers so far", "Remove or block"].map((heading, i) => el("th", { scope: "col", class: i === 3 ? "num" : "", text: heading })))),
       el("tbody"));
     this.rosterCount = el("span", { id: "roster-count" });
     this.settingsForm = this.buildSettings();
@@ -91,13 +91,16 @@ export class TeacherControls {
       onchange: () => this.send({ type: "command", command: "settings", settings: { answerGrid: this.gridToggle.checked } }) });
     container.append(el("div", { class: "teacher-grid" },
       el("div", { class: "teacher-controls" },
-        el("h2", { text: "Controls" }), grid, this.feedback, this.results,
+        this.results,
+        el("h2", { text: "Controls" }), grid, this.feedback,
         el("h2", { text: "The projector" }),
         el("label", { class: "check", for: "answer-grid" }, this.gridToggle, "Show everyone’s answers by name (the answer grid)"),
         el("p", { class: "muted", text: "Off by default, so nobody’s wrong answers are shown to the class. You can change it at any time." }),
         el("h2", { text: "Settings" }), this.settingsForm),
       el("div", { class: "teacher-roster" },
-        el("h2", {}, "Children ", el("span", { class: "muted" }, "(", this.rosterCount, ")")), this.roster)));
+        el("h2", {}, "Children ", el("span", { class: "muted" }, "(", this.rosterCount, ")")),
+        el("p", { class: "muted", text: "Remove: the child leaves and may join again. Block: the child leaves and cannot come back, not under that name and not from that browser." }),
+        el("div", { class: "table-scroll" }, this.roster))));
   }
 
   async command(command, extra = {}) {
@@ -131,7 +134,10 @@ export class TeacherControls {
       button.disabled = !allowed(command, room);
       if (command === "skip") button.querySelector(".label").textContent = skipLabel(room.phase);
     }
-    this.results.hidden = room.phase !== "finished";
+    const finished = room.phase === "finished";
+    const appearing = finished && this.results.hidden;
+    this.results.hidden = !finished;
+    if (appearing) this.results.scrollIntoView({ block: "nearest" });
     this.renderRoster(room);
     const editable = room.phase === "lobby" || room.phase === "error";
     for (const input of this.settingsForm.querySelectorAll("input, select, button")) input.disabled = !editable;
@@ -161,7 +167,7 @@ export class TeacherControls {
         el("td", {}, el("div", { class: "actions" },
           el("button", { type: "button", class: "secondary", "data-player": player.id, "data-action": "kick", text: "Remove",
             "aria-label": `Remove ${player.nickname}`, onclick: () => this.remove(player, false) }),
-          el("button", { type: "button", class: "danger", "data-player": player.id, "data-action": "block", text: "Remove and block",
+          el("button", { type: "button", class: "danger", "data-player": player.id, "data-action": "block", text: "Block",
             "aria-label": `Remove and block ${player.nickname}`, onclick: () => this.remove(player, true) })))));
     }
     if (focused) rows.querySelector(`[data-player="${CSS.escape(focused)}"]`)?.focus();
