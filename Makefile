@@ -11,7 +11,7 @@ RELEASE := .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps test-deps bench-deps build release run test swift-test tsan-test fuzz integration-test bench bench-readme bench-profile clean
+.PHONY: all deps test-deps bench-deps build release run test swift-test tsan-test fuzz integration-test bench bench-readme bench-profile clean screenshots
 
 all: build
 
@@ -88,6 +88,14 @@ bench-readme: $(VENV)/.ready
 ## make bench-profile: where StoryCircle's time goes in the 250-room fan-out (perf, strace; docs/performance.md).
 bench-profile: release bench-deps
 	bench/profile.sh
+
+## make screenshots: copies the README's screenshots from build/screenshots/ (made by the browser tests).
+README_SCREENSHOTS := phone-lobby phone-story phone-question-scrolled-countdown phone-reveal-your-answer phone-podium \
+	projector-1920-lobby projector-1920-reveal-colours projector-1280-question-8-options \
+	projector-1920-reveal-8-options-answer-grid teacher-question-roster teacher-finished-results
+screenshots:
+	@mkdir -p docs/screenshots
+	@for name in $(README_SCREENSHOTS); do cp build/screenshots/$$name.png docs/screenshots/ || exit 1; done
 
 clean:
 	rm -rf .build $(VENV) $(BENCH_VENV)
