@@ -101,10 +101,10 @@ extension RoomState {
     static let childNarrationProblem = "Pip could not get the story ready. Your teacher is fixing it: stay here!"
 
     /// The whole board, for screens; while a question is open each entry says whether that child answered.
-    func board(includeResults: Bool) -> [ScoreboardEntry] {
+    func board(includeResults: Bool, ranked: [(rank: Int, index: Int)]? = nil) -> [ScoreboardEntry] {
         var openQuestion: Int?
         if case .question(let run) = phase { openQuestion = run.index }
-        return entries(rankedPlayers()[...], includeResults: includeResults, answered: openQuestion)
+        return entries((ranked ?? rankedPlayers())[...], includeResults: includeResults, answered: openQuestion)
     }
 
     /// How many active players chose each option of question `index`.

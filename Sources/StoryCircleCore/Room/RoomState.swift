@@ -223,6 +223,10 @@ public struct RoomState: Sendable {
             return sendToScreens(.lobby(lobby()))
         }
         let progress = answerProgress()
-        return sendToScreens { role in .scoreboard(ScoreboardUpdate(entries: self.board(includeResults: self.showsResults(to: role)), answers: progress)) }
+        // Ranked once, however many kinds of screen get their own copy.
+        let ranked = rankedPlayers()
+        return sendToScreens { role in
+            .scoreboard(ScoreboardUpdate(entries: self.board(includeResults: self.showsResults(to: role), ranked: ranked), answers: progress))
+        }
     }
 }
