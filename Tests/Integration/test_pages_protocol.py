@@ -253,6 +253,35 @@ def test_a_welcome_at_any_time_replaces_everything_and_an_unsaved_tap_goes_again
     assert text(child, "#reveal-title") == "🎉 Yes! That’s right!"
 
 
+def test_a_tap_still_unsent_when_its_question_closes_is_dropped(fakes, browsers):
+    async def script(fake, ws, hello):
+        fake.seen = []
+        await send(ws, child_welcome())
+        async for raw in ws:
+            message = json.loads(raw)
+            fake.seen.append(message)
+            if message["type"] == "answer":
+                # No ack: the store gives up, the room is rebuilt, and by then the question has been revealed.
+                await send(ws, child_welcome(phase="reveal", token=None, reveal={
+                    "question": 0, "correctOption": 1, "distribution": [0, 0], "top": [],
+                    "you": {"option": None, "outcome": "missed", "points": 0,
+                            "standing": {"score": 0, "rank": 1, "streak": 0, "results": ["missed"]}}}))
+
+    fake = fakes(script)
+    child = browsers(**PHONE)
+    open_child(child, fake)
+    wait(child, lambda d: (b := option(d, "A cat")) and b.is_enabled())
+    option(child, "A cat").click()
+    wait(child, lambda d: visible(d, "#reveal-result"))
+    assert text(child, "#reveal-title") == "⏰ Time’s up! The answer was “A mouse”."
+    # Messages on one socket arrive in order: once this ping is in, any answer sent before it would be too.
+    child.execute_script("window.storycircle.connection.send({type: 'ping', id: 999})")
+    wait(child, lambda d: any(m.get("id") == 999 for m in fake.seen))
+    assert [m["type"] for m in fake.seen if m["type"] == "answer"] == ["answer"], "the closed question's tap is not sent again"
+    assert text(child, "#answer-status") == ""
+    assert child.execute_script("return JSON.parse(localStorage.getItem('storycircle.session')).pending") is None
+
+
 def test_the_teacher_sees_a_banner_while_the_server_cannot_save(fakes, browsers):
     async def script(fake, ws, hello):
         assert hello["type"] == "control"

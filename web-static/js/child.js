@@ -116,6 +116,11 @@ function welcome(message) {
   stopTimers();
   services.player.stop();
   record("welcome");
+  // A tap still waiting to be sent counts only while its question is open; past that, it is dropped.
+  if (state.pending && room.phase !== "question") {
+    state.pending = null;
+    saveSession();
+  }
 
   switch (room.phase) {
     case "lobby": showLobby(room); break;
