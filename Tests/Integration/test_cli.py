@@ -1,4 +1,5 @@
 """The `storycircle` executable, run as a teacher or a script would (issue #6)."""
+import codecs
 import csv
 import io
 import json
@@ -191,23 +192,36 @@ def test_an_unreachable_server_is_one_clear_line(tmp_path):
     assert "Traceback" not in result.stderr and "Fatal" not in result.stderr
 
 
-def read_until(fd, pattern, timeout=30):
-    """Reads a pseudo-terminal until `pattern` appears; returns everything read."""
-    output = b""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            output += chunk
-            if re.search(pattern, output.decode(errors="replace")):
-                return output.decode(errors="replace")
-    raise AssertionError(f"did not see {pattern!r} in:\n{output.decode(errors='replace')}")
+class PtyReader:
+    """Reads a pseudo-terminal. Each `expect` looks for its pattern after the previous match, in all that
+    has arrived, so a line that came in the same chunk as an earlier one is not lost."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.output = ""
+        self.position = 0
+
+    def expect(self, pattern, timeout=30):
+        """Waits for `pattern`; returns what arrived from the previous match up to the end of this one."""
+        deadline = time.monotonic() + timeout
+        while True:
+            match = re.search(pattern, self.output[self.position:])
+            if match:
+                start, self.position = self.position, self.position + match.end()
+                return self.output[start:self.position]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"did not see {pattern!r} in:\n{self.output[self.position:]}")
+            ready, _, _ = select.select([self.fd], [], [], min(remaining, 0.2))
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 65536)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError(f"the program ended before {pattern!r}:\n{self.output[self.position:]}")
+                self.output += self.decoder.decode(chunk)
 
 
 def test_start_in_a_terminal_shows_code_qr_and_status_and_answers_keys(tmp_path):
@@ -215,8 +229,9 @@ def test_start_in_a_terminal_shows_code_qr_and_status_and_answers_keys(tmp_path)
     if pid == 0:
         os.chdir(ROOT)
         os.execv(BIN, [BIN, "start", str(SHORT_STORY), "--port", "0", "--data", str(tmp_path / "data")])
+    reader = PtyReader(fd)
     try:
-        banner = read_until(fd, r"● 0 children")
+        banner = reader.expect(r"● 0 children")
         code = re.search(r"Join code: (\d{6})", banner).group(1)
         qr_lines = [line for line in banner.splitlines() if "█" in line]
         assert len(qr_lines) >= 15, "a QR code block is drawn"
@@ -224,26 +239,30 @@ def test_start_in_a_terminal_shows_code_qr_and_status_and_answers_keys(tmp_path)
         assert re.search(r"Join link: +http://\S+/\?room=" + code, banner)
         assert re.search(r"Dashboard \(board\): +http://\S+/dashboard#room=" + code + r"&token=", banner)
         assert re.search(r"Teacher controls: +http://\S+/teacher#room=" + code + r"&token=", banner)
-        assert "k skip the story" in banner and "press s to start" in banner
+        assert "k skip the story" in banner
+        reader.expect(r"press s to start")
         os.write(fd, b"n")
-        read_until(fd, r"Cannot next now: The room has not started yet")
+        reader.expect(r"Cannot next now: The room has not started yet")
         os.write(fd, b"s")
-        read_until(fd, r"→ start")
-        read_until(fd, r"telling the story · p to pause · k to skip to the quiz|question 1/3")
+        reader.expect(r"→ start")
+        reader.expect(r"telling the story · p to pause · k to skip to the quiz|question 1/3")
         # k skips the story (there is a key for what "n" says to do).
         os.write(fd, b"k")
-        read_until(fd, r"→ skip|the story is over")
-        read_until(fd, r"question 1/3 · 0/0 answered")
+        reader.expect(r"→ skip|the story is over")
+        reader.expect(r"question 1/3 · 0/0 answered")
         # q asks first: n keeps the room going, y ends it for everyone.
         os.write(fd, b"q")
-        read_until(fd, r"End the room for everyone\? \(y/n\)")
+        reader.expect(r"End the room for everyone\? \(y/n\)")
         os.write(fd, b"n")
-        read_until(fd, r"The room goes on\.")
+        reader.expect(r"The room goes on\.")
         os.write(fd, b"q")
-        read_until(fd, r"End the room for everyone\? \(y/n\)")
+        reader.expect(r"End the room for everyone\? \(y/n\)")
         os.write(fd, b"y")
-        read_until(fd, r"The room has ended\. Goodbye!")
-        read_until(fd, r"Results stay available: storycircle results " + code)
+        reader.expect(r"The room has ended\. Goodbye!")
+        reader.expect(r"Results stay available: storycircle results " + code)
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        raise
     finally:
         _, status = os.waitpid(pid, 0)
         os.close(fd)
@@ -256,8 +275,9 @@ def test_start_with_no_keys_shows_no_key_hints_and_prints_log_lines_above_the_st
         os.chdir(ROOT)
         os.execv(BIN, [BIN, "start", str(SHORT_STORY), "--port", "0", "--data", str(tmp_path / "data"),
                        "--no-keys", "--voice", "xx-nonexistent"])
+    reader = PtyReader(fd)
     try:
-        banner = read_until(fd, r"● 0 children")
+        banner = reader.expect(r"● 0 children")
         assert "Keys:" not in banner
         teacher = re.search(r"Teacher controls: +(http://\S+)/teacher#room=(\d{6})&token=(\S+)", banner)
         base, code, token = teacher.groups()
@@ -266,7 +286,7 @@ def test_start_with_no_keys_shows_no_key_hints_and_prints_log_lines_above_the_st
         request = urllib.request.Request(f"{base}/api/rooms/{code}/commands", data=b'{"command":"start"}', method="POST",
                                          headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
         assert urllib.request.urlopen(request, timeout=10).status == 200
-        output = read_until(fd, r"Narration could not be prepared[^\n]*\n[\s\S]*narration failed: The voice \"xx-nonexistent\" is not installed")
+        output = banner + reader.expect(r"Narration could not be prepared[^\n]*\n[\s\S]*narration failed: The voice \"xx-nonexistent\" is not installed")
         # Every status line drawn, and none of them has a key hint.
         statuses = [line for line in re.split(r"\r|\n|\x1b\[2K", output) if line.startswith("● ")]
         hints = ("· press ", "· s to ", "· k to ", "· p to ", "· r to ", "· n for ", "· q to ")

@@ -78,7 +78,7 @@ enum StartCommand {
                         status.note("Cannot \(command.name) now: \(error.message)")
                     }
                 } else if key == UInt8(ascii: "k") {
-                    status.note("k skips the story; the story is over.")
+                    status.note(report.phase == .lobby ? "k skips the story once it has started (s starts it)." : "k skips the story; the story is over.")
                 } else {
                     continue
                 }
