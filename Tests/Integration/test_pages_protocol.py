@@ -215,7 +215,9 @@ def test_refused_upgrades_and_restarts_are_retried_with_growing_pauses(fakes, br
     fake.refuse = [429, 429, 503]
     child = browsers(**PHONE)
     open_child(child, fake)
+    wait(child, lambda d: visible(d, "#connection-message") and "Still connecting to your class" in text(d, "#connection-text"))
     wait(child, lambda d: len(fake.hellos) == 2 and visible(d, "#lobby"), timeout=30, message="in, after three refusals and a restart")
+    wait(child, lambda d: not visible(d, "#connection-message"))
     refused = [t for t, _, status in fake.upgrades if status != 101]
     assert len(refused) == 3
     first_accepted = next(t for t, _, status in fake.upgrades if status == 101)

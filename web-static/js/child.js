@@ -53,7 +53,11 @@ function status({ state: connectionState, code }) {
     if (code === CLOSE.TRY_AGAIN_LATER && !state.welcomed) {
       text.textContent = "We could not save your place yet. Trying again…";
       banner.hidden = false;
-    } else if (state.welcomed) {
+    } else if (!state.welcomed) {
+      // Not in yet: the server is busy (HTTP 429 or 503) or out of reach. The page keeps trying.
+      text.textContent = "Still connecting to your class… trying again.";
+      banner.hidden = false;
+    } else {
       text.textContent = state.pending
         ? "We lost the connection. Your answer is kept and goes as soon as we are back…"
         : "We lost the connection. Reconnecting…";
