@@ -54,6 +54,11 @@ enum Migrations {
         (3, """
             ALTER TABLE players ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;
             """),
+        // Version 4: one row the server rewrites to find out whether it can write (at start, and while
+        // writes are failing, to notice when they work again).
+        (4, """
+            CREATE TABLE store_probe (id INTEGER PRIMARY KEY CHECK (id = 1), written_at INTEGER NOT NULL);
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

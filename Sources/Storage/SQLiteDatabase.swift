@@ -19,7 +19,20 @@ final class SQLiteDatabase {
         }
         self.handle = handle
         self.path = path
+        sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 5_000)
+    }
+
+    /// Whether a transaction is open. After `SQLITE_FULL`, `SQLITE_IOERR` and their kin SQLite may have
+    /// rolled the transaction back by itself: then this is `false`, and statements would autocommit.
+    var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Whether SQLite opened the file read-only (it does so quietly when it cannot open it for writing).
+    var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
+    /// Rolls back the open transaction, if SQLite has not already.
+    func rollback() {
+        if inTransaction { try? execute("ROLLBACK") }
     }
 
     deinit {
@@ -43,7 +56,7 @@ final class SQLiteDatabase {
             try execute("COMMIT")
             return result
         } catch {
-            try? execute("ROLLBACK")
+            rollback()
             throw error
         }
     }

@@ -10,14 +10,44 @@ import StoryCircleCore
 /// completion runs only after the commit that contains it. Reads use a second connection, which WAL lets
 /// run beside the writer.
 ///
-/// `@unchecked Sendable`: the write queue is guarded by `condition`; the writer connection is only used on
-/// the writer thread; the reader connection only under `readLock`.
+/// When a write fails, nothing in its transaction is reported durable:
+/// - a failure of the database (full, read-only, I/O error, busy) fails the whole batch at once, and the
+///   store stops at that first error: SQLite may already have rolled the transaction back, and the
+///   statements after it would each commit on their own;
+/// - a failure of one record (a constraint) fails that record alone: the transaction is rolled back and
+///   the batch runs again without it, so other rooms' records do not pay for it.
+/// Either way the rooms whose records failed are blocked (`RoomStore.append`) until they resume.
+///
+/// `@unchecked Sendable`: the write queue is guarded by `condition`; the writer connection and the blocked
+/// rooms are only used on the writer thread; the reader connection only under `readLock`.
 public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
+    private typealias Completion = @Sendable ((any Error)?) -> Void
+
     private enum Job {
-        case record(RoomRecord, room: String, done: @Sendable ((any Error)?) -> Void)
-        case createRoom(RoomHeader, done: @Sendable ((any Error)?) -> Void)
+        case record(RoomRecord, room: String, resuming: Bool, done: Completion)
+        case createRoom(RoomHeader, done: Completion)
         case purge(ServerTime, done: @Sendable (Result<Int, any Error>) -> Void)
+        case probe(done: Completion)
+        /// SQL for the writer connection itself (`runOnWriter`).
+        case configure(String, done: Completion)
         case stop
+
+        var kind: String {
+            switch self {
+            case .record(let record, _, _, _): record.kind
+            case .createRoom: "room.created"
+            case .purge: "purge"
+            case .probe: "probe"
+            case .configure: "configure"
+            case .stop: "stop"
+            }
+        }
+
+        /// The room whose order this job is part of (records only).
+        var room: String? {
+            if case .record(_, let room, _, _) = self { return room }
+            return nil
+        }
     }
 
     public let path: String
@@ -28,27 +58,62 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     private let reader: SQLiteDatabase
     private let readLock = NSLock()
     private let commits = Atomic<Int>(0)
+    private let batches = Atomic<Int>(0)
+    private let currentHealth = Locked<StoreHealth>(.ok)
     /// The most records one transaction takes, so one huge burst does not delay every completion.
     private let maxBatch = 4_096
 
-    /// Opens (creating and migrating as needed) the database at `path`.
+    /// Opens (creating and migrating as needed) the database at `path`, and proves it can write there.
     public init(path: String) throws {
         self.path = path
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let writer = try SQLiteDatabase(path: path)
-        try writer.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
-        try Migrations.migrate(writer, now: Int64(Date().timeIntervalSince1970 * 1_000))
-        reader = try SQLiteDatabase(path: path)
-        try reader.execute("PRAGMA foreign_keys=ON;")
-        let handOff = WriterHandOff(database: writer, statements: try WriterStatements(writer))
-        let thread = Thread { [self] in self.writeLoop(handOff.database, handOff.statements) }
+        let writer: Writer
+        do {
+            let database = try SQLiteDatabase(path: path)
+            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+            try Migrations.migrate(database, now: Int64(Date().timeIntervalSince1970 * 1_000))
+            let statements = try WriterStatements(database)
+            // A real write, not a look at the permissions: SQLite quietly opens a file it cannot write
+            // read-only, and a read-only mount or a full disk only shows when something is written.
+            try database.transaction { try statements.probe() }
+            writer = Writer(database: database, statements: statements)
+            reader = try SQLiteDatabase(path: path)
+            try reader.execute("PRAGMA foreign_keys=ON;")
+        } catch let error as SQLiteError {
+            throw OpenFailure(error: error, systemReason: Self.systemReasonForWriting(at: path))
+        }
+        // The thread takes the only reference to the writer, so the connection is closed when the loop
+        // ends, before `close()` returns: nothing of it outlives the store's own idea of being closed.
+        let handOff = Locked<Writer?>(writer)
+        let thread = Thread { [self] in
+            if let writer = handOff.withLock({ writer in defer { writer = nil }; return writer }) {
+                self.writeLoop(writer)
+            }
+            self.writerFinished.signal()
+        }
         thread.name = "sqlite-writer"
         thread.start()
     }
 
+    /// Why a database could not be opened for writing, in SQLite's words and the system's.
+    public struct OpenFailure: Error, CustomStringConvertible {
+        public var error: SQLiteError
+        /// What the operating system says when we try to write beside the database ourselves.
+        public var systemReason: String?
+
+        public var description: String {
+            guard error.code != 0 else { return error.message }
+            guard let systemReason, error.systemError == nil, !error.message.contains(systemReason) else { return error.reason }
+            return "\(error.message) (\(systemReason))"
+        }
+    }
+
     /// Transactions committed so far (a measure of how well writes are grouped).
     public var commitCount: Int { commits.load(ordering: .relaxed) }
+
+    /// Batches the writer has taken from its queue so far (tests use it to know what the writer is doing).
+    var batchesTaken: Int { batches.load(ordering: .acquiring) }
 
     // MARK: - RoomStore
 
@@ -63,8 +128,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         if let error = result.withLock({ $0 }) ?? nil { throw error }
     }
 
-    public func append(_ record: RoomRecord, room code: String, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
-        enqueue(.record(record, room: code, done: whenDurable))
+    public func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
+        enqueue(.record(record, room: code, resuming: resuming, done: whenDurable))
     }
 
     public func archive(room code: String) throws -> RoomArchive? {
@@ -115,6 +180,12 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         return try result.withLock { $0 }!.get()
     }
 
+    public var health: StoreHealth { currentHealth.withLock { $0 } }
+
+    public func probe(_ done: @escaping @Sendable (StoreHealth) -> Void) {
+        enqueue(.probe { [currentHealth] _ in done(currentHealth.withLock { $0 }) })
+    }
+
     /// Writes everything queued, then stops the writer. Appends after `close` fail.
     public func close() {
         condition.lock()
@@ -127,6 +198,20 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         if !alreadyStopped { writerFinished.wait() }
     }
 
+    /// Runs `sql` on the writer connection, in the writer's turn. Tests use it to make the writer meet a
+    /// full disk (`PRAGMA max_page_count`) without filling one.
+    func runOnWriter(_ sql: String, done: @escaping @Sendable ((any Error)?) -> Void) {
+        enqueue(.configure(sql, done: done))
+    }
+
+    func runOnWriter(_ sql: String) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            runOnWriter(sql) { error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+            }
+        }
+    }
+
     /// The schema version of the database file.
     public func schemaVersion() throws -> Int {
         try read { Int(try $0.integer("SELECT max(version) FROM schema_migrations") ?? 0) }
@@ -134,11 +219,25 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     // MARK: - Writing
 
+    /// The writer connection and what only the writer thread knows. Handed to the writer thread in `init`;
+    /// nothing else touches it after that (`@unchecked Sendable` for the hand-over).
+    private final class Writer: @unchecked Sendable {
+        let database: SQLiteDatabase
+        let statements: WriterStatements
+        /// Rooms with a record that failed, and why: their later records fail untried until one resumes.
+        var blocked: [String: StoreFailure] = [:]
+
+        init(database: SQLiteDatabase, statements: WriterStatements) {
+            self.database = database
+            self.statements = statements
+        }
+    }
+
     private func enqueue(_ job: Job) {
         condition.lock()
         if stopped {
             condition.unlock()
-            Self.fail(job, StoreClosed())
+            Self.fail(job, StoreFailure(.unavailable, record: job.kind, reason: "the room store is closed"))
             return
         }
         queue.append(job)
@@ -146,19 +245,15 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         condition.unlock()
     }
 
-    private struct StoreClosed: Error, CustomStringConvertible {
-        var description: String { "the room store is closed" }
-    }
-
-    private static func fail(_ job: Job, _ error: any Error) {
+    private static func fail(_ job: Job, _ failure: StoreFailure) {
         switch job {
-        case .record(_, _, let done), .createRoom(_, let done): done(error)
-        case .purge(_, let done): done(.failure(error))
+        case .record(_, _, _, let done), .createRoom(_, let done), .probe(let done), .configure(_, let done): done(failure)
+        case .purge(_, let done): done(.failure(failure))
         case .stop: break
         }
     }
 
-    private func writeLoop(_ database: SQLiteDatabase, _ statements: WriterStatements) {
+    private func writeLoop(_ writer: Writer) {
         while true {
             condition.lock()
             while queue.isEmpty { condition.wait() }
@@ -167,61 +262,192 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             let stopping = batch.contains { if case .stop = $0 { true } else { false } }
             if stopping { stopped = true }
             condition.unlock()
+            batches.add(1, ordering: .releasing)
 
-            commit(batch, database, statements)
+            commit(batch, writer)
             if stopping {
                 condition.lock()
                 let leftovers = queue
                 queue = []
                 condition.unlock()
-                leftovers.forEach { Self.fail($0, StoreClosed()) }
-                writerFinished.signal()
+                leftovers.forEach { Self.fail($0, StoreFailure(.unavailable, record: $0.kind, reason: "the room store is closed")) }
                 return
             }
         }
     }
 
-    /// One transaction for the whole batch; a record that fails is reported alone and the rest commit.
-    private func commit(_ batch: [Job], _ database: SQLiteDatabase, _ statements: WriterStatements) {
-        var outcomes: [(any Error)?] = []
-        var purged: [Int] = []
-        do {
-            try database.execute("BEGIN IMMEDIATE")
-            for job in batch {
-                do {
-                    switch job {
-                    case .record(let record, let room, _): try statements.write(record, room: room)
-                    case .createRoom(let header, _): try statements.create(header)
-                    case .purge(let cutoff, _): purged.append(try statements.purge(cutoff))
-                    case .stop: break
-                    }
-                    outcomes.append(nil)
-                } catch {
-                    outcomes.append(error)
+    private enum Attempt {
+        case committed(purged: [Int])
+        /// Job `index` failed on its own (a constraint); the transaction was rolled back.
+        case rejected(index: Int, reason: String)
+        /// The database failed; the transaction was rolled back (by SQLite or by us).
+        case unavailable(reason: String)
+    }
+
+    /// Commits `batch` as one transaction, taking out records that fail on their own. Completions run
+    /// afterwards, in the order the jobs were queued.
+    private func commit(_ batch: [Job], _ writer: Writer) {
+        var outcomes = [Result<Int, StoreFailure>?](repeating: nil, count: batch.count)
+        var jobs: [(position: Int, job: Job)] = []
+        for (position, job) in batch.enumerated() {
+            if case .record(let record, let room, let resuming, _) = job {
+                if resuming { writer.blocked[room] = nil }
+                if let cause = writer.blocked[room] {
+                    outcomes[position] = .failure(Self.behind(cause, record: record.kind))
+                    continue
                 }
             }
-            try database.execute("COMMIT")
-            commits.add(1, ordering: .relaxed)
-        } catch {
-            try? database.execute("ROLLBACK")
-            batch.forEach { Self.fail($0, error) }
-            return
+            jobs.append((position, job))
         }
-        var purgeResults = purged.makeIterator()
+        attempts: while !jobs.isEmpty {
+            switch attempt(jobs.map(\.job), writer) {
+            case .committed(let purged):
+                commits.add(1, ordering: .relaxed)
+                currentHealth.withLock { $0 = .ok }
+                var purgedCounts = purged.makeIterator()
+                for (position, job) in jobs {
+                    if case .purge = job { outcomes[position] = .success(purgedCounts.next() ?? 0) } else { outcomes[position] = .success(0) }
+                }
+                break attempts
+            case .rejected(let index, let reason):
+                let failure = StoreFailure(.rejected, record: jobs[index].job.kind, reason: reason)
+                let room = jobs[index].job.room
+                if let room { writer.blocked[room] = failure }
+                outcomes[jobs[index].position] = .failure(failure)
+                var rest: [(position: Int, job: Job)] = []
+                for (offset, entry) in jobs.enumerated() where offset != index {
+                    if offset > index, let room, entry.job.room == room {
+                        outcomes[entry.position] = .failure(Self.behind(failure, record: entry.job.kind))
+                    } else {
+                        rest.append(entry)
+                    }
+                }
+                jobs = rest
+            case .unavailable(let reason):
+                // The health changes before any completion runs, so whoever hears of the failure from a
+                // completion finds the store failing.
+                let now = ServerTime(milliseconds: Int64((Date().timeIntervalSince1970 * 1_000).rounded()))
+                currentHealth.withLock { health in
+                    if case .failing(let since, _) = health {
+                        health = .failing(since: since, reason: reason)
+                    } else {
+                        health = .failing(since: now, reason: reason)
+                    }
+                }
+                for (position, job) in jobs {
+                    let failure = StoreFailure(.unavailable, record: job.kind, reason: reason)
+                    if let room = job.room { writer.blocked[room] = failure }
+                    outcomes[position] = .failure(failure)
+                }
+                break attempts
+            }
+        }
         for (job, outcome) in zip(batch, outcomes) {
-            switch job {
-            case .record(_, _, let done), .createRoom(_, let done): done(outcome)
-            case .purge(_, let done): done(outcome.map { .failure($0) } ?? .success(purgeResults.next() ?? 0))
-            case .stop: break
+            switch (job, outcome) {
+            case (.stop, _), (_, nil): break
+            case (.purge(_, let done), .success(let count)?): done(.success(count))
+            case (_, .success?): Self.complete(job, nil)
+            case (_, .failure(let failure)?): Self.fail(job, failure)
             }
         }
     }
 
+    private static func complete(_ job: Job, _ error: (any Error)?) {
+        switch job {
+        case .record(_, _, _, let done), .createRoom(_, let done), .probe(let done), .configure(_, let done): done(error)
+        case .purge(_, let done): done(error.map { .failure($0) } ?? .success(0))
+        case .stop: break
+        }
+    }
+
+    /// The failure of a record that was not tried because an earlier one of its room failed.
+    private static func behind(_ cause: StoreFailure, record: String) -> StoreFailure {
+        StoreFailure(.unavailable, record: record, reason: "an earlier record of this room was not stored (\(cause.reason))")
+    }
+
+    private func attempt(_ jobs: [Job], _ writer: Writer) -> Attempt {
+        let database = writer.database
+        do {
+            try database.execute("BEGIN IMMEDIATE")
+        } catch {
+            return .unavailable(reason: databaseFailure(error))
+        }
+        var purged: [Int] = []
+        for (index, job) in jobs.enumerated() {
+            do {
+                switch job {
+                case .record(let record, let room, _, _): try writer.statements.write(record, room: room)
+                case .createRoom(let header, _): try writer.statements.create(header)
+                case .purge(let cutoff, _): purged.append(try writer.statements.purge(cutoff))
+                case .probe: try writer.statements.probe()
+                case .configure(let sql, _): try database.execute(sql)
+                case .stop: break
+                }
+            } catch {
+                // Stop at the first error: after a failure of the database SQLite may have rolled the
+                // transaction back already, and every statement after it would commit on its own.
+                database.rollback()
+                if let sqlite = error as? SQLiteError, !sqlite.isStatementProblem {
+                    return .unavailable(reason: databaseFailure(sqlite))
+                }
+                return .rejected(index: index, reason: Self.reason(error))
+            }
+        }
+        do {
+            try database.execute("COMMIT")
+        } catch {
+            database.rollback()
+            return .unavailable(reason: databaseFailure(error))
+        }
+        return .committed(purged: purged)
+    }
+
+    /// SQLite's words for a failure of the database, with the system's reason. SQLite does not always
+    /// keep the `errno` of the call that failed ("disk I/O error" alone says little), so then we try a
+    /// write beside the database ourselves and say what the system says ("Read-only file system").
+    private func databaseFailure(_ error: any Error) -> String {
+        guard let sqlite = error as? SQLiteError else { return String(describing: error) }
+        guard sqlite.systemError == nil, !sqlite.isStatementProblem, let system = Self.systemReasonForWriting(at: path) else { return sqlite.reason }
+        return "\(sqlite.message) (\(system))"
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        (error as? SQLiteError)?.reason ?? String(describing: error)
+    }
+
+    /// What the operating system says when we try to write where the database lives: the database file
+    /// itself (opened for writing, not changed) and a new file beside it (SQLite keeps its -wal and -shm
+    /// files there). `nil` when both work.
+    static func systemReasonForWriting(at path: String) -> String? {
+        let database = open(path, O_WRONLY | O_CLOEXEC)
+        if database >= 0 {
+            _ = Glibc.close(database)
+        } else if errno != ENOENT {
+            return String(cString: strerror(errno))
+        }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let probe = directory + "/.storycircle-write-test-\(getpid())"
+        let file = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard file >= 0 else { return String(cString: strerror(errno)) }
+        defer { unlink(probe) }
+        let written = write(file, "x", 1)
+        let writeError = errno
+        let synced = written == 1 ? fsync(file) : 0
+        let syncError = errno
+        _ = Glibc.close(file)
+        if written != 1 { return String(cString: strerror(writeError)) }
+        if synced != 0 { return String(cString: strerror(syncError)) }
+        return nil
+    }
+
     // MARK: - Reading
 
+    /// Runs `body` in one read transaction: everything it reads comes from one committed state.
     private func read<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
         readLock.lock()
         defer { readLock.unlock() }
+        try reader.execute("BEGIN")
+        defer { reader.rollback() }
         return try body(reader)
     }
 
@@ -264,16 +490,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 }
 
-/// Moves the writer connection to the writer thread. `@unchecked Sendable` because ownership is handed
-/// over: after `init` passes it to the thread, nothing else ever touches these objects.
-private struct WriterHandOff: @unchecked Sendable {
-    let database: SQLiteDatabase
-    let statements: WriterStatements
-}
-
 /// The writer's prepared statements, made once.
 private final class WriterStatements {
-    let createRoom, insertPlayer, playerLeft, playerKicked, playerBlocked, insertAnswer, insertTransition, updatePhase, updateRoom, purgeRooms: SQLiteStatement
+    let createRoom, insertPlayer, playerLeft, playerKicked, playerBlocked, insertAnswer, insertTransition, updatePhase, updateRoom, purgeRooms, writeProbe: SQLiteStatement
 
     init(_ database: SQLiteDatabase) throws {
         createRoom = try database.prepare("INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
@@ -286,6 +505,11 @@ private final class WriterStatements {
         updatePhase = try database.prepare("UPDATE rooms SET phase = ? WHERE code = ?")
         updateRoom = try database.prepare("UPDATE rooms SET settings = ?, locked = ? WHERE code = ?")
         purgeRooms = try database.prepare("DELETE FROM rooms WHERE created_at < ?")
+        writeProbe = try database.prepare("INSERT OR REPLACE INTO store_probe (id, written_at) VALUES (1, ?)")
+    }
+
+    func probe() throws {
+        try writeProbe.run(.integer(Int64(Date().timeIntervalSince1970 * 1_000)))
     }
 
     func create(_ header: RoomHeader) throws {

@@ -157,25 +157,6 @@ struct SQLiteRoomStoreTests {
         #expect(total == answers)
     }
 
-    @Test func aFailingRecordDoesNotTakeItsBatchDown() async throws {
-        let store = try SQLiteRoomStore(path: path)
-        defer { store.close(); try? FileManager.default.removeItem(at: folder) }
-        try store.createRoom(Self.header("123456"))
-        let answer = RoomRecord.answer(AnswerRecord(player: "p1", question: 0, option: 1, receivedAt: ServerTime(milliseconds: 1), elapsedMs: 1, correct: true, points: 1_000))
-        let outcomes = Locked<[Bool]>([])
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            for record in [answer, answer, RoomRecord.phase(PhaseRecord(phase: .finished, at: ServerTime(milliseconds: 2)))] {
-                store.append(record, room: "123456") { error in
-                    let count = outcomes.withLock { $0.append(error == nil); return $0.count }
-                    if count == 3 { done.resume() }
-                }
-            }
-        }
-        #expect(outcomes.withLock { $0 } == [true, false, true], "the duplicate answer fails alone")
-        #expect(try store.archive(room: "123456")?.lastPhase == .finished)
-        #expect(try store.unfinishedRooms().isEmpty)
-    }
-
     @Test func closingWritesWhatIsQueuedAndRefusesWhatComesAfter() async throws {
         let store = try SQLiteRoomStore(path: path)
         defer { try? FileManager.default.removeItem(at: folder) }

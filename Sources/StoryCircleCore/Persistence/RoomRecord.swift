@@ -63,6 +63,19 @@ public enum RoomRecord: Sendable, Equatable {
     case answer(AnswerRecord)
     case phase(PhaseRecord)
     case roomUpdated(settings: RoomSettings, locked: Bool, at: ServerTime)
+
+    /// What kind of record this is, for logs and errors (never its contents).
+    public var kind: String {
+        switch self {
+        case .playerJoined: "player.joined"
+        case .playerLeft: "player.left"
+        case .playerKicked: "player.kicked"
+        case .playerBlocked: "player.blocked"
+        case .answer: "answer"
+        case .phase: "phase"
+        case .roomUpdated: "room.updated"
+        }
+    }
 }
 
 /// A room as created: stored once, before its code is handed out.

@@ -2,7 +2,7 @@ import Locking
 import StoryCircleCore
 
 /// Keeps rooms in memory only: for tests, and for `--database none` when nothing may be written to disk.
-/// Appends are durable at once (there is nothing to wait for).
+/// Appends are durable at once (there is nothing to wait for), and never fail.
 public final class MemoryRoomStore: RoomStore {
     private let archives = Locked<[String: RoomArchive]>([:])
 
@@ -12,7 +12,7 @@ public final class MemoryRoomStore: RoomStore {
         archives.withLock { $0[header.code] = RoomArchive(header: header) }
     }
 
-    public func append(_ record: RoomRecord, room code: String, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
+    public func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
         archives.withLock { $0[code]?.apply(record) }
         whenDurable(nil)
     }
@@ -43,6 +43,12 @@ public final class MemoryRoomStore: RoomStore {
             old.forEach { archives[$0] = nil }
             return old.count
         }
+    }
+
+    public var health: StoreHealth { .ok }
+
+    public func probe(_ done: @escaping @Sendable (StoreHealth) -> Void) {
+        done(.ok)
     }
 
     public func close() {}

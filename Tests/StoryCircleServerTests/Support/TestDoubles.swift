@@ -72,7 +72,7 @@ final class GatedStore: RoomStore {
 
     func createRoom(_ header: RoomHeader) throws { try memory.createRoom(header) }
 
-    func append(_ record: RoomRecord, room code: String, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
+    func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
         memory.append(record, room: code) { _ in }
         let (complete, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
             guard state.holding else { return (true, []) }
@@ -91,6 +91,8 @@ final class GatedStore: RoomStore {
     func summaries() throws -> [RoomSummary] { try memory.summaries() }
     func codeExists(_ code: String) throws -> Bool { try memory.codeExists(code) }
     func purge(createdBefore cutoff: ServerTime) throws -> Int { try memory.purge(createdBefore: cutoff) }
+    var health: StoreHealth { .ok }
+    func probe(_ done: @escaping @Sendable (StoreHealth) -> Void) { done(.ok) }
     func close() {}
 }
 
@@ -107,10 +109,11 @@ enum ServerFixtures {
     /// A registry over the given doubles, routing the events the test yields.
     static func registry(
         transport: RecordingTransport, store: any RoomStore = MemoryRoomStore(), clock: ManualClock = ManualClock(),
-        narrator: any NarrationPreparing = ScriptedNarrator(), configuration: ServerConfiguration = ServerConfiguration()
+        narrator: any NarrationPreparing = ScriptedNarrator(), configuration: ServerConfiguration = ServerConfiguration(),
+        metrics: ServerMetrics = ServerMetrics()
     ) -> (RoomRegistry, AsyncStream<WebSocketTransport.TransportEvent>.Continuation) {
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
-        let registry = RoomRegistry(events: events, transport: transport, store: store, clock: clock, narrator: narrator, metrics: ServerMetrics(), configuration: configuration, logger: Logger(label: "test", minimumLevel: .error))
+        let registry = RoomRegistry(events: events, transport: transport, store: store, clock: clock, narrator: narrator, metrics: metrics, configuration: configuration, logger: Logger(label: "test", minimumLevel: .error, sink: { _ in }))
         Task { await registry.run() }
         return (registry, sink)
     }
