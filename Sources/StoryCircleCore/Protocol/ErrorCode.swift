@@ -57,6 +57,8 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case tooManyConnections = "too_many_connections"
     /// A WebSocket upgrade while `maxConnections` are open.
     case serverFull = "server_full"
+    /// A write could not be stored (disk full, read-only, I/O error): nothing was acknowledged; try again.
+    case storageUnavailable = "storage_unavailable"
     case internalError = "internal_error"
 }
 

@@ -22,6 +22,7 @@ public enum ServerMessage: Sendable, Equatable {
     case room(RoomStatus)
     case finished(Finished)
     case kicked(Notice)
+    case storage(StorageStatus)
 
     public var type: String {
         switch self {
@@ -44,6 +45,7 @@ public enum ServerMessage: Sendable, Equatable {
         case .room: "room"
         case .finished: "finished"
         case .kicked: "kicked"
+        case .storage: "storage"
         }
     }
 
@@ -88,6 +90,7 @@ extension ServerMessage: Codable {
         case .room(let payload): try payload.encode(to: encoder)
         case .finished(let payload): try payload.encode(to: encoder)
         case .kicked(let payload): try payload.encode(to: encoder)
+        case .storage(let payload): try payload.encode(to: encoder)
         }
     }
 
@@ -113,6 +116,7 @@ extension ServerMessage: Codable {
         case "room": self = .room(try RoomStatus(from: decoder))
         case "finished": self = .finished(try Finished(from: decoder))
         case "kicked": self = .kicked(try Notice(from: decoder))
+        case "storage": self = .storage(try StorageStatus(from: decoder))
         default:
             throw DecodingError.dataCorrupted(.init(codingPath: [TypeKey.type], debugDescription: "Unknown message type \(type)"))
         }

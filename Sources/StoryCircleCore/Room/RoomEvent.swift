@@ -18,4 +18,6 @@ public enum RoomEvent: Sendable, Equatable {
     case disconnected(ConnectionID, at: ServerTime)
     case narration(NarrationUpdate, at: ServerTime)
     case timer(RoomTimer, at: ServerTime)
+    /// The server's storage began failing (`problem` says why, for the teacher) or works again (`nil`).
+    case storage(problem: String?, at: ServerTime)
 }

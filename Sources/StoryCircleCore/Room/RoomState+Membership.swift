@@ -97,11 +97,13 @@ extension RoomState {
         return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at)
     }
 
-    private mutating func admitScreen(_ connection: ConnectionID, role: Role, at: ServerTime) -> [RoomDirective] {
+    mutating func admitScreen(_ connection: ConnectionID, role: Role, at: ServerTime) -> [RoomDirective] {
         let member: Member = role == .teacher ? .teacher : .dashboard
         members[connection] = member
         let welcome = Welcome(role: role, player: nil, token: nil, serverTime: at, room: snapshot(for: member))
-        return [.send(.welcome(welcome), to: [connection])]
+        // A teacher who arrives while storage is failing is told at once, not at the next change.
+        let storage: [RoomDirective] = role == .teacher && storageProblem != nil ? [.send(.storage(storageStatus), to: [connection])] : []
+        return [.send(.welcome(welcome), to: [connection])] + storage
     }
 
     mutating func disconnect(_ connection: ConnectionID, at: ServerTime) -> [RoomDirective] {

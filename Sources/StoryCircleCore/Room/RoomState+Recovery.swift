@@ -32,7 +32,14 @@ extension RoomState {
         }
 
         guard let last = archive.phases.last else { return (state, []) }
-        let directives = state.resume(after: last, at: now)
+        // Restoring writes nothing: what it does, a second restore would do again from the same records.
+        // (So a room rebuilt while storage is failing has no write to wait for before it answers.) The one
+        // exception is a stored question that no longer exists, where the room ends: that is a change.
+        let directives = state.resume(after: last, at: now).filter { directive in
+            guard case .persist(let record) = directive else { return true }
+            if case .phase(let phase) = record, phase.phase == .finished, last.phase != .finished { return true }
+            return false
+        }
         return (state, directives)
     }
 
@@ -56,6 +63,56 @@ extension RoomState {
         case .finished:
             phase = .finished
             return []
+        }
+    }
+}
+
+extension RoomState {
+    /// Where a connection stands after its room was rebuilt from storage. `self` is the room as restored
+    /// from its store (`restore`: exactly what a restart would give), `previous` the room as it was in
+    /// memory when the shell gave up writing its records, `connections` every connection the shell still
+    /// holds for the room. The store is the truth, so each one is told what it holds:
+    /// - teachers and dashboards: a fresh `welcome`;
+    /// - a child whose player is stored: a fresh `welcome` (no token: the page has it), then
+    ///   `storage_unavailable` if an answer of theirs was lost: it is not in the rebuilt room, so the
+    ///   question is open to them again;
+    /// - a child whose join was lost, and a connection whose refusal was lost with the records before it:
+    ///   `storage_unavailable` and close 1013 (try again later).
+    public mutating func reattach(_ connections: [ConnectionID], from previous: RoomState, at: ServerTime) -> [RoomDirective] {
+        storageProblem = previous.storageProblem
+        var directives: [RoomDirective] = []
+        for connection in connections.sorted() where members[connection] == nil {
+            switch previous.members[connection] {
+            case .teacher?:
+                directives += admitScreen(connection, role: .teacher, at: at)
+            case .dashboard?:
+                directives += admitScreen(connection, role: .dashboard, at: at)
+            case .child(let id)?:
+                guard let index = playerIndex[id], !players[index].kicked,
+                      let before = previous.playerIndex[id].map({ previous.players[$0] }), before.tokenHash == players[index].tokenHash
+                else {
+                    directives += Self.storageLost([connection], RoomError(.storageUnavailable, "We could not save your place in the room just now. Please try again in a moment."))
+                    continue
+                }
+                players[index].connection = connection
+                members[connection] = .child(playerID: id)
+                let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
+                directives.append(.send(.welcome(welcome), to: [connection]))
+                let lostAnswer = previous.answers.indices.contains { previous.answers[$0][id] != nil && answers[$0][id] == nil }
+                if lostAnswer {
+                    directives += reply(connection, RoomError(.storageUnavailable, "Your answer could not be saved yet — tap again."))
+                }
+            case nil:
+                directives += Self.storageLost([connection], RoomError(.storageUnavailable, "The room could not save its work just now. Please try again in a moment."))
+            }
+        }
+        return directives
+    }
+
+    /// Telling connections that they cannot go on for now: the error, then close 1013, "try again later".
+    static func storageLost(_ connections: [ConnectionID], _ error: RoomError) -> [RoomDirective] {
+        connections.sorted().flatMap { connection -> [RoomDirective] in
+            [.send(.error(error), to: [connection]), .close(connection, CloseReason(status: 1013, reason: ErrorCode.storageUnavailable.rawValue))]
         }
     }
 }

@@ -62,6 +62,8 @@ public struct RoomState: Sendable {
     var screensDirty = false
     var screenFlushPending = false
     var nextPlayerNumber = 1
+    /// Why the server cannot store results now, while it cannot: teachers are told, on arrival too.
+    public internal(set) var storageProblem: String?
 
     public init(code: String, story: Story, settings: RoomSettings = .init(), credentials: RoomCredentials, timing: RoomTiming = .init()) {
         self.code = code
@@ -85,6 +87,8 @@ public struct RoomState: Sendable {
             narrationUpdate(update, at: at)
         case .timer(let timer, let at):
             timerFired(timer, at: at)
+        case .storage(let problem, _):
+            storageChanged(problem)
         }
     }
 
@@ -123,6 +127,10 @@ public struct RoomState: Sendable {
     }
 
     var allConnections: [ConnectionID] { members.keys.sorted() }
+
+    var teacherConnections: [ConnectionID] {
+        members.compactMap { $0.value == .teacher ? $0.key : nil }.sorted()
+    }
 
     /// One `send` per role that has connections, with the message made for that role.
     func sendToAll(_ message: (Role) -> ServerMessage) -> [RoomDirective] {
@@ -190,6 +198,19 @@ public struct RoomState: Sendable {
                 return reply(connection, error)
             }
         }
+    }
+
+    // MARK: - Storage
+
+    mutating func storageChanged(_ problem: String?) -> [RoomDirective] {
+        guard problem != storageProblem else { return [] }
+        storageProblem = problem
+        let teachers = teacherConnections
+        return teachers.isEmpty ? [] : [.send(.storage(storageStatus), to: teachers)]
+    }
+
+    var storageStatus: StorageStatus {
+        storageProblem.map { StorageStatus(ok: false, message: $0) } ?? StorageStatus(ok: true)
     }
 
     // MARK: - Timers
