@@ -167,6 +167,9 @@ public final class ClassroomServer: Sendable {
         logger.notice("Server stopped")
     }
 
+    /// Whether the store can write now (the `start` command's terminal shows a banner while it cannot).
+    public var storageHealth: StoreHealth { store.health }
+
     /// A room created in-process (the all-in-one `start` command), with the URLs the API would answer.
     public func createRoom(story: Story, settings: RoomSettingsPatch? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
         let room = try await registry.createRoom(story: story, settings: settings)

@@ -43,6 +43,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var adminToken: String?
     /// Finished rooms stay in memory this long for their podium; after that they are read from storage.
     public var finishedRoomMinutes = 60
+    /// How long a record that cannot be stored is tried again (the child's page shows "Sending…") before
+    /// the room gives up on it: the answer is refused with `storage_unavailable`, the room rebuilds itself
+    /// from what is stored, and nothing that depended on the record is ever sent.
+    public var storageRetrySeconds = 5
     public var joinBurst = 60
     public var joinsPerSecond = 2.0
     public var failedJoinBurst = 10
@@ -55,7 +59,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     static let fieldNames: Set<String> = [
         "port", "bindAddress", "publicURL", "webRoot", "dataDirectory", "database", "audioCacheDirectory",
         "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxConnectionsPerAddress", "helloTimeoutSeconds", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "messagesPerSecondPerConnection", "messageBurstPerConnection", "pingAfterIdleSeconds", "hangUpAfterIdleSeconds", "allowedOrigins", "trustForwardedFor",
-        "retentionDays", "adminToken", "finishedRoomMinutes", "joinBurst", "joinsPerSecond", "failedJoinBurst",
+        "retentionDays", "adminToken", "finishedRoomMinutes", "storageRetrySeconds", "joinBurst", "joinsPerSecond", "failedJoinBurst",
         "failedJoinsPerMinute", "roomDefaults", "logLevel",
     ]
 
@@ -126,6 +130,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         retentionDays = try decode("retentionDays", as: Int.self) ?? retentionDays
         adminToken = try decode("adminToken", as: String.self) ?? adminToken
         finishedRoomMinutes = try decode("finishedRoomMinutes", as: Int.self) ?? finishedRoomMinutes
+        storageRetrySeconds = try decode("storageRetrySeconds", as: Int.self) ?? storageRetrySeconds
         joinBurst = try decode("joinBurst", as: Int.self) ?? joinBurst
         joinsPerSecond = try decode("joinsPerSecond", as: Double.self) ?? joinsPerSecond
         failedJoinBurst = try decode("failedJoinBurst", as: Int.self) ?? failedJoinBurst
@@ -181,6 +186,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             throw Problem(description: "helloTimeoutSeconds must be more than 0 and at most 3600")
         }
         guard retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
+        guard (1...300).contains(storageRetrySeconds) else { throw Problem(description: "storageRetrySeconds must be from 1 to 300") }
         guard audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }
         guard ["debug", "info", "notice", "warning", "error"].contains(logLevel) else {
             throw Problem(description: "logLevel must be one of debug, info, notice, warning, error")

@@ -9,6 +9,7 @@ public final class ServerMetrics: Sendable {
         var roomsCreated = 0
         var roomsRestored = 0
         var storageFailures = 0
+        var roomsRebuilt = 0
         var narrationsPrepared = 0
         var narrationsFailed = 0
         var sentencesSynthesized = 0
@@ -25,6 +26,7 @@ public final class ServerMetrics: Sendable {
     func roomCreated() { state.withLock { $0.roomsCreated += 1 } }
     func roomRestored() { state.withLock { $0.roomsRestored += 1 } }
     func storageFailed() { state.withLock { $0.storageFailures += 1 } }
+    func roomRebuilt() { state.withLock { $0.roomsRebuilt += 1 } }
     func narrationPrepared(success: Bool) { state.withLock { if success { $0.narrationsPrepared += 1 } else { $0.narrationsFailed += 1 } } }
     func joinRateLimited() { state.withLock { $0.joinsRateLimited += 1 } }
     public func sentenceSynthesized() { state.withLock { $0.sentencesSynthesized += 1 } }
@@ -32,6 +34,8 @@ public final class ServerMetrics: Sendable {
 
     public var errorsSent: [ErrorCode: Int] { state.withLock { $0.errorsSent } }
     public var answersAccepted: Int { state.withLock { $0.answersAccepted } }
+    public var roomsRebuilt: Int { state.withLock { $0.roomsRebuilt } }
+    public var storageFailures: Int { state.withLock { $0.storageFailures } }
     public var sentencesSynthesized: Int { state.withLock { $0.sentencesSynthesized } }
     public var audioCacheHits: Int { state.withLock { $0.audioCacheHits } }
 
@@ -46,10 +50,11 @@ public final class ServerMetrics: Sendable {
                 lines.append("storycircle_errors_sent_total{code=\"\(code.rawValue)\"} \(state.errorsSent[code]!)")
             }
             let counters: [(String, String, Int)] = [
-                ("storycircle_answers_accepted_total", "Answers accepted and stored.", state.answersAccepted),
+                ("storycircle_answers_accepted_total", "Answers stored and acknowledged.", state.answersAccepted),
                 ("storycircle_rooms_created_total", "Rooms created.", state.roomsCreated),
-                ("storycircle_rooms_restored_total", "Rooms restored after a restart.", state.roomsRestored),
-                ("storycircle_storage_failures_total", "Records the store could not write.", state.storageFailures),
+                ("storycircle_rooms_restored_total", "Rooms brought back from storage (after a restart, or when asked for).", state.roomsRestored),
+                ("storycircle_storage_failures_total", "Attempts to store a room record that failed (each retry counts).", state.storageFailures),
+                ("storycircle_rooms_rebuilt_total", "Rooms rebuilt from storage after giving up on a record.", state.roomsRebuilt),
                 ("storycircle_narrations_prepared_total", "Narrations prepared.", state.narrationsPrepared),
                 ("storycircle_narrations_failed_total", "Narrations that could not be prepared.", state.narrationsFailed),
                 ("storycircle_sentences_synthesized_total", "Sentences synthesised by espeak-ng (cache misses).", state.sentencesSynthesized),

@@ -51,16 +51,27 @@ struct APIHandler: Sendable {
 
     // MARK: - Routes
 
+    /// 200 `ok` while the store can write; 503 `degraded`, with the store's reason, while it cannot (a
+    /// load balancer or a monitor sees at once that answers are not being stored).
     private func health() async -> HTTPResponse {
         struct Health: Encodable {
-            var status = "ok"
+            var status: String
+            var reason: String?
+            var failingSince: ServerTime?
             var version = StoryCircleVersion.current
             var rooms: Int
             var connections: Int
             var uptimeSeconds: Int
         }
         let connections = transportMetrics?.snapshot.openConnections ?? 0
-        return .json(200, Health(rooms: await registry.liveRoomCount, connections: connections, uptimeSeconds: (clock.now() - startedAt) / 1_000))
+        var health = Health(status: "ok", rooms: await registry.liveRoomCount, connections: connections, uptimeSeconds: (clock.now() - startedAt) / 1_000)
+        if case .failing(let since, let reason) = store.health {
+            health.status = "degraded"
+            health.reason = reason
+            health.failingSince = since
+            return .json(503, health)
+        }
+        return .json(200, health)
     }
 
     private func prometheus() async -> HTTPResponse {
@@ -87,6 +98,7 @@ struct APIHandler: Sendable {
         for phase in [PhaseName.lobby, .preparing, .error, .narrating, .question, .reveal, .finished] {
             lines.append("storycircle_rooms{phase=\"\(phase.rawValue)\"} \(phases[phase] ?? 0)")
         }
+        metric("storycircle_storage_healthy", "gauge", "1 while the store can write, 0 while writes fail.", store.health.isOK ? 1 : 0)
         lines += metrics.prometheusLines()
         return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", headers: [("cache-control", "no-store")], body: Array((lines.joined(separator: "\n") + "\n").utf8))
     }
@@ -138,10 +150,7 @@ struct APIHandler: Sendable {
     private func status(code: String, _ request: HTTPRequest) async -> HTTPResponse {
         switch await resolve(code, request, needs: .dashboard) {
         case .failure(let refusal): return refusal
-        case .success(.live(let room)): return .json(200, await room.report())
-        case .success(.archived(let archive)):
-            let (state, _) = RoomState.restore(archive, at: clock.now())
-            return .json(200, RoomReport(state: state, createdAt: archive.header.createdAt, pendingRecords: 0))
+        case .success(let room): return .json(200, await room.report())
         }
     }
 
@@ -154,8 +163,7 @@ struct APIHandler: Sendable {
         let room: Room
         switch await resolve(code, request, needs: .teacher) {
         case .failure(let refusal): return refusal
-        case .success(.archived): return .error(RoomError(.roomEnded, "This room has ended."))
-        case .success(.live(let live)): room = live
+        case .success(let found): room = found
         }
         let body: Body
         do {
@@ -165,6 +173,7 @@ struct APIHandler: Sendable {
         }
         do {
             let command = try TeacherCommand.named(body.command, player: body.player, settings: body.settings)
+            // Answers once the command's records are stored, or 503 if they cannot be (then it did not happen).
             return .json(200, try await room.perform(command))
         } catch {
             return .error(error)
@@ -175,8 +184,7 @@ struct APIHandler: Sendable {
         let results: RoomResults
         switch await resolve(code, request, needs: .teacher) {
         case .failure(let refusal): return refusal
-        case .success(.live(let room)): results = await room.results()
-        case .success(.archived(let archive)): results = RoomState.restore(archive, at: clock.now()).0.results()
+        case .success(let room): results = await room.results()
         }
         switch request.query["format"] ?? "json" {
         case "json":
@@ -198,35 +206,31 @@ struct APIHandler: Sendable {
 
     // MARK: - Helpers
 
-    enum Found {
-        case live(Room)
-        case archived(RoomArchive)
-    }
-
     enum Resolution {
-        case success(Found)
+        case success(Room)
         case failure(HTTPResponse)
     }
 
-    /// The room `code` if the request's token grants at least `needs`. A wrong token and a missing room get
-    /// the same answer, so the API does not tell a guesser which codes exist.
+    /// The room `code` if the request's token grants at least `needs`; a stored room that is not in memory
+    /// (finished before a restart, evicted) is loaded, but only for a request that may see it. A wrong
+    /// token and a missing room get the same answer, so the API does not tell a guesser which codes exist.
     private func resolve(_ code: String, _ request: HTTPRequest, needs: Authority) async -> Resolution {
         let refusal = HTTPResponse.error(RoomError(.unauthorized, "A valid token for room \(code.prefix(12)) is needed (Authorization: Bearer …)."))
-        let found: Found
-        let credentials: RoomCredentials
-        if let room = await registry.room(code) {
-            found = .live(room)
-            credentials = room.credentials
-        } else if let archive = try? store.archive(room: code) {
-            found = .archived(archive)
-            credentials = archive.header.credentials
-        } else {
+        let found: Room?
+        do {
+            found = try await registry.findRoom(code) { credentials in
+                authority(of: request, credentials: credentials).map { $0 >= needs } ?? false
+            }
+        } catch {
+            return .failure(.error(RoomError(.storageUnavailable, "The room cannot be read from storage just now (\(StoreFailure.from(error, record: "archive").reason)).")))
+        }
+        guard let room = found else {
             return .failure(authority(of: request, credentials: nil) == .admin ? .error(RoomError(.roomNotFound, "There is no room \(code.prefix(12)).")) : refusal)
         }
-        guard let granted = authority(of: request, credentials: credentials), granted >= needs else {
+        guard let granted = authority(of: request, credentials: room.credentials), granted >= needs else {
             return .failure(refusal)
         }
-        return .success(found)
+        return .success(room)
     }
 
     func authority(of request: HTTPRequest, credentials: RoomCredentials?) -> Authority? {

@@ -32,7 +32,7 @@ extension HTTPResponse {
         case .payloadTooLarge, .messageTooBig: 413
         case .invalidStory: 422
         case .rateLimited, .tooManyMessages, .tooManyConnections: 429
-        case .serverShuttingDown, .serverFull: 503
+        case .serverShuttingDown, .serverFull, .storageUnavailable: 503
         default: 500
         }
     }

@@ -7,13 +7,40 @@ public enum RoomInput: Sendable {
     /// A raw text frame after the hello; the room decodes it, so decoding is spread across rooms.
     case message(ConnectionID, [UInt8])
     case disconnected(ConnectionID)
-    case narration(NarrationUpdate)
-    case timer(RoomTimer)
+    /// From the room's own narration and timer tasks, stamped with the room's generation: after a rebuild,
+    /// what the previous generation's tasks still deliver is dropped.
+    case narration(NarrationUpdate, generation: Int)
+    case timer(RoomTimer, generation: Int)
+    /// The server's storage began failing (why, for the teacher) or works again (`nil`).
+    case storage(problem: String?)
+    /// The outbox gave up storing the room's records: the room rebuilds itself from the store.
+    case storageGaveUp(StoreFailure)
+}
+
+/// What every room shares with the others.
+struct RoomServices: Sendable {
+    let transport: any MessageTransport
+    let store: any RoomStore
+    let clock: any ServerClock
+    let narrator: any NarrationPreparing
+    let metrics: ServerMetrics
+    let failedHellos: AddressRateLimiter?
+    let logger: Logger
+    let storage: StorageMonitor?
+    /// How long a record that fails is tried again before the room gives up on it and rebuilds itself.
+    let storageRetryMs: Int
+    /// A room that can neither store its records nor read them back hands itself in here (the registry
+    /// forgets it; a later hello loads it again).
+    let release: @Sendable (Room) async -> Void
 }
 
 /// The shell around one `RoomState`: it feeds the state events stamped with the clock's time and carries
 /// out the directives it returns (sends, closes, records, timers, narration). One actor per room, so rooms
 /// never wait for each other; the inbox keeps each room's events in the order they arrived.
+///
+/// The store is the truth about the room: when the outbox gives up writing its records, the room throws
+/// its state away and rebuilds it from the store, as a restart would, and tells every connection where it
+/// stands (`RoomState.reattach`).
 public actor Room {
     public nonisolated let code: String
     /// Immutable for the room's life, so tokens are checked without a hop onto the actor.
@@ -24,37 +51,36 @@ public actor Room {
 
     private var state: RoomState
     private let outbox: RoomOutbox
-    private let clock: any ServerClock
-    private let narrator: any NarrationPreparing
-    private let metrics: ServerMetrics
-    private let failedHellos: AddressRateLimiter?
-    private let logger: Logger
+    private let services: RoomServices
+    private var clock: any ServerClock { services.clock }
+    private var logger: Logger { services.logger }
+    private var metrics: ServerMetrics { services.metrics }
     private var timers: [RoomTimer.Slot: Task<Void, Never>] = [:]
     private var narration: Task<Void, Never>?
+    private var generation = 0
     private var roundTrips: [ConnectionID: Int] = [:]
+    /// Every connection whose hello this room handled and that has not gone, with its address.
     private var peers: [ConnectionID: String] = [:]
     public private(set) var finishedAt: ServerTime?
 
     /// The most round trip a client may claim (the core credits at most `answerGraceMs` of it anyway).
     static let maximumReportedRoundTripMs = 10_000
 
-    init(
-        state: RoomState, createdAt: ServerTime, transport: any MessageTransport, store: any RoomStore,
-        clock: any ServerClock, narrator: any NarrationPreparing, metrics: ServerMetrics,
-        failedHellos: AddressRateLimiter?, logger: Logger
-    ) {
+    init(state: RoomState, createdAt: ServerTime, finishedAt: ServerTime? = nil, services: RoomServices) {
         self.code = state.code
         self.credentials = state.credentials
         self.createdAt = createdAt
         self.state = state
-        self.outbox = RoomOutbox(code: state.code, transport: transport, store: store, metrics: metrics, logger: logger)
-        self.clock = clock
-        self.narrator = narrator
-        self.metrics = metrics
-        self.failedHellos = failedHellos
-        self.logger = logger
-        (inputs, inbox) = AsyncStream.makeStream(of: RoomInput.self)
-        if state.phase == .finished { finishedAt = createdAt }
+        self.services = services
+        let (inputs, inbox) = AsyncStream.makeStream(of: RoomInput.self)
+        self.inputs = inputs
+        self.inbox = inbox
+        self.outbox = RoomOutbox(
+            code: state.code, transport: services.transport, store: services.store, clock: services.clock,
+            retryLimitMs: services.storageRetryMs, metrics: services.metrics, logger: services.logger, storage: services.storage,
+            onGiveUp: { failure in inbox.yield(.storageGaveUp(failure)) }
+        )
+        if state.phase == .finished { self.finishedAt = finishedAt ?? createdAt }
     }
 
     /// Hands `input` to the room; callable from any thread, never blocks.
@@ -73,17 +99,28 @@ public actor Room {
 
     /// Stops timers and narration and ends the inbox; connections are closed by the transport.
     func shutDown() {
+        stopTasks()
+        inbox.finish()
+    }
+
+    private func stopTasks() {
+        generation += 1
         timers.values.forEach { $0.cancel() }
         timers = [:]
         narration?.cancel()
         narration = nil
-        inbox.finish()
     }
 
     // MARK: - Requests from the HTTP API
 
-    public func perform(_ command: TeacherCommand) throws(RoomError) -> RoomReport {
+    /// Carries out a teacher's command and answers once what it changed is stored; if it cannot be, the
+    /// command did not happen (the room rebuilds itself without it) and this throws `storage_unavailable`.
+    public func perform(_ command: TeacherCommand) async throws(RoomError) -> RoomReport {
         carryOut(try state.perform(command, at: clock.now()))
+        guard await outbox.waitUntilDurable() else {
+            let reason = services.store.health.reason.map { " (\($0))" } ?? ""
+            throw RoomError(.storageUnavailable, "This could not be saved\(reason), so it did not happen. Try again once storage works.")
+        }
         return report()
     }
 
@@ -123,11 +160,51 @@ public actor Room {
             roundTrips[connection] = nil
             peers[connection] = nil
             carryOut(state.handle(.disconnected(connection, at: now)))
-        case .narration(let update):
+        case .narration(let update, let from):
+            guard from == generation else { return }
             carryOut(state.handle(.narration(update, at: now)))
-        case .timer(let timer):
+        case .timer(let timer, let from):
+            guard from == generation else { return }
             carryOut(state.handle(.timer(timer, at: now)))
+        case .storage(let problem):
+            // The banner says nothing about the room's state, and must not wait behind the very records
+            // that cannot be stored: it goes out at once.
+            for case .send(let message, let recipients) in state.handle(.storage(problem: problem, at: now)) {
+                outbox.sendImmediately(OutboundFrame(message.encoded()), to: recipients.map(\.rawValue))
+            }
+        case .storageGaveUp(let failure):
+            rebuild(after: failure)
         }
+    }
+
+    /// The outbox gave up: throw away what is in memory and take the store's truth, as a restart would,
+    /// then tell every connection where it stands. If the store cannot even be read, the room cannot go
+    /// on: it hands itself in to the registry, which closes its connections (1013, try again later).
+    private func rebuild(after failure: StoreFailure) {
+        let now = clock.now()
+        let connections = Array(peers.keys)
+        stopTasks()
+        let archive: RoomArchive?
+        do {
+            archive = try services.store.archive(room: code)
+        } catch {
+            logger.error("Room cannot be read back from storage", ["room.code": code, "error": StoreFailure.from(error, record: "archive").reason])
+            archive = nil
+        }
+        guard let archive else {
+            // The registry closes every connection bound to this room (1013) as it forgets it.
+            Task { [services] in await services.release(self) }
+            return
+        }
+        let previous = state
+        var (rebuilt, startUp) = RoomState.restore(archive, timing: previous.timing, at: now)
+        let told = rebuilt.reattach(connections, from: previous, at: now)
+        state = rebuilt
+        finishedAt = rebuilt.phase == .finished ? (finishedAt ?? now) : nil
+        outbox.reset()
+        metrics.roomRebuilt()
+        logger.notice("Room rebuilt from storage", ["room.code": code, "room.phase": rebuilt.phase.name.rawValue, "record": failure.record])
+        carryOut(told + startUp)
     }
 
     private func carryOut(_ directives: [RoomDirective]) {
@@ -135,7 +212,8 @@ public actor Room {
             switch directive {
             case .send(let message, let recipients):
                 account(for: message, to: recipients)
-                outbox.send(OutboundFrame(message.encoded()), to: recipients.map(\.rawValue))
+                let acknowledged = if case .answerAck = message { recipients.count } else { 0 }
+                outbox.send(OutboundFrame(message.encoded()), to: recipients.map(\.rawValue), answersAcknowledged: acknowledged)
             case .close(let connection, let reason):
                 outbox.close(connection.rawValue, status: reason.status, reason: reason.reason)
             case .persist(let record):
@@ -154,50 +232,44 @@ public actor Room {
     }
 
     private func account(for message: ServerMessage, to recipients: [ConnectionID]) {
-        switch message {
-        case .error(let error):
-            metrics.errorSent(error.code)
-            if error.code == .badToken, let peer = recipients.first.flatMap({ peers[$0] }) {
-                // A wrong token is what guessing looks like: it spends the address's allowance.
-                _ = failedHellos?.allow(peer, at: clock.now())
-            }
-        case .answerAck:
-            metrics.answerAccepted()
-        default:
-            break
+        guard case .error(let error) = message else { return }
+        metrics.errorSent(error.code)
+        if error.code == .badToken, let peer = recipients.first.flatMap({ peers[$0] }) {
+            // A wrong token is what guessing looks like: it spends the address's allowance.
+            _ = services.failedHellos?.allow(peer, at: clock.now())
         }
     }
 
     private func schedule(_ timer: RoomTimer, at deadline: ServerTime) {
         timers[timer.slot]?.cancel()
-        timers[timer.slot] = Task { [clock, inbox] in
+        timers[timer.slot] = Task { [clock, inbox, generation] in
             do {
                 try await clock.sleep(until: deadline)
             } catch {
                 return
             }
-            inbox.yield(.timer(timer))
+            inbox.yield(.timer(timer, generation: generation))
         }
     }
 
     private func prepareNarration(_ request: NarrationRequest) {
         narration?.cancel()
         let code = self.code
-        narration = Task { [narrator, inbox, metrics, logger] in
+        narration = Task { [services, inbox, generation] in
             do {
-                let plan = try await narrator.prepare(request) { ready, total in
-                    inbox.yield(.narration(.progress(preparation: request.preparation, ready: ready, total: total)))
+                let plan = try await services.narrator.prepare(request) { ready, total in
+                    inbox.yield(.narration(.progress(preparation: request.preparation, ready: ready, total: total), generation: generation))
                 }
-                metrics.narrationPrepared(success: true)
-                inbox.yield(.narration(.prepared(preparation: request.preparation, plan)))
+                services.metrics.narrationPrepared(success: true)
+                inbox.yield(.narration(.prepared(preparation: request.preparation, plan), generation: generation))
             } catch is CancellationError {
                 return
             } catch {
-                metrics.narrationPrepared(success: false)
-                logger.warning("Narration could not be prepared", ["room.code": code, "error": String(describing: error)])
+                services.metrics.narrationPrepared(success: false)
+                services.logger.warning("Narration could not be prepared", ["room.code": code, "error": String(describing: error)])
                 let message = (error as? any FriendlyError)?.friendlyMessage
                     ?? "Pip could not prepare the story. Your teacher can try again."
-                inbox.yield(.narration(.failed(preparation: request.preparation, message: message)))
+                inbox.yield(.narration(.failed(preparation: request.preparation, message: message), generation: generation))
             }
         }
     }

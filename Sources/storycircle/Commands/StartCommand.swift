@@ -45,12 +45,14 @@ enum StartCommand {
         // After `q`, the next key answers "End the room for everyone? (y/n)".
         var confirmingEnd = false
         let endQuestion = "End the room for everyone? (y/n)"
+        var storage = StorageBanner()
 
         loop: for await event in events {
             switch event {
             case .signal:
                 break loop
             case .tick:
+                if let line = storage.update(server.storageHealth) { status.note(line) }
                 status.show(confirmingEnd ? endQuestion : describe(await room.report(), keys: readsKeys))
             case .key(let key):
                 let report = await room.report()

@@ -5,24 +5,49 @@ import WebSocketTransport
 @testable import StoryCircleServer
 
 /// An in-memory transport (swift-nio's embedded channel in spirit): it records every frame and close, and
-/// lets a test await a message instead of sleeping.
+/// lets a test await a message or a close instead of sleeping.
 final class RecordingTransport: MessageTransport {
     let log = MessageLog()
-    private let closes = Locked<[UInt64: UInt16]>([:])
+    private struct Closes {
+        var closed: [UInt64: CloseReason] = [:]
+        var waiters: [(connection: UInt64, continuation: CheckedContinuation<CloseReason, Never>)] = []
+    }
+
+    private let closes = Locked(Closes())
 
     func send(_ frame: OutboundFrame, to connections: [UInt64]) {
         log.record(try! JSONDecoder().decode(ServerMessage.self, from: Data(frame.bytes)), to: connections)
     }
 
     func close(_ connection: UInt64, status: UInt16, reason: String) {
-        closes.withLock { $0[connection] = status }
+        let ready = closes.withLock { closes -> [CheckedContinuation<CloseReason, Never>] in
+            // The first close counts, as in the real transport.
+            guard closes.closed[connection] == nil else { return [] }
+            closes.closed[connection] = CloseReason(status: status, reason: reason)
+            let ready = closes.waiters.filter { $0.connection == connection }.map(\.continuation)
+            closes.waiters.removeAll { $0.connection == connection }
+            return ready
+        }
+        ready.forEach { $0.resume(returning: CloseReason(status: status, reason: reason)) }
     }
 
     func messages(to connection: UInt64) -> [ServerMessage] { log.messages(to: connection) }
 
     func types(to connection: UInt64) -> [String] { messages(to: connection).map(\.type) }
 
-    func closeStatus(_ connection: UInt64) -> UInt16? { closes.withLock { $0[connection] } }
+    func closeStatus(_ connection: UInt64) -> UInt16? { closes.withLock { $0.closed[connection]?.status } }
 
     func next(_ type: String, to connection: UInt64) async -> ServerMessage { await log.next(type, to: connection) }
+
+    /// The close of `connection`, once it comes.
+    func closed(_ connection: UInt64) async -> CloseReason {
+        await withCheckedContinuation { continuation in
+            let done = closes.withLock { closes -> CloseReason? in
+                if let reason = closes.closed[connection] { return reason }
+                closes.waiters.append((connection, continuation))
+                return nil
+            }
+            if let done { continuation.resume(returning: done) }
+        }
+    }
 }
