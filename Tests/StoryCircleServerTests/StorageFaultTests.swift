@@ -321,3 +321,31 @@ struct RoomLifetimeTests {
         #expect(forgotten.code == .helloRequired)
     }
 }
+
+@Suite("One server per data folder")
+struct DataDirectoryLockTests {
+    @Test func aSecondServerOnTheSameFolderIsRefusedNamingTheFirstsPid() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("storycircle-lock-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let web = folder.appendingPathComponent("web")
+        try FileManager.default.createDirectory(at: web, withIntermediateDirectories: true)
+        try "<!doctype html>".write(to: web.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.bindAddress = "127.0.0.1"
+        configuration.webRoot = web.path
+        configuration.dataDirectory = folder.appendingPathComponent("data").path
+        configuration.database = folder.appendingPathComponent("data/storycircle.sqlite").path
+        configuration.adminToken = "admin"
+        func start() async throws -> ClassroomServer {
+            try await ClassroomServer.start(configuration: configuration, clock: ManualClock(), narrator: ScriptedNarrator(), logger: Logger(label: "test", minimumLevel: .error))
+        }
+        let first = try await start()
+        await #expect(performing: { _ = try await start() }, throws: { error in
+            String(describing: error) == "another StoryCircle server (pid \(getpid())) is already using the data folder \(configuration.dataDirectory): stop it first, or give this one its own --data folder"
+        })
+        await first.stop()
+        let again = try await start()
+        await again.stop()
+    }
+}

@@ -21,6 +21,7 @@ public final class ClassroomServer: Sendable {
     let transport: WebSocketServer
     let store: any RoomStore
     let logger: Logger
+    private let lock: DataDirectoryLock
     private let loops: [Task<Void, Never>]
     private let finishStreams: @Sendable () -> Void
 
@@ -31,8 +32,8 @@ public final class ClassroomServer: Sendable {
 
     private init(
         configuration: ServerConfiguration, port: Int, publicURL: String, adminTokenFile: String?, registry: RoomRegistry,
-        metrics: ServerMetrics, transport: WebSocketServer, store: any RoomStore, logger: Logger, loops: [Task<Void, Never>],
-        restoredRooms: Int, finishStreams: @escaping @Sendable () -> Void
+        metrics: ServerMetrics, transport: WebSocketServer, store: any RoomStore, logger: Logger, lock: DataDirectoryLock,
+        loops: [Task<Void, Never>], restoredRooms: Int, finishStreams: @escaping @Sendable () -> Void
     ) {
         self.configuration = configuration
         self.port = port
@@ -44,6 +45,7 @@ public final class ClassroomServer: Sendable {
         self.transportMetrics = transport.metrics
         self.store = store
         self.logger = logger
+        self.lock = lock
         self.loops = loops
         self.restoredRooms = restoredRooms
         self.finishStreams = finishStreams
@@ -72,6 +74,13 @@ public final class ClassroomServer: Sendable {
             try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
         } catch {
             throw StartError(description: "cannot create the data folder \(configuration.dataDirectory): \(error.localizedDescription)")
+        }
+        // Before anything is read or written: two servers on one folder would both restore its rooms.
+        let lock: DataDirectoryLock
+        do {
+            lock = try DataDirectoryLock(directory: configuration.dataDirectory)
+        } catch {
+            throw StartError(description: error.description)
         }
         let (adminToken, adminTokenFile) = try Self.adminToken(configuration)
 
@@ -151,7 +160,7 @@ public final class ClassroomServer: Sendable {
         logger.notice("Server listening", ["port": String(port), "url": publicURL, "rooms.restored": String(restored)])
         return ClassroomServer(
             configuration: configuration, port: port, publicURL: publicURL, adminTokenFile: adminTokenFile, registry: registry, metrics: metrics,
-            transport: transport, store: roomStore, logger: logger, loops: [routing, answering, sweeping], restoredRooms: restored,
+            transport: transport, store: roomStore, logger: logger, lock: lock, loops: [routing, answering, sweeping], restoredRooms: restored,
             finishStreams: { eventSink.finish(); requestSink.finish() }
         )
     }
@@ -164,6 +173,7 @@ public final class ClassroomServer: Sendable {
         finishStreams()
         for loop in loops { loop.cancel() }
         store.close()
+        lock.release()
         logger.notice("Server stopped")
     }
 
