@@ -4,8 +4,9 @@ import csv
 import io
 import json
 import signal
+import subprocess
 
-from conftest import Client, Server, join, wait_until
+from conftest import BIN, ROOT, Client, Server, join, wait_until
 
 
 def test_kill_9_after_acknowledged_answers_loses_nothing(tmp_path):
@@ -94,5 +95,67 @@ def test_kill_9_after_acknowledged_answers_loses_nothing(tmp_path):
         answered = {(r["nickname"], int(r["question"]) - 1) for r in rows if r["answer"]}
         assert set(acknowledged) <= answered
         assert ("Eve", 1) in answered, "the child who had not answered could, after the restart"
+    finally:
+        again.stop()
+
+
+def test_a_second_server_on_the_same_data_folder_is_refused_naming_the_first(tmp_path):
+    data = tmp_path / "data"
+    first = Server(data).start()
+    try:
+        result = subprocess.run(
+            [BIN, "serve", "--port", "0", "--data", str(data)], cwd=ROOT, capture_output=True, text=True, timeout=30,
+        )
+        output = result.stdout + result.stderr
+        print(f"FIGURE two servers: the second exited {result.returncode}: {output.strip()}")
+        assert result.returncode == 1, output
+        assert f"another StoryCircle server (pid {first.process.pid}) is already using the data folder" in output
+        assert "listening" not in output
+        assert first.request("GET", "/healthz")[0] == 200, "the first one runs on, untouched"
+    finally:
+        first.stop()
+    # Once the first has stopped, the folder is free (a crash frees it too: the lock dies with the process).
+    second = Server(data).start()
+    second.kill()
+    Server(data).start().stop()
+
+
+def test_a_finished_room_comes_back_after_a_restart(tmp_path):
+    data = tmp_path / "data"
+    server = Server(data).start()
+    room = server.create_room()
+
+    async def play():
+        ana, welcome = await join(server, room, "Ana")
+        server.command(room, "start")
+        server.command(room, "skip")
+        question = await ana.expect("question")
+        await wait_until(question["opensAt"])
+        await ana.send({"type": "answer", "question": 0, "option": 0})
+        await ana.expect("reveal")
+        assert server.command(room, "end")[0] == 200
+        finished = await ana.expect("finished")
+        return welcome["token"], finished["you"]["score"]
+
+    token, score = asyncio.run(play())
+    before = server.request("GET", f"/api/rooms/{room['code']}/results", room["teacherToken"])[2]
+    server.stop()
+
+    again = Server(data).start()
+    try:
+        async def come_back():
+            ana = await Client.connect(again)
+            await ana.send({"type": "rejoin", "room": room["code"], "token": token})
+            welcome = await ana.expect("welcome")
+            assert welcome["room"]["phase"] == "finished"
+            assert welcome["room"]["finished"]["you"]["score"] == score
+            late = await Client.connect(again)
+            await late.send({"type": "join", "room": room["code"], "nickname": "Late"})
+            assert (await late.expect("error"))["code"] == "room_ended", "not room_not_found: the room is there"
+
+        asyncio.run(come_back())
+        status, _, after = again.request("GET", f"/api/rooms/{room['code']}/results", room["teacherToken"])
+        assert status == 200
+        assert json.loads(after) == json.loads(before), "results stay"
     finally:
         again.stop()
