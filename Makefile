@@ -46,10 +46,10 @@ test: test-deps $(VENV)/.ready
 swift-test: deps
 	$(SWIFT) test
 
-# The transport and room tests again under ThreadSanitizer, in their own build folder so the normal
+# The transport, room and store tests again under ThreadSanitizer, in their own build folder so the normal
 # build is not invalidated.
 tsan-test: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter 'StoryCircleServerTests|WebSocketTransportTests'
+	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter 'StoryCircleServerTests|WebSocketTransportTests|StorageTests'
 
 ## make fuzz FUZZ_SECONDS=N: the libFuzzer targets in fuzz/targets (client messages, stories, nicknames, the
 ## HTTP API), instrumented with AddressSanitizer, each for N seconds from fuzz/corpus; fails on any crash.
