@@ -55,9 +55,10 @@ enum Migrations {
             ALTER TABLE players ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;
             """),
         // Version 4: one row the server rewrites to find out whether it can write (at start, and while
-        // writes are failing, to notice when they work again).
+        // writes are failing, to notice when they work again). `padding` makes the write the size of a
+        // good batch of records: on a nearly full disk a one-page write still fits when real ones do not.
         (4, """
-            CREATE TABLE store_probe (id INTEGER PRIMARY KEY CHECK (id = 1), written_at INTEGER NOT NULL);
+            CREATE TABLE store_probe (id INTEGER PRIMARY KEY CHECK (id = 1), written_at INTEGER NOT NULL, padding BLOB);
             """),
     ]
 

@@ -27,6 +27,9 @@ final class SQLiteDatabase {
     /// rolled the transaction back by itself: then this is `false`, and statements would autocommit.
     var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
+    /// Rows changed on this connection since it opened.
+    var totalChanges: Int64 { sqlite3_total_changes64(handle) }
+
     /// Whether SQLite opened the file read-only (it does so quietly when it cannot open it for writing).
     var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 

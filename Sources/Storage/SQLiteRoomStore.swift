@@ -277,7 +277,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     private enum Attempt {
-        case committed(purged: [Int])
+        /// `wrote`: the transaction changed something, so its commit proved the disk takes writes (a
+        /// purge with nothing to delete commits without writing a page).
+        case committed(purged: [Int], wrote: Bool)
         /// Job `index` failed on its own (a constraint); the transaction was rolled back.
         case rejected(index: Int, reason: String)
         /// The database failed; the transaction was rolled back (by SQLite or by us).
@@ -301,9 +303,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         }
         attempts: while !jobs.isEmpty {
             switch attempt(jobs.map(\.job), writer) {
-            case .committed(let purged):
+            case .committed(let purged, let wrote):
                 commits.add(1, ordering: .relaxed)
-                currentHealth.withLock { $0 = .ok }
+                if wrote { currentHealth.withLock { $0 = .ok } }
                 var purgedCounts = purged.makeIterator()
                 for (position, job) in jobs {
                     if case .purge = job { outcomes[position] = .success(purgedCounts.next() ?? 0) } else { outcomes[position] = .success(0) }
@@ -367,6 +369,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     private func attempt(_ jobs: [Job], _ writer: Writer) -> Attempt {
         let database = writer.database
+        let changesBefore = database.totalChanges
         do {
             try database.execute("BEGIN IMMEDIATE")
         } catch {
@@ -399,7 +402,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             database.rollback()
             return .unavailable(reason: databaseFailure(error))
         }
-        return .committed(purged: purged)
+        return .committed(purged: purged, wrote: database.totalChanges != changesBefore)
     }
 
     /// SQLite's words for a failure of the database, with the system's reason. SQLite does not always
@@ -505,7 +508,7 @@ private final class WriterStatements {
         updatePhase = try database.prepare("UPDATE rooms SET phase = ? WHERE code = ?")
         updateRoom = try database.prepare("UPDATE rooms SET settings = ?, locked = ? WHERE code = ?")
         purgeRooms = try database.prepare("DELETE FROM rooms WHERE created_at < ?")
-        writeProbe = try database.prepare("INSERT OR REPLACE INTO store_probe (id, written_at) VALUES (1, ?)")
+        writeProbe = try database.prepare("INSERT OR REPLACE INTO store_probe (id, written_at, padding) VALUES (1, ?, zeroblob(65536))")
     }
 
     func probe() throws {

@@ -19,7 +19,7 @@ import time
 import pytest
 import websockets
 
-from conftest import BIN, ROOT, SHORT_STORY, Client, Server, join, screen, wait_until
+from conftest import BIN, ROOT, SHORT_STORY, Client, Server, join, wait_until
 
 FAST = {"storageRetrySeconds": 1}
 NAMES = ["Ana", "Ben", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal"]
@@ -132,6 +132,15 @@ def results_of(server, room):
     return {(p["nickname"], a["question"]): a["option"] for p in results["players"] for a in p["answers"] if a.get("option") is not None}
 
 
+async def control(server, room):
+    """The teacher's connection. It is read only now and then, so it queues what it is sent meanwhile
+    without a bound (by default the client stops reading after 16, and then misses the pongs too)."""
+    client = await Client.connect(server, max_queue=None)
+    await client.send({"type": "control", "room": room["code"], "token": room["teacherToken"]})
+    await client.expect("welcome")
+    return client
+
+
 async def rejoin_all(server, room, tokens):
     """Every token handed out must still let its child in."""
     refused = []
@@ -174,10 +183,10 @@ def test_a_full_disk_mid_quiz_loses_no_acknowledged_answer_and_the_room_carries_
             nonlocal filler
             children = {}
             for name in NAMES:
-                client, welcome = await join(server, room, name)
+                client, welcome = await join(server, room, name, max_queue=None)
                 children[name] = client
                 tokens[name] = welcome["token"]
-            teacher = await screen(server, room, kind="control", token_key="teacherToken")
+            teacher = await control(server, room)
             assert server.command(room, "start")[0] == 200
             assert server.command(room, "skip")[0] == 200
             question = await children["Ana"].expect("question")
@@ -222,7 +231,7 @@ def test_a_full_disk_mid_quiz_loses_no_acknowledged_answer_and_the_room_carries_
             filler.unlink()
             await storage_banner(teacher, ok=True)
             assert server.request("GET", "/healthz")[0] == 200
-            ivy, welcome = await join(server, room, "Ivy")
+            ivy, welcome = await join(server, room, "Ivy", max_queue=None)
             children["Ivy"], tokens["Ivy"] = ivy, welcome["token"]
             await wait_until(max(opens_at(children[name]) for name in [*after, "Ivy"]))
             for i, name in enumerate([*after, "Ivy"]):
@@ -326,9 +335,9 @@ def test_a_filesystem_turning_read_only_under_the_server_acknowledges_nothing(ex
             nonlocal told
             children = {}
             for name in NAMES[:4]:
-                children[name], welcome = await join(server, room, name)
+                children[name], welcome = await join(server, room, name, max_queue=None)
                 tokens[name] = welcome["token"]
-            teacher = await screen(server, room, kind="control", token_key="teacherToken")
+            teacher = await control(server, room)
             server.command(room, "start")
             server.command(room, "skip")
             question = await children["Ana"].expect("question")

@@ -28,7 +28,7 @@ public protocol RoomStore: AnyObject, Sendable {
     func purge(createdBefore cutoff: ServerTime) throws -> Int
     /// Whether writes are succeeding: `.failing` from the first failed write until one succeeds again.
     var health: StoreHealth { get }
-    /// Tries one small real write now and reports the health after it. While failing, this is how the
+    /// Tries a real write now (about the size of a good batch of records) and reports the health after it. While failing, this is how the
     /// store finds out it can write again without waiting for a room to write.
     func probe(_ done: @escaping @Sendable (StoreHealth) -> Void)
     /// Waits for queued appends and closes.
