@@ -53,7 +53,7 @@ let package = Package(
         // MARK: Executables.
         .executableTarget(
             name: "storycircle",
-            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode"]
+            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking"]
         ),
         .executableTarget(
             name: "storycircle-bench",
@@ -66,6 +66,8 @@ let package = Package(
         .testTarget(name: "SpeechTests", dependencies: ["Speech"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "StoryCircleCore", "Locking"]),
         .testTarget(name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "Locking"]),
+        // The CLI's parser and terminal, in process (the executable end to end: Tests/Integration/test_cli.py).
+        .testTarget(name: "StoryCircleCLITests", dependencies: ["storycircle", "StoryCircleCore"]),
         .testTarget(
             name: "StoryCircleServerTests",
             dependencies: ["StoryCircleServer", "StoryCircleCore", "WebSocketTransport", "Speech", "Storage", "Locking"]

@@ -1,20 +1,40 @@
-/// A command's interface, declared once: the parser reads arguments by it and the help text is drawn
-/// from it, in swift-argument-parser's layout (OVERVIEW, USAGE, ARGUMENTS, OPTIONS, SUBCOMMANDS).
-struct CommandSpec {
-    struct Argument {
+/// A command's interface, declared once: the parser reads arguments by it, the help text is drawn from
+/// it, in swift-argument-parser's layout (OVERVIEW, USAGE, ARGUMENTS, OPTIONS, SUBCOMMANDS), and a leaf
+/// carries the handler that turns what was parsed into its typed command.
+struct CommandSpec: Sendable {
+    struct Argument: Sendable {
         var name: String
         var help: String
         var repeating = false
         var optional = false
     }
 
-    struct Option {
+    /// An option or flag. Commands read what was parsed by handing the option itself back
+    /// (`arguments.value(of: ServerOptions.port)`), so a value is never looked up by a name typed twice.
+    struct Option: Sendable {
         var long: String
         var short: Character?
         /// `nil` for a flag (no value).
         var valueName: String?
         var help: String
         var defaultValue: String?
+
+        /// How the option is written in an error message: `--port <port>`.
+        var usage: String { "--\(long)" + (valueName.map { " <\($0)>" } ?? "") }
+    }
+
+    /// Builds a leaf's command from what was parsed; a value that does not convert is a `UsageError`.
+    typealias Handler = @Sendable (ParsedArguments) throws(UsageError) -> any RunnableCommand
+
+    /// A group only chooses among its subcommands; a leaf parses its arguments and runs.
+    enum Kind: Sendable {
+        case group([CommandSpec])
+        case leaf(Handler)
+
+        /// A leaf whose command type parses itself.
+        static func command<Command: ParsableCommand>(_ command: Command.Type) -> Kind {
+            .leaf { arguments throws(UsageError) in try Command(arguments) }
+        }
     }
 
     var name: String
@@ -23,28 +43,57 @@ struct CommandSpec {
     var overview: String
     var arguments: [Argument] = []
     var options: [Option] = []
-    var subcommands: [CommandSpec] = []
+    var kind: Kind
     var discussion: String?
 
     var fullName: String { (path + [name]).joined(separator: " ") }
 
+    var subcommands: [CommandSpec] {
+        if case .group(let subcommands) = kind { return subcommands }
+        return []
+    }
+
     static let helpOption = Option(long: "help", short: "h", valueName: nil, help: "Show help information.")
 }
 
-/// What the parser found.
-struct ParsedArguments {
-    var positional: [String] = []
-    var values: [String: String] = [:]
-    var flags: Set<String> = []
-
-    func value(_ long: String) -> String? { values[long] }
-    func has(_ flag: String) -> Bool { flags.contains(flag) }
+/// A command ready to run: its options are already typed and checked.
+protocol RunnableCommand: Sendable {
+    func run() async throws -> Int32
 }
 
-/// A mistake in how the command was typed: printed as `Error: …` and the usage, exit code 64.
+/// A command type in swift-argument-parser's shape: it turns what was parsed into typed properties once,
+/// in `init` (its spec in `Commands` lists the same options, for the parser and the help), then runs.
+protocol ParsableCommand: RunnableCommand {
+    init(_ arguments: ParsedArguments) throws(UsageError)
+}
+
+/// What the parser found. Values are read back by the `Option` that declared them.
+struct ParsedArguments {
+    var positional: [String] = []
+    private var values: [String: String] = [:]
+    private var flags: Set<String> = []
+
+    func value(of option: CommandSpec.Option) -> String? { values[option.long] }
+    func isSet(_ flag: CommandSpec.Option) -> Bool { flags.contains(flag.long) }
+
+    /// The option's value converted by `convert`, or `nil` when it was not given; a value `convert`
+    /// refuses is a usage error that names the option and says what would do.
+    func value<Value>(of option: CommandSpec.Option, expecting: String, _ convert: (String) -> Value?) throws(UsageError) -> Value? {
+        guard let text = values[option.long] else { return nil }
+        guard let value = convert(text) else {
+            throw UsageError("The value '\(text)' is invalid for '\(option.usage)': \(expecting).")
+        }
+        return value
+    }
+
+    fileprivate mutating func set(_ option: CommandSpec.Option, to value: String) { values[option.long] = value }
+    fileprivate mutating func set(_ flag: CommandSpec.Option) { flags.insert(flag.long) }
+}
+
+/// A mistake in how the command was typed: printed as `Error: …` with the command's usage, exit code 64.
 struct UsageError: Error {
     var message: String
-    var spec: CommandSpec
+    init(_ message: String) { self.message = message }
 }
 
 extension CommandSpec {
@@ -73,33 +122,33 @@ extension CommandSpec {
                 ? options.first { "--" + $0.long == name }
                 : name.count == 2 ? options.first { $0.short.map { "-\($0)" } == name } : nil
             guard let option else {
-                throw UsageError(message: "Unknown option '\(name)'.", spec: self)
+                throw UsageError("Unknown option '\(name)'.")
             }
-            if let valueName = option.valueName {
+            if option.valueName != nil {
                 if let inlineValue {
-                    parsed.values[option.long] = inlineValue
+                    parsed.set(option, to: inlineValue)
                 } else {
                     guard index < arguments.count, !(arguments[index].hasPrefix("--")) else {
-                        throw UsageError(message: "Missing value for '--\(option.long) <\(valueName)>'.", spec: self)
+                        throw UsageError("Missing value for '\(option.usage)'.")
                     }
-                    parsed.values[option.long] = arguments[index]
+                    parsed.set(option, to: arguments[index])
                     index += 1
                 }
             } else {
                 guard inlineValue == nil else {
-                    throw UsageError(message: "The flag '--\(option.long)' does not take a value.", spec: self)
+                    throw UsageError("The flag '--\(option.long)' does not take a value.")
                 }
-                parsed.flags.insert(option.long)
+                parsed.set(option)
             }
         }
-        if parsed.flags.contains("help") { return parsed }
+        if parsed.isSet(Self.helpOption) { return parsed }
         let required = requiredArguments
         if parsed.positional.count < required.count {
             let missing = required[parsed.positional.count]
-            throw UsageError(message: "Missing expected argument '<\(missing.name)>'.", spec: self)
+            throw UsageError("Missing expected argument '<\(missing.name)>'.")
         }
         if !self.arguments.contains(where: \.repeating), parsed.positional.count > self.arguments.count {
-            throw UsageError(message: "Unexpected argument '\(parsed.positional[self.arguments.count])'.", spec: self)
+            throw UsageError("Unexpected argument '\(parsed.positional[self.arguments.count])'.")
         }
         return parsed
     }
@@ -140,7 +189,7 @@ extension CommandSpec {
         }
         lines.append("OPTIONS:")
         for option in options {
-            let names = (option.short.map { "-\($0), " } ?? "") + "--\(option.long)" + (option.valueName.map { " <\($0)>" } ?? "")
+            let names = (option.short.map { "-\($0), " } ?? "") + option.usage
             lines.append(Self.row(names, option.help + (option.defaultValue.map { " (default: \($0))" } ?? "")))
         }
         if !subcommands.isEmpty {

@@ -1,25 +1,35 @@
 import Foundation
 import StoryCircleCore
 
-enum ResultsCommand {
-    static func run(_ parsed: ParsedArguments) async throws -> Int32 {
-        let code = parsed.positional[0]
-        let format = parsed.value("format") ?? "table"
-        guard ["table", "csv", "json"].contains(format) else {
-            throw UsageError(message: "The value '\(format)' is invalid for '--format <format>': use table, csv or json.", spec: Commands.results)
-        }
-        let client = APIClient(server: Credentials.server(parsed))
-        let token = try Credentials.teacherToken(parsed, code: code)
-        let response = try await client.send("GET", "/api/rooms/\(code)/results" + (format == "csv" ? "?format=csv" : ""), token: token)
-        if format != "table" {
+/// `results CODE [--format table|csv|json]`.
+struct ResultsCommand: ParsableCommand {
+    enum Format: String {
+        case table, csv, json
+    }
+
+    static let format = CommandSpec.Option(long: "format", valueName: "format", help: "table, csv or json.", defaultValue: "table")
+
+    var code: String
+    var format: Format
+    var client: ClientOptions
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        code = arguments.positional[0]
+        format = try arguments.value(of: Self.format, expecting: "use table, csv or json", Format.init(rawValue:)) ?? .table
+        client = ClientOptions(arguments)
+    }
+
+    func run() async throws -> Int32 {
+        let token = try client.teacherToken(room: code)
+        let response = try await client.api.send("GET", "/api/rooms/\(code)/results" + (format == .csv ? "?format=csv" : ""), token: token)
+        if format != .table {
             Output.write(String(decoding: response.body, as: UTF8.self))
             return ExitCode.success
         }
         let results = try JSONDecoder().decode(RoomResults.self, from: response.body)
-        Output.line(render(results))
+        Output.line(Self.render(results))
         return ExitCode.success
     }
-
     static func render(_ results: RoomResults) -> String {
         var lines = ["\(results.title) · room \(results.code) · \(results.phase.rawValue)", ""]
         guard !results.players.isEmpty else {

@@ -1,21 +1,32 @@
 import Foundation
 import StoryCircleCore
 
-enum RoomCommands {
-    static func create(_ parsed: ParsedArguments) async throws -> Int32 {
-        let patch = try RoomSettingFlags.patch(parsed, spec: Commands.roomCreate)
-        let story = try StoryFile.require(parsed.positional[0])
-        let server = Credentials.server(parsed)
-        let token = try Credentials.adminToken(parsed)
-        let body = try JSONEncoder().encode(["story": story.jsonValue(), "settings": try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(patch))])
-        let response = try await APIClient(server: server).send("POST", "/api/rooms", token: token, json: body)
+/// `room create STORY`: a room on a running server; its tokens are saved for the commands that follow.
+struct RoomCreateCommand: ParsableCommand {
+    var storyPath: String
+    var client: ClientOptions
+    var settings: RoomSettingOptions
+    var json: Bool
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        storyPath = arguments.positional[0]
+        client = ClientOptions(arguments)
+        settings = try RoomSettingOptions(arguments)
+        json = arguments.isSet(OutputOptions.json)
+    }
+
+    func run() async throws -> Int32 {
+        let story = try StoryFile.require(storyPath)
+        let token = try client.adminToken()
+        let body = try JSONEncoder().encode(["story": story.jsonValue(), "settings": try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(settings.patch))])
+        let response = try await client.api.send("POST", "/api/rooms", token: token, json: body)
         struct Created: Codable {
             var code, title, teacherToken, dashboardToken, joinURL, dashboardURL, teacherURL: String
             var warnings: [String]
         }
         let created = try JSONDecoder().decode(Created.self, from: response.body)
-        let saved = try Credentials.save(.init(code: created.code, server: server, teacherToken: created.teacherToken, dashboardToken: created.dashboardToken))
-        if parsed.has("json") {
+        let saved = try Credentials.save(.init(code: created.code, server: client.server, teacherToken: created.teacherToken, dashboardToken: created.dashboardToken))
+        if json {
             Output.write(String(decoding: response.body, as: UTF8.self))
             return ExitCode.success
         }
@@ -27,11 +38,23 @@ enum RoomCommands {
         Output.line("The teacher token is saved in \(saved.path); 'storycircle room start \(created.code)' uses it.")
         return ExitCode.success
     }
+}
 
-    static func status(_ parsed: ParsedArguments) async throws -> Int32 {
-        let code = parsed.positional[0]
-        let response = try await APIClient(server: Credentials.server(parsed)).send("GET", "/api/rooms/\(code)", token: try Credentials.teacherToken(parsed, code: code))
-        if parsed.has("json") {
+/// `room status CODE`.
+struct RoomStatusCommand: ParsableCommand {
+    var code: String
+    var client: ClientOptions
+    var json: Bool
+
+    init(_ arguments: ParsedArguments) {
+        code = arguments.positional[0]
+        client = ClientOptions(arguments)
+        json = arguments.isSet(OutputOptions.json)
+    }
+
+    func run() async throws -> Int32 {
+        let response = try await client.api.send("GET", "/api/rooms/\(code)", token: try client.teacherToken(room: code))
+        if json {
             Output.write(String(decoding: response.body, as: UTF8.self))
             return ExitCode.success
         }
@@ -52,10 +75,21 @@ enum RoomCommands {
         Output.line("Locked:   \(report.locked ? "yes" : "no")")
         return ExitCode.success
     }
+}
 
-    static func list(_ parsed: ParsedArguments) async throws -> Int32 {
-        let response = try await APIClient(server: Credentials.server(parsed)).send("GET", "/api/rooms", token: try Credentials.adminToken(parsed))
-        if parsed.has("json") {
+/// `room list`.
+struct RoomListCommand: ParsableCommand {
+    var client: ClientOptions
+    var json: Bool
+
+    init(_ arguments: ParsedArguments) {
+        client = ClientOptions(arguments)
+        json = arguments.isSet(OutputOptions.json)
+    }
+
+    func run() async throws -> Int32 {
+        let response = try await client.api.send("GET", "/api/rooms", token: try client.adminToken())
+        if json {
             Output.write(String(decoding: response.body, as: UTF8.self))
             return ExitCode.success
         }
@@ -71,15 +105,58 @@ enum RoomCommands {
         }))
         return ExitCode.success
     }
+}
 
-    /// `room start|next|reveal|pause|resume|end CODE` and `room kick CODE NICKNAME [--block]`.
-    static func command(_ name: String, _ parsed: ParsedArguments) async throws -> Int32 {
-        let code = parsed.positional[0]
-        let command = name == "kick" && parsed.has("block") ? "block" : name
+/// `room start|next|reveal|pause|resume|end CODE`: one teacher command, named by the subcommand.
+struct RoomControlCommand: RunnableCommand {
+    var command: String
+    var code: String
+    var client: ClientOptions
+
+    init(command: String, _ arguments: ParsedArguments) {
+        self.command = command
+        code = arguments.positional[0]
+        client = ClientOptions(arguments)
+    }
+
+    func run() async throws -> Int32 {
+        try await RoomCommandRequest(command: command, code: code, player: nil, client: client).send()
+    }
+}
+
+/// `room kick CODE NICKNAME [--block]`.
+struct RoomKickCommand: ParsableCommand {
+    static let block = CommandSpec.Option(long: "block", valueName: nil, help: "Also block: that name and that browser cannot join this room again.")
+
+    var code: String
+    var nickname: String
+    var block: Bool
+    var client: ClientOptions
+
+    init(_ arguments: ParsedArguments) {
+        code = arguments.positional[0]
+        nickname = arguments.positional[1]
+        block = arguments.isSet(Self.block)
+        client = ClientOptions(arguments)
+    }
+
+    func run() async throws -> Int32 {
+        try await RoomCommandRequest(command: block ? "block" : "kick", code: code, player: nickname, client: client).send()
+    }
+}
+
+/// A teacher command sent over the HTTP API, and its one-line report.
+private struct RoomCommandRequest {
+    var command: String
+    var code: String
+    var player: String?
+    var client: ClientOptions
+
+    func send() async throws -> Int32 {
         var body: [String: String] = ["command": command]
-        if name == "kick" { body["player"] = parsed.positional[1] }
-        let response = try await APIClient(server: Credentials.server(parsed)).send(
-            "POST", "/api/rooms/\(code)/commands", token: try Credentials.teacherToken(parsed, code: code), json: try JSONEncoder().encode(body)
+        if let player { body["player"] = player }
+        let response = try await client.api.send(
+            "POST", "/api/rooms/\(code)/commands", token: try client.teacherToken(room: code), json: try JSONEncoder().encode(body)
         )
         struct Report: Decodable { var phase: String; var question: Int?; var questionCount: Int; var players: Int }
         let report = try JSONDecoder().decode(Report.self, from: response.body)

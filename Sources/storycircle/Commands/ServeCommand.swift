@@ -1,11 +1,18 @@
 import StoryCircleCore
 import StoryCircleServer
 
-enum ServeCommand {
-    static func run(_ parsed: ParsedArguments) async throws -> Int32 {
-        let configuration = try ServerSetup.configuration(parsed, spec: Commands.serve).get()
+/// `serve`: a server for many rooms, until SIGINT or SIGTERM.
+struct ServeCommand: ParsableCommand {
+    var serverOptions: ServerOptions
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        serverOptions = try ServerOptions(arguments)
+    }
+
+    func run() async throws -> Int32 {
+        let configuration = try serverOptions.configuration()
         let signals = Signals.stream()
-        let server = try await ServerSetup.start(configuration)
+        let server = try await ServerOptions.start(configuration)
         Output.line("StoryCircle \(StoryCircleVersion.current) listening on \(server.publicURL) (port \(server.port))")
         if let file = server.adminTokenFile {
             Output.line("Admin token: in \(file) (the CLI reads it from there; HTTP clients send it as 'Authorization: Bearer …')")

@@ -3,33 +3,47 @@ import StoryCircleCore
 import StoryCircleServer
 
 /// `storycircle start STORY.json`: a server and one room, for a teacher who stays in the terminal.
-enum StartCommand {
+struct StartCommand: ParsableCommand {
+    static let noKeys = CommandSpec.Option(long: "no-keys", valueName: nil, help: "Do not read single-key controls from the terminal (and show no key hints).")
+
     private enum Event {
         case key(UInt8)
         case tick
         case signal
     }
 
-    static func run(_ parsed: ParsedArguments) async throws -> Int32 {
-        // Flags first: a usage error is reported as one, whatever else is wrong.
-        let patch = try RoomSettingFlags.patch(parsed, spec: Commands.start)
-        let configuration = try ServerSetup.configuration(parsed, spec: Commands.start).get()
-        let story = try StoryFile.require(parsed.positional[0])
-        let readsKeys = !parsed.has("no-keys")
+    var storyPath: String
+    var serverOptions: ServerOptions
+    var settings: RoomSettingOptions
+    var readsKeys: Bool
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        storyPath = arguments.positional[0]
+        serverOptions = try ServerOptions(arguments)
+        settings = try RoomSettingOptions(arguments)
+        readsKeys = !arguments.isSet(Self.noKeys)
+    }
+
+    func run() async throws -> Int32 {
+        let configuration = try serverOptions.configuration()
+        let story = try StoryFile.require(storyPath)
         // The server's log lines go above the status line, never through it.
         let status = StatusLine(interactive: Terminal.outputIsInteractive)
         let logger = Logger(label: "storycircle", minimumLevel: configuration.loggerLevel) { line in status.log(line) }
         let signals = Signals.stream()
-        let server = try await ServerSetup.start(configuration, logger: logger)
-        let created = try await server.createRoom(story: story, settings: patch)
+        let server = try await ServerOptions.start(configuration, logger: logger)
+        let created = try await server.createRoom(story: story, settings: settings.patch)
         guard let room = await server.registry.room(created.room.code) else {
             await server.stop()
             throw CommandFailure("the room disappeared as it was created")
         }
-        printBanner(title: story.title, code: created.room.code, joinURL: created.joinURL, dashboardURL: created.dashboardURL, teacherURL: created.teacherURL, server: server, keys: readsKeys)
+        Self.printBanner(title: story.title, code: created.room.code, joinURL: created.joinURL, dashboardURL: created.dashboardURL, teacherURL: created.teacherURL, server: server, keys: readsKeys)
 
         let (events, sink) = AsyncStream.makeStream(of: Event.self)
-        let forwarders = [
+        let terminal = readsKeys ? Terminal() : nil
+        // Every task feeding `events` ends with the command: cancelling the key reader's task ends its
+        // stream, which wakes its thread out of `poll` and lets it go.
+        var forwarders = [
             Task { for await _ in signals { sink.yield(.signal) } },
             Task {
                 while !Task.isCancelled {
@@ -38,9 +52,8 @@ enum StartCommand {
                 }
             },
         ]
-        let terminal = readsKeys ? Terminal() : nil
         if readsKeys {
-            Task { for await key in Terminal.keys() { sink.yield(.key(key)) } }
+            forwarders.append(Task { for await key in Terminal.keys() { sink.yield(.key(key)) } })
         }
         // After `q`, the next key answers "End the room for everyone? (y/n)".
         var confirmingEnd = false
@@ -53,7 +66,7 @@ enum StartCommand {
                 break loop
             case .tick:
                 if let line = storage.update(server.storageHealth) { status.note(line) }
-                status.show(confirmingEnd ? endQuestion : describe(await room.report(), keys: readsKeys))
+                status.show(confirmingEnd ? endQuestion : Self.describe(await room.report(), keys: readsKeys))
             case .key(let key):
                 let report = await room.report()
                 if confirmingEnd {
@@ -72,7 +85,7 @@ enum StartCommand {
                     confirmingEnd = true
                     status.show(endQuestion)
                     continue
-                } else if let command = command(for: key, report: report) {
+                } else if let command = Self.command(for: key, report: report) {
                     do {
                         _ = try await room.perform(command)
                         status.note("→ \(command.name)")
@@ -84,7 +97,7 @@ enum StartCommand {
                 } else {
                     continue
                 }
-                status.show(describe(await room.report(), keys: readsKeys))
+                status.show(Self.describe(await room.report(), keys: readsKeys))
             }
         }
         forwarders.forEach { $0.cancel() }

@@ -1,11 +1,17 @@
 import Foundation
 import StoryCircleCore
 
-enum StoryCommand {
-    /// `story validate FILE...`: every problem in every file; exit 1 if any file has an error.
-    static func validate(_ parsed: ParsedArguments) -> Int32 {
+/// `story validate FILE...`: every problem in every file; exit 1 if any file has an error.
+struct StoryValidateCommand: ParsableCommand {
+    var files: [String]
+
+    init(_ arguments: ParsedArguments) {
+        files = arguments.positional
+    }
+
+    func run() async -> Int32 {
         var allValid = true
-        for path in parsed.positional {
+        for path in files {
             let result = StoryFile.load(path)
             for issue in result.issues {
                 let line = "\(path): \(issue.severity == .warning ? "warning: " : "")\(issue)"

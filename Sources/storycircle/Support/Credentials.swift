@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where the CLI finds tokens: a flag, then an environment variable, then a file.
+/// Where the CLI keeps the tokens of the rooms it created (`ClientOptions` reads them back).
 enum Credentials {
     /// `$STORYCIRCLE_HOME`, or `~/.storycircle`.
     static var home: URL {
@@ -32,27 +32,9 @@ enum Credentials {
         return file
     }
 
-    static func teacherToken(_ parsed: ParsedArguments, code: String) throws(CommandFailure) -> String {
-        if let token = parsed.value("token") { return token }
-        if let token = ProcessInfo.processInfo.environment["STORYCIRCLE_TOKEN"], !token.isEmpty { return token }
-        if let data = FileManager.default.contents(atPath: roomFile(code).path), let saved = try? JSONDecoder().decode(SavedRoom.self, from: data) {
-            return saved.teacherToken
-        }
-        throw CommandFailure("no teacher token for room \(code): pass --token, set STORYCIRCLE_TOKEN, or create the room with 'storycircle room create' on this computer.")
-    }
-
-    static func adminToken(_ parsed: ParsedArguments) throws(CommandFailure) -> String {
-        if let token = parsed.value("admin-token") { return token }
-        if let token = ProcessInfo.processInfo.environment["STORYCIRCLE_ADMIN_TOKEN"], !token.isEmpty { return token }
-        let file = (ProcessInfo.processInfo.environment["STORYCIRCLE_DATA_DIR"] ?? "data") + "/admin-token"
-        if let data = FileManager.default.contents(atPath: file) {
-            let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            if !token.isEmpty { return token }
-        }
-        throw CommandFailure("no admin token: pass --admin-token, set STORYCIRCLE_ADMIN_TOKEN, or run this where the server keeps data/admin-token.")
-    }
-
-    static func server(_ parsed: ParsedArguments) -> String {
-        parsed.value("server") ?? ProcessInfo.processInfo.environment["STORYCIRCLE_SERVER"].flatMap { $0.isEmpty ? nil : $0 } ?? "http://127.0.0.1:8080"
+    /// The tokens `room create` saved for room `code` on this computer, if any.
+    static func savedRoom(_ code: String) -> SavedRoom? {
+        guard let data = FileManager.default.contents(atPath: roomFile(code).path) else { return nil }
+        return try? JSONDecoder().decode(SavedRoom.self, from: data)
     }
 }

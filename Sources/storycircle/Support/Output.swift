@@ -19,8 +19,8 @@ enum Output {
     }
 
     /// Prints a usage error the way swift-argument-parser does; the caller exits with `ExitCode.usage`.
-    static func usageError(_ error: UsageError) {
-        FileHandle.standardError.write(Data("Error: \(error.message)\nUsage: \(error.spec.usage)\n  See '\(error.spec.fullName) --help' for more information.\n".utf8))
+    static func usageError(_ message: String, spec: CommandSpec) {
+        FileHandle.standardError.write(Data("Error: \(message)\nUsage: \(spec.usage)\n  See '\(spec.fullName) --help' for more information.\n".utf8))
     }
 }
 

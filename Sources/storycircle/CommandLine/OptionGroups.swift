@@ -1,0 +1,139 @@
+import Foundation
+import StoryCircleCore
+import StoryCircleServer
+
+/// `--config`, `--port`, `--data`, `--database`: where `serve` and `start` keep things and listen.
+struct ServerOptions {
+    static let config = CommandSpec.Option(long: "config", valueName: "file", help: "The configuration file.", defaultValue: "config/storycircle.json")
+    static let port = CommandSpec.Option(long: "port", valueName: "port", help: "The port to listen on.", defaultValue: "8080")
+    static let data = CommandSpec.Option(long: "data", valueName: "directory", help: "Where the database, audio cache and admin token live.", defaultValue: "data")
+    static let database = CommandSpec.Option(long: "database", valueName: "path", help: "The SQLite file, or 'none' to keep nothing on disk.", defaultValue: "<data>/storycircle.sqlite")
+    static let all = [config, port, data, database]
+
+    static let defaultConfigFile = "config/storycircle.json"
+
+    var configFile: String?
+    var port: Int?
+    var dataDirectory: String?
+    var database: String?
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        configFile = arguments.value(of: Self.config)
+        port = try arguments.value(of: Self.port, expecting: "use a port number from 0 to 65535") { text in
+            Int(text).flatMap { (0...65_535).contains($0) ? $0 : nil }
+        }
+        dataDirectory = arguments.value(of: Self.data)
+        database = arguments.value(of: Self.database)
+    }
+
+    /// The server configuration: the file, the environment, then these options.
+    func configuration() throws(CommandFailure) -> ServerConfiguration {
+        let file = configFile ?? (FileManager.default.fileExists(atPath: Self.defaultConfigFile) ? Self.defaultConfigFile : nil)
+        var configuration: ServerConfiguration
+        do {
+            configuration = try ServerConfiguration.load(file: file)
+        } catch {
+            throw CommandFailure("configuration: \(error.description)")
+        }
+        if let port { configuration.port = port }
+        if let dataDirectory {
+            configuration.dataDirectory = dataDirectory
+            configuration.database = dataDirectory + "/storycircle.sqlite"
+            configuration.audioCacheDirectory = dataDirectory + "/audio-cache"
+        }
+        if let database { configuration.database = database }
+        return configuration
+    }
+}
+
+/// The room settings `start` and `room create` take as flags.
+struct RoomSettingOptions {
+    static let narrate = CommandSpec.Option(long: "narrate", valueName: "mode", help: "Where the story is read aloud: devices, dashboard or off.", defaultValue: "devices")
+    static let noSpeedPoints = CommandSpec.Option(long: "no-speed-points", valueName: nil, help: "Every correct answer scores the same, however fast.")
+    static let noStreaks = CommandSpec.Option(long: "no-streaks", valueName: nil, help: "No bonus for correct answers in a row.")
+    static let noTimer = CommandSpec.Option(long: "no-timer", valueName: nil, help: "Questions stay open until everyone answers or you reveal.")
+    static let questionSeconds = CommandSpec.Option(long: "question-seconds", valueName: "seconds", help: "Time for questions that set none.", defaultValue: "20")
+    static let noLateJoin = CommandSpec.Option(long: "no-late-join", valueName: nil, help: "Children cannot join after the story starts.")
+    static let readQuestions = CommandSpec.Option(long: "read-questions", valueName: nil, help: "Read each question and its options aloud too.")
+    static let voice = CommandSpec.Option(long: "voice", valueName: "voice", help: "An espeak-ng voice instead of the story's (en, en-gb, es, ...).")
+    static let all = [narrate, noSpeedPoints, noStreaks, noTimer, questionSeconds, noLateJoin, readQuestions, voice]
+
+    var patch = RoomSettingsPatch()
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        patch.narration = try arguments.value(of: Self.narrate, expecting: "use devices, dashboard or off", NarrationMode.init(rawValue:))
+        if arguments.isSet(Self.noSpeedPoints) { patch.speedPoints = false }
+        if arguments.isSet(Self.noStreaks) { patch.streakBonus = false }
+        if arguments.isSet(Self.noTimer) { patch.timer = false }
+        if arguments.isSet(Self.noLateJoin) { patch.lateJoin = false }
+        if arguments.isSet(Self.readQuestions) { patch.readQuestions = true }
+        let range = RoomSettings.questionSecondsRange
+        patch.questionSeconds = try arguments.value(of: Self.questionSeconds, expecting: "use a whole number from \(range.lowerBound) to \(range.upperBound)") { text in
+            Int(text).flatMap { range.contains($0) ? $0 : nil }
+        }
+        patch.voice = arguments.value(of: Self.voice)
+    }
+}
+
+/// `--server`, `--token`, `--admin-token`: how the client commands reach a server and prove who they are.
+/// Each value comes from the option, then the environment, then (tokens) a file.
+struct ClientOptions {
+    static let server = CommandSpec.Option(long: "server", valueName: "url", help: "The server to talk to (or STORYCIRCLE_SERVER).", defaultValue: "http://127.0.0.1:8080")
+    static let token = CommandSpec.Option(long: "token", valueName: "token", help: "The room's teacher token (or STORYCIRCLE_TOKEN; by default the one saved by 'room create').")
+    static let adminToken = CommandSpec.Option(long: "admin-token", valueName: "token", help: "The server's admin token (or STORYCIRCLE_ADMIN_TOKEN, or data/admin-token).")
+    /// For commands that act on one room as its teacher.
+    static let teacher = [server, token]
+    /// For commands that act on the server as its administrator.
+    static let admin = [server, adminToken]
+
+    var server: String
+    private var token: String?
+    private var adminTokenValue: String?
+
+    init(_ arguments: ParsedArguments) {
+        server = arguments.value(of: Self.server) ?? Self.environment("STORYCIRCLE_SERVER") ?? "http://127.0.0.1:8080"
+        token = arguments.value(of: Self.token)
+        adminTokenValue = arguments.value(of: Self.adminToken)
+    }
+
+    var api: APIClient { APIClient(server: server) }
+
+    func teacherToken(room code: String) throws(CommandFailure) -> String {
+        if let token { return token }
+        if let token = Self.environment("STORYCIRCLE_TOKEN") { return token }
+        if let saved = Credentials.savedRoom(code) { return saved.teacherToken }
+        throw CommandFailure("no teacher token for room \(code): pass --token, set STORYCIRCLE_TOKEN, or create the room with 'storycircle room create' on this computer.")
+    }
+
+    func adminToken() throws(CommandFailure) -> String {
+        if let adminTokenValue { return adminTokenValue }
+        if let token = Self.environment("STORYCIRCLE_ADMIN_TOKEN") { return token }
+        let file = (ProcessInfo.processInfo.environment["STORYCIRCLE_DATA_DIR"] ?? "data") + "/admin-token"
+        if let data = FileManager.default.contents(atPath: file) {
+            let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            if !token.isEmpty { return token }
+        }
+        throw CommandFailure("no admin token: pass --admin-token, set STORYCIRCLE_ADMIN_TOKEN, or run this where the server keeps data/admin-token.")
+    }
+
+    /// An environment variable, where set and not empty.
+    private static func environment(_ name: String) -> String? {
+        ProcessInfo.processInfo.environment[name].flatMap { $0.isEmpty ? nil : $0 }
+    }
+}
+
+/// `--json`: machine-readable output for scripts.
+enum OutputOptions {
+    static let json = CommandSpec.Option(long: "json", valueName: nil, help: "Print JSON for scripts.")
+}
+
+extension ServerOptions {
+    /// Starts a server, turning whatever stops it into one line for the teacher.
+    static func start(_ configuration: ServerConfiguration, logger: Logger? = nil) async throws(CommandFailure) -> ClassroomServer {
+        do {
+            return try await ClassroomServer.start(configuration: configuration, logger: logger)
+        } catch {
+            throw CommandFailure("the server could not start: \(error)")
+        }
+    }
+}
