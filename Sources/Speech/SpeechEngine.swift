@@ -69,6 +69,9 @@ public final class SpeechEngine: @unchecked Sendable {
 
     private static func initialize() -> Result<(version: String, sampleRate: Int), SpeechError> {
         espeak_ng_InitializePath(nil)
+        // The espeak-ng API reports missing data as a status; only the old `espeak_Initialize` wrapper
+        // calls exit() on it (unless given espeakINITIALIZE_DONT_EXIT), so a broken install cannot end
+        // the server here: `startup` holds the failure and every synthesis reports it.
         var context: espeak_ng_ERROR_CONTEXT?
         let status = espeak_ng_Initialize(&context)
         espeak_ng_ClearErrorContext(&context)
