@@ -6,6 +6,7 @@ final class SQLiteDatabase {
     let handle: OpaquePointer
     let path: String
 
+    /// `readOnly`: for the store's reader and for tests looking at a file; it creates nothing.
     init(path: String, readOnly: Bool = false) throws(SQLiteError) {
         var handle: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX

@@ -57,3 +57,19 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
         }
     }
 }
+
+/// A room whose stored story this StoryCircle no longer accepts (a validation rule tightened since it was
+/// saved). SQLite did its part: the row was read; it is the content that cannot be used, and saying
+/// "SQLite error" would send an operator to the disk instead of to the story.
+public struct UnloadableStory: Error, CustomStringConvertible, Sendable {
+    public var room: String
+    /// The validation errors, as `story validate` would list them.
+    public var problems: [String]
+
+    public init(room: String, problems: [String]) {
+        self.room = room
+        self.problems = problems
+    }
+
+    public var description: String { "the stored story of room \(room) no longer loads: \(problems.joined(separator: "; "))" }
+}

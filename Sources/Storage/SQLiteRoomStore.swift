@@ -78,8 +78,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             // read-only, and a read-only mount or a full disk only shows when something is written.
             try database.transaction { try statements.probe() }
             writer = Writer(database: database, statements: statements)
-            reader = try SQLiteDatabase(path: path)
-            try reader.execute("PRAGMA foreign_keys=ON;")
+            // Read-only: a slip in a read path fails loudly instead of writing beside the writer thread.
+            reader = try SQLiteDatabase(path: path, readOnly: true)
         } catch let error as SQLiteError {
             throw OpenFailure(error: error, systemReason: Self.systemReasonForWriting(at: path))
         }
@@ -459,8 +459,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         try room.bind([.text(code)])
         guard try room.step() else { return nil }
         let storyJSON = room.text(1)
-        guard let story = Story.load(json: Data(storyJSON.utf8)).value else {
-            throw SQLiteError(code: 0, message: "the stored story of room \(code) no longer loads", context: "restoring room \(code)")
+        let loaded = Story.load(json: Data(storyJSON.utf8))
+        guard let story = loaded.value else {
+            throw UnloadableStory(room: code, problems: loaded.errors.map(\.description))
         }
         let settings = try JSONDecoder().decode(RoomSettings.self, from: Data(room.text(2).utf8))
         let credentials = RoomCredentials(teacherTokenHash: room.text(3), dashboardTokenHash: room.text(4))

@@ -169,6 +169,31 @@ struct SQLiteRoomStoreTests {
         #expect(total == answers)
     }
 
+    @Test func aStoredStoryThatNoLongerLoadsIsReportedAsSuchNotAsASQLiteFailure() async throws {
+        let store = try SQLiteRoomStore(path: path)
+        defer { store.close(); try? FileManager.default.removeItem(at: folder) }
+        try store.createRoom(Self.header("123456"))
+        // What a tightened validation rule would do to a story saved by an older version.
+        let editor = try SQLiteDatabase(path: path)
+        try editor.execute("UPDATE rooms SET story = '{\"title\": \"\", \"text\": \"\"}' WHERE code = '123456'")
+        #expect(performing: { _ = try store.archive(room: "123456") }, throws: { error in
+            guard let unloadable = error as? UnloadableStory else { return false }
+            return unloadable.room == "123456" && !unloadable.problems.isEmpty
+                && String(describing: unloadable).hasPrefix("the stored story of room 123456 no longer loads: ")
+        })
+    }
+
+    @Test func aReadOnlyConnectionCannotWrite() throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try SQLiteDatabase(path: path).execute("CREATE TABLE t (x INTEGER)")
+        let reader = try SQLiteDatabase(path: path, readOnly: true)
+        #expect(reader.isReadOnly)
+        #expect(performing: { try reader.execute("INSERT INTO t VALUES (1)") }, throws: { error in
+            (error as? SQLiteError)?.primaryCode == 8 // SQLITE_READONLY (the tests import no C)
+        })
+    }
+
     @Test func closingWritesWhatIsQueuedAndRefusesWhatComesAfter() async throws {
         let store = try SQLiteRoomStore(path: path)
         defer { try? FileManager.default.removeItem(at: folder) }
