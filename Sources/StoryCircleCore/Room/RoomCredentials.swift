@@ -13,8 +13,11 @@ public struct RoomCredentials: Sendable, Equatable {
         self.init(teacherTokenHash: Self.hash(teacherToken), dashboardTokenHash: Self.hash(dashboardToken))
     }
 
-    /// The stored form of a token. Tokens carry 256 random bits, so a plain salted digest suffices: there is
-    /// nothing to brute-force that is smaller than the token itself.
+    /// The stored form of a token: SHA-256 of the token behind a fixed label. The label separates these
+    /// digests from any other SHA-256 of the same bytes; it is not a salt and is the same for every room.
+    /// No salt is needed: a salt defends guessable secrets against precomputed tables, and tokens carry 256
+    /// random bits, so there is nothing to precompute that is smaller than the token itself. (The digest
+    /// must also stay one per token: resume tokens are looked up by it, and stored rooms keep this form.)
     public static func hash(_ token: String) -> String {
         SHA256.hexDigest("storycircle.token.v1:" + token)
     }
