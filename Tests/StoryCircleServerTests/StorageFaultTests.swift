@@ -338,7 +338,7 @@ struct DataDirectoryLockTests {
         configuration.database = folder.appendingPathComponent("data/storycircle.sqlite").path
         configuration.adminToken = "admin"
         func start() async throws -> ClassroomServer {
-            try await ClassroomServer.start(configuration: configuration, clock: ManualClock(), narrator: ScriptedNarrator(), logger: Logger(label: "test", minimumLevel: .error))
+            try await ClassroomServer.start(configuration: configuration, clock: ManualClock(), narrator: ScriptedNarrator(), logger: StoryCircleLog(label: "test", minimumLevel: .error))
         }
         let first = try await start()
         await #expect(performing: { _ = try await start() }, throws: { error in

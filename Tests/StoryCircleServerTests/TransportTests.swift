@@ -25,7 +25,7 @@ struct TransportTests {
         configuration.adminToken = "admin"
         configuration.maxMessageBytes = maxMessageBytes
         configure(&configuration)
-        return try await ClassroomServer.start(configuration: configuration, clock: clock, store: MemoryRoomStore(), narrator: ScriptedNarrator(), logger: Logger(label: "test", minimumLevel: .error))
+        return try await ClassroomServer.start(configuration: configuration, clock: clock, store: MemoryRoomStore(), narrator: ScriptedNarrator(), logger: StoryCircleLog(label: "test", minimumLevel: .error))
     }
 
     @Test func aRoomOfTwelvePlaysFromJoinToPodium() async throws {

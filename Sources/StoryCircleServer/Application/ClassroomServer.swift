@@ -20,7 +20,7 @@ public final class ClassroomServer: Sendable {
     public let restoredRooms: Int
     let transport: WebSocketServer
     let store: any RoomStore
-    let logger: Logger
+    let logger: StoryCircleLog
     private let lock: DataDirectoryLock
     private let loops: [Task<Void, Never>]
     private let finishStreams: @Sendable () -> Void
@@ -32,7 +32,7 @@ public final class ClassroomServer: Sendable {
 
     private init(
         configuration: ServerConfiguration, port: Int, publicURL: String, adminTokenFile: String?, registry: RoomRegistry,
-        metrics: ServerMetrics, transport: WebSocketServer, store: any RoomStore, logger: Logger, lock: DataDirectoryLock,
+        metrics: ServerMetrics, transport: WebSocketServer, store: any RoomStore, logger: StoryCircleLog, lock: DataDirectoryLock,
         loops: [Task<Void, Never>], restoredRooms: Int, finishStreams: @escaping @Sendable () -> Void
     ) {
         self.configuration = configuration
@@ -55,9 +55,9 @@ public final class ClassroomServer: Sendable {
     /// and espeak-ng with the audio cache; tests inject their own, and a `ManualClock`.
     public static func start(
         configuration: ServerConfiguration, clock: any ServerClock = SystemClock(), store: (any RoomStore)? = nil,
-        narrator: (any NarrationPreparing)? = nil, timing: RoomTiming = .init(), logger: Logger? = nil
+        narrator: (any NarrationPreparing)? = nil, timing: RoomTiming = .init(), logger: StoryCircleLog? = nil
     ) async throws -> ClassroomServer {
-        let logger = logger ?? Logger(label: "storycircle", minimumLevel: configuration.loggerLevel)
+        let logger = logger ?? configuration.log()
         // Every connection is an open file: accept no more than the process may open (less a margin for
         // the database, the audio cache and the pages), so the limit is a clear refusal, not a failure.
         var configuration = configuration

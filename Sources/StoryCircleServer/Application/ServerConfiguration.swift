@@ -53,6 +53,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var failedJoinsPerMinute = 10.0
     public var roomDefaults = RoomSettings()
     public var logLevel = "info"
+    /// `text` for people, `json` (one object per line) for log collectors.
+    public var logFormat = "text"
 
     public init() {}
 
@@ -60,7 +62,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         "port", "bindAddress", "publicURL", "webRoot", "dataDirectory", "database", "audioCacheDirectory",
         "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxConnectionsPerAddress", "helloTimeoutSeconds", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "messagesPerSecondPerConnection", "messageBurstPerConnection", "pingAfterIdleSeconds", "hangUpAfterIdleSeconds", "allowedOrigins", "trustForwardedFor",
         "retentionDays", "adminToken", "finishedRoomMinutes", "storageRetrySeconds", "joinBurst", "joinsPerSecond", "failedJoinBurst",
-        "failedJoinsPerMinute", "roomDefaults", "logLevel",
+        "failedJoinsPerMinute", "roomDefaults", "logLevel", "logFormat",
     ]
 
     /// A problem with the configuration, said plainly; the server refuses to start on one.
@@ -143,6 +145,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             }
         }
         logLevel = try decode("logLevel", as: String.self) ?? logLevel
+        logFormat = try decode("logFormat", as: String.self) ?? logFormat
     }
 
     mutating func apply(environment: [String: String]) throws(Problem) {
@@ -164,6 +167,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         adminToken = string("STORYCIRCLE_ADMIN_TOKEN") ?? adminToken
         retentionDays = try integer("STORYCIRCLE_RETENTION_DAYS") ?? retentionDays
         logLevel = string("STORYCIRCLE_LOG_LEVEL") ?? logLevel
+        logFormat = string("STORYCIRCLE_LOG_FORMAT") ?? logFormat
         if let origins = string("STORYCIRCLE_ALLOWED_ORIGINS") {
             allowedOrigins = origins.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
         }
@@ -191,19 +195,25 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard ["debug", "info", "notice", "warning", "error"].contains(logLevel) else {
             throw Problem(description: "logLevel must be one of debug, info, notice, warning, error")
         }
+        guard StoryCircleLog.Format(rawValue: logFormat) != nil else {
+            throw Problem(description: "logFormat must be text or json")
+        }
         if let publicURL, !(publicURL.hasPrefix("http://") || publicURL.hasPrefix("https://")) {
             throw Problem(description: "publicURL must start with http:// or https://")
         }
     }
 
-    public var loggerLevel: Logger.Level {
-        switch logLevel {
-        case "debug": .debug
-        case "notice": .notice
-        case "warning": .warning
-        case "error": .error
-        default: .info
-        }
+    public var loggerLevel: StoryCircleLog.Level {
+        StoryCircleLog.Level.allCases.first { $0.name == logLevel } ?? .info
+    }
+
+    public var loggerFormat: StoryCircleLog.Format {
+        StoryCircleLog.Format(rawValue: logFormat) ?? .text
+    }
+
+    /// The server's log as configured, to `sink`.
+    public func log(label: String = "storycircle", sink: @escaping @Sendable (String) -> Void = StoryCircleLog.standardError) -> StoryCircleLog {
+        StoryCircleLog(label: label, minimumLevel: loggerLevel, format: loggerFormat, sink: sink)
     }
 
     /// Where rooms' records live, from `database`.

@@ -15,11 +15,11 @@ final class StorageMonitor: Sendable {
     private let store: any RoomStore
     private let clock: any ServerClock
     private let probeIntervalMs: Int
-    private let logger: Logger
+    private let logger: StoryCircleLog
     private let ticks: AsyncStream<Tick>
     private let sink: AsyncStream<Tick>.Continuation
 
-    init(store: any RoomStore, clock: any ServerClock, probeIntervalMs: Int = 1_000, logger: Logger) {
+    init(store: any RoomStore, clock: any ServerClock, probeIntervalMs: Int = 1_000, logger: StoryCircleLog) {
         self.store = store
         self.clock = clock
         self.probeIntervalMs = probeIntervalMs

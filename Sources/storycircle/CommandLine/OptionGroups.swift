@@ -129,7 +129,7 @@ enum OutputOptions {
 
 extension ServerOptions {
     /// Starts a server, turning whatever stops it into one line for the teacher.
-    static func start(_ configuration: ServerConfiguration, logger: Logger? = nil) async throws(CommandFailure) -> ClassroomServer {
+    static func start(_ configuration: ServerConfiguration, logger: StoryCircleLog? = nil) async throws(CommandFailure) -> ClassroomServer {
         do {
             return try await ClassroomServer.start(configuration: configuration, logger: logger)
         } catch {

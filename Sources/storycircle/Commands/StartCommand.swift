@@ -29,7 +29,7 @@ struct StartCommand: ParsableCommand {
         let story = try StoryFile.require(storyPath)
         // The server's log lines go above the status line, never through it.
         let status = StatusLine(interactive: Terminal.outputIsInteractive)
-        let logger = Logger(label: "storycircle", minimumLevel: configuration.loggerLevel) { line in status.log(line) }
+        let logger = configuration.log { line in status.log(line) }
         let signals = Signals.stream()
         let server = try await ServerOptions.start(configuration, logger: logger)
         let created = try await server.createRoom(story: story, settings: settings.patch)
@@ -208,7 +208,7 @@ final class StatusLine: @unchecked Sendable {
     func log(_ line: String) {
         lock.withLock {
             if interactive { Output.write("\r\u{1B}[2K") }
-            Logger.standardError(line)
+            StoryCircleLog.standardError(line)
             if interactive { Output.write(last) }
         }
     }

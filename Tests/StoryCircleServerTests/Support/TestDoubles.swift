@@ -113,7 +113,7 @@ enum ServerFixtures {
         metrics: ServerMetrics = ServerMetrics()
     ) -> (RoomRegistry, AsyncStream<WebSocketTransport.TransportEvent>.Continuation) {
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
-        let registry = RoomRegistry(events: events, transport: transport, store: store, clock: clock, narrator: narrator, metrics: metrics, configuration: configuration, logger: Logger(label: "test", minimumLevel: .error, sink: { _ in }))
+        let registry = RoomRegistry(events: events, transport: transport, store: store, clock: clock, narrator: narrator, metrics: metrics, configuration: configuration, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }))
         Task { await registry.run() }
         return (registry, sink)
     }
