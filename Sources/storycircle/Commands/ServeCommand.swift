@@ -12,7 +12,9 @@ struct ServeCommand: ParsableCommand {
     func run() async throws -> Int32 {
         let configuration = try serverOptions.configuration()
         let signals = Signals.stream()
-        let server = try await ServerOptions.start(configuration)
+        let log = configuration.log()
+        log.takeLibWebSocketsLines()
+        let server = try await ServerOptions.start(configuration, logger: log)
         Output.line("StoryCircle \(StoryCircleVersion.current) listening on \(server.publicURL) (port \(server.port))")
         if let file = server.adminTokenFile {
             Output.line("Admin token: in \(file) (the CLI reads it from there; HTTP clients send it as 'Authorization: Bearer …')")

@@ -30,6 +30,7 @@ struct StartCommand: ParsableCommand {
         // The server's log lines go above the status line, never through it.
         let status = StatusLine(interactive: Terminal.outputIsInteractive)
         let logger = configuration.log { line in status.log(line) }
+        logger.takeLibWebSocketsLines()
         let signals = Signals.stream()
         let server = try await ServerOptions.start(configuration, logger: logger)
         let created = try await server.createRoom(story: story, settings: settings.patch)
