@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import StoryCircleCore
 import StoryCircleServer
 
@@ -181,18 +182,17 @@ struct StartCommand: ParsableCommand {
 /// One status line: rewritten in place on a terminal, a new line on each change otherwise. Notes and the
 /// server's log lines are printed above it: the line is cleared, the text written, the line redrawn, under
 /// one lock, so a log line from another thread never lands in the middle of it.
-final class StatusLine: @unchecked Sendable {
-    // `@unchecked Sendable`: `last` is only touched under `lock`.
+final class StatusLine: Sendable {
     private let interactive: Bool
-    private let lock = NSLock()
-    private var last = ""
+    /// The line as last drawn; its lock is also what keeps writes from different threads whole.
+    private let last = Locked("")
 
     init(interactive: Bool) {
         self.interactive = interactive
     }
 
     func show(_ text: String) {
-        lock.withLock {
+        last.withLock { last in
             guard text != last else { return }
             last = text
             Output.write(interactive ? "\r\u{1B}[2K" + text : text + "\n")
@@ -200,14 +200,14 @@ final class StatusLine: @unchecked Sendable {
     }
 
     func note(_ text: String) {
-        lock.withLock {
+        last.withLock { last in
             Output.write(interactive ? "\r\u{1B}[2K" + text + "\n" + last : text + "\n")
         }
     }
 
     /// A log line, to standard error as always; on a terminal the status line makes room for it first.
     func log(_ line: String) {
-        lock.withLock {
+        last.withLock { last in
             if interactive { Output.write("\r\u{1B}[2K") }
             StoryCircleLog.standardError(line)
             if interactive { Output.write(last) }
@@ -215,7 +215,7 @@ final class StatusLine: @unchecked Sendable {
     }
 
     func finish() {
-        lock.withLock {
+        last.withLock { _ in
             if interactive { Output.write("\n") }
         }
     }

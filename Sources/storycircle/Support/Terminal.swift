@@ -3,16 +3,17 @@ import Glibc
 import Locking
 
 /// The teacher's terminal: single-key input without Enter, restored on exit.
-final class Terminal: @unchecked Sendable {
-    // `@unchecked Sendable`: `saved` is written once in `init` and only read in `restore`.
-    private var saved = termios()
+final class Terminal {
+    private let saved: termios
 
     static var inputIsInteractive: Bool { isatty(STDIN_FILENO) == 1 }
     static var outputIsInteractive: Bool { isatty(STDOUT_FILENO) == 1 }
 
     /// Switches the terminal to read keys one at a time without echo (Ctrl-C still interrupts).
     init?() {
+        var saved = termios()
         guard Self.inputIsInteractive, tcgetattr(STDIN_FILENO, &saved) == 0 else { return nil }
+        self.saved = saved
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
         withUnsafeMutableBytes(of: &raw.c_cc) { bytes in
@@ -23,6 +24,7 @@ final class Terminal: @unchecked Sendable {
     }
 
     func restore() {
+        var saved = saved
         tcsetattr(STDIN_FILENO, TCSANOW, &saved)
     }
 
