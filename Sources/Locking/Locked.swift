@@ -16,19 +16,27 @@ public final class Locked<Value>: @unchecked Sendable {
         self.value = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        Self.check(pthread_mutex_init(mutex, nil), "pthread_mutex_init")
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
+        Self.check(pthread_mutex_destroy(mutex), "pthread_mutex_destroy")
         mutex.deallocate()
     }
 
     /// Runs `body` with the value while holding the lock.
     @inline(__always)
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        Self.check(pthread_mutex_lock(mutex), "pthread_mutex_lock")
+        defer { Self.check(pthread_mutex_unlock(mutex), "pthread_mutex_unlock") }
         return try body(&value)
+    }
+
+    /// A pthread call that fails means memory is corrupt or the lock is misused (a deadlock the library
+    /// noticed, an unlock by another thread): carrying on would give up the exclusion the type promises,
+    /// so it stops the process, as swift-log's and NIO's locks do.
+    @inline(__always)
+    private static func check(_ result: Int32, _ call: StaticString) {
+        guard result == 0 else { preconditionFailure("\(call) failed: \(String(cString: strerror(result)))") }
     }
 }
