@@ -50,6 +50,10 @@ let package = Package(
             dependencies: ["StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "Storage"]
         ),
 
+        // MARK: Test kits: what tests (and only tests) need to drive the shell, kept out of the targets the
+        // server links, as hummingbird keeps HummingbirdTesting.
+        .target(name: "StoryCircleTesting", dependencies: ["StoryCircleServer", "StoryCircleCore", "Locking"]),
+
         // MARK: Executables.
         .executableTarget(
             name: "storycircle",
@@ -70,7 +74,7 @@ let package = Package(
         .testTarget(name: "StoryCircleCLITests", dependencies: ["storycircle", "StoryCircleCore"]),
         .testTarget(
             name: "StoryCircleServerTests",
-            dependencies: ["StoryCircleServer", "StoryCircleCore", "WebSocketTransport", "Speech", "Storage", "Locking"]
+            dependencies: ["StoryCircleServer", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "Speech", "Storage", "Locking"]
         ),
     ]
 )

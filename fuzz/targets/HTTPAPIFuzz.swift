@@ -8,6 +8,7 @@ import Dispatch
 import Foundation
 import StoryCircleCore
 @testable import StoryCircleServer
+import StoryCircleTesting
 import WebSocketTransport
 
 private struct NoTransport: MessageTransport {
@@ -82,7 +83,7 @@ private func run(_ requests: [FuzzRequest]) async {
     let clock = ManualClock()
     let store = MemoryRoomStore()
     let metrics = ServerMetrics()
-    let logger = Logger(label: "fuzz", minimumLevel: .error, sink: { _ in })
+    let logger = StoryCircleLog(label: "fuzz", minimumLevel: .error, sink: { _ in })
     var configuration = ServerConfiguration()
     configuration.database = "none"
     let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self)

@@ -1,9 +1,9 @@
 import Locking
 import StoryCircleCore
+import StoryCircleServer
 
 /// A clock that moves only when told to, for tests: `advance(to:)` wakes exactly the sleepers whose time has
-/// come, and `waitForSleepers(_:)` lets a test wait until the code under test is waiting, instead of
-/// sleeping and hoping.
+/// come, so a test decides when each timer fires instead of sleeping and hoping.
 public final class ManualClock: ServerClock {
     private struct Sleeper {
         var deadline: ServerTime
@@ -14,7 +14,6 @@ public final class ManualClock: ServerClock {
         var now: ServerTime
         var sleepers: [UInt64: Sleeper] = [:]
         var nextID: UInt64 = 0
-        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state: Locked<State>
@@ -34,19 +33,15 @@ public final class ManualClock: ServerClock {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let ready: [CheckedContinuation<Void, Never>] = state.withLock { state in
+                state.withLock { state in
                     if Task.isCancelled {
                         continuation.resume(throwing: CancellationError())
-                        return []
-                    }
-                    if deadline <= state.now {
+                    } else if deadline <= state.now {
                         continuation.resume()
-                        return []
+                    } else {
+                        state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
                     }
-                    state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return Self.satisfiedWatchers(&state)
                 }
-                ready.forEach { $0.resume() }
             }
         } onCancel: {
             let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
@@ -69,22 +64,4 @@ public final class ManualClock: ServerClock {
         advance(to: now() + milliseconds)
     }
 
-    /// Returns once at least `count` tasks are sleeping.
-    public func waitForSleepers(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state -> Bool in
-                if state.sleepers.count >= count { return true }
-                state.watchers.append((count, continuation))
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-
-    private static func satisfiedWatchers(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
-        let count = state.sleepers.count
-        let ready = state.watchers.filter { $0.count <= count }.map(\.continuation)
-        state.watchers.removeAll { $0.count <= count }
-        return ready
-    }
 }
