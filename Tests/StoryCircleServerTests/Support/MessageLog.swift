@@ -1,45 +1,56 @@
 import Foundation
 import Locking
 @testable import StoryCircleCore
+import Testing
 
 /// Messages received per connection, which a test can await by type instead of sleeping: `next` returns
 /// the next message of that type not yet returned, at once if it already arrived.
 final class MessageLog: Sendable {
     private struct Waiter {
+        var id: UInt64
         var connection: UInt64
         var type: String
-        var continuation: CheckedContinuation<ServerMessage, Never>
+        /// `nil` when the wait timed out.
+        var continuation: CheckedContinuation<ServerMessage?, Never>
+        var timer: Task<Void, Never>?
     }
 
     private struct State {
         var messages: [UInt64: [ServerMessage]] = [:]
         var waiters: [Waiter] = []
         var consumed: [String: Int] = [:]
+        var nextWaiter: UInt64 = 0
     }
 
     private let state = Locked(State())
 
     func record(_ message: ServerMessage, to connections: [UInt64]) {
-        let ready: [(CheckedContinuation<ServerMessage, Never>, ServerMessage)] = state.withLock { state in
+        let ready: [Waiter] = state.withLock { state in
             for connection in connections { state.messages[connection, default: []].append(message) }
-            var ready: [(CheckedContinuation<ServerMessage, Never>, ServerMessage)] = []
+            var ready: [Waiter] = []
             state.waiters.removeAll { waiter in
                 guard connections.contains(waiter.connection), message.type == waiter.type else { return false }
                 state.consumed["\(waiter.connection)/\(waiter.type)", default: 0] += 1
-                ready.append((waiter.continuation, message))
+                ready.append(waiter)
                 return true
             }
             return ready
         }
-        ready.forEach { $0.0.resume(returning: $0.1) }
+        for waiter in ready {
+            waiter.timer?.cancel()
+            waiter.continuation.resume(returning: message)
+        }
     }
 
     func messages(to connection: UInt64) -> [ServerMessage] {
         state.withLock { $0.messages[connection] ?? [] }
     }
 
-    func next(_ type: String, to connection: UInt64) async -> ServerMessage {
-        await withCheckedContinuation { continuation in
+    /// The next `type` message to `connection`. One that does not come within `timeout` fails the test
+    /// (recorded at the caller's line) instead of hanging the suite; the test then gets a stand-in message
+    /// (`storage`, not ok, saying what was missing) and goes on to fail or finish on its own.
+    func next(_ type: String, to connection: UInt64, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async -> ServerMessage {
+        let message: ServerMessage? = await withCheckedContinuation { continuation in
             let ready: ServerMessage? = state.withLock { state in
                 let key = "\(connection)/\(type)"
                 let sent = (state.messages[connection] ?? []).filter { $0.type == type }
@@ -48,10 +59,31 @@ final class MessageLog: Sendable {
                     state.consumed[key] = used + 1
                     return sent[used]
                 }
-                state.waiters.append(Waiter(connection: connection, type: type, continuation: continuation))
+                state.nextWaiter += 1
+                let id = state.nextWaiter
+                // A watchdog in real time, not a clock the test drives: it only ends a wait that would
+                // otherwise never end.
+                let timer = Task { [weak self] in
+                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                    self?.expire(id)
+                }
+                state.waiters.append(Waiter(id: id, connection: connection, type: type, continuation: continuation, timer: timer))
                 return nil
             }
             if let ready { continuation.resume(returning: ready) }
         }
+        guard let message else {
+            Issue.record("no '\(type)' message to connection \(connection) within \(timeout); it had: \(messages(to: connection).map(\.type))", sourceLocation: sourceLocation)
+            return .storage(StorageStatus(ok: false, message: "MessageLog: no '\(type)' message came"))
+        }
+        return message
+    }
+
+    private func expire(_ id: UInt64) {
+        let waiter: Waiter? = state.withLock { state in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index)
+        }
+        waiter?.continuation.resume(returning: nil)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import Locking
 import WebSocketTransport
 @testable import StoryCircleCore
@@ -37,7 +38,9 @@ final class RecordingTransport: MessageTransport {
 
     func closeStatus(_ connection: UInt64) -> UInt16? { closes.withLock { $0.closed[connection]?.status } }
 
-    func next(_ type: String, to connection: UInt64) async -> ServerMessage { await log.next(type, to: connection) }
+    func next(_ type: String, to connection: UInt64, sourceLocation: SourceLocation = #_sourceLocation) async -> ServerMessage {
+        await log.next(type, to: connection, sourceLocation: sourceLocation)
+    }
 
     /// The close of `connection`, once it comes.
     func closed(_ connection: UInt64) async -> CloseReason {
