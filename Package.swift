@@ -67,6 +67,7 @@ let package = Package(
         // MARK: Tests mirror the source targets.
         .testTarget(name: "StoryCircleCoreTests", dependencies: ["StoryCircleCore"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
+        .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "SpeechTests", dependencies: ["Speech"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "StoryCircleCore", "Locking"]),
         .testTarget(name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "Locking"]),

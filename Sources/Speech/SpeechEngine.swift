@@ -9,21 +9,20 @@ import Locking
 /// hundred times faster than real time here, so one thread keeps up with many rooms (and the audio cache
 /// means a story is synthesised once).
 ///
-/// `@unchecked Sendable`: the job queue is guarded by `condition`, the counter is atomic, and espeak-ng
-/// itself is only touched on `thread`.
-public final class SpeechEngine: @unchecked Sendable {
+/// Sendable: the job queue and the startup result are behind locks, and espeak-ng itself is only
+/// touched on `thread`.
+public final class SpeechEngine: Sendable {
     public static let shared = SpeechEngine()
 
-    private let condition = NSCondition()
-    private var jobs: [@Sendable () -> Void] = []
-    private let startup: Locked<Result<(version: String, sampleRate: Int), SpeechError>?> = Locked(nil)
-    private let started = DispatchSemaphore(value: 0)
+    private let jobs = LockedCondition<[@Sendable () -> Void]>([])
+    /// `nil` until the engine thread has tried to start espeak-ng.
+    private let startup = LockedCondition<Result<(version: String, sampleRate: Int), SpeechError>?>(nil)
 
     private init() {
         let thread = Thread { [self] in self.serve() }
         thread.name = "espeak-ng"
         thread.start()
-        started.wait()
+        startup.waitUntil({ $0 != nil }, then: { _ in })
     }
 
     /// The espeak-ng version ("1.51"), part of audio cache keys; `nil` when the engine could not start.
@@ -49,20 +48,14 @@ public final class SpeechEngine: @unchecked Sendable {
     // MARK: - The engine thread
 
     private func enqueue(_ job: @escaping @Sendable () -> Void) {
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
+        jobs.withLockAndWake { $0.append(job) }
     }
 
     private func serve() {
-        startup.withLock { $0 = Self.initialize() }
-        started.signal()
+        let result = Self.initialize()
+        startup.withLockAndWake { $0 = result }
         while true {
-            condition.lock()
-            while jobs.isEmpty { condition.wait() }
-            let job = jobs.removeFirst()
-            condition.unlock()
+            let job = jobs.waitUntil({ !$0.isEmpty }, then: { $0.removeFirst() })
             job()
         }
     }
