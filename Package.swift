@@ -17,6 +17,12 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
+        // libwebsockets' event loop: its libuv plugin (package libwebsockets-evlib-uv) on a loop we own.
+        .systemLibrary(
+            name: "CLibUV",
+            pkgConfig: "libuv",
+            providers: [.apt(["libuv1-dev", "libwebsockets-evlib-uv"])]
+        ),
         .systemLibrary(
             name: "CEspeakNG",
             pkgConfig: "espeak-ng",
@@ -40,7 +46,7 @@ let package = Package(
         .target(name: "Locking"),
 
         // MARK: The wrappers: the only targets that import C.
-        .target(name: "WebSocketTransport", dependencies: ["CLibWebSockets", "Locking"]),
+        .target(name: "WebSocketTransport", dependencies: ["CLibWebSockets", "CLibUV", "Locking"]),
         .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
         .target(name: "Storage", dependencies: ["CSQLite", "StoryCircleCore", "Locking"]),
 

@@ -4,7 +4,7 @@ import Synchronization
 import Locking
 
 /// The one libwebsockets event loop: static files, dynamic HTTP routes, and WebSocket connections, on one
-/// port and one dedicated service thread.
+/// port and one dedicated service thread, which runs lws on a libuv (epoll) loop (see `EventLoop`).
 ///
 /// Threading, which libwebsockets dictates: only the service thread touches lws and the `connections`
 /// table. Other threads talk to it through `OutboundQueues` (locked) and `lws_cancel_service()`, the one
@@ -65,7 +65,7 @@ public final class WebSocketServer: @unchecked Sendable {
         queues.closeAll(status: 1001, reason: "server_shutting_down")
         drainDeadline.withLock { $0 = ContinuousClock.now + drainTimeout }
         let deadline = ContinuousClock.now + drainTimeout + .seconds(2)
-        // lws_service may sleep until its next timer; keep waking it while it drains.
+        // The loop may sleep until its next timer; keep waking it while it drains.
         while finished.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
             wake()
             if ContinuousClock.now > deadline { break }
@@ -112,12 +112,22 @@ public final class WebSocketServer: @unchecked Sendable {
     private func serviceThreadMain() {
         let result: Result<Int, LWSError>
         let context: OpaquePointer
+        let loop: EventLoop
         do {
-            let resources = try CResources(configuration: configuration, server: self)
+            loop = try EventLoop()
+        } catch {
+            startResult.withLock { $0 = .failure(error) }
+            started.signal()
+            finished.signal()
+            return
+        }
+        do {
+            let resources = try CResources(configuration: configuration, server: self, loop: loop)
             self.resources = resources
             context = resources.context
             result = .success(resources.port)
         } catch {
+            loop.destroy(nil)
             startResult.withLock { $0 = .failure(error) }
             started.signal()
             finished.signal()
@@ -135,10 +145,10 @@ public final class WebSocketServer: @unchecked Sendable {
                 let deadline = drainDeadline.withLock { $0 } ?? ContinuousClock.now
                 if !queues.hasOpenConnections || ContinuousClock.now >= deadline { break }
             }
-            if lws_service(context, 0) < 0 { break }
+            loop.runOnce()
         }
         contextPointer.store(0, ordering: .releasing)
-        lws_context_destroy(context)
+        loop.destroy(context)
         resources = nil
         finished.signal()
     }
@@ -152,7 +162,7 @@ final class CResources {
     private var strings: [UnsafeMutablePointer<CChar>] = []
     private var allocations: [UnsafeMutableRawPointer] = []
 
-    init(configuration: WebSocketServerConfiguration, server: WebSocketServer) throws(LWSError) {
+    init(configuration: WebSocketServerConfiguration, server: WebSocketServer, loop: EventLoop) throws(LWSError) {
         sc_lws_set_log_level(LLL_ERR | LLL_WARN)
         var strings: [UnsafeMutablePointer<CChar>] = []
         var allocations: [UnsafeMutableRawPointer] = []
@@ -232,11 +242,11 @@ final class CResources {
         info.fd_limit_per_thread = UInt32(configuration.maxConnections + 256)
         info.pt_serv_buf_size = 16 * 1_024
         info.max_http_header_data = UInt16(clamping: configuration.maxHeaderBytes)
-        let created = lws_create_context(&info)
+        let created = loop.creatingContext(&info) { lws_create_context(&$0) }
         guard let context = created else {
             strings.forEach { free($0) }
             allocations.forEach { $0.deallocate() }
-            throw LWSError(operation: "lws_create_context", code: -1)
+            throw LWSError(operation: "lws_create_context (is libwebsockets-evlib-uv installed?)", code: -1)
         }
 
         info.port = Int32(configuration.port)
@@ -253,7 +263,7 @@ final class CResources {
         info.listen_accept_role = cString("raw-skt")
         info.listen_accept_protocol = cString(WebSocketServer.protocolName)
         guard let vhost = lws_create_vhost(context, &info) else {
-            lws_context_destroy(context)
+            loop.destroy(context)
             strings.forEach { free($0) }
             allocations.forEach { $0.deallocate() }
             throw LWSError(operation: "lws_create_vhost (is port \(configuration.port) already in use?)", code: -1)

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# bench/ab.sh: one change measured alone. Two builds of StoryCircle, A (before) and B (after), through the
+# same scenarios with the same generator, by the method of make bench (server on CPU 0, generator on CPU 1,
+# a fresh server every run), alternated A B, B A, A B, … so that drift on a shared machine falls on both.
+# Prints every run and, per scenario and build, the median with min–max.
+#
+#   swift build -c release --scratch-path /tmp/before     (in a checkout of the before-state)
+#   swift build -c release
+#   bench/ab.sh /tmp/before/release .build/release
+#
+# Environment: RUNS (3); SCENARIOS ("fanout quiz-big sustained"; also bigroom, quiz-rooms, joinstorm);
+# the sizes of bench/run.sh (ROOMS CHILDREN BURST ROUNDS WARMUP BIG QUESTIONS ANSWER_RATE
+# SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS); GENERATOR (storycircle-bench, default A's);
+# AB_OUT (build/ab). Server CPU per message (user + system) and context switches per message are the
+# figures that hold up on a busy machine; latencies do not (each run says how busy the machine was).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+[ $# -eq 2 ] || { sed -n '2,16p' "$0" >&2; exit 64; }
+A=$(cd "$1" && pwd)
+B=$(cd "$2" && pwd)
+RUNS=${RUNS:-3}
+SCENARIOS=${SCENARIOS:-fanout quiz-big sustained}
+ROOMS=${ROOMS:-250}
+CHILDREN=${CHILDREN:-40}
+BURST=${BURST:-40}
+ROUNDS=${ROUNDS:-10}
+WARMUP=${WARMUP:-2}
+BIG=${BIG:-2000}
+QUESTIONS=${QUESTIONS:-4}
+ANSWER_RATE=${ANSWER_RATE:-2000}
+SUSTAINED_ROOMS=${SUSTAINED_ROOMS:-250}
+SUSTAINED_SECONDS=${SUSTAINED_SECONDS:-60}
+STORM=${STORM:-2000}
+STORM_SECONDS=${STORM_SECONDS:-2}
+GENERATOR=${GENERATOR:-$A/storycircle-bench}
+OUT=${AB_OUT:-build/ab}
+WORK=${BENCH_WORK:-$PWD/.build/ab-work}
+source bench/lib.sh
+
+trap 'stop_server' EXIT
+rm -rf "$WORK"
+mkdir -p "$WORK" "$OUT"
+RESULTS="$OUT/ab-$(date +%Y%m%d-%H%M%S).jsonl"
+: > "$RESULTS"
+
+one() { # <run> <build label> <bin folder> <scenario>
+  local run=$1 label=$2 scenario=$4 args=()
+  BIN=$3
+  start_storycircle "$WORK" "$label"
+  case "$scenario" in
+    fanout) args=(fanout --rooms "$ROOMS" --children "$CHILDREN" --rounds "$ROUNDS" --warmup "$WARMUP" --burst "$BURST") ;;
+    bigroom) args=(fanout --rooms 1 --children "$BIG" --rounds "$ROUNDS" --warmup "$WARMUP" --burst $(( BURST * ROOMS * CHILDREN / BIG ))) ;;
+    quiz-big) args=(quiz --rooms 1 --children "$BIG" --questions "$QUESTIONS" --answers-per-second "$ANSWER_RATE") ;;
+    quiz-rooms) args=(quiz --rooms "$ROOMS" --children "$CHILDREN" --questions "$QUESTIONS" --answers-per-second "$ANSWER_RATE") ;;
+    sustained) args=(sustained --rooms "$SUSTAINED_ROOMS" --children "$CHILDREN" --duration "$SUSTAINED_SECONDS") ;;
+    joinstorm) args=(joinstorm --children "$STORM" --spread "$STORM_SECONDS") ;;
+    *) echo "no such scenario: $scenario" >&2; return 1 ;;
+  esac
+  if "${pin_generator[@]}" "$GENERATOR" "${args[@]}" --admin-token "$ADMIN" --server-pid "$SERVER_PID" --port "$PORT" > "$WORK/line.json" 2> "$WORK/line.err"; then
+    printf '{"run":%d,"build":"%s","scenario":"%s","result":%s}\n' "$run" "$label" "$scenario" "$(cat "$WORK/line.json")" >> "$RESULTS"
+    printf '  run %d %s %-10s %s\n' "$run" "$label" "$scenario" "$(tail -1 "$WORK/line.err")" >&2
+  else
+    printf '  run %d %s %-10s FAILED: %s\n' "$run" "$label" "$scenario" "$(tail -1 "$WORK/line.err")" >&2
+  fi
+  stop_server
+}
+
+echo "== A: $A  B: $B  generator: $GENERATOR  runs: $RUNS  pinning: $pinning" >&2
+for run in $(seq "$RUNS"); do
+  for scenario in $SCENARIOS; do
+    if [ $((run % 2)) = 1 ]; then order="A B"; else order="B A"; fi
+    for label in $order; do
+      if [ "$label" = A ]; then one "$run" A "$A" "$scenario"; else one "$run" B "$B" "$scenario"; fi
+    done
+  done
+done
+
+python3 - "$RESULTS" <<'PY'
+import json, statistics, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+def figures(r):
+    res, cost = r["result"], r["result"].get("cost") or {}
+    f = {"µs/msg": cost.get("microsecondsPerMessage"), "user": cost.get("userMicrosecondsPerMessage"),
+         "sys": cost.get("systemMicrosecondsPerMessage"),
+         "ctxsw/msg": (cost.get("voluntarySwitchesPerMessage", 0) + cost.get("involuntarySwitchesPerMessage", 0)) if cost else None,
+         "others %": cost.get("otherCPUPercent")}
+    s = r["scenario"]
+    if s in ("fanout", "bigroom"):
+        f["p99 ms"] = res["latency"]["p99"]; f["msg/s"] = res["throughputMessagesPerSecond"]
+    elif s.startswith("quiz"):
+        f["reveal p99"] = res["reveal"]["p99"]; f["ack p99"] = res["acknowledgement"]["p99"]; f["podium p99"] = res["finished"]["p99"]
+    elif s == "sustained":
+        f["p99 ms"] = res["latency"]["p99"]; f["msg/s"] = res["messagesPerSecond"]
+    elif s == "joinstorm":
+        f["welcome p99"] = res["welcome"]["p99"]
+    return f
+def fmt(v):
+    return "—" if v is None else (f"{v:.2f}" if abs(v) < 100 else f"{v:.0f}")
+print(f"| scenario | build | runs | " + " | ".join(["figure: median (min–max)"]) + " |")
+print("| --- | --- | --- | --- |")
+for scenario in dict.fromkeys(r["scenario"] for r in rows):
+    for build in ("A", "B"):
+        runs = [figures(r) for r in rows if r["scenario"] == scenario and r["build"] == build]
+        if not runs: continue
+        cells = []
+        for key in runs[0]:
+            values = [r[key] for r in runs if r.get(key) is not None]
+            if values:
+                cells.append(f"{key} {fmt(statistics.median(values))} ({fmt(min(values))}–{fmt(max(values))})")
+        print(f"| {scenario} | {build} | {len(runs)} | " + " · ".join(cells) + " |")
+PY
+echo "Every run: $RESULTS" >&2
