@@ -1,7 +1,7 @@
 # Shared by bench/run.sh and bench/profile.sh (sourced, from the project folder): pinning, the peers'
 # builds, and starting and stopping one server at a time.
 
-BIN=$(swift build -c release --show-bin-path)
+BIN=${BIN:-$(swift build -c release --show-bin-path)}
 PEER_PY=.venv-bench/bin/python
 SERVER_PID=""
 SERVER_CPU=${SERVER_CPU:-0}
