@@ -14,4 +14,20 @@ static inline void sc_lws_set_log_level(int level) { lws_set_log_level(level, NU
 /** The HTTP status codes Swift needs (they are enum members, but spelled here once). */
 static inline unsigned int sc_http_status_ok(void) { return HTTP_STATUS_OK; }
 
+/**
+ * A timer on lws's own timer list, run on the service thread inside lws's timer servicing (so lws
+ * re-arms its event-loop timer after the callback), with a pointer back to whoever owns it. The list
+ * element comes first: the callback gets a pointer to it and casts it back.
+ */
+typedef struct sc_lws_timer {
+    lws_sorted_usec_list_t sul;
+    void *owner;
+} sc_lws_timer_t;
+
+static inline void sc_lws_timer_schedule(struct lws_context *context, sc_lws_timer_t *timer, sul_cb_t callback, lws_usec_t after_us) {
+    lws_sul_schedule(context, 0, &timer->sul, callback, after_us);
+}
+
+static inline void *sc_lws_timer_owner(lws_sorted_usec_list_t *sul) { return ((sc_lws_timer_t *)sul)->owner; }
+
 #endif

@@ -30,6 +30,11 @@ final class Connection {
     var greeted = false
     /// The address this WebSocket counts against in the per-address limit.
     var countedAddress: String?
+    /// Keepalive (`+Keepalive`): when a frame last came from the peer (uptime nanoseconds), whether it has
+    /// been pinged since, and whether that ping is still to be written.
+    var lastSeen = DispatchTime.now().uptimeNanoseconds
+    var pinged = false
+    var pingDue = false
 
     // HTTP: the request being read and the response being written.
     var sequence: UInt64 = 0

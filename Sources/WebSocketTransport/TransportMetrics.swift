@@ -13,6 +13,8 @@ public final class TransportMetrics: Sendable {
         public var rejectedUpgrades: Int
         public var rejectedPerAddress: Int
         public var helloTimeouts: Int
+        public var pingsSent: Int
+        public var idleHangUps: Int
         public var httpRequests: Int
     }
 
@@ -28,6 +30,10 @@ public final class TransportMetrics: Sendable {
     let rejectedPerAddress = Atomic<Int>(0)
     /// WebSockets closed because no hello came in time.
     let helloTimeouts = Atomic<Int>(0)
+    /// Keepalive pings sent to connections that had been silent for `pingAfterIdleSeconds`.
+    let pingsSent = Atomic<Int>(0)
+    /// Connections hung up on after `hangUpAfterIdleSeconds` of silence.
+    let idleHangUps = Atomic<Int>(0)
     let httpRequests = Atomic<Int>(0)
 
     public var snapshot: Snapshot {
@@ -42,6 +48,8 @@ public final class TransportMetrics: Sendable {
             rejectedUpgrades: rejectedUpgrades.load(ordering: .relaxed),
             rejectedPerAddress: rejectedPerAddress.load(ordering: .relaxed),
             helloTimeouts: helloTimeouts.load(ordering: .relaxed),
+            pingsSent: pingsSent.load(ordering: .relaxed),
+            idleHangUps: idleHangUps.load(ordering: .relaxed),
             httpRequests: httpRequests.load(ordering: .relaxed)
         )
     }

@@ -1,4 +1,5 @@
 import CLibWebSockets
+import Dispatch
 
 // The lws protocol callback, dispatched by concern: the upgrade checks (`+Upgrade`), WebSocket traffic
 // (`+WebSocket`), closes (`+Closing`), HTTP requests and responses (`+HTTP`), and requests lws cannot parse
@@ -19,6 +20,10 @@ extension WebSocketServer {
         case LWS_CALLBACK_RECEIVE:
             guard let connection = connection(user), let input else { return 0 }
             receive(connection, UnsafeRawBufferPointer(start: input, count: length))
+            return 0
+
+        case LWS_CALLBACK_RECEIVE_PONG:
+            if let connection = connection(user) { seen(connection, at: DispatchTime.now().uptimeNanoseconds) }
             return 0
 
         case LWS_CALLBACK_TIMER:

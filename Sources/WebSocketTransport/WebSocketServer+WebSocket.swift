@@ -5,6 +5,8 @@ import Dispatch
 extension WebSocketServer {
     func receive(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) {
         guard !connection.refusing else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        seen(connection, at: now)
         let wsi = connection.wsi
         if lws_frame_is_binary(wsi) != 0 {
             refuse(connection, .binaryNotSupported)
@@ -17,7 +19,7 @@ extension WebSocketServer {
         }
         connection.inbound.append(contentsOf: bytes)
         guard lws_is_final_fragment(wsi) != 0, remaining == 0 else { return }
-        guard takeToken(connection) else {
+        guard takeToken(connection, now: now) else {
             refuse(connection, .tooManyMessages)
             return
         }
@@ -25,15 +27,17 @@ extension WebSocketServer {
         connection.inbound = []
         if !connection.greeted {
             connection.greeted = true
-            lws_set_timer_usecs(wsi, -1)  // LWS_SET_TIMER_USEC_CANCEL, a macro Swift cannot see
+            // LWS_SET_TIMER_USEC_CANCEL (a macro Swift cannot see). lws 4.1.6 does not cancel here: it
+            // schedules the timer for now, at the head of its sorted list (no walk), and `helloTimerFired`
+            // ignores it. Left alone, the timer would wait 10 s further down the list for nothing.
+            lws_set_timer_usecs(wsi, -1)
         }
         metrics.messagesReceived.add(1, ordering: .relaxed)
         onEvent(.message(connection: connection.id, bytes: message))
     }
 
-    private func takeToken(_ connection: Connection) -> Bool {
-        let now = DispatchTime.now().uptimeNanoseconds
-        let elapsed = Double(now - connection.refilledAt) / 1e9
+    private func takeToken(_ connection: Connection, now: UInt64) -> Bool {
+        let elapsed = Double(now > connection.refilledAt ? now - connection.refilledAt : 0) / 1e9
         connection.refilledAt = now
         connection.tokens = min(configuration.messageBurst, connection.tokens + elapsed * configuration.messagesPerSecond)
         guard connection.tokens >= 1 else { return false }
@@ -51,6 +55,7 @@ extension WebSocketServer {
 
     func writeNextFrame(_ connection: Connection) -> Int32 {
         guard let queue = connection.queue else { return 0 }
+        if connection.pingDue, !connection.closeFrameSent { return writePing(connection) }
         switch queues.next(from: queue) {
         case .frame(let frame, let more):
             let written = lws_write(connection.wsi, frame.payload, frame.count, LWS_WRITE_TEXT)

@@ -35,7 +35,10 @@ public final class WebSocketServer: @unchecked Sendable {
     var connections: [UInt64: Connection] = [:]
     var nextConnectionID: UInt64 = 1
     var webSocketsPerAddress = AddressCounts()
-    private var resources: CResources?
+    var resources: CResources?
+    var keepaliveTimer: UnsafeMutablePointer<sc_lws_timer_t>?
+    /// `LWS_PRE` bytes of headroom and room for a control frame's payload (the keepalive ping's).
+    let controlFrame = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(OutboundFrame.headroom) + 128, alignment: 16)
 
     /// `refusals` words the refusals the transport makes by itself (see `TransportRefusal`).
     public init(configuration: WebSocketServerConfiguration, refusals: any RefusalEncoder, onEvent: @escaping @Sendable (TransportEvent) -> Void) {
@@ -44,6 +47,10 @@ public final class WebSocketServer: @unchecked Sendable {
         self.onEvent = onEvent
         self.queues = OutboundQueues(maxBytes: configuration.maxQueuedBytesPerConnection, maxFrames: configuration.maxQueuedFramesPerConnection)
         self.originPolicy = Locked(OriginPolicy(allowed: configuration.allowedOrigins))
+    }
+
+    deinit {
+        controlFrame.deallocate()
     }
 
     /// Starts listening on the service thread; returns the port in use once it is listening.
@@ -137,6 +144,7 @@ public final class WebSocketServer: @unchecked Sendable {
         if case .success(let port) = result {
             originPolicy.withLock { $0.setLoopbackPort(port) }
         }
+        startKeepalive(context)
         startResult.withLock { $0 = result }
         started.signal()
 
@@ -148,14 +156,15 @@ public final class WebSocketServer: @unchecked Sendable {
             loop.runOnce()
         }
         contextPointer.store(0, ordering: .releasing)
+        stopKeepalive()
         loop.destroy(context)
         resources = nil
         finished.signal()
     }
 }
 
-/// The C memory a context points into for its whole life: protocol table, mounts, strings, keepalive
-/// policy. Freed only after `lws_context_destroy`.
+/// The C memory a context points into for its whole life: protocol table, mounts, strings. Freed only after
+/// `lws_context_destroy`.
 final class CResources {
     let context: OpaquePointer
     let port: Int
@@ -230,11 +239,6 @@ final class CResources {
             link = UnsafeMutablePointer(mutating: current.pointee.mount_next)
         }
 
-        var retry = lws_retry_bo_t()
-        retry.secs_since_valid_ping = UInt16(configuration.pingAfterIdleSeconds)
-        retry.secs_since_valid_hangup = UInt16(configuration.hangUpAfterIdleSeconds)
-        let retryPolicy = allocate(retry)
-
         var info = lws_context_creation_info()
         info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
         info.user = Unmanaged.passUnretained(server).toOpaque()
@@ -255,7 +259,13 @@ final class CResources {
         info.mounts = UnsafePointer(mount)
         info.headers = UnsafePointer(headers)
         info.vhost_name = cString("storycircle")
-        info.retry_and_idle_policy = UnsafePointer(retryPolicy)
+        // Keepalive is the transport's own (`+Keepalive`). lws's validity timers are off only with a policy
+        // whose hang-up time is 0: without any policy a vhost gets lws's default (ping at 300 s, hang up at
+        // 310 s), whose timers walk the sorted list at every connection and every pong.
+        var noValidity = lws_retry_bo_t()
+        noValidity.secs_since_valid_ping = 0
+        noValidity.secs_since_valid_hangup = 0
+        info.retry_and_idle_policy = UnsafePointer(allocate(noValidity))
         info.timeout_secs = 20
         // A request whose method lws does not know becomes a raw socket on our protocol, which answers it
         // with a JSON 405 (`+UnknownMethods`) instead of lws's HTML 403.

@@ -468,6 +468,26 @@ def test_a_one_byte_close_payload_is_closed_with_1002(server):
     raw.close()
 
 
+def test_a_child_that_only_listens_is_kept_past_the_hang_up_time(make_server):
+    # Issue #14: keepalive moved from libwebsockets into the transport. A real client answers the server's
+    # pings with pongs that echo the payload, and those count as life: a child who says nothing for twice
+    # the hang-up time is still there.
+    server = make_server(config={"pingAfterIdleSeconds": 1, "hangUpAfterIdleSeconds": 2})
+    room = server.create_room()
+
+    async def scenario():
+        child, _ = await join(server, room, "Listener")
+        # The window to watch: nothing comes (no story is playing), and the connection is not closed.
+        with pytest.raises(asyncio.TimeoutError):
+            await child.expect("anything", timeout=4.5)
+        await child.send({"type": "ping", "id": 7})
+        assert (await child.expect("pong"))["id"] == 7
+        metrics = server.request("GET", "/metrics")[2].decode()
+        assert re.search(r"^storycircle_connections_open 1$", metrics, re.M)
+
+    asyncio.run(scenario())
+
+
 def test_hello_less_connections_are_closed_after_the_timeout_and_a_flood_costs_no_one_else_a_place(make_server):
     # Issue #11: 3,000 connections from one address that never said hello (while answering pings) held
     # their places, and with maxConnections 300 a real child then got 503. Here: the per-address limit is

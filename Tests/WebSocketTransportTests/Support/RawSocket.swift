@@ -177,6 +177,17 @@ final class RawSocket {
         return (frames, ended)
     }
 
+    /// The next server frame, or nil if the connection ended (or the timeout passed) first.
+    func nextFrame() -> Frame? {
+        var frame: Frame?
+        _ = read { buffer in
+            guard let (parsed, length) = Self.parseFrame(buffer, at: 0) else { return nil }
+            frame = parsed
+            return length
+        }
+        return frame
+    }
+
     static func parseFrame(_ buffer: [UInt8], at offset: Int) -> (Frame, Int)? {
         guard buffer.count - offset >= 2 else { return nil }
         var length = Int(buffer[offset + 1] & 0x7F)
@@ -200,11 +211,20 @@ final class RawSocket {
 extension RawSocket: @unchecked Sendable {}
 
 /// Runs blocking socket work on a Dispatch thread, so a test never holds one of Swift's few cooperative
-/// threads while it waits for the network.
+/// threads while it waits for the network. For waits of seconds use `onOwnThread`.
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async {
             continuation.resume(with: Result { try body() })
         }
+    }
+}
+
+/// Runs blocking work that waits for seconds (keepalive timing) on a thread of its own: Dispatch's global
+/// queue has as few threads as the machine has cores, and holding one for seconds delays every other test's
+/// work behind it (long enough for another test's 0.5 s hello timeout to fire first).
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
