@@ -7,6 +7,12 @@ import Locking
 /// by `lws_cancel_service()`, takes the wake-ups and asks lws for writable callbacks, then pops one frame
 /// per callback. A queue that grows past its bounds is emptied and its connection marked to be killed:
 /// a client that cannot keep up is dropped (it can rejoin), never allowed to grow memory without bound.
+///
+/// One wake-up serves every connection noted until the service thread takes them: a method says to wake
+/// the loop only when it made the set of wake-ups non-empty. Whoever did has a `lws_cancel_service()`
+/// still to come (it calls it after the lock), and the service thread empties the set only when woken, so
+/// a wake-up noted later is either taken with those or makes the set non-empty again. A reveal to 2,000
+/// children is then one or a few wake-ups, not 2,000 (each a `write` to lws's pipe and a turn of the loop).
 final class OutboundQueues: Sendable {
     /// What the service thread should do for a connection it was woken for.
     enum Wakeup: Equatable {
@@ -38,6 +44,39 @@ final class OutboundQueues: Sendable {
         var queues: [UInt64: Queue] = [:]
         var wakeups: [UInt64: Wakeup] = [:]
         var responses: [UInt64: (sequence: UInt64, response: HTTPResponse)] = [:]
+
+        /// Notes that `connection` wants writing; true if the set was empty (the caller must wake the loop).
+        mutating func wantsWriting(_ connection: UInt64) -> Bool {
+            guard wakeups[connection] == nil else { return false }
+            wakeups[connection] = .writable
+            return wakeups.count == 1
+        }
+
+        /// Notes that `connection` is to be killed; true if the set was empty.
+        mutating func wantsKilling(_ connection: UInt64) -> Bool {
+            let wasEmpty = wakeups.isEmpty
+            wakeups[connection] = .kill
+            return wasEmpty
+        }
+
+        /// Appends `frame` to each open queue of `connections`, or kills the queues it would overflow.
+        mutating func append(_ frame: OutboundFrame, to connections: some Sequence<UInt64>, maxFrames: Int, maxBytes: Int, woken: inout Bool, dropped: inout Int) {
+            for connection in connections {
+                guard let queue = queues[connection], !queue.killed, queue.close == nil else { continue }
+                if queue.pending >= maxFrames || queue.bytes + frame.count > maxBytes {
+                    queue.killed = true
+                    queue.frames = []
+                    queue.head = 0
+                    queue.bytes = 0
+                    if wantsKilling(connection) { woken = true }
+                    dropped += 1
+                    continue
+                }
+                queue.frames.append(frame)
+                queue.bytes += frame.count
+                if queue.pending == 1, wantsWriting(connection) { woken = true }
+            }
+        }
     }
 
     private let state = Locked(State())
@@ -64,50 +103,46 @@ final class OutboundQueues: Sendable {
         }
     }
 
-    /// Queues `frame` for each open connection; returns how many were dropped for falling behind.
+    /// Queues `frame` for each open connection. `woken`: the caller must wake the loop; `dropped`: how many
+    /// connections were dropped for falling behind.
     func enqueue(_ frame: OutboundFrame, to connections: some Sequence<UInt64>) -> (woken: Bool, dropped: Int) {
         state.withLock { state in
             var woken = false
             var dropped = 0
-            for connection in connections {
-                guard let queue = state.queues[connection], !queue.killed, queue.close == nil else { continue }
-                if queue.pending >= maxFrames || queue.bytes + frame.count > maxBytes {
-                    queue.killed = true
-                    queue.frames = []
-                    queue.head = 0
-                    queue.bytes = 0
-                    state.wakeups[connection] = .kill
-                    woken = true
-                    dropped += 1
-                    continue
-                }
-                queue.frames.append(frame)
-                queue.bytes += frame.count
-                if queue.pending == 1, state.wakeups[connection] == nil {
-                    state.wakeups[connection] = .writable
-                    woken = true
-                }
+            state.append(frame, to: connections, maxFrames: maxFrames, maxBytes: maxBytes, woken: &woken, dropped: &dropped)
+            return (woken, dropped)
+        }
+    }
+
+    /// Queues several frames, each for its connections, in order, under one lock: as `enqueue` for each.
+    func enqueue(_ batch: [(OutboundFrame, [UInt64])]) -> (woken: Bool, dropped: Int) {
+        state.withLock { state in
+            var woken = false
+            var dropped = 0
+            for (frame, connections) in batch {
+                state.append(frame, to: connections, maxFrames: maxFrames, maxBytes: maxBytes, woken: &woken, dropped: &dropped)
             }
             return (woken, dropped)
         }
     }
 
-    /// Closes the connection once everything already queued is written.
+    /// Closes the connection once everything already queued is written. True if the caller must wake the
+    /// loop.
     func close(_ connection: UInt64, status: UInt16, reason: String) -> Bool {
         state.withLock { state in
             guard let queue = state.queues[connection], queue.close == nil, !queue.killed else { return false }
             queue.close = (status, reason)
-            if state.wakeups[connection] == nil { state.wakeups[connection] = .writable }
-            return true
+            return state.wantsWriting(connection)
         }
     }
 
-    /// Asks every open connection to close (after what is queued): the goodbye of a shutdown.
+    /// Asks every open connection to close (after what is queued): the goodbye of a shutdown. (Its caller
+    /// wakes the loop regardless.)
     func closeAll(status: UInt16, reason: String) {
         state.withLock { state in
             for (connection, queue) in state.queues where queue.close == nil && !queue.killed {
                 queue.close = (status, reason)
-                if state.wakeups[connection] == nil { state.wakeups[connection] = .writable }
+                _ = state.wantsWriting(connection)
             }
         }
     }
@@ -117,10 +152,11 @@ final class OutboundQueues: Sendable {
         state.withLock { !$0.queues.isEmpty }
     }
 
-    func respond(_ connection: UInt64, sequence: UInt64, with response: HTTPResponse) {
+    /// True if the caller must wake the loop.
+    func respond(_ connection: UInt64, sequence: UInt64, with response: HTTPResponse) -> Bool {
         state.withLock { state in
             state.responses[connection] = (sequence, response)
-            if state.wakeups[connection] == nil { state.wakeups[connection] = .writable }
+            return state.wantsWriting(connection)
         }
     }
 

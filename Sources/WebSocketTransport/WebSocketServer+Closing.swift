@@ -10,8 +10,11 @@ extension WebSocketServer {
         connection.inbound = []
         if case .helloTimeout = refusal {} else { metrics.protocolErrors.add(1, ordering: .relaxed) }
         let (reason, frame) = refusals.webSocketRefusal(refusal)
-        _ = queues.enqueue(OutboundFrame(frame), to: [connection.id])
-        _ = queues.close(connection.id, status: refusal.closeStatus, reason: reason)
+        let (queued, _) = queues.enqueue(OutboundFrame(frame), to: [connection.id])
+        let closing = queues.close(connection.id, status: refusal.closeStatus, reason: reason)
+        // Even here on the service thread: a wake-up noted must be taken, or later senders, seeing one
+        // pending, would not wake the loop (see `OutboundQueues`).
+        if queued || closing { wake() }
         // However the client behaves (it may read nothing at all), the connection ends within this bound;
         // the close below shortens it once the close frame is out.
         lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, Self.refusalGraceSeconds)

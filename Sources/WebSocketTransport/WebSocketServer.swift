@@ -88,6 +88,14 @@ public final class WebSocketServer: @unchecked Sendable {
         if woken { wake() }
     }
 
+    /// Queues several frames, each for its connections, in this order: what `send` does for each pair, under
+    /// one lock and with at most one wake-up (a reveal's or a podium's one message per child).
+    public func send(_ batch: [(OutboundFrame, [UInt64])]) {
+        let (woken, dropped) = queues.enqueue(batch)
+        if dropped > 0 { metrics.slowClientsDropped.add(dropped, ordering: .relaxed) }
+        if woken { wake() }
+    }
+
     /// Closes `connection` with a WebSocket status and reason, after its queued frames.
     public func close(_ connection: UInt64, status: UInt16, reason: String) {
         if queues.close(connection, status: status, reason: reason) { wake() }
@@ -104,11 +112,10 @@ public final class WebSocketServer: @unchecked Sendable {
     public var currentOriginPolicy: OriginPolicy { originPolicy.withLock { $0 } }
 
     public func respond(to request: HTTPRequest.ID, with response: HTTPResponse) {
-        queues.respond(request.connection, sequence: request.sequence, with: response)
-        wake()
+        if queues.respond(request.connection, sequence: request.sequence, with: response) { wake() }
     }
 
-    private func wake() {
+    func wake() {
         let raw = contextPointer.load(ordering: .acquiring)
         guard raw != 0, let context = OpaquePointer(bitPattern: raw) else { return }
         lws_cancel_service(context)
