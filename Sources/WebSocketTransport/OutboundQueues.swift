@@ -27,6 +27,14 @@ final class OutboundQueues: Sendable {
         case nothing
     }
 
+    /// What to do in a WRITEABLE callback that can write several frames at once (`take`).
+    enum Taken {
+        /// Frames were taken; `more`: something is still queued (frames or the close).
+        case frames(more: Bool)
+        case close(status: UInt16, reason: String)
+        case nothing
+    }
+
     /// One connection's queue. The service thread keeps a reference to it so writing a frame needs no table
     /// lookup; `@unchecked Sendable` because its fields are read and written only while `state`'s lock is
     /// held (every method of `OutboundQueues` takes it first).
@@ -183,19 +191,50 @@ final class OutboundQueues: Sendable {
         state.withLock { _ in Self.pop(queue) }
     }
 
+    /// Takes the queued frames that fit in one write of `maxBytes` (each frame with `headerBytes` of its
+    /// header; always at least one frame), appending them to `frames`: one lock for the whole burst.
+    func take(from queue: Queue, maxBytes: Int, headerBytes: (Int) -> Int, into frames: inout [OutboundFrame]) -> Taken {
+        state.withLock { _ in
+            guard !queue.killed else { return .nothing }
+            var bytes = 0
+            var end = queue.head
+            while end < queue.frames.count {
+                let frame = queue.frames[end]
+                let size = headerBytes(frame.count) + frame.count
+                if end > queue.head, bytes + size > maxBytes { break }
+                frames.append(frame)
+                bytes += size
+                queue.bytes -= frame.count
+                end += 1
+            }
+            guard end > queue.head else {
+                if let close = queue.close { return .close(status: close.status, reason: close.reason) }
+                return .nothing
+            }
+            queue.head = end
+            Self.compact(queue)
+            return .frames(more: queue.pending > 0 || queue.close != nil)
+        }
+    }
+
+    /// Drops the frames before `head` once they are many, or all of them.
+    private static func compact(_ queue: Queue) {
+        if queue.head == queue.frames.count {
+            queue.frames.removeAll(keepingCapacity: queue.frames.count <= 64)
+            queue.head = 0
+        } else if queue.head >= 64, queue.head * 2 >= queue.frames.count {
+            queue.frames.removeFirst(queue.head)
+            queue.head = 0
+        }
+    }
+
     private static func pop(_ queue: Queue) -> Next {
         guard !queue.killed else { return .nothing }
         if queue.head < queue.frames.count {
             let frame = queue.frames[queue.head]
             queue.head += 1
             queue.bytes -= frame.count
-            if queue.head == queue.frames.count {
-                queue.frames.removeAll(keepingCapacity: queue.frames.count <= 64)
-                queue.head = 0
-            } else if queue.head >= 64, queue.head * 2 >= queue.frames.count {
-                queue.frames.removeFirst(queue.head)
-                queue.head = 0
-            }
+            compact(queue)
             return .frame(frame, more: queue.pending > 0 || queue.close != nil)
         }
         if let close = queue.close { return .close(status: close.status, reason: close.reason) }

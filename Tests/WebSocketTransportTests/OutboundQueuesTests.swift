@@ -48,4 +48,34 @@ struct OutboundQueuesTests {
         #expect(Self.text(queues, 1) == [], "a dropped connection gets nothing more")
         #expect(Self.text(queues, 2) == ["to 2"])
     }
+
+    @Test func aWriteTakesTheFramesThatFitAndAlwaysAtLeastOne() {
+        let queues = OutboundQueues(maxBytes: 1 << 20, maxFrames: 100)
+        let queue = queues.open(1)
+        let header = { (_: Int) in 2 }
+        for text in ["aaaa", "bbbb", "cccc", String(repeating: "x", count: 50), "dddd"] {
+            _ = queues.enqueue(OutboundFrame(text: text), to: [1])
+        }
+        _ = queues.close(1, status: 1000, reason: "bye")
+        var frames: [OutboundFrame] = []
+        func take(_ maxBytes: Int) -> [String] {
+            frames = []
+            _ = queues.take(from: queue, maxBytes: maxBytes, headerBytes: header, into: &frames)
+            return frames.map { String(decoding: $0.bytes, as: UTF8.self) }
+        }
+        #expect(take(13) == ["aaaa", "bbbb"], "6 bytes each with its header: two fit in 13")
+        #expect(take(13) == ["cccc"], "the next one does not fit beside it")
+        #expect(take(13) == [String(repeating: "x", count: 50)], "one larger than the limit goes alone")
+        frames = []
+        guard case .frames(more: true) = queues.take(from: queue, maxBytes: 100, headerBytes: header, into: &frames) else {
+            Issue.record("the last frame, with the close still to come")
+            return
+        }
+        #expect(frames.map(\.bytes) == [Array("dddd".utf8)])
+        frames = []
+        guard case .close(1000, "bye") = queues.take(from: queue, maxBytes: 100, headerBytes: header, into: &frames) else {
+            Issue.record("then the close")
+            return
+        }
+    }
 }

@@ -60,7 +60,9 @@ struct SendingTests {
             let filler = [UInt8](repeating: UInt8(ascii: "a") + UInt8(index % 26), count: max(0, length - prefix.count))
             frames.append(OutboundFrame(prefix + filler))
         }
-        for frame in frames { harness.server.send(frame, to: [id]) }
+        // Queued at once (one batch, one wake-up), so the service thread finds them all waiting and writes
+        // them many to a send.
+        harness.server.send(frames.map { ($0, [id]) })
         let count = frames.count
         let received: [RawSocket.Frame?] = try await offPool { (0..<count).map { _ in socket.nextFrame() } }
         let opcodes: [UInt8?] = received.map { $0?.opcode }
