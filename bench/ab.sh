@@ -11,7 +11,8 @@
 # Environment: RUNS (3); SCENARIOS ("fanout quiz-big sustained"; also bigroom, quiz-rooms, joinstorm);
 # the sizes of bench/run.sh (ROOMS CHILDREN BURST ROUNDS WARMUP BIG QUESTIONS ANSWER_RATE
 # SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS); GENERATOR (storycircle-bench, default A's);
-# AB_OUT (build/ab). Server CPU per message (user + system) and context switches per message are the
+# GENERATOR_B (B's runs, default GENERATOR: to compare two generators on one server, give A and B the same
+# folder); AB_OUT (build/ab). Server CPU per message (user + system) and context switches per message are the
 # figures that hold up on a busy machine; latencies do not (each run says how busy the machine was).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +35,7 @@ SUSTAINED_SECONDS=${SUSTAINED_SECONDS:-60}
 STORM=${STORM:-2000}
 STORM_SECONDS=${STORM_SECONDS:-2}
 GENERATOR=${GENERATOR:-$A/storycircle-bench}
+GENERATOR_B=${GENERATOR_B:-$GENERATOR}
 OUT=${AB_OUT:-build/ab}
 WORK=${BENCH_WORK:-$PWD/.build/ab-work}
 source bench/lib.sh
@@ -57,7 +59,9 @@ one() { # <run> <build label> <bin folder> <scenario>
     joinstorm) args=(joinstorm --children "$STORM" --spread "$STORM_SECONDS") ;;
     *) echo "no such scenario: $scenario" >&2; return 1 ;;
   esac
-  if "${pin_generator[@]}" "$GENERATOR" "${args[@]}" --admin-token "$ADMIN" --server-pid "$SERVER_PID" --port "$PORT" > "$WORK/line.json" 2> "$WORK/line.err"; then
+  local generator=$GENERATOR
+  [ "$label" = B ] && generator=$GENERATOR_B
+  if "${pin_generator[@]}" "$generator" "${args[@]}" --admin-token "$ADMIN" --server-pid "$SERVER_PID" --port "$PORT" > "$WORK/line.json" 2> "$WORK/line.err"; then
     printf '{"run":%d,"build":"%s","scenario":"%s","result":%s}\n' "$run" "$label" "$scenario" "$(cat "$WORK/line.json")" >> "$RESULTS"
     printf '  run %d %s %-10s %s\n' "$run" "$label" "$scenario" "$(tail -1 "$WORK/line.err")" >&2
   else
@@ -66,7 +70,7 @@ one() { # <run> <build label> <bin folder> <scenario>
   stop_server
 }
 
-echo "== A: $A  B: $B  generator: $GENERATOR  runs: $RUNS  pinning: $pinning" >&2
+echo "== A: $A  B: $B  generator: $GENERATOR (B: $GENERATOR_B)  runs: $RUNS  pinning: $pinning" >&2
 for run in $(seq "$RUNS"); do
   for scenario in $SCENARIOS; do
     if [ $((run % 2)) = 1 ]; then order="A B"; else order="B A"; fi
@@ -76,38 +80,5 @@ for run in $(seq "$RUNS"); do
   done
 done
 
-python3 - "$RESULTS" <<'PY'
-import json, statistics, sys
-rows = [json.loads(line) for line in open(sys.argv[1])]
-def figures(r):
-    res, cost = r["result"], r["result"].get("cost") or {}
-    f = {"µs/msg": cost.get("microsecondsPerMessage"), "user": cost.get("userMicrosecondsPerMessage"),
-         "sys": cost.get("systemMicrosecondsPerMessage"),
-         "ctxsw/msg": (cost.get("voluntarySwitchesPerMessage", 0) + cost.get("involuntarySwitchesPerMessage", 0)) if cost else None,
-         "others %": cost.get("otherCPUPercent")}
-    s = r["scenario"]
-    if s in ("fanout", "bigroom"):
-        f["p99 ms"] = res["latency"]["p99"]; f["msg/s"] = res["throughputMessagesPerSecond"]
-    elif s.startswith("quiz"):
-        f["reveal p99"] = res["reveal"]["p99"]; f["ack p99"] = res["acknowledgement"]["p99"]; f["podium p99"] = res["finished"]["p99"]
-    elif s == "sustained":
-        f["p99 ms"] = res["latency"]["p99"]; f["msg/s"] = res["messagesPerSecond"]
-    elif s == "joinstorm":
-        f["welcome p99"] = res["welcome"]["p99"]
-    return f
-def fmt(v):
-    return "—" if v is None else (f"{v:.2f}" if abs(v) < 100 else f"{v:.0f}")
-print(f"| scenario | build | runs | " + " | ".join(["figure: median (min–max)"]) + " |")
-print("| --- | --- | --- | --- |")
-for scenario in dict.fromkeys(r["scenario"] for r in rows):
-    for build in ("A", "B"):
-        runs = [figures(r) for r in rows if r["scenario"] == scenario and r["build"] == build]
-        if not runs: continue
-        cells = []
-        for key in runs[0]:
-            values = [r[key] for r in runs if r.get(key) is not None]
-            if values:
-                cells.append(f"{key} {fmt(statistics.median(values))} ({fmt(min(values))}–{fmt(max(values))})")
-        print(f"| {scenario} | {build} | {len(runs)} | " + " · ".join(cells) + " |")
-PY
+python3 bench/ab-report.py "$RESULTS"
 echo "Every run: $RESULTS" >&2

@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""bench/ab.sh's table: per scenario and build, every figure's median with min–max over the runs.
+
+    bench/ab-report.py build/ab/ab-<date>.jsonl
+"""
+import json, statistics, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+def figures(r):
+    res, cost = r["result"], r["result"].get("cost") or {}
+    f = {"µs/msg": cost.get("microsecondsPerMessage"), "user": cost.get("userMicrosecondsPerMessage"),
+         "sys": cost.get("systemMicrosecondsPerMessage"),
+         "ctxsw/msg": (cost.get("voluntarySwitchesPerMessage", 0) + cost.get("involuntarySwitchesPerMessage", 0)) if cost else None,
+         "generator %": cost.get("generatorCPUPercent"), "others %": cost.get("otherCPUPercent")}
+    s = r["scenario"]
+    if s in ("fanout", "bigroom"):
+        f["p99 ms"] = res["latency"]["p99"]; f["msg/s"] = res["throughputMessagesPerSecond"]
+    elif s.startswith("quiz"):
+        f["reveal p99"] = res["reveal"]["p99"]; f["ack p99"] = res["acknowledgement"]["p99"]; f["podium p99"] = res["finished"]["p99"]
+    elif s == "sustained":
+        f["p99 ms"] = res["latency"]["p99"]; f["msg/s"] = res["messagesPerSecond"]
+    elif s == "joinstorm":
+        f["welcome p99"] = res["welcome"]["p99"]
+    return f
+def fmt(v):
+    return "—" if v is None else (f"{v:.2f}" if abs(v) < 100 else f"{v:.0f}")
+print(f"| scenario | build | runs | " + " | ".join(["figure: median (min–max)"]) + " |")
+print("| --- | --- | --- | --- |")
+for scenario in dict.fromkeys(r["scenario"] for r in rows):
+    for build in ("A", "B"):
+        runs = [figures(r) for r in rows if r["scenario"] == scenario and r["build"] == build]
+        if not runs: continue
+        cells = []
+        for key in runs[0]:
+            values = [r[key] for r in runs if r.get(key) is not None]
+            if values:
+                cells.append(f"{key} {fmt(statistics.median(values))} ({fmt(min(values))}–{fmt(max(values))})")
+        print(f"| {scenario} | {build} | {len(runs)} | " + " · ".join(cells) + " |")
