@@ -5,7 +5,7 @@ import Locking
 
 /// Many WebSocket client connections on one libwebsockets service thread: the load generator's engine,
 /// and the client the Swift transport tests use. Same threading rules as `WebSocketServer`: other threads
-/// queue work and wake the loop with `lws_cancel_service()`.
+/// queue work and wake the loop with `lws_cancel_service()`; the same libuv (epoll) loop (`EventLoop`).
 ///
 /// `@unchecked Sendable`: `connections` and the lws pointers are touched only on the service thread;
 /// shared state is behind `OutboundQueues` and `pending`'s lock.
@@ -120,8 +120,18 @@ public final class WebSocketClientPool: @unchecked Sendable {
         info.fd_limit_per_thread = UInt32(maxConnections + 64)
         info.count_threads = 1
         info.options = UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
-        guard let context = lws_create_context(&info) else {
-            startError.withLock { $0 = LWSError(operation: "lws_create_context (client)", code: -1) }
+        let loop: EventLoop
+        do {
+            loop = try EventLoop()
+        } catch {
+            startError.withLock { $0 = error }
+            started.signal()
+            finished.signal()
+            return
+        }
+        guard let context = loop.creatingContext(&info, { lws_create_context(&$0) }) else {
+            loop.destroy(nil)
+            startError.withLock { $0 = LWSError(operation: "lws_create_context (client; is libwebsockets-evlib-uv installed?)", code: -1) }
             started.signal()
             finished.signal()
             return
@@ -129,10 +139,10 @@ public final class WebSocketClientPool: @unchecked Sendable {
         contextPointer.store(UInt(bitPattern: context), ordering: .releasing)
         started.signal()
         while !stopRequested.load(ordering: .acquiring) {
-            if lws_service(context, 0) < 0 { break }
+            loop.runOnce()
         }
         contextPointer.store(0, ordering: .releasing)
-        lws_context_destroy(context)
+        loop.destroy(context)
         strings.forEach { free($0) }
         protocols.deallocate()
         finished.signal()
