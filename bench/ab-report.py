@@ -26,7 +26,7 @@ def fmt(v):
 print(f"| scenario | build | runs | " + " | ".join(["figure: median (min–max)"]) + " |")
 print("| --- | --- | --- | --- |")
 for scenario in dict.fromkeys(r["scenario"] for r in rows):
-    for build in ("A", "B"):
+    for build in dict.fromkeys(["A", "B"] + [r["build"] for r in rows]):
         runs = [figures(r) for r in rows if r["scenario"] == scenario and r["build"] == build]
         if not runs: continue
         cells = []

@@ -12,7 +12,9 @@
 # the sizes of bench/run.sh (ROOMS CHILDREN BURST ROUNDS WARMUP BIG QUESTIONS ANSWER_RATE
 # SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS); GENERATOR (storycircle-bench, default A's);
 # GENERATOR_B (B's runs, default GENERATOR: to compare two generators on one server, give A and B the same
-# folder); AB_OUT (build/ab). Server CPU per message (user + system) and context switches per message are the
+# folder); PEERS (none; e.g. "go c": after each fanout and bigroom pair, the same burst against those
+# peers of bench/baseline, with B's message size, so a run compares both builds with the peers measured
+# beside them); AB_OUT (build/ab). Server CPU per message (user + system) and context switches per message are the
 # figures that hold up on a busy machine; latencies do not (each run says how busy the machine was).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +38,7 @@ STORM=${STORM:-2000}
 STORM_SECONDS=${STORM_SECONDS:-2}
 GENERATOR=${GENERATOR:-$A/storycircle-bench}
 GENERATOR_B=${GENERATOR_B:-$GENERATOR}
+PEERS=${PEERS:-}
 OUT=${AB_OUT:-build/ab}
 WORK=${BENCH_WORK:-$PWD/.build/ab-work}
 source bench/lib.sh
@@ -70,6 +73,26 @@ one() { # <run> <build label> <bin folder> <scenario>
   stop_server
 }
 
+# The same burst against a peer (labelled with the peer's name), B's message size from this run.
+peer_run() { # <run> <peer> <scenario>
+  local run=$1 peer=$2 scenario=$3 rooms=$ROOMS children=$CHILDREN burst=$BURST size
+  if [ "$scenario" = bigroom ]; then rooms=1; children=$BIG; burst=$(( BURST * ROOMS * CHILDREN / BIG )); fi
+  size=$(python3 -c 'import json,sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+sizes = [r["result"]["messageBytes"] for r in rows if r["scenario"] == sys.argv[2] and r["build"] == "B"]
+print(round(sizes[-1]) if sizes else 75)' "$RESULTS" "$scenario")
+  start_peer "$WORK" "$peer"
+  if "${pin_generator[@]}" "$GENERATOR_B" fanout --target "baseline-$peer" --rooms "$rooms" --children "$children" --rounds "$ROUNDS" --warmup "$WARMUP" --burst "$burst" --payload-bytes "$size" --server-pid "$SERVER_PID" --port "$PORT" > "$WORK/line.json" 2> "$WORK/line.err"; then
+    printf '{"run":%d,"build":"%s","scenario":"%s","result":%s}\n' "$run" "$peer" "$scenario" "$(cat "$WORK/line.json")" >> "$RESULTS"
+    printf '  run %d %s %-10s %s\n' "$run" "$peer" "$scenario" "$(tail -1 "$WORK/line.err")" >&2
+  else
+    printf '  run %d %s %-10s FAILED: %s\n' "$run" "$peer" "$scenario" "$(tail -1 "$WORK/line.err")" >&2
+  fi
+  stop_server
+}
+
+[ -z "$PEERS" ] || build_peers "$WORK"
+
 echo "== A: $A  B: $B  generator: $GENERATOR (B: $GENERATOR_B)  runs: $RUNS  pinning: $pinning" >&2
 for run in $(seq "$RUNS"); do
   for scenario in $SCENARIOS; do
@@ -77,6 +100,9 @@ for run in $(seq "$RUNS"); do
     for label in $order; do
       if [ "$label" = A ]; then one "$run" A "$A" "$scenario"; else one "$run" B "$B" "$scenario"; fi
     done
+    if [ "$scenario" = fanout ] || [ "$scenario" = bigroom ]; then
+      for peer in $PEERS; do peer_run "$run" "$peer" "$scenario"; done
+    fi
   done
 done
 
