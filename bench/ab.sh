@@ -81,7 +81,12 @@ peer_run() { # <run> <peer> <scenario>
 rows = [json.loads(l) for l in open(sys.argv[1])]
 sizes = [r["result"]["messageBytes"] for r in rows if r["scenario"] == sys.argv[2] and r["build"] == "B"]
 print(round(sizes[-1]) if sizes else 75)' "$RESULTS" "$scenario")
-  start_peer "$WORK" "$peer"
+  # A peer that does not start (a busy machine, a port taken) costs its run, not the A/B runs after it.
+  if ! start_peer "$WORK" "$peer"; then
+    printf '  run %d %s %-10s FAILED: did not start\n' "$run" "$peer" "$scenario" >&2
+    stop_server
+    return 0
+  fi
   if "${pin_generator[@]}" "$GENERATOR_B" fanout --target "baseline-$peer" --rooms "$rooms" --children "$children" --rounds "$ROUNDS" --warmup "$WARMUP" --burst "$burst" --payload-bytes "$size" --server-pid "$SERVER_PID" --port "$PORT" > "$WORK/line.json" 2> "$WORK/line.err"; then
     printf '{"run":%d,"build":"%s","scenario":"%s","result":%s}\n' "$run" "$peer" "$scenario" "$(cat "$WORK/line.json")" >> "$RESULTS"
     printf '  run %d %s %-10s %s\n' "$run" "$peer" "$scenario" "$(tail -1 "$WORK/line.err")" >&2
