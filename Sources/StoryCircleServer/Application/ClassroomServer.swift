@@ -112,14 +112,16 @@ public final class ClassroomServer: Sendable {
 
         let (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
         let (requests, requestSink) = AsyncStream.makeStream(of: HTTPRequest.self)
+        let routes = InboundRoutes()
         let transport = WebSocketServer(configuration: transportConfiguration(configuration), refusals: TransportRefusals()) { event in
+            if case .message(let connection, let bytes) = event, routes.deliver(connection, bytes) { return }
             if case .request(let request) = event {
                 requestSink.yield(request)
             } else {
                 eventSink.yield(event)
             }
         }
-        let registry = RoomRegistry(events: events, transport: transport, store: roomStore, clock: clock, narrator: roomNarrator, metrics: metrics, configuration: configuration, timing: timing, logger: logger)
+        let registry = RoomRegistry(events: events, transport: transport, store: roomStore, clock: clock, narrator: roomNarrator, metrics: metrics, configuration: configuration, timing: timing, logger: logger, routes: routes)
         let restored: Int
         do {
             restored = try await registry.restoreRooms()

@@ -39,12 +39,15 @@ public actor RoomRegistry {
     let storage: StorageMonitor
     let storageRetryMs: Int
     let retentionDays: Int
+    /// The bindings the transport reads to skip this actor (`InboundRoutes`); kept in step with `bindings`.
+    let routes: InboundRoutes
 
     init(
         events: AsyncStream<TransportEvent>, transport: any MessageTransport, store: any RoomStore,
         clock: any ServerClock, narrator: any NarrationPreparing, metrics: ServerMetrics, configuration: ServerConfiguration,
-        timing: RoomTiming = .init(), logger: Logger
+        timing: RoomTiming = .init(), logger: Logger, routes: InboundRoutes = InboundRoutes()
     ) {
+        self.routes = routes
         self.events = events
         self.transport = transport
         self.store = store
@@ -199,6 +202,7 @@ public actor RoomRegistry {
             transport.send(OutboundFrame(ServerMessage.error(error).encoded()), to: bound)
             for connection in bound {
                 bindings[connection] = nil
+                routes.unbind(connection)
                 transport.close(connection, status: status, reason: error.code.rawValue)
             }
         }
@@ -234,8 +238,10 @@ public actor RoomRegistry {
             } else {
                 greet(connection, bytes)
             }
+            routes.routed(connection)
         case .closed(let connection):
             peers[connection] = nil
+            routes.unbind(connection)
             if let room = bindings.removeValue(forKey: connection) {
                 room.submit(.disconnected(ConnectionID(connection)))
             }
@@ -286,6 +292,7 @@ public actor RoomRegistry {
         default: return
         }
         bindings[connection] = room
+        routes.bind(connection, to: room)
         room.submit(.hello(ConnectionID(connection), hello, peer: peer))
     }
 
