@@ -1,19 +1,19 @@
 # StoryCircle in a container: build with the Swift toolchain, run on plain Debian with the C libraries.
 FROM swift:6.3-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      pkg-config libwebsockets-dev libuv1-dev libwebsockets-evlib-uv libespeak-ng-dev espeak-ng-data libmp3lame-dev libsqlite3-dev \
+      pkg-config libwebsockets-dev libev-dev libwebsockets-evlib-ev libespeak-ng-dev espeak-ng-data libmp3lame-dev libsqlite3-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
-# The Swift runtime is linked in, so the final image needs only the C libraries (and lws's libuv plugin,
+# The Swift runtime is linked in, so the final image needs only the C libraries (and lws's libev plugin,
 # which lws loads at run time: without it the server cannot create its context).
 RUN swift build -c release --static-swift-stdlib --product storycircle \
     && cp "$(swift build -c release --show-bin-path)/storycircle" /usr/local/bin/storycircle
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      libwebsockets17 libwebsockets-evlib-uv libuv1 libespeak-ng1 espeak-ng-data libmp3lame0 libsqlite3-0 ca-certificates \
+      libwebsockets17 libwebsockets-evlib-ev libev4 libespeak-ng1 espeak-ng-data libmp3lame0 libsqlite3-0 ca-certificates \
       libcurl4 libxml2 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/storycircle /usr/local/bin/storycircle

@@ -17,11 +17,11 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
-        // libwebsockets' event loop: its libuv plugin (package libwebsockets-evlib-uv) on a loop we own.
+        // libwebsockets' event loop: its libev plugin (package libwebsockets-evlib-ev) on a loop we own.
+        // (libev ships no pkg-config file; its header and library are in the default paths.)
         .systemLibrary(
-            name: "CLibUV",
-            pkgConfig: "libuv",
-            providers: [.apt(["libuv1-dev", "libwebsockets-evlib-uv"])]
+            name: "CLibEV",
+            providers: [.apt(["libev-dev", "libwebsockets-evlib-ev"])]
         ),
         .systemLibrary(
             name: "CEspeakNG",
@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "Locking"),
 
         // MARK: The wrappers: the only targets that import C.
-        .target(name: "WebSocketTransport", dependencies: ["CLibWebSockets", "CLibUV", "Locking"]),
+        .target(name: "WebSocketTransport", dependencies: ["CLibWebSockets", "CLibEV", "Locking"]),
         .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
         .target(name: "Storage", dependencies: ["CSQLite", "StoryCircleCore", "Locking"]),
 

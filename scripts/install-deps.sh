@@ -35,9 +35,10 @@ need_package() { # <debian package>: data packages, whose paths differ between a
 
 need_command pkg-config pkg-config
 need_pkgconfig libwebsockets libwebsockets-dev
-# The transport runs libwebsockets on libuv's epoll loop: lws's libuv plugin, and libuv's headers.
-need_pkgconfig libuv libuv1-dev
-need_package libwebsockets-evlib-uv
+# The transport runs libwebsockets on libev's epoll loop: lws's libev plugin, and libev's header (libev
+# ships no pkg-config file).
+need_path /usr/include/ev.h libev-dev
+need_package libwebsockets-evlib-ev
 need_pkgconfig espeak-ng libespeak-ng-dev
 need_pkgconfig lame libmp3lame-dev
 need_pkgconfig sqlite3 libsqlite3-dev

@@ -5,7 +5,7 @@ import Locking
 
 /// Many WebSocket client connections on one libwebsockets service thread: the load generator's engine,
 /// and the client the Swift transport tests use. Same threading rules as `WebSocketServer`: other threads
-/// queue work and wake the loop with `lws_cancel_service()`; the same libuv (epoll) loop (`EventLoop`).
+/// queue work and wake the loop with `lws_cancel_service()`; the same libev (epoll) loop (`EventLoop`).
 ///
 /// `@unchecked Sendable`: `connections` and the lws pointers are touched only on the service thread;
 /// shared state is behind `OutboundQueues` and `pending`'s lock.
@@ -131,7 +131,7 @@ public final class WebSocketClientPool: @unchecked Sendable {
         }
         guard let context = loop.creatingContext(&info, { lws_create_context(&$0) }) else {
             loop.destroy(nil)
-            startError.withLock { $0 = LWSError(operation: "lws_create_context (client; is libwebsockets-evlib-uv installed?)", code: -1) }
+            startError.withLock { $0 = LWSError(operation: "lws_create_context (client; is libwebsockets-evlib-ev installed?)", code: -1) }
             started.signal()
             finished.signal()
             return

@@ -4,7 +4,7 @@ import Synchronization
 import Locking
 
 /// The one libwebsockets event loop: static files, dynamic HTTP routes, and WebSocket connections, on one
-/// port and one dedicated service thread, which runs lws on a libuv (epoll) loop (see `EventLoop`).
+/// port and one dedicated service thread, which runs lws on a libev (epoll) loop (see `EventLoop`).
 ///
 /// Threading, which libwebsockets dictates: only the service thread touches lws and the `connections`
 /// table. Other threads talk to it through `OutboundQueues` (locked) and `lws_cancel_service()`, the one
@@ -266,7 +266,7 @@ final class CResources {
         guard let context = created else {
             strings.forEach { free($0) }
             allocations.forEach { $0.deallocate() }
-            throw LWSError(operation: "lws_create_context (is libwebsockets-evlib-uv installed?)", code: -1)
+            throw LWSError(operation: "lws_create_context (is libwebsockets-evlib-ev installed?)", code: -1)
         }
 
         info.port = Int32(configuration.port)
