@@ -35,3 +35,22 @@ for scenario in dict.fromkeys(r["scenario"] for r in rows):
             if values:
                 cells.append(f"{key} {fmt(statistics.median(values))} ({fmt(min(values))}–{fmt(max(values))})")
         print(f"| {scenario} | {build} | {len(runs)} | " + " · ".join(cells) + " |")
+# Runs of one number were made back to back (A B, B A, …): a ratio within a run shares that run's load,
+# which a busy machine changes more between runs than between the two halves of one.
+def cost(r):
+    return (r["result"].get("cost") or {}).get("microsecondsPerMessage")
+print()
+print("| scenario | ratio of server CPU per message, per run | median (min–max) |")
+print("| --- | --- | --- |")
+for scenario in dict.fromkeys(r["scenario"] for r in rows):
+    builds = list(dict.fromkeys(r["build"] for r in rows if r["scenario"] == scenario))
+    pairs = [("B", o) for o in builds if o != "B"] + [("A", o) for o in builds if o not in ("A", "B")]
+    for this, other in pairs:
+        ratios = []
+        for run in sorted({r["run"] for r in rows}):
+            b = [cost(r) for r in rows if r["scenario"] == scenario and r["run"] == run and r["build"] == this]
+            o = [cost(r) for r in rows if r["scenario"] == scenario and r["run"] == run and r["build"] == other]
+            if b and o and b[0] and o[0]:
+                ratios.append(b[0] / o[0])
+        if ratios:
+            print(f"| {scenario} | {this} / {other} | {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}), {len(ratios)} runs |")
