@@ -72,6 +72,7 @@ struct StorageRecoveryTests {
         #expect(welcome(told, to: board)?.role == .dashboard)
 
         #expect(rebuilt.connectedPlayerCount == 3)
+        #expect(rebuilt.tally == rebuilt.recount(question: rebuilt.tally.question), "the reattached children are counted as connected")
         #expect(rebuilt.playerCount == 3, "Cat was never stored")
         #expect(rebuilt.role(of: refused) == nil)
 

@@ -63,21 +63,6 @@ extension RoomState {
             + markScreensDirty(at: at)
     }
 
-    mutating func add(_ player: Player) {
-        playerIndex[player.id] = players.count
-        players.append(player)
-        if !player.kicked {
-            nicknameOwners[Nickname.uniquenessKey(player.nickname)] = player.id
-            tokenOwners[player.tokenHash] = player.id
-        }
-        if player.blocked { remember(blocked: player) }
-    }
-
-    private mutating func remember(blocked player: Player) {
-        blockedNicknames.insert(Nickname.uniquenessKey(player.nickname))
-        blockedTokens.insert(player.tokenHash)
-    }
-
     private mutating func rejoin(_ connection: ConnectionID, token: String, at: ServerTime) -> [RoomDirective] {
         if blockedTokens.contains(RoomCredentials.hash(token)) {
             return refuse(connection, RoomError(.blocked, Self.removedMessage))
@@ -91,7 +76,7 @@ extension RoomState {
             let replaced = RoomError(.sessionReplaced, "You opened this room somewhere else, so this page has stopped.")
             directives += [.send(.error(replaced), to: [previous]), .close(previous, CloseReason(status: 4002, reason: replaced.code.rawValue))]
         }
-        players[index].connection = connection
+        connect(index, to: connection)
         members[connection] = .child(playerID: id)
         let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
         return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at)
@@ -109,7 +94,7 @@ extension RoomState {
     mutating func disconnect(_ connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
         guard let member = members.removeValue(forKey: connection) else { return [] }
         guard case .child(let id) = member, let index = playerIndex[id], players[index].connection == connection else { return [] }
-        players[index].connection = nil
+        connect(index, to: nil)
         // A child who leaves no longer holds up "everyone has answered".
         return [.persist(.playerLeft(player: id, at: at))] + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at)
     }
@@ -128,7 +113,7 @@ extension RoomState {
         }
         let player = players[index]
         let wasKicked = player.kicked
-        players[index].kicked = true
+        markKicked(index)
         if !wasKicked {
             nicknameOwners[Nickname.uniquenessKey(player.nickname)] = nil
             tokenOwners[player.tokenHash] = nil
@@ -143,7 +128,7 @@ extension RoomState {
         }
         if let connection = player.connection {
             members[connection] = nil
-            players[index].connection = nil
+            connect(index, to: nil)
             directives += [
                 .send(.kicked(Notice(message: Self.removedMessage, blocked: block ? true : nil)), to: [connection]),
                 .close(connection, CloseReason(status: 4001, reason: ErrorCode.kicked.rawValue)),

@@ -5,6 +5,7 @@ extension RoomState {
         let run = QuestionRun(index: index, opensAt: opensAt, deadline: timeLimitMs.map { opensAt + $0 }, timeLimitMs: timeLimitMs)
         epoch += 1
         phase = .question(run)
+        countAnswers(to: index)
         var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .question, question: index, at: at)))]
         directives += sendToAll { role in .question(self.questionView(run, for: role)) }
         if let deadline = run.deadline {
@@ -57,7 +58,7 @@ extension RoomState {
         let correct = option == question.answer
         let points = settings.scoring.points(correct: correct, elapsedMs: elapsedMs, timeLimitMs: run.timeLimitMs, streakBefore: players[playerIndex].streak)
         let record = AnswerRecord(player: playerID, question: index, option: option, receivedAt: at, elapsedMs: elapsedMs, correct: correct, points: points)
-        answers[index][playerID] = record
+        accept(record)
         // The acknowledgement says only that the answer counted, not whether it is right.
         return [.persist(.answer(record)), .send(.answerAck(AnswerAck(question: index, option: option)), to: [connection])]
             + markScreensDirty(at: at)
@@ -67,8 +68,8 @@ extension RoomState {
     /// Reveals the open question as soon as every connected child has answered it.
     mutating func revealIfEveryoneAnswered(at: ServerTime) -> [RoomDirective] {
         guard case .question(let run) = phase, run.pausedAt == nil else { return [] }
-        let connected = players.filter { !$0.kicked && $0.connection != nil }
-        guard !connected.isEmpty, connected.allSatisfy({ answers[run.index][$0.id] != nil }) else { return [] }
+        assert(tally.question == run.index, "the answer count is about question \(tally.question), not the open \(run.index)")
+        guard tally.connected > 0, tally.answeredConnected == tally.connected else { return [] }
         return reveal(at: at)
     }
 

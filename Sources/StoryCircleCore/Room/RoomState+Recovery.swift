@@ -17,8 +17,8 @@ extension RoomState {
             state.add(Player(id: record.id, nickname: record.nickname, tokenHash: record.tokenHash, joinedAt: record.joinedAt, connection: nil, kicked: archive.kicked.contains(record.id), blocked: archive.blocked.contains(record.id)))
             if let number = Int(record.id.dropFirst()) { state.nextPlayerNumber = max(state.nextPlayerNumber, number + 1) }
         }
-        for answer in archive.answers where state.answers.indices.contains(answer.question) {
-            state.answers[answer.question][answer.player] = answer
+        for answer in archive.answers {
+            state.accept(answer)
         }
         // Replay the concluded questions in order, so streaks and scores come out as they were.
         var concludedQuestions: [(index: Int, skipped: Bool)] = []
@@ -94,7 +94,7 @@ extension RoomState {
                     directives += Self.storageLost([connection], RoomError(.storageUnavailable, "We could not save your place in the room just now. Please try again in a moment."))
                     continue
                 }
-                players[index].connection = connection
+                connect(index, to: connection)
                 members[connection] = .child(playerID: id)
                 let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
                 directives.append(.send(.welcome(welcome), to: [connection]))
