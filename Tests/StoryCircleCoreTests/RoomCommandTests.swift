@@ -271,6 +271,19 @@ struct RoomAnswerTests {
         #expect(room.state.phase == .reveal(question: 0))
     }
 
+    @Test func aQuestionResumedWhenEveryoneStillHereHasAnsweredIsRevealedAtOnce() throws {
+        // While paused, the one child who had not answered leaves: nothing is revealed during the pause,
+        // and without a timer nothing else would ever reveal it.
+        var (room, kids) = try roomAtFirstQuestion(settings: RoomSettings(timer: false), children: 3)
+        room.answer(kids[0], question: 0, option: 2)
+        room.answer(kids[1], question: 0, option: 1)
+        try room.command(.pause)
+        room.apply(.disconnected(kids[2].connection, at: room.now))
+        #expect(room.state.phase.name == .question, "nothing is revealed during a pause")
+        try room.command(.resume)
+        #expect(room.state.phase == .reveal(question: 0))
+    }
+
     @Test func noTimerModeWaitsForEveryoneAndScoresFlat() throws {
         var (room, kids) = try roomAtFirstQuestion(settings: RoomSettings(streakBonus: false, timer: false))
         guard case .question(let run) = room.state.phase else { Issue.record("no question"); return }

@@ -136,7 +136,8 @@ extension RoomState {
         if let deadline = run.deadline {
             directives.append(.schedule(.deadline(question: run.index, epoch: epoch), at: deadline + timing.answerGraceMs))
         }
-        return directives
+        // Whoever had not answered may have left during the pause.
+        return directives + revealIfEveryoneAnswered(at: at)
     }
 
     mutating func finish(at: ServerTime) -> [RoomDirective] {
