@@ -57,6 +57,57 @@ struct RoomViewTests {
         #expect(snapshot?.podium == [])
     }
 
+    @Test func aTiedPodiumNamesEightAndCountsTheRestOfTheirPlace() throws {
+        // Twenty children, all right, no speed points: twenty share first place.
+        let names = (1...20).map { String(format: "Kid %02d", $0) }
+        var (room, kids) = try self.room(children: names, settings: RoomSettings(speedPoints: false, streakBonus: false))
+        let dashboard = room.dashboard()
+        for kid in kids { room.answer(kid, question: 0, option: 2) }
+        try room.command(.end)
+        let child = try #require(finished(room, to: kids[19].connection))
+        #expect(child.podium.map(\.nickname) == Array(names.prefix(8)), "the first eight on the board, by name")
+        #expect(child.podium.allSatisfy { $0.rank == 1 && $0.score == 1_000 })
+        #expect(child.podiumMore == PodiumMore(rank: 1, count: 12))
+        #expect(child.you?.rank == 1, "a child left out of the names still has their place")
+        let screens = try #require(finished(room, to: dashboard))
+        #expect(screens.podium == child.podium && screens.podiumMore == child.podiumMore)
+        #expect(screens.entries?.count == 20, "screens still get the whole board")
+        let late = room.dashboard()
+        let snapshot = room.messages(to: late).compactMap { if case .welcome(let w) = $0 { w.room.finished } else { nil } }.first
+        #expect(snapshot?.podium == child.podium && snapshot?.podiumMore == child.podiumMore)
+    }
+
+    @Test func onlyTheLastPlaceNamedIsCutShort() throws {
+        // Ana gets three right, Ben two, and ten children one: places 1, 2 and 3 (ten share it).
+        let crowd = (1...10).map { "Kid \($0)" }
+        var (room, kids) = try self.room(children: ["Ana", "Ben"] + crowd, settings: RoomSettings(speedPoints: false, streakBonus: false))
+        let answers = [2, 0, 1]
+        for question in 0..<3 {
+            if question > 0 { try room.command(.next); room.waitForOpening() }
+            for (i, kid) in kids.enumerated() {
+                let right = i == 0 || (i == 1 && question < 2) || (i >= 2 && question == 0)
+                room.answer(kid, question: question, option: right ? answers[question] : (answers[question] + 1) % 4)
+            }
+        }
+        try room.command(.next)
+        let podium = try #require(finished(room, to: kids[0].connection))
+        #expect(podium.podium.map(\.rank) == [1, 2, 3, 3, 3, 3, 3, 3])
+        #expect(podium.podium.prefix(2).map(\.nickname) == ["Ana", "Ben"])
+        #expect(podium.podiumMore == PodiumMore(rank: 3, count: 4))
+    }
+
+    @Test func aChildsPodiumStaysSmallInAWhollyTiedClass() throws {
+        // Before, each child's `finished` carried everyone ranked 1 to 3: a tied class of 300 sent 300
+        // names to each of 300 children.
+        var (room, kids) = try self.room(children: (1...300).map { "Child number \($0)" }, settings: RoomSettings(speedPoints: false, streakBonus: false))
+        for kid in kids { room.answer(kid, question: 0, option: 2) }
+        try room.command(.end)
+        let message = try #require(room.messages(to: kids[150].connection).last)
+        #expect(message.encoded().count < 1_500, "\(message.encoded().count) bytes")
+        guard case .finished(let finished) = message else { Issue.record("not finished: \(message)"); return }
+        #expect(finished.podium.count == 8 && finished.podiumMore == PodiumMore(rank: 1, count: 292))
+    }
+
     @Test func aChildSeesTheirStreakAndTheGapToThePlaceAhead() throws {
         var (room, kids) = try self.room(children: ["Ana", "Ben", "Cat", "Dan"], settings: RoomSettings(speedPoints: false, streakBonus: false))
         // Question 0 (answer 2): Ana, Ben and Cat right; Dan wrong.

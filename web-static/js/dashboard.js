@@ -252,6 +252,7 @@ function finished(message) {
   cancelAnimationFrame(countdownFrame);
   show("finished");
   clear($("#podium")).append(podium(message.podium, {
+    more: message.podiumMore,
     onPlace: (rank) => {
       record(`podium:${rank}`);
       if (rank === 1) sounds.play("fanfare");

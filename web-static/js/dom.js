@@ -90,19 +90,40 @@ export function board(entries, { highlightId = null, limit = Infinity } = {}) {
 }
 
 /**
+ * "Ana, Ben and Cat"; with `more` left out, "Ana, Ben, Cat and 4 more", or "Ana, Ben, Cat, you and 3
+ * more" when this child is one of them.
+ */
+export function podiumNames(names, more = 0, youAmongMore = false) {
+  const all = [...names];
+  if (youAmongMore && more > 0) {
+    all.push("you");
+    more -= 1;
+  }
+  if (more > 0) all.push(`${more} more`);
+  if (all.length <= 1) return all.join("");
+  return `${all.slice(0, -1).join(", ")} and ${all[all.length - 1]}`;
+}
+
+/**
  * The podium: places 2, 1, 3 left to right. Nobody with 0 points is on it (the server leaves them out).
+ * The server names at most a few players; `more` (`podiumMore`: `{rank, count}`) says how many more share
+ * the last place named, and `you` (a child's own standing and id) lets that child read "you" among them.
  * With motion, the places appear one by one, third first; `onPlace` is told as each appears.
  */
-export function podium(entries, { onPlace = () => {} } = {}) {
+export function podium(entries, { onPlace = () => {}, more = null, you = null } = {}) {
   const places = [["second", "🥈", 2], ["first", "🥇", 1], ["third", "🥉", 3]];
   const node = el("ol", { class: "podium", "aria-label": "Podium" });
   const steps = new Map();
   for (const [place, medal, rank] of places) {
     const winners = entries.filter((entry) => entry.rank === rank);
     if (winners.length === 0) continue;
-    const step = el("li", { class: `step ${place}`, "aria-label": `${ordinal(rank)} place: ${winners.map((w) => w.nickname).join(", ")}, ${points(winners[0].score)}` },
+    const left = more && more.rank === rank ? more.count : 0;
+    const youAmongMore = Boolean(you && you.standing && you.standing.rank === rank && you.standing.score > 0
+      && !winners.some((w) => w.id === you.id));
+    const names = podiumNames(winners.map((w) => w.nickname), left, youAmongMore);
+    const step = el("li", { class: `step ${place}`, "aria-label": `${ordinal(rank)} place: ${names}, ${points(winners[0].score)}` },
       el("div", { class: "who" },
-        el("strong", { text: winners.map((w) => w.nickname).join(", ") }),
+        el("strong", { text: names }),
         el("span", { text: points(winners[0].score) })),
       el("div", { class: "pillar", "aria-hidden": "true" }, medal, el("span", { class: "place-number", text: ordinal(rank) })));
     steps.set(rank, step);

@@ -191,11 +191,25 @@ public struct RoomStatus: Sendable, Equatable, Codable {
 }
 
 public struct Finished: Sendable, Equatable, Codable {
-    /// Ranks 1 to 3 (ties can make more), never anyone with 0 points.
+    /// The first three places, in board order, never anyone with 0 points; at most
+    /// `RoomTiming.podiumCount` names, however many share a place.
     public var podium: [ScoreboardEntry]
+    /// How many more share the last place named, when not all of them fit; absent when none are left out.
+    public var podiumMore: PodiumMore?
     public var you: PlayerStanding?
     /// The whole board, for screens.
     public var entries: [ScoreboardEntry]?
+}
+
+/// "… and 12 more": the players who share place `rank` on the podium but are not named in it.
+public struct PodiumMore: Sendable, Equatable, Codable {
+    public var rank: Int
+    public var count: Int
+
+    public init(rank: Int, count: Int) {
+        self.rank = rank
+        self.count = count
+    }
 }
 
 public struct Notice: Sendable, Equatable, Codable {

@@ -163,6 +163,8 @@ public struct RoomTiming: Sendable, Equatable {
     public var recoveryLeadMs = 5_000
     /// Children see the top this many at each reveal.
     public var topCount = 5
+    /// The podium names at most this many (at least 3); the rest of a shared place is "and N more".
+    public var podiumCount = 8
 
     public init() {}
 }

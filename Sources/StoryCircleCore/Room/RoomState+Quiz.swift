@@ -150,11 +150,11 @@ extension RoomState {
         var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .finished, at: at)))]
         for (position, (rank, playerIndex)) in ranked.enumerated() {
             guard let connection = players[playerIndex].connection else { continue }
-            let message = Finished(podium: podium, you: standing(of: players[playerIndex], rank: rank, ahead: ahead[position]), entries: nil)
+            let message = Finished(podium: podium.entries, podiumMore: podium.more, you: standing(of: players[playerIndex], rank: rank, ahead: ahead[position]), entries: nil)
             directives.append(.send(.finished(message), to: [connection]))
         }
         directives += sendToScreens { role in
-            .finished(Finished(podium: podium, you: nil, entries: self.entries(ranked[...], includeResults: self.showsResults(to: role))))
+            .finished(Finished(podium: podium.entries, podiumMore: podium.more, you: nil, entries: self.entries(ranked[...], includeResults: self.showsResults(to: role))))
         }
         return directives
     }

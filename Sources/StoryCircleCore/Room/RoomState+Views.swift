@@ -159,8 +159,8 @@ extension RoomState {
             let ranked = rankedPlayers()
             let podium = podium(ranked)
             snapshot.finished = player == nil
-                ? Finished(podium: podium, you: nil, entries: entries(ranked[...], includeResults: showsResults(to: role)))
-                : Finished(podium: podium, you: player.map { standing(of: $0, rank: rank(of: $0), ahead: placeAhead(of: $0)) }, entries: nil)
+                ? Finished(podium: podium.entries, podiumMore: podium.more, you: nil, entries: entries(ranked[...], includeResults: showsResults(to: role)))
+                : Finished(podium: podium.entries, podiumMore: podium.more, you: player.map { standing(of: $0, rank: rank(of: $0), ahead: placeAhead(of: $0)) }, entries: nil)
         }
         if let player {
             snapshot.you = standing(of: player, rank: rank(of: player), ahead: placeAhead(of: player))
@@ -196,10 +196,19 @@ extension RoomState {
         return Reveal(question: index, correctOption: question.answer, explanation: question.explanation, distribution: distribution, you: you, top: top)
     }
 
-    /// Everyone ranked third or better who scored (ties can make it more than three). Nobody stands on the
-    /// podium with 0 points: a place there is for something done, not for being there.
-    func podium(_ ranked: [(rank: Int, index: Int)]) -> [ScoreboardEntry] {
-        entries(ranked.prefix { $0.rank <= 3 }.filter { players[$0.index].score > 0 }[...], includeResults: false)
+    /// The first three places, among those who scored, in board order, naming at most `timing.podiumCount`
+    /// players; `more` counts the others who share the last place named. Nobody stands on the podium with
+    /// 0 points: a place there is for something done, not for being there.
+    ///
+    /// Bounded because every child's `finished` carries it: with ties (equal scores share a place) the
+    /// first three places could hold the whole class, 2,000 names in each of 2,000 messages. Only the last
+    /// place named can be cut short: any place after it would come after more than `podiumCount` players,
+    /// so it is no podium place.
+    func podium(_ ranked: [(rank: Int, index: Int)]) -> (entries: [ScoreboardEntry], more: PodiumMore?) {
+        let placed = ranked.prefix { $0.rank <= 3 && players[$0.index].score > 0 }
+        let named = placed.prefix(max(timing.podiumCount, 3))
+        let more = named.last.flatMap { last in placed.count > named.count ? PodiumMore(rank: last.rank, count: placed.count - named.count) : nil }
+        return (entries(named, includeResults: false), more)
     }
 }
 

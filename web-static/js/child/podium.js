@@ -25,6 +25,8 @@ export function finished(result) {
   clear($("#finished-dots")).append(progressDots(results, state.questionCount || results.length));
   $("#finished-place").textContent = placeText(you);
   clear($("#finished-podium")).append(podium(result.podium, {
+    more: result.podiumMore,
+    you: { id: state.playerId, standing: you },
     onPlace: (rank) => {
       record(`podium:${rank}`);
       if (rank === 1) services.sounds.play("fanfare");
