@@ -48,14 +48,6 @@ public enum ServerMessage: Sendable, Equatable {
         case .storage: "storage"
         }
     }
-
-    /// The message as the UTF-8 bytes of one text frame.
-    public func encoded() -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        // Every payload is plain data: encoding cannot fail.
-        return Array((try? encoder.encode(self)) ?? Data(#"{"type":"error","code":"internal_error","message":"Encoding failed."}"#.utf8))
-    }
 }
 
 extension ServerMessage: Codable {

@@ -1,0 +1,206 @@
+/// JSON written straight into bytes, for the server's messages (`ServerMessage.encoded()`).
+///
+/// Foundation's `JSONEncoder` builds a tree of boxed values and a dictionary per object before it writes a
+/// byte; for a reveal or a podium that is one encoder per child. This writes each value as it goes. Its
+/// output means exactly what `JSONEncoder` (with `.withoutEscapingSlashes`) writes for the same value: the
+/// same members (in declaration order; Foundation's order is its own), numbers written the same way,
+/// strings escaped the same way except that U+2028 and U+2029 are escaped too (legal in JSON, but not in
+/// JavaScript source before ES2019). `ServerMessageEncodingTests` compares the two as canonical JSON.
+struct JSONWriter {
+    private(set) var bytes: [UInt8] = []
+    /// Set when a value has no JSON form (a non-finite number): the caller falls back to `JSONEncoder`,
+    /// which refuses such values the way it always has.
+    private(set) var failed = false
+
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    // MARK: - Structure
+
+    /// Commas go before a member or element unless it is the first in its object or array, which the
+    /// byte before says: values never end in `{` or `[`.
+    private mutating func separate(after opening: UInt8) {
+        if let last = bytes.last, last != opening, last != UInt8(ascii: ":") { bytes.append(UInt8(ascii: ",")) }
+    }
+
+    mutating func beginObject() {
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// `"name":`. Keys are the payloads' property names: ASCII letters, nothing to escape.
+    mutating func key(_ name: StaticString) {
+        separate(after: UInt8(ascii: "{"))
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    mutating func array<Element: JSONWritable>(_ elements: [Element]) {
+        bytes.append(UInt8(ascii: "["))
+        for element in elements {
+            separate(after: UInt8(ascii: "["))
+            element.write(to: &self)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    // MARK: - Members
+
+    mutating func field<Value: JSONWritable>(_ name: StaticString, _ value: Value) {
+        key(name)
+        value.write(to: &self)
+    }
+
+    /// Absent when `nil`, as `encodeIfPresent` (what Codable synthesises for optionals) leaves it.
+    mutating func field<Value: JSONWritable>(_ name: StaticString, _ value: Value?) {
+        guard let value else { return }
+        field(name, value)
+    }
+
+    mutating func field<Element: JSONWritable>(_ name: StaticString, _ elements: [Element]) {
+        key(name)
+        array(elements)
+    }
+
+    mutating func field<Element: JSONWritable>(_ name: StaticString, _ elements: [Element]?) {
+        guard let elements else { return }
+        field(name, elements)
+    }
+
+    // MARK: - Values
+
+    mutating func integer(_ value: Int64) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        bytes[start...].reverse()
+    }
+
+    /// As `JSONEncoder` writes a `Double`: its shortest round-trip form (`description`), less a trailing
+    /// ".0" ("1e+20", "0.1", "100").
+    mutating func number(_ value: Double) {
+        guard value.isFinite else {
+            failed = true
+            return
+        }
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    mutating func boolean(_ value: Bool) {
+        bytes.append(contentsOf: value ? Self.trueBytes : Self.falseBytes)
+    }
+
+    private static let trueBytes = Array("true".utf8)
+    private static let falseBytes = Array("false".utf8)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// A JSON string. Escaped: `"` and `\`, every control character below U+0020 (`\n`, `\r`, `\t`, `\b`,
+    /// `\f` by name, the rest as `\u00XX`), and U+2028 and U+2029. Everything else goes as UTF-8, `/`
+    /// included. (A Swift string holds whole scalars only, so there is no lone surrogate to worry about.)
+    mutating func string(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            var copied = 0
+            var index = 0
+            while index < utf8.count {
+                let byte = utf8[index]
+                if byte >= 0x20, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte != 0xE2 {
+                    index += 1
+                    continue
+                }
+                var escape: (bytes: [UInt8], length: Int)?
+                switch byte {
+                case UInt8(ascii: "\""): escape = (Self.escapedQuote, 1)
+                case UInt8(ascii: "\\"): escape = (Self.escapedBackslash, 1)
+                case 0x00..<0x20: escape = (Self.escapedControls[Int(byte)], 1)
+                case 0xE2 where index + 2 < utf8.count && utf8[index + 1] == 0x80 && (utf8[index + 2] == 0xA8 || utf8[index + 2] == 0xA9):
+                    escape = (utf8[index + 2] == 0xA8 ? Self.escapedLineSeparator : Self.escapedParagraphSeparator, 3)
+                default:
+                    break
+                }
+                guard let (replacement, length) = escape else {
+                    index += 1
+                    continue
+                }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[copied..<index]))
+                bytes.append(contentsOf: replacement)
+                index += length
+                copied = index
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[copied..<utf8.count]))
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private static let escapedQuote = Array(#"\""#.utf8)
+    private static let escapedBackslash = Array(#"\\"#.utf8)
+    private static let escapedLineSeparator = Array(#"\u2028"#.utf8)
+    private static let escapedParagraphSeparator = Array(#"\u2029"#.utf8)
+    private static let escapedControls: [[UInt8]] = (0..<0x20).map { (code: Int) -> [UInt8] in
+        switch code {
+        case 0x08: return Array(#"\b"#.utf8)
+        case 0x09: return Array(#"\t"#.utf8)
+        case 0x0A: return Array(#"\n"#.utf8)
+        case 0x0C: return Array(#"\f"#.utf8)
+        case 0x0D: return Array(#"\r"#.utf8)
+        default: return Array(#"\u00"#.utf8) + [hexDigits[code >> 4], hexDigits[code & 0xF]]
+        }
+    }
+}
+
+/// A value `JSONWriter` can write.
+protocol JSONWritable {
+    func write(to writer: inout JSONWriter)
+}
+
+/// A value written as a JSON object: its members, between braces (a message writes its payload's
+/// members after its own `type`).
+protocol JSONObjectWritable: JSONWritable {
+    func writeMembers(to writer: inout JSONWriter)
+}
+
+extension JSONObjectWritable {
+    func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writeMembers(to: &writer)
+        writer.endObject()
+    }
+}
+
+extension Int: JSONWritable {
+    func write(to writer: inout JSONWriter) { writer.integer(Int64(self)) }
+}
+
+extension Double: JSONWritable {
+    func write(to writer: inout JSONWriter) { writer.number(self) }
+}
+
+extension Bool: JSONWritable {
+    func write(to writer: inout JSONWriter) { writer.boolean(self) }
+}
+
+extension String: JSONWritable {
+    func write(to writer: inout JSONWriter) { writer.string(self) }
+}
+
+extension ServerTime: JSONWritable {
+    func write(to writer: inout JSONWriter) { writer.integer(milliseconds) }
+}
+
+/// Enums that are their raw string on the wire.
+extension JSONWritable where Self: RawRepresentable, RawValue == String {
+    func write(to writer: inout JSONWriter) { writer.string(rawValue) }
+}
