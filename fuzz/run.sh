@@ -37,7 +37,7 @@ TARGETS=(
   "nickname NicknameFuzz.swift StoryCircleCore"
   "http-api HTTPAPIFuzz.swift StoryCircleTesting StoryCircleServer StoryCircleCore WebSocketTransport Speech Storage QRCode Locking"
 )
-C_MODULES=(-I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite)
+C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite)
 for flag in $(pkg-config --cflags libwebsockets espeak-ng sqlite3 2>/dev/null); do C_MODULES+=(-Xcc "$flag"); done
 
 for entry in "${TARGETS[@]}"; do
