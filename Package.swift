@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// The layout tells the architecture: a pure core, three small wrappers that are the only code to touch
+// The layout tells the architecture: a pure core, four small wrappers that are the only code to touch
 // C libraries, the actor shell (the server), and the executables on top.
 let package = Package(
     name: "StoryCircle",
@@ -38,6 +38,11 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(
+            name: "CPostgreSQL",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
 
         // MARK: The pure core: models, validation, the room state machine, scoring, wire messages.
         .target(name: "StoryCircleCore"),
@@ -49,6 +54,7 @@ let package = Package(
         .target(name: "WebSocketTransport", dependencies: ["CLibWebSockets", "CLibEV", "Locking"]),
         .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
         .target(name: "Storage", dependencies: ["CSQLite", "StoryCircleCore", "Locking"]),
+        .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "StoryCircleCore", "Locking"]),
 
         // MARK: The shell: actors that carry out what the core decides.
         .target(

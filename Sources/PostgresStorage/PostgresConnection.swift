@@ -1,0 +1,323 @@
+import CPostgreSQL
+import Glibc
+
+/// A PostgreSQL call that failed: the server's SQLSTATE and message, or libpq's, and what we were doing.
+public struct PostgresError: Error, CustomStringConvertible, Sendable {
+    /// The SQLSTATE the server reported; `nil` when the failure was the connection's or libpq's own.
+    public var sqlState: String?
+    public var message: String
+    public var context: String
+    /// The connection is gone (lost, refused, never made): the statement's fate on the server may be
+    /// unknown, and the connection must be replaced.
+    public var connectionLost: Bool
+
+    public var description: String {
+        "PostgreSQL error\(sqlState.map { " \($0)" } ?? "") while \(context): \(message)"
+    }
+
+    /// Caused by the statement's own data (a constraint, a value PostgreSQL refuses): the same statement fails
+    /// again however often it is retried, while others in its transaction would succeed.
+    var isCausedByItsData: Bool {
+        guard let sqlState else { return false }
+        return sqlState.hasPrefix("22") || sqlState.hasPrefix("23")
+    }
+
+    static func client(_ message: String, _ context: String) -> PostgresError {
+        PostgresError(sqlState: nil, message: message, context: context, connectionLost: false)
+    }
+}
+
+/// A value for a statement parameter, sent in PostgreSQL's text format. Values always travel as parameters
+/// (the extended protocol), never inside the SQL text.
+enum PostgresValue: Sendable {
+    case text(String)
+    case integer(Int64)
+    case bool(Bool)
+    case null
+    case textArray([String])
+    case integerArray([Int64])
+
+    static func int(_ value: Int) -> PostgresValue { .integer(Int64(value)) }
+    static func optional(_ value: Int?) -> PostgresValue { value.map { .integer(Int64($0)) } ?? .null }
+
+    /// The text format; throws for text PostgreSQL cannot hold (a NUL character), which would otherwise be
+    /// cut short silently on its way through a C string.
+    func encoded() throws(PostgresError) -> String? {
+        switch self {
+        case .text(let text):
+            guard !text.utf8.contains(0) else { throw .client("a text value contains a NUL character, which PostgreSQL cannot store", "encoding a parameter") }
+            return text
+        case .integer(let value): return String(value)
+        case .bool(let value): return value ? "t" : "f"
+        case .null: return nil
+        case .textArray(let items):
+            for item in items where item.utf8.contains(0) {
+                throw .client("a text value contains a NUL character, which PostgreSQL cannot store", "encoding a parameter")
+            }
+            let quoted = items.map { item in
+                "\"" + item.replacingOccurrences("\\", "\\\\").replacingOccurrences("\"", "\\\"") + "\""
+            }
+            return "{" + quoted.joined(separator: ",") + "}"
+        case .integerArray(let items):
+            return "{" + items.map(String.init).joined(separator: ",") + "}"
+        }
+    }
+
+    static func encode(_ values: [PostgresValue]) throws(PostgresError) -> [String?] {
+        var encoded: [String?] = []
+        encoded.reserveCapacity(values.count)
+        for value in values { encoded.append(try value.encoded()) }
+        return encoded
+    }
+}
+
+private extension String {
+    func replacingOccurrences(_ target: Character, _ replacement: String) -> String {
+        var result = ""
+        result.reserveCapacity(utf8.count)
+        for character in self {
+            if character == target { result += replacement } else { result.append(character) }
+        }
+        return result
+    }
+}
+
+/// The rows of one statement's result; owns the libpq result.
+final class PostgresRows {
+    private let result: OpaquePointer
+    let count: Int
+
+    fileprivate init(_ result: OpaquePointer) {
+        self.result = result
+        count = Int(PQntuples(result))
+    }
+
+    deinit {
+        PQclear(result)
+    }
+
+    func isNull(_ row: Int, _ column: Int) -> Bool {
+        PQgetisnull(result, Int32(row), Int32(column)) == 1
+    }
+
+    func text(_ row: Int, _ column: Int) -> String {
+        String(cString: PQgetvalue(result, Int32(row), Int32(column)))
+    }
+
+    func int64(_ row: Int, _ column: Int) -> Int64 {
+        Int64(text(row, column)) ?? 0
+    }
+
+    func int(_ row: Int, _ column: Int) -> Int {
+        Int(int64(row, column))
+    }
+
+    func optionalInt(_ row: Int, _ column: Int) -> Int? {
+        isNull(row, column) ? nil : int(row, column)
+    }
+
+    func bool(_ row: Int, _ column: Int) -> Bool {
+        text(row, column) == "t"
+    }
+
+    /// The command tag: `INSERT 0 1`, `COMMIT`, `ROLLBACK`...
+    var commandTag: String {
+        String(cString: PQcmdStatus(result))
+    }
+}
+
+/// One statement of a pipeline.
+struct PipelineStatement {
+    enum Kind {
+        case prepared(name: String)
+        case sql(String)
+    }
+
+    var kind: Kind
+    var parameters: [String?]
+
+    static func prepared(_ name: String, _ parameters: [String?]) -> PipelineStatement {
+        PipelineStatement(kind: .prepared(name: name), parameters: parameters)
+    }
+
+    static func sql(_ sql: String, _ parameters: [String?] = []) -> PipelineStatement {
+        PipelineStatement(kind: .sql(sql), parameters: parameters)
+    }
+}
+
+/// What one statement of a pipeline came to.
+enum PipelineOutcome {
+    case rows(PostgresRows)
+    case failed(PostgresError)
+    /// Not run: an earlier statement of the pipeline failed.
+    case skipped
+}
+
+/// One libpq connection. Not thread-safe by design: each is owned by one thread (the writer) or used under
+/// a lock (the reader, the lease connection).
+final class PostgresConnection {
+    private let handle: OpaquePointer
+    /// Set when a call left the connection in a state we cannot trust (a half-read pipeline).
+    private var poisoned = false
+
+    /// Connects with libpq's keyword/value pairs, in order: later pairs override earlier ones, and a
+    /// `dbname` holding a URL or connection string is expanded where it stands.
+    init(_ parameters: [(keyword: String, value: String)]) throws(PostgresError) {
+        let keywords = parameters.map { strdup($0.keyword) }
+        let values = parameters.map { strdup($0.value) }
+        defer {
+            keywords.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        let keywordPointers = keywords.map { UnsafePointer($0) } + [nil]
+        let valuePointers = values.map { UnsafePointer($0) } + [nil]
+        guard let handle = PQconnectdbParams(keywordPointers, valuePointers, 1) else {
+            throw .client("out of memory", "connecting")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = Self.trimmed(PQerrorMessage(handle))
+            PQfinish(handle)
+            throw PostgresError(sqlState: nil, message: message, context: "connecting", connectionLost: true)
+        }
+        sc_pq_silence_notices(handle)
+        self.handle = handle
+    }
+
+    deinit {
+        PQfinish(handle)
+    }
+
+    /// Whether the connection can still be used; once not, it must be replaced.
+    var isUsable: Bool {
+        !poisoned && PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// Like `isUsable`, but first reads whatever the server sent while the connection sat idle, without
+    /// waiting: a server that closed it (restarted, or ended the session) is noticed before anything is
+    /// sent, when it is still certain that nothing was written.
+    var isUsableAfterIdle: Bool {
+        guard isUsable else { return false }
+        return PQconsumeInput(handle) == 1 && PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// The server process serving this connection (what `pg_stat_activity.pid` shows).
+    var backendPID: Int32 {
+        PQbackendPID(handle)
+    }
+
+    /// Inside a transaction block, whether healthy or failed (and so needing a `ROLLBACK`).
+    var isInTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
+
+    /// Runs constant SQL (schema steps, `BEGIN`): the simple protocol, which allows several statements but
+    /// no parameters. Anything carrying a value goes through `query`.
+    func execute(_ sql: StaticString) throws(PostgresError) {
+        _ = try check(PQexec(handle, sql.description), "running \(sql.description.prefix(60))")
+    }
+
+    /// One statement with parameters, through the extended protocol.
+    @discardableResult
+    func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
+        let encoded = try PostgresValue.encode(parameters)
+        let result = Self.withCStrings(encoded) { pointers in
+            PQexecParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
+        }
+        return try check(result, "running \(sql.prefix(60))")
+    }
+
+    /// Prepares `sql` under `name` for `pipeline`.
+    func prepare(_ name: String, _ sql: String) throws(PostgresError) {
+        _ = try check(PQprepare(handle, name, sql, 0, nil), "preparing \(name)")
+    }
+
+    /// Sends `statements` at once and reads their results: one round trip however many there are. Keep a
+    /// pipeline to a few hundred small statements: libpq writes while the server answers, and the answers
+    /// must fit in the socket's buffers meanwhile.
+    ///
+    /// After the first failure the server skips the rest of the pipeline; inside an explicit transaction,
+    /// that transaction is then aborted and needs a `ROLLBACK`.
+    func pipeline(_ statements: [PipelineStatement]) throws(PostgresError) -> [PipelineOutcome] {
+        guard PQenterPipelineMode(handle) == 1 else { throw failure("entering pipeline mode") }
+        // Whatever goes wrong from here leaves the connection mid-pipeline; only a clean finish clears this.
+        poisoned = true
+        for statement in statements {
+            let sent = Self.withCStrings(statement.parameters) { pointers -> Int32 in
+                switch statement.kind {
+                case .prepared(let name): PQsendQueryPrepared(handle, name, Int32(pointers.count), pointers, nil, nil, 0)
+                case .sql(let sql): PQsendQueryParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
+                }
+            }
+            guard sent == 1 else { throw failure("sending a pipeline") }
+        }
+        guard PQpipelineSync(handle) == 1 else { throw failure("sending a pipeline") }
+
+        var outcomes: [PipelineOutcome] = []
+        outcomes.reserveCapacity(statements.count)
+        for _ in statements {
+            guard let result = PQgetResult(handle) else { throw failure("reading a pipeline's results") }
+            switch PQresultStatus(result) {
+            case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
+                outcomes.append(.rows(PostgresRows(result)))
+            case PGRES_PIPELINE_ABORTED:
+                PQclear(result)
+                outcomes.append(.skipped)
+            default:
+                let error = Self.error(result, handle, "running a pipelined statement")
+                PQclear(result)
+                if error.connectionLost { throw error }
+                outcomes.append(.failed(error))
+            }
+            // Each statement's results end with a NULL.
+            while let extra = PQgetResult(handle) { PQclear(extra) }
+        }
+        guard let sync = PQgetResult(handle) else { throw failure("reading a pipeline's end") }
+        let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+        PQclear(sync)
+        guard synced, PQexitPipelineMode(handle) == 1 else { throw failure("leaving pipeline mode") }
+        poisoned = false
+        return outcomes
+    }
+
+    // MARK: - Errors
+
+    private func check(_ result: OpaquePointer?, _ context: @autoclosure () -> String) throws(PostgresError) -> PostgresRows {
+        guard let result else { throw failure(context()) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
+            return PostgresRows(result)
+        default:
+            let error = Self.error(result, handle, context())
+            PQclear(result)
+            throw error
+        }
+    }
+
+    /// A failure libpq reports on the connection rather than in a result.
+    private func failure(_ context: String) -> PostgresError {
+        PostgresError(sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)), context: context, connectionLost: PQstatus(handle) != CONNECTION_OK || poisoned)
+    }
+
+    private static func error(_ result: OpaquePointer, _ handle: OpaquePointer, _ context: String) -> PostgresError {
+        let sqlState = sc_pq_sqlstate(result).map { String(cString: $0) }
+        let message = sc_pq_primary_message(result).map { String(cString: $0) } ?? trimmed(PQresultErrorMessage(result))
+        // A FATAL error ends the session (the server is shutting down, the backend was terminated); libpq
+        // only notices the closed socket on its next read, so the severity says it first.
+        let severity = sc_pq_severity(result).map { String(cString: $0) }
+        let sessionOver = severity == "FATAL" || severity == "PANIC"
+        return PostgresError(sqlState: sqlState, message: message, context: context, connectionLost: sessionOver || PQstatus(handle) != CONNECTION_OK)
+    }
+
+    private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+        guard let message else { return "unknown error" }
+        let text = String(cString: message)
+        return String(text.reversed().drop { $0 == "\n" || $0 == " " }.reversed())
+    }
+
+    private static func withCStrings<R>(_ values: [String?], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+        let copies = values.map { $0.map { strdup($0) } ?? nil }
+        defer { copies.forEach { free($0) } }
+        return body(copies.map { $0.map { UnsafePointer($0) } })
+    }
+}

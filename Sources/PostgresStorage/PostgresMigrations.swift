@@ -1,0 +1,109 @@
+/// The PostgreSQL schema, as a list of steps (its own numbering: the SQLite file has its own list). A
+/// database records the steps it has had in `schema_migrations`; opening it applies the missing ones, all
+/// in one transaction (PostgreSQL's DDL is transactional), and refuses a database newer than this code.
+/// Never edit a step that has shipped: add a new one.
+///
+/// Differences from the SQLite schema, and why:
+/// - `seq` identity columns on players and answers keep their order of arrival (SQLite has `rowid`).
+/// - A transition is unique by its content, so a record written again after a commit whose outcome was
+///   unknown is recognised, not duplicated (two identical transitions in the same millisecond are one).
+/// - `settings_at` orders settings updates, so a late retry of an older one cannot undo a newer one.
+/// - `storycircle_refuse` lets a statement that finds a different record under its key fail like a
+///   constraint, so its transaction goes no further (see `WriterStatements`).
+/// - `room_owners` holds the leases; epochs come from a sequence so they are never reused, even for a
+///   room deleted and created again.
+enum PostgresMigrations {
+    static let steps: [(version: Int, sql: StaticString)] = [
+        (1, """
+            CREATE TABLE rooms (
+                code text PRIMARY KEY,
+                title text NOT NULL,
+                story json NOT NULL,
+                settings jsonb NOT NULL,
+                settings_at bigint,
+                teacher_token_hash text NOT NULL,
+                dashboard_token_hash text NOT NULL,
+                locked boolean NOT NULL DEFAULT false,
+                phase text NOT NULL DEFAULT 'lobby',
+                created_at bigint NOT NULL
+            );
+            CREATE INDEX rooms_by_phase ON rooms (phase);
+            CREATE INDEX rooms_by_creation ON rooms (created_at);
+            CREATE TABLE players (
+                room_code text NOT NULL REFERENCES rooms (code) ON DELETE CASCADE,
+                id text NOT NULL,
+                seq bigint GENERATED ALWAYS AS IDENTITY,
+                nickname text NOT NULL,
+                token_hash text NOT NULL,
+                joined_at bigint NOT NULL,
+                left_at bigint,
+                kicked_at bigint,
+                PRIMARY KEY (room_code, id)
+            );
+            CREATE TABLE answers (
+                room_code text NOT NULL REFERENCES rooms (code) ON DELETE CASCADE,
+                player_id text NOT NULL,
+                question integer NOT NULL,
+                seq bigint GENERATED ALWAYS AS IDENTITY,
+                option integer NOT NULL,
+                received_at bigint NOT NULL,
+                elapsed_ms integer NOT NULL,
+                correct boolean NOT NULL,
+                points integer NOT NULL,
+                PRIMARY KEY (room_code, player_id, question)
+            );
+            CREATE TABLE transitions (
+                seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                room_code text NOT NULL REFERENCES rooms (code) ON DELETE CASCADE,
+                phase text NOT NULL,
+                question integer,
+                skipped boolean NOT NULL DEFAULT false,
+                at bigint NOT NULL
+            );
+            CREATE INDEX transitions_by_room ON transitions (room_code, seq);
+            CREATE UNIQUE INDEX transitions_once ON transitions (room_code, at, phase, coalesce(question, -1), skipped);
+            CREATE FUNCTION storycircle_refuse(what text) RETURNS integer LANGUAGE plpgsql AS $$
+            BEGIN
+                RAISE EXCEPTION 'a different % is already stored under the same key', what USING ERRCODE = 'unique_violation';
+            END
+            $$;
+            CREATE SEQUENCE room_lease_epochs;
+            CREATE TABLE room_owners (
+                room_code text PRIMARY KEY REFERENCES rooms (code) ON DELETE CASCADE,
+                node text NOT NULL,
+                epoch bigint NOT NULL,
+                expires_at timestamptz NOT NULL
+            );
+            """),
+    ]
+
+    static var latest: Int { steps.last?.version ?? 0 }
+
+    /// Brings the database up to `target` (the latest by default); returns the versions applied. Nodes
+    /// starting together take turns: the first migrates, the others find it done.
+    @discardableResult
+    static func migrate(_ connection: PostgresConnection, to target: Int = latest, now: Int64) throws -> [Int] {
+        try connection.execute("BEGIN")
+        do {
+            // Serialises concurrent migrations of this schema (the key is per schema, so test schemas in one
+            // database do not wait for each other).
+            try connection.query("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.storycircle.schema_migrations'))")
+            try connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint NOT NULL)")
+            let current = try connection.query("SELECT coalesce(max(version), 0) FROM schema_migrations").int(0, 0)
+            guard current <= latest else {
+                throw PostgresError.client("the database is at schema version \(current), newer than this StoryCircle (\(latest)); upgrade StoryCircle", "migrating")
+            }
+            var applied: [Int] = []
+            for step in steps where step.version > current && step.version <= target {
+                try connection.execute(step.sql)
+                try connection.query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1::integer, $2::bigint)", [.int(step.version), .integer(now)])
+                applied.append(step.version)
+            }
+            try connection.execute("COMMIT")
+            return applied
+        } catch {
+            if connection.isUsable { try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+}

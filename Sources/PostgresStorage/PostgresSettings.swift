@@ -1,0 +1,65 @@
+import Foundation
+
+/// Where the PostgreSQL store connects, from the `database` setting: a `postgres://…` or `postgresql://…`
+/// URL (libpq's own URI syntax, so `?host=/run/postgresql`, `sslmode=…` and the rest work), or `postgres`
+/// alone for libpq's usual `PG*` environment (`PGHOST`, `PGDATABASE`, `PGUSER`, `PGPASSWORD`, ...). A URL
+/// with nothing after the scheme also leaves everything to the environment.
+public struct PostgresSettings: Sendable, Equatable {
+    /// The URL as given, or `nil` for the environment alone.
+    public var url: String?
+
+    /// Whether `setting` (the `database` setting) names PostgreSQL rather than a SQLite file.
+    public static func names(_ setting: String) -> Bool {
+        let lowered = setting.lowercased()
+        return lowered == "postgres" || lowered == "postgresql" || lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://")
+    }
+
+    public init?(database setting: String) {
+        guard Self.names(setting) else { return nil }
+        url = setting.contains("://") ? setting : nil
+    }
+
+    /// The setting with any password replaced, for messages and logs.
+    public var redacted: String {
+        guard let url else { return "postgres (from the PG* environment)" }
+        return Self.redact(url)
+    }
+
+    /// The store's defaults, then the URL (whose settings win). `fallback_application_name` gives way to
+    /// `PGAPPNAME` and the URL's `application_name`; the timeouts keep a vanished server from hanging a
+    /// connection attempt or a commit for the kernel's default of many minutes.
+    var connectionParameters: [(keyword: String, value: String)] {
+        var parameters: [(keyword: String, value: String)] = [
+            ("fallback_application_name", "storycircle"),
+            ("keepalives", "1"),
+            ("keepalives_idle", "10"),
+            ("keepalives_interval", "5"),
+            ("keepalives_count", "3"),
+            ("tcp_user_timeout", "30000"),
+        ]
+        if ProcessInfo.processInfo.environment["PGCONNECT_TIMEOUT"] == nil {
+            parameters.append(("connect_timeout", "5"))
+        }
+        if let url { parameters.append(("dbname", url)) }
+        return parameters
+    }
+
+    /// `postgres://user:secret@host/db?password=secret` → `postgres://user:***@host/db?password=***`.
+    static func redact(_ url: String) -> String {
+        var text = url
+        if let scheme = text.range(of: "://") {
+            let authorityEnd = text[scheme.upperBound...].firstIndex { $0 == "/" || $0 == "?" } ?? text.endIndex
+            if let at = text[scheme.upperBound..<authorityEnd].lastIndex(of: "@"),
+               let colon = text[scheme.upperBound..<at].firstIndex(of: ":") {
+                text.replaceSubrange(text.index(after: colon)..<at, with: "***")
+            }
+        }
+        if let query = text.firstIndex(of: "?") {
+            let parameters = text[text.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map { parameter -> String in
+                parameter.lowercased().hasPrefix("password=") ? "password=***" : String(parameter)
+            }
+            text = String(text[...query]) + parameters.joined(separator: "&")
+        }
+        return text
+    }
+}
