@@ -18,34 +18,36 @@ import StoryCircleCore
 ///   the batch runs again without it, so other rooms' records do not pay for it.
 /// Either way the rooms whose records failed are blocked (`RoomStore.append`) until they resume.
 ///
-/// `@unchecked Sendable`: the write queue is guarded by `condition`; the writer connection and the blocked
-/// rooms are only used on the writer thread; the reader connection only under `readLock`.
+/// `@unchecked Sendable`: the write queue is guarded by `condition`; the writer connection, the blocked
+/// rooms and the leases are only used on the writer thread; the reader connection only under `readLock`.
 public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
-    private typealias Completion = @Sendable ((any Error)?) -> Void
+    typealias Completion = @Sendable ((any Error)?) -> Void
 
-    private enum Job {
-        case record(RoomRecord, room: String, resuming: Bool, done: Completion)
+    enum Job {
+        case record(RoomRecord, room: String, resuming: Bool, lease: RoomLease?, done: Completion)
         case createRoom(RoomHeader, done: Completion)
         case purge(ServerTime, done: @Sendable (Result<Int, any Error>) -> Void)
         case probe(done: Completion)
         /// SQL for the writer connection itself (`runOnWriter`).
         case configure(String, done: Completion)
+        case lease(LeaseRequest, done: @Sendable (Result<[RoomLease], any Error>) -> Void)
         case stop
 
         var kind: String {
             switch self {
-            case .record(let record, _, _, _): record.kind
+            case .record(let record, _, _, _, _): record.kind
             case .createRoom: "room.created"
             case .purge: "purge"
             case .probe: "probe"
             case .configure: "configure"
+            case .lease: "lease"
             case .stop: "stop"
             }
         }
 
         /// The room whose order this job is part of (records only).
         var room: String? {
-            if case .record(_, let room, _, _) = self { return room }
+            if case .record(_, let room, _, _, _) = self { return room }
             return nil
         }
     }
@@ -129,7 +131,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     public func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
-        enqueue(.record(record, room: code, resuming: resuming, done: whenDurable))
+        enqueue(.record(record, room: code, resuming: resuming, lease: nil, done: whenDurable))
     }
 
     public func archive(room code: String) throws -> RoomArchive? {
@@ -226,6 +228,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         let statements: WriterStatements
         /// Rooms with a record that failed, and why: their later records fail untried until one resumes.
         var blocked: [String: StoreFailure] = [:]
+        /// Who holds which room (see `RoomLeases`).
+        var leases = RoomLeaseTable()
 
         init(database: SQLiteDatabase, statements: WriterStatements) {
             self.database = database
@@ -233,7 +237,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         }
     }
 
-    private func enqueue(_ job: Job) {
+    func enqueue(_ job: Job) {
         condition.lock()
         if stopped {
             condition.unlock()
@@ -247,8 +251,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     private static func fail(_ job: Job, _ failure: StoreFailure) {
         switch job {
-        case .record(_, _, _, let done), .createRoom(_, let done), .probe(let done), .configure(_, let done): done(failure)
+        case .record(_, _, _, _, let done), .createRoom(_, let done), .probe(let done), .configure(_, let done): done(failure)
         case .purge(_, let done): done(.failure(failure))
+        case .lease(_, let done): done(.failure(failure))
         case .stop: break
         }
     }
@@ -288,14 +293,32 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     /// Commits `batch` as one transaction, taking out records that fail on their own. Completions run
     /// afterwards, in the order the jobs were queued.
+    ///
+    /// Leases are settled first, in queue order: a fenced record is checked against the table as it
+    /// stands at its place in the queue, so a write queued before a takeover is judged before it and one
+    /// queued after is refused. Nothing else changes the table between that check and the commit (only
+    /// this thread does), and the new holder hears of its lease only after the commit, so what it then
+    /// loads includes everything the old holder was allowed to write.
     private func commit(_ batch: [Job], _ writer: Writer) {
         var outcomes = [Result<Int, StoreFailure>?](repeating: nil, count: batch.count)
+        var leaseOutcomes: [Int: Result<[RoomLease], any Error>] = [:]
+        var lost: [Int: RoomLeaseError] = [:]
         var jobs: [(position: Int, job: Job)] = []
         for (position, job) in batch.enumerated() {
-            if case .record(let record, let room, let resuming, _) = job {
+            if case .lease(let request, _) = job {
+                leaseOutcomes[position] = Result { try request.perform(on: &writer.leases, writer.database) }
+                continue
+            }
+            if case .record(let record, let room, let resuming, let lease, _) = job {
                 if resuming { writer.blocked[room] = nil }
                 if let cause = writer.blocked[room] {
                     outcomes[position] = .failure(Self.behind(cause, record: record.kind))
+                    continue
+                }
+                if let lease, !writer.leases.holds(lease, at: .now) {
+                    let refusal = RoomLeaseError.lost(room: room, epoch: lease.epoch)
+                    lost[position] = refusal
+                    writer.blocked[room] = StoreFailure(.unavailable, record: record.kind, reason: refusal.description)
                     continue
                 }
             }
@@ -344,7 +367,15 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 break attempts
             }
         }
-        for (job, outcome) in zip(batch, outcomes) {
+        for (position, (job, outcome)) in zip(batch, outcomes).enumerated() {
+            if case .lease(_, let done) = job, let result = leaseOutcomes[position] {
+                done(result)
+                continue
+            }
+            if let refusal = lost[position] {
+                Self.complete(job, refusal)
+                continue
+            }
             switch (job, outcome) {
             case (.stop, _), (_, nil): break
             case (.purge(_, let done), .success(let count)?): done(.success(count))
@@ -356,8 +387,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     private static func complete(_ job: Job, _ error: (any Error)?) {
         switch job {
-        case .record(_, _, _, let done), .createRoom(_, let done), .probe(let done), .configure(_, let done): done(error)
+        case .record(_, _, _, _, let done), .createRoom(_, let done), .probe(let done), .configure(_, let done): done(error)
         case .purge(_, let done): done(error.map { .failure($0) } ?? .success(0))
+        case .lease(_, let done): done(error.map { .failure($0) } ?? .success([]))
         case .stop: break
         }
     }
@@ -379,12 +411,12 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         for (index, job) in jobs.enumerated() {
             do {
                 switch job {
-                case .record(let record, let room, _, _): try writer.statements.write(record, room: room)
+                case .record(let record, let room, _, _, _): try writer.statements.write(record, room: room)
                 case .createRoom(let header, _): try writer.statements.create(header)
                 case .purge(let cutoff, _): purged.append(try writer.statements.purge(cutoff))
                 case .probe: try writer.statements.probe()
                 case .configure(let sql, _): try database.execute(sql)
-                case .stop: break
+                case .lease, .stop: break
                 }
             } catch {
                 // Stop at the first error: after a failure of the database SQLite may have rolled the

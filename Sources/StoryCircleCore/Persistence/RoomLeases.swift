@@ -71,11 +71,16 @@ public protocol RoomLeases: RoomStore {
     /// already lost does nothing.
     func release(_ lease: RoomLease) throws
     /// `append`, fenced: stored only if `lease` is still the room's when the transaction commits;
-    /// otherwise `whenDurable` gets `RoomLeaseError.lost` and nothing of the record is stored.
-    func append(_ record: RoomRecord, under lease: RoomLease, whenDurable: @escaping @Sendable ((any Error)?) -> Void)
+    /// otherwise `whenDurable` gets `RoomLeaseError.lost`, nothing of the record is stored, and the room is
+    /// blocked like after any failed record (its later records fail untried until one is `resuming`).
+    func append(_ record: RoomRecord, under lease: RoomLease, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void)
 }
 
 extension RoomLeases {
+    public func append(_ record: RoomRecord, under lease: RoomLease, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
+        append(record, under: lease, resuming: false, whenDurable: whenDurable)
+    }
+
     /// Renews one lease; throws `RoomLeaseError.lost` when it is no longer held.
     public func renew(_ lease: RoomLease, for duration: Duration) throws -> RoomLease {
         guard let renewed = try renew([lease], for: duration).first else {

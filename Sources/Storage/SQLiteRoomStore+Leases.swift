@@ -1,0 +1,59 @@
+import Foundation
+import Locking
+import StoryCircleCore
+
+/// Leases for SQLite, which serves one server per data directory: the table lives in memory on the writer
+/// thread, and every lease call is a job in the write queue, so it takes effect in order with the writes
+/// it fences (see `commit`). Nothing of it needs to outlive the process: a restart is a new owner
+/// anyway, and the queued writes of the old one died with it.
+extension SQLiteRoomStore: RoomLeases {
+    enum LeaseRequest {
+        case acquire(room: String, node: String, duration: Duration)
+        case renew([RoomLease], duration: Duration)
+        case release(RoomLease)
+
+        func perform(on table: inout RoomLeaseTable, _ database: SQLiteDatabase) throws -> [RoomLease] {
+            let now = ContinuousClock.now
+            let wallClock = ServerTime(milliseconds: Int64(Date().timeIntervalSince1970 * 1_000))
+            switch self {
+            case .acquire(let room, let node, let duration):
+                guard try database.integer("SELECT 1 FROM rooms WHERE code = ?", .text(room)) != nil else {
+                    throw RoomLeaseError.unknownRoom(room)
+                }
+                return [try table.acquire(room: room, node: node, for: duration, now: now, wallClock: wallClock).get()]
+            case .renew(let leases, let duration):
+                return table.renew(leases, for: duration, now: now, wallClock: wallClock)
+            case .release(let lease):
+                table.release(lease, now: now)
+                return []
+            }
+        }
+    }
+
+    public func acquire(room: String, node: String, for duration: Duration) throws -> RoomLease {
+        try perform(.acquire(room: room, node: node, duration: duration))[0]
+    }
+
+    public func renew(_ leases: [RoomLease], for duration: Duration) throws -> [RoomLease] {
+        try perform(.renew(leases, duration: duration))
+    }
+
+    public func release(_ lease: RoomLease) throws {
+        _ = try perform(.release(lease))
+    }
+
+    public func append(_ record: RoomRecord, under lease: RoomLease, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
+        enqueue(.record(record, room: lease.room, resuming: resuming, lease: lease, done: whenDurable))
+    }
+
+    private func perform(_ request: LeaseRequest) throws -> [RoomLease] {
+        let result = Locked<Result<[RoomLease], any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        enqueue(.lease(request) { outcome in
+            result.withLock { $0 = outcome }
+            done.signal()
+        })
+        done.wait()
+        return try result.withLock { $0 }!.get()
+    }
+}
