@@ -38,13 +38,15 @@ run: build
 ## each), then the integration tests (real sockets, the CLI, a crash, headless Chromium) driven from Python.
 test: test-deps $(VENV)/.ready
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	scripts/postgres-test.sh run $(SWIFT) test --skip-build
 	$(MAKE) tsan-test
 	$(MAKE) fuzz FUZZ_SECONDS=60
 	$(MAKE) integration-test
 
+# The room store suite runs against SQLite and a throwaway PostgreSQL (scripts/postgres-test.sh);
+# STORYCIRCLE_TEST_POSTGRES=skip leaves PostgreSQL out, on purpose only.
 swift-test: deps
-	$(SWIFT) test
+	scripts/postgres-test.sh run $(SWIFT) test
 
 # The transport, room and store tests again under ThreadSanitizer, in their own build folder so the normal
 # build is not invalidated.

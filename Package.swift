@@ -85,6 +85,8 @@ let package = Package(
         .testTarget(name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "Locking"]),
         // The CLI's parser and terminal, in process (the executable end to end: Tests/Integration/test_cli.py).
         .testTarget(name: "StoryCircleCLITests", dependencies: ["storycircle", "StoryCircleCore"]),
+        // One suite every room store passes (SQLite and PostgreSQL), and PostgreSQL's own failure tests.
+        .testTarget(name: "RoomStoreTests", dependencies: ["Storage", "PostgresStorage", "StoryCircleCore", "Locking"]),
         .testTarget(
             name: "StoryCircleServerTests",
             dependencies: ["StoryCircleServer", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "Speech", "Storage", "Locking"]

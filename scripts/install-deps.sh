@@ -3,7 +3,8 @@
 # pkg-config first, programs with `command -v`. Safe to run again and again (make calls it every time).
 #
 #   scripts/install-deps.sh            what building and running needs
-#   scripts/install-deps.sh --test     also what the test suite needs (headless Chromium, its driver)
+#   scripts/install-deps.sh --test     also what the test suite needs (headless Chromium, its driver,
+#                                      the PostgreSQL server)
 #   scripts/install-deps.sh --bench    also what `make bench` needs: the peers it measures StoryCircle
 #                                      against (Go with gorilla/websocket, Node.js ws; the Python one is
 #                                      in its own venv, see the Makefile), taskset, and perf for profiling
@@ -42,8 +43,11 @@ need_package libwebsockets-evlib-ev
 need_pkgconfig espeak-ng libespeak-ng-dev
 need_pkgconfig lame libmp3lame-dev
 need_pkgconfig sqlite3 libsqlite3-dev
+need_pkgconfig libpq libpq-dev
 need_package espeak-ng-data
 if [ "$want_test" = yes ]; then
+  # The PostgreSQL server the store suite starts in a temporary directory (scripts/postgres-test.sh).
+  compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
   need_command chromium chromium
   need_command chromedriver chromium-driver
   need_path /usr/sbin/nginx nginx-light

@@ -1,0 +1,223 @@
+import Foundation
+import Locking
+import Testing
+@testable import PostgresStorage
+@testable import StoryCircleCore
+
+@Suite("PostgreSQL settings")
+struct PostgresSettingsTests {
+    @Test func theDatabaseSettingNamesPostgreSQLByURLOrByName() {
+        for setting in ["postgres", "postgresql", "postgres://db.school/storycircle", "postgresql://", "POSTGRES://x"] {
+            #expect(PostgresSettings.names(setting), "\(setting)")
+        }
+        for setting in ["data/storycircle.sqlite", "none", "postgres.sqlite", "/var/lib/postgres/rooms.sqlite", ""] {
+            #expect(!PostgresSettings.names(setting), "\(setting)")
+        }
+        #expect(PostgresSettings(database: "postgres")?.url == nil, "the PG* environment")
+        #expect(PostgresSettings(database: "postgresql://h/db")?.url == "postgresql://h/db")
+        #expect(PostgresSettings(database: "data/x.sqlite") == nil)
+    }
+
+    @Test func passwordsNeverReachAMessage() {
+        #expect(PostgresSettings.redact("postgres://ana:s3cret@db:5432/rooms?sslmode=require") == "postgres://ana:***@db:5432/rooms?sslmode=require")
+        #expect(PostgresSettings.redact("postgresql://db/rooms?user=ana&password=s3cret&x=1") == "postgresql://db/rooms?user=ana&password=***&x=1")
+        #expect(PostgresSettings.redact("postgresql://ana@db/rooms") == "postgresql://ana@db/rooms")
+        #expect(PostgresSettings(database: "postgres")?.redacted.contains("PG*") == true)
+    }
+
+    @Test func theURLsOwnSettingsWinOverTheStoresDefaults() {
+        let parameters = PostgresSettings(database: "postgresql://h/db?connect_timeout=30")!.connectionParameters
+        #expect(parameters.last?.keyword == "dbname", "the URL is expanded last, so what it says wins")
+        #expect(parameters.contains { $0.keyword == "fallback_application_name" })
+    }
+}
+
+/// What only PostgreSQL can do wrong: lose its connection, lose it during a COMMIT, refuse to let us in.
+@Suite("PostgreSQL store faults", .enabled(if: !TestPostgres.optedOut, "STORYCIRCLE_TEST_POSTGRES=skip"))
+struct PostgresStoreTests {
+    /// A name PostgreSQL shows in `pg_stat_activity`, to find this test's connections.
+    private static func applicationName() -> String {
+        "sc_" + UUID().uuidString.prefix(8).lowercased()
+    }
+
+    private static func terminate(application: String) throws -> Int {
+        // Materialised first: SQL does not promise to test the name before calling the function, and
+        // every other test's connections are in pg_stat_activity too.
+        try TestPostgres.admin().query("""
+            WITH mine AS MATERIALIZED (SELECT pid FROM pg_stat_activity WHERE application_name = $1::text)
+            SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) FROM mine
+            """, [.text(application)]).int(0, 0)
+    }
+
+    /// A deferred trigger that ends its own session while the COMMIT runs it, the first `times` times: the
+    /// transaction is aborted and the client sees its connection drop with the COMMIT unanswered. (The
+    /// `pg_sleep` is where the server notices the termination, at once; nothing waits on it.)
+    private static func dropConnectionsDuringCommit(_ schema: TestPostgres.Schema, times: Int) throws {
+        let admin = try schema.admin()
+        try admin.query("CREATE SEQUENCE commit_drops")
+        try admin.query("""
+            CREATE FUNCTION drop_connection_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF nextval('commit_drops') <= \(times) THEN
+                    PERFORM pg_terminate_backend(pg_backend_pid());
+                    PERFORM pg_sleep(60);
+                END IF;
+                RETURN NULL;
+            END $$
+            """)
+        try admin.query("""
+            CREATE CONSTRAINT TRIGGER drop_connection_at_commit AFTER INSERT ON answers
+            DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION drop_connection_at_commit()
+            """)
+    }
+
+    @Test func aLostConnectionIsReplacedAndNothingIsLostOrDoubled() async throws {
+        let application = Self.applicationName()
+        let schema = try TestPostgres.freshSchema(application: application)
+        defer { schema.drop() }
+        let store = try PostgresRoomStore(schema.settings)
+        defer { store.close() }
+        try store.createRoom(Sample.header("123456"))
+        try await appendAndWait(store, Array(Sample.records.prefix(4)), room: "123456")
+
+        #expect(try Self.terminate(application: application) == 2, "the writer's and the reader's")
+        try await appendAndWait(store, Array(Sample.records.dropFirst(4)), room: "123456")
+        #expect(try store.archive(room: "123456") == Sample.expected("123456"))
+
+        #expect(try Self.terminate(application: application) == 2)
+        #expect(try store.codeExists("123456"), "reads reconnect too")
+        try await appendAndWait(store, [.playerLeft(player: "p1", at: ServerTime(milliseconds: 9_000))], room: "123456")
+        let lease = try store.acquire(room: "123456", node: "a", for: .seconds(60))
+        #expect(try Self.terminate(application: application) == 3, "the writer's, the reader's and the lease connection")
+        #expect(try store.renew(lease, for: .seconds(60)).epoch == lease.epoch, "lease calls reconnect too")
+    }
+
+    @Test func aCommitCutOffOnceIsWrittenAgainAndStoredOnce() async throws {
+        let schema = try TestPostgres.freshSchema()
+        defer { schema.drop() }
+        let store = try PostgresRoomStore(schema.settings)
+        defer { store.close() }
+        try store.createRoom(Sample.header("123456"))
+        try Self.dropConnectionsDuringCommit(schema, times: 1)
+
+        try await appendAndWait(store, Sample.records, room: "123456")
+        #expect(try store.archive(room: "123456") == Sample.expected("123456"))
+        #expect(try schema.admin().query("SELECT last_value FROM commit_drops").int(0, 0) == 2, "the first COMMIT was cut off, the second went through")
+    }
+
+    @Test func aCommitWhoseOutcomeStaysUnknownIsReportedAsAFailureAndCanBeWrittenAgain() async throws {
+        let schema = try TestPostgres.freshSchema()
+        defer { schema.drop() }
+        let store = try PostgresRoomStore(schema.settings)
+        defer { store.close() }
+        try store.createRoom(Sample.header("123456"))
+        try Self.dropConnectionsDuringCommit(schema, times: 1_000)
+
+        let outcomes = await appendAll(store, [(Sample.answer("p1"), room: "123456")])
+        let error = try #require(outcomes[0] as? PostgresStoreError)
+        guard case .commitOutcomeUnknown = error else {
+            Issue.record("expected an unknown outcome, got \(error)")
+            return
+        }
+        #expect(try store.archive(room: "123456")?.answers.isEmpty == true, "nothing was acknowledged and nothing stored")
+
+        try schema.admin().query("DROP TRIGGER drop_connection_at_commit ON answers")
+        try await appendAndWait(store, [Sample.answer("p1")], room: "123456")
+        #expect(try store.archive(room: "123456")?.answers.map(\.player) == ["p1"])
+    }
+
+    @Test func whileTheDatabaseRefusesUsEveryWriteFailsAndThenTheyGoThrough() async throws {
+        let application = Self.applicationName()
+        let role = "role_" + UUID().uuidString.prefix(8).lowercased()
+        let schema = try TestPostgres.freshSchema(owner: role, application: application)
+        defer { schema.drop() }
+        let store = try PostgresRoomStore(schema.settings)
+        defer { store.close() }
+        try store.createRoom(Sample.header("123456"))
+        try await appendAndWait(store, [Sample.records[0]], room: "123456")
+
+        let admin = try TestPostgres.admin()
+        try admin.query("ALTER ROLE \"\(role)\" NOLOGIN")
+        _ = try Self.terminate(application: application)
+
+        let refused = await appendAll(store, [(Sample.records[1], room: "123456"), (Sample.records[2], room: "123456")])
+        for outcome in refused {
+            #expect(outcome is PostgresStoreError, "\(String(describing: outcome))")
+        }
+        let again = await appendAll(store, [(Sample.records[1], room: "123456")])
+        guard case .unavailable? = again[0] as? PostgresStoreError else {
+            Issue.record("a write that could not be sent is known not to be stored: \(String(describing: again[0]))")
+            return
+        }
+        #expect(throws: PostgresStoreError.self) { try store.archive(room: "123456") }
+        #expect(throws: PostgresStoreError.self) { try store.acquire(room: "123456", node: "a", for: .seconds(60)) }
+
+        try admin.query("ALTER ROLE \"\(role)\" LOGIN")
+        try await appendAndWait(store, Array(Sample.records.dropFirst()), room: "123456")
+        #expect(try store.archive(room: "123456") == Sample.expected("123456"))
+    }
+
+    @Test func writingRecordsAgainStoresNothingTwiceButADifferentRecordUnderTheSameKeyIsAConflict() async throws {
+        let schema = try TestPostgres.freshSchema()
+        defer { schema.drop() }
+        let store = try PostgresRoomStore(schema.settings)
+        defer { store.close() }
+        try store.createRoom(Sample.header("123456"))
+        try store.createRoom(Sample.header("123456"))
+        try await appendAndWait(store, Sample.records, room: "123456")
+        // As after a COMMIT whose answer was lost: the same records again, including older settings.
+        try await appendAndWait(store, Sample.records, room: "123456")
+        try await appendAndWait(store, [.roomUpdated(settings: RoomSettings(), locked: false, at: ServerTime(milliseconds: 2_100))], room: "123456")
+        #expect(try store.archive(room: "123456") == Sample.expected("123456"))
+        #expect(try store.summaries().first?.phase == .reveal, "a repeated earlier transition does not move the phase back")
+
+        let conflicts = await appendAll(store, [
+            (.playerJoined(PlayerRecord(id: "p1", nickname: "Someone else", tokenHash: "x", joinedAt: ServerTime(milliseconds: 2_000))), room: "123456"),
+            (Sample.answer("p1", option: 0), room: "123456"),
+        ])
+        for outcome in conflicts {
+            guard case .conflict(room: "123456", _)? = outcome as? PostgresStoreError else {
+                Issue.record("expected a conflict, got \(String(describing: outcome))")
+                continue
+            }
+        }
+        #expect(throws: PostgresStoreError.self) { try store.createRoom(Sample.header("123456", teacherToken: "another-room")) }
+        #expect(try store.archive(room: "123456") == Sample.expected("123456"))
+    }
+
+    @Test func textPostgreSQLCannotHoldFailsItsRecordAlone() async throws {
+        let schema = try TestPostgres.freshSchema()
+        defer { schema.drop() }
+        let store = try PostgresRoomStore(schema.settings)
+        defer { store.close() }
+        try store.createRoom(Sample.header("123456"))
+        let outcomes = await appendAll(store, [
+            (.playerJoined(PlayerRecord(id: "p1", nickname: "Ana", tokenHash: "h1", joinedAt: ServerTime(milliseconds: 1)))  , room: "123456"),
+            (.playerJoined(PlayerRecord(id: "p2", nickname: "Nul\u{0}Byte", tokenHash: "h2", joinedAt: ServerTime(milliseconds: 2))), room: "123456"),
+            (.playerJoined(PlayerRecord(id: "p3", nickname: "Bo", tokenHash: "h3", joinedAt: ServerTime(milliseconds: 3))), room: "123456"),
+        ])
+        #expect(outcomes.map { $0 == nil } == [true, false, true])
+        #expect(try store.archive(room: "123456")?.players.map(\.nickname) == ["Ana", "Bo"])
+    }
+
+    @Test func nodesStartingTogetherMigrateOnceAndBothOpen() throws {
+        let schema = try TestPostgres.freshSchema()
+        defer { schema.drop() }
+        let stores = Locked<[Result<PostgresRoomStore, any Error>]>([])
+        DispatchQueue.concurrentPerform(iterations: 3) { _ in
+            let store = Result { try PostgresRoomStore(schema.settings) }
+            stores.withLock { $0.append(store) }
+        }
+        let opened = try stores.withLock { $0 }.map { try $0.get() }
+        defer { opened.forEach { $0.close() } }
+        #expect(try schema.admin().query("SELECT count(*) FROM schema_migrations").int(0, 0) == PostgresMigrations.latest)
+        #expect(try opened.map { try $0.schemaVersion() } == Array(repeating: PostgresMigrations.latest, count: 3))
+    }
+
+    @Test func anUnreachableDatabaseStopsTheStoreFromOpeningWithAClearError() {
+        let settings = PostgresSettings(database: "postgresql:///nowhere?host=/nonexistent-socket-dir&connect_timeout=2")!
+        #expect(performing: { _ = try PostgresRoomStore(settings) }, throws: { error in
+            (error as? PostgresError)?.connectionLost == true && String(describing: error).contains("connecting")
+        })
+    }
+}

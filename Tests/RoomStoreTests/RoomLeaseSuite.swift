@@ -1,0 +1,177 @@
+import Foundation
+import Locking
+import Testing
+@testable import PostgresStorage
+@testable import Storage
+@testable import StoryCircleCore
+
+/// Room ownership: never two live owners, and a node that lost a room cannot write to it.
+///
+/// Expiry without waiting: a lease granted for zero seconds has expired by the time anything else happens
+/// (it expires at the store's "now", and is held only while its expiry is later than "now"), which is the
+/// state of a lease whose holder was paused past its expiry.
+@Suite("Room leases, every backend")
+struct RoomLeaseSuite {
+    static let long = Duration.seconds(60)
+
+    @Test(arguments: Backend.all)
+    func twoNodesRacingForOneRoomExactlyOneWins(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let nodes: [any RoomLeases] = [fixture.store, try fixture.anotherNode()]
+        let rooms = (0..<20).map { String(300_000 + $0) }
+        for room in rooms { try fixture.store.createRoom(Sample.header(room)) }
+
+        let outcomes = Locked<[String: [Result<RoomLease, any Error>]]>([:])
+        DispatchQueue.concurrentPerform(iterations: rooms.count * 2) { i in
+            let room = rooms[i / 2]
+            let outcome = Result { try nodes[i % 2].acquire(room: room, node: "node-\(i % 2)", for: Self.long) }
+            outcomes.withLock { $0[room, default: []].append(outcome) }
+        }
+        for room in rooms {
+            let results = outcomes.withLock { $0[room] ?? [] }
+            let winners = results.compactMap { try? $0.get() }
+            try #require(winners.count == 1, "room \(room): \(results)")
+            let loser = try #require(results.first { (try? $0.get()) == nil })
+            #expect(throws: RoomLeaseError.held(room: room, by: winners[0].node)) { try loser.get() }
+        }
+    }
+
+    @Test(arguments: Backend.all)
+    func aLiveLeaseIsHeldAgainstEveryoneAndItsOwnerWrites(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let a = fixture.store
+        let b = try fixture.anotherNode()
+        try a.createRoom(Sample.header("123456"))
+        let lease = try a.acquire(room: "123456", node: "a", for: Self.long)
+        #expect(lease.room == "123456" && lease.node == "a")
+        #expect(lease.deadline > .now + .seconds(50) && lease.deadline <= .now + Self.long)
+
+        #expect(throws: RoomLeaseError.held(room: "123456", by: "a")) { try b.acquire(room: "123456", node: "b", for: Self.long) }
+        #expect(throws: RoomLeaseError.held(room: "123456", by: "a"), "acquire is not renew, even for the holder") {
+            try a.acquire(room: "123456", node: "a", for: Self.long)
+        }
+        let forged = RoomLease(room: "123456", node: "b", epoch: lease.epoch, expiresAt: lease.expiresAt, deadline: lease.deadline)
+        #expect(await appendOutcome(b, Sample.answer("p9"), under: forged) as? RoomLeaseError == .lost(room: "123456", epoch: lease.epoch), "the epoch alone is not the lease")
+
+        for record in Sample.records {
+            let outcome = await appendOutcome(a, record, under: lease)
+            #expect(outcome == nil, "\(record): \(String(describing: outcome))")
+        }
+        #expect(try a.archive(room: "123456") == Sample.expected("123456"))
+
+        let renewed = try a.renew(lease, for: Self.long)
+        #expect(renewed.epoch == lease.epoch && renewed.deadline >= lease.deadline)
+        #expect(await appendOutcome(a, .phase(PhaseRecord(phase: .finished, at: ServerTime(milliseconds: 9_000))), under: renewed) == nil)
+    }
+
+    @Test(arguments: Backend.all)
+    func aStaleOwnersWriteIsRefusedAfterATakeover(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let a = fixture.store
+        let b = try fixture.anotherNode()
+        try a.createRoom(Sample.header("123456"))
+        let old = try a.acquire(room: "123456", node: "a", for: .zero)
+        let new = try b.acquire(room: "123456", node: "b", for: Self.long)
+        #expect(new.epoch > old.epoch, "a takeover bumps the epoch")
+
+        #expect(await appendOutcome(a, Sample.answer("p1", option: 0), under: old) as? RoomLeaseError == .lost(room: "123456", epoch: old.epoch))
+        #expect(await appendOutcome(b, Sample.answer("p1", option: 1), under: new) == nil)
+        #expect(try a.renew([old], for: Self.long).isEmpty, "a lost lease cannot be renewed")
+        try a.release(old)
+        #expect(await appendOutcome(b, Sample.answer("p2"), under: new) == nil, "releasing a lost lease does not touch the new owner's")
+        #expect(try b.archive(room: "123456")?.answers.map(\.option) == [1, 1])
+    }
+
+    @Test(arguments: Backend.all)
+    func aPausedOwnersWriteAfterItsLeaseExpiredFailsEvenWithoutATakeover(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let store = fixture.store
+        try store.createRoom(Sample.header("123456"))
+        let lease = try store.acquire(room: "123456", node: "a", for: .zero)
+
+        for record in Sample.records {
+            #expect(await appendOutcome(store, record, under: lease) as? RoomLeaseError == .lost(room: "123456", epoch: lease.epoch))
+        }
+        #expect(try store.archive(room: "123456") == RoomArchive(header: Sample.header("123456")), "nothing was stored")
+        #expect(throws: RoomLeaseError.lost(room: "123456", epoch: lease.epoch), "an expired lease is not revived") {
+            try store.renew(lease, for: Self.long)
+        }
+        let again = try store.acquire(room: "123456", node: "a", for: Self.long)
+        #expect(again.epoch > lease.epoch, "taking the room again is a new epoch")
+        #expect(await appendOutcome(store, Sample.answer("p1"), under: lease) as? RoomLeaseError == .lost(room: "123456", epoch: lease.epoch))
+        #expect(await appendOutcome(store, Sample.answer("p1"), under: again) == nil)
+    }
+
+    @Test(arguments: Backend.all)
+    func releasingHandsTheRoomOnAtOnceAndEpochsKeepGrowing(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let a = fixture.store
+        let b = try fixture.anotherNode()
+        try a.createRoom(Sample.header("123456"))
+        let first = try a.acquire(room: "123456", node: "a", for: Self.long)
+        try a.release(first)
+        let second = try b.acquire(room: "123456", node: "b", for: .zero)
+        let third = try a.acquire(room: "123456", node: "a", for: Self.long)
+        #expect(first.epoch < second.epoch && second.epoch < third.epoch)
+        #expect(await appendOutcome(a, Sample.answer("p1"), under: first) as? RoomLeaseError == .lost(room: "123456", epoch: first.epoch))
+        #expect(await appendOutcome(a, Sample.answer("p1"), under: third) == nil)
+    }
+
+    @Test(arguments: Backend.all)
+    func renewingManyLeasesKeepsOnlyTheLiveOnes(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let store = fixture.store
+        for room in ["100001", "100002", "100003"] { try store.createRoom(Sample.header(room)) }
+        let live = try store.acquire(room: "100001", node: "a", for: Self.long)
+        let expired = try store.acquire(room: "100002", node: "a", for: .zero)
+        let released = try store.acquire(room: "100003", node: "a", for: Self.long)
+        try store.release(released)
+
+        let renewed = try store.renew([live, expired, released], for: .seconds(120))
+        #expect(renewed.map(\.room) == ["100001"])
+        #expect(renewed.first?.epoch == live.epoch)
+        #expect(renewed.first.map { $0.expiresAt > live.expiresAt } == true)
+        #expect(try store.renew([], for: Self.long).isEmpty)
+    }
+
+    @Test(arguments: Backend.all)
+    func aLostLeaseInOneRoomDoesNotTakeOtherRoomsWritesDown(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let store = fixture.store
+        try store.createRoom(Sample.header("100001"))
+        try store.createRoom(Sample.header("100002"))
+        let held = try store.acquire(room: "100001", node: "a", for: Self.long)
+        let lost = try store.acquire(room: "100002", node: "a", for: .zero)
+
+        let count = 200
+        let outcomes = Locked<[String: [Bool]]>([:])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let total = Locked(0)
+            for i in 0..<count {
+                let lease = i % 2 == 0 ? held : lost
+                store.append(Sample.answer("p\(i)"), under: lease) { error in
+                    outcomes.withLock { $0[lease.room, default: []].append(error == nil) }
+                    if total.withLock({ $0 += 1; return $0 }) == count { done.resume() }
+                }
+            }
+        }
+        #expect(outcomes.withLock { $0["100001"] } == Array(repeating: true, count: count / 2))
+        #expect(outcomes.withLock { $0["100002"] } == Array(repeating: false, count: count / 2))
+        #expect(try store.archive(room: "100001")?.answers.count == count / 2)
+        #expect(try store.archive(room: "100002")?.answers.isEmpty == true)
+    }
+
+    @Test(arguments: Backend.all)
+    func aRoomThatDoesNotExistCannotBeHeld(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        #expect(throws: RoomLeaseError.unknownRoom("999999")) { try fixture.store.acquire(room: "999999", node: "a", for: Self.long) }
+    }
+}
