@@ -1,7 +1,7 @@
 # StoryCircle in a container: build with the Swift toolchain, run on plain Debian with the C libraries.
 FROM swift:6.3-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      pkg-config libwebsockets-dev libev-dev libwebsockets-evlib-ev libespeak-ng-dev espeak-ng-data libmp3lame-dev libsqlite3-dev \
+      pkg-config libwebsockets-dev libev-dev libwebsockets-evlib-ev libespeak-ng-dev espeak-ng-data libmp3lame-dev libsqlite3-dev libpq-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -13,7 +13,7 @@ RUN swift build -c release --static-swift-stdlib --product storycircle \
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      libwebsockets17 libwebsockets-evlib-ev libev4 libespeak-ng1 espeak-ng-data libmp3lame0 libsqlite3-0 ca-certificates \
+      libwebsockets17 libwebsockets-evlib-ev libev4 libespeak-ng1 espeak-ng-data libmp3lame0 libsqlite3-0 libpq5 ca-certificates \
       libcurl4 libxml2 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/storycircle /usr/local/bin/storycircle

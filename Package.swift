@@ -59,7 +59,7 @@ let package = Package(
         // MARK: The shell: actors that carry out what the core decides.
         .target(
             name: "StoryCircleServer",
-            dependencies: ["StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "Storage"]
+            dependencies: ["StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "Storage", "PostgresStorage"]
         ),
 
         // MARK: Test kits: what tests (and only tests) need to drive the shell, kept out of the targets the

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresStorage
 import Speech
 import Storage
 import StoryCircleCore
@@ -85,13 +86,16 @@ public final class ClassroomServer: Sendable {
         let (adminToken, adminTokenFile) = try Self.adminToken(configuration)
 
         let roomStore: any RoomStore
+        // A PostgreSQL URL may carry a password: messages show it redacted.
+        let postgres = PostgresSettings(database: configuration.database)
+        let databaseName = postgres?.redacted ?? configuration.database
         if let store {
             roomStore = store
         } else if configuration.usesDatabase {
             do {
-                roomStore = try SQLiteRoomStore(path: configuration.database)
+                roomStore = try postgres.map { try PostgresRoomStore($0) } ?? SQLiteRoomStore(path: configuration.database)
             } catch {
-                throw StartError(description: "cannot open the database \(configuration.database): \(error)")
+                throw StartError(description: "cannot open the database \(databaseName): \(error)")
             }
         } else {
             roomStore = MemoryRoomStore()
@@ -126,7 +130,7 @@ public final class ClassroomServer: Sendable {
         do {
             restored = try await registry.restoreRooms()
         } catch {
-            throw StartError(description: "cannot restore rooms from \(configuration.database): \(error)")
+            throw StartError(description: "cannot restore rooms from \(databaseName): \(error)")
         }
         let port: Int
         do {

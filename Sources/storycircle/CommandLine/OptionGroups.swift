@@ -7,7 +7,7 @@ struct ServerOptions {
     static let config = CommandSpec.Option(long: "config", valueName: "file", help: "The configuration file.", defaultValue: "config/storycircle.json")
     static let port = CommandSpec.Option(long: "port", valueName: "port", help: "The port to listen on.", defaultValue: "8080")
     static let data = CommandSpec.Option(long: "data", valueName: "directory", help: "Where the database, audio cache and admin token live.", defaultValue: "data")
-    static let database = CommandSpec.Option(long: "database", valueName: "path", help: "The SQLite file, or 'none' to keep nothing on disk.", defaultValue: "<data>/storycircle.sqlite")
+    static let database = CommandSpec.Option(long: "database", valueName: "path", help: "The SQLite file, 'none' to keep nothing on disk, or a postgres:// URL ('postgres' alone: the PG* environment).", defaultValue: "<data>/storycircle.sqlite")
     static let all = [config, port, data, database]
 
     static let defaultConfigFile = "config/storycircle.json"
