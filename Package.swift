@@ -75,6 +75,11 @@ let package = Package(
             name: "storycircle-bench",
             dependencies: ["WebSocketTransport", "StoryCircleCore", "Locking"]
         ),
+        // The room stores alone: SQLite against PostgreSQL, acknowledgement latency under a steady load.
+        .executableTarget(
+            name: "storycircle-store-bench",
+            dependencies: ["Storage", "PostgresStorage", "StoryCircleCore", "Locking"]
+        ),
 
         // MARK: Tests mirror the source targets.
         .testTarget(name: "StoryCircleCoreTests", dependencies: ["StoryCircleCore"]),
