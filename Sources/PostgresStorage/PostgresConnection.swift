@@ -197,7 +197,13 @@ final class PostgresConnection {
     /// sent, when it is still certain that nothing was written.
     var isUsableAfterIdle: Bool {
         guard isUsable else { return false }
-        return PQconsumeInput(handle) == 1 && PQstatus(handle) == CONNECTION_OK
+        // Twice: a server ending the session sends its reason first, and the end of the stream is only
+        // seen by the read after the one that takes the message. libpq's socket never blocks, so on a
+        // healthy connection both reads return at once with nothing.
+        for _ in 0..<2 where PQconsumeInput(handle) != 1 || PQstatus(handle) != CONNECTION_OK {
+            return false
+        }
+        return true
     }
 
     /// The server process serving this connection (what `pg_stat_activity.pid` shows).

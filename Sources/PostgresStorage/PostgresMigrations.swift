@@ -10,6 +10,8 @@
 /// - `settings_at` orders settings updates, so a late retry of an older one cannot undo a newer one.
 /// - `storycircle_refuse` lets a statement that finds a different record under its key fail like a
 ///   constraint, so its transaction goes no further (see `WriterStatements`).
+/// - `store_probe` takes the small real writes that tell whether the database can be written, one row per
+///   store so that nodes' probes never wait for each other.
 /// - `room_owners` holds the leases; epochs come from a sequence so they are never reused, even for a
 ///   room deleted and created again.
 enum PostgresMigrations {
@@ -67,6 +69,10 @@ enum PostgresMigrations {
                 RAISE EXCEPTION 'a different % is already stored under the same key', what USING ERRCODE = 'unique_violation';
             END
             $$;
+            CREATE TABLE store_probe (
+                writer text PRIMARY KEY,
+                written_at bigint NOT NULL
+            );
             CREATE SEQUENCE room_lease_epochs;
             CREATE TABLE room_owners (
                 room_code text PRIMARY KEY REFERENCES rooms (code) ON DELETE CASCADE,

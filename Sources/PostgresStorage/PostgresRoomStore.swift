@@ -2,53 +2,44 @@ import Foundation
 import Locking
 import StoryCircleCore
 
-/// What the PostgreSQL store reports besides PostgreSQL's own errors.
-public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
-    /// The database could not be reached: nothing of the batch was stored.
-    case unavailable(PostgresError)
-    /// The connection was lost while the batch's COMMIT was on its way and could not be re-established to
-    /// write it again: it may or may not be stored. Reported as a failure: the room goes back to the store,
-    /// which holds the truth, and writing the records again is safe (each is recognised if already there).
-    case commitOutcomeUnknown(PostgresError)
-    /// A different record is already stored under this one's key (another answer to the same question by
-    /// the same child, another player with the same id): nothing was written for it.
-    case conflict(room: String, record: String)
-    /// Another room already has this code.
-    case codeTaken(String)
-    /// The store was closed.
-    case closed
-
-    public var description: String {
-        switch self {
-        case .unavailable(let error): "the database is unavailable: \(error)"
-        case .commitOutcomeUnknown(let error): "the connection was lost during a commit, whose outcome is unknown: \(error)"
-        case .conflict(let room, let record): "room \(room) already has a different \(record) stored under the same key"
-        case .codeTaken(let code): "room code \(code) is already taken"
-        case .closed: "the room store is closed"
-        }
-    }
-}
-
 /// Rooms in PostgreSQL, with the same promises as `SQLiteRoomStore`, for several nodes sharing one
 /// database: a record's completion runs only after the COMMIT that contains it.
 ///
 /// Writes go through one writer thread and connection that takes everything queued and commits it as one
 /// transaction (group commit), sent as a pipeline: the whole batch, its BEGIN and its COMMIT travel in one
-/// round trip. Each record is one statement that reports what it did (written, already there, conflicting,
-/// lease lost) instead of raising an error, so one bad record does not abort the others; a record that
-/// still fails on its data is taken out and the batch is run again without it. A lost connection is
-/// replaced and the batch run once more: every write is idempotent (natural keys, compared on conflict), so
-/// running a batch that did commit again stores nothing twice. Reads and lease calls use connections of
+/// round trip. When writes fail, nothing in the failed transaction is reported durable:
+/// - a record that fails on its own data (a different record under its key, a room that does not exist)
+///   is rejected alone: the transaction is rolled back and the batch runs again without it;
+/// - a failure of the database (unreachable, shutting down, out of space) fails the whole batch. A lost
+///   connection is first replaced and the batch run once more: every write is idempotent (natural keys,
+///   compared on conflict), so a batch that did commit is recognised, not doubled. If that fails too, a
+///   batch whose COMMIT had been sent is reported as failed all the same, its outcome unknown: the store,
+///   not the report, is the truth, and writing the records again is safe.
+/// Either way the rooms whose records failed are blocked (`RoomStore.append`) until they resume, so what
+/// is stored of a room is always a prefix of what it decided. Reads and lease calls use connections of
 /// their own, under locks.
 ///
-/// `@unchecked Sendable`: the write queue is guarded by `condition`; the writer connection is only used on
-/// the writer thread; the other connections only inside their `Locked`.
+/// `@unchecked Sendable`: the write queue is guarded by `condition`; the writer connection and the blocked
+/// rooms are only used on the writer thread; the other connections only inside their `Locked`.
 public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
+    private typealias Completion = @Sendable ((any Error)?) -> Void
+
     private enum Job {
-        case record(RoomRecord, room: String, lease: RoomLease?, done: @Sendable ((any Error)?) -> Void)
-        case createRoom(RoomHeader, done: @Sendable ((any Error)?) -> Void)
+        case record(RoomRecord, room: String, resuming: Bool, lease: RoomLease?, done: Completion)
+        case createRoom(RoomHeader, done: Completion)
         case purge(ServerTime, done: @Sendable (Result<Int, any Error>) -> Void)
+        case probe(done: Completion)
         case stop
+
+        var kind: String {
+            switch self {
+            case .record(let record, _, _, _, _): record.kind
+            case .createRoom: "room.created"
+            case .purge: "purge"
+            case .probe: "probe"
+            case .stop: "stop"
+            }
+        }
     }
 
     public let settings: PostgresSettings
@@ -61,18 +52,26 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
     /// Set by `close`: reads and lease calls then fail rather than open new connections.
     private let isClosed = Locked(false)
     private let commits = Locked(0)
+    private let currentHealth = Locked<StoreHealth>(.ok)
+    /// This store's row in `store_probe`, so that probes of several nodes never wait for each other.
+    private let probeKey = UUID().uuidString
     /// The most records one transaction takes, so one huge burst does not delay every completion.
     private let maxBatch = 4_096
     /// The most statements one pipeline carries (see `PostgresConnection.pipeline`).
     private let pipelineLength = 256
 
-    /// Connects, creating or migrating the schema as needed; fails if the database cannot be reached or is
-    /// newer than this code.
+    /// Connects, creating or migrating the schema as needed, and proves it can write there; fails if the
+    /// database cannot be reached, cannot be written or is newer than this code.
     public init(_ settings: PostgresSettings) throws {
         self.settings = settings
         let writer = try PostgresConnection(settings.connectionParameters)
-        try PostgresMigrations.migrate(writer, now: Int64(Date().timeIntervalSince1970 * 1_000))
+        try PostgresMigrations.migrate(writer, now: Self.now().milliseconds)
         try WriterStatements.prepare(on: writer)
+        // A real write: a read-only server (a standby, default_transaction_read_only) only shows on one.
+        let probe = WriterStatements.probe(key: probeKey, at: Self.now())
+        try writer.pipeline([.sql("BEGIN"), probe.pipelined, .sql("COMMIT")]).forEach { outcome in
+            if case .failed(let error) = outcome { throw error }
+        }
         reader = Locked(try PostgresConnection(settings.connectionParameters))
         let handOff = ConnectionHandOff(connection: writer)
         let thread = Thread { [self] in self.writeLoop(handOff.connection) }
@@ -101,8 +100,8 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         if let error = result.withLock({ $0 }) ?? nil { throw error }
     }
 
-    public func append(_ record: RoomRecord, room code: String, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
-        enqueue(.record(record, room: code, lease: nil, done: whenDurable))
+    public func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
+        enqueue(.record(record, room: code, resuming: resuming, lease: nil, done: whenDurable))
     }
 
     public func archive(room code: String) throws -> RoomArchive? {
@@ -142,6 +141,12 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         })
         done.wait()
         return try result.withLock { $0 }!.get()
+    }
+
+    public var health: StoreHealth { currentHealth.withLock { $0 } }
+
+    public func probe(_ done: @escaping @Sendable (StoreHealth) -> Void) {
+        enqueue(.probe { [currentHealth] _ in done(currentHealth.withLock { $0 }) })
     }
 
     /// Writes everything queued, then stops the writer and closes the connections. Appends after `close`
@@ -237,31 +242,37 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         }
     }
 
-    public func append(_ record: RoomRecord, under lease: RoomLease, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
-        enqueue(.record(record, room: lease.room, lease: lease, done: whenDurable))
+    public func append(_ record: RoomRecord, under lease: RoomLease, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
+        enqueue(.record(record, room: lease.room, resuming: resuming, lease: lease, done: whenDurable))
     }
 
     // MARK: - Connections
 
     /// Runs `body` on the reader, replacing a lost connection and trying once more (reads are safe to repeat).
     private func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        guard !isClosed.withLock({ $0 }) else { throw PostgresStoreError.closed }
+        guard !isClosed.withLock({ $0 }) else { throw StoreFailure(.unavailable, record: "read", reason: Self.closedReason) }
         return try reader.withLock { connection in
-            try Self.withConnection(&connection, settings, retrying: true, body)
+            try Self.withConnection(&connection, settings, retrying: true, what: "read", body)
         }
     }
 
     private func withLeaseConnection<T>(retrying: Bool, _ body: (PostgresConnection) throws -> T) throws -> T {
-        guard !isClosed.withLock({ $0 }) else { throw PostgresStoreError.closed }
+        guard !isClosed.withLock({ $0 }) else { throw StoreFailure(.unavailable, record: "lease", reason: Self.closedReason) }
         return try leaseConnection.withLock { connection in
-            try Self.withConnection(&connection, settings, retrying: retrying, body)
+            try Self.withConnection(&connection, settings, retrying: retrying, what: "lease", body)
         }
+    }
+
+    private static let closedReason = "the room store is closed"
+
+    private static func now() -> ServerTime {
+        ServerTime(milliseconds: Int64((Date().timeIntervalSince1970 * 1_000).rounded()))
     }
 
     /// Runs `body` on `connection`, opening one first if there is none (or it broke). With `retrying`, a
     /// connection lost along the way is replaced and `body` run once more.
     private static func withConnection<T>(
-        _ connection: inout PostgresConnection?, _ settings: PostgresSettings, retrying: Bool,
+        _ connection: inout PostgresConnection?, _ settings: PostgresSettings, retrying: Bool, what: String,
         prepare: (PostgresConnection) throws -> Void = { _ in }, _ body: (PostgresConnection) throws -> T
     ) throws -> T {
         var attempts = retrying ? 2 : 1
@@ -277,7 +288,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
                 return try body(connection!)
             } catch let error as PostgresError where error.connectionLost {
                 connection = nil
-                if attempts == 0 { throw PostgresStoreError.unavailable(error) }
+                if attempts == 0 { throw StoreFailure(.unavailable, record: what, reason: error.description) }
             }
         }
     }
@@ -288,7 +299,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         condition.lock()
         if stopped {
             condition.unlock()
-            Self.fail(job, PostgresStoreError.closed)
+            Self.fail(job, StoreFailure(.unavailable, record: job.kind, reason: Self.closedReason))
             return
         }
         queue.append(job)
@@ -298,7 +309,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
 
     private static func fail(_ job: Job, _ error: any Error) {
         switch job {
-        case .record(_, _, _, let done), .createRoom(_, let done): done(error)
+        case .record(_, _, _, _, let done), .createRoom(_, let done), .probe(let done): done(error)
         case .purge(_, let done): done(.failure(error))
         case .stop: break
         }
@@ -306,6 +317,8 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
 
     private func writeLoop(_ initial: PostgresConnection) {
         var connection: PostgresConnection? = initial
+        /// Rooms with a record that failed, and why: their later records fail untried until one resumes.
+        var blocked: [String: StoreFailure] = [:]
         while true {
             condition.lock()
             while queue.isEmpty { condition.wait() }
@@ -315,13 +328,13 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
             if stopping { stopped = true }
             condition.unlock()
 
-            commit(batch, &connection)
+            commit(batch, &connection, &blocked)
             if stopping {
                 condition.lock()
                 let leftovers = queue
                 queue = []
                 condition.unlock()
-                leftovers.forEach { Self.fail($0, PostgresStoreError.closed) }
+                leftovers.forEach { Self.fail($0, StoreFailure(.unavailable, record: $0.kind, reason: Self.closedReason)) }
                 connection = nil
                 writerFinished.signal()
                 return
@@ -332,8 +345,17 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
     /// One statement of a batch: which job it serves and what to send.
     private struct Work {
         var job: Int
+        /// The room it writes to, which decides the order of lock taking.
         var room: String
+        /// The sequence whose order it is part of (records only): its room's records, as written by one
+        /// holder of the room. Under a lease that is the room and the lease's epoch, so a new holder does
+        /// not wait for a failure of the one before it (which started again from the store anyway).
+        var order: String?
         var statement: WriterStatements.Statement
+
+        static func order(room: String, lease: RoomLease?) -> String {
+            lease.map { "\(room)@\($0.epoch)" } ?? room
+        }
     }
 
     /// A statement that failed on its own data: it is taken out and the rest run again.
@@ -348,26 +370,40 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         var mayHaveCommitted: Bool
     }
 
-    /// One transaction for the batch's records and rooms, then one per purge; each job's completion runs
-    /// after the commit that decides it.
-    private func commit(_ batch: [Job], _ connection: inout PostgresConnection?) {
+    /// One transaction for the batch's records, rooms and probes, then one per purge; each job's completion
+    /// runs after the commit that decides it, in the order the jobs were queued.
+    private func commit(_ batch: [Job], _ connection: inout PostgresConnection?, _ blocked: inout [String: StoreFailure]) {
         var outcomes = [(any Error)?](repeating: nil, count: batch.count)
         var work: [Work] = []
         var purges: [Int] = []
         for (index, job) in batch.enumerated() {
-            do {
-                switch job {
-                case .record(let record, let room, let lease, _):
-                    work.append(Work(job: index, room: room, statement: try WriterStatements.write(record, room: room, lease: lease)))
-                case .createRoom(let header, _):
-                    work.append(Work(job: index, room: header.code, statement: try WriterStatements.create(header)))
-                case .purge:
-                    purges.append(index)
-                case .stop:
-                    break
+            switch job {
+            case .record(let record, let room, let resuming, let lease, _):
+                let order = Work.order(room: room, lease: lease)
+                if resuming { blocked[order] = nil }
+                if let cause = blocked[order] {
+                    outcomes[index] = Self.behind(cause, record: record.kind)
+                    continue
                 }
-            } catch {
-                outcomes[index] = error
+                do {
+                    work.append(Work(job: index, room: room, order: order, statement: try WriterStatements.write(record, room: room, lease: lease)))
+                } catch {
+                    let failure = StoreFailure(.rejected, record: record.kind, reason: Self.reason(error))
+                    outcomes[index] = failure
+                    blocked[order] = failure
+                }
+            case .createRoom(let header, _):
+                do {
+                    work.append(Work(job: index, room: header.code, order: nil, statement: try WriterStatements.create(header)))
+                } catch {
+                    outcomes[index] = StoreFailure(.rejected, record: job.kind, reason: Self.reason(error))
+                }
+            case .probe:
+                work.append(Work(job: index, room: "", order: nil, statement: WriterStatements.probe(key: probeKey, at: Self.now())))
+            case .purge:
+                purges.append(index)
+            case .stop:
+                break
             }
         }
         // Rooms in a fixed order, each room's records in theirs: every transaction that locks several lease
@@ -376,18 +412,31 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
 
         var retried = false
         var mayHaveCommitted = false
-        while !work.isEmpty {
+        attempts: while !work.isEmpty {
             do {
                 let statuses = try transaction(work, &connection)
-                for (item, status) in zip(work, statuses) { outcomes[item.job] = item.statement.outcome(status) }
+                currentHealth.withLock { $0 = .ok }
                 commits.withLock { $0 += 1 }
-                break
+                // A record refused for its lease does not block its room: a lease that is lost stays lost,
+                // so every later record under it is refused the same way.
+                for (item, status) in zip(work, statuses) {
+                    outcomes[item.job] = item.statement.outcome(status)
+                }
+                break attempts
             } catch let failure as StatementFailed {
                 let item = work[failure.index]
-                outcomes[item.job] = failure.error.sqlState == "23505"
-                    ? PostgresStoreError.conflict(room: item.room, record: item.statement.record)
-                    : failure.error
-                work.remove(at: failure.index)
+                let refusal = StoreFailure(.rejected, record: item.statement.record, reason: failure.error.message)
+                outcomes[item.job] = refusal
+                var rest: [Work] = []
+                for (offset, other) in work.enumerated() where offset != failure.index {
+                    if offset > failure.index, let order = item.order, other.order == order {
+                        outcomes[other.job] = Self.behind(refusal, record: other.statement.record)
+                    } else {
+                        rest.append(other)
+                    }
+                }
+                if let order = item.order { blocked[order] = refusal }
+                work = rest
             } catch let failure as BatchFailed {
                 mayHaveCommitted = mayHaveCommitted || failure.mayHaveCommitted
                 if failure.error.connectionLost {
@@ -396,17 +445,17 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
                     // is recognised, not doubled.
                     if !retried {
                         retried = true
-                        continue
+                        continue attempts
                     }
-                    let error: PostgresStoreError = mayHaveCommitted ? .commitOutcomeUnknown(failure.error) : .unavailable(failure.error)
-                    work.forEach { outcomes[$0.job] = error }
-                } else {
-                    work.forEach { outcomes[$0.job] = failure.error }
                 }
-                break
+                let reason = mayHaveCommitted && failure.error.connectionLost
+                    ? "the connection was lost during a commit, whose outcome is unknown (\(failure.error.description))"
+                    : failure.error.description
+                failBatch(work, reason: reason, &outcomes, &blocked)
+                break attempts
             } catch {
-                work.forEach { outcomes[$0.job] = error }
-                break
+                failBatch(work, reason: Self.reason(error), &outcomes, &blocked)
+                break attempts
             }
         }
 
@@ -414,20 +463,51 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         for index in purges {
             guard case .purge(let cutoff, _) = batch[index] else { continue }
             do {
-                purged[index] = try Self.withConnection(&connection, settings, retrying: true, prepare: WriterStatements.prepare(on:)) { connection in
+                purged[index] = try Self.withConnection(&connection, settings, retrying: true, what: "purge", prepare: WriterStatements.prepare(on:)) { connection in
                     try connection.query("WITH purged AS (DELETE FROM rooms WHERE created_at < $1::bigint RETURNING 1) SELECT count(*) FROM purged", [.integer(cutoff.milliseconds)]).int(0, 0)
                 }
             } catch {
-                outcomes[index] = error
+                outcomes[index] = StoreFailure.from(error, record: "purge")
             }
         }
 
         for (index, job) in batch.enumerated() {
             switch job {
-            case .record(_, _, _, let done), .createRoom(_, let done): done(outcomes[index])
+            case .record(_, _, _, _, let done), .createRoom(_, let done), .probe(let done): done(outcomes[index])
             case .purge(_, let done): done(outcomes[index].map { .failure($0) } ?? .success(purged[index] ?? 0))
             case .stop: break
             }
+        }
+    }
+
+    /// Fails every job of `work` for a failure of the database: the store is failing until a write succeeds
+    /// (set before any completion runs, so whoever hears of the failure finds the store failing).
+    private func failBatch(_ work: [Work], reason: String, _ outcomes: inout [(any Error)?], _ blocked: inout [String: StoreFailure]) {
+        let now = Self.now()
+        currentHealth.withLock { health in
+            if case .failing(let since, _) = health {
+                health = .failing(since: since, reason: reason)
+            } else {
+                health = .failing(since: now, reason: reason)
+            }
+        }
+        for item in work {
+            let failure = StoreFailure(.unavailable, record: item.statement.record, reason: reason)
+            outcomes[item.job] = failure
+            if let order = item.order { blocked[order] = failure }
+        }
+    }
+
+    /// The failure of a record that was not tried because an earlier one of its room failed.
+    private static func behind(_ cause: StoreFailure, record: String) -> StoreFailure {
+        StoreFailure(.unavailable, record: record, reason: "an earlier record of this room was not stored (\(cause.reason))")
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        switch error {
+        case let failure as StoreFailure: failure.reason
+        case let postgres as PostgresError: postgres.message
+        default: String(describing: error)
         }
     }
 

@@ -9,6 +9,7 @@ import StoryCircleCore
 /// - `1` already there, identical: a record written again after a commit whose outcome was unknown;
 /// - `3` the lease it was written under is no longer the room's: nothing written (and nothing else of
 ///   that room in the transaction either, since every one of its statements checks the same row).
+///   The room is then blocked like after any failed record.
 ///
 /// A different record under the same key (compared, never silently ignored) raises a unique violation
 /// instead (`storycircle_refuse`): the transaction stops there, and the store runs the batch again
@@ -26,7 +27,7 @@ enum WriterStatements {
         var parameters: [String?]
         var room: String
         var epoch: Int64?
-        /// What is written, for the conflict message.
+        /// What is written (`RoomRecord.kind`, `room.created`, `probe`), for failures.
         var record: String
 
         var pipelined: PipelineStatement { .prepared(name, parameters) }
@@ -34,7 +35,7 @@ enum WriterStatements {
         func outcome(_ status: Int32) -> (any Error)? {
             switch status {
             case 0, 1: nil
-            case 2: PostgresStoreError.codeTaken(room)
+            case 2: StoreFailure(.rejected, record: record, reason: "room code \(room) is already taken")
             case 3: RoomLeaseError.lost(room: room, epoch: epoch ?? 0)
             default: PostgresError.client("a statement returned the unknown status \(status)", "writing \(record)")
             }
@@ -139,6 +140,11 @@ enum WriterStatements {
                 ELSE 1
             END
             """),
+        ("sc_probe", """
+            INSERT INTO store_probe (writer, written_at) VALUES ($1::text, $2::bigint)
+            ON CONFLICT (writer) DO UPDATE SET written_at = excluded.written_at
+            RETURNING 0
+            """),
         // Settings carry their time, so a late repeat of an older update cannot undo a newer one.
         ("sc_room_updated", """
             WITH \(lease), updated AS (
@@ -149,6 +155,11 @@ enum WriterStatements {
             SELECT CASE WHEN (SELECT held FROM lease) THEN 0 ELSE 3 END
             """),
     ]
+
+    /// A small real write, to find out whether the database takes writes (`RoomStore.probe`).
+    static func probe(key: String, at now: ServerTime) -> Statement {
+        Statement(name: "sc_probe", parameters: [key, String(now.milliseconds)], room: "", epoch: nil, record: "probe")
+    }
 
     static func prepare(on connection: PostgresConnection) throws {
         for definition in definitions {
@@ -164,30 +175,30 @@ enum WriterStatements {
                 .text(header.code), .text(header.story.title), .text(story), .text(try json(header.settings)),
                 .text(header.credentials.teacherTokenHash), .text(header.credentials.dashboardTokenHash), .integer(header.createdAt.milliseconds),
             ]),
-            room: header.code, epoch: nil, record: "room"
+            room: header.code, epoch: nil, record: "room.created"
         )
     }
 
     static func write(_ record: RoomRecord, room code: String, lease: RoomLease?) throws -> Statement {
         let fence: [PostgresValue] = [.text(code), lease.map { .integer($0.epoch) } ?? .null, lease.map { .text($0.node) } ?? .null]
-        let (name, kind, fields): (String, String, [PostgresValue]) = switch record {
+        let (name, fields): (String, [PostgresValue]) = switch record {
         case .playerJoined(let player):
-            ("sc_player_joined", "player", [.text(player.id), .text(player.nickname), .text(player.tokenHash), .integer(player.joinedAt.milliseconds)])
+            ("sc_player_joined", [.text(player.id), .text(player.nickname), .text(player.tokenHash), .integer(player.joinedAt.milliseconds)])
         case .playerLeft(let player, let at):
-            ("sc_player_left", "departure", [.text(player), .integer(at.milliseconds)])
+            ("sc_player_left", [.text(player), .integer(at.milliseconds)])
         case .playerKicked(let player, let at):
-            ("sc_player_kicked", "kick", [.text(player), .integer(at.milliseconds)])
+            ("sc_player_kicked", [.text(player), .integer(at.milliseconds)])
         case .answer(let answer):
-            ("sc_answer", "answer", [
+            ("sc_answer", [
                 .text(answer.player), .int(answer.question), .int(answer.option), .integer(answer.receivedAt.milliseconds),
                 .int(answer.elapsedMs), .bool(answer.correct), .int(answer.points),
             ])
         case .phase(let phase):
-            ("sc_phase", "transition", [.text(phase.phase.rawValue), .optional(phase.question), .bool(phase.skipped), .integer(phase.at.milliseconds)])
+            ("sc_phase", [.text(phase.phase.rawValue), .optional(phase.question), .bool(phase.skipped), .integer(phase.at.milliseconds)])
         case .roomUpdated(let settings, let locked, let at):
-            ("sc_room_updated", "settings update", [.text(try json(settings)), .bool(locked), .integer(at.milliseconds)])
+            ("sc_room_updated", [.text(try json(settings)), .bool(locked), .integer(at.milliseconds)])
         }
-        return Statement(name: name, parameters: try PostgresValue.encode(fence + fields), room: code, epoch: lease?.epoch, record: kind)
+        return Statement(name: name, parameters: try PostgresValue.encode(fence + fields), room: code, epoch: lease?.epoch, record: record.kind)
     }
 
     private static func json(_ value: some Encodable) throws -> String {

@@ -45,10 +45,12 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             }
         }
 
-        /// The room whose order this job is part of (records only).
+        /// The sequence whose order this job is part of (records only): its room's records, as written by
+        /// one holder of the room. Under a lease that is the room and the lease's epoch, so a new holder
+        /// does not wait for a failure of the one before it (which started again from the store anyway).
         var room: String? {
-            if case .record(_, let room, _, _, _) = self { return room }
-            return nil
+            guard case .record(_, let room, _, let lease, _) = self else { return nil }
+            return lease.map { "\(room)@\($0.epoch)" } ?? room
         }
     }
 
@@ -309,16 +311,16 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
                 leaseOutcomes[position] = Result { try request.perform(on: &writer.leases, writer.database) }
                 continue
             }
-            if case .record(let record, let room, let resuming, let lease, _) = job {
-                if resuming { writer.blocked[room] = nil }
-                if let cause = writer.blocked[room] {
+            if case .record(let record, let room, let resuming, let lease, _) = job, let order = job.room {
+                if resuming { writer.blocked[order] = nil }
+                if let cause = writer.blocked[order] {
                     outcomes[position] = .failure(Self.behind(cause, record: record.kind))
                     continue
                 }
+                // No need to block the room after this: a lease that is lost stays lost, so every later
+                // record under it is refused the same way.
                 if let lease, !writer.leases.holds(lease, at: .now) {
-                    let refusal = RoomLeaseError.lost(room: room, epoch: lease.epoch)
-                    lost[position] = refusal
-                    writer.blocked[room] = StoreFailure(.unavailable, record: record.kind, reason: refusal.description)
+                    lost[position] = RoomLeaseError.lost(room: room, epoch: lease.epoch)
                     continue
                 }
             }

@@ -114,16 +114,16 @@ struct PostgresStoreTests {
         try Self.dropConnectionsDuringCommit(schema, times: 1_000)
 
         let outcomes = await appendAll(store, [(Sample.answer("p1"), room: "123456")])
-        let error = try #require(outcomes[0] as? PostgresStoreError)
-        guard case .commitOutcomeUnknown = error else {
-            Issue.record("expected an unknown outcome, got \(error)")
-            return
-        }
+        let failure = try #require(outcomes[0] as? StoreFailure)
+        #expect(failure.kind == .unavailable && failure.record == "answer")
+        #expect(failure.reason.contains("outcome is unknown"), "\(failure)")
         #expect(try store.archive(room: "123456")?.answers.isEmpty == true, "nothing was acknowledged and nothing stored")
+        #expect(store.health.reason?.contains("outcome is unknown") == true)
 
         try schema.admin().query("DROP TRIGGER drop_connection_at_commit ON answers")
-        try await appendAndWait(store, [Sample.answer("p1")], room: "123456")
+        try await appendAndWait(store, [Sample.answer("p1")], room: "123456", resuming: true)
         #expect(try store.archive(room: "123456")?.answers.map(\.player) == ["p1"])
+        #expect(store.health == .ok)
     }
 
     @Test func whileTheDatabaseRefusesUsEveryWriteFailsAndThenTheyGoThrough() async throws {
@@ -140,20 +140,22 @@ struct PostgresStoreTests {
         try admin.query("ALTER ROLE \"\(role)\" NOLOGIN")
         _ = try Self.terminate(application: application)
 
-        let refused = await appendAll(store, [(Sample.records[1], room: "123456"), (Sample.records[2], room: "123456")])
-        for outcome in refused {
-            #expect(outcome is PostgresStoreError, "\(String(describing: outcome))")
-        }
-        let again = await appendAll(store, [(Sample.records[1], room: "123456")])
-        guard case .unavailable? = again[0] as? PostgresStoreError else {
-            Issue.record("a write that could not be sent is known not to be stored: \(String(describing: again[0]))")
-            return
-        }
-        #expect(throws: PostgresStoreError.self) { try store.archive(room: "123456") }
-        #expect(throws: PostgresStoreError.self) { try store.acquire(room: "123456", node: "a", for: .seconds(60)) }
+        let refused = await appendAll(store, [(Sample.records[1], room: "123456")])
+        let failure = try #require(refused[0] as? StoreFailure)
+        #expect(failure.kind == .unavailable)
+        #expect(!failure.reason.contains("unknown"), "nothing was sent, so it is known not to be stored: \(failure)")
+        #expect(failure.reason.contains("not permitted to log in"), "PostgreSQL's own words: \(failure)")
+        #expect(store.health.reason == failure.reason)
+        #expect(await store.probe() != .ok)
+        #expect(throws: StoreFailure.self) { try store.archive(room: "123456") }
+        #expect(throws: StoreFailure.self) { try store.acquire(room: "123456", node: "a", for: .seconds(60)) }
 
         try admin.query("ALTER ROLE \"\(role)\" LOGIN")
-        try await appendAndWait(store, Array(Sample.records.dropFirst()), room: "123456")
+        #expect(await store.probe() == .ok, "a probe finds the database writable again")
+        let behind = await appendAll(store, [(Sample.records[2], room: "123456")])
+        #expect((behind[0] as? StoreFailure)?.reason.hasPrefix("an earlier record of this room was not stored") == true, "the room waits until it resumes")
+        try await appendAndWait(store, [Sample.records[1]], room: "123456", resuming: true)
+        try await appendAndWait(store, Array(Sample.records.dropFirst(2)), room: "123456")
         #expect(try store.archive(room: "123456") == Sample.expected("123456"))
     }
 
@@ -171,17 +173,19 @@ struct PostgresStoreTests {
         #expect(try store.archive(room: "123456") == Sample.expected("123456"))
         #expect(try store.summaries().first?.phase == .reveal, "a repeated earlier transition does not move the phase back")
 
-        let conflicts = await appendAll(store, [
-            (.playerJoined(PlayerRecord(id: "p1", nickname: "Someone else", tokenHash: "x", joinedAt: ServerTime(milliseconds: 2_000))), room: "123456"),
-            (Sample.answer("p1", option: 0), room: "123456"),
-        ])
-        for outcome in conflicts {
-            guard case .conflict(room: "123456", _)? = outcome as? PostgresStoreError else {
-                Issue.record("expected a conflict, got \(String(describing: outcome))")
-                continue
+        for (conflict, what) in [
+            (RoomRecord.playerJoined(PlayerRecord(id: "p1", nickname: "Someone else", tokenHash: "x", joinedAt: ServerTime(milliseconds: 2_000))), "player"),
+            (Sample.answer("p1", option: 0), "answer"),
+        ] {
+            let failure = await withCheckedContinuation { continuation in
+                store.append(conflict, room: "123456", resuming: true) { continuation.resume(returning: $0 as? StoreFailure) }
             }
+            #expect(failure?.kind == .rejected)
+            #expect(failure?.reason == "a different \(what) is already stored under the same key")
         }
-        #expect(throws: PostgresStoreError.self) { try store.createRoom(Sample.header("123456", teacherToken: "another-room")) }
+        #expect(performing: { try store.createRoom(Sample.header("123456", teacherToken: "another-room")) }, throws: { error in
+            (error as? StoreFailure)?.kind == .rejected && String(describing: error).contains("already taken")
+        })
         #expect(try store.archive(room: "123456") == Sample.expected("123456"))
     }
 
@@ -196,8 +200,11 @@ struct PostgresStoreTests {
             (.playerJoined(PlayerRecord(id: "p2", nickname: "Nul\u{0}Byte", tokenHash: "h2", joinedAt: ServerTime(milliseconds: 2))), room: "123456"),
             (.playerJoined(PlayerRecord(id: "p3", nickname: "Bo", tokenHash: "h3", joinedAt: ServerTime(milliseconds: 3))), room: "123456"),
         ])
-        #expect(outcomes.map { $0 == nil } == [true, false, true])
-        #expect(try store.archive(room: "123456")?.players.map(\.nickname) == ["Ana", "Bo"])
+        #expect(outcomes.map { $0 == nil } == [true, false, false])
+        #expect((outcomes[1] as? StoreFailure)?.kind == .rejected)
+        #expect((outcomes[1] as? StoreFailure)?.reason.contains("NUL") == true)
+        #expect((outcomes[2] as? StoreFailure)?.kind == .unavailable, "not stored past the refused one")
+        #expect(try store.archive(room: "123456")?.players.map(\.nickname) == ["Ana"])
     }
 
     @Test func nodesStartingTogetherMigrateOnceAndBothOpen() throws {

@@ -134,23 +134,38 @@ struct RoomStoreSuite {
     }
 
     @Test(arguments: Backend.all)
-    func aConflictingRecordFailsAloneAndTheRestCommit(_ backend: Backend) async throws {
+    func aConflictingRecordIsRejectedAndItsRoomWaitsUntilItResumesWhileOtherRoomsCommit(_ backend: Backend) async throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
-        try fixture.store.createRoom(Sample.header("123456"))
-        try fixture.store.createRoom(Sample.header("654321"))
-        let outcomes = await appendAll(fixture.store, [
+        let store = fixture.store
+        try store.createRoom(Sample.header("123456"))
+        try store.createRoom(Sample.header("654321"))
+        let finished = RoomRecord.phase(PhaseRecord(phase: .finished, at: ServerTime(milliseconds: 6_000)))
+        let outcomes = await appendAll(store, [
             (Sample.answer("p1", option: 1), room: "123456"),
             (Sample.answer("p1", option: 0), room: "123456"),
             (Sample.answer("p9"), room: "654321"),
-            (.phase(PhaseRecord(phase: .finished, at: ServerTime(milliseconds: 6_000))), room: "123456"),
+            (finished, room: "123456"),
         ])
-        #expect(outcomes.map { $0 == nil } == [true, false, true, true], "another answer by the same child to the same question fails alone")
-        let archive = try #require(try fixture.store.archive(room: "123456"))
-        #expect(archive.answers.map(\.option) == [1], "the first answer stands")
-        #expect(archive.lastPhase == .finished)
-        #expect(try fixture.store.archive(room: "654321")?.answers.count == 1)
-        #expect(try fixture.store.unfinishedRooms().map(\.header.code) == ["654321"])
+        #expect(outcomes.map { $0 == nil } == [true, false, true, false])
+        #expect((outcomes[1] as? StoreFailure)?.kind == .rejected, "another answer by the same child to the same question")
+        #expect((outcomes[3] as? StoreFailure)?.kind == .unavailable, "decided after it: not stored without it")
+        #expect(store.health == .ok, "a refused record says nothing about the database")
+        #expect(try store.archive(room: "123456")?.answers.map(\.option) == [1], "the first answer stands")
+        #expect(try store.archive(room: "123456")?.phases.isEmpty == true)
+        #expect(try store.archive(room: "654321")?.answers.count == 1)
+
+        try await appendAndWait(store, [finished], room: "123456", resuming: true)
+        #expect(try store.archive(room: "123456")?.lastPhase == .finished)
+        #expect(try store.unfinishedRooms().map(\.header.code) == ["654321"])
+    }
+
+    @Test(arguments: Backend.all)
+    func aProbeOfAHealthyStoreIsOK(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        #expect(fixture.store.health == .ok)
+        #expect(await fixture.store.probe() == .ok)
     }
 
     @Test(arguments: Backend.all)

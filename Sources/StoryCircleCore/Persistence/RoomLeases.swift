@@ -71,8 +71,10 @@ public protocol RoomLeases: RoomStore {
     /// already lost does nothing.
     func release(_ lease: RoomLease) throws
     /// `append`, fenced: stored only if `lease` is still the room's when the transaction commits;
-    /// otherwise `whenDurable` gets `RoomLeaseError.lost`, nothing of the record is stored, and the room is
-    /// blocked like after any failed record (its later records fail untried until one is `resuming`).
+    /// otherwise `whenDurable` gets `RoomLeaseError.lost` and nothing of the record is stored (nor of any
+    /// later one under that lease, which stays lost). The order a room's records keep, and the block after
+    /// a failed one (`RoomStore.append`), are per lease: a new holder starts again from the store and does
+    /// not wait for the failures of the one before it.
     func append(_ record: RoomRecord, under lease: RoomLease, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void)
 }
 

@@ -140,10 +140,11 @@ final class StoreFixture: @unchecked Sendable {
 }
 
 /// Appends `records` one after another, each waiting for its completion; throws the first failure.
-func appendAndWait(_ store: any RoomStore, _ records: [RoomRecord], room: String) async throws {
-    for record in records {
+/// `resuming` goes with the first.
+func appendAndWait(_ store: any RoomStore, _ records: [RoomRecord], room: String, resuming: Bool = false) async throws {
+    for (index, record) in records.enumerated() {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            store.append(record, room: room) { error in
+            store.append(record, room: room, resuming: resuming && index == 0) { error in
                 if let error { continuation.resume(throwing: error) } else { continuation.resume() }
             }
         }
