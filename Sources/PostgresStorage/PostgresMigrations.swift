@@ -81,6 +81,10 @@ enum PostgresMigrations {
                 expires_at timestamptz NOT NULL
             );
             """),
+        // Step 2: a kicked player can also be blocked (their name and resume token stay refused).
+        (2, """
+            ALTER TABLE players ADD COLUMN blocked boolean NOT NULL DEFAULT false;
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

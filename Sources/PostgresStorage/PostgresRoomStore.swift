@@ -629,7 +629,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         guard !archives.isEmpty else { return [] }
 
         let players = try connection.query("""
-            SELECT room_code, id, nickname, token_hash, joined_at, kicked_at FROM players
+            SELECT room_code, id, nickname, token_hash, joined_at, kicked_at, blocked FROM players
             WHERE room_code IN (\(rooms)) ORDER BY room_code, joined_at, seq
             """, parameters)
         for row in 0..<players.count {
@@ -637,6 +637,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
             let id = players.text(row, 1)
             archives[position].players.append(PlayerRecord(id: id, nickname: players.text(row, 2), tokenHash: players.text(row, 3), joinedAt: ServerTime(milliseconds: players.int64(row, 4))))
             if !players.isNull(row, 5) { archives[position].kicked.insert(id) }
+            if players.bool(row, 6) { archives[position].blocked.insert(id) }
         }
         let answers = try connection.query("""
             SELECT room_code, player_id, question, option, received_at, elapsed_ms, correct, points FROM answers

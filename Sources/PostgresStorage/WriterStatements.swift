@@ -102,6 +102,15 @@ enum WriterStatements {
             )
             SELECT CASE WHEN (SELECT held FROM lease) THEN 0 ELSE 3 END
             """),
+        // Blocking keeps the time of an earlier kick, as SQLite's store does.
+        ("sc_player_blocked", """
+            WITH \(lease), updated AS (
+                UPDATE players SET kicked_at = coalesce(kicked_at, $5::bigint), blocked = true
+                WHERE room_code = $1::text AND id = $4::text AND (SELECT held FROM lease)
+                RETURNING 1
+            )
+            SELECT CASE WHEN (SELECT held FROM lease) THEN 0 ELSE 3 END
+            """),
         ("sc_answer", """
             WITH \(lease), inserted AS (
                 INSERT INTO answers (room_code, player_id, question, option, received_at, elapsed_ms, correct, points)
@@ -188,6 +197,8 @@ enum WriterStatements {
             ("sc_player_left", [.text(player), .integer(at.milliseconds)])
         case .playerKicked(let player, let at):
             ("sc_player_kicked", [.text(player), .integer(at.milliseconds)])
+        case .playerBlocked(let player, let at):
+            ("sc_player_blocked", [.text(player), .integer(at.milliseconds)])
         case .answer(let answer):
             ("sc_answer", [
                 .text(answer.player), .int(answer.question), .int(answer.option), .integer(answer.receivedAt.milliseconds),

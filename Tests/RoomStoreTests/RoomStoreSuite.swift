@@ -27,6 +27,31 @@ struct RoomStoreSuite {
     }
 
     @Test(arguments: Backend.all)
+    func aBlockIsStoredKeepsAnEarlierKickAndComesBackAfterReopening(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let records: [RoomRecord] = [
+            .playerJoined(PlayerRecord(id: "p1", nickname: "Ana", tokenHash: RoomCredentials.hash("ana"), joinedAt: ServerTime(milliseconds: 2_000))),
+            .playerJoined(PlayerRecord(id: "p2", nickname: "Ben", tokenHash: RoomCredentials.hash("ben"), joinedAt: ServerTime(milliseconds: 2_100))),
+            .playerJoined(PlayerRecord(id: "p3", nickname: "Cat", tokenHash: RoomCredentials.hash("cat"), joinedAt: ServerTime(milliseconds: 2_200))),
+            .playerKicked(player: "p1", at: ServerTime(milliseconds: 3_000)),
+            .playerBlocked(player: "p2", at: ServerTime(milliseconds: 3_100)),
+            .playerKicked(player: "p3", at: ServerTime(milliseconds: 3_200)),
+            .playerBlocked(player: "p3", at: ServerTime(milliseconds: 3_300)),
+        ]
+        try fixture.store.createRoom(Sample.header("123456"))
+        try await appendAndWait(fixture.store, records, room: "123456")
+        fixture.store.close()
+
+        let reopened = try fixture.reopen()
+        let stored = try #require(try reopened.archive(room: "123456"))
+        #expect(stored == Sample.expected("123456", records))
+        #expect(stored.kicked == ["p1", "p2", "p3"])
+        #expect(stored.blocked == ["p2", "p3"])
+        #expect(try reopened.summaries().first?.players == 0)
+    }
+
+    @Test(arguments: Backend.all)
     func finishedRoomsAreKeptButNotRestoredAndSummariesAreNewestFirst(_ backend: Backend) async throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
