@@ -62,6 +62,6 @@ extension WebSocketServer {
         if configuration.helloTimeoutSeconds > 0 {
             lws_set_timer_usecs(wsi, lws_usec_t(configuration.helloTimeoutSeconds * 1_000_000))
         }
-        onEvent(.opened(connection: connection.id, peer: connection.peer))
+        onEvent(.opened(connection: connection.id, peer: connection.peer, room: queryValue(wsi, "room")))
     }
 }
