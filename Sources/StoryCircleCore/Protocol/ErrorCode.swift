@@ -59,6 +59,12 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case serverFull = "server_full"
     /// A write could not be stored (disk full, read-only, I/O error): nothing was acknowledged; try again.
     case storageUnavailable = "storage_unavailable"
+    /// This node cannot serve the room just now (another node still holds it, or this one lost it): the
+    /// WebSocket closes with 1012 and HTTP answers 503 with `Retry-After`; trying again shortly reaches the
+    /// room's new node.
+    case tryAgain = "try_again"
+    /// The hello names a different room from the one in the WebSocket URL (`/ws?room=…`).
+    case roomMismatch = "room_mismatch"
     case internalError = "internal_error"
 }
 

@@ -18,12 +18,14 @@ extension HTTPResponse {
     static func error(_ error: RoomError, extra: [String: JSONValue] = [:]) -> HTTPResponse {
         var object: [String: JSONValue] = ["code": .string(error.code.rawValue), "message": .string(error.message)]
         object.merge(extra) { current, _ in current }
-        return json(status(for: error.code), ["error": JSONValue.object(object)])
+        // A proxy or a script that sees `Retry-After` comes back once another node has taken the room.
+        let headers: [(name: String, value: String)] = error.code == .tryAgain ? [("retry-after", "2")] : []
+        return json(status(for: error.code), ["error": JSONValue.object(object)], headers: headers)
     }
 
     static func status(for code: ErrorCode) -> Int {
         switch code {
-        case .invalidJSON, .invalidMessage, .invalidSettings, .unknownType, .nicknameInvalid: 400
+        case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid: 400
         case .unauthorized, .badToken: 401
         case .wrongRole, .originNotAllowed: 403
         case .roomNotFound, .notFound, .playerNotFound: 404
@@ -32,7 +34,7 @@ extension HTTPResponse {
         case .payloadTooLarge, .messageTooBig: 413
         case .invalidStory: 422
         case .rateLimited, .tooManyMessages, .tooManyConnections: 429
-        case .serverShuttingDown, .serverFull, .storageUnavailable: 503
+        case .serverShuttingDown, .serverFull, .storageUnavailable, .tryAgain: 503
         default: 500
         }
     }
