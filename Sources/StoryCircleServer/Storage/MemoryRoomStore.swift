@@ -1,46 +1,88 @@
+import Foundation
 import Locking
 import StoryCircleCore
 
 /// Keeps rooms in memory only: for tests, and for `--database none` when nothing may be written to disk.
-/// Appends are durable at once (there is nothing to wait for), and never fail.
-public final class MemoryRoomStore: RoomStore {
-    private let archives = Locked<[String: RoomArchive]>([:])
+/// Appends are durable at once (there is nothing to wait for), and never fail, except under a lease that is
+/// no longer the room's. Leases are kept here too, so the registry runs rooms the same way on every store
+/// (and two registries sharing one memory store behave like two nodes sharing a database).
+public final class MemoryRoomStore: RoomLeases {
+    private struct Contents {
+        var archives: [String: RoomArchive] = [:]
+        var leases = RoomLeaseTable()
+    }
+
+    private let contents = Locked(Contents())
 
     public init() {}
 
     public func createRoom(_ header: RoomHeader) throws {
-        archives.withLock { $0[header.code] = RoomArchive(header: header) }
+        try contents.withLock { contents in
+            // Room codes are unique, as in the databases' primary keys.
+            guard contents.archives[header.code] == nil else {
+                throw StoreFailure(.rejected, record: "room.created", reason: "room code \(header.code) is already taken")
+            }
+            contents.archives[header.code] = RoomArchive(header: header)
+        }
     }
 
     public func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
-        archives.withLock { $0[code]?.apply(record) }
+        contents.withLock { _ = $0.archives[code]?.apply(record) }
         whenDurable(nil)
     }
 
+    public func acquire(room: String, node: String, for duration: Duration) throws -> RoomLease {
+        try contents.withLock { contents in
+            guard contents.archives[room] != nil else { throw RoomLeaseError.unknownRoom(room) }
+            return try contents.leases.acquire(room: room, node: node, for: duration, now: .now, wallClock: Self.wallClock()).get()
+        }
+    }
+
+    public func renew(_ leases: [RoomLease], for duration: Duration) throws -> [RoomLease] {
+        contents.withLock { $0.leases.renew(leases, for: duration, now: .now, wallClock: Self.wallClock()) }
+    }
+
+    public func release(_ lease: RoomLease) throws {
+        contents.withLock { $0.leases.release(lease, now: .now) }
+    }
+
+    public func append(_ record: RoomRecord, under lease: RoomLease, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
+        let held = contents.withLock { contents in
+            guard contents.leases.holds(lease, at: .now) else { return false }
+            _ = contents.archives[lease.room]?.apply(record)
+            return true
+        }
+        whenDurable(held ? nil : RoomLeaseError.lost(room: lease.room, epoch: lease.epoch))
+    }
+
+    private static func wallClock() -> ServerTime {
+        ServerTime(milliseconds: Int64(Date().timeIntervalSince1970 * 1_000))
+    }
+
     public func archive(room code: String) throws -> RoomArchive? {
-        archives.withLock { $0[code] }
+        contents.withLock { $0.archives[code] }
     }
 
     public func unfinishedRooms() throws -> [RoomArchive] {
-        archives.withLock { $0.values.filter { $0.lastPhase != .finished }.sorted { $0.header.createdAt < $1.header.createdAt } }
+        contents.withLock { $0.archives.values.filter { $0.lastPhase != .finished }.sorted { $0.header.createdAt < $1.header.createdAt } }
     }
 
     public func summaries() throws -> [RoomSummary] {
-        archives.withLock { archives in
-            archives.values
+        contents.withLock { contents in
+            contents.archives.values
                 .map { RoomSummary(code: $0.header.code, title: $0.header.story.title, phase: $0.lastPhase, players: $0.players.count - $0.kicked.count, createdAt: $0.header.createdAt) }
                 .sorted { $0.createdAt > $1.createdAt }
         }
     }
 
     public func codeExists(_ code: String) throws -> Bool {
-        archives.withLock { $0[code] != nil }
+        contents.withLock { $0.archives[code] != nil }
     }
 
     public func purge(createdBefore cutoff: ServerTime) throws -> Int {
-        archives.withLock { archives in
-            let old = archives.filter { $0.value.header.createdAt < cutoff }.map(\.key)
-            old.forEach { archives[$0] = nil }
+        contents.withLock { contents in
+            let old = contents.archives.filter { $0.value.header.createdAt < cutoff }.map(\.key)
+            old.forEach { contents.archives[$0] = nil }
             return old.count
         }
     }
