@@ -111,7 +111,9 @@ struct RoomTests {
         events.send(1, .answer(question: 0, option: 2))
         _ = await transport.next("reveal", to: 1)
 
-        // A new registry over the same store: the server after a restart.
+        // A new registry over the same store: the server after a restart. The first one stops (and gives
+        // up its leases, which the store keeps, as a restarted SQLite server would have lost them).
+        await registry.shutDown()
         let after = RecordingTransport()
         let (restarted, restartedEvents) = ServerFixtures.registry(transport: after, store: store, clock: clock)
         #expect(try await restarted.restoreRooms() == 1)

@@ -125,7 +125,11 @@ public final class ClassroomServer: Sendable {
                 eventSink.yield(event)
             }
         }
-        let registry = RoomRegistry(events: events, transport: transport, store: roomStore, clock: clock, narrator: roomNarrator, metrics: metrics, configuration: configuration, timing: timing, logger: logger, routes: routes)
+        // PostgreSQL may be shared by several nodes: rooms are then loaded only by the node the proxy sends them to.
+        let registry = RoomRegistry(
+            events: events, transport: transport, store: roomStore, clock: clock, narrator: roomNarrator, metrics: metrics,
+            configuration: configuration, timing: timing, logger: logger, routes: routes, sharedStore: store == nil && postgres != nil
+        )
         let restored: Int
         do {
             restored = try await registry.restoreRooms()
@@ -163,7 +167,7 @@ public final class ClassroomServer: Sendable {
                 )
             }
         }
-        logger.notice("Server listening", ["port": String(port), "url": publicURL, "rooms.restored": String(restored)])
+        logger.notice("Server listening", ["port": String(port), "url": publicURL, "rooms.restored": String(restored), "node": registry.nodeId])
         return ClassroomServer(
             configuration: configuration, port: port, publicURL: publicURL, adminTokenFile: adminTokenFile, registry: registry, metrics: metrics,
             transport: transport, store: roomStore, logger: logger, lock: lock, loops: [routing, answering, sweeping], restoredRooms: restored,

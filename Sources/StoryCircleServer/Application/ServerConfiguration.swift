@@ -55,6 +55,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var logLevel = "info"
     /// `text` for people, `json` (one object per line) for log collectors.
     public var logFormat = "text"
+    /// This process's name in room leases (`RoomLeases`): unique among the nodes sharing a database. The
+    /// default (host name and process id) is unique on its own; set it to read logs and lease rows easily.
+    public var nodeId: String?
+    /// How long a room lease lasts without renewal: how long the rooms of a node that died wait before
+    /// another node may take them over. Renewed every third of it.
+    public var leaseSeconds = 10
 
     public init() {}
 
@@ -62,7 +68,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         "port", "bindAddress", "publicURL", "webRoot", "dataDirectory", "database", "audioCacheDirectory",
         "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxConnectionsPerAddress", "helloTimeoutSeconds", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "messagesPerSecondPerConnection", "messageBurstPerConnection", "pingAfterIdleSeconds", "hangUpAfterIdleSeconds", "allowedOrigins", "trustForwardedFor",
         "retentionDays", "adminToken", "finishedRoomMinutes", "storageRetrySeconds", "joinBurst", "joinsPerSecond", "failedJoinBurst",
-        "failedJoinsPerMinute", "roomDefaults", "logLevel", "logFormat",
+        "failedJoinsPerMinute", "roomDefaults", "logLevel", "logFormat", "nodeId", "leaseSeconds",
     ]
 
     /// A problem with the configuration, said plainly; the server refuses to start on one.
@@ -130,6 +136,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         allowedOrigins = try decode("allowedOrigins", as: [String].self) ?? allowedOrigins
         trustForwardedFor = try decode("trustForwardedFor", as: Bool.self) ?? trustForwardedFor
         retentionDays = try decode("retentionDays", as: Int.self) ?? retentionDays
+        nodeId = try decode("nodeId", as: String.self) ?? nodeId
+        leaseSeconds = try decode("leaseSeconds", as: Int.self) ?? leaseSeconds
         adminToken = try decode("adminToken", as: String.self) ?? adminToken
         finishedRoomMinutes = try decode("finishedRoomMinutes", as: Int.self) ?? finishedRoomMinutes
         storageRetrySeconds = try decode("storageRetrySeconds", as: Int.self) ?? storageRetrySeconds
@@ -168,6 +176,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         retentionDays = try integer("STORYCIRCLE_RETENTION_DAYS") ?? retentionDays
         logLevel = string("STORYCIRCLE_LOG_LEVEL") ?? logLevel
         logFormat = string("STORYCIRCLE_LOG_FORMAT") ?? logFormat
+        nodeId = string("STORYCIRCLE_NODE_ID") ?? nodeId
+        leaseSeconds = try integer("STORYCIRCLE_LEASE_SECONDS") ?? leaseSeconds
         if let origins = string("STORYCIRCLE_ALLOWED_ORIGINS") {
             allowedOrigins = origins.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
         }
@@ -189,6 +199,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard helloTimeoutSeconds > 0, helloTimeoutSeconds <= 3_600 else {
             throw Problem(description: "helloTimeoutSeconds must be more than 0 and at most 3600")
         }
+        guard (3...300).contains(leaseSeconds) else { throw Problem(description: "leaseSeconds must be from 3 to 300") }
         guard retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
         guard (1...300).contains(storageRetrySeconds) else { throw Problem(description: "storageRetrySeconds must be from 1 to 300") }
         guard audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }

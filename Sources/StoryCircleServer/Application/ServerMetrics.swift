@@ -10,6 +10,7 @@ public final class ServerMetrics: Sendable {
         var roomsRestored = 0
         var storageFailures = 0
         var roomsRebuilt = 0
+        var roomLeasesLost = 0
         var narrationsPrepared = 0
         var narrationsFailed = 0
         var sentencesSynthesized = 0
@@ -27,6 +28,7 @@ public final class ServerMetrics: Sendable {
     func roomRestored() { state.withLock { $0.roomsRestored += 1 } }
     func storageFailed() { state.withLock { $0.storageFailures += 1 } }
     func roomRebuilt() { state.withLock { $0.roomsRebuilt += 1 } }
+    func roomLeaseLost() { state.withLock { $0.roomLeasesLost += 1 } }
     func narrationPrepared(success: Bool) { state.withLock { if success { $0.narrationsPrepared += 1 } else { $0.narrationsFailed += 1 } } }
     func joinRateLimited() { state.withLock { $0.joinsRateLimited += 1 } }
     public func sentenceSynthesized() { state.withLock { $0.sentencesSynthesized += 1 } }
@@ -55,6 +57,7 @@ public final class ServerMetrics: Sendable {
                 ("storycircle_rooms_restored_total", "Rooms brought back from storage (after a restart, or when asked for).", state.roomsRestored),
                 ("storycircle_storage_failures_total", "Attempts to store a room record that failed (each retry counts).", state.storageFailures),
                 ("storycircle_rooms_rebuilt_total", "Rooms rebuilt from storage after giving up on a record.", state.roomsRebuilt),
+                ("storycircle_room_leases_lost_total", "Rooms stopped on this node because their lease was lost (another node may run them).", state.roomLeasesLost),
                 ("storycircle_narrations_prepared_total", "Narrations prepared.", state.narrationsPrepared),
                 ("storycircle_narrations_failed_total", "Narrations that could not be prepared.", state.narrationsFailed),
                 ("storycircle_sentences_synthesized_total", "Sentences synthesised by espeak-ng (cache misses).", state.sentencesSynthesized),

@@ -221,6 +221,8 @@ struct APIHandler: Sendable {
             found = try await registry.findRoom(code) { credentials in
                 authority(of: request, credentials: credentials).map { $0 >= needs } ?? false
             }
+        } catch is RoomLeaseError {
+            return .failure(.error(RoomError(.tryAgain, "Room \(code.prefix(12)) is held by another server just now; try again in a moment.")))
         } catch {
             return .failure(.error(RoomError(.storageUnavailable, "The room cannot be read from storage just now (\(StoreFailure.from(error, record: "archive").reason)).")))
         }

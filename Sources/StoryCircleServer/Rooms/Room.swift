@@ -15,6 +15,8 @@ public enum RoomInput: Sendable {
     case storage(problem: String?)
     /// The outbox gave up storing the room's records: the room rebuilds itself from the store.
     case storageGaveUp(StoreFailure)
+    /// The store refused a record for the room's lease: another node may hold the room now.
+    case leaseLost
 }
 
 /// What every room shares with the others.
@@ -32,6 +34,9 @@ struct RoomServices: Sendable {
     /// A room that can neither store its records nor read them back hands itself in here (the registry
     /// forgets it; a later hello loads it again).
     let release: @Sendable (Room) async -> Void
+    /// A room whose lease is gone hands itself in here: the registry closes its connections (1012,
+    /// `try_again`, so the pages reconnect and reach the room's new node) and forgets it.
+    var leaseLost: @Sendable (Room) async -> Void = { _ in }
 }
 
 /// The shell around one `RoomState`: it feeds the state events stamped with the clock's time and carries
@@ -66,7 +71,11 @@ public actor Room {
     /// The most round trip a client may claim (the core credits at most `answerGraceMs` of it anyway).
     static let maximumReportedRoundTripMs = 10_000
 
-    init(state: RoomState, createdAt: ServerTime, finishedAt: ServerTime? = nil, services: RoomServices) {
+    /// The lease the room's records are written under, when the store has leases.
+    public nonisolated let lease: RoomLease?
+
+    init(state: RoomState, createdAt: ServerTime, finishedAt: ServerTime? = nil, lease: RoomLease? = nil, services: RoomServices) {
+        self.lease = lease
         self.code = state.code
         self.credentials = state.credentials
         self.createdAt = createdAt
@@ -78,7 +87,7 @@ public actor Room {
         self.outbox = RoomOutbox(
             code: state.code, transport: services.transport, store: services.store, clock: services.clock,
             retryLimitMs: services.storageRetryMs, metrics: services.metrics, logger: services.logger, storage: services.storage,
-            onGiveUp: { failure in inbox.yield(.storageGaveUp(failure)) }
+            lease: lease, onGiveUp: { failure in inbox.yield(.storageGaveUp(failure)) }, onLeaseLost: { inbox.yield(.leaseLost) }
         )
         if state.phase == .finished { self.finishedAt = finishedAt ?? createdAt }
     }
@@ -174,6 +183,9 @@ public actor Room {
             }
         case .storageGaveUp(let failure):
             rebuild(after: failure)
+        case .leaseLost:
+            stopTasks()
+            Task { [services] in await services.leaseLost(self) }
         }
     }
 
@@ -252,14 +264,22 @@ public actor Room {
         }
     }
 
+    static func routed(_ path: String, room: String) -> String {
+        path.contains("?") ? path : "\(path)?room=\(room)"
+    }
+
     private func prepareNarration(_ request: NarrationRequest) {
         narration?.cancel()
         let code = self.code
         narration = Task { [services, inbox, generation] in
             do {
-                let plan = try await services.narrator.prepare(request) { ready, total in
+                var plan = try await services.narrator.prepare(request) { ready, total in
                     inbox.yield(.narration(.progress(preparation: request.preparation, ready: ready, total: total), generation: generation))
                 }
+                // Behind a proxy that routes by room, the room in the audio's URL brings the request to this
+                // node, whose cache holds the clips it just prepared (audio is per node).
+                plan.sentences = plan.sentences.map { var sentence = $0; sentence.audio = sentence.audio.map { Self.routed($0, room: code) }; return sentence }
+                plan.questionAudio = plan.questionAudio?.map { Self.routed($0, room: code) }
                 services.metrics.narrationPrepared(success: true)
                 inbox.yield(.narration(.prepared(preparation: request.preparation, plan), generation: generation))
             } catch is CancellationError {

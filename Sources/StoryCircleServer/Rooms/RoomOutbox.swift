@@ -69,6 +69,11 @@ final class RoomOutbox: Sendable {
     private let logger: Logger
     private let storage: StorageMonitor?
     private let onGiveUp: @Sendable (StoreFailure) -> Void
+    /// The lease every record is written under (`RoomLeases`), when the store has leases.
+    private let lease: (lease: RoomLease, store: any RoomLeases)?
+    /// The store refused a record because the lease is no longer the room's: another node may run the room
+    /// now, so nothing held is ever sent and this room must stop.
+    private let onLeaseLost: @Sendable () -> Void
     private let state = Locked(State())
 
     /// The first retry comes this soon after a failure; each next one twice as late, up to `maxRetryDelayMs`.
@@ -77,8 +82,15 @@ final class RoomOutbox: Sendable {
 
     init(
         code: String, transport: any MessageTransport, store: any RoomStore, clock: any ServerClock, retryLimitMs: Int,
-        metrics: ServerMetrics, logger: Logger, storage: StorageMonitor?, onGiveUp: @escaping @Sendable (StoreFailure) -> Void
+        metrics: ServerMetrics, logger: Logger, storage: StorageMonitor?, lease: RoomLease? = nil,
+        onGiveUp: @escaping @Sendable (StoreFailure) -> Void, onLeaseLost: @escaping @Sendable () -> Void = {}
     ) {
+        if let lease, let leases = store as? any RoomLeases {
+            self.lease = (lease, leases)
+        } else {
+            self.lease = nil
+        }
+        self.onLeaseLost = onLeaseLost
         self.code = code
         self.transport = transport
         self.store = store
@@ -193,8 +205,17 @@ final class RoomOutbox: Sendable {
         }
         while !batch.isEmpty {
             for item in batch {
-                store.append(item.record, room: code, resuming: item.resuming) { [self] error in
-                    completed(attempt: item.attempt, error: error.map { StoreFailure.from($0, record: item.record.kind) })
+                let done: @Sendable ((any Error)?) -> Void = { [self] error in
+                    if case .lost? = error as? RoomLeaseError {
+                        leaseLost()
+                    } else {
+                        completed(attempt: item.attempt, error: error.map { StoreFailure.from($0, record: item.record.kind) })
+                    }
+                }
+                if let lease {
+                    lease.store.append(item.record, under: lease.lease, resuming: item.resuming, whenDurable: done)
+                } else {
+                    store.append(item.record, room: code, resuming: item.resuming, whenDurable: done)
                 }
             }
             batch = state.withLock { state in
@@ -305,6 +326,21 @@ final class RoomOutbox: Sendable {
                 "records.dropped": String(dropped.records), "messages.dropped": String(dropped.messages),
             ])
             onGiveUp(gaveUp)
+        }
+    }
+
+    /// Not a storage failure: retrying cannot help, and rebuilding from the store would make two owners.
+    /// Everything held is dropped (nothing that waited for these records is sent) and the room is told once.
+    private func leaseLost() {
+        let (waiters, first) = state.withLock { state -> ([CheckedContinuation<Bool, Never>], Bool) in
+            if case .gaveUp = state.mode { return ([], false) }
+            state.inFlight = 0
+            return (giveUp(&state, StoreFailure(.rejected, record: "lease", reason: "lease lost")), true)
+        }
+        waiters.forEach { $0.resume(returning: false) }
+        if first {
+            logger.warning("Room lease lost; the room stops on this node", ["room.code": code])
+            onLeaseLost()
         }
     }
 

@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+import WebSocketTransport
+@testable import StoryCircleCore
+@testable import StoryCircleServer
+
+/// Two nodes (two registries) sharing one store, as nodes share PostgreSQL: a room runs on one of them only,
+/// under its lease, and a node whose lease is gone stops instead of writing. No clocks: leases are taken
+/// over by releasing them, never by waiting for them to expire.
+@Suite("Room ownership between nodes")
+struct RoomOwnershipTests {
+    struct Node {
+        let registry: RoomRegistry
+        let events: AsyncStream<WebSocketTransport.TransportEvent>.Continuation
+        let transport: RecordingTransport
+    }
+
+    static func node(_ name: String, store: MemoryRoomStore) -> Node {
+        let transport = RecordingTransport()
+        var configuration = ServerConfiguration()
+        configuration.nodeId = name
+        let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
+        let registry = RoomRegistry(
+            events: events, transport: transport, store: store, clock: ManualClock(), narrator: ScriptedNarrator(), metrics: ServerMetrics(),
+            configuration: configuration, logger: Logger(label: "test", minimumLevel: .error, sink: { _ in }), sharedStore: true
+        )
+        Task { await registry.run() }
+        return Node(registry: registry, events: sink, transport: transport)
+    }
+
+    @Test func twoNodesRacingForARoomLeaveExactlyOneOwnerAndTheOtherSaysTryAgain() async throws {
+        let store = MemoryRoomStore()
+        let a = Self.node("a", store: store)
+        let b = Self.node("b", store: store)
+        let created = try await a.registry.createRoom(story: ServerFixtures.story)
+        #expect(await a.registry.room(created.code) == nil, "a shared store's room runs where the proxy sends it, not where it was made")
+
+        async let fromA = Self.outcome { try await a.registry.findRoom(created.code) }
+        async let fromB = Self.outcome { try await b.registry.findRoom(created.code) }
+        let outcomes = await [fromA, fromB]
+        let owners = outcomes.compactMap { (try? $0.get()) ?? nil }
+        #expect(owners.count == 1, "exactly one node runs the room")
+        let refusals = outcomes.compactMap { outcome -> RoomLeaseError? in
+            if case .failure(let error) = outcome { return error as? RoomLeaseError }
+            return nil
+        }
+        #expect(refusals.count == 1)
+        guard case .held(let room, _)? = refusals.first else { Issue.record("the loser must find the room held"); return }
+        #expect(room == created.code)
+
+        // A child sent to the node that lost is told to try again (1012), not welcomed.
+        let (winner, loser) = owners.first?.lease?.node == "a" ? (a, b) : (b, a)
+        loser.events.hello(1, .join(room: created.code, nickname: "Ana"))
+        #expect(await loser.transport.closed(1) == CloseReason(status: 1012, reason: "try_again"))
+        #expect(loser.transport.types(to: 1) == ["error"])
+        winner.events.hello(2, .join(room: created.code, nickname: "Ana"))
+        _ = await winner.transport.next("welcome", to: 2)
+    }
+
+    @Test func aStaleOwnersWriteIsRefusedAndItsRoomStopsWithTryAgain() async throws {
+        let store = MemoryRoomStore()
+        let a = Self.node("a", store: store)
+        let b = Self.node("b", store: store)
+        let created = try await a.registry.createRoom(story: ServerFixtures.story)
+        a.events.hello(1, .join(room: created.code, nickname: "Ana"))
+        _ = await a.transport.next("welcome", to: 1)
+        let onA = try #require(await a.registry.room(created.code))
+        let staleLease = try #require(onA.lease)
+
+        // Node a is paused past its lease (here: the lease ends behind its back), and b takes the room.
+        try store.release(staleLease)
+        let onB = try #require(try await b.registry.findRoom(created.code))
+        #expect(try #require(onB.lease).epoch > staleLease.epoch)
+
+        // a still believes it runs the room: Ben's join is written under the old lease, and refused.
+        a.events.hello(2, .join(room: created.code, nickname: "Ben"))
+        #expect(await a.transport.closed(2) == CloseReason(status: 1012, reason: "try_again"))
+        #expect(await a.transport.closed(1) == CloseReason(status: 1012, reason: "try_again"))
+        #expect(!a.transport.types(to: 2).contains("welcome"), "no welcome (and no token) for a join that was not stored")
+        #expect(await a.registry.room(created.code) == nil, "the stale owner forgot the room")
+        #expect(try store.archive(room: created.code)?.players.map(\.nickname) == ["Ana"])
+
+        // Ana's page reconnects and reaches the room's owner now, b.
+        b.events.hello(3, .rejoin(room: created.code, token: try #require(Self.token(a.transport, 1))))
+        guard case .welcome(let welcome) = await b.transport.next("welcome", to: 3) else { Issue.record("expected a welcome"); return }
+        #expect(welcome.player?.nickname == "Ana")
+    }
+
+    @Test func aHelloForAnotherRoomThanTheURLsIsRefused() async throws {
+        let store = MemoryRoomStore()
+        let a = Self.node("a", store: store)
+        let created = try await a.registry.createRoom(story: ServerFixtures.story)
+        a.events.yield(.opened(connection: 1, peer: "10.0.0.1", room: "999999"))
+        a.events.send(1, .join(room: created.code, nickname: "Ana"))
+        #expect(await a.transport.closed(1) == CloseReason(status: 1008, reason: "room_mismatch"))
+        a.events.yield(.opened(connection: 2, peer: "10.0.0.1", room: created.code))
+        a.events.send(2, .join(room: created.code, nickname: "Ana"))
+        _ = await a.transport.next("welcome", to: 2)
+    }
+
+    static func outcome(_ body: () async throws -> Room?) async -> Result<Room?, any Error> {
+        do { return .success(try await body()) } catch { return .failure(error) }
+    }
+
+    static func token(_ transport: RecordingTransport, _ connection: UInt64) -> String? {
+        for case .welcome(let welcome) in transport.messages(to: connection) { if let token = welcome.token { return token } }
+        return nil
+    }
+}
