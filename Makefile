@@ -11,7 +11,7 @@ RELEASE := .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps test-deps bench-deps build release run test swift-test tsan-test fuzz integration-test bench bench-readme bench-profile store-bench clean screenshots
+.PHONY: all deps test-deps bench-deps build release run test swift-test tsan-test fuzz integration-test bench bench-readme bench-profile store-bench cluster clean screenshots
 
 all: build
 
@@ -98,6 +98,10 @@ README_SCREENSHOTS := phone-lobby phone-story phone-question-scrolled-countdown 
 screenshots:
 	@mkdir -p docs/screenshots
 	@for name in $(README_SCREENSHOTS); do cp build/screenshots/$$name.png docs/screenshots/ || exit 1; done
+
+## make cluster: nginx + 3 nodes + PostgreSQL as local processes (scripts/cluster.sh; `down` to stop).
+cluster: build
+	scripts/cluster.sh up
 
 ## make store-bench: SQLite against PostgreSQL, 2,000 answers in one second, acknowledgement latency.
 store-bench: release test-deps
