@@ -1,0 +1,308 @@
+"""Rooms spread over three nodes behind nginx, stored in one PostgreSQL, surviving a node's death (issue #12).
+
+The topology comes from scripts/cluster.sh (the same as docker-compose.yml, as local processes). 20 rooms of
+10 children each play through the proxy; during an open question the node holding the most rooms is killed
+with SIGKILL. Afterwards every acknowledged answer is in the results, every child of the dead node's rooms
+is back in its room with its score (rejoining with its token, through the proxy, as the pages do), and the
+rooms on the other nodes never noticed (not one of their connections closed).
+"""
+import asyncio
+import json
+import os
+import pathlib
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+import websockets
+
+from conftest import BIN, ROOT, SHORT_STORY, wait_until
+
+ROOMS = 20
+CHILDREN = 10
+
+
+def free_ports(count):
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for probe in sockets:
+            probe.bind(("127.0.0.1", 0))
+        return [probe.getsockname()[1] for probe in sockets]
+    finally:
+        for probe in sockets:
+            probe.close()
+
+
+class Cluster:
+    def __init__(self):
+        # Not under pytest's tmp_path: PostgreSQL runs as the `postgres` user, who cannot enter it.
+        self.dir = pathlib.Path(tempfile.mkdtemp(prefix="storycircle-cluster-"))
+        ports = free_ports(4)
+        self.port, self.node_ports = ports[0], ports[1:]
+        self.env = dict(os.environ, STORYCIRCLE_CLUSTER_DIR=str(self.dir), STORYCIRCLE_CLUSTER_PORT=str(self.port),
+                        STORYCIRCLE_CLUSTER_NODE_PORTS=" ".join(map(str, self.node_ports)), STORYCIRCLE_BIN=BIN)
+
+    def script(self, command):
+        return subprocess.run([str(ROOT / "scripts" / "cluster.sh"), command], env=self.env, capture_output=True, text=True, timeout=120)
+
+    def up(self):
+        for tool in ("nginx", "initdb"):
+            assert shutil.which(tool) or pathlib.Path(f"/usr/sbin/{tool}").exists() or list(pathlib.Path("/usr/lib/postgresql").glob(f"*/bin/{tool}")), \
+                f"{tool} is missing: run scripts/install-deps.sh --test"
+        done = self.script("up")
+        assert done.returncode == 0, done.stdout + done.stderr
+        self.admin = (self.dir / "admin-token").read_text().strip()
+
+    def down(self):
+        self.script("down")
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def pid(self, node):
+        return int((self.dir / f"node{node}.pid").read_text())
+
+    def request(self, method, path, token=None, body=None, port=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(f"http://127.0.0.1:{port or self.port}{path}", data=data, method=method)
+        if token:
+            request.add_header("Authorization", f"Bearer {token}")
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=15) as response:
+                return response.status, dict(response.headers), json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as error:
+            return error.code, dict(error.headers), json.loads(error.read() or b"null")
+
+    def command(self, room, command, deadline=30):
+        """A teacher's command through the proxy; a 503 `try_again` (the room is moving) is retried."""
+        until = time.monotonic() + deadline
+        while True:
+            status, headers, body = self.request("POST", f"/api/rooms/{room['code']}/commands", room["teacherToken"], {"command": command})
+            if status != 503 or time.monotonic() > until:
+                assert status == 200, (command, status, body)
+                return body
+            assert body["error"]["code"] in ("try_again", "storage_unavailable") and "Retry-After" in headers
+            time.sleep(0.2)
+
+
+@pytest.fixture
+def cluster():
+    running = Cluster()
+    try:
+        running.up()
+        yield running
+    finally:
+        running.down()
+
+
+class Child:
+    """One child's page, as the browser runs it: a WebSocket to /ws?room=<code>, rejoining with its token
+    after a close, with a short backoff while the room is moving (1012 `try_again`) or its node is gone.
+    One reader per connection keeps what arrives in order; `reading` ends when the connection does."""
+
+    def __init__(self, cluster, room, index, room_index):
+        self.cluster, self.room, self.name = cluster, room, f"Kid {index}"
+        # Each child from an address of its own (all of 127/8 is this machine), as in a classroom: the
+        # nodes rate-limit joins per address, and nginx passes the address on in X-Forwarded-For.
+        self.address = f"127.1.{room_index}.{index + 1}"
+        self.token = None
+        self.ws = None
+        self.reading = None
+        self.welcomes = []
+
+    async def open(self, hello):
+        url = f"ws://127.0.0.1:{self.cluster.port}/ws?room={self.room['code']}"
+        self.ws = await websockets.connect(url, origin=f"http://127.0.0.1:{self.cluster.port}", local_addr=(self.address, 0),
+                                           open_timeout=10, max_queue=None)
+        self.inbox = asyncio.Queue()
+        self.reading = asyncio.ensure_future(self.read(self.ws, self.inbox))
+        await self.ws.send(json.dumps(hello))
+
+    async def read(self, ws, inbox):
+        try:
+            async for frame in ws:
+                message = json.loads(frame)
+                if message["type"] == "welcome":
+                    self.welcomes.append(message)
+                inbox.put_nowait(message)
+        except websockets.ConnectionClosed:
+            pass
+        inbox.put_nowait(None)
+        return ws.close_code
+
+    async def join(self):
+        await self.open({"type": "join", "room": self.room["code"], "nickname": self.name})
+        welcome = await self.expect("welcome")
+        self.token = welcome["token"]
+        return welcome
+
+    async def expect(self, kind, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            message = await asyncio.wait_for(self.inbox.get(), max(0.01, deadline - time.monotonic()))
+            if message is None:
+                raise ConnectionError(f"{self.name} of room {self.room['code']}: closed while waiting for {kind}")
+            if message["type"] == kind:
+                return message
+
+    async def rejoin(self, deadline):
+        """Reconnects until welcomed again; the page does the same with its backoff."""
+        delay = 0.1
+        while time.monotonic() < deadline:
+            try:
+                await self.open({"type": "rejoin", "room": self.room["code"], "token": self.token})
+                while True:
+                    message = await asyncio.wait_for(self.inbox.get(), 10)
+                    if message is None:
+                        break
+                    if message["type"] == "welcome":
+                        return message
+                    if message["type"] == "error":
+                        assert message["code"] in ("try_again", "storage_unavailable"), message
+            except (websockets.ConnectionClosed, websockets.InvalidStatus, OSError, asyncio.TimeoutError):
+                pass
+            await asyncio.sleep(delay)  # the page's backoff between attempts; not synchronisation
+            delay = min(delay * 1.5, 0.5)
+        raise AssertionError(f"{self.name} of room {self.room['code']} was not welcomed back in time")
+
+
+def node_rooms(cluster):
+    """Rooms each node runs, from its own /healthz (asked directly, not through the proxy)."""
+    counts = {}
+    for node, port in enumerate(cluster.node_ports, start=1):
+        status, _, health = cluster.request("GET", "/healthz", port=port)
+        assert status == 200, health
+        counts[node] = health["rooms"]
+    return counts
+
+
+def test_kill_9_of_the_busiest_node_loses_no_acknowledged_answer_and_disturbs_no_other_room(cluster):
+    story = json.loads(SHORT_STORY.read_text())
+    rooms = []
+    for _ in range(ROOMS):
+        status, _, room = cluster.request("POST", "/api/rooms", cluster.admin, {"story": story, "settings": {"speedPoints": False, "timer": False}})
+        assert status == 201, room
+        rooms.append(room)
+    assert len({room["code"] for room in rooms}) == ROOMS
+
+    acknowledged = {}   # (code, nickname, question) -> option
+    scores = {}         # (code, nickname) -> score after question 1's reveal
+    rng = random.Random(12)
+
+    async def scenario():
+        children = {room["code"]: [Child(cluster, room, i, r) for i in range(CHILDREN)] for r, room in enumerate(rooms)}
+        await asyncio.gather(*(child.join() for kids in children.values() for child in kids))
+
+        # Question 1 everywhere: everyone answers, it is revealed, points are given.
+        for room in rooms:
+            cluster.command(room, "start")
+            cluster.command(room, "skip")
+
+        async def answer(child, question):
+            asked = await child.expect("question")
+            assert asked["index"] == question
+            await wait_until(asked["opensAt"])
+            option = rng.randrange(3)
+            await child.ws.send(json.dumps({"type": "answer", "question": question, "option": option}))
+            ack = await child.expect("answer.ack")
+            acknowledged[(child.room["code"], child.name, question)] = ack["option"]
+
+        await asyncio.gather(*(answer(child, 0) for kids in children.values() for child in kids))
+        for kids in children.values():
+            for child in kids:
+                reveal = await child.expect("reveal")
+                scores[(child.room["code"], child.name)] = reveal["you"]["standing"]["score"]
+
+        # Question 2, open: six children of each room answer and are acknowledged; four have not answered.
+        for room in rooms:
+            cluster.command(room, "next")
+        await asyncio.gather(*(answer(child, 1) for kids in children.values() for child in kids[:6]))
+
+        counts = node_rooms(cluster)
+        assert sum(counts.values()) == ROOMS, counts
+        victim = max(counts, key=counts.get)
+        assert counts[victim] < ROOMS, f"the ring put every room on one node: {counts}"
+        victim_port = cluster.node_ports[victim - 1]
+        affected = set()
+        for room in rooms:
+            status, _, _ = cluster.request("GET", f"/api/rooms/{room['code']}", room["teacherToken"], port=victim_port)
+            if status == 200:
+                affected.add(room["code"])
+        assert len(affected) == counts[victim], (affected, counts)
+
+        watchers = {(code, child.name): child.reading for code, kids in children.items() for child in kids}
+
+        os.kill(cluster.pid(victim), 9)
+        killed_at = time.monotonic()
+
+        failover = []
+
+        async def come_back(child):
+            await watchers[(child.room["code"], child.name)]
+            welcome = await child.rejoin(deadline=killed_at + 60)
+            failover.append(time.monotonic() - killed_at)
+            assert welcome["player"]["nickname"] == child.name
+            you = welcome["room"]["you"]
+            assert you["score"] == scores[(child.room["code"], child.name)], f"{child.name} finds their points"
+            question = welcome["room"]["question"]
+            assert question["index"] == 1, "the open question comes back"
+            key = (child.room["code"], child.name, 1)
+            if key in acknowledged:
+                assert welcome["room"].get("yourAnswer") is not None, "an acknowledged answer stands"
+            return welcome
+
+        affected_children = [child for code in affected for child in children[code]]
+        welcomes = await asyncio.gather(*(come_back(child) for child in affected_children))
+        p50 = statistics.median(failover)
+        p99 = sorted(failover)[max(0, int(len(failover) * 0.99) - 1)]
+        print(f"\nfailover: {len(affected)} rooms, {len(affected_children)} children back after kill -9; "
+              f"p50 {p50:.2f} s, p99 {p99:.2f} s, max {max(failover):.2f} s (node {victim} held {counts})")
+
+        # The children who had not answered question 2 do so now, on the room's new node.
+        for child, welcome in zip(affected_children, welcomes):
+            key = (child.room["code"], child.name, 1)
+            if key not in acknowledged:
+                await wait_until(welcome["room"]["question"]["opensAt"])
+                option = rng.randrange(4)
+                await child.ws.send(json.dumps({"type": "answer", "question": 1, "option": option}))
+                ack = await child.expect("answer.ack")
+                acknowledged[key] = ack["option"]
+
+        # The other rooms never noticed: their children answer on the same connections.
+        others = [child for code, kids in children.items() if code not in affected for child in kids]
+        for child in others:
+            assert not watchers[(child.room["code"], child.name)].done(), f"{child.name} of room {child.room['code']} was disconnected"
+            assert len(child.welcomes) == 1, "no second welcome: the room was not rebuilt or moved"
+        for child in others:
+            key = (child.room["code"], child.name, 1)
+            if key not in acknowledged:
+                option = rng.randrange(4)
+                await child.ws.send(json.dumps({"type": "answer", "question": 1, "option": option}))
+                ack = await child.expect("answer.ack")
+                acknowledged[key] = ack["option"]
+        for child in others:
+            assert not watchers[(child.room["code"], child.name)].done()
+        for watcher in watchers.values():
+            watcher.cancel()
+        for kids in children.values():
+            for child in kids:
+                await child.ws.close()
+
+    asyncio.run(scenario())
+
+    # Every acknowledged answer is in the results, and nothing else.
+    for room in rooms:
+        status, _, results = cluster.request("GET", f"/api/rooms/{room['code']}/results", room["teacherToken"])
+        assert status == 200, results
+        stored = {(room["code"], p["nickname"], a["question"]): a["option"]
+                  for p in results["players"] for a in p["answers"] if a.get("option") is not None}
+        expected = {key: option for key, option in acknowledged.items() if key[0] == room["code"]}
+        assert stored == expected, f"room {room['code']}: acknowledged answers missing or changed"
+    assert len(acknowledged) == ROOMS * CHILDREN * 2
