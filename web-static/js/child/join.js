@@ -85,6 +85,13 @@ export function joinRefused(error) {
     banner.hidden = false;
     return;
   }
+  if (error.code === "try_again") {
+    // The room is moving to another server (one stopped); the connection tries again by itself (close 1012).
+    const banner = $("#connection-message");
+    $("#connection-text").textContent = "Getting your room back. Trying again…";
+    banner.hidden = false;
+    return;
+  }
   services.connection.stop();
   return joinError(error.message);
 }
