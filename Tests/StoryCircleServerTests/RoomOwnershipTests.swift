@@ -15,10 +15,11 @@ struct RoomOwnershipTests {
         let transport: RecordingTransport
     }
 
-    static func node(_ name: String, store: MemoryRoomStore) -> Node {
+    static func node(_ name: String, store: MemoryRoomStore, configure: (inout ServerConfiguration) -> Void = { _ in }) -> Node {
         let transport = RecordingTransport()
         var configuration = ServerConfiguration()
         configuration.nodeId = name
+        configure(&configuration)
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
         let registry = RoomRegistry(
             events: events, transport: transport, store: store, clock: ManualClock(), narrator: ScriptedNarrator(), metrics: ServerMetrics(),
@@ -101,6 +102,20 @@ struct RoomOwnershipTests {
         #expect(response.status == 503)
         #expect(response.headers.contains { $0.name == "retry-after" && $0.value == "2" })
         #expect(String(decoding: response.body, as: UTF8.self).contains("\"try_again\""))
+    }
+
+    @Test func refusalsWhileARoomIsHeldElsewhereDoNotSpendTheAddresssHelloAllowance() async throws {
+        let store = MemoryRoomStore()
+        let a = Self.node("a", store: store)
+        // Two hellos per address, refilled only as the (manual, stopped) clock moves: never, here.
+        let b = Self.node("b", store: store) { $0.joinBurst = 2 }
+        let created = try await a.registry.createRoom(story: ServerFixtures.story)
+        _ = try #require(try await a.registry.findRoom(created.code))
+        // A class behind one address reconnecting again and again while the room moves.
+        for connection in UInt64(1)...5 {
+            b.events.hello(connection, .join(room: created.code, nickname: "Kid \(connection)"))
+            #expect(await b.transport.closed(connection) == CloseReason(status: 1012, reason: "try_again"))
+        }
     }
 
     @Test func aHelloForAnotherRoomThanTheURLsIsRefused() async throws {

@@ -33,6 +33,15 @@ public final class AddressRateLimiter: Sendable {
         }
     }
 
+    /// Gives back a try taken for a hello that the server turned away for its own reasons, not the client's.
+    public func refund(_ address: String, at now: ServerTime) {
+        buckets.withLock { buckets in
+            var bucket = refreshed(buckets[address], at: now)
+            bucket.tokens = min(burst, bucket.tokens + 1)
+            buckets[address] = bucket
+        }
+    }
+
     /// Whether `address` has a try left, without taking it.
     public func hasCapacity(_ address: String, at now: ServerTime) -> Bool {
         buckets.withLock { refreshed($0[address], at: now).tokens >= 1 }

@@ -485,6 +485,9 @@ public actor RoomRegistry {
         do {
             found = try await findRoom(trimmed)
         } catch let error as RoomLeaseError {
+            // Not the child's doing: a class behind one address, reconnecting through a failover, must not
+            // spend its hello allowance on refusals while the dead node's lease lapses.
+            hellos.refund(peer, at: clock.now())
             guard waiting.removeValue(forKey: connection) != nil else { return }
             logger.info("Room is held by another node; the connection is told to try again", ["room.code": trimmed, "error": error.description])
             return tryAgainLater(connection)
