@@ -35,10 +35,10 @@ TARGETS=(
   "client-message ClientMessageFuzz.swift StoryCircleCore"
   "story StoryFuzz.swift StoryCircleCore"
   "nickname NicknameFuzz.swift StoryCircleCore"
-  "http-api HTTPAPIFuzz.swift StoryCircleTesting StoryCircleServer StoryCircleCore WebSocketTransport Speech Storage QRCode Locking"
+  "http-api HTTPAPIFuzz.swift StoryCircleTesting StoryCircleServer StoryCircleCore WebSocketTransport Speech Storage PostgresStorage QRCode Locking"
 )
-C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite)
-for flag in $(pkg-config --cflags libwebsockets espeak-ng sqlite3 2>/dev/null); do C_MODULES+=(-Xcc "$flag"); done
+C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite -I Sources/CPostgreSQL)
+for flag in $(pkg-config --cflags libwebsockets espeak-ng sqlite3 libpq 2>/dev/null); do C_MODULES+=(-Xcc "$flag"); done
 
 for entry in "${TARGETS[@]}"; do
   read -r name file modules <<<"$entry"
