@@ -24,5 +24,6 @@ RUN useradd --system --home /srv/storycircle storycircle && mkdir -p data && cho
 USER storycircle
 EXPOSE 8080
 VOLUME ["/srv/storycircle/data"]
-HEALTHCHECK --interval=30s --timeout=3s CMD ["/bin/sh", "-c", "exec 3<>/dev/tcp/127.0.0.1/8080 && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && grep -q '\"ok\"' <&3"]
+# bash, not sh: Debian's sh (dash) has no /dev/tcp, and the image carries no curl.
+HEALTHCHECK --interval=30s --timeout=3s CMD ["/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/8080 && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && grep -q '\"ok\"' <&3"]
 CMD ["storycircle", "serve", "--config", "config/storycircle.json"]

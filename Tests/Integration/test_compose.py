@@ -1,0 +1,115 @@
+"""docker-compose.yml and docker-compose.single-node.yml, checked without a Docker engine: each is valid
+against the Compose specification (the PyPI package compose-spec), and each agrees with the programs it
+starts — every setting a node is given is one the server reads, every placeholder of the nginx template is
+filled, and nginx accepts the rendered configuration. The same programs run for real in test_proxy.py
+(one node) and test_cluster.py (three nodes and PostgreSQL)."""
+import json
+import os
+import re
+import shutil
+import string
+import subprocess
+
+import pytest
+import yaml
+from compose_spec import PyCompose
+
+from conftest import ROOT
+
+FILES = ["docker-compose.yml", "docker-compose.single-node.yml"]
+SETTINGS = (ROOT / "Sources" / "StoryCircleServer" / "Application" / "ServerConfiguration.swift").read_text()
+
+
+def load(name):
+    """The file as Compose sees it: YAML anchors and merge keys resolved first."""
+    return yaml.safe_load((ROOT / name).read_text())
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_the_file_is_valid_compose(name):
+    compose = PyCompose.from_yaml(yaml.safe_dump(load(name)))
+    assert set(compose.services.keys()) == set(load(name)["services"])
+
+
+def test_the_validator_refuses_what_compose_refuses():
+    """The check above can fail: a misspelt restart policy is refused."""
+    broken = load("docker-compose.yml")
+    broken["services"]["node1"]["restart"] = "unless-stoped"
+    with pytest.raises(ValueError):
+        PyCompose.from_yaml(yaml.safe_dump(broken))
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_setting_given_to_a_node_is_one_the_server_reads(name):
+    nodes = [s for s in load(name)["services"].values() if s.get("build") == "."]
+    assert nodes
+    for node in nodes:
+        for key in node.get("environment", {}):
+            assert f'"{key}"' in SETTINGS, f"{name}: the server does not read {key}"
+
+
+def test_the_cluster_has_three_nodes_one_database_and_a_proxy_over_all_of_them():
+    services = load("docker-compose.yml")["services"]
+    nodes = sorted(name for name, s in services.items() if s.get("build") == ".")
+    assert nodes == ["node1", "node2", "node3"]
+    ids = {services[n]["environment"]["STORYCIRCLE_NODE_ID"] for n in nodes}
+    assert len(ids) == 3, "each node has its own id"
+    for n in nodes:
+        env = services[n]["environment"]
+        assert env["STORYCIRCLE_DATABASE"].startswith("postgresql://") and "@postgres:" in env["STORYCIRCLE_DATABASE"]
+        assert env["STORYCIRCLE_TRUST_FORWARDED_FOR"] == "true"
+        assert services[n]["depends_on"]["postgres"]["condition"] == "service_healthy"
+        assert services[n]["volumes"][0].startswith(f"{n}-data:"), "each node keeps its own data folder"
+    proxy = services["proxy"]["environment"]
+    assert sorted(v for k, v in proxy.items() if k.startswith("STORYCIRCLE_NODE_")) == [f"{n}:8080" for n in nodes]
+    assert "healthcheck" in services["postgres"]
+
+
+def rendered(name, environment):
+    """The nginx template with its placeholders filled as the nginx image's envsubst fills them (only the
+    variables it is given; nginx's own `$room`, `$uri`… stay)."""
+    template = (ROOT / "config" / name).read_text()
+    placeholders = set(re.findall(r"\$\{([A-Z0-9_]+)\}", template))
+    missing = placeholders - set(environment)
+    assert not missing, f"{name}: placeholders the proxy service does not set: {sorted(missing)}"
+    return string.Template(template).safe_substitute(environment)
+
+
+@pytest.mark.parametrize("compose_file,template", [("docker-compose.yml", "nginx-cluster.conf"),
+                                                   ("docker-compose.single-node.yml", "nginx.conf")])
+def test_nginx_accepts_the_configuration_the_proxy_service_renders(compose_file, template, tmp_path):
+    proxy = load(compose_file)["services"]["proxy"]
+    mount = next(v for v in proxy["volumes"] if v.startswith(f"./config/{template}:"))
+    assert mount.endswith("/etc/nginx/templates/nginx.conf.template:ro")
+    environment = {k: str(v) for k, v in proxy["environment"].items()}
+    # The containers' host names do not resolve here: the same ports on this machine instead.
+    environment = {k: re.sub(r"^[a-z0-9-]+:(\d+)$", r"127.0.0.1:\1", v) for k, v in environment.items()}
+    environment["LISTEN_PORT"] = "127.0.0.1:18099"
+    if "NGINX_TEMP" in environment:
+        environment["NGINX_TEMP"] = str(tmp_path)
+    config = tmp_path / "nginx.conf"
+    config.write_text(rendered(template, environment))
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not os.path.exists(nginx):
+        pytest.fail("nginx is not installed (scripts/install-deps.sh --test installs it)")
+    checked = subprocess.run([nginx, "-t", "-c", str(config), "-e", "stderr"], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+
+
+def health_checks():
+    """Every health check a StoryCircle container runs: the Dockerfile's and the cluster nodes'."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    line = next(l for l in dockerfile.splitlines() if l.startswith("HEALTHCHECK"))
+    checks = [("Dockerfile", json.loads(line.split(" CMD ", 1)[1]))]
+    for name, service in load("docker-compose.yml")["services"].items():
+        if service.get("build") == ".":
+            checks.append((f"docker-compose.yml {name}", service["healthcheck"]["test"][1:]))
+    return checks
+
+
+def test_the_containers_health_checks_pass_on_a_healthy_server_and_fail_without_one(server):
+    for where, command in health_checks():
+        on_server = [part.replace("/8080", f"/{server.port}") for part in command]
+        assert subprocess.run(on_server, capture_output=True, timeout=10).returncode == 0, f"{where}: {command}"
+        nobody = [part.replace("/8080", "/1") for part in command]
+        assert subprocess.run(nobody, capture_output=True, timeout=10).returncode != 0, where
