@@ -101,7 +101,10 @@ class Runs:
     """The document's runs, by label."""
 
     def __init__(self, document):
-        self.lines = [line for line in document.get("results", []) if "result" in line]
+        # The runs on PostgreSQL have a table of their own; every other table is SQLite's.
+        measured = [line for line in document.get("results", []) if "result" in line]
+        self.lines = [line for line in measured if line.get("store", "sqlite") == "sqlite"]
+        self.postgres = [line for line in measured if line.get("store") == "postgres"]
         self.failures = [line for line in document.get("results", []) if "error" in line]
 
     def find(self, predicate):
@@ -262,6 +265,20 @@ def sustained_table(runs):
     return rows
 
 
+def stores_table(runs):
+    """The same quiz (one room, the same answer rate) on SQLite and on PostgreSQL, round by round."""
+    sqlite = runs.scenario("quiz", rooms=1)
+    postgres = sorted((l for l in runs.postgres if l["result"].get("scenario") == "quiz"), key=lambda l: l["run"])
+    rows = ["| store | answers/s | answer → ack p50 | answer → ack p99 | reveal p99 |", "| --- | --- | --- | --- | --- |"]
+    if not postgres:
+        return rows + ["| PostgreSQL | not run (SCENARIOS without quiz-postgres) | | | |"]
+    for name, lines in (("SQLite (embedded, the default)", sqlite), ("PostgreSQL 15 (local, unix socket, fsync on)", postgres)):
+        rate = f"{lines[0]['result']['answersPerSecond']:,.0f} in one room of {lines[0]['result']['children']:,}" if lines else "—"
+        rows.append(f"| {name} | {rate} | {spread(values(lines, 'acknowledgement', 'p50'), 'ms')} | "
+                    f"{spread(values(lines, 'acknowledgement', 'p99'), 'ms')} | {spread(values(lines, 'reveal', 'p99'), 'ms')} |")
+    return rows
+
+
 def storm_and_more(runs):
     rows = ["| scenario | figure | measured |", "| --- | --- | --- |"]
     storm = runs.scenario("joinstorm")
@@ -286,7 +303,7 @@ def storm_and_more(runs):
 
 def every_run(runs):
     rows = ["| run | what | figures |", "| --- | --- | --- |"]
-    for line in sorted(runs.lines, key=lambda l: (l["run"], l["label"])):
+    for line in sorted(runs.lines + runs.postgres, key=lambda l: (l["run"], l["label"])):
         r = line["result"]
         if r.get("scenario") == "disk":
             continue
@@ -319,7 +336,8 @@ def every_run(runs):
 
 def readme_block(document):
     runs = Runs(document)
-    return header(document, runs) + [""] + targets_table(runs) + [""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
+    return (header(document, runs) + [""] + targets_table(runs) + [""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
+            + ["", "The same quiz on either store (answers acknowledged only once committed):", ""] + stores_table(runs))
 
 
 def full_report(document):
@@ -327,6 +345,7 @@ def full_report(document):
     out = ["# make bench", ""] + header(document, runs) + ["", "## Targets (issue #14)", ""] + targets_table(runs)
     out += ["", "## Fan-out against the peers", ""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
     out += ["", "## A whole quiz round", ""] + quiz_table(runs)
+    out += ["", "## SQLite and PostgreSQL", ""] + stores_table(runs)
     out += ["", disk_sentence(runs)] if runs.disk() else []
     out += ["", "Question: the teacher's `next` → each child. Ack: each answer's intended send time → its `answer.ack` (stored first). "
             "Reveal: the room's last intended answer → each child's own reveal. Podium: the last `next` → each child's `finished`."]

@@ -13,7 +13,9 @@
 #   BENCH_QUICK=1 bench/run.sh                    (small sizes, 1 run, results under build/bench/)
 # or any of the sizes alone: RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE
 # SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE; and PEERS="c python node go",
-# SCENARIOS="fanout bigroom quiz-big quiz-rooms joinstorm sustained idle unlock narration".
+# SCENARIOS="fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration".
+# quiz-postgres is quiz-big with the rooms in PostgreSQL (scripts/postgres-test.sh: Debian's server in a
+# temporary folder, fsync on), run right after quiz-big in each round so the two stores meet the same machine.
 # Only a run at full size writes bench/results.json, the file the README's table comes from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +43,7 @@ STORM=${STORM:-2000}
 STORM_SECONDS=${STORM_SECONDS:-2}
 IDLE=${IDLE:-5000}
 PEERS=${PEERS:-c python node go}
-SCENARIOS=${SCENARIOS:-fanout bigroom quiz-big quiz-rooms joinstorm sustained idle unlock narration}
+SCENARIOS=${SCENARIOS:-fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration}
 OUT=${BENCH_OUT:-$([ "$full" = yes ] && echo bench || echo build/bench)}
 # The data folder is on the project's disk (not a tmpfs /tmp): the answer figures depend on its fsync.
 WORK=${BENCH_WORK:-$PWD/.build/bench-work}
@@ -52,9 +54,12 @@ started=$(date +%s)
 failures=0
 source bench/lib.sh
 
+STORE=sqlite
+POSTGRES=""
 cleanup() {
   [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
   wait 2>/dev/null || true
+  [ -n "$POSTGRES" ] && scripts/postgres-test.sh stop >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
@@ -74,7 +79,7 @@ bench() { # <run> <label> <scenario and options...>
   local run=$1 label=$2
   shift 2
   if "${pin_generator[@]}" "$BIN/storycircle-bench" "$@" --port "$PORT" > "$WORK/line.json" 2> "$WORK/line.err"; then
-    printf '{"run":%d,"label":"%s","result":%s}\n' "$run" "$label" "$(cat "$WORK/line.json")" >> "$RESULTS"
+    printf '{"run":%d,"label":"%s","store":"%s","result":%s}\n' "$run" "$label" "$STORE" "$(cat "$WORK/line.json")" >> "$RESULTS"
     printf '  run %d %-22s %s\n' "$run" "$label" "$(tail -1 "$WORK/line.err")" >&2
   else
     failures=$((failures + 1))
@@ -119,6 +124,14 @@ for run in $(seq "$RUNS"); do
     start_storycircle "$WORK" quiz-big
     bench "$run" "quiz 1×$BIG" quiz --admin-token "$ADMIN" --rooms 1 --children "$BIG" --questions "$QUESTIONS" --answers-per-second "$ANSWER_RATE" --server-pid "$SERVER_PID"
     stop_server
+  fi
+  if wants quiz-postgres; then
+    [ -n "$POSTGRES" ] || POSTGRES=$(scripts/postgres-test.sh start)
+    STORE=postgres
+    STORYCIRCLE_DATABASE=$POSTGRES start_storycircle "$WORK" quiz-postgres
+    bench "$run" "quiz 1×$BIG postgres" quiz --admin-token "$ADMIN" --rooms 1 --children "$BIG" --questions "$QUESTIONS" --answers-per-second "$ANSWER_RATE" --server-pid "$SERVER_PID"
+    stop_server
+    STORE=sqlite
   fi
   if wants quiz-rooms; then
     start_storycircle "$WORK" quiz-rooms
