@@ -271,12 +271,27 @@ def stores_table(runs):
     postgres = sorted((l for l in runs.postgres if l["result"].get("scenario") == "quiz"), key=lambda l: l["run"])
     rows = ["| store | answers/s | answer → ack p50 | answer → ack p99 | reveal p99 |", "| --- | --- | --- | --- | --- |"]
     if not postgres:
-        return rows + ["| PostgreSQL | not run (SCENARIOS without quiz-postgres) | | | |"]
+        return rows + ["| PostgreSQL | not run (SCENARIOS without quiz-postgres) | | | |"] + failover_rows(runs)
     for name, lines in (("SQLite (embedded, the default)", sqlite), ("PostgreSQL 15 (local, unix socket, fsync on)", postgres)):
         rate = f"{lines[0]['result']['answersPerSecond']:,.0f} in one room of {lines[0]['result']['children']:,}" if lines else "—"
         rows.append(f"| {name} | {rate} | {spread(values(lines, 'acknowledgement', 'p50'), 'ms')} | "
                     f"{spread(values(lines, 'acknowledgement', 'p99'), 'ms')} | {spread(values(lines, 'reveal', 'p99'), 'ms')} |")
-    return rows
+    return rows + failover_rows(runs)
+
+
+def failover_rows(runs):
+    """kill -9 of the busiest of three nodes (Tests/Integration/test_cluster.py on the release build)."""
+    lines = sorted((l for l in runs.postgres if l["result"].get("scenario") == "failover"), key=lambda l: l["run"])
+    if not lines:
+        return []
+    r = lines[0]["result"]
+    lost = sum(l["result"]["lost"] for l in lines)
+    acknowledged = sum(l["result"]["acknowledged"] for l in lines)
+    return ["", f"Failover: nginx + 3 nodes + PostgreSQL, 20 rooms × 10 children, `kill -9` of the node holding the most rooms "
+                f"during an open question (lease {r['leaseSeconds']} s). Until every child of its rooms is welcomed back: "
+                f"p50 {spread(summary([l['result']['p50'] * 1000 for l in lines]), 'ms')}, p99 {spread(summary([l['result']['p99'] * 1000 for l in lines]), 'ms')} "
+                f"({len(lines)} run{'s' if len(lines) != 1 else ''}, {spread(summary([l['result']['children'] for l in lines]))} children moved per run); "
+                f"acknowledged answers lost: {lost} of {acknowledged}."]
 
 
 def storm_and_more(runs):
@@ -324,6 +339,8 @@ def every_run(runs):
             text = f"{number(r['bytesPerConnection'] / 1024, 'KiB')} per child"
         elif scenario == "unlock":
             text = f"display spread {number(r['displaySpreadMs'], 'ms')}"
+        elif scenario == "failover":
+            text = f"{r['rooms']} rooms, {r['children']} children moved; back p50 {r['p50']:.2f} s, p99 {r['p99']:.2f} s; {r['lost']} of {r['acknowledged']} acknowledged answers lost"
         elif scenario == "narration":
             text = f"first sentence {number(r['firstSentenceColdMs'], 'ms')}, whole story {number(r['wholeStoryColdMs'], 'ms')}, cached {number(r['wholeStoryCachedMs'], 'ms')}"
         else:

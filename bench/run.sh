@@ -13,7 +13,10 @@
 #   BENCH_QUICK=1 bench/run.sh                    (small sizes, 1 run, results under build/bench/)
 # or any of the sizes alone: RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE
 # SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE; and PEERS="c python node go",
-# SCENARIOS="fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration".
+# SCENARIOS="fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover".
+# failover runs Tests/Integration/test_cluster.py on the release build (nginx + 3 nodes + PostgreSQL, 20
+# rooms × 10 children, kill -9 of the busiest node) and keeps its figures: how long until every child of
+# the dead node's rooms is welcomed back (p50/p99), and acknowledged answers lost (must be 0).
 # quiz-postgres is quiz-big with the rooms in PostgreSQL (scripts/postgres-test.sh: Debian's server in a
 # temporary folder, fsync on), run right after quiz-big in each round so the two stores meet the same machine.
 # Only a run at full size writes bench/results.json, the file the README's table comes from.
@@ -43,7 +46,7 @@ STORM=${STORM:-2000}
 STORM_SECONDS=${STORM_SECONDS:-2}
 IDLE=${IDLE:-5000}
 PEERS=${PEERS:-c python node go}
-SCENARIOS=${SCENARIOS:-fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration}
+SCENARIOS=${SCENARIOS:-fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover}
 OUT=${BENCH_OUT:-$([ "$full" = yes ] && echo bench || echo build/bench)}
 # The data folder is on the project's disk (not a tmpfs /tmp): the answer figures depend on its fsync.
 WORK=${BENCH_WORK:-$PWD/.build/bench-work}
@@ -157,6 +160,19 @@ for run in $(seq "$RUNS"); do
     start_storycircle "$WORK" unlock
     bench "$run" "unlock 1×$BIG" unlock --admin-token "$ADMIN" --children "$BIG"
     stop_server
+  fi
+  if wants failover; then
+    # Its own PostgreSQL, nginx and nodes (scripts/cluster.sh), unpinned: four servers on two cores.
+    rm -f "$WORK/failover.json"
+    if STORYCIRCLE_BIN="$BIN/storycircle" STORYCIRCLE_FAILOVER_FIGURES="$WORK/failover.json" \
+        "$PY" -m pytest -q -x Tests/Integration/test_cluster.py > "$WORK/line.err" 2>&1 && [ -s "$WORK/failover.json" ]; then
+      printf '{"run":%d,"label":"failover","store":"postgres","result":{"scenario":"failover",%s}\n' "$run" "$(cut -c2- "$WORK/failover.json")" >> "$RESULTS"
+      printf '  run %d %-22s %s\n' "$run" failover "$(cat "$WORK/failover.json")" >&2
+    else
+      failures=$((failures + 1))
+      "$PY" -c 'import json,sys; print(json.dumps({"run": int(sys.argv[1]), "label": "failover", "error": open(sys.argv[2]).read().strip()[-500:]}))' "$run" "$WORK/line.err" >> "$RESULTS"
+      printf '  run %d %-22s FAILED: %s\n' "$run" failover "$(tail -1 "$WORK/line.err")" >&2
+    fi
   fi
   if wants narration; then
     start_storycircle "$WORK" narration

@@ -65,6 +65,9 @@ if [ "$want_bench" = yes ]; then
   need_path /usr/share/nodejs/ws/package.json node-ws
   need_command perf linux-perf
   need_command strace strace
+  # The PostgreSQL quiz and the failover scenario (scripts/postgres-test.sh, scripts/cluster.sh).
+  compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+  need_path /usr/sbin/nginx nginx-light
   need_command python3 python3
   python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 fi
