@@ -65,6 +65,10 @@ let package = Package(
         // MARK: Test kits: what tests (and only tests) need to drive the shell, kept out of the targets the
         // server links, as hummingbird keeps HummingbirdTesting.
         .target(name: "StoryCircleTesting", dependencies: ["StoryCircleServer", "StoryCircleCore", "Locking"]),
+        // The transport's kit: the libwebsockets client (tests' sockets, the bench's load) and requests for
+        // handler tests. It imports libwebsockets as the transport does, being its client half: the one
+        // target beside the wrappers that touches C, and no production target links it.
+        .target(name: "WebSocketTransportTesting", dependencies: ["WebSocketTransport", "CLibWebSockets", "Locking"]),
 
         // MARK: Executables.
         .executableTarget(
@@ -73,7 +77,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "storycircle-bench",
-            dependencies: ["WebSocketTransport", "StoryCircleCore", "Locking"]
+            dependencies: ["WebSocketTransport", "WebSocketTransportTesting", "StoryCircleCore", "Locking"]
         ),
         // The room stores alone: SQLite against PostgreSQL, acknowledgement latency under a steady load.
         .executableTarget(
@@ -94,7 +98,7 @@ let package = Package(
         .testTarget(name: "RoomStoreTests", dependencies: ["Storage", "PostgresStorage", "StoryCircleCore", "Locking"]),
         .testTarget(
             name: "StoryCircleServerTests",
-            dependencies: ["StoryCircleServer", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "Speech", "Storage", "Locking"]
+            dependencies: ["StoryCircleServer", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "WebSocketTransportTesting", "Speech", "Storage", "Locking"]
         ),
     ]
 )

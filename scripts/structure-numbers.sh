@@ -16,6 +16,6 @@ echo "== option lookups by name in the CLI (parsed.value(\"â€¦\")/parsed.has(\"â
 echo "== 'default:' in Sources/storycircle/main.swift: $(count 'default:' Sources/storycircle/main.swift)"
 echo "== ISO8601DateFormatter() in Sources: $(count 'ISO8601DateFormatter\(\)' Sources)"
 echo "== the name 'Logger' in Sources: $(count '\bLogger\b' Sources)"
-echo "== test doubles in production targets (ManualClock, testRequest, WebSocketClientPool): $(grep -rlE 'class ManualClock|func testRequest|class WebSocketClientPool' Sources | grep -v '^Sources/StoryCircleTesting/' | wc -l) files"
+echo "== test doubles in production targets (ManualClock, testRequest, WebSocketClientPool): $(grep -rlE 'class ManualClock|func testRequest|class WebSocketClientPool' Sources | grep -vE '^Sources/[A-Za-z]+Testing/' | wc -l) files"
 echo "== dead shims (sc_http_status_ok, sc_espeak_initialize_dont_exit) defined: $(count 'sc_http_status_ok\(void\)|sc_espeak_initialize_dont_exit\(void\)' Sources)"
 echo "== Swift test targets: $(ls -d Tests/*Tests | wc -l); @Test functions: $(count '@Test' Tests)"

@@ -22,13 +22,13 @@ import Foundation
 /// watches its event pipe on this loop) and `LWS_CALLBACK_EVENT_WAIT_CANCELLED` still fires.
 ///
 /// Not thread-safe: create, run and destroy it on the service thread.
-final class EventLoop {
+package final class EventLoop {
     let loop: OpaquePointer
     /// lws writes nil here when the context it was given (`info.pcontext`) is wholly destroyed.
     let finalized: UnsafeMutablePointer<OpaquePointer?>
     private var destroyed = false
 
-    init() throws(LWSError) {
+    package init() throws(LWSError) {
         // epoll by name (libev's automatic choice skips epoll on some kernels); NOSIGMASK: the loop watches
         // no signals, so it has no reason to touch the thread's signal mask.
         guard let loop = ev_loop_new(UInt32(EVBACKEND_EPOLL) | UInt32(EVFLAG_NOSIGMASK)) else {
@@ -41,7 +41,7 @@ final class EventLoop {
 
     /// Sets what `lws_create_context` needs to run on this loop; `body` creates the context. (The foreign
     /// loop array is read only during the call.)
-    func creatingContext(_ info: inout lws_context_creation_info, _ body: (inout lws_context_creation_info) -> OpaquePointer?) -> OpaquePointer? {
+    package func creatingContext(_ info: inout lws_context_creation_info, _ body: (inout lws_context_creation_info) -> OpaquePointer?) -> OpaquePointer? {
         info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
         info.pcontext = finalized
         var loops: [UnsafeMutableRawPointer?] = [UnsafeMutableRawPointer(loop), nil]
@@ -55,12 +55,12 @@ final class EventLoop {
     }
 
     /// One turn: waits for sockets, timers or a wake-up, and handles what is ready.
-    func runOnce() {
+    package func runOnce() {
         ev_run(loop, Int32(EVRUN_ONCE))
     }
 
     /// Destroys `context`, then the loop; nothing may use either after. Later calls do nothing.
-    func destroy(_ context: OpaquePointer?) {
+    package func destroy(_ context: OpaquePointer?) {
         guard !destroyed else { return }
         destroyed = true
         if let context {

@@ -5,6 +5,11 @@ public struct HTTPRequest: Sendable {
     public struct ID: Hashable, Sendable {
         let connection: UInt64
         let sequence: UInt64
+
+        package init(connection: UInt64, sequence: UInt64) {
+            self.connection = connection
+            self.sequence = sequence
+        }
     }
 
     public var id: ID
@@ -28,10 +33,6 @@ public struct HTTPRequest: Sendable {
         self.peer = peer
     }
 
-    /// A request not tied to a connection, for tests of handlers.
-    public static func testRequest(method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [], peer: String = "127.0.0.1") -> HTTPRequest {
-        HTTPRequest(id: ID(connection: 0, sequence: 0), method: method, path: path, query: query, headers: headers, body: body, peer: peer)
-    }
 }
 
 public struct HTTPResponse: Sendable, Equatable {

@@ -5,6 +5,11 @@ public struct LWSError: Error, CustomStringConvertible, Sendable {
 
     public var description: String { "libwebsockets: \(operation) failed (\(code))" }
 
+    package init(operation: String, code: Int) {
+        self.operation = operation
+        self.code = code
+    }
+
     /// Turns a C return code into a Swift error: lws reports failure as a negative (or, for some calls,
     /// non-zero) integer.
     @discardableResult

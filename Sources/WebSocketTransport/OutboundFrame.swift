@@ -31,7 +31,7 @@ public final class OutboundFrame: @unchecked Sendable {
         Array(UnsafeRawBufferPointer(rebasing: storage[Self.headroom..<(Self.headroom + count)]))
     }
 
-    var payload: UnsafeMutablePointer<UInt8> {
+    package var payload: UnsafeMutablePointer<UInt8> {
         (storage.baseAddress! + Self.headroom).assumingMemoryBound(to: UInt8.self)
     }
 }

@@ -13,15 +13,15 @@ import Locking
 /// still to come (it calls it after the lock), and the service thread empties the set only when woken, so
 /// a wake-up noted later is either taken with those or makes the set non-empty again. A reveal to 2,000
 /// children is then one or a few wake-ups, not 2,000 (each a `write` to lws's pipe and a turn of the loop).
-final class OutboundQueues: Sendable {
+package final class OutboundQueues: Sendable {
     /// What the service thread should do for a connection it was woken for.
-    enum Wakeup: Equatable {
+    package enum Wakeup: Equatable {
         case writable
         case kill
     }
 
     /// What to do in a WRITEABLE callback.
-    enum Next {
+    package enum Next {
         case frame(OutboundFrame, more: Bool)
         case close(status: UInt16, reason: String)
         case nothing
@@ -38,7 +38,7 @@ final class OutboundQueues: Sendable {
     /// One connection's queue. The service thread keeps a reference to it so writing a frame needs no table
     /// lookup; `@unchecked Sendable` because its fields are read and written only while `state`'s lock is
     /// held (every method of `OutboundQueues` takes it first).
-    final class Queue: @unchecked Sendable {
+    package final class Queue: @unchecked Sendable {
         var frames: [OutboundFrame] = []
         var head = 0
         var bytes = 0
@@ -91,19 +91,19 @@ final class OutboundQueues: Sendable {
     private let maxBytes: Int
     private let maxFrames: Int
 
-    init(maxBytes: Int, maxFrames: Int) {
+    package init(maxBytes: Int, maxFrames: Int) {
         self.maxBytes = maxBytes
         self.maxFrames = maxFrames
     }
 
     @discardableResult
-    func open(_ connection: UInt64) -> Queue {
+    package func open(_ connection: UInt64) -> Queue {
         let queue = Queue()
         state.withLock { $0.queues[connection] = queue }
         return queue
     }
 
-    func remove(_ connection: UInt64) {
+    package func remove(_ connection: UInt64) {
         state.withLock { state in
             state.queues[connection] = nil
             state.wakeups[connection] = nil
@@ -113,7 +113,7 @@ final class OutboundQueues: Sendable {
 
     /// Queues `frame` for each open connection. `woken`: the caller must wake the loop; `dropped`: how many
     /// connections were dropped for falling behind.
-    func enqueue(_ frame: OutboundFrame, to connections: some Sequence<UInt64>) -> (woken: Bool, dropped: Int) {
+    package func enqueue(_ frame: OutboundFrame, to connections: some Sequence<UInt64>) -> (woken: Bool, dropped: Int) {
         state.withLock { state in
             var woken = false
             var dropped = 0
@@ -136,7 +136,7 @@ final class OutboundQueues: Sendable {
 
     /// Closes the connection once everything already queued is written. True if the caller must wake the
     /// loop.
-    func close(_ connection: UInt64, status: UInt16, reason: String) -> Bool {
+    package func close(_ connection: UInt64, status: UInt16, reason: String) -> Bool {
         state.withLock { state in
             guard let queue = state.queues[connection], queue.close == nil, !queue.killed else { return false }
             queue.close = (status, reason)
@@ -168,7 +168,7 @@ final class OutboundQueues: Sendable {
         }
     }
 
-    func takeWakeups() -> [UInt64: Wakeup] {
+    package func takeWakeups() -> [UInt64: Wakeup] {
         state.withLock { state in
             defer { state.wakeups = [:] }
             return state.wakeups
@@ -179,7 +179,7 @@ final class OutboundQueues: Sendable {
         state.withLock { $0.responses.removeValue(forKey: connection) }
     }
 
-    func next(for connection: UInt64) -> Next {
+    package func next(for connection: UInt64) -> Next {
         state.withLock { state in
             guard let queue = state.queues[connection] else { return .nothing }
             return Self.pop(queue)

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Locking
 import WebSocketTransport
+import WebSocketTransportTesting
 
 /// Monotonic nanoseconds, for latencies measured inside this process.
 @inline(__always) func nanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }

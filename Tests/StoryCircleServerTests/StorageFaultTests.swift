@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WebSocketTransport
+import WebSocketTransportTesting
 @testable import StoryCircleCore
 @testable import StoryCircleServer
 

@@ -10,6 +10,7 @@ import StoryCircleCore
 @testable import StoryCircleServer
 import StoryCircleTesting
 import WebSocketTransport
+import WebSocketTransportTesting
 
 private struct NoTransport: MessageTransport {
     func send(_ frame: OutboundFrame, to connections: [UInt64]) {}

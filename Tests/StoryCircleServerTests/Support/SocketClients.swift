@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import WebSocketTransport
+import WebSocketTransportTesting
 @testable import StoryCircleCore
 
 /// Real WebSocket clients (libwebsockets client mode) for the transport tests: connections, messages and

@@ -2,6 +2,7 @@ import CLibWebSockets
 import Foundation
 import Synchronization
 import Locking
+import WebSocketTransport
 
 /// Many WebSocket client connections on one libwebsockets service thread: the load generator's engine,
 /// and the client the Swift transport tests use. Same threading rules as `WebSocketServer`: other threads
