@@ -19,7 +19,13 @@ public final class LockedCondition<Value> {
         condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
         Self.check(pthread_mutex_init(mutex, nil), "pthread_mutex_init")
-        Self.check(pthread_cond_init(condition, nil), "pthread_cond_init")
+        // Timed waits measure on the monotonic clock: the default (the wall clock) would make a wait end
+        // early or late when the system time is set.
+        var attributes = pthread_condattr_t()
+        Self.check(pthread_condattr_init(&attributes), "pthread_condattr_init")
+        Self.check(pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC), "pthread_condattr_setclock")
+        Self.check(pthread_cond_init(condition, &attributes), "pthread_cond_init")
+        Self.check(pthread_condattr_destroy(&attributes), "pthread_condattr_destroy")
     }
 
     deinit {
@@ -56,6 +62,25 @@ public final class LockedCondition<Value> {
             Self.check(pthread_cond_wait(condition, mutex), "pthread_cond_wait")
         }
         return try body(&value)
+    }
+
+    /// Blocks until `ready(value)` holds or `timeout` has passed, whichever is first; true if it holds. For
+    /// a waiter that must do something now and then while it waits (wake a loop that may be asleep).
+    public func waitUntil(_ ready: (Value) -> Bool, timeout: Duration) -> Bool {
+        var deadline = timespec()
+        guard clock_gettime(CLOCK_MONOTONIC, &deadline) == 0 else { preconditionFailure("clock_gettime failed: \(String(cString: strerror(errno)))") }
+        let (seconds, attoseconds) = max(timeout, .zero).components
+        let nanoseconds = Int(deadline.tv_nsec) + Int(attoseconds / 1_000_000_000)
+        deadline.tv_sec += Int(seconds) + nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        lock()
+        defer { unlock() }
+        while !ready(value) {
+            let result = pthread_cond_timedwait(condition, mutex, &deadline)
+            if result == ETIMEDOUT { return ready(value) }
+            Self.check(result, "pthread_cond_timedwait")
+        }
+        return true
     }
 
     private func lock() { Self.check(pthread_mutex_lock(mutex), "pthread_mutex_lock") }

@@ -48,6 +48,34 @@ struct LockedConditionTests {
         #expect(Array(Set(seen.withLock { $0 })).sorted() == [0, 1, 2, 3])
     }
 
+    @Test func aTimedWaitEndsAtItsTimeoutWhenTheValueNeverBecomesReady() async {
+        let flag = LockedCondition(false)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let ready = await Self.onThread { flag.waitUntil({ $0 }, timeout: .milliseconds(50)) }
+        #expect(!ready)
+        // Not before its timeout (a wait that returns at once would pass the first check).
+        #expect(clock.now - start >= .milliseconds(50))
+    }
+
+    @Test func aTimedWaitReturnsWhenWokenNotAtItsTimeout() async {
+        let flag = LockedCondition(false)
+        let waiting = LockedCondition(false)
+        // The timeout is beyond the test's own limit: only the wake-up can end the wait in time.
+        let result = await Self.within(seconds: 10) {
+            async let ready = Self.onThread {
+                flag.waitUntil({ value in
+                    waiting.withLockAndWake { $0 = true }
+                    return value
+                }, timeout: .seconds(30))
+            }
+            await Self.onThread { waiting.waitUntil({ $0 }, then: { _ in }) }
+            flag.withLockAndWake { $0 = true }
+            return await ready
+        }
+        #expect(result == true, "the timed waiter was not woken")
+    }
+
     @Test func withLockIsExclusiveAcrossThreads() async {
         let counter = LockedCondition(0)
         await withTaskGroup(of: Void.self) { group in
