@@ -24,11 +24,9 @@ public final class WebSocketServer: @unchecked Sendable {
     let originPolicy: Locked<OriginPolicy>
 
     // Shared with other threads.
-    private let stopRequested = Atomic<Bool>(false)
-    private let contextPointer = Atomic<UInt>(0)
-    private let started = DispatchSemaphore(value: 0)
-    private let finished = DispatchSemaphore(value: 0)
-    private let startResult = Locked<Result<Int, LWSError>?>(nil)
+    private let serviceThread = LWSServiceThread()
+    /// The port listened on, set on the service thread before `start` returns.
+    private let listeningPort = Atomic<Int>(0)
     private let drainDeadline = Locked<ContinuousClock.Instant?>(nil)
 
     // Service thread only.
@@ -59,28 +57,20 @@ public final class WebSocketServer: @unchecked Sendable {
 
     /// Starts listening on the service thread; returns the port in use once it is listening.
     public func start() throws(LWSError) -> Int {
-        let thread = Thread { [self] in self.serviceThreadMain() }
-        thread.name = "lws-service"
-        thread.stackSize = 1 << 20
-        thread.start()
-        started.wait()
-        guard let result = startResult.withLock({ $0 }) else { throw LWSError(operation: "start", code: -1) }
-        return try result.get()
+        try serviceThread.start(name: "lws-service", stackSize: 1 << 20) { [self] () throws(LWSError) in
+            try self.serviceThreadMain()
+        }
+        return listeningPort.load(ordering: .acquiring)
     }
 
     /// Stops the loop: frames already queued (goodbyes) go out, every connection is closed with 1001
     /// ("going away"), and after at most `drainTimeout` the context is destroyed. Returns when the service
     /// thread has finished. Never call it from the service thread.
     public func stop(drainTimeout: Duration = .milliseconds(700)) {
-        guard contextPointer.load(ordering: .acquiring) != 0, !stopRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard serviceThread.requestStop() else { return }
         queues.closeAll(status: 1001, reason: "server_shutting_down")
         drainDeadline.withLock { $0 = ContinuousClock.now + drainTimeout }
-        let deadline = ContinuousClock.now + drainTimeout + .seconds(2)
-        // The loop may sleep until its next timer; keep waking it while it drains.
-        while finished.wait(timeout: .now() + .milliseconds(20)) == .timedOut {
-            wake()
-            if ContinuousClock.now > deadline { break }
-        }
+        serviceThread.waitUntilFinished(deadline: ContinuousClock.now + drainTimeout + .seconds(2))
     }
 
     // MARK: - Sending (any thread)
@@ -120,57 +110,38 @@ public final class WebSocketServer: @unchecked Sendable {
     }
 
     func wake() {
-        let raw = contextPointer.load(ordering: .acquiring)
-        guard raw != 0, let context = OpaquePointer(bitPattern: raw) else { return }
-        lws_cancel_service(context)
+        serviceThread.wake()
     }
 
     // MARK: - The service thread
 
-    private func serviceThreadMain() {
-        let result: Result<Int, LWSError>
-        let context: OpaquePointer
-        let loop: EventLoop
+    /// The service thread's life: the context, the loop until stopped and drained, the context's end.
+    private func serviceThreadMain() throws(LWSError) {
+        let loop = try EventLoop()
+        let resources: CResources
         do {
-            loop = try EventLoop()
-        } catch {
-            startResult.withLock { $0 = .failure(error) }
-            started.signal()
-            finished.signal()
-            return
-        }
-        do {
-            let resources = try CResources(configuration: configuration, server: self, loop: loop)
-            self.resources = resources
-            context = resources.context
-            result = .success(resources.port)
+            resources = try CResources(configuration: configuration, server: self, loop: loop)
         } catch {
             loop.destroy(nil)
-            startResult.withLock { $0 = .failure(error) }
-            started.signal()
-            finished.signal()
-            return
+            throw error
         }
-        contextPointer.store(UInt(bitPattern: context), ordering: .releasing)
-        if case .success(let port) = result {
-            originPolicy.withLock { $0.setLoopbackPort(port) }
-        }
-        startKeepalive(context)
-        startResult.withLock { $0 = result }
-        started.signal()
+        self.resources = resources
+        originPolicy.withLock { $0.setLoopbackPort(resources.port) }
+        listeningPort.store(resources.port, ordering: .releasing)
+        startKeepalive(resources.context)
+        serviceThread.running(resources.context)
 
         while true {
-            if stopRequested.load(ordering: .acquiring) {
+            if serviceThread.isStopRequested {
                 let deadline = drainDeadline.withLock { $0 } ?? ContinuousClock.now
                 if !queues.hasOpenConnections || ContinuousClock.now >= deadline { break }
             }
             loop.runOnce()
         }
-        contextPointer.store(0, ordering: .releasing)
+        serviceThread.contextEnding()
         stopKeepalive()
-        loop.destroy(context)
-        resources = nil
-        finished.signal()
+        loop.destroy(resources.context)
+        self.resources = nil
     }
 }
 

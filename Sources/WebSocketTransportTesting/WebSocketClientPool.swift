@@ -48,11 +48,9 @@ public final class WebSocketClientPool: @unchecked Sendable {
     let queues = OutboundQueues(maxBytes: 64 << 20, maxFrames: 1 << 16)
     private let pending = Locked<[(UInt64, Target)]>([])
     private let nextID = Atomic<UInt64>(1)
-    private let contextPointer = Atomic<UInt>(0)
-    private let stopRequested = Atomic<Bool>(false)
-    private let started = DispatchSemaphore(value: 0)
-    private let finished = DispatchSemaphore(value: 0)
-    private let startError = Locked<LWSError?>(nil)
+    private let serviceThread = LWSServiceThread()
+    /// The running context, for `openPending` (on the service thread).
+    private var context: OpaquePointer?
 
     // Service thread only.
     private var connections: [UInt64: ClientConnection] = [:]
@@ -65,11 +63,7 @@ public final class WebSocketClientPool: @unchecked Sendable {
     }
 
     public func start() throws(LWSError) {
-        let thread = Thread { [self] in self.serviceThreadMain() }
-        thread.name = "lws-client"
-        thread.start()
-        started.wait()
-        if let error = startError.withLock({ $0 }) { throw error }
+        try serviceThread.start(name: "lws-client") { [self] () throws(LWSError) in try self.serviceThreadMain() }
     }
 
     /// Opens a connection; its events carry the returned id.
@@ -92,18 +86,17 @@ public final class WebSocketClientPool: @unchecked Sendable {
     }
 
     public func stop() {
-        guard contextPointer.load(ordering: .acquiring) != 0, !stopRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        while finished.wait(timeout: .now() + .milliseconds(20)) == .timedOut { wake() }
+        guard serviceThread.requestStop() else { return }
+        serviceThread.waitUntilFinished()
     }
 
     private func wake() {
-        let raw = contextPointer.load(ordering: .acquiring)
-        if raw != 0, let context = OpaquePointer(bitPattern: raw) { lws_cancel_service(context) }
+        serviceThread.wake()
     }
 
     // MARK: - Service thread
 
-    private func serviceThreadMain() {
+    private func serviceThreadMain() throws(LWSError) {
         sc_lws_set_log_level(LLL_ERR | LLL_WARN)
         let protocols = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
@@ -121,32 +114,23 @@ public final class WebSocketClientPool: @unchecked Sendable {
         info.fd_limit_per_thread = UInt32(maxConnections + 64)
         info.count_threads = 1
         info.options = UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
-        let loop: EventLoop
-        do {
-            loop = try EventLoop()
-        } catch {
-            startError.withLock { $0 = error }
-            started.signal()
-            finished.signal()
-            return
+        defer {
+            strings.forEach { free($0) }
+            protocols.deallocate()
         }
+        let loop = try EventLoop()
         guard let context = loop.creatingContext(&info, { lws_create_context(&$0) }) else {
             loop.destroy(nil)
-            startError.withLock { $0 = LWSError(operation: "lws_create_context (client; is libwebsockets-evlib-ev installed?)", code: -1) }
-            started.signal()
-            finished.signal()
-            return
+            throw LWSError(operation: "lws_create_context (client; is libwebsockets-evlib-ev installed?)", code: -1)
         }
-        contextPointer.store(UInt(bitPattern: context), ordering: .releasing)
-        started.signal()
-        while !stopRequested.load(ordering: .acquiring) {
+        self.context = context
+        serviceThread.running(context)
+        while !serviceThread.isStopRequested {
             loop.runOnce()
         }
-        contextPointer.store(0, ordering: .releasing)
+        serviceThread.contextEnding()
+        self.context = nil
         loop.destroy(context)
-        strings.forEach { free($0) }
-        protocols.deallocate()
-        finished.signal()
     }
 
     func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
@@ -209,11 +193,12 @@ public final class WebSocketClientPool: @unchecked Sendable {
     }
 
     private func openPending() {
+        // Before taking them: what is pending while there is no context waits for the next wake-up.
+        guard let context else { return }
         let targets = pending.withLock { pending in
             defer { pending = [] }
             return pending
         }
-        guard let context = OpaquePointer(bitPattern: contextPointer.load(ordering: .acquiring)) else { return }
         for (id, target) in targets {
             connections[id] = ClientConnection(id: id)
             var info = lws_client_connect_info()
