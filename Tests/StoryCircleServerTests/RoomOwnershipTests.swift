@@ -24,7 +24,7 @@ struct RoomOwnershipTests {
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
         let registry = RoomRegistry(
             events: events, transport: transport, store: store, clock: ManualClock(), narrator: ScriptedNarrator(), metrics: ServerMetrics(),
-            configuration: configuration, logger: Logger(label: "test", minimumLevel: .error, sink: { _ in }), sharedStore: true
+            configuration: configuration, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), sharedStore: true
         )
         Task { await registry.run() }
         return Node(registry: registry, events: sink, transport: transport)

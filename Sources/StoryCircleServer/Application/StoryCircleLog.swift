@@ -123,10 +123,6 @@ public struct StoryCircleLog: Sendable {
     }
 }
 
-/// The old name, kept while `Rooms/` (being changed on the cluster branch this round) still spells it;
-/// remove it once those files say `StoryCircleLog`, and the clash with swift-log is gone.
-public typealias Logger = StoryCircleLog
-
 extension StoryCircleLog {
     /// Makes libwebsockets' own lines this log's, for the rest of the process: the program's choice, made
     /// once (`serve`, `start`), as lws has one log for the whole process. Each line is logged with a

@@ -27,7 +27,7 @@ struct RoomServices: Sendable {
     let narrator: any NarrationPreparing
     let metrics: ServerMetrics
     let failedHellos: AddressRateLimiter?
-    let logger: Logger
+    let logger: StoryCircleLog
     let storage: StorageMonitor?
     /// How long a record that fails is tried again before the room gives up on it and rebuilds itself.
     let storageRetryMs: Int
@@ -58,7 +58,7 @@ public actor Room {
     private let outbox: RoomOutbox
     private let services: RoomServices
     private var clock: any ServerClock { services.clock }
-    private var logger: Logger { services.logger }
+    private var logger: StoryCircleLog { services.logger }
     private var metrics: ServerMetrics { services.metrics }
     private var timers: [RoomTimer.Slot: Task<Void, Never>] = [:]
     private var narration: Task<Void, Never>?

@@ -66,7 +66,7 @@ final class RoomOutbox: Sendable {
     private let clock: any ServerClock
     private let retryLimitMs: Int
     private let metrics: ServerMetrics
-    private let logger: Logger
+    private let logger: StoryCircleLog
     private let storage: StorageMonitor?
     private let onGiveUp: @Sendable (StoreFailure) -> Void
     /// The lease every record is written under (`RoomLeases`), when the store has leases.
@@ -82,7 +82,7 @@ final class RoomOutbox: Sendable {
 
     init(
         code: String, transport: any MessageTransport, store: any RoomStore, clock: any ServerClock, retryLimitMs: Int,
-        metrics: ServerMetrics, logger: Logger, storage: StorageMonitor?, lease: RoomLease? = nil,
+        metrics: ServerMetrics, logger: StoryCircleLog, storage: StorageMonitor?, lease: RoomLease? = nil,
         onGiveUp: @escaping @Sendable (StoreFailure) -> Void, onLeaseLost: @escaping @Sendable () -> Void = {}
     ) {
         if let lease, let leases = store as? any RoomLeases {

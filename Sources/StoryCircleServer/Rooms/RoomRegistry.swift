@@ -58,7 +58,7 @@ public actor RoomRegistry {
     let roomDefaults: RoomSettings
     let hellos: AddressRateLimiter
     let failedHellos: AddressRateLimiter
-    let logger: Logger
+    let logger: StoryCircleLog
     let storage: StorageMonitor
     let storageRetryMs: Int
     let retentionDays: Int
@@ -75,7 +75,7 @@ public actor RoomRegistry {
     init(
         events: AsyncStream<TransportEvent>, transport: any MessageTransport, store: any RoomStore,
         clock: any ServerClock, narrator: any NarrationPreparing, metrics: ServerMetrics, configuration: ServerConfiguration,
-        timing: RoomTiming = .init(), logger: Logger, routes: InboundRoutes = InboundRoutes(), sharedStore: Bool = false
+        timing: RoomTiming = .init(), logger: StoryCircleLog, routes: InboundRoutes = InboundRoutes(), sharedStore: Bool = false
     ) {
         self.routes = routes
         self.leases = store as? any RoomLeases
