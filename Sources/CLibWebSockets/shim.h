@@ -11,9 +11,6 @@ static inline size_t sc_lws_pre(void) { return LWS_PRE; }
 /** lwsl_* logging is macro-based; route levels through lws_set_log_level only. */
 static inline void sc_lws_set_log_level(int level) { lws_set_log_level(level, NULL); }
 
-/** The HTTP status codes Swift needs (they are enum members, but spelled here once). */
-static inline unsigned int sc_http_status_ok(void) { return HTTP_STATUS_OK; }
-
 /**
  * A timer on lws's own timer list, run on the service thread inside lws's timer servicing (so lws
  * re-arms its event-loop timer after the callback), with a pointer back to whoever owns it. The list
