@@ -47,13 +47,6 @@ extension SQLiteRoomStore: RoomLeases {
     }
 
     private func perform(_ request: LeaseRequest) throws -> [RoomLease] {
-        let result = Locked<Result<[RoomLease], any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        enqueue(.lease(request) { outcome in
-            result.withLock { $0 = outcome }
-            done.signal()
-        })
-        done.wait()
-        return try result.withLock { $0 }!.get()
+        try waitForWriter { .lease(request, done: $0) }.get()
     }
 }

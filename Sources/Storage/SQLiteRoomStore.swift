@@ -18,8 +18,8 @@ import StoryCircleCore
 ///   the batch runs again without it, so other rooms' records do not pay for it.
 /// Either way the rooms whose records failed are blocked (`RoomStore.append`) until they resume.
 ///
-/// `@unchecked Sendable`: the write queue is guarded by `condition`; the writer connection, the blocked
-/// rooms and the leases are only used on the writer thread; the reader connection only under `readLock`.
+/// `@unchecked Sendable`: the write queue and the reader connection are behind their locks; the writer
+/// connection, the blocked rooms and the leases are only used on the writer thread.
 public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     typealias Completion = @Sendable ((any Error)?) -> Void
 
@@ -55,12 +55,15 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     public let path: String
-    private let condition = NSCondition()
-    private var queue: [Job] = []
-    private var stopped = false
-    private let writerFinished = DispatchSemaphore(value: 0)
-    private let reader: SQLiteDatabase
-    private let readLock = NSLock()
+    /// What the writer thread has still to take; `stopped` once it took `.stop`.
+    private struct WriteQueue {
+        var jobs: [Job] = []
+        var stopped = false
+    }
+
+    private let queue = LockedCondition(WriteQueue())
+    private let writerFinished = LockedCondition(false)
+    private let reader: Locked<SQLiteDatabase>
     private let commits = Atomic<Int>(0)
     private let batches = Atomic<Int>(0)
     private let currentHealth = Locked<StoreHealth>(.ok)
@@ -83,7 +86,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             try database.transaction { try statements.probe() }
             writer = Writer(database: database, statements: statements)
             // Read-only: a slip in a read path fails loudly instead of writing beside the writer thread.
-            reader = try SQLiteDatabase(path: path, readOnly: true)
+            reader = Locked(try SQLiteDatabase(path: path, readOnly: true))
         } catch let error as SQLiteError {
             throw OpenFailure(error: error, systemReason: Self.systemReasonForWriting(at: path))
         }
@@ -94,7 +97,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             if let writer = handOff.withLock({ writer in defer { writer = nil }; return writer }) {
                 self.writeLoop(writer)
             }
-            self.writerFinished.signal()
+            self.writerFinished.withLockAndWake { $0 = true }
         }
         thread.name = "sqlite-writer"
         thread.start()
@@ -122,14 +125,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     // MARK: - RoomStore
 
     public func createRoom(_ header: RoomHeader) throws {
-        let result = Locked<(any Error)??>(nil)
-        let done = DispatchSemaphore(value: 0)
-        enqueue(.createRoom(header) { error in
-            result.withLock { $0 = .some(error) }
-            done.signal()
-        })
-        done.wait()
-        if let error = result.withLock({ $0 }) ?? nil { throw error }
+        if let error = waitForWriter({ .createRoom(header, done: $0) }) { throw error }
     }
 
     public func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
@@ -174,14 +170,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     public func purge(createdBefore cutoff: ServerTime) throws -> Int {
-        let result = Locked<Result<Int, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        enqueue(.purge(cutoff) { outcome in
-            result.withLock { $0 = outcome }
-            done.signal()
-        })
-        done.wait()
-        return try result.withLock { $0 }!.get()
+        try waitForWriter { .purge(cutoff, done: $0) }.get()
     }
 
     public var health: StoreHealth { currentHealth.withLock { $0 } }
@@ -192,14 +181,10 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     /// Writes everything queued, then stops the writer. Appends after `close` fail.
     public func close() {
-        condition.lock()
-        let alreadyStopped = stopped
-        if !alreadyStopped {
-            queue.append(.stop)
-            condition.signal()
+        queue.withLockAndWake { queue in
+            if !queue.stopped { queue.jobs.append(.stop) }
         }
-        condition.unlock()
-        if !alreadyStopped { writerFinished.wait() }
+        writerFinished.waitUntil({ $0 }, then: { _ in })
     }
 
     /// Runs `sql` on the writer connection, in the writer's turn. Tests use it to make the writer meet a
@@ -240,15 +225,22 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     func enqueue(_ job: Job) {
-        condition.lock()
-        if stopped {
-            condition.unlock()
-            Self.fail(job, StoreFailure(.unavailable, record: job.kind, reason: "the room store is closed"))
-            return
+        let queued = queue.withLockAndWake { queue in
+            if queue.stopped { return false }
+            queue.jobs.append(job)
+            return true
         }
-        queue.append(job)
-        condition.signal()
-        condition.unlock()
+        if !queued {
+            Self.fail(job, StoreFailure(.unavailable, record: job.kind, reason: "the room store is closed"))
+        }
+    }
+
+    /// Queues the job `job` makes around its completion, and blocks until the writer has run that: the
+    /// synchronous calls (room creation, purges, leases), made from threads that may block.
+    func waitForWriter<Outcome: Sendable>(_ job: (@escaping @Sendable (Outcome) -> Void) -> Job) -> Outcome {
+        let outcome = LockedCondition<Outcome?>(nil)
+        enqueue(job { result in outcome.withLockAndWake { $0 = result } })
+        return outcome.waitUntil({ $0 != nil }, then: { $0! })
     }
 
     private static func fail(_ job: Job, _ failure: StoreFailure) {
@@ -262,21 +254,21 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     private func writeLoop(_ writer: Writer) {
         while true {
-            condition.lock()
-            while queue.isEmpty { condition.wait() }
-            let batch = Array(queue.prefix(maxBatch))
-            queue.removeFirst(batch.count)
-            let stopping = batch.contains { if case .stop = $0 { true } else { false } }
-            if stopping { stopped = true }
-            condition.unlock()
+            let (batch, stopping) = queue.waitUntil({ !$0.jobs.isEmpty }) { [maxBatch] queue in
+                let batch = Array(queue.jobs.prefix(maxBatch))
+                queue.jobs.removeFirst(batch.count)
+                let stopping = batch.contains { if case .stop = $0 { true } else { false } }
+                if stopping { queue.stopped = true }
+                return (batch, stopping)
+            }
             batches.add(1, ordering: .releasing)
 
             commit(batch, writer)
             if stopping {
-                condition.lock()
-                let leftovers = queue
-                queue = []
-                condition.unlock()
+                let leftovers = queue.withLock { queue in
+                    defer { queue.jobs = [] }
+                    return queue.jobs
+                }
                 leftovers.forEach { Self.fail($0, StoreFailure(.unavailable, record: $0.kind, reason: "the room store is closed")) }
                 return
             }
@@ -481,11 +473,11 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     /// Runs `body` in one read transaction: everything it reads comes from one committed state.
     private func read<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
-        readLock.lock()
-        defer { readLock.unlock() }
-        try reader.execute("BEGIN")
-        defer { reader.rollback() }
-        return try body(reader)
+        try reader.withLock { reader in
+            try reader.execute("BEGIN")
+            defer { reader.rollback() }
+            return try body(reader)
+        }
     }
 
     private static func loadArchive(_ code: String, from database: SQLiteDatabase) throws -> RoomArchive? {
