@@ -183,6 +183,30 @@ struct RoomLifecycleTests {
         #expect(room.lastError(to: stranger)?.code == .badToken)
     }
 
+    @Test func onlyAHelloWithATokenThatOpensNothingIsReportedForTheGuessingLimit() {
+        var room = RoomDriver()
+        guard let ana = room.join("Ana") else { Issue.record("Ana could not join"); return }
+        // (hello, whether its token opens nothing here). A dashboard link used to control is a real token
+        // in the wrong place, not a guess.
+        let hellos: [(Hello, Bool)] = [
+            (.rejoin(token: "made-up"), true),
+            (.watch(token: "guess"), true),
+            (.control(token: "guess"), true),
+            (.control(token: "dashboard-secret"), false),
+            (.watch(token: "dashboard-secret"), false),
+            (.control(token: "teacher-secret"), false),
+            (.rejoin(token: ana.token), false),
+            (.join(nickname: "Bo", resumeToken: "resume-bo"), false),
+        ]
+        for (hello, guessed) in hellos {
+            let connection = room.newConnection()
+            let directives = room.apply(.hello(connection, hello, at: room.now))
+            let reported = directives.compactMap { if case .failedToken(let who) = $0 { who } else { nil } }
+            #expect(reported == (guessed ? [connection] : []), "\(hello)")
+            if guessed { #expect(room.closed[connection] == .refused(RoomError(.badToken, ""))) }
+        }
+    }
+
     @Test func screensNeedTheRightToken() {
         var room = RoomDriver()
         let wrong = room.newConnection()

@@ -164,6 +164,26 @@ struct RegistryTests {
         _ = await transport.next("welcome", to: 5)
     }
 
+    @Test func wrongTokensInARoomSpendTheAddressesAllowanceForFailedJoins() async throws {
+        let transport = RecordingTransport()
+        var configuration = ServerConfiguration()
+        configuration.failedJoinBurst = 3
+        configuration.failedJoinsPerMinute = 1
+        let (registry, events) = ServerFixtures.registry(transport: transport, configuration: configuration)
+        let created = try await registry.createRoom(story: ServerFixtures.story)
+        // The room exists: only the room's own refusals (bad_token) can spend the allowance here.
+        for connection in UInt64(1)...3 {
+            events.hello(connection, .rejoin(room: created.code, token: "guess-\(connection)"), peer: "10.9.9.9")
+            guard case .error(let error) = await transport.next("error", to: connection) else { Issue.record("expected .error"); return }
+            #expect(error.code == .badToken)
+        }
+        events.hello(4, .join(room: created.code, nickname: "Guess"), peer: "10.9.9.9")
+        guard case .error(let limited) = await transport.next("error", to: 4) else { Issue.record("expected .error"); return }
+        #expect(limited.code == .rateLimited)
+        events.hello(5, .join(room: created.code, nickname: "Ana"), peer: "10.0.0.2")
+        _ = await transport.next("welcome", to: 5)
+    }
+
     @Test func roomsAreIsolated() async throws {
         let transport = RecordingTransport()
         let (registry, events) = ServerFixtures.registry(transport: transport)

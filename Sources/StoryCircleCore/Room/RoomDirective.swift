@@ -24,4 +24,7 @@ public enum RoomDirective: Sendable, Equatable {
     case persist(RoomRecord)
     case schedule(RoomTimer, at: ServerTime)
     case prepareNarration(NarrationRequest)
+    /// The connection's hello carried a token that opens nothing in this room. Wrong tokens are what
+    /// guessing looks like: the shell charges the connection's address for a failed join.
+    case failedToken(ConnectionID)
 }

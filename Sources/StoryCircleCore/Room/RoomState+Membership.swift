@@ -10,7 +10,7 @@ extension RoomState {
             return rejoin(connection, token: token, at: at)
         case .watch(let token):
             guard let role = credentials.watchRole(for: token) else {
-                return refuse(connection, RoomError(.badToken, "That dashboard link is not valid for this room."))
+                return refuseToken(connection, "That dashboard link is not valid for this room.")
             }
             return admitScreen(connection, role: role, at: at)
         case .control(let token):
@@ -20,7 +20,7 @@ extension RoomState {
             if credentials.watchRole(for: token) == .dashboard {
                 return refuse(connection, RoomError(.wrongRole, "A dashboard link can watch the room but not control it."))
             }
-            return refuse(connection, RoomError(.badToken, "That teacher link is not valid for this room."))
+            return refuseToken(connection, "That teacher link is not valid for this room.")
         }
     }
 
@@ -68,7 +68,7 @@ extension RoomState {
             return refuse(connection, RoomError(.blocked, Self.removedMessage))
         }
         guard let id = tokenOwners[RoomCredentials.hash(token)], let index = playerIndex[id], !players[index].kicked else {
-            return refuse(connection, RoomError(.badToken, "We could not find you in this room. Please join again with your nickname."))
+            return refuseToken(connection, "We could not find you in this room. Please join again with your nickname.")
         }
         var directives: [RoomDirective] = []
         if let previous = players[index].connection, previous != connection {

@@ -265,6 +265,11 @@ public struct RoomState: Sendable {
         [.send(.error(error), to: [connection]), .close(connection, .refused(error))]
     }
 
+    /// Refuses a hello whose token opens nothing here, and says so, for the shell's limit on guessing.
+    func refuseToken(_ connection: ConnectionID, _ message: String) -> [RoomDirective] {
+        [.failedToken(connection)] + refuse(connection, RoomError(.badToken, message))
+    }
+
     // MARK: - Messages after the hello
 
     mutating func receive(_ message: ClientMessage, from connection: ConnectionID, at: ServerTime, roundTripMs: Int) -> [RoomDirective] {

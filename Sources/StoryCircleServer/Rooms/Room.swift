@@ -223,7 +223,7 @@ public actor Room {
         for directive in directives {
             switch directive {
             case .send(let message, let recipients):
-                account(for: message, to: recipients)
+                account(for: message)
                 let acknowledged = if case .answerAck = message { recipients.count } else { 0 }
                 outbox.send(OutboundFrame(message.encoded()), to: recipients.map(\.rawValue), answersAcknowledged: acknowledged)
             case .close(let connection, let reason):
@@ -234,6 +234,8 @@ public actor Room {
                 schedule(timer, at: at)
             case .prepareNarration(let request):
                 prepareNarration(request)
+            case .failedToken(let connection):
+                if let peer = peers[connection] { _ = services.failedHellos?.allow(peer, at: clock.now()) }
             }
         }
         if state.phase == .finished, finishedAt == nil {
@@ -243,13 +245,9 @@ public actor Room {
         }
     }
 
-    private func account(for message: ServerMessage, to recipients: [ConnectionID]) {
+    private func account(for message: ServerMessage) {
         guard case .error(let error) = message else { return }
         metrics.errorSent(error.code)
-        if error.code == .badToken, let peer = recipients.first.flatMap({ peers[$0] }) {
-            // A wrong token is what guessing looks like: it spends the address's allowance.
-            _ = services.failedHellos?.allow(peer, at: clock.now())
-        }
     }
 
     private func schedule(_ timer: RoomTimer, at deadline: ServerTime) {
