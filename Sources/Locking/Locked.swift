@@ -7,8 +7,7 @@ import Glibc
 /// `pthread_mutex` does not). `make test` runs the server under ThreadSanitizer, and reports that are
 /// all false would hide the true one. A pthread mutex is what TSan intercepts.
 ///
-/// `@unchecked Sendable`: `value` is only read or written inside `withLock`, while the mutex is held.
-public final class Locked<Value>: @unchecked Sendable {
+public final class Locked<Value> {
     private var value: Value
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
@@ -40,3 +39,8 @@ public final class Locked<Value>: @unchecked Sendable {
         guard result == 0 else { preconditionFailure("\(call) failed: \(String(cString: strerror(result)))") }
     }
 }
+
+/// Sendable only where `Value` is (NIO's rule for `NIOLockedValueBox`): a lock makes access exclusive, but a
+/// non-Sendable value handed out of `withLock` could still be shared by two threads. `@unchecked` because
+/// `value` is only read or written inside `withLock`, while the mutex is held.
+extension Locked: @unchecked Sendable where Value: Sendable {}

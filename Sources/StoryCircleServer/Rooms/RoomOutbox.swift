@@ -17,12 +17,12 @@ import WebSocketTransport
 /// (`onGiveUp`), so it can rebuild itself from what the store holds. Until the room calls `reset()`,
 /// whatever it decides is dropped too: it was decided on a state that is about to be replaced.
 final class RoomOutbox: Sendable {
-    private enum Action {
+    private enum Action: Sendable {
         case send(OutboundFrame, [UInt64], answersAcknowledged: Int)
         case close(UInt64, status: UInt16, reason: String)
     }
 
-    private enum Mode {
+    private enum Mode: Sendable {
         /// Records go to the store as soon as they are decided.
         case writing
         /// A record failed at `since`: it is tried again after `retryAt`; later ones wait here.
@@ -31,7 +31,7 @@ final class RoomOutbox: Sendable {
         case gaveUp
     }
 
-    private struct Pending {
+    private struct Pending: Sendable {
         let ticket: UInt64
         let record: RoomRecord
         /// The attempt whose completion counts: completions of earlier attempts are stale.
@@ -39,7 +39,7 @@ final class RoomOutbox: Sendable {
         var committed = false
     }
 
-    private struct State {
+    private struct State: Sendable {
         var issued: UInt64 = 0
         var durable: UInt64 = 0
         /// Records not yet durable, oldest first.
@@ -421,3 +421,5 @@ struct FIFO<Element>: RandomAccessCollection, MutableCollection {
         }
     }
 }
+
+extension FIFO: Sendable where Element: Sendable {}
