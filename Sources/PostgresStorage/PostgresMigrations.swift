@@ -85,6 +85,11 @@ enum PostgresMigrations {
         (2, """
             ALTER TABLE players ADD COLUMN blocked boolean NOT NULL DEFAULT false;
             """),
+        // Step 3: a node refused a room records that it wants it, so the holder hands the room over (a node
+        // that came back gets its rooms again while their classes are still connected).
+        (3, """
+            ALTER TABLE room_owners ADD COLUMN wanted_by text, ADD COLUMN wanted_at timestamptz;
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -179,7 +179,8 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
                     INSERT INTO room_owners AS o (room_code, node, epoch, expires_at)
                     VALUES ($1::text, $2::text, nextval('room_lease_epochs'), now() + $3::bigint * interval '1 millisecond')
                     ON CONFLICT (room_code) DO UPDATE
-                        SET node = excluded.node, epoch = excluded.epoch, expires_at = excluded.expires_at
+                        SET node = excluded.node, epoch = excluded.epoch, expires_at = excluded.expires_at,
+                            wanted_by = NULL, wanted_at = NULL
                         WHERE o.expires_at <= now()
                     RETURNING o.epoch, floor(extract(epoch FROM o.expires_at) * 1000)::bigint
                     """, [.text(room), .text(node), .integer(milliseconds)])
@@ -187,6 +188,14 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
                 throw RoomLeaseError.unknownRoom(room)
             }
             guard rows.count == 1 else {
+                // The holder reads the wish at its next renewal and hands the room over. Not recorded by the
+                // holder itself (a hello racing its own handover), which would hide another node's wish.
+                let wisher = try connection.query("""
+                    UPDATE room_owners SET wanted_by = $2::text, wanted_at = now()
+                    WHERE room_code = $1::text AND node <> $2::text AND expires_at > now()
+                    RETURNING node
+                    """, [.text(room), .text(node)])
+                if wisher.count > 0 { throw RoomLeaseError.held(room: room, by: wisher.text(0, 0)) }
                 let holder = try connection.query("SELECT node FROM room_owners WHERE room_code = $1::text", [.text(room)])
                 throw RoomLeaseError.held(room: room, by: holder.count > 0 ? holder.text(0, 0) : "another node")
             }
@@ -201,7 +210,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         guard !leases.isEmpty else { return [] }
         let milliseconds = duration.leaseMilliseconds
         // By epoch, which is unique across rooms as well as within one.
-        var renewed: [Int64: (expiry: Int64, deadline: ContinuousClock.Instant)] = [:]
+        var renewed: [Int64: (expiry: Int64, deadline: ContinuousClock.Instant, wantedBy: String?)] = [:]
         // One statement per node for all of its leases; rows are locked in room order, like the writer's.
         for (node, group) in Dictionary(grouping: leases, by: \.node) {
             try withLeaseConnection(retrying: true) { connection in
@@ -217,10 +226,13 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
                         FOR UPDATE OF r
                     ) AS live
                     WHERE o.room_code = live.room_code
-                    RETURNING o.epoch, floor(extract(epoch FROM o.expires_at) * 1000)::bigint
-                    """, [.textArray(group.map(\.room)), .integerArray(group.map(\.epoch)), .text(node), .integer(milliseconds)])
+                    RETURNING o.epoch, floor(extract(epoch FROM o.expires_at) * 1000)::bigint,
+                        CASE WHEN o.wanted_by <> o.node AND o.wanted_at > now() - $5::integer * $4::bigint * interval '1 millisecond'
+                            THEN o.wanted_by END
+                    """, [.textArray(group.map(\.room)), .integerArray(group.map(\.epoch)), .text(node), .integer(milliseconds), .int(RoomLease.wantedWithin)])
                 for row in 0..<rows.count {
-                    renewed[rows.int64(row, 0)] = (rows.int64(row, 1), sent + .milliseconds(milliseconds))
+                    let wantedBy = rows.isNull(row, 2) ? nil : rows.text(row, 2)
+                    renewed[rows.int64(row, 0)] = (rows.int64(row, 1), sent + .milliseconds(milliseconds), wantedBy)
                 }
             }
         }
@@ -229,6 +241,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
             var extended = lease
             extended.expiresAt = ServerTime(milliseconds: match.expiry)
             extended.deadline = match.deadline
+            extended.wantedBy = match.wantedBy
             return extended
         }
     }

@@ -123,6 +123,44 @@ struct RoomLeaseSuite {
     }
 
     @Test(arguments: Backend.all)
+    func aNodeRefusedAHeldRoomIsNewsToTheHoldersRenewalAndTakesTheRoomOnceItIsReleased(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let a = fixture.store
+        let b = try fixture.anotherNode()
+        try a.createRoom(Sample.header("123456"))
+        let lease = try a.acquire(room: "123456", node: "a", for: Self.long)
+        #expect(try a.renew(lease, for: Self.long).wantedBy == nil, "nobody has asked for the room")
+
+        #expect(throws: RoomLeaseError.held(room: "123456", by: "a")) { try b.acquire(room: "123456", node: "b", for: Self.long) }
+        // The holder asking for its own room (a hello racing its handover) is no wish, and does not hide b's.
+        #expect(throws: RoomLeaseError.held(room: "123456", by: "a")) { try a.acquire(room: "123456", node: "a", for: Self.long) }
+        let wanted = try a.renew(lease, for: Self.long)
+        #expect(wanted.wantedBy == "b")
+        #expect(try a.renew(wanted, for: Self.long).wantedBy == "b", "the wish stays news until the room moves or it goes stale")
+
+        try a.release(wanted)
+        let taken = try b.acquire(room: "123456", node: "b", for: Self.long)
+        #expect(taken.epoch > lease.epoch, "a handover is a new holder: a new epoch")
+        #expect(try b.renew(taken, for: Self.long).wantedBy == nil, "the new holder starts with no wish")
+        #expect(await appendOutcome(a, Sample.answer("p1"), under: wanted) as? RoomLeaseError == .lost(room: "123456", epoch: lease.epoch), "the previous holder is fenced off")
+        #expect(await appendOutcome(b, Sample.answer("p1"), under: taken) == nil)
+    }
+
+    @Test(arguments: Backend.all)
+    func aWishOlderThanTwoLeasePeriodsIsNotNews(_ backend: Backend) throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let a = fixture.store
+        let b = try fixture.anotherNode()
+        try a.createRoom(Sample.header("123456"))
+        let lease = try a.acquire(room: "123456", node: "a", for: Self.long)
+        #expect(throws: RoomLeaseError.held(room: "123456", by: "a")) { try b.acquire(room: "123456", node: "b", for: Self.long) }
+        // A renewal for no time measures staleness in periods of no time: any wish made before it is stale.
+        #expect(try a.renew(lease, for: .zero).wantedBy == nil)
+    }
+
+    @Test(arguments: Backend.all)
     func renewingManyLeasesKeepsOnlyTheLiveOnes(_ backend: Backend) throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }

@@ -18,13 +18,18 @@ public struct RoomLease: Sendable, Hashable, CustomStringConvertible {
     /// expiry whatever the two wall clocks say (only their rates matter, which differ by parts per million).
     /// Renew before it; past it, stop answering for the room. The epoch check keeps the data safe either way.
     public var deadline: ContinuousClock.Instant
+    /// Set by `renew` when another node was refused the room lately (`RoomLease.wantedWithin` lease
+    /// periods): the proxy sends the room's traffic there now (a node that came back), so the holder should
+    /// hand the room over rather than keep it while the class stays connected.
+    public var wantedBy: String?
 
-    public init(room: String, node: String, epoch: Int64, expiresAt: ServerTime, deadline: ContinuousClock.Instant) {
+    public init(room: String, node: String, epoch: Int64, expiresAt: ServerTime, deadline: ContinuousClock.Instant, wantedBy: String? = nil) {
         self.room = room
         self.node = node
         self.epoch = epoch
         self.expiresAt = expiresAt
         self.deadline = deadline
+        self.wantedBy = wantedBy
     }
 
     public var description: String { "room \(room) held by \(node) at epoch \(epoch)" }
@@ -61,11 +66,15 @@ public protocol RoomLeases: RoomStore {
     /// Takes `room` for `node` for `duration`, if nobody holds it (no lease, or an expired or released one).
     /// Every success gives a new, higher epoch: a lease is never re-granted, even to the same node, because
     /// the holder of the new one starts from what is stored and must not be confused with an earlier self.
-    /// Throws `RoomLeaseError.held` when someone holds it, `.unknownRoom` when it does not exist.
+    /// Throws `RoomLeaseError.held` when someone holds it, `.unknownRoom` when it does not exist. A refusal
+    /// also records that `node` wants the room (unless `node` is the holder itself), for the holder's next
+    /// `renew`; a new holder starts with no such wish.
     func acquire(room: String, node: String, for duration: Duration) throws -> RoomLease
     /// Extends the leases that are still held, by `duration` from now; returns them, renewed. A lease
     /// missing from the result is lost (expired, released or taken over) and cannot be renewed: an expired
-    /// lease is never revived, even if nobody took the room.
+    /// lease is never revived, even if nobody took the room. A renewed lease carries `wantedBy` when another
+    /// node was refused it (`acquire`) within the last `RoomLease.wantedWithin` lease periods (`duration` each): an
+    /// older wish is stale (that node's traffic went elsewhere, or it died) and is not reported.
     func renew(_ leases: [RoomLease], for duration: Duration) throws -> [RoomLease]
     /// Gives the room up at once, so another node need not wait for the expiry. Releasing a lease that is
     /// already lost does nothing.
@@ -76,6 +85,13 @@ public protocol RoomLeases: RoomStore {
     /// a failed one (`RoomStore.append`), are per lease: a new holder starts again from the store and does
     /// not wait for the failures of the one before it.
     func append(_ record: RoomRecord, under lease: RoomLease, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void)
+}
+
+/// How many lease periods a node's wish for a room (a refused `acquire`) stays news to the holder. Two:
+/// the holder renews every third of a period, so it cannot miss a wish, and a wish from a node that
+/// stopped asking (its traffic moved on) does not move the room long after.
+extension RoomLease {
+    public static let wantedWithin = 2
 }
 
 extension RoomLeases {
@@ -110,6 +126,7 @@ public struct RoomLeaseTable: Sendable {
         var node: String
         var epoch: Int64
         var expiry: ContinuousClock.Instant
+        var wanted: (node: String, at: ContinuousClock.Instant)?
     }
 
     private var owners: [String: Owner] = [:]
@@ -120,6 +137,7 @@ public struct RoomLeaseTable: Sendable {
     /// See `RoomLeases.acquire`. `wallClock` only fills in `expiresAt`.
     public mutating func acquire(room: String, node: String, for duration: Duration, now: ContinuousClock.Instant, wallClock: ServerTime) -> Result<RoomLease, RoomLeaseError> {
         if let owner = owners[room], owner.expiry > now {
+            if owner.node != node { owners[room]?.wanted = (node, now) }
             return .failure(.held(room: room, by: owner.node))
         }
         lastEpoch += 1
@@ -137,6 +155,10 @@ public struct RoomLeaseTable: Sendable {
             var renewed = lease
             renewed.expiresAt = wallClock + Int(duration.leaseMilliseconds)
             renewed.deadline = expiry
+            renewed.wantedBy = nil
+            if let wanted = owners[lease.room]?.wanted, now - wanted.at <= duration * RoomLease.wantedWithin {
+                renewed.wantedBy = wanted.node
+            }
             return renewed
         }
     }
