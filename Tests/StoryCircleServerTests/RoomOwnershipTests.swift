@@ -16,14 +16,14 @@ struct RoomOwnershipTests {
         let transport: RecordingTransport
     }
 
-    static func node(_ name: String, store: MemoryRoomStore, configure: (inout ServerConfiguration) -> Void = { _ in }) -> Node {
+    static func node(_ name: String, store: MemoryRoomStore, clock: ManualClock = ManualClock(), configure: (inout ServerConfiguration) -> Void = { _ in }) -> Node {
         let transport = RecordingTransport()
         var configuration = ServerConfiguration()
         configuration.nodeId = name
         configure(&configuration)
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
         let registry = RoomRegistry(
-            events: events, transport: transport, store: store, clock: ManualClock(), narrator: ScriptedNarrator(), metrics: ServerMetrics(),
+            events: events, transport: transport, store: store, clock: clock, narrator: ScriptedNarrator(), metrics: ServerMetrics(),
             configuration: configuration, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), sharedStore: true
         )
         Task { await registry.run() }
@@ -129,6 +129,53 @@ struct RoomOwnershipTests {
         a.events.yield(.opened(connection: 2, peer: "10.0.0.1", room: created.code))
         a.events.send(2, .join(room: created.code, nickname: "Ana"))
         _ = await a.transport.next("welcome", to: 2)
+    }
+
+    /// A node that came back: the proxy sends the room's children to it, and the node that took the room
+    /// over meanwhile hands it back at its next renewal instead of keeping it while the class is connected.
+    /// Real time: leases renew on the monotonic clock (every third of 2 s here); no sleeps, only awaits.
+    @Test(.timeLimit(.minutes(1)))
+    func aNodeRefusedARoomGetsItHandedOverAndAChildReconnectingThereKeepsItsAcknowledgedAnswer() async throws {
+        let store = MemoryRoomStore()
+        let clock = ManualClock()
+        let a = Self.node("a", store: store, clock: clock) { $0.leaseSeconds = 2 }
+        let b = Self.node("b", store: store, clock: clock) { $0.leaseSeconds = 2 }
+        let created = try await a.registry.createRoom(story: ServerFixtures.story)
+        a.events.hello(1, .join(room: created.code, nickname: "Ana"))
+        _ = await a.transport.next("welcome", to: 1)
+        let token = try #require(Self.token(a.transport, 1))
+        let onA = try #require(await a.registry.room(created.code))
+        let leaseOnA = try #require(onA.lease)
+        _ = try await onA.perform(.start)
+        _ = try await onA.perform(.skip)
+        guard case .question(let question) = await a.transport.next("question", to: 1) else { Issue.record("expected a question"); return }
+        clock.advance(to: question.opensAt + 800)
+        a.events.send(1, .answer(question: 0, option: 2))
+        #expect(await a.transport.next("answer.ack", to: 1) == .answerAck(AnswerAck(question: 0, option: 2)))
+
+        // The proxy now sends the room to b (say b came back). b is refused, and tells the store it wants it.
+        b.events.hello(2, .rejoin(room: created.code, token: token))
+        #expect(await b.transport.closed(2) == CloseReason(status: 1012, reason: "try_again"))
+
+        // a hands the room over at a renewal: Ana's page is told to reconnect.
+        #expect(await a.transport.closed(1) == CloseReason(status: 1012, reason: "try_again"))
+        #expect(await a.registry.room(created.code) == nil)
+
+        // Through the proxy, to b, which takes the room from the store: Ana is welcomed with her answer.
+        b.events.hello(3, .rejoin(room: created.code, token: token))
+        guard case .welcome(let welcome) = await b.transport.next("welcome", to: 3) else { Issue.record("expected a welcome"); return }
+        #expect(welcome.player?.nickname == "Ana")
+        // Ana was the only player, so her answer may have closed the question: then it shows in the reveal.
+        let shown = welcome.room.yourAnswer ?? welcome.room.reveal?.you?.option
+        #expect(shown == 2, "the acknowledged answer came along")
+        let stored = try #require(try store.archive(room: created.code)?.answers.first)
+        if let you = welcome.room.reveal?.you { #expect(you.standing.score == stored.points, "and her score with it") }
+        let onB = try #require(await b.registry.room(created.code))
+        let leaseOnB = try #require(onB.lease)
+        #expect(leaseOnB.epoch > leaseOnA.epoch, "the new holder has a new epoch")
+        #expect(try store.archive(room: created.code)?.answers.map(\.option) == [2])
+        #expect(try store.renew(leaseOnB, for: .seconds(2)).wantedBy == nil, "a, which gets no traffic for the room, does not want it back")
+        #expect(try store.renew([leaseOnA], for: .seconds(2)).isEmpty, "a's lease is over: its writes would be refused")
     }
 
     static func outcome(_ body: () async throws -> Room?) async -> Result<Room?, any Error> {

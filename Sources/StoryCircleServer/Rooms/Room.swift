@@ -112,6 +112,12 @@ public actor Room {
         inbox.finish()
     }
 
+    /// Waits until everything the room decided is stored (`true`) or never will be (`false`): a room handed
+    /// to another node lets its acknowledgements go out before its connections are closed.
+    func waitUntilStored() async -> Bool {
+        await outbox.waitUntilDurable()
+    }
+
     private func stopTasks() {
         generation += 1
         timers.values.forEach { $0.cancel() }

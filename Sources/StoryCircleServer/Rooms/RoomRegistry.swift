@@ -22,7 +22,9 @@ public struct CreatedRoom: Sendable, Equatable {
 /// A room runs here only under a lease (`RoomLeases`) this node took before loading it, and every record it
 /// writes carries that lease, so two nodes never both run a room: a node that cannot take a room (another
 /// holds it) refuses with `try_again`, and a room whose lease is lost stops at once. One task renews every
-/// lease of the node.
+/// lease of the node. A refusal also tells the store that this node wants the room; the holder learns it
+/// at its next renewal and hands the room over (`handOver`), so rooms follow the proxy back to a node
+/// that returned.
 public actor RoomRegistry {
     private var rooms: [String: Room] = [:]
     private var runs: [String: Task<Void, Never>] = [:]
@@ -48,6 +50,12 @@ public actor RoomRegistry {
     /// died comes back, the proxy sends its rooms to it again: the node that took them over meanwhile must
     /// let go of them, or the returning node would refuse them (`try_again`) for as long as it keeps them.
     static let idleRelease: Duration = .seconds(60)
+    /// When each room in memory (by epoch) was taken here: a room is handed over only after a lease period
+    /// here, so a proxy flapping between two nodes moves a room at most once a period, not on every hello.
+    private var heldSince: [Int64: ContinuousClock.Instant] = [:]
+    /// Rooms being handed over to the node that asked for them: hellos and requests for them meanwhile are
+    /// told to try again.
+    private var handingOver: Set<String> = []
 
     let transport: any MessageTransport
     let store: any RoomStore
@@ -188,6 +196,8 @@ public actor RoomRegistry {
     public func findRoom(_ code: String, admitting admit: @escaping @Sendable (RoomCredentials) -> Bool = { _ in true }) async throws -> Room? {
         if let room = rooms[code] { return room }
         guard acceptingRooms else { return nil }
+        // Its lease is still ours until the outbox finishes: loading it again here would only be refused.
+        if handingOver.contains(code) { throw RoomLeaseError.held(room: code, by: nodeId) }
         let load: Task<Room?, any Error>
         if let pending = loads[code] {
             load = pending
@@ -270,7 +280,10 @@ public actor RoomRegistry {
         )
         services.leaseLost = { [weak self] room in await self?.leaseLost(room) }
         let room = Room(state: state, createdAt: createdAt, finishedAt: finishedAt, lease: lease, services: services)
-        if let lease { leaseDeadlines[lease.epoch] = lease.deadline }
+        if let lease {
+            leaseDeadlines[lease.epoch] = lease.deadline
+            heldSince[lease.epoch] = .now
+        }
         rooms[room.code] = room
         runs[room.code] = Task { await room.run(initial: initial) }
         if let storageProblem { room.submit(.storage(problem: storageProblem)) }
@@ -317,6 +330,7 @@ public actor RoomRegistry {
         if let lease = room.lease {
             leaseDeadlines[lease.epoch] = nil
             idleSince[lease.epoch] = nil
+            heldSince[lease.epoch] = nil
             if releasing { release(lease) }
         }
         let bound = bindings.compactMap { $0.value === room ? $0.key : nil }.sorted()
@@ -372,6 +386,15 @@ public actor RoomRegistry {
             for lease in current where !alive.contains(lease.epoch) {
                 await drop(lease, because: "lease not renewed")
             }
+            // Each on its own: a room's outbox may take a while to finish, and must not hold up the others'
+            // handovers or the next renewal.
+            for lease in renewed {
+                guard let wanter = lease.wantedBy, let room = rooms[lease.room], room.lease?.epoch == lease.epoch,
+                    let since = heldSince[lease.epoch], ContinuousClock.now - since >= leaseDuration
+                else { continue }
+                let run = takeForHandover(lease.room, room, lease)
+                Task { await self.handOver(room, run, lease, to: wanter) }
+            }
         } catch {
             logger.warning("Room leases could not be renewed", ["error": StoreFailure.from(error, record: "lease").reason, "leases": String(current.count)])
             let now = ContinuousClock.now
@@ -379,6 +402,51 @@ public actor RoomRegistry {
                 await drop(lease, because: "lease expired")
             }
         }
+    }
+
+    /// The synchronous half of a handover: the room leaves the map at once (so the next renewal does not
+    /// see it, and hellos for it are told to try again), and its connections stop feeding it: what they send
+    /// from now on waits in `waiting` and is dropped at the close (nothing of it was acknowledged).
+    private func takeForHandover(_ code: String, _ room: Room, _ lease: RoomLease) -> Task<Void, Never>? {
+        rooms[code] = nil
+        let run = runs.removeValue(forKey: code)
+        leaseDeadlines[lease.epoch] = nil
+        idleSince[lease.epoch] = nil
+        heldSince[lease.epoch] = nil
+        handingOver.insert(code)
+        return run
+    }
+
+    /// Hands a room to the node that asked for it: lets the room finish what it already took (its inbox,
+    /// then its outbox, so every acknowledgement goes out and everything acknowledged is stored), then
+    /// releases the lease and only then closes the connections with 1012, so they reconnect (through the
+    /// proxy, to the node that wants the room) when that node can take it at once.
+    private func handOver(_ room: Room, _ run: Task<Void, Never>?, _ lease: RoomLease, to wanter: String) async {
+        let started = ContinuousClock.now
+        let bound = bindings.compactMap { $0.value === room ? $0.key : nil }.sorted()
+        for connection in bound {
+            bindings[connection] = nil
+            routes.unbind(connection)
+            waiting[connection] = []
+        }
+        await room.shutDown()
+        // The inbox ends after what it already holds: those messages are decided (and their records issued)
+        // before the wait, so their acknowledgements go out under the lease too.
+        await run?.value
+        let stored = await room.waitUntilStored()
+        if let leases { _ = try? await Self.offActor { try leases.release(lease) } }
+        handingOver.remove(lease.room)
+        let open = bound.filter { waiting.removeValue(forKey: $0) != nil }
+        if !open.isEmpty {
+            let error = RoomError(.tryAgain, "This room moved to another server. Reconnecting…")
+            metrics.errorSent(error.code)
+            transport.send(OutboundFrame(ServerMessage.error(error).encoded()), to: open)
+            for connection in open { transport.close(connection, status: 1012, reason: error.code.rawValue) }
+        }
+        logger.notice("Room handed over to the node that asked for it", [
+            "room.code": lease.room, "lease.epoch": String(lease.epoch), "node.wanting": wanter,
+            "connections": String(open.count), "records.stored": String(stored), "duration.ms": String((ContinuousClock.now - started).leaseMilliseconds),
+        ])
     }
 
     private func releaseIdleRooms() async {
