@@ -6,6 +6,9 @@
 #
 #   scripts/cluster.sh up       starts everything (or finds it running); prints the proxy URL and the admin token
 #   scripts/cluster.sh status   what runs, with the nodes' pids and health
+#   scripts/cluster.sh start-node N
+#                               starts node N (1–3) again after it died or was killed, as a container
+#                               restarts: same name, same port, same data folder; waits until it listens
 #   scripts/cluster.sh down     stops everything and deletes the folder
 #
 # Settings (environment):
@@ -40,6 +43,37 @@ wait_for_port() {
   done
 }
 
+# Starts node $1 unless it runs; does not wait for it.
+launch_node() {
+  local n=$1 database=$2 token=$3 url=$4 port=${node_ports[$(($1 - 1))]}
+  if alive "$dir/node$n.pid"; then return; fi
+  mkdir -p "$dir/node$n"
+  # Exactly the variables docker-compose.yml gives each node's container. A restarted node appends to its
+  # log, so what it said before it died stays readable.
+  env STORYCIRCLE_NODE_ID="node$n" \
+      STORYCIRCLE_PORT="$port" \
+      STORYCIRCLE_BIND=127.0.0.1 \
+      STORYCIRCLE_DATA_DIR="$dir/node$n" \
+      STORYCIRCLE_DATABASE="$database" \
+      STORYCIRCLE_ADMIN_TOKEN="$token" \
+      STORYCIRCLE_PUBLIC_URL="$url" \
+      STORYCIRCLE_TRUST_FORWARDED_FOR=true \
+      STORYCIRCLE_WEB_ROOT="$root/web-static" \
+      "$bin" serve >>"$dir/node$n.log" 2>&1 &
+  echo $! >"$dir/node$n.pid"
+}
+
+start_node() {
+  local n=${1:-}
+  case "$n" in 1|2|3) ;; *) echo "usage: $0 start-node 1|2|3" >&2; exit 2 ;; esac
+  [ -s "$dir/admin-token" ] && [ -s "$dir/url" ] || { echo "cluster: not up (scripts/cluster.sh up first)" >&2; exit 1; }
+  local database
+  database=$("$root/scripts/postgres-test.sh" url)
+  launch_node "$n" "$database" "$(cat "$dir/admin-token")" "$(cat "$dir/url")"
+  wait_for_port "${node_ports[$((n - 1))]}" "$dir/node$n.pid" "$dir/node$n.log"
+  echo "node$n:       running (pid $(cat "$dir/node$n.pid"))"
+}
+
 up() {
   [ ${#node_ports[@]} -eq 3 ] || { echo "cluster: STORYCIRCLE_CLUSTER_NODE_PORTS needs three ports" >&2; exit 2; }
   [ -x "$bin" ] || { echo "cluster: no server binary at $bin (make build)" >&2; exit 1; }
@@ -58,20 +92,7 @@ up() {
   local n=0
   for port in "${node_ports[@]}"; do
     n=$((n + 1))
-    if alive "$dir/node$n.pid"; then continue; fi
-    mkdir -p "$dir/node$n"
-    # Exactly the variables docker-compose.yml gives each node's container.
-    env STORYCIRCLE_NODE_ID="node$n" \
-        STORYCIRCLE_PORT="$port" \
-        STORYCIRCLE_BIND=127.0.0.1 \
-        STORYCIRCLE_DATA_DIR="$dir/node$n" \
-        STORYCIRCLE_DATABASE="$database" \
-        STORYCIRCLE_ADMIN_TOKEN="$token" \
-        STORYCIRCLE_PUBLIC_URL="$url" \
-        STORYCIRCLE_TRUST_FORWARDED_FOR=true \
-        STORYCIRCLE_WEB_ROOT="$root/web-static" \
-        "$bin" serve >"$dir/node$n.log" 2>&1 &
-    echo $! >"$dir/node$n.pid"
+    launch_node "$n" "$database" "$token" "$url"
   done
   n=0
   for port in "${node_ports[@]}"; do
@@ -143,5 +164,6 @@ case "${1:-}" in
   up) up ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+  start-node) start_node "${2:-}" ;;
+  *) echo "usage: $0 up|down|status|start-node N" >&2; exit 2 ;;
 esac
