@@ -285,6 +285,15 @@ struct RoomLifecycleTests {
         return []
     }
 
+    @Test func csvCellsQuoteQuotesCommasAndLineBreaksAndDefuseFormulas() {
+        #expect(RoomResults.csvCell("Ana") == "Ana")
+        #expect(RoomResults.csvCell(#"Say "hi", Ben"#) == #""Say ""hi"", Ben""#)
+        #expect(RoomResults.csvCell("\"\"") == "\"\"\"\"\"\"")
+        #expect(RoomResults.csvCell("two\nlines") == "\"two\nlines\"")
+        #expect(RoomResults.csvCell("=1+1") == "'=1+1")
+        #expect(RoomResults.csvCell("-5") == "-5")
+    }
+
     @Test func resultsAndCSVListEveryChildAndQuestion() throws {
         var room = RoomDriver()
         let ana = try room.child("=cmd|Ana")

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 extension Story {
     static let knownFields: Set<String> = ["title", "text", "narration", "quiz"]
@@ -115,9 +115,10 @@ extension Story {
     }
 
     static func describe(_ error: any Error) -> String {
+        // swift-foundation's JSONDecoder puts no underlying error under `dataCorrupted` (the NSError
+        // user-info lookup this replaced always found nothing), so its own description is all there is.
         if case DecodingError.dataCorrupted(let context) = error {
-            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            return underlying ?? context.debugDescription
+            return context.debugDescription
         }
         return String(describing: error)
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A message from a browser (or any client) to the server. The first one on a connection must be a hello:
 /// `join`, `rejoin`, `watch` or `control`.

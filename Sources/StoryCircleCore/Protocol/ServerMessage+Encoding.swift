@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The server's messages as bytes, written by `JSONWriter` rather than `JSONEncoder`: a reveal and a
 /// podium are one message per child, and Foundation's encoder cost several times what the rest of a send

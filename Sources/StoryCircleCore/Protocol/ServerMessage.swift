@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A message from the server. On the wire: one JSON object whose `type` names the case and whose other
 /// fields are the payload's.

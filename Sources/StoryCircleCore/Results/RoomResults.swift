@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A room's results for the teacher: per child per question, the answer, whether it was right, how long it
 /// took and the points; totals and ranks. Built from the room's state, live or restored from storage.
@@ -89,7 +89,12 @@ extension RoomResults {
             cell = "'" + cell
         }
         if cell.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
-            cell = "\"" + cell.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            var quoted = "\""
+            for character in cell {
+                quoted.append(character)
+                if character == "\"" { quoted.append("\"") }
+            }
+            cell = quoted + "\""
         }
         return cell
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A JSON document as a tree, so that story files can be checked field by field and every problem
 /// reported with its path, instead of stopping at the first one as `Decodable` would.
