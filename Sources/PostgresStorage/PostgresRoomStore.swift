@@ -19,7 +19,7 @@ import StoryCircleCore
 /// is stored of a room is always a prefix of what it decided. Reads and lease calls use connections of
 /// their own, under locks.
 ///
-/// `@unchecked Sendable`: the write queue is guarded by `condition`; the writer connection and the blocked
+/// `@unchecked Sendable`: the write queue is guarded by its `LockedCondition`; the writer connection and the blocked
 /// rooms are only used on the writer thread; the other connections only inside their `Locked`.
 public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
     private typealias Completion = @Sendable ((any Error)?) -> Void
@@ -43,10 +43,14 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
     }
 
     public let settings: PostgresSettings
-    private let condition = NSCondition()
-    private var queue: [Job] = []
-    private var stopped = false
-    private let writerFinished = DispatchSemaphore(value: 0)
+    /// The jobs waiting for the writer, and whether it has taken the stop (later jobs then fail).
+    private struct WriteQueue {
+        var jobs: [Job] = []
+        var stopped = false
+    }
+
+    private let queue = LockedCondition(WriteQueue())
+    private let writerFinished = LockedCondition(false)
     private let reader: Locked<PostgresConnection?>
     private let leaseConnection = Locked<PostgresConnection?>(nil)
     /// Set by `close`: reads and lease calls then fail rather than open new connections.
@@ -90,14 +94,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
     // MARK: - RoomStore
 
     public func createRoom(_ header: RoomHeader) throws {
-        let result = Locked<(any Error)??>(nil)
-        let done = DispatchSemaphore(value: 0)
-        enqueue(.createRoom(header) { error in
-            result.withLock { $0 = .some(error) }
-            done.signal()
-        })
-        done.wait()
-        if let error = result.withLock({ $0 }) ?? nil { throw error }
+        if let error = waitForWriter({ .createRoom(header, done: $0) }) { throw error }
     }
 
     public func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
@@ -133,14 +130,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
     }
 
     public func purge(createdBefore cutoff: ServerTime) throws -> Int {
-        let result = Locked<Result<Int, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        enqueue(.purge(cutoff) { outcome in
-            result.withLock { $0 = outcome }
-            done.signal()
-        })
-        done.wait()
-        return try result.withLock { $0 }!.get()
+        try waitForWriter { .purge(cutoff, done: $0) }.get()
     }
 
     public var health: StoreHealth { currentHealth.withLock { $0 } }
@@ -152,14 +142,10 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
     /// Writes everything queued, then stops the writer and closes the connections. Appends after `close`
     /// fail.
     public func close() {
-        condition.lock()
-        let alreadyStopped = stopped
-        if !alreadyStopped {
-            queue.append(.stop)
-            condition.signal()
+        queue.withLockAndWake { queue in
+            if !queue.stopped { queue.jobs.append(.stop) }
         }
-        condition.unlock()
-        if !alreadyStopped { writerFinished.wait() }
+        writerFinished.waitUntil({ $0 }, then: { _ in })
         isClosed.withLock { $0 = true }
         reader.withLock { $0 = nil }
         leaseConnection.withLock { $0 = nil }
@@ -309,15 +295,22 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
     // MARK: - Writing
 
     private func enqueue(_ job: Job) {
-        condition.lock()
-        if stopped {
-            condition.unlock()
-            Self.fail(job, StoreFailure(.unavailable, record: job.kind, reason: Self.closedReason))
-            return
+        let queued = queue.withLockAndWake { queue in
+            if queue.stopped { return false }
+            queue.jobs.append(job)
+            return true
         }
-        queue.append(job)
-        condition.signal()
-        condition.unlock()
+        if !queued {
+            Self.fail(job, StoreFailure(.unavailable, record: job.kind, reason: Self.closedReason))
+        }
+    }
+
+    /// Queues the job `job` makes around its completion, and blocks until the writer has run that: the
+    /// synchronous calls (room creation, purges), made from threads that may block.
+    private func waitForWriter<Outcome: Sendable>(_ job: (@escaping @Sendable (Outcome) -> Void) -> Job) -> Outcome {
+        let outcome = LockedCondition<Outcome?>(nil)
+        enqueue(job { result in outcome.withLockAndWake { $0 = result } })
+        return outcome.waitUntil({ $0 != nil }, then: { $0! })
     }
 
     private static func fail(_ job: Job, _ error: any Error) {
@@ -333,23 +326,23 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         /// Rooms with a record that failed, and why: their later records fail untried until one resumes.
         var blocked: [String: StoreFailure] = [:]
         while true {
-            condition.lock()
-            while queue.isEmpty { condition.wait() }
-            let batch = Array(queue.prefix(maxBatch))
-            queue.removeFirst(batch.count)
-            let stopping = batch.contains { if case .stop = $0 { true } else { false } }
-            if stopping { stopped = true }
-            condition.unlock()
+            let (batch, stopping) = queue.waitUntil({ !$0.jobs.isEmpty }) { [maxBatch] queue in
+                let batch = Array(queue.jobs.prefix(maxBatch))
+                queue.jobs.removeFirst(batch.count)
+                let stopping = batch.contains { if case .stop = $0 { true } else { false } }
+                if stopping { queue.stopped = true }
+                return (batch, stopping)
+            }
 
             commit(batch, &connection, &blocked)
             if stopping {
-                condition.lock()
-                let leftovers = queue
-                queue = []
-                condition.unlock()
+                let leftovers = queue.withLock { queue in
+                    defer { queue.jobs = [] }
+                    return queue.jobs
+                }
                 leftovers.forEach { Self.fail($0, StoreFailure(.unavailable, record: $0.kind, reason: Self.closedReason)) }
                 connection = nil
-                writerFinished.signal()
+                writerFinished.withLockAndWake { $0 = true }
                 return
             }
         }
