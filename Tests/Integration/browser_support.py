@@ -6,6 +6,7 @@ import io
 import json
 import pathlib
 
+import pytest
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.chrome.service import Service
@@ -42,6 +43,21 @@ def browser(width=420, height=860, mobile=False, reduced_motion=False):
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
                                {"features": [{"name": "prefers-reduced-motion", "value": "reduce"}]})
     return driver
+
+
+@pytest.fixture
+def browsers():
+    """Opens browsers as `browser(...)` does, and quits every one of them after the test."""
+    opened = []
+
+    def open_browser(**kwargs):
+        driver = browser(**kwargs)
+        opened.append(driver)
+        return driver
+
+    yield open_browser
+    for driver in opened:
+        driver.quit()
 
 
 def wait(driver, condition, timeout=30, message=""):

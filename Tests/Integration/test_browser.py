@@ -11,7 +11,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from websockets.sync.client import connect as ws_connect
 
-from browser_support import (PHONE, PROJECTOR, SMALL_PROJECTOR, TABLET, TEACHER, assert_fits, axe, browser, colour,
+from browser_support import (PHONE, browsers, PROJECTOR, SMALL_PROJECTOR, TABLET, TEACHER, assert_fits, axe, browser, colour,
                              contrast_ratio, difference, emulate_vision, events, in_view, no_page_errors, nothing_ran, rect,
                              screenshot, silhouette, sounds, text, text_contrast, visible, wait)
 from conftest import SHORT_STORY, STORIES, Server
@@ -24,20 +24,6 @@ CROWD = ["Maximilian Alexander", "Anne-Sophie Marguerite", XSS, "Zoë", "Oliver"
          "Ella", "George", "Grace", "Oscar", "Ava", "Alfie", "Sofia", "Henry", "Willow Rainbow-Smith"]
 # The colours the story's first question names, as the options draw them (options.js).
 NAMED = {"Blue": (21, 101, 192), "Green": (46, 125, 50), "Yellow": (253, 216, 53), "Red": (211, 47, 47)}
-
-
-@pytest.fixture
-def browsers():
-    opened = []
-
-    def open_browser(**kwargs):
-        driver = browser(**kwargs)
-        opened.append(driver)
-        return driver
-
-    yield open_browser
-    for driver in opened:
-        driver.quit()
 
 
 class Crowd:

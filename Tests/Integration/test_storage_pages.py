@@ -1,29 +1,11 @@
 """The pages when the server cannot save (issues #11 and #13), in real headless Chromium against a real
 server whose data folder is a small tmpfs that fills up for real: the child is asked to tap again and
 loses nothing by it, the teacher sees why, and both carry on when space comes back."""
-import json
-
 from selenium.webdriver.common.by import By
 
-from browser_support import PHONE, TEACHER, axe, browser, screenshot, text, visible, wait
+from browser_support import PHONE, TEACHER, axe, browsers, screenshot, text, visible, wait  # noqa: F401 (browsers is a fixture)
 from conftest import Server
 from test_faults import FAST, fill, results_of, small_fs  # noqa: F401 (small_fs is a fixture)
-
-import pytest
-
-
-@pytest.fixture
-def browsers():
-    opened = []
-
-    def open_browser(**kwargs):
-        driver = browser(**kwargs)
-        opened.append(driver)
-        return driver
-
-    yield open_browser
-    for driver in opened:
-        driver.quit()
 
 
 def open_option(driver, index):
