@@ -12,10 +12,19 @@ public final class OutboundFrame: @unchecked Sendable {
 
     static let headroom = sc_lws_pre()
 
+    /// Copies `bytes` after the headroom. Callers in other modules reach this unspecialised (the generic
+    /// copy went byte by byte through witness tables, most of a reveal's cost), so contiguous storage
+    /// is copied with one `memcpy` and only other collections take the element-wise path.
     public init(_ bytes: some Collection<UInt8>) {
         count = bytes.count
         storage = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.headroom + max(count, 1), alignment: 16)
-        _ = UnsafeMutableRawBufferPointer(rebasing: storage[Self.headroom...]).initializeMemory(as: UInt8.self, from: bytes)
+        let payload = UnsafeMutableRawBufferPointer(rebasing: storage[Self.headroom...])
+        let copied: Void? = bytes.withContiguousStorageIfAvailable { source in
+            payload.copyMemory(from: UnsafeRawBufferPointer(source))
+        }
+        if copied == nil {
+            _ = payload.initializeMemory(as: UInt8.self, from: bytes)
+        }
     }
 
     public convenience init(text: String) {

@@ -226,12 +226,27 @@ public actor Room {
     }
 
     private func carryOut(_ directives: [RoomDirective]) {
+        // Consecutive sends (a reveal's or a podium's one message per child) go to the outbox as one batch:
+        // one lock and at most one wake-up of the transport instead of one per child.
+        var sends: [(OutboundFrame, [UInt64])] = []
+        var acknowledged = 0
+        func flush() {
+            guard !sends.isEmpty else { return }
+            outbox.send(sends, answersAcknowledged: acknowledged)
+            sends = []
+            acknowledged = 0
+        }
         for directive in directives {
-            switch directive {
-            case .send(let message, let recipients):
+            if case .send(let message, let recipients) = directive {
                 account(for: message)
-                let acknowledged = if case .answerAck = message { recipients.count } else { 0 }
-                outbox.send(OutboundFrame(message.encoded()), to: recipients.map(\.rawValue), answersAcknowledged: acknowledged)
+                if case .answerAck = message { acknowledged += recipients.count }
+                sends.append((OutboundFrame(message.encoded()), recipients.map(\.rawValue)))
+                continue
+            }
+            flush()
+            switch directive {
+            case .send:
+                break
             case .close(let connection, let reason):
                 outbox.close(connection.rawValue, status: reason.status, reason: reason.reason)
             case .persist(let record):
@@ -244,6 +259,7 @@ public actor Room {
                 if let peer = peers[connection] { _ = services.failedHellos?.allow(peer, at: clock.now()) }
             }
         }
+        flush()
         if state.phase == .finished, finishedAt == nil {
             finishedAt = clock.now()
             narration?.cancel()

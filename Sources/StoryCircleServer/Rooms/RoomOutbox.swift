@@ -18,8 +18,16 @@ import WebSocketTransport
 /// whatever it decides is dropped too: it was decided on a state that is about to be replaced.
 final class RoomOutbox: Sendable {
     private enum Action: Sendable {
-        case send(OutboundFrame, [UInt64], answersAcknowledged: Int)
+        /// Frames, each for its connections, in order; `answersAcknowledged` counts the `answer.ack`s among them.
+        case send([(OutboundFrame, [UInt64])], answersAcknowledged: Int)
         case close(UInt64, status: UInt16, reason: String)
+
+        var frames: Int {
+            switch self {
+            case .send(let batch, _): batch.count
+            case .close: 0
+            }
+        }
     }
 
     private enum Mode: Sendable {
@@ -113,7 +121,12 @@ final class RoomOutbox: Sendable {
     }
 
     func send(_ frame: OutboundFrame, to connections: [UInt64], answersAcknowledged: Int = 0) {
-        perform(.send(frame, connections, answersAcknowledged: answersAcknowledged))
+        perform(.send([(frame, connections)], answersAcknowledged: answersAcknowledged))
+    }
+
+    /// Several frames in this order, carried out (or held) together: one call to the transport.
+    func send(_ batch: [(OutboundFrame, [UInt64])], answersAcknowledged: Int = 0) {
+        perform(.send(batch, answersAcknowledged: answersAcknowledged))
     }
 
     func close(_ connection: UInt64, status: UInt16, reason: String) {
@@ -175,8 +188,12 @@ final class RoomOutbox: Sendable {
 
     private func carryOut(_ action: Action) {
         switch action {
-        case .send(let frame, let connections, let answers):
-            transport.send(frame, to: connections)
+        case .send(let batch, let answers):
+            if batch.count == 1 {
+                transport.send(batch[0].0, to: batch[0].1)
+            } else {
+                transport.send(batch)
+            }
             for _ in 0..<answers { metrics.answerAccepted() }
         case .close(let connection, let status, let reason):
             transport.close(connection, status: status, reason: reason)
@@ -272,7 +289,7 @@ final class RoomOutbox: Sendable {
                 }
                 state.pending[index].attempt = nil
                 if let failure = gaveUp {
-                    dropped = (state.pending.count, state.held.count)
+                    dropped = (state.pending.count, state.held.reduce(0) { $0 + $1.action.frames })
                     resumed = giveUp(&state, failure)
                 } else {
                     retryIfDue(&state)
