@@ -13,7 +13,8 @@
 # and podium) and under the open-loop classroom load (10,000 children), where wake-ups are many and each
 # carries little work.
 #
-# Writes build/profile/<server>-<scenario>-<tool>.txt. Sizes: ROOMS CHILDREN BURST PROFILE_SECONDS;
+# Writes build/profile/<server>-<scenario>-<tool>.txt. Sizes: ROOMS CHILDREN BURST PROFILE_SECONDS, and
+# QUIZ_ROOMS × QUIZ_CHILDREN for the quiz (1 × BIG; 250 × 40 profiles the many-rooms quiz);
 # SERVERS="storycircle c go", PARTS="fanout quiz sustained", TOOLS="stat record strace".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +24,8 @@ CHILDREN=${CHILDREN:-40}
 BURST=${BURST:-150}
 BIG=${BIG:-2000}
 PROFILE_SECONDS=${PROFILE_SECONDS:-5}
+QUIZ_ROOMS=${QUIZ_ROOMS:-1}
+QUIZ_CHILDREN=${QUIZ_CHILDREN:-$BIG}
 SERVERS=${SERVERS:-storycircle c go}
 TOOLS=${TOOLS:-stat record strace}
 PARTS=${PARTS:-fanout quiz sustained}
@@ -89,7 +92,7 @@ done
 if [[ " $SERVERS " == *" storycircle "* ]]; then
   for tool in $([[ " $PARTS " == *" quiz "* ]] && echo "$TOOLS"); do
     start_storycircle "$WORK" quiz
-    "${pin_generator[@]}" "$BIN/storycircle-bench" quiz --admin-token "$ADMIN" --rooms 1 --children "$BIG" --questions 4 \
+    "${pin_generator[@]}" "$BIN/storycircle-bench" quiz --admin-token "$ADMIN" --rooms "$QUIZ_ROOMS" --children "$QUIZ_CHILDREN" --questions 4 \
       --phase-file "$WORK/phase" --server-pid "$SERVER_PID" --port "$PORT" > "$OUT/storycircle-quiz-$tool-run.json" 2> "$WORK/generator.err" &
     generator=$!
     attach "$tool" storycircle-quiz

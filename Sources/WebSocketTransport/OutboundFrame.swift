@@ -7,15 +7,29 @@ import CLibWebSockets
 /// changed after `init`, and the headroom is written only by the one service thread, one write at a time
 /// (every write of the same payload writes the same header bytes).
 public final class OutboundFrame: @unchecked Sendable {
+    /// Which connections the service thread serves first when many wait to be written.
+    public enum Priority: Sendable {
+        /// News for many (a question, a reveal, a scoreboard): served in the order queued, a bounded number
+        /// of connections per turn of the loop.
+        case normal
+        /// The answer to what this one client just sent (its answer's `answer.ack`, its `welcome`, an
+        /// error, a pong): its connection goes ahead of those waiting with news, so a child's tap is
+        /// acknowledged in milliseconds even while a reveal to thousands is being written. Order within a
+        /// connection never changes.
+        case reply
+    }
+
     let storage: UnsafeMutableRawBufferPointer
     public let count: Int
+    public let priority: Priority
 
     static let headroom = sc_lws_pre()
 
     /// Copies `bytes` after the headroom. Callers in other modules reach this unspecialised (the generic
     /// copy went byte by byte through witness tables, most of a reveal's cost), so contiguous storage
     /// is copied with one `memcpy` and only other collections take the element-wise path.
-    public init(_ bytes: some Collection<UInt8>) {
+    public init(_ bytes: some Collection<UInt8>, priority: Priority = .normal) {
+        self.priority = priority
         count = bytes.count
         storage = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.headroom + max(count, 1), alignment: 16)
         let payload = UnsafeMutableRawBufferPointer(rebasing: storage[Self.headroom...])
@@ -27,8 +41,8 @@ public final class OutboundFrame: @unchecked Sendable {
         }
     }
 
-    public convenience init(text: String) {
-        self.init(Array(text.utf8))
+    public convenience init(text: String, priority: Priority = .normal) {
+        self.init(Array(text.utf8), priority: priority)
     }
 
     deinit {

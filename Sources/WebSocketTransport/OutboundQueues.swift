@@ -48,27 +48,51 @@ package final class OutboundQueues: Sendable {
         var pending: Int { frames.count - head }
     }
 
+    /// What `takeWakeups` hands the service thread: connections in the order to ask for their callbacks.
+    package struct Wakeups {
+        package var taken: [(connection: UInt64, wakeup: Wakeup)] = []
+        /// Some were left for the next turn (the limit): the service thread must wake itself again.
+        package var more = false
+    }
+
     private struct State {
         var queues: [UInt64: Queue] = [:]
-        var wakeups: [UInt64: Wakeup] = [:]
+        /// Connections noted since the service thread last looked, and whether each waits in the reply lane.
+        var wakeups: [UInt64: (wakeup: Wakeup, reply: Bool)] = [:]
+        /// The order it looks in: the reply lane first (a reply, a kill, an HTTP response), then the rest in
+        /// the order they came. An id whose entry was taken or removed is skipped there.
+        var replyLane: [UInt64] = []
+        var otherLane: [UInt64] = []
+        /// Where the other lane starts: it is taken from the front, a turn's worth at a time.
+        var otherHead = 0
         var responses: [UInt64: (sequence: UInt64, response: HTTPResponse)] = [:]
 
         /// Notes that `connection` wants writing; true if the set was empty (the caller must wake the loop).
-        mutating func wantsWriting(_ connection: UInt64) -> Bool {
-            guard wakeups[connection] == nil else { return false }
-            wakeups[connection] = .writable
+        /// A connection already noted for other frames moves up when a reply joins its queue.
+        mutating func wantsWriting(_ connection: UInt64, reply: Bool = false) -> Bool {
+            if let noted = wakeups[connection] {
+                if reply, !noted.reply {
+                    wakeups[connection] = (noted.wakeup, true)
+                    replyLane.append(connection)
+                }
+                return false
+            }
+            wakeups[connection] = (.writable, reply)
+            if reply { replyLane.append(connection) } else { otherLane.append(connection) }
             return wakeups.count == 1
         }
 
         /// Notes that `connection` is to be killed; true if the set was empty.
         mutating func wantsKilling(_ connection: UInt64) -> Bool {
             let wasEmpty = wakeups.isEmpty
-            wakeups[connection] = .kill
+            if wakeups[connection]?.reply != true { replyLane.append(connection) }
+            wakeups[connection] = (.kill, true)
             return wasEmpty
         }
 
         /// Appends `frame` to each open queue of `connections`, or kills the queues it would overflow.
-        mutating func append(_ frame: OutboundFrame, to connections: some Sequence<UInt64>, maxFrames: Int, maxBytes: Int, woken: inout Bool, dropped: inout Int) {
+        mutating func append(_ frame: OutboundFrame, to connections: [UInt64], maxFrames: Int, maxBytes: Int, woken: inout Bool, dropped: inout Int) {
+            let reply = frame.priority == .reply
             for connection in connections {
                 guard let queue = queues[connection], !queue.killed, queue.close == nil else { continue }
                 if queue.pending >= maxFrames || queue.bytes + frame.count > maxBytes {
@@ -82,7 +106,7 @@ package final class OutboundQueues: Sendable {
                 }
                 queue.frames.append(frame)
                 queue.bytes += frame.count
-                if queue.pending == 1, wantsWriting(connection) { woken = true }
+                if queue.pending == 1 || reply, wantsWriting(connection, reply: reply) { woken = true }
             }
         }
     }
@@ -108,12 +132,17 @@ package final class OutboundQueues: Sendable {
             state.queues[connection] = nil
             state.wakeups[connection] = nil
             state.responses[connection] = nil
+            if state.wakeups.isEmpty {
+                state.replyLane.removeAll(keepingCapacity: true)
+                state.otherLane.removeAll(keepingCapacity: true)
+                state.otherHead = 0
+            }
         }
     }
 
     /// Queues `frame` for each open connection. `woken`: the caller must wake the loop; `dropped`: how many
     /// connections were dropped for falling behind.
-    package func enqueue(_ frame: OutboundFrame, to connections: some Sequence<UInt64>) -> (woken: Bool, dropped: Int) {
+    package func enqueue(_ frame: OutboundFrame, to connections: [UInt64]) -> (woken: Bool, dropped: Int) {
         state.withLock { state in
             var woken = false
             var dropped = 0
@@ -164,14 +193,37 @@ package final class OutboundQueues: Sendable {
     func respond(_ connection: UInt64, sequence: UInt64, with response: HTTPResponse) -> Bool {
         state.withLock { state in
             state.responses[connection] = (sequence, response)
-            return state.wantsWriting(connection)
+            return state.wantsWriting(connection, reply: true)
         }
     }
 
-    package func takeWakeups() -> [UInt64: Wakeup] {
+    /// Takes what was noted, the reply lane first, and at most `limit` connections of the other lane (the
+    /// rest wait, in order, for the next call). Bounding a turn's writes is what lets a reply overtake a
+    /// reveal to 10,000 children queued just before it: it waits for one turn's worth, not for all of them.
+    package func takeWakeups(limit: Int = .max) -> Wakeups {
         state.withLock { state in
-            defer { state.wakeups = [:] }
-            return state.wakeups
+            var result = Wakeups()
+            for connection in state.replyLane {
+                if let noted = state.wakeups.removeValue(forKey: connection) { result.taken.append((connection, noted.wakeup)) }
+            }
+            state.replyLane.removeAll(keepingCapacity: true)
+            var others = 0
+            while others < limit, state.otherHead < state.otherLane.count {
+                let connection = state.otherLane[state.otherHead]
+                state.otherHead += 1
+                guard let noted = state.wakeups.removeValue(forKey: connection) else { continue }
+                result.taken.append((connection, noted.wakeup))
+                others += 1
+            }
+            if state.otherHead == state.otherLane.count {
+                state.otherLane.removeAll(keepingCapacity: true)
+                state.otherHead = 0
+            } else if state.otherHead >= 4_096 {
+                state.otherLane.removeFirst(state.otherHead)
+                state.otherHead = 0
+            }
+            result.more = !state.wakeups.isEmpty
+            return result
         }
     }
 

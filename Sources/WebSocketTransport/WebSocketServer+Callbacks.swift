@@ -129,10 +129,17 @@ extension WebSocketServer {
 
     // MARK: Woken by another thread
 
-    /// Woken by `lws_cancel_service()`: ask for writable callbacks where frames or responses wait, and
-    /// kill connections that fell too far behind.
+    /// At most this many connections with news (not replies) are asked for writable callbacks per turn of
+    /// the loop: a turn then writes for about a millisecond, and a reply noted meanwhile goes out in the next.
+    static let connectionsArmedPerTurn = 128
+
+    /// Woken by `lws_cancel_service()`: ask for writable callbacks where frames or responses wait (replies
+    /// first), and kill connections that fell too far behind.
     func serviceWakeups() {
-        for (id, wakeup) in queues.takeWakeups() {
+        let wakeups = queues.takeWakeups(limit: Self.connectionsArmedPerTurn)
+        // Left for the next turn: the loop must come back for them even if no one sends again.
+        if wakeups.more { wake() }
+        for (id, wakeup) in wakeups.taken {
             guard let connection = connections[id] else { continue }
             switch wakeup {
             case .kill:

@@ -138,7 +138,7 @@ public final class WebSocketClientPool: @unchecked Sendable {
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             openPending()
-            for (connection, wakeup) in queues.takeWakeups() {
+            for (connection, wakeup) in queues.takeWakeups().taken {
                 guard let wsi = connections[connection]?.wsi else { continue }
                 if wakeup == .kill {
                     lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)

@@ -93,6 +93,9 @@ struct RoomTests {
 
         store.releaseAll()
         #expect(await transport.next("answer.ack", to: 1) == .answerAck(AnswerAck(question: 0, option: 2)))
+        // Replies to one client go ahead of news for many in the transport's queue of connections to write.
+        #expect(transport.priorities(of: "answer.ack") == [.reply] && transport.priorities(of: "pong") == [.reply])
+        #expect(transport.priorities(of: "welcome") == [.reply] && transport.priorities(of: "question") == [.normal])
     }
 
     @Test func aRoomRestoredFromItsStoreLetsChildrenBackWithTheirPoints() async throws {

@@ -163,11 +163,11 @@ public actor Room {
             switch ClientMessage.decode(bytes) {
             case .failure(let error):
                 metrics.errorSent(error.code)
-                outbox.sendImmediately(OutboundFrame(ServerMessage.error(error).encoded()), to: [connection.rawValue])
+                outbox.sendImmediately(OutboundFrame(ServerMessage.error(error).encoded(), priority: .reply), to: [connection.rawValue])
             case .success(.ping(let id, let clientTime, let roundTrip)):
                 if let roundTrip { roundTrips[connection] = min(max(roundTrip, 0), Self.maximumReportedRoundTripMs) }
                 let pong = ServerMessage.pong(Pong(id: id, clientTime: clientTime, serverTime: clock.now()))
-                outbox.sendImmediately(OutboundFrame(pong.encoded()), to: [connection.rawValue])
+                outbox.sendImmediately(OutboundFrame(pong.encoded(), priority: .reply), to: [connection.rawValue])
             case .success(let message):
                 carryOut(state.handle(.message(connection, message, at: now, roundTripMs: roundTrips[connection] ?? 0)))
             }
@@ -240,7 +240,7 @@ public actor Room {
             if case .send(let message, let recipients) = directive {
                 account(for: message)
                 if case .answerAck = message { acknowledged += recipients.count }
-                sends.append((OutboundFrame(message.encoded()), recipients.map(\.rawValue)))
+                sends.append((OutboundFrame(message.encoded(), priority: Self.priority(of: message)), recipients.map(\.rawValue)))
                 continue
             }
             flush()
@@ -264,6 +264,15 @@ public actor Room {
             finishedAt = clock.now()
             narration?.cancel()
             logger.info("Room finished", ["room.code": code])
+        }
+    }
+
+    /// A reply to what one client just sent goes ahead of news for many (`OutboundFrame.Priority`): a
+    /// child's answer is acknowledged while another room's reveal is still being written.
+    static func priority(of message: ServerMessage) -> OutboundFrame.Priority {
+        switch message {
+        case .welcome, .answerAck, .error, .pong: .reply
+        default: .normal
         }
     }
 

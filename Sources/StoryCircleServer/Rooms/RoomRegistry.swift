@@ -336,7 +336,7 @@ public actor RoomRegistry {
         let bound = bindings.compactMap { $0.value === room ? $0.key : nil }.sorted()
         if !bound.isEmpty {
             metrics.errorSent(error.code)
-            transport.send(OutboundFrame(ServerMessage.error(error).encoded()), to: bound)
+            transport.send(OutboundFrame(ServerMessage.error(error).encoded(), priority: .reply), to: bound)
             for connection in bound {
                 bindings[connection] = nil
                 routes.unbind(connection)
@@ -440,7 +440,7 @@ public actor RoomRegistry {
         if !open.isEmpty {
             let error = RoomError(.tryAgain, "This room moved to another server. Reconnecting…")
             metrics.errorSent(error.code)
-            transport.send(OutboundFrame(ServerMessage.error(error).encoded()), to: open)
+            transport.send(OutboundFrame(ServerMessage.error(error).encoded(), priority: .reply), to: open)
             for connection in open { transport.close(connection, status: 1012, reason: error.code.rawValue) }
         }
         logger.notice("Room handed over to the node that asked for it", [
@@ -564,7 +564,7 @@ public actor RoomRegistry {
             logger.error("Room cannot be read from storage", ["error": StoreFailure.from(error, record: "archive").reason])
             metrics.errorSent(.storageUnavailable)
             let refusal = RoomError(.storageUnavailable, "The room cannot be read just now. Please try again in a moment.")
-            transport.send(OutboundFrame(ServerMessage.error(refusal).encoded()), to: [connection])
+            transport.send(OutboundFrame(ServerMessage.error(refusal).encoded(), priority: .reply), to: [connection])
             transport.close(connection, status: 1013, reason: refusal.code.rawValue)
             return
         }
@@ -600,13 +600,13 @@ public actor RoomRegistry {
     private func tryAgainLater(_ connection: UInt64) {
         let refusal = RoomError(.tryAgain, "This room is moving to another server. Reconnecting…")
         metrics.errorSent(.tryAgain)
-        transport.send(OutboundFrame(ServerMessage.error(refusal).encoded()), to: [connection])
+        transport.send(OutboundFrame(ServerMessage.error(refusal).encoded(), priority: .reply), to: [connection])
         transport.close(connection, status: 1012, reason: refusal.code.rawValue)
     }
 
     private func refuse(_ connection: UInt64, _ error: RoomError) {
         metrics.errorSent(error.code)
-        transport.send(OutboundFrame(ServerMessage.error(error).encoded()), to: [connection])
+        transport.send(OutboundFrame(ServerMessage.error(error).encoded(), priority: .reply), to: [connection])
         transport.close(connection, status: 1008, reason: error.code.rawValue)
     }
 }

@@ -15,10 +15,16 @@ final class RecordingTransport: MessageTransport {
     }
 
     private let closes = Locked(Closes())
+    private let priorities = Locked<[String: Set<OutboundFrame.Priority>]>([:])
 
     func send(_ frame: OutboundFrame, to connections: [UInt64]) {
-        log.record(try! JSONDecoder().decode(ServerMessage.self, from: Data(frame.bytes)), to: connections)
+        let message = try! JSONDecoder().decode(ServerMessage.self, from: Data(frame.bytes))
+        priorities.withLock { _ = $0[message.type, default: []].insert(frame.priority) }
+        log.record(message, to: connections)
     }
+
+    /// The priorities frames of this message type were sent with so far.
+    func priorities(of type: String) -> Set<OutboundFrame.Priority> { priorities.withLock { $0[type] ?? [] } }
 
     func close(_ connection: UInt64, status: UInt16, reason: String) {
         let ready = closes.withLock { closes -> [CheckedContinuation<CloseReason, Never>] in
