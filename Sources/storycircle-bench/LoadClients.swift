@@ -10,13 +10,11 @@ import WebSocketTransportTesting
 /// Many WebSocket clients, spread over several libwebsockets client threads. Every received message goes
 /// to `handler`, on the thread of its connection: handlers must be quick (they record a time and count).
 ///
-/// Why several threads (all on the generator's core): libwebsockets 4.1's default loop calls poll() on
-/// every socket of its context at each wake-up, and a wake-up comes with every send and nearly every
-/// received message. With 10,000 connections on one context that scan (`sock_poll`, `tcp_poll`: two
-/// thirds of its profile) kept the generator's core near 100 % under the sustained classroom load, and its
-/// receive times would have measured its own backlog. 32 contexts of about 300 connections each cut the
-/// scanning about 32-fold (a wake-up scans only its own context); the generator then used about 60 % of
-/// its core where the server used all of its own.
+/// Why several threads (all on the generator's core): chosen when libwebsockets' default loop called poll()
+/// on every socket of its context at each wake-up; 32 contexts of about 300 connections each cut that
+/// scanning 32-fold. The pools have since moved to the same libev (epoll) loop as the server, where one
+/// context would do; the 32 stay so that figures stay comparable with every run recorded since
+/// (`STORYCIRCLE_BENCH_CLIENT_THREADS` changes it: 8 and 64 gave the same quiz latencies within noise).
 final class LoadClients: Sendable {
     let pools: [WebSocketClientPool]
     /// The handler sits in a class because a closure stored directly in a lock (`Mutex`, `Locked`) and read back with

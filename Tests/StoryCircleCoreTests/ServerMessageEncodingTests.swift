@@ -110,4 +110,47 @@ struct ServerMessageEncodingTests {
         }
         #expect(count > 40)
     }
+
+    /// The room's encoder, which writes what a run of reveals or podiums shares once, writes the same bytes
+    /// as `encoded()` for every message a real room sends, in the order it sends them: runs that start,
+    /// break and start again, screens' reveals (no `you`) among the children's, and the podium.
+    @Test func theRoomsEncoderWritesWhatEncodedWritesInARealRoom() throws {
+        var room = RoomDriver(settings: RoomSettings(answerGrid: true))
+        let kids = try ["Ana \"the\" Great", "Ben / Two", "<b>Cat</b>", "Dan\\", "Émile 👩‍🚀", "Fay"].map { try room.child($0) }
+        _ = room.dashboard()
+        _ = room.teacher()
+        try room.startAndPrepare()
+        room.narrateToFirstQuestion()
+        for question in 0..<3 {
+            if question > 0 { try room.command(.next); room.waitForOpening() }
+            for (i, kid) in kids.enumerated() { room.advance(by: 300); room.answer(kid, question: question, option: (question + i) % 4) }
+        }
+        try room.command(.next)
+        var encoder = ServerMessageEncoder()
+        var personalised = 0
+        for case .send(let message, _) in room.log {
+            #expect(String(decoding: encoder.encode(message), as: UTF8.self) == String(decoding: message.encoded(), as: UTF8.self))
+            switch message {
+            case .reveal(let reveal) where reveal.you != nil: personalised += 1
+            case .finished(let finished) where finished.you != nil: personalised += 1
+            default: break
+            }
+        }
+        #expect(personalised == kids.count * 4, "three reveals and a podium for every child went through the shared path")
+    }
+
+    @Test func aRunBreaksWhenTheSharedPartChanges() {
+        func reveal(_ question: Int, points: Int, top: [ScoreboardEntry]) -> ServerMessage {
+            .reveal(Reveal(question: question, correctOption: 1, explanation: "Because.", distribution: [1, 2, 0, 0],
+                           you: PlayerResult(option: 1, outcome: .correct, points: points, standing: PlayerStanding(score: points, rank: 1, streak: 1, results: [.correct])), top: top))
+        }
+        let top = [ScoreboardEntry(rank: 1, id: "p1", nickname: "Ana", score: 900, streak: 1, connected: true, results: [.correct])]
+        var other = top
+        other[0].score = 950
+        var encoder = ServerMessageEncoder()
+        for message in [reveal(0, points: 900, top: top), reveal(0, points: 0, top: top), reveal(0, points: 5, top: other), reveal(1, points: 5, top: other), reveal(1, points: 7, top: other)] {
+            #expect(String(decoding: encoder.encode(message), as: UTF8.self) == String(decoding: message.encoded(), as: UTF8.self))
+        }
+    }
 }
+

@@ -238,14 +238,26 @@ extension ScoreboardEntry: JSONObjectWritable {
     }
 }
 
-extension Reveal: JSONObjectWritable {
-    func writeMembers(to writer: inout JSONWriter) {
+extension Reveal: PersonalisedPayload {
+    func writeMembersBeforeYou(to writer: inout JSONWriter) {
         writer.field("question", question)
         writer.field("correctOption", correctOption)
         writer.field("explanation", explanation)
         writer.field("distribution", distribution)
+    }
+
+    func writeYou(to writer: inout JSONWriter) {
         writer.field("you", you)
+    }
+
+    func writeMembersAfterYou(to writer: inout JSONWriter) {
         writer.field("top", top)
+    }
+
+    var shared: Reveal {
+        var shared = self
+        shared.you = nil
+        return shared
     }
 }
 
@@ -301,12 +313,24 @@ extension PodiumMore: JSONObjectWritable {
     }
 }
 
-extension Finished: JSONObjectWritable {
-    func writeMembers(to writer: inout JSONWriter) {
+extension Finished: PersonalisedPayload {
+    func writeMembersBeforeYou(to writer: inout JSONWriter) {
         writer.field("podium", podium)
         writer.field("podiumMore", podiumMore)
+    }
+
+    func writeYou(to writer: inout JSONWriter) {
         writer.field("you", you)
+    }
+
+    func writeMembersAfterYou(to writer: inout JSONWriter) {
         writer.field("entries", entries)
+    }
+
+    var shared: Finished {
+        var shared = self
+        shared.you = nil
+        return shared
     }
 }
 

@@ -16,6 +16,17 @@ struct JSONWriter {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Goes on from `prefix`, bytes an earlier writer wrote (the shared start of a child's reveal).
+    init(continuing prefix: [UInt8], capacity: Int) {
+        bytes.reserveCapacity(max(capacity, prefix.count))
+        bytes.append(contentsOf: prefix)
+    }
+
+    /// Appends bytes an earlier writer wrote, as they are.
+    mutating func append(written: [UInt8]) {
+        bytes.append(contentsOf: written)
+    }
+
     // MARK: - Structure
 
     /// Commas go before a member or element unless it is the first in its object or array, which the

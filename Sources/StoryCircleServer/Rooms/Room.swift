@@ -230,6 +230,7 @@ public actor Room {
         // one lock and at most one wake-up of the transport instead of one per child.
         var sends: [(OutboundFrame, [UInt64])] = []
         var acknowledged = 0
+        var encoder = ServerMessageEncoder()
         func flush() {
             guard !sends.isEmpty else { return }
             outbox.send(sends, answersAcknowledged: acknowledged)
@@ -240,7 +241,7 @@ public actor Room {
             if case .send(let message, let recipients) = directive {
                 account(for: message)
                 if case .answerAck = message { acknowledged += recipients.count }
-                sends.append((OutboundFrame(message.encoded(), priority: Self.priority(of: message)), recipients.map(\.rawValue)))
+                sends.append((OutboundFrame(encoder.encode(message), priority: Self.priority(of: message)), recipients.map(\.rawValue)))
                 continue
             }
             flush()
