@@ -191,6 +191,27 @@ struct RoomViewTests {
         #expect(revealed.top.allSatisfy { $0.score > 0 && $0.answered == nil }, "after the reveal: scores, and no stale answered flags")
     }
 
+    @Test func theScreensRevealIsTheirBoardAndNoScoreboardRepeatsIt() throws {
+        var (room, kids) = try self.room(children: ["Ana", "Ben", "Cat"])
+        let dashboard = room.dashboard()
+        let teacher = room.teacher()
+        func scoreboards(_ connection: ConnectionID) -> Int {
+            room.messages(to: connection).filter { if case .scoreboard = $0 { true } else { false } }.count
+        }
+        room.answer(kids[0], question: 0, option: 2)
+        room.advance(by: 300)
+        let during = (scoreboards(dashboard), scoreboards(teacher))
+        #expect(during.0 > 0 && during.1 > 0, "answers during the question update the screens")
+        room.answer(kids[1], question: 0, option: 1)
+        room.answer(kids[2], question: 0, option: 2)
+        #expect(reveal(room, to: dashboard)?.top.count == 3 && reveal(room, to: teacher)?.top.count == 3)
+        room.advance(by: 1_000)
+        #expect(scoreboards(dashboard) == during.0 && scoreboards(teacher) == during.1, "the reveal already carried the board")
+        room.apply(.disconnected(kids[1].connection, at: room.now))
+        room.advance(by: 300)
+        #expect(scoreboards(dashboard) == during.0 + 1, "a change after the reveal still reaches the screens")
+    }
+
     @Test func theLobbyKnowsTheStoryTitleAndHowManyQuestions() throws {
         var room = RoomDriver()
         let ana = try room.child("Ana")

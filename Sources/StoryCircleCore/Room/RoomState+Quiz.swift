@@ -93,6 +93,10 @@ extension RoomState {
         directives += sendToScreens { role in
             .reveal(self.revealMessage(of: index, distribution: distribution, top: self.entries(ranked[...], includeResults: self.showsResults(to: role)), for: nil, rank: 0, ahead: nil))
         }
+        // The screens' reveal carries the whole board: a flush now would send the same board again (40 or
+        // 2,000 entries per screen, in every room at once as a quiz's rooms reveal). Whatever changes
+        // after this marks them dirty again.
+        screensDirty = false
         return directives
     }
 
