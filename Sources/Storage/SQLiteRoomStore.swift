@@ -33,6 +33,10 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         case lease(LeaseRequest, done: @Sendable (Result<[RoomLease], any Error>) -> Void)
         case stop
 
+        var isStop: Bool {
+            if case .stop = self { true } else { false }
+        }
+
         var kind: String {
             switch self {
             case .record(let record, _, _, _, _): record.kind
@@ -265,12 +269,12 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             // each commit's fsync costs the server CPU as well as time), a lone record waits a moment for
             // company, so one fsync serves several. An idle store commits at once.
             if ContinuousClock.now - lastCommitEnded < Self.busyGap {
-                _ = queue.waitUntil({ $0.jobs.count >= Self.gatherEnough || $0.stopped }, timeout: Self.gatherWindow)
+                _ = queue.waitUntil({ $0.jobs.count >= Self.gatherEnough || $0.jobs.contains(where: \.isStop) }, timeout: Self.gatherWindow)
             }
             let (batch, stopping) = queue.waitUntil({ !$0.jobs.isEmpty }) { [maxBatch] queue in
                 let batch = Array(queue.jobs.prefix(maxBatch))
                 queue.jobs.removeFirst(batch.count)
-                let stopping = batch.contains { if case .stop = $0 { true } else { false } }
+                let stopping = batch.contains(where: \.isStop)
                 if stopping { queue.stopped = true }
                 return (batch, stopping)
             }

@@ -131,7 +131,7 @@ extension WebSocketServer {
 
     /// At most this many connections with news (not replies) are asked for writable callbacks per turn of
     /// the loop: a turn then writes for about a millisecond, and a reply noted meanwhile goes out in the next.
-    static let connectionsArmedPerTurn = 128
+    package static let connectionsArmedPerTurn = 128
 
     /// Woken by `lws_cancel_service()`: ask for writable callbacks where frames or responses wait (replies
     /// first), and kill connections that fell too far behind.

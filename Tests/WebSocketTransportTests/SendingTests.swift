@@ -44,6 +44,22 @@ struct SendingTests {
         #expect(received[2] == ["reveal 2", "scoreboard"])
     }
 
+    /// More connections with news than one turn of the loop arms (`connectionsArmedPerTurn`): the rest are
+    /// armed in later turns without anyone sending again, and a reply queued last is not left behind.
+    @Test func newsForMoreConnectionsThanOneTurnArmsReachesEveryOne() async throws {
+        let harness = try TransportHarness { $0.maxConnectionsPerAddress = 0 }
+        defer { harness.stop() }
+        let count = WebSocketServer.connectionsArmedPerTurn * 2 + 44
+        let clients = try await Self.open(count, on: harness)
+        let ids = clients.map(\.1)
+        harness.server.send(ids.enumerated().map { (OutboundFrame(text: "reveal \($0.offset)"), [$0.element]) })
+        harness.server.send(OutboundFrame(text: "ack", priority: .reply), to: [ids[count - 1]])
+        let sockets = clients.map(\.0)
+        let received: [[String]] = try await offPool { sockets.enumerated().map { Self.read($0.offset == count - 1 ? 2 : 1, from: $0.element) } }
+        #expect(received.enumerated().allSatisfy { $0.element.first == "reveal \($0.offset)" }, "every connection got its own")
+        #expect(received[count - 1] == ["reveal \(count - 1)", "ack"], "a connection's order holds whichever lane it is in")
+    }
+
     @Test func manyQueuedFramesOfEverySizeArriveWholeAndInOrder() async throws {
         // A small kernel buffer, so writes come back partial and libwebsockets buffers the rest.
         let harness = try TransportHarness { $0.socketSendBufferBytes = 4_096 }

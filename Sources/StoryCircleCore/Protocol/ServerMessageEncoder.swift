@@ -7,6 +7,8 @@
 /// of its shared part, cheap because every child's payload holds the same arrays and strings.
 public struct ServerMessageEncoder {
     private var run: (shared: ServerMessage, head: [UInt8], tail: [UInt8])?
+    /// Messages built from a run's shared part rather than written whole.
+    private(set) var reused = 0
 
     public init() {}
 
@@ -23,6 +25,7 @@ public struct ServerMessageEncoder {
 
     private mutating func encode(_ payload: some PersonalisedPayload, of message: ServerMessage, shared: ServerMessage) -> [UInt8] {
         if let run, run.shared == shared {
+            reused += 1
             var writer = JSONWriter(continuing: run.head, capacity: run.head.count + 256 + run.tail.count)
             payload.writeYou(to: &writer)
             writer.append(written: run.tail)
