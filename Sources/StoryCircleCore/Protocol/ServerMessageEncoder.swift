@@ -35,16 +35,16 @@ public struct ServerMessageEncoder {
         writer.beginObject()
         writer.field("type", message.type)
         payload.writeMembersBeforeYou(to: &writer)
-        let head = writer.bytes.count
+        let head = writer.count
         payload.writeYou(to: &writer)
-        let tail = writer.bytes.count
+        let tail = writer.count
         payload.writeMembersAfterYou(to: &writer)
         writer.endObject()
         guard !writer.failed else {
             run = nil
             return message.encodedByFoundation()
         }
-        run = (shared, Array(writer.bytes[..<head]), Array(writer.bytes[tail...]))
+        run = (shared, writer.bytes(0..<head), writer.bytes(tail..<writer.count))
         return writer.bytes
     }
 }

@@ -7,58 +7,112 @@
 /// strings escaped the same way except that U+2028 and U+2029 are escaped too (legal in JSON, but not in
 /// JavaScript source before ES2019). `ServerMessageEncodingTests` compares the two as canonical JSON.
 struct JSONWriter {
-    private(set) var bytes: [UInt8] = []
+    /// The bytes so far, in memory of its own: `Array`'s append checks uniqueness and capacity and goes
+    /// through a generic copy for every piece, which was a third of writing a 40-child scoreboard.
+    private final class Buffer {
+        var start: UnsafeMutablePointer<UInt8>
+        var capacity: Int
+        var count = 0
+
+        init(capacity: Int) {
+            self.capacity = max(capacity, 64)
+            start = .allocate(capacity: self.capacity)
+        }
+
+        deinit { start.deallocate() }
+
+        @inline(__always) func reserve(_ more: Int) {
+            guard count + more > capacity else { return }
+            var grown = capacity * 2
+            while grown < count + more { grown *= 2 }
+            let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+            moved.update(from: start, count: count)
+            start.deallocate()
+            start = moved
+            capacity = grown
+        }
+
+        @inline(__always) func append(_ byte: UInt8) {
+            reserve(1)
+            start[count] = byte
+            count += 1
+        }
+
+        @inline(__always) func append(_ piece: UnsafeBufferPointer<UInt8>) {
+            guard let base = piece.baseAddress, piece.count > 0 else { return }
+            reserve(piece.count)
+            (start + count).update(from: base, count: piece.count)
+            count += piece.count
+        }
+    }
+
+    /// One writer per message, used in place (`inout`): copies of it would share the bytes.
+    private let buffer: Buffer
     /// Set when a value has no JSON form (a non-finite number): the caller falls back to `JSONEncoder`,
     /// which refuses such values the way it always has.
     private(set) var failed = false
 
     init(capacity: Int) {
-        bytes.reserveCapacity(capacity)
+        buffer = Buffer(capacity: capacity)
     }
 
     /// Goes on from `prefix`, bytes an earlier writer wrote (the shared start of a child's reveal).
     init(continuing prefix: [UInt8], capacity: Int) {
-        bytes.reserveCapacity(max(capacity, prefix.count))
-        bytes.append(contentsOf: prefix)
+        buffer = Buffer(capacity: max(capacity, prefix.count))
+        append(written: prefix)
+    }
+
+    /// The bytes written so far.
+    var bytes: [UInt8] { Array(UnsafeBufferPointer(start: buffer.start, count: buffer.count)) }
+
+    /// How many bytes are written so far.
+    var count: Int { buffer.count }
+
+    /// Bytes `range` of what is written so far.
+    func bytes(_ range: Range<Int>) -> [UInt8] {
+        precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count, "outside what was written")
+        return Array(UnsafeBufferPointer(start: buffer.start + range.lowerBound, count: range.count))
     }
 
     /// Appends bytes an earlier writer wrote, as they are.
     mutating func append(written: [UInt8]) {
-        bytes.append(contentsOf: written)
+        written.withUnsafeBufferPointer { buffer.append($0) }
     }
 
     // MARK: - Structure
 
     /// Commas go before a member or element unless it is the first in its object or array, which the
     /// byte before says: values never end in `{` or `[`.
-    private mutating func separate(after opening: UInt8) {
-        if let last = bytes.last, last != opening, last != UInt8(ascii: ":") { bytes.append(UInt8(ascii: ",")) }
+    private func separate(after opening: UInt8) {
+        guard buffer.count > 0 else { return }
+        let last = buffer.start[buffer.count - 1]
+        if last != opening, last != UInt8(ascii: ":") { buffer.append(UInt8(ascii: ",")) }
     }
 
     mutating func beginObject() {
-        bytes.append(UInt8(ascii: "{"))
+        buffer.append(UInt8(ascii: "{"))
     }
 
     mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
+        buffer.append(UInt8(ascii: "}"))
     }
 
     /// `"name":`. Keys are the payloads' property names: ASCII letters, nothing to escape.
     mutating func key(_ name: StaticString) {
         separate(after: UInt8(ascii: "{"))
-        bytes.append(UInt8(ascii: "\""))
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        buffer.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { buffer.append($0) }
+        buffer.append(UInt8(ascii: "\""))
+        buffer.append(UInt8(ascii: ":"))
     }
 
     mutating func array<Element: JSONWritable>(_ elements: [Element]) {
-        bytes.append(UInt8(ascii: "["))
+        buffer.append(UInt8(ascii: "["))
         for element in elements {
             separate(after: UInt8(ascii: "["))
             element.write(to: &self)
         }
-        bytes.append(UInt8(ascii: "]"))
+        buffer.append(UInt8(ascii: "]"))
     }
 
     // MARK: - Members
@@ -87,14 +141,19 @@ struct JSONWriter {
     // MARK: - Values
 
     mutating func integer(_ value: Int64) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        if value < 0 { buffer.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
-        let start = bytes.count
+        var digits = 1
+        var rest = magnitude / 10
+        while rest > 0 { digits += 1; rest /= 10 }
+        buffer.reserve(digits)
+        var position = buffer.count + digits
         repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            position -= 1
+            buffer.start[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
             magnitude /= 10
         } while magnitude > 0
-        bytes[start...].reverse()
+        buffer.count += digits
     }
 
     /// As `JSONEncoder` writes a `Double`: its shortest round-trip form (`description`), less a trailing
@@ -106,11 +165,11 @@ struct JSONWriter {
         }
         var text = value.description
         if text.hasSuffix(".0") { text.removeLast(2) }
-        bytes.append(contentsOf: text.utf8)
+        append(written: Array(text.utf8))
     }
 
     mutating func boolean(_ value: Bool) {
-        bytes.append(contentsOf: value ? Self.trueBytes : Self.falseBytes)
+        append(written: value ? Self.trueBytes : Self.falseBytes)
     }
 
     private static let trueBytes = Array("true".utf8)
@@ -121,39 +180,43 @@ struct JSONWriter {
     /// `\f` by name, the rest as `\u00XX`), and U+2028 and U+2029. Everything else goes as UTF-8, `/`
     /// included. (A Swift string holds whole scalars only, so there is no lone surrogate to worry about.)
     mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { utf8 in
-            var copied = 0
-            var index = 0
-            while index < utf8.count {
-                let byte = utf8[index]
-                if byte >= 0x20, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte != 0xE2 {
-                    index += 1
-                    continue
-                }
-                var escape: (bytes: [UInt8], length: Int)?
-                switch byte {
-                case UInt8(ascii: "\""): escape = (Self.escapedQuote, 1)
-                case UInt8(ascii: "\\"): escape = (Self.escapedBackslash, 1)
-                case 0x00..<0x20: escape = (Self.escapedControls[Int(byte)], 1)
-                case 0xE2 where index + 2 < utf8.count && utf8[index + 1] == 0x80 && (utf8[index + 2] == 0xA8 || utf8[index + 2] == 0xA9):
-                    escape = (utf8[index + 2] == 0xA8 ? Self.escapedLineSeparator : Self.escapedParagraphSeparator, 3)
-                default:
-                    break
-                }
-                guard let (replacement, length) = escape else {
-                    index += 1
-                    continue
-                }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[copied..<index]))
-                bytes.append(contentsOf: replacement)
-                index += length
-                copied = index
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[copied..<utf8.count]))
+        buffer.append(UInt8(ascii: "\""))
+        if value.utf8.withContiguousStorageIfAvailable({ escaped($0) }) == nil {
+            var value = value
+            value.withUTF8 { escaped($0) }
         }
-        bytes.append(UInt8(ascii: "\""))
+        buffer.append(UInt8(ascii: "\""))
+    }
+
+    private func escaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        var copied = 0
+        var index = 0
+        while index < utf8.count {
+            let byte = utf8[index]
+            if byte >= 0x20, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte != 0xE2 {
+                index += 1
+                continue
+            }
+            var escape: (bytes: [UInt8], length: Int)?
+            switch byte {
+            case UInt8(ascii: "\""): escape = (Self.escapedQuote, 1)
+            case UInt8(ascii: "\\"): escape = (Self.escapedBackslash, 1)
+            case 0x00..<0x20: escape = (Self.escapedControls[Int(byte)], 1)
+            case 0xE2 where index + 2 < utf8.count && utf8[index + 1] == 0x80 && (utf8[index + 2] == 0xA8 || utf8[index + 2] == 0xA9):
+                escape = (utf8[index + 2] == 0xA8 ? Self.escapedLineSeparator : Self.escapedParagraphSeparator, 3)
+            default:
+                break
+            }
+            guard let (replacement, length) = escape else {
+                index += 1
+                continue
+            }
+            buffer.append(UnsafeBufferPointer(rebasing: utf8[copied..<index]))
+            replacement.withUnsafeBufferPointer { buffer.append($0) }
+            index += length
+            copied = index
+        }
+        buffer.append(UnsafeBufferPointer(rebasing: utf8[copied..<utf8.count]))
     }
 
     private static let escapedQuote = Array(#"\""#.utf8)
