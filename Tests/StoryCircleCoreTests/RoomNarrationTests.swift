@@ -114,7 +114,7 @@ struct RoomRecoveryTests {
         #expect(welcome.room.you?.score == before.players.first { $0.nickname == "Kid 1" }?.score)
         #expect(welcome.room.yourAnswer == 0)
         again.advance(to: run.opensAt)
-        again.apply(.message(back, .answer(question: 1, option: 1), at: again.now, roundTripMs: 0))
+        again.apply(.message(back, .answer(question: 1, option: 1), at: again.now))
         #expect(again.lastError(to: back)?.code == .alreadyAnswered)
         // New players get fresh ids.
         #expect(try again.child("Newcomer").id == "p5")

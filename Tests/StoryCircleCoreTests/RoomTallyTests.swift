@@ -83,7 +83,7 @@ struct RoomTallyTests {
                 var question = 0
                 if case .question(let run) = room.state.phase { question = run.index }
                 if random.oneIn(6) { question += Int.random(in: -1...1, using: &random) }
-                room.apply(.message(kids[index].connection!, .answer(question: question, option: Int.random(in: 0..<4, using: &random)), at: room.now, roundTripMs: 0))
+                room.apply(.message(kids[index].connection!, .answer(question: question, option: Int.random(in: 0..<4, using: &random)), at: room.now))
             case 72..<84:
                 let commands: [TeacherCommand] = [.start, .next, .next, .reveal, .skip, .pause, .resume, .lock, .unlock, .end]
                 let command = random.oneIn(20) ? .end : commands.dropLast().randomElement(using: &random)!
@@ -152,7 +152,7 @@ struct RoomTallyTests {
         #expect(again.state.tally == RoomState.Tally(active: 2, connected: 2, question: 0, answeredConnected: 1))
         guard case .question(let run) = again.state.phase else { Issue.record("not reopened"); return }
         again.advance(to: run.opensAt)
-        again.apply(.message(ConnectionID(100 + kids[1].connection.rawValue), .answer(question: 0, option: 1), at: again.now, roundTripMs: 0))
+        again.apply(.message(ConnectionID(100 + kids[1].connection.rawValue), .answer(question: 0, option: 1), at: again.now))
         #expect(again.state.phase == .reveal(question: 0))
     }
 }

@@ -110,7 +110,7 @@ struct StorageRecoveryTests {
         let teacher = room.teacher()
 
         let failing = room.apply(.storage(problem: "The disk is full.", at: room.now))
-        #expect(failing == [.send(.storage(StorageStatus(ok: false, message: "The disk is full.")), to: [teacher])])
+        #expect(failing == [.sendAtOnce(.storage(StorageStatus(ok: false, message: "The disk is full.")), to: [teacher])])
         #expect(room.apply(.storage(problem: "The disk is full.", at: room.now)).isEmpty, "said once")
 
         let late = room.teacher()
@@ -119,7 +119,7 @@ struct StorageRecoveryTests {
         #expect(!room.messages(to: ana.connection).contains { $0.type == "storage" })
 
         let working = room.apply(.storage(problem: nil, at: room.now))
-        #expect(working == [.send(.storage(StorageStatus(ok: true)), to: [teacher, late])])
+        #expect(working == [.sendAtOnce(.storage(StorageStatus(ok: true)), to: [teacher, late])])
         let wire = try JSONSerialization.jsonObject(with: Data(ServerMessage.storage(StorageStatus(ok: true)).encoded())) as? NSDictionary
         #expect(wire == ["type": "storage", "ok": true], "no message once it works")
     }

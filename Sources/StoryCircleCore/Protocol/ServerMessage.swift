@@ -48,6 +48,16 @@ public enum ServerMessage: Sendable, Equatable {
         case .storage: "storage"
         }
     }
+
+    /// Whether this answers what one client just sent (its welcome, an answer's ack, an error, a pong):
+    /// the transport sends replies ahead of news for many, so a child's answer is acknowledged while
+    /// another room's reveal is still being written.
+    public var isReply: Bool {
+        switch self {
+        case .welcome, .answerAck, .error, .pong: true
+        default: false
+        }
+    }
 }
 
 extension ServerMessage: Codable {

@@ -19,6 +19,9 @@ public struct CloseReason: Sendable, Equatable {
 /// record is durable: that is how an answer is written before it is acknowledged.
 public enum RoomDirective: Sendable, Equatable {
     case send(ServerMessage, to: [ConnectionID])
+    /// A message that carries no room state (a pong, the storage banner, an unreadable message's error):
+    /// it goes out at once, ahead of sends still waiting for records, which it must not wait behind.
+    case sendAtOnce(ServerMessage, to: [ConnectionID])
     /// Close after everything already sent to the connection has gone out.
     case close(ConnectionID, CloseReason)
     case persist(RoomRecord)
@@ -27,4 +30,6 @@ public enum RoomDirective: Sendable, Equatable {
     /// The connection's hello carried a token that opens nothing in this room. Wrong tokens are what
     /// guessing looks like: the shell charges the connection's address for a failed join.
     case failedToken(ConnectionID)
+    /// The room has just finished: narration still being prepared is no longer wanted.
+    case stopNarration
 }

@@ -13,8 +13,11 @@ public enum Hello: Sendable, Equatable {
 /// never reads a clock.
 public enum RoomEvent: Sendable, Equatable {
     case hello(ConnectionID, Hello, at: ServerTime)
-    /// A message after the hello. `roundTripMs` is the connection's measured round trip.
-    case message(ConnectionID, ClientMessage, at: ServerTime, roundTripMs: Int)
+    /// A message after the hello.
+    case message(ConnectionID, ClientMessage, at: ServerTime)
+    /// A message after the hello that could not be read (the shell decodes, spreading that work across
+    /// rooms): `error` says why.
+    case unreadable(ConnectionID, RoomError, at: ServerTime)
     case disconnected(ConnectionID, at: ServerTime)
     case narration(NarrationUpdate, at: ServerTime)
     case timer(RoomTimer, at: ServerTime)

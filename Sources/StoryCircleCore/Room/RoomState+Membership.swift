@@ -92,6 +92,7 @@ extension RoomState {
     }
 
     mutating func disconnect(_ connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
+        roundTrips[connection] = nil
         guard let member = members.removeValue(forKey: connection) else { return [] }
         guard case .child(let id) = member, let index = playerIndex[id], players[index].connection == connection else { return [] }
         connect(index, to: nil)

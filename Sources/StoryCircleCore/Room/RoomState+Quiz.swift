@@ -148,10 +148,11 @@ extension RoomState {
         epoch += 1
         preparation += 1
         phase = .finished
+        finishedAt = at
         let ranked = rankedPlayers()
         let podium = podium(ranked)
         let ahead = placesAhead(ranked)
-        var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .finished, at: at)))]
+        var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .finished, at: at))), .stopNarration]
         for (position, (rank, playerIndex)) in ranked.enumerated() {
             guard let connection = players[playerIndex].connection else { continue }
             let message = Finished(podium: podium.entries, podiumMore: podium.more, you: standing(of: players[playerIndex], rank: rank, ahead: ahead[position]), entries: nil)

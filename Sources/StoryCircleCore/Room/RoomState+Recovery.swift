@@ -62,6 +62,7 @@ extension RoomState {
             return []
         case .finished:
             phase = .finished
+            finishedAt = last.at
             return []
         }
     }
@@ -80,6 +81,7 @@ extension RoomState {
     ///   `storage_unavailable` and close 1013 (try again later).
     public mutating func reattach(_ connections: [ConnectionID], from previous: RoomState, at: ServerTime) -> [RoomDirective] {
         storageProblem = previous.storageProblem
+        for connection in connections { roundTrips[connection] = previous.roundTrips[connection] }
         var directives: [RoomDirective] = []
         for connection in connections.sorted() where members[connection] == nil {
             switch previous.members[connection] {

@@ -53,6 +53,9 @@ public struct RoomState: Sendable {
     var blockedNicknames: Set<String> = []
     var blockedTokens: Set<String> = []
     var members: [ConnectionID: Member] = [:]
+    /// Each connection's round trip as its page last reported it (in its pings): an answer's speed is
+    /// credited half of it.
+    var roundTrips: [ConnectionID: Int] = [:]
     /// Per question, the accepted answers by player id; added to only through `accept(_:)`.
     fileprivate(set) var answers: [[String: AnswerRecord]]
     /// Who is here and who has answered, counted as it changes (see `Tally`).
@@ -68,6 +71,11 @@ public struct RoomState: Sendable {
     var nextPlayerNumber = 1
     /// Why the server cannot store results now, while it cannot: teachers are told, on arrival too.
     public internal(set) var storageProblem: String?
+    /// When the room finished (as stored, for a restored room): finished rooms are let go some time after.
+    public internal(set) var finishedAt: ServerTime?
+
+    /// The most round trip a client may claim (at most `answerGraceMs` of it is credited anyway).
+    public static let maximumReportedRoundTripMs = 10_000
 
     public init(code: String, story: Story, settings: RoomSettings = .init(), credentials: RoomCredentials, timing: RoomTiming = .init()) {
         self.code = code
@@ -83,8 +91,10 @@ public struct RoomState: Sendable {
         switch event {
         case .hello(let connection, let hello, let at):
             greet(connection, hello, at: at)
-        case .message(let connection, let message, let at, let roundTripMs):
-            receive(message, from: connection, at: at, roundTripMs: roundTripMs)
+        case .message(let connection, let message, let at):
+            receive(message, from: connection, at: at)
+        case .unreadable(let connection, let error, _):
+            [.sendAtOnce(.error(error), to: [connection])]
         case .disconnected(let connection, let at):
             disconnect(connection, at: at)
         case .narration(let update, let at):
@@ -272,20 +282,22 @@ public struct RoomState: Sendable {
 
     // MARK: - Messages after the hello
 
-    mutating func receive(_ message: ClientMessage, from connection: ConnectionID, at: ServerTime, roundTripMs: Int) -> [RoomDirective] {
+    mutating func receive(_ message: ClientMessage, from connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
         guard let member = members[connection] else {
             return refuse(connection, RoomError(.helloRequired, "Say who you are first: join, rejoin, watch or control."))
         }
         switch message {
         case .join, .rejoin, .watch, .control:
             return reply(connection, RoomError(.alreadyIdentified, "This connection has already said who it is."))
-        case .ping:
-            return []
+        case .ping(let id, let clientTime, let roundTrip):
+            // The page measures its round trip from the pongs and reports it in its next ping.
+            if let roundTrip { roundTrips[connection] = min(max(roundTrip, 0), Self.maximumReportedRoundTripMs) }
+            return [.sendAtOnce(.pong(Pong(id: id, clientTime: clientTime, serverTime: at)), to: [connection])]
         case .answer(let question, let option):
             guard case .child(let playerID) = member else {
                 return reply(connection, RoomError(.wrongRole, "Only children answer questions."))
             }
-            return answer(question: question, option: option, from: playerID, connection: connection, at: at, roundTripMs: roundTripMs)
+            return answer(question: question, option: option, from: playerID, connection: connection, at: at, roundTripMs: roundTrips[connection] ?? 0)
         case .command(let command):
             guard member == .teacher else {
                 return reply(connection, RoomError(.wrongRole, "Only the teacher can control the room."))
@@ -304,7 +316,9 @@ public struct RoomState: Sendable {
         guard problem != storageProblem else { return [] }
         storageProblem = problem
         let teachers = teacherConnections
-        return teachers.isEmpty ? [] : [.send(.storage(storageStatus), to: teachers)]
+        // The banner says nothing about the room's state, and must not wait behind the very records that
+        // cannot be stored.
+        return teachers.isEmpty ? [] : [.sendAtOnce(.storage(storageStatus), to: teachers)]
     }
 
     var storageStatus: StorageStatus {

@@ -116,9 +116,9 @@ public final class ClassroomServer: Sendable {
 
         let (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
         let (requests, requestSink) = AsyncStream.makeStream(of: HTTPRequest.self)
-        let routes = InboundRoutes()
+        let bindings = ConnectionBindings()
         let transport = WebSocketServer(configuration: transportConfiguration(configuration), refusals: TransportRefusals()) { event in
-            if case .message(let connection, let bytes) = event, routes.deliver(connection, bytes) { return }
+            if case .message(let connection, let bytes) = event, bindings.deliver(connection, bytes) { return }
             if case .request(let request) = event {
                 requestSink.yield(request)
             } else {
@@ -128,7 +128,7 @@ public final class ClassroomServer: Sendable {
         // PostgreSQL may be shared by several nodes: rooms are then loaded only by the node the proxy sends them to.
         let registry = RoomRegistry(
             events: events, transport: transport, store: roomStore, clock: clock, narrator: roomNarrator, metrics: metrics,
-            configuration: configuration, timing: timing, logger: logger, routes: routes, sharedStore: store == nil && postgres != nil
+            configuration: configuration, timing: timing, logger: logger, bindings: bindings, sharedStore: store == nil && postgres != nil
         )
         let restored: Int
         do {

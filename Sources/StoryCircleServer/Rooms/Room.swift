@@ -15,8 +15,20 @@ public enum RoomInput: Sendable {
     case storage(problem: String?)
     /// The outbox gave up storing the room's records: the room rebuilds itself from the store.
     case storageGaveUp(StoreFailure)
+    /// What the store holds of the room, read back for a rebuild (`nil`: it could not be read).
+    case readBack(RoomArchive?, after: StoreFailure)
     /// The store refused a record for the room's lease: another node may hold the room now.
     case leaseLost
+}
+
+/// What a room tells whoever keeps it, when it cannot go on by itself.
+enum RoomNotice: Sendable {
+    /// Its lease is gone: its connections must be told to try again (1012, so the pages reconnect and reach
+    /// the room's new node) and it must be forgotten here.
+    case leaseLost(Room)
+    /// It can neither store its records nor read them back: forget it until someone asks again (its
+    /// connections are closed 1013, try again later).
+    case unreadable(Room)
 }
 
 /// What every room shares with the others.
@@ -28,15 +40,11 @@ struct RoomServices: Sendable {
     let metrics: ServerMetrics
     let failedHellos: AddressRateLimiter?
     let logger: StoryCircleLog
-    let storage: StorageMonitor?
+    let health: StoreHealthMonitor?
     /// How long a record that fails is tried again before the room gives up on it and rebuilds itself.
     let storageRetryMs: Int
-    /// A room that can neither store its records nor read them back hands itself in here (the registry
-    /// forgets it; a later hello loads it again).
-    let release: @Sendable (Room) async -> Void
-    /// A room whose lease is gone hands itself in here: the registry closes its connections (1012,
-    /// `try_again`, so the pages reconnect and reach the room's new node) and forgets it.
-    var leaseLost: @Sendable (Room) async -> Void = { _ in }
+    /// Where a room hands itself in (`RoomNotice`); callable from the room's actor, never blocks.
+    var notify: @Sendable (RoomNotice) -> Void = { _ in }
 }
 
 /// The shell around one `RoomState`: it feeds the state events stamped with the clock's time and carries
@@ -46,6 +54,9 @@ struct RoomServices: Sendable {
 /// The store is the truth about the room: when the outbox gives up writing its records, the room throws
 /// its state away and rebuilds it from the store, as a restart would, and tells every connection where it
 /// stands (`RoomState.reattach`).
+///
+/// Every task the room starts (timers, narration, reading itself back) is its own: `shutDown` cancels them
+/// and waits for them.
 public actor Room {
     public nonisolated let code: String
     /// Immutable for the room's life, so tokens are checked without a hop onto the actor.
@@ -62,19 +73,17 @@ public actor Room {
     private var metrics: ServerMetrics { services.metrics }
     private var timers: [RoomTimer.Slot: Task<Void, Never>] = [:]
     private var narration: Task<Void, Never>?
+    private var readingBack: Task<Void, Never>?
+    /// While the room reads itself back from the store, what arrives waits here, in order.
+    private var deferred: [RoomInput]?
     private var generation = 0
-    private var roundTrips: [ConnectionID: Int] = [:]
     /// Every connection whose hello this room handled and that has not gone, with its address.
     private var peers: [ConnectionID: String] = [:]
-    public private(set) var finishedAt: ServerTime?
-
-    /// The most round trip a client may claim (the core credits at most `answerGraceMs` of it anyway).
-    static let maximumReportedRoundTripMs = 10_000
 
     /// The lease the room's records are written under, when the store has leases.
     public nonisolated let lease: RoomLease?
 
-    init(state: RoomState, createdAt: ServerTime, finishedAt: ServerTime? = nil, lease: RoomLease? = nil, services: RoomServices) {
+    init(state: RoomState, createdAt: ServerTime, lease: RoomLease? = nil, services: RoomServices) {
         self.lease = lease
         self.code = state.code
         self.credentials = state.credentials
@@ -86,10 +95,9 @@ public actor Room {
         self.inbox = inbox
         self.outbox = RoomOutbox(
             code: state.code, transport: services.transport, store: services.store, clock: services.clock,
-            retryLimitMs: services.storageRetryMs, metrics: services.metrics, logger: services.logger, storage: services.storage,
+            retryLimitMs: services.storageRetryMs, metrics: services.metrics, logger: services.logger, health: services.health,
             lease: lease, onGiveUp: { failure in inbox.yield(.storageGaveUp(failure)) }, onLeaseLost: { inbox.yield(.leaseLost) }
         )
-        if state.phase == .finished { self.finishedAt = finishedAt ?? createdAt }
     }
 
     /// Hands `input` to the room; callable from any thread, never blocks.
@@ -106,10 +114,13 @@ public actor Room {
         }
     }
 
-    /// Stops timers and narration and ends the inbox; connections are closed by the transport.
-    func shutDown() {
-        stopTasks()
+    /// Stops timers, narration and any read-back, waits for them, and ends the inbox; connections are
+    /// closed by the transport.
+    func shutDown() async {
+        let tasks = stopTasks()
         inbox.finish()
+        for task in tasks { await task.value }
+        await outbox.stop()
     }
 
     /// Waits until everything the room decided is stored (`true`) or never will be (`false`): a room handed
@@ -118,12 +129,18 @@ public actor Room {
         await outbox.waitUntilDurable()
     }
 
-    private func stopTasks() {
+    /// Cancels every task of the room's current generation and returns them, to be awaited.
+    @discardableResult
+    private func stopTasks() -> [Task<Void, Never>] {
         generation += 1
-        timers.values.forEach { $0.cancel() }
+        var tasks = Array(timers.values)
+        if let narration { tasks.append(narration) }
+        if let readingBack { tasks.append(readingBack) }
+        tasks.forEach { $0.cancel() }
         timers = [:]
-        narration?.cancel()
         narration = nil
+        readingBack = nil
+        return tasks
     }
 
     // MARK: - Requests from the HTTP API
@@ -151,9 +168,21 @@ public actor Room {
 
     public var connectionCount: Int { state.connectionCount }
 
+    public var finishedAt: ServerTime? {
+        state.phase == .finished ? (state.finishedAt ?? createdAt) : nil
+    }
+
     // MARK: - Events
 
     private func process(_ input: RoomInput) {
+        if deferred != nil {
+            if case .readBack(let archive, let failure) = input {
+                rebuild(from: archive, after: failure)
+            } else {
+                deferred?.append(input)
+            }
+            return
+        }
         let now = clock.now()
         switch input {
         case .hello(let connection, let hello, let peer):
@@ -161,18 +190,10 @@ public actor Room {
             carryOut(state.handle(.hello(connection, hello, at: now)))
         case .message(let connection, let bytes):
             switch ClientMessage.decode(bytes) {
-            case .failure(let error):
-                metrics.errorSent(error.code)
-                outbox.sendImmediately(OutboundFrame(ServerMessage.error(error).encoded(), priority: .reply), to: [connection.rawValue])
-            case .success(.ping(let id, let clientTime, let roundTrip)):
-                if let roundTrip { roundTrips[connection] = min(max(roundTrip, 0), Self.maximumReportedRoundTripMs) }
-                let pong = ServerMessage.pong(Pong(id: id, clientTime: clientTime, serverTime: clock.now()))
-                outbox.sendImmediately(OutboundFrame(pong.encoded(), priority: .reply), to: [connection.rawValue])
-            case .success(let message):
-                carryOut(state.handle(.message(connection, message, at: now, roundTripMs: roundTrips[connection] ?? 0)))
+            case .failure(let error): carryOut(state.handle(.unreadable(connection, error, at: now)))
+            case .success(let message): carryOut(state.handle(.message(connection, message, at: now)))
             }
         case .disconnected(let connection):
-            roundTrips[connection] = nil
             peers[connection] = nil
             carryOut(state.handle(.disconnected(connection, at: now)))
         case .narration(let update, let from):
@@ -182,47 +203,56 @@ public actor Room {
             guard from == generation else { return }
             carryOut(state.handle(.timer(timer, at: now)))
         case .storage(let problem):
-            // The banner says nothing about the room's state, and must not wait behind the very records
-            // that cannot be stored: it goes out at once.
-            for case .send(let message, let recipients) in state.handle(.storage(problem: problem, at: now)) {
-                outbox.sendImmediately(OutboundFrame(message.encoded()), to: recipients.map(\.rawValue))
-            }
+            carryOut(state.handle(.storage(problem: problem, at: now)))
         case .storageGaveUp(let failure):
-            rebuild(after: failure)
+            readBack(after: failure)
+        case .readBack:
+            break
         case .leaseLost:
             stopTasks()
-            Task { [services] in await services.leaseLost(self) }
+            services.notify(.leaseLost(self))
         }
     }
 
-    /// The outbox gave up: throw away what is in memory and take the store's truth, as a restart would,
-    /// then tell every connection where it stands. If the store cannot even be read, the room cannot go
-    /// on: it hands itself in to the registry, which closes its connections (1013, try again later).
-    private func rebuild(after failure: StoreFailure) {
-        let now = clock.now()
-        let connections = Array(peers.keys)
+    /// The outbox gave up: what is in memory is thrown away for the store's truth, as a restart would. The
+    /// read is the store's work, on its threads; what arrives meanwhile waits, and is handled, in order, by
+    /// the rebuilt room.
+    private func readBack(after failure: StoreFailure) {
         stopTasks()
-        let archive: RoomArchive?
-        do {
-            archive = try services.store.archive(room: code)
-        } catch {
-            logger.error("Room cannot be read back from storage", ["room.code": code, "error": StoreFailure.from(error, record: "archive").reason])
-            archive = nil
+        deferred = []
+        let (store, code, logger, inbox) = (services.store, code, logger, inbox)
+        readingBack = Task {
+            let archive: RoomArchive?
+            do {
+                archive = try store.archive(room: code)
+            } catch {
+                logger.error("Room cannot be read back from storage", ["room.code": code, "error": StoreFailure.from(error, record: "archive").reason])
+                archive = nil
+            }
+            inbox.yield(.readBack(archive, after: failure))
         }
+    }
+
+    /// Takes the store's truth and tells every connection where it stands. If the store could not even be
+    /// read, the room cannot go on: it hands itself in, and its connections are closed (1013).
+    private func rebuild(from archive: RoomArchive?, after failure: StoreFailure) {
+        readingBack = nil
+        let waiting = deferred ?? []
+        deferred = nil
         guard let archive else {
-            // The registry closes every connection bound to this room (1013) as it forgets it.
-            Task { [services] in await services.release(self) }
+            services.notify(.unreadable(self))
             return
         }
+        let now = clock.now()
         let previous = state
         var (rebuilt, startUp) = RoomState.restore(archive, timing: previous.timing, at: now)
-        let told = rebuilt.reattach(connections, from: previous, at: now)
+        let told = rebuilt.reattach(Array(peers.keys), from: previous, at: now)
         state = rebuilt
-        finishedAt = rebuilt.phase == .finished ? (finishedAt ?? now) : nil
         outbox.reset()
         metrics.roomRebuilt()
         logger.notice("Room rebuilt from storage", ["room.code": code, "room.phase": rebuilt.phase.name.rawValue, "record": failure.record])
         carryOut(told + startUp)
+        for input in waiting { process(input) }
     }
 
     private func carryOut(_ directives: [RoomDirective]) {
@@ -241,13 +271,16 @@ public actor Room {
             if case .send(let message, let recipients) = directive {
                 account(for: message)
                 if case .answerAck = message { acknowledged += recipients.count }
-                sends.append((OutboundFrame(encoder.encode(message), priority: Self.priority(of: message)), recipients.map(\.rawValue)))
+                sends.append((Self.frame(encoder.encode(message), for: message), recipients.map(\.rawValue)))
                 continue
             }
             flush()
             switch directive {
             case .send:
                 break
+            case .sendAtOnce(let message, let recipients):
+                account(for: message)
+                outbox.sendAtOnce([(Self.frame(message.encoded(), for: message), recipients.map(\.rawValue))])
             case .close(let connection, let reason):
                 outbox.close(connection.rawValue, status: reason.status, reason: reason.reason)
             case .persist(let record):
@@ -258,23 +291,18 @@ public actor Room {
                 prepareNarration(request)
             case .failedToken(let connection):
                 if let peer = peers[connection] { _ = services.failedHellos?.allow(peer, at: clock.now()) }
+            case .stopNarration:
+                narration?.cancel()
+                narration = nil
+                logger.info("Room finished", ["room.code": code])
             }
         }
         flush()
-        if state.phase == .finished, finishedAt == nil {
-            finishedAt = clock.now()
-            narration?.cancel()
-            logger.info("Room finished", ["room.code": code])
-        }
     }
 
-    /// A reply to what one client just sent goes ahead of news for many (`OutboundFrame.Priority`): a
-    /// child's answer is acknowledged while another room's reveal is still being written.
-    static func priority(of message: ServerMessage) -> OutboundFrame.Priority {
-        switch message {
-        case .welcome, .answerAck, .error, .pong: .reply
-        default: .normal
-        }
+    /// Replies go in the transport's lane ahead of news (`ServerMessage.isReply`).
+    static func frame(_ bytes: [UInt8], for message: ServerMessage) -> OutboundFrame {
+        OutboundFrame(bytes, priority: message.isReply ? .reply : .normal)
     }
 
     private func account(for message: ServerMessage) {

@@ -115,8 +115,10 @@ struct RoomDriver {
     }
 
     @discardableResult
-    mutating func answer(_ child: Child, question: Int, option: Int, roundTripMs: Int = 0) -> [RoomDirective] {
-        apply(.message(child.connection, .answer(question: question, option: option), at: now, roundTripMs: roundTripMs))
+    mutating func answer(_ child: Child, question: Int, option: Int, roundTripMs: Int? = nil) -> [RoomDirective] {
+        // The page reports its round trip in a ping; the room credits half of it to the answer's speed.
+        if let roundTripMs { apply(.message(child.connection, .ping(id: 0, clientTime: nil, roundTripMs: roundTripMs), at: now)) }
+        return apply(.message(child.connection, .answer(question: question, option: option), at: now))
     }
 
     /// Starts the room and answers its narration request with `plan`, as the shell would.

@@ -110,10 +110,10 @@ enum ServerFixtures {
     static func registry(
         transport: RecordingTransport, store: any RoomStore = MemoryRoomStore(), clock: ManualClock = ManualClock(),
         narrator: any NarrationPreparing = ScriptedNarrator(), configuration: ServerConfiguration = ServerConfiguration(),
-        metrics: ServerMetrics = ServerMetrics(), routes: InboundRoutes = InboundRoutes()
+        metrics: ServerMetrics = ServerMetrics(), bindings: ConnectionBindings = ConnectionBindings()
     ) -> (RoomRegistry, AsyncStream<WebSocketTransport.TransportEvent>.Continuation) {
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
-        let registry = RoomRegistry(events: events, transport: transport, store: store, clock: clock, narrator: narrator, metrics: metrics, configuration: configuration, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), routes: routes)
+        let registry = RoomRegistry(events: events, transport: transport, store: store, clock: clock, narrator: narrator, metrics: metrics, configuration: configuration, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), bindings: bindings)
         Task { await registry.run() }
         return (registry, sink)
     }

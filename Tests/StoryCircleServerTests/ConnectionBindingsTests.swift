@@ -4,12 +4,12 @@ import Testing
 @testable import StoryCircleServer
 import WebSocketTransport
 
-/// `InboundRoutes`: a greeted connection's messages skip the registry, and never overtake the ones still
+/// `ConnectionBindings`: a greeted connection's messages skip the registry, and never overtake the ones still
 /// queued for it.
 @Suite("Inbound routes")
-struct InboundRoutesTests {
+struct ConnectionBindingsTests {
     /// What `ClassroomServer`'s transport callback does with a message: the direct way, or the registry's.
-    private func transportDelivers(_ routes: InboundRoutes, _ events: AsyncStream<WebSocketTransport.TransportEvent>.Continuation, _ connection: UInt64, _ message: ClientMessage) -> Bool {
+    private func transportDelivers(_ routes: ConnectionBindings, _ events: AsyncStream<WebSocketTransport.TransportEvent>.Continuation, _ connection: UInt64, _ message: ClientMessage) -> Bool {
         let bytes = Array(try! JSONEncoder().encode(message))
         if routes.deliver(connection, bytes) { return true }
         events.yield(.message(connection: connection, bytes: bytes))
@@ -20,8 +20,8 @@ struct InboundRoutesTests {
 
     @Test func messagesSentWhileTheHelloIsStillWithTheRegistryKeepTheirOrder() async throws {
         let transport = RecordingTransport()
-        let routes = InboundRoutes()
-        let (registry, events) = ServerFixtures.registry(transport: transport, routes: routes)
+        let routes = ConnectionBindings()
+        let (registry, events) = ServerFixtures.registry(transport: transport, bindings: routes)
         let created = try await registry.createRoom(story: ServerFixtures.story)
 
         events.yield(.opened(connection: 1, peer: "10.0.0.1"))
@@ -50,17 +50,17 @@ struct InboundRoutesTests {
         let (registry, _) = ServerFixtures.registry(transport: RecordingTransport())
         let created = try await registry.createRoom(story: ServerFixtures.story)
         let room = try #require(await registry.room(created.code))
-        let routes = InboundRoutes()
+        let routes = ConnectionBindings()
         let bytes = Array(#"{"type":"ping","id":1}"#.utf8)
         #expect(!routes.deliver(9, bytes))
         #expect(!routes.deliver(9, bytes))
         routes.bind(9, to: room)
         #expect(!routes.deliver(9, bytes), "two are still with the registry")
-        routes.routed(9)
-        routes.routed(9)
+        routes.countOff(9)
+        routes.countOff(9)
         #expect(!routes.deliver(9, bytes), "the third still is")
-        routes.routed(9)
-        routes.routed(9)
+        routes.countOff(9)
+        routes.countOff(9)
         #expect(routes.deliver(9, bytes))
         routes.unbind(9)
         #expect(!routes.deliver(9, bytes))
@@ -68,8 +68,8 @@ struct InboundRoutesTests {
 
     @Test func aRefusedHelloBindsNothingAndACloseUnbinds() async throws {
         let transport = RecordingTransport()
-        let routes = InboundRoutes()
-        let (registry, events) = ServerFixtures.registry(transport: transport, routes: routes)
+        let routes = ConnectionBindings()
+        let (registry, events) = ServerFixtures.registry(transport: transport, bindings: routes)
         let created = try await registry.createRoom(story: ServerFixtures.story)
 
         events.yield(.opened(connection: 1, peer: "10.0.0.1"))

@@ -7,7 +7,7 @@ import StoryCircleCore
 /// Outboxes poke it when a record fails and when one is stored again. While the store is failing it also
 /// probes it every `probeIntervalMs` with a real write, so the banner and `/healthz` notice that space came
 /// back without waiting for a room to write something.
-final class StorageMonitor: Sendable {
+final class StoreHealthMonitor: Sendable {
     private enum Tick {
         case poke, probe
     }

@@ -1,0 +1,343 @@
+import Foundation
+import StoryCircleCore
+import WebSocketTransport
+
+/// A new room's credentials, shown once to whoever created it.
+public struct CreatedRoom: Sendable, Equatable {
+    public var code: String
+    public var teacherToken: String
+    public var dashboardToken: String
+    public var title: String
+}
+
+/// The rooms in memory: creates them, restores them, loads them when asked for, and lets them go (evicted,
+/// deleted, dropped with their lease, handed over). Each room runs as its own `Room` actor.
+///
+/// With a store of its own (SQLite, memory), unfinished rooms are restored when the server starts; any other
+/// stored room (a finished one, one evicted from memory) is loaded when something asks for it. With a store
+/// that several nodes share (PostgreSQL), every room is loaded that way: the other nodes own the rest.
+///
+/// A room runs here only under a lease (`LeaseKeeper`) this node took before loading it, and every record it
+/// writes carries that lease, so two nodes never both run a room.
+actor RoomDirectory {
+    private var rooms: [String: Room] = [:]
+    private var runs: [String: Task<Void, Never>] = [:]
+    /// Rooms being taken and loaded: everyone who asks for one meanwhile waits for the same load.
+    private var loads: [String: Task<Room?, any Error>] = [:]
+    private var acceptingRooms = true
+    /// Why storage is failing, while it is (for rooms' teachers, including rooms loaded meanwhile).
+    private var storageProblem: String?
+    private let tasks = OwnedTasks()
+    private nonisolated let notices: AsyncStream<RoomNotice>
+    private nonisolated let noticeSink: AsyncStream<RoomNotice>.Continuation
+
+    let store: any RoomStore
+    let keeper: LeaseKeeper?
+    let bindings: ConnectionBindings
+    let refusals: Refusals
+    let services: RoomServices
+    let timing: RoomTiming
+    let roomDefaults: RoomSettings
+    let retentionDays: Int
+    /// Whether other nodes may share the store: then no room is restored at start or run at creation, only
+    /// loaded by the node the proxy sends it to.
+    let sharedStore: Bool
+    private var logger: StoryCircleLog { services.logger }
+    private var clock: any ServerClock { services.clock }
+
+    init(
+        services: RoomServices, keeper: LeaseKeeper?, bindings: ConnectionBindings, refusals: Refusals, timing: RoomTiming,
+        roomDefaults: RoomSettings, retentionDays: Int, sharedStore: Bool
+    ) {
+        (notices, noticeSink) = AsyncStream.makeStream(of: RoomNotice.self)
+        var services = services
+        services.notify = { [noticeSink] notice in noticeSink.yield(notice) }
+        self.services = services
+        self.store = services.store
+        self.keeper = keeper
+        self.bindings = bindings
+        self.refusals = refusals
+        self.timing = timing
+        self.roomDefaults = roomDefaults
+        self.retentionDays = retentionDays
+        self.sharedStore = sharedStore
+    }
+
+    /// Handles what rooms hand in (`RoomNotice`) until `shutDown`.
+    func run() async {
+        for await notice in notices {
+            switch notice {
+            case .leaseLost(let room):
+                if let lease = room.lease { await drop(lease, because: "write refused") }
+            case .unreadable(let room):
+                guard await remove(room.code, room, RoomError(.storageUnavailable, "The room cannot be saved or read just now. Please try again in a moment.")) else { continue }
+                logger.warning("Room released until its storage can be read", ["room.code": room.code])
+            }
+        }
+    }
+
+    // MARK: - Creating and finding rooms
+
+    /// Creates a room for `story`, stores it, and returns its code and tokens.
+    func createRoom(story: Story, settings patch: RoomSettingsPatch?) async throws -> CreatedRoom {
+        guard acceptingRooms else { throw RoomError(.serverShuttingDown, "The server is shutting down.") }
+        let settings = try roomDefaults.applying(patch ?? RoomSettingsPatch())
+        do {
+            let teacherToken = Tokens.generate()
+            let dashboardToken = Tokens.generate()
+            let credentials = RoomCredentials(teacherToken: teacherToken, dashboardToken: dashboardToken)
+            let now = clock.now()
+            let code = try await storeNewRoom(story: story, settings: settings, credentials: credentials, at: now)
+            if !sharedStore {
+                let lease = try await keeper?.acquire(code)
+                let state = RoomState(code: code, story: story, settings: settings, credentials: credentials, timing: timing)
+                await launch(state, createdAt: now, lease: lease, initial: [])
+            }
+            services.metrics.roomCreated()
+            logger.info("Room created", ["room.code": code])
+            return CreatedRoom(code: code, teacherToken: teacherToken, dashboardToken: dashboardToken, title: story.title)
+        } catch let error as RoomError {
+            throw error
+        } catch {
+            let failure = StoreFailure.from(error, record: "room.created")
+            services.health?.poke()
+            logger.error("Could not store a new room", ["error": failure.reason])
+            throw RoomError(.storageUnavailable, "The room could not be saved (\(failure.reason)), so it was not created. Try again once storage works.")
+        }
+    }
+
+    /// Draws codes until one is free, and stores the room under it.
+    private func storeNewRoom(story: Story, settings: RoomSettings, credentials: RoomCredentials, at now: ServerTime) async throws -> String {
+        let store = store
+        for _ in 1..<1_000 {
+            let code = Tokens.roomCode()
+            if rooms[code] != nil { continue }
+            let header = RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: now)
+            let stored = try await StoreCalls.run { () throws -> Bool in
+                if try store.codeExists(code) { return false }
+                do {
+                    try store.createRoom(header)
+                    return true
+                } catch let failure as StoreFailure where failure.kind == .rejected {
+                    // Another node took the same code between the check and the insert (the code is the
+                    // table's key): draw another.
+                    guard (try? store.codeExists(code)) == true else { throw failure }
+                    return false
+                }
+            }
+            if stored { return code }
+        }
+        throw RoomError(.internalError, "No free room code could be found.")
+    }
+
+    /// Brings back every room that had not finished when the server stopped. Nothing with a shared store:
+    /// the other nodes own the rest, and each room comes back on the node the proxy sends it to.
+    func restoreRooms() async throws -> Int {
+        guard !sharedStore else { return 0 }
+        let store = store
+        let archives = try await StoreCalls.run { try store.unfinishedRooms() }
+        for archive in archives where rooms[archive.header.code] == nil {
+            let lease = try await keeper?.acquire(archive.header.code)
+            await adopt(archive, lease: lease)
+            logger.notice("Room restored", ["room.code": archive.header.code, "room.phase": archive.lastPhase.rawValue])
+        }
+        return archives.count
+    }
+
+    /// The room `code`: the live one, or else the stored one, loaded into memory, when `admit` accepts its
+    /// credentials (so a wrong token does not load anything). `nil` when there is no such room, or it is not
+    /// admitted. This is the one way a room that is not in memory comes back: a finished room after a
+    /// restart, a room evicted after it finished, or one that could not be read back for a while.
+    ///
+    /// Loading takes the room's lease first, then reads it (so it sees everything an earlier owner stored).
+    /// Throws `RoomLeaseError.held` when another node holds the room (the caller refuses with `try_again`).
+    func findRoom(_ code: String, admitting admit: @escaping @Sendable (RoomCredentials) -> Bool = { _ in true }) async throws -> Room? {
+        if let room = rooms[code] { return room }
+        guard acceptingRooms else { return nil }
+        // Its lease is still ours until the outbox finishes: loading it again here would only be refused.
+        if let keeper, await keeper.isHandingOver(code) { throw RoomLeaseError.held(room: code, by: keeper.nodeId) }
+        if let room = rooms[code] { return room }
+        let load: Task<Room?, any Error>
+        if let pending = loads[code] {
+            load = pending
+        } else {
+            load = Task { try await self.load(code) }
+            loads[code] = load
+        }
+        guard let room = try await load.value, admit(room.credentials) else { return nil }
+        return room
+    }
+
+    private func load(_ code: String) async throws -> Room? {
+        defer { loads[code] = nil }
+        let store = store
+        var lease: RoomLease?
+        if let keeper {
+            do {
+                lease = try await keeper.acquire(code)
+            } catch RoomLeaseError.unknownRoom {
+                return nil
+            }
+        }
+        let archive: RoomArchive?
+        do {
+            archive = try await StoreCalls.run { try store.archive(room: code) }
+        } catch {
+            if let lease { await keeper?.release(lease) }
+            throw error
+        }
+        guard let archive else {
+            if let lease { await keeper?.release(lease) }
+            return nil
+        }
+        guard acceptingRooms, rooms[code] == nil else {
+            if let lease { await keeper?.release(lease) }
+            return rooms[code]
+        }
+        let room = await adopt(archive, lease: lease)
+        logger.info("Room loaded from storage", ["room.code": code, "room.phase": archive.lastPhase.rawValue, "lease.epoch": lease.map { String($0.epoch) } ?? "none"])
+        return room
+    }
+
+    /// The room `code` if it is in memory (`findRoom` also loads it from storage).
+    func room(_ code: String) -> Room? {
+        rooms[code]
+    }
+
+    var liveRooms: [Room] { Array(rooms.values) }
+
+    /// Makes a stored room live again, where the records say it was (`RoomState.restore`).
+    @discardableResult
+    private func adopt(_ archive: RoomArchive, lease: RoomLease?) async -> Room {
+        let (state, directives) = RoomState.restore(archive, timing: timing, at: clock.now())
+        let room = await launch(state, createdAt: archive.header.createdAt, lease: lease, initial: directives)
+        services.metrics.roomRestored()
+        return room
+    }
+
+    @discardableResult
+    private func launch(_ state: RoomState, createdAt: ServerTime, lease: RoomLease?, initial: [RoomDirective]) async -> Room {
+        let room = Room(state: state, createdAt: createdAt, lease: lease, services: services)
+        if let lease { await keeper?.adopted(lease) }
+        rooms[room.code] = room
+        runs[room.code] = Task { await room.run(initial: initial) }
+        if let storageProblem { room.submit(.storage(problem: storageProblem)) }
+        return room
+    }
+
+    // MARK: - Letting rooms go
+
+    /// Forgets finished rooms older than `cutoff` that nobody is connected to (their results stay in
+    /// storage, and the room is loaded again if someone asks for it), and deletes rooms past the retention
+    /// period: from memory, closing their connections (1001), and from storage.
+    func sweep(finishedBefore cutoff: ServerTime, createdBefore retentionCutoff: ServerTime) async -> (evicted: Int, purged: Int) {
+        var evicted = 0
+        for (code, room) in rooms {
+            guard let finishedAt = await room.finishedAt, finishedAt < cutoff, await room.connectionCount == 0 else { continue }
+            if await remove(code, room, RoomError(.roomEnded, "This room has finished.")) { evicted += 1 }
+        }
+        let days = retentionDays
+        for (code, room) in rooms where room.createdAt < retentionCutoff {
+            await remove(code, room, RoomError(.roomEnded, "This room has been deleted: rooms are kept for \(days) day\(days == 1 ? "" : "s")."))
+            logger.notice("Room deleted at the end of its retention period", ["room.code": code])
+        }
+        let store = store
+        let purged = (try? await StoreCalls.run { try store.purge(createdBefore: retentionCutoff) }) ?? 0
+        if purged > 0 { logger.notice("Old rooms purged", ["rooms": String(purged)]) }
+        return (evicted, purged)
+    }
+
+    /// Takes a room out of memory: every connection bound to it is told why and closed. Its lease is given
+    /// up (`releasing`), so another node need not wait for it to expire.
+    @discardableResult
+    private func remove(_ code: String, _ room: Room, _ error: RoomError, releasing: Bool = true) async -> Bool {
+        // A sweep awaits between rooms: by now this one may have gone (or come back as another).
+        guard rooms[code] === room else { return false }
+        rooms[code] = nil
+        runs[code] = nil
+        if let lease = room.lease { await keeper?.removed(lease, releasing: releasing) }
+        refusals.refuse(bindings.unbindAll(of: room), error)
+        await room.shutDown()
+        return true
+    }
+
+    /// Stops a room whose lease is gone: its connections are told to try again (1012), which brings them to
+    /// whichever node holds the room now.
+    func drop(_ lease: RoomLease, because why: String) async {
+        guard let room = rooms[lease.room], room.lease?.epoch == lease.epoch else { return }
+        if await remove(lease.room, room, .moved, releasing: false) {
+            services.metrics.roomLeaseLost()
+            logger.warning("Room stopped: its lease is lost", ["room.code": lease.room, "lease.epoch": String(lease.epoch), "why": why])
+        }
+    }
+
+    /// Lets go of a room nobody is connected to, so the node the proxy sends it to can take it.
+    func releaseIdle(_ lease: RoomLease) async {
+        guard let room = rooms[lease.room], room.lease?.epoch == lease.epoch else { return }
+        if await remove(lease.room, room, .moved) {
+            logger.info("Room released after a while with nobody connected", ["room.code": lease.room])
+        }
+    }
+
+    /// Hands a room to the node that asked for it: the room leaves the map at once (so hellos for it are
+    /// told to try again), finishes what it already took (its inbox, then its outbox, so every
+    /// acknowledgement goes out and everything acknowledged is stored; what its connections send from now
+    /// on is dropped, unacknowledged), then the lease is released and only then are the connections closed
+    /// with 1012, so they reconnect (through the proxy, to the node that wants the room) when that node can
+    /// take it at once. Owned: `shutDown` waits for it.
+    func handOver(_ lease: RoomLease, to wanter: String) {
+        guard let room = rooms[lease.room], room.lease?.epoch == lease.epoch else { return }
+        rooms[lease.room] = nil
+        let run = runs.removeValue(forKey: lease.room)
+        let (keeper, bindings, refusals, logger) = (keeper, bindings, refusals, logger)
+        tasks.spawn {
+            let started = ContinuousClock.now
+            await room.shutDown()
+            // The inbox ends after what it already holds: those messages are decided (and their records
+            // issued) before the wait, so their acknowledgements go out under the lease too.
+            await run?.value
+            let stored = await room.waitUntilStored()
+            await keeper?.handedOver(lease)
+            let open = bindings.unbindAll(of: room)
+            refusals.refuse(open, .moved)
+            logger.notice("Room handed over to the node that asked for it", [
+                "room.code": lease.room, "lease.epoch": String(lease.epoch), "node.wanting": wanter,
+                "connections": String(open.count), "records.stored": String(stored), "duration.ms": String((ContinuousClock.now - started).leaseMilliseconds),
+            ])
+        }
+    }
+
+    /// Who is connected to each room, for letting idle rooms go.
+    func occupancy() async -> [String: Bool] {
+        var connected: [String: Bool] = [:]
+        for (code, room) in rooms { connected[code] = await room.connectionCount > 0 }
+        return connected
+    }
+
+    /// Carries out what the lease book decided.
+    func carryOut(_ actions: [LeaseBook.Action]) async {
+        for action in actions {
+            switch action {
+            case .drop(let lease, let why): await drop(lease, because: why)
+            case .handOver(let lease, let wanter): handOver(lease, to: wanter)
+            case .releaseIdle(let lease): await releaseIdle(lease)
+            }
+        }
+    }
+
+    // MARK: - Storage and shutdown
+
+    func storageChanged(_ health: StoreHealth) {
+        storageProblem = health.reason.map(StoreHealthMonitor.teacherMessage)
+        for room in rooms.values { room.submit(.storage(problem: storageProblem)) }
+    }
+
+    /// Stops every room (timers, narration) and waits for their inboxes and handovers to finish.
+    func shutDown() async {
+        acceptingRooms = false
+        noticeSink.finish()
+        for room in rooms.values { await room.shutDown() }
+        for run in runs.values { await run.value }
+        await tasks.stop()
+    }
+}
