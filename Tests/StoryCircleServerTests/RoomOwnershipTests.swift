@@ -16,7 +16,10 @@ struct RoomOwnershipTests {
         let transport: RecordingTransport
     }
 
-    static func node(_ name: String, store: MemoryRoomStore, clock: ManualClock = ManualClock(), configure: (inout ServerConfiguration) -> Void = { _ in }) -> Node {
+    static func node(
+        _ name: String, store: MemoryRoomStore, clock: ManualClock = ManualClock(), leaseClock: ManualMonotonicClock = ManualMonotonicClock(),
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) -> Node {
         let transport = RecordingTransport()
         var configuration = ServerConfiguration()
         configuration.nodeId = name
@@ -24,7 +27,8 @@ struct RoomOwnershipTests {
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
         let registry = RoomRegistry(
             events: events, transport: transport, store: store, clock: clock, narrator: ScriptedNarrator(), metrics: ServerMetrics(),
-            configuration: configuration, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), sharedStore: true
+            configuration: configuration, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), sharedStore: true,
+            leaseClock: leaseClock
         )
         Task { await registry.run() }
         return Node(registry: registry, events: sink, transport: transport)
@@ -133,13 +137,15 @@ struct RoomOwnershipTests {
 
     /// A node that came back: the proxy sends the room's children to it, and the node that took the room
     /// over meanwhile hands it back at its next renewal instead of keeping it while the class is connected.
-    /// Real time: leases renew on the monotonic clock (every third of 2 s here); no sleeps, only awaits.
+    /// Node a's renewals run on a clock the test moves; the lease is long enough (60 s) that the store's
+    /// real-time expiry never plays a part.
     @Test(.timeLimit(.minutes(1)))
     func aNodeRefusedARoomGetsItHandedOverAndAChildReconnectingThereKeepsItsAcknowledgedAnswer() async throws {
         let store = MemoryRoomStore()
         let clock = ManualClock()
-        let a = Self.node("a", store: store, clock: clock) { $0.leaseSeconds = 2 }
-        let b = Self.node("b", store: store, clock: clock) { $0.leaseSeconds = 2 }
+        let leaseClock = ManualMonotonicClock()
+        let a = Self.node("a", store: store, clock: clock, leaseClock: leaseClock) { $0.leaseSeconds = 60 }
+        let b = Self.node("b", store: store, clock: clock) { $0.leaseSeconds = 60 }
         let created = try await a.registry.createRoom(story: ServerFixtures.story)
         a.events.hello(1, .join(room: created.code, nickname: "Ana"))
         _ = await a.transport.next("welcome", to: 1)
@@ -157,7 +163,14 @@ struct RoomOwnershipTests {
         b.events.hello(2, .rejoin(room: created.code, token: token))
         #expect(await b.transport.closed(2) == CloseReason(status: 1012, reason: "try_again"))
 
-        // a hands the room over at a renewal: Ana's page is told to reconnect.
+        // A renewal before a has held the room a whole lease period does not move it (a proxy flapping
+        // between nodes moves a room at most once a period).
+        await Self.renewal(on: leaseClock, after: .seconds(20))
+        #expect(await a.registry.room(created.code) != nil)
+        #expect(a.transport.closeStatus(1) == nil)
+
+        // a hands the room over at its first renewal after a period: Ana's page is told to reconnect.
+        await Self.renewal(on: leaseClock, after: .seconds(40))
         #expect(await a.transport.closed(1) == CloseReason(status: 1012, reason: "try_again"))
         #expect(await a.registry.room(created.code) == nil)
 
@@ -174,8 +187,16 @@ struct RoomOwnershipTests {
         let leaseOnB = try #require(onB.lease)
         #expect(leaseOnB.epoch > leaseOnA.epoch, "the new holder has a new epoch")
         #expect(try store.archive(room: created.code)?.answers.map(\.option) == [2])
-        #expect(try store.renew(leaseOnB, for: .seconds(2)).wantedBy == nil, "a, which gets no traffic for the room, does not want it back")
-        #expect(try store.renew([leaseOnA], for: .seconds(2)).isEmpty, "a's lease is over: its writes would be refused")
+        #expect(try store.renew(leaseOnB, for: .seconds(60)).wantedBy == nil, "a, which gets no traffic for the room, does not want it back")
+        #expect(try store.renew([leaseOnA], for: .seconds(60)).isEmpty, "a's lease is over: its writes would be refused")
+    }
+
+    /// Waits until the node's renewal loop is asleep, then moves its clock by `duration` (one wake-up).
+    static func renewal(on clock: ManualMonotonicClock, after duration: Duration) async {
+        await clock.untilSomeoneSleeps()
+        clock.advance(by: duration)
+        // The renewal has run once the loop sleeps again.
+        await clock.untilSomeoneSleeps()
     }
 
     static func outcome(_ body: () async throws -> Room?) async -> Result<Room?, any Error> {

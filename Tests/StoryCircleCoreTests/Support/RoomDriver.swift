@@ -145,9 +145,16 @@ struct RoomDriver {
 
     // MARK: Reading what was sent
 
-    /// Messages sent to `connection`, in order.
+    /// Messages sent to `connection`, in order (whether they wait for records or not).
     func messages(to connection: ConnectionID) -> [ServerMessage] {
-        log.compactMap { if case .send(let message, let recipients) = $0, recipients.contains(connection) { message } else { nil } }
+        log.compactMap { directive in
+            switch directive {
+            case .send(let message, let recipients), .sendAtOnce(let message, let recipients):
+                recipients.contains(connection) ? message : nil
+            default:
+                nil
+            }
+        }
     }
 
     func lastError(to connection: ConnectionID) -> RoomError? {
