@@ -354,3 +354,46 @@ def test_a_late_close_of_the_old_socket_leaves_the_new_sockets_clock_sync_runnin
     """)
     assert result["ok"], f"the new socket stopped pinging after the old one closed: {result}"
     assert result["url"].endswith("/ws?room=123456")
+
+
+def enabled_commands(driver):
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#controls button[data-command]')].filter((b) => !b.disabled).map((b) => b.dataset.command)")
+
+
+def test_the_teachers_controls_follow_the_servers_list_of_commands(fakes, browsers):
+    """The page enables exactly what the server lists: in the error phase `start` as well as `retry`
+    (the page used to have rules of its own, and disabled `start` there), the list in a `room` message,
+    and, for a phase the room enters by itself, the list the welcome's rules give for the new state."""
+    rules = [
+        {"phase": "error", "paused": False, "locked": False, "commands": ["start", "retry", "skip", "kick", "block", "lock", "end", "settings"]},
+        {"phase": "error", "paused": False, "locked": True, "commands": ["start", "retry", "skip", "kick", "block", "unlock", "end", "settings"]},
+        {"phase": "preparing", "paused": False, "locked": True, "commands": ["skip", "kick", "block", "unlock", "end"]},
+    ]
+
+    async def script(fake, ws, hello):
+        assert hello["type"] == "control"
+        await send(ws, {"type": "welcome", "role": "teacher", "serverTime": now_ms(), "room": {
+            "code": CODE, "title": "Pip's Day", "phase": "error", "paused": False, "locked": False, "settings": SETTINGS,
+            "questionCount": 2, "playerCount": 1, "error": "The voice \"xx\" is not installed on this computer.",
+            "players": [{"id": "p1", "nickname": "Ana", "connected": True}], "scoreboard": [],
+            "commands": rules[0]["commands"], "commandRules": rules}})
+        async for raw in ws:
+            message = json.loads(raw)
+            if message.get("command") == "lock":
+                await send(ws, {"type": "room", "locked": True, "settings": SETTINGS, "commands": rules[1]["commands"]})
+            elif message.get("command") == "start":
+                await send(ws, {"type": "preparing", "ready": 0, "total": 4})
+
+    fake = fakes(script)
+    teacher = browsers(**TEACHER)
+    teacher.get(f"{fake.http}/teacher#room={CODE}&token=teacher-token")
+    wait(teacher, lambda d: enabled_commands(d) == ["start", "retry", "skip", "lock", "end"], message="the welcome's list")
+    assert teacher.find_element(By.CSS_SELECTOR, "#controls form input[name=speedPoints]").is_enabled(), "settings are listed"
+    axe(teacher, "teacher-error-commands")
+    teacher.find_element(By.CSS_SELECTOR, 'button[data-command="lock"]').click()
+    wait(teacher, lambda d: enabled_commands(d) == ["start", "retry", "skip", "unlock", "end"], message="the room message's list")
+    teacher.find_element(By.CSS_SELECTOR, 'button[data-command="start"]').click()
+    wait(teacher, lambda d: enabled_commands(d) == ["skip", "unlock", "end"], message="the rule for preparing, locked")
+    assert not teacher.find_element(By.CSS_SELECTOR, "#controls form input[name=speedPoints]").is_enabled()
+    assert teacher.find_element(By.CSS_SELECTOR, 'button[aria-label="Remove Ana"]').is_enabled()

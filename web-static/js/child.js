@@ -1,20 +1,21 @@
-// The child's page: join, listen to the story, answer the quiz, see how it went. This file connects the
-// room's messages to the screens (child/*.js), which share one state (child/store.js).
+// The child's page: join, listen to the story, answer the quiz, see how it went. This file feeds the room's
+// messages to the store every page uses (room-store.js, through child/store.js), then to the screens
+// (child/*.js), which render from it.
 
 import { $, announce } from "./dom.js";
 import { RoomConnection } from "./connection.js";
 import { CLOSE } from "./close-codes.js";
 import { NarrationPlayer } from "./narration.js";
 import { SoundBoard } from "./sound.js";
-import { state, services, show, record, saveSession, setStanding } from "./child/store.js";
+import { ERROR, ANSWER_REFUSALS } from "./error-codes.js";
+import { showSnapshot } from "./snapshot.js";
+import { room, session, services, record, saveSession, renderScore } from "./child/store.js";
 import { startJoin, joinRefused, kicked } from "./child/join.js";
 import { showLobby } from "./child/lobby.js";
 import { preparing, narrationPlan, progress, narrationComplete, problem, quizSoon } from "./child/story.js";
 import { showQuestion, acknowledged, answerRefused, pauseQuestion, resumeQuestion, stopTimers } from "./child/question.js";
 import { showReveal } from "./child/reveal.js";
 import { finished } from "./child/podium.js";
-
-const ANSWER_ERRORS = ["already_answered", "too_late", "not_open", "question_closed", "invalid_option", "room_paused", "storage_unavailable"];
 
 services.player = new NarrationPlayer({
   container: $("#story-text"),
@@ -27,12 +28,12 @@ services.sounds = new SoundBoard({ key: "storycircle.sound.child", defaultOn: fa
 
 function connect() {
   if (services.connection) services.connection.stop();
-  state.welcomed = false;
+  session.welcomed = false;
   services.connection = new RoomConnection({
-    hello: () => (state.token
-      ? { type: "rejoin", room: state.room, token: state.token }
-      : { type: "join", room: state.room, nickname: state.nickname }),
-    room: () => state.room,
+    hello: () => (session.token
+      ? { type: "rejoin", room: session.room, token: session.token }
+      : { type: "join", room: session.room, nickname: session.nickname }),
+    room: () => session.room,
     onMessage: handle,
     onStatus: status,
   });
@@ -45,20 +46,20 @@ function status({ state: connectionState, code }) {
   const text = $("#connection-text");
   if (connectionState === "open") {
     // The hello is on its way: until the welcome, a refusal is about getting in.
-    state.helloPending = true;
-    if (state.welcomed) banner.hidden = true;
+    session.helloPending = true;
+    if (session.welcomed) banner.hidden = true;
     return;
   }
   if (connectionState === "reconnecting") {
-    if (code === CLOSE.TRY_AGAIN_LATER && !state.welcomed) {
+    if (code === CLOSE.TRY_AGAIN_LATER && !session.welcomed) {
       text.textContent = "We could not save your place yet. Trying again…";
       banner.hidden = false;
-    } else if (!state.welcomed) {
+    } else if (!session.welcomed) {
       // Not in yet: the server is busy (HTTP 429 or 503) or out of reach. The page keeps trying.
       text.textContent = "Still connecting to your class… trying again.";
       banner.hidden = false;
     } else {
-      text.textContent = state.pending
+      text.textContent = session.pending
         ? "We lost the connection. Your answer is kept and goes as soon as we are back…"
         : "We lost the connection. Reconnecting…";
       banner.hidden = false;
@@ -79,12 +80,13 @@ function status({ state: connectionState, code }) {
 // ---- Messages ----
 
 function handle(message) {
+  if (message.type === "error") return refusal(message);
+  room.apply(message);
   switch (message.type) {
     case "welcome": return welcome(message);
-    case "error": return refusal(message);
     case "preparing": return preparing(message);
     case "narration.plan": return narrationPlan(message);
-    case "progress": return progress(message, state.paused);
+    case "progress": return progress(message);
     case "narration.complete": return narrationComplete();
     case "narration.error": return problem(message.message);
     case "quiz.unlock": return quizSoon();
@@ -92,7 +94,7 @@ function handle(message) {
     case "answer.ack": return acknowledged(message);
     case "reveal": return showReveal(message);
     case "paused": return pause();
-    case "resumed": return resume(message);
+    case "resumed": return resume();
     case "finished": return finished(message);
     case "kicked": return kicked(message);
     default: return undefined;
@@ -101,70 +103,52 @@ function handle(message) {
 
 /** A welcome may come at any time (a reconnect, or the server rebuilding the room): it replaces everything. */
 function welcome(message) {
-  state.welcomed = true;
-  state.helloPending = false;
-  state.tryingBlockedToken = false;
-  state.playerId = message.player.id;
-  state.nickname = message.player.nickname;
-  if (message.token) state.token = message.token;
+  session.welcomed = true;
+  session.helloPending = false;
+  session.tryingBlockedToken = false;
+  session.playerId = message.player.id;
+  session.nickname = message.player.nickname;
+  if (message.token) session.token = message.token;
   saveSession();
   $("#join-button").disabled = false;
   $("#connection-message").hidden = true;
-  const room = message.room;
-  state.title = room.title;
-  state.questionCount = room.questionCount;
-  $("#story-title").textContent = room.title;
-  if (room.you) setStanding(room.you);
-  state.paused = false;
+  const state = room.state;
+  $("#story-title").textContent = state.title;
+  renderScore();
   $("#paused").hidden = true;
   stopTimers();
   services.player.stop();
   record("welcome");
   // A tap still waiting to be sent counts only while its question is open; past that, it is dropped.
-  if (state.pending && room.phase !== "question") {
-    state.pending = null;
+  if (session.pending && state.phase !== "question") {
+    session.pending = null;
     saveSession();
   }
-
-  switch (room.phase) {
-    case "lobby": showLobby(room); break;
-    case "preparing": preparing(room.preparing ?? { ready: 0, total: 1 }); break;
-    case "error": problem(room.error); break;
-    case "narrating":
-      narrationPlan(room.plan);
-      if (!room.paused) services.player.schedule(room.sentence, room.sentenceAt);
-      break;
-    case "question": showQuestion(room.question, room.yourAnswer ?? null); break;
-    case "reveal":
-      showQuestion(room.question, room.reveal.you?.option ?? null);
-      showReveal(room.reveal);
-      break;
-    case "finished": finished(room.finished); break;
-    default: show("lobby");
-  }
-  if (room.paused) pause();
+  showSnapshot(state, {
+    lobby: showLobby, preparing, problem, story: narrationPlan, progress,
+    question: showQuestion, reveal: showReveal, finished,
+  });
+  if (state.paused) pause();
 }
 
 function refusal(error) {
-  if (state.helloPending || !state.welcomed) return joinRefused(error);
-  if (ANSWER_ERRORS.includes(error.code)) return answerRefused(error);
-  if (error.code === "session_replaced") return undefined;
+  if (session.helloPending || !session.welcomed) return joinRefused(error);
+  if (ANSWER_REFUSALS.has(error.code)) return answerRefused(error);
+  if (error.code === ERROR.SESSION_REPLACED) return undefined;
   announce(error.message);
   return undefined;
 }
 
 function pause() {
-  state.paused = true;
   services.player.stop();
   pauseQuestion();
   $("#paused").hidden = false;
   announce("Your teacher paused. Hang on!");
 }
 
-function resume(message) {
-  state.paused = false;
+function resume() {
   $("#paused").hidden = true;
-  resumeQuestion(message);
+  resumeQuestion();
   announce("We are going again!");
 }
 

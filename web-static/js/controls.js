@@ -1,4 +1,5 @@
-// The teacher's controls: one button per command, enabled only when the command makes sense now; a live
+// The teacher's controls: one button per command, enabled only when the server lists it as allowed now
+// (`commands`, kept by room-store.js: the page has no rules of its own); a live
 // roster (here or away, answered yet, score, streak, answers so far) with "Remove" and "Remove and
 // block"; the room settings (before the story starts, or after a failure) and the projector's answer
 // grid (any time); at the end, the results. Ending the room and removing a child ask first.
@@ -10,24 +11,6 @@ const BUTTONS = [
   ["retry", "↻", "Try again"], ["skip", "⏭", "Skip"], ["reveal", "👁", "Reveal answer"], ["next", "→", "Next"],
   ["lock", "🔒", "Lock room"], ["unlock", "🔓", "Unlock room"], ["end", "■", "End room"],
 ];
-
-function allowed(command, room) {
-  const { phase, paused, locked } = room;
-  switch (command) {
-    case "start": return phase === "lobby";
-    case "pause": return (phase === "narrating" || phase === "question") && !paused;
-    case "resume": return paused;
-    case "replay": return phase === "narrating";
-    case "retry": return phase === "error";
-    case "skip": return ["preparing", "error", "narrating", "question", "reveal"].includes(phase);
-    case "reveal": return phase === "question";
-    case "next": return phase === "reveal" || phase === "question";
-    case "lock": return !locked && phase !== "finished";
-    case "unlock": return locked && phase !== "finished";
-    case "end": return phase !== "finished";
-    default: return false;
-  }
-}
 
 function skipLabel(phase) {
   if (["preparing", "error", "narrating"].includes(phase)) return "Skip to the quiz";
@@ -130,8 +113,9 @@ export class TeacherControls {
   }
 
   update(room) {
+    const allowed = new Set(room.commands);
     for (const [command, button] of this.buttons) {
-      button.disabled = !allowed(command, room);
+      button.disabled = !allowed.has(command);
       if (command === "skip") button.querySelector(".label").textContent = skipLabel(room.phase);
     }
     const finished = room.phase === "finished";
@@ -139,7 +123,7 @@ export class TeacherControls {
     this.results.hidden = !finished;
     if (appearing) this.results.scrollIntoView({ block: "nearest" });
     this.renderRoster(room);
-    const editable = room.phase === "lobby" || room.phase === "error";
+    const editable = allowed.has("settings");
     for (const input of this.settingsForm.querySelectorAll("input, select, button")) input.disabled = !editable;
     if (!this.settingsForm.contains(document.activeElement)) this.fillSettings(room.settings);
     this.gridToggle.checked = Boolean(room.settings.answerGrid);
@@ -147,7 +131,9 @@ export class TeacherControls {
 
   renderRoster(room) {
     const questionOpen = room.phase === "question";
-    const key = JSON.stringify([room.players, questionOpen, room.questionCount]);
+    const canKick = room.commands.includes("kick");
+    const canBlock = room.commands.includes("block");
+    const key = JSON.stringify([room.players, questionOpen, room.questionCount, canKick, canBlock]);
     if (key === this.lastPlayers) return;
     this.lastPlayers = key;
     this.rosterCount.textContent = `${room.players.length}`;
@@ -166,9 +152,9 @@ export class TeacherControls {
         el("td", {}, progressDots(player.results ?? [], Math.max(room.questionCount, (player.results ?? []).length), `${player.nickname}’s answers`)),
         el("td", {}, el("div", { class: "actions" },
           el("button", { type: "button", class: "secondary", "data-player": player.id, "data-action": "kick", text: "Remove",
-            "aria-label": `Remove ${player.nickname}`, onclick: () => this.remove(player, false) }),
+            "aria-label": `Remove ${player.nickname}`, disabled: !canKick, onclick: () => this.remove(player, false) }),
           el("button", { type: "button", class: "danger", "data-player": player.id, "data-action": "block", text: "Block",
-            "aria-label": `Remove and block ${player.nickname}`, onclick: () => this.remove(player, true) })))));
+            "aria-label": `Remove and block ${player.nickname}`, disabled: !canBlock, onclick: () => this.remove(player, true) })))));
     }
     if (focused) rows.querySelector(`[data-player="${CSS.escape(focused)}"]`)?.focus();
   }

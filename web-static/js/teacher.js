@@ -2,7 +2,8 @@
 
 import { $, announce } from "./dom.js";
 import { RoomConnection, fragmentParameters } from "./connection.js";
-import { ScreenState } from "./screen-state.js";
+import { RoomStore } from "./room-store.js";
+import { LINK_REFUSALS } from "./error-codes.js";
 import { TeacherControls } from "./controls.js";
 import { describePhase } from "./phase.js";
 import { storageBanner } from "./storage-banner.js";
@@ -10,7 +11,7 @@ import { storageBanner } from "./storage-banner.js";
 const params = fragmentParameters();
 const code = params.get("room");
 const token = params.get("token");
-const room = new ScreenState();
+const store = new RoomStore();
 const connection = new RoomConnection({
   hello: () => ({ type: "control", room: code, token }),
   room: () => code,
@@ -24,22 +25,24 @@ const connection = new RoomConnection({
   },
 });
 const controls = new TeacherControls($("#controls"), (message) => connection.send(message), { room: code, token });
-window.storycircle = { events: [], connection, room };
+window.storycircle = { events: [], connection };
+Object.defineProperty(window.storycircle, "room", { get: () => store.state });
 
 function handle(message) {
   if (message.type === "error") {
-    if (message.code === "bad_token" || message.code === "room_not_found" || message.code === "wrong_role") {
+    if (LINK_REFUSALS.has(message.code)) {
       $("#room-state").textContent = message.message;
     } else {
       controls.refused(message);
     }
     return;
   }
-  if (!room.apply(message)) return;
+  if (!store.apply(message)) return;
   render();
 }
 
 function render() {
+  const room = store.state;
   $("#room-title").textContent = `${room.title ?? "Room"} · ${room.code ?? code}`;
   const stateText = describePhase(room);
   if ($("#room-state").textContent !== stateText) announce(stateText);

@@ -303,6 +303,16 @@ extension RoomStatus: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
         writer.field("locked", locked)
         writer.field("settings", settings)
+        writer.field("commands", commands)
+    }
+}
+
+extension CommandRule: JSONObjectWritable {
+    func writeMembers(to writer: inout JSONWriter) {
+        writer.field("phase", phase)
+        writer.field("paused", paused)
+        writer.field("locked", locked)
+        writer.field("commands", commands)
     }
 }
 
@@ -370,5 +380,7 @@ extension RoomSnapshot: JSONObjectWritable {
         writer.field("you", you)
         writer.field("players", players)
         writer.field("scoreboard", scoreboard)
+        writer.field("commands", commands)
+        writer.field("commandRules", commandRules)
     }
 }

@@ -188,6 +188,16 @@ public struct Resumed: Sendable, Equatable, Codable {
 public struct RoomStatus: Sendable, Equatable, Codable {
     public var locked: Bool
     public var settings: RoomSettings
+    /// For teachers: the commands allowed now (`RoomState.allowedCommands`). Absent for children and dashboards.
+    public var commands: [String]? = nil
+}
+
+/// The commands a teacher may send while the room is in one state: `phase`, paused or not, locked or not.
+public struct CommandRule: Sendable, Equatable, Codable {
+    public var phase: PhaseName
+    public var paused: Bool
+    public var locked: Bool
+    public var commands: [String]
 }
 
 public struct Finished: Sendable, Equatable, Codable {
@@ -249,4 +259,7 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
     public var you: PlayerStanding?
     public var players: [LobbyPlayer]?
     public var scoreboard: [ScoreboardEntry]?
+    /// For teachers: the commands allowed now, and in every other state (the room moves on by itself too).
+    public var commands: [String]?
+    public var commandRules: [CommandRule]?
 }

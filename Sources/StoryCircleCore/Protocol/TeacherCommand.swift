@@ -14,6 +14,14 @@ public enum TeacherCommand: Sendable, Equatable {
         "reveal": .reveal, "next": .next, "skip": .skip, "lock": .lock, "unlock": .unlock, "end": .end,
     ]
 
+    /// One of each command, in `names` order, for listing which are allowed now (`RoomState.allowedCommands`).
+    /// Whom a `kick` or `block` names matters only when it is carried out; `settings` stands for a change
+    /// of the room's rules (one of the answer grid alone is a display change, allowed in any phase).
+    static let representatives: [TeacherCommand] = [
+        .start, .pause, .resume, .replay, .retry, .reveal, .next, .skip, .kick(player: "?"), .block(player: "?"),
+        .lock, .unlock, .end, .settings(RoomSettingsPatch(speedPoints: true)),
+    ]
+
     /// Every command name, for help text and error messages.
     public static let names = ["start", "pause", "resume", "replay", "retry", "reveal", "next", "skip", "kick", "block", "lock", "unlock", "end", "settings"]
 

@@ -1,84 +1,168 @@
 extension RoomState {
-    /// Carries out a teacher's command, or explains why it cannot be done now (and changes nothing).
-    public mutating func perform(_ command: TeacherCommand, at: ServerTime) throws(RoomError) -> [RoomDirective] {
+    /// What a command does in a phase. `plan(_:phase:locked:)` is the only place that decides whether a
+    /// command is allowed: `perform` carries its plans out, and teacher screens are sent the list of
+    /// commands it allows (`allowedCommands`, `commandRules`), so a page can never offer what the core
+    /// would refuse, nor hide what it would do.
+    enum CommandPlan: Sendable, Equatable {
+        case prepare
+        case pauseNarration(NarrationRun)
+        case pauseQuestion(QuestionRun)
+        case resumeNarration(NarrationRun)
+        case resumeQuestion(QuestionRun, pausedAt: ServerTime)
+        case replay(NarrationRun)
+        case reveal
+        case advance(after: Int)
+        case completeNarration
+        case skipQuestion(QuestionRun)
+        case setLocked(Bool)
+        case finish
+        case kick(player: String, block: Bool)
+        case settings(RoomSettingsPatch)
+    }
+
+    /// What `command` would do in `phase`, or why it cannot be done there. Depends only on the phase (its
+    /// case and whether it is paused), whether the room is locked and, for `settings`, whether the patch
+    /// changes only the display.
+    static func plan(_ command: TeacherCommand, phase: RoomPhase, locked: Bool) throws(RoomError) -> CommandPlan {
         switch command {
         case .start:
             switch phase {
-            case .lobby, .failed: return prepare(at: at)
-            case .finished: throw Self.ended
+            case .lobby, .failed: return .prepare
+            case .finished: throw ended
             default: throw RoomError(.invalidCommand, "The room has already started.")
             }
         case .retry:
             guard case .failed = phase else {
                 throw RoomError(.invalidCommand, "Retry is for when the narration could not be prepared, and nothing has failed.")
             }
-            return prepare(at: at)
+            return .prepare
         case .pause:
             switch phase {
-            case .narrating(let run) where run.pausedAt == nil: return pauseNarration(run, at: at)
-            case .question(let run) where run.pausedAt == nil: return pauseQuestion(run, at: at)
+            case .narrating(let run) where run.pausedAt == nil: return .pauseNarration(run)
+            case .question(let run) where run.pausedAt == nil: return .pauseQuestion(run)
             case .narrating, .question: throw RoomError(.invalidCommand, "The room is already paused.")
             default: throw RoomError(.invalidCommand, "Nothing is playing that could be paused.")
             }
         case .resume:
             switch phase {
-            case .narrating(let run) where run.pausedAt != nil: return resumeNarration(run, at: at)
-            case .question(let run) where run.pausedAt != nil:
-                return resumeQuestion(run, pausedAt: run.pausedAt ?? at, at: at)
+            case .narrating(let run) where run.pausedAt != nil: return .resumeNarration(run)
+            case .question(let run) where run.pausedAt != nil: return .resumeQuestion(run, pausedAt: run.pausedAt ?? ServerTime(milliseconds: 0))
             default: throw RoomError(.invalidCommand, "The room is not paused.")
             }
         case .replay:
             guard case .narrating(let run) = phase else {
                 throw RoomError(.invalidCommand, "Replay works while the story is being told.")
             }
-            return replayNarration(run, at: at)
+            return .replay(run)
         case .reveal:
             guard case .question = phase else {
                 throw RoomError(.invalidCommand, "There is no open question to reveal.")
             }
-            return reveal(at: at)
+            return .reveal
         case .next:
             switch phase {
-            case .reveal(let index): return advance(after: index, at: at)
-            case .question: return reveal(at: at)
+            case .reveal(let index): return .advance(after: index)
+            case .question: return .reveal
             case .lobby: throw RoomError(.invalidCommand, "The room has not started yet; use start.")
-            case .finished: throw Self.ended
+            case .finished: throw ended
             default: throw RoomError(.invalidCommand, "The story is still being prepared or told; use skip to go straight to the quiz.")
             }
         case .skip:
             switch phase {
-            case .preparing, .failed, .narrating: return completeNarration(at: at)
-            case .question(let run): return skipQuestion(run, at: at)
-            case .reveal(let index): return advance(after: index, at: at)
+            case .preparing, .failed, .narrating: return .completeNarration
+            case .question(let run): return .skipQuestion(run)
+            case .reveal(let index): return .advance(after: index)
             case .lobby: throw RoomError(.invalidCommand, "The room has not started yet; use start.")
-            case .finished: throw Self.ended
+            case .finished: throw ended
             }
         case .lock, .unlock:
-            guard phase != .finished else { throw Self.ended }
-            isLocked = command == .lock
-            return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))] + sendToAll(.room(status))
+            guard phase != .finished else { throw ended }
+            let lock = command == .lock
+            // Refused rather than repeated, like a second pause: the teacher's screen offers only the one that changes something.
+            guard lock != locked else {
+                throw RoomError(.invalidCommand, lock ? "The room is already locked." : "The room is not locked.")
+            }
+            return .setLocked(lock)
         case .end:
-            guard phase != .finished else { throw Self.ended }
-            return finish(at: at)
+            guard phase != .finished else { throw ended }
+            return .finish
         case .kick(let player):
-            return try kick(player, block: false, at: at)
+            return .kick(player: player, block: false)
         case .block(let player):
-            return try kick(player, block: true, at: at)
+            return .kick(player: player, block: true)
         case .settings(let patch):
             switch phase {
-            case .lobby, .failed: break
-            case _ where patch.changesOnlyDisplay: break
+            case .lobby, .failed: return .settings(patch)
+            case _ where patch.changesOnlyDisplay: return .settings(patch)
             default: throw RoomError(.settingsLocked, "Settings can only change in the lobby, before the story starts (or after the narration failed).")
             }
+        }
+    }
+
+    /// Carries out a teacher's command, or explains why it cannot be done now (and changes nothing).
+    public mutating func perform(_ command: TeacherCommand, at: ServerTime) throws(RoomError) -> [RoomDirective] {
+        switch try Self.plan(command, phase: phase, locked: isLocked) {
+        case .prepare: return prepare(at: at)
+        case .pauseNarration(let run): return pauseNarration(run, at: at)
+        case .pauseQuestion(let run): return pauseQuestion(run, at: at)
+        case .resumeNarration(let run): return resumeNarration(run, at: at)
+        case .resumeQuestion(let run, let pausedAt): return resumeQuestion(run, pausedAt: pausedAt, at: at)
+        case .replay(let run): return replayNarration(run, at: at)
+        case .reveal: return reveal(at: at)
+        case .advance(let index): return advance(after: index, at: at)
+        case .completeNarration: return completeNarration(at: at)
+        case .skipQuestion(let run): return skipQuestion(run, at: at)
+        case .setLocked(let locked):
+            isLocked = locked
+            return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))] + sendToAll { role in .room(self.status(for: role)) }
+        case .finish: return finish(at: at)
+        case .kick(let player, let block): return try kick(player, block: block, at: at)
+        case .settings(let patch):
             let before = settings
             settings = try settings.applying(patch)
             // Turning the answer grid on sends dashboards the results they were not given while it was off.
             let refresh = settings.answerGrid != before.answerGrid ? markScreensDirty(at: at) : []
-            return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))] + sendToAll(.room(status)) + refresh
+            return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))]
+                + sendToAll { role in .room(self.status(for: role)) } + refresh
         }
     }
 
     private static let ended = RoomError(.roomEnded, "This room has already ended.")
 
-    var status: RoomStatus { RoomStatus(locked: isLocked, settings: settings) }
+    /// The names of the commands a teacher may send now, in `TeacherCommand.names` order: exactly those
+    /// `perform` would carry out (for `kick` and `block`, given a player who is here; for `settings`, a
+    /// change of the room's rules: a change of the answer grid alone is allowed in any phase).
+    public var allowedCommands: [String] { Self.allowedCommands(phase: phase, locked: isLocked) }
+
+    static func allowedCommands(phase: RoomPhase, locked: Bool) -> [String] {
+        TeacherCommand.representatives.compactMap { command in
+            (try? plan(command, phase: phase, locked: locked)) == nil ? nil : command.name
+        }
+    }
+
+    /// The allowed commands in every state a room can be in, from `plan` like `allowedCommands`: sent to
+    /// teacher screens in their `welcome`, so they follow phases the room enters by itself (the narration
+    /// ready or failed, the story over, a deadline passed) without a rule of their own.
+    static let commandRules: [CommandRule] = {
+        let run = NarrationRun(sentence: 0, startedAt: ServerTime(milliseconds: 0))
+        let question = QuestionRun(index: 0, opensAt: ServerTime(milliseconds: 0), deadline: nil, timeLimitMs: nil)
+        var pausedRun = run
+        pausedRun.pausedAt = ServerTime(milliseconds: 0)
+        var pausedQuestion = question
+        pausedQuestion.pausedAt = ServerTime(milliseconds: 0)
+        let phases: [RoomPhase] = [
+            .lobby, .preparing(ready: 0, total: 0), .failed(message: ""), .narrating(run), .narrating(pausedRun),
+            .question(question), .question(pausedQuestion), .reveal(question: 0), .finished,
+        ]
+        return phases.flatMap { phase in
+            [false, true].map { locked in
+                CommandRule(phase: phase.name, paused: phase.isPaused, locked: locked, commands: allowedCommands(phase: phase, locked: locked))
+            }
+        }
+    }()
+
+    /// The `room` message as `role` gets it: teachers also get the commands allowed now.
+    func status(for role: Role) -> RoomStatus {
+        RoomStatus(locked: isLocked, settings: settings, commands: role == .teacher ? allowedCommands : nil)
+    }
 }

@@ -168,6 +168,10 @@ extension RoomState {
             snapshot.players = lobby().players
             snapshot.scoreboard = board(includeResults: showsResults(to: role))
         }
+        if role == .teacher {
+            snapshot.commands = allowedCommands
+            snapshot.commandRules = Self.commandRules
+        }
         return snapshot
     }
 

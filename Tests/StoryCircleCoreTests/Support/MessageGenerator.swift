@@ -128,6 +128,8 @@ struct MessageGenerator {
         snapshot.you = maybe { $0.standing() }
         snapshot.players = maybe { $0.list { $0.lobbyPlayer() } }
         snapshot.scoreboard = maybe { $0.list { $0.entry() } }
+        snapshot.commands = maybe { $0.list { $0.string() } }
+        snapshot.commandRules = maybe { $0.list { CommandRule(phase: .narrating, paused: $0.bool(), locked: $0.bool(), commands: $0.list { $0.string() }) } }
         return snapshot
     }
 
@@ -153,7 +155,7 @@ struct MessageGenerator {
         case 13: .scoreboard(ScoreboardUpdate(entries: list(0...6) { $0.entry() }, answers: maybe { AnswerProgress(question: $0.int(), answered: $0.int(), total: $0.int()) }))
         case 14: .paused(Paused(what: string(), sentence: maybe { $0.int() }, remainingMs: maybe { $0.int() }))
         case 15: .resumed(Resumed(question: maybe { $0.int() }, opensAt: maybe { $0.time() }, deadline: maybe { $0.time() }))
-        case 16: .room(RoomStatus(locked: bool(), settings: settings()))
+        case 16: .room(RoomStatus(locked: bool(), settings: settings(), commands: maybe { $0.list { $0.string() } }))
         case 17: .finished(finished())
         case 18: .kicked(Notice(message: string(), blocked: maybe { $0.bool() }))
         default: .storage(StorageStatus(ok: bool(), message: maybe { $0.string(maxLength: 80) }))

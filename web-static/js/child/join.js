@@ -3,8 +3,9 @@
 // asks with it again and the server answers "blocked" (the name is refused by the server as well).
 
 import { $, announce } from "../dom.js";
+import { ERROR } from "../error-codes.js";
 import { friendlyName } from "../names.js";
-import { state, services, show, loadSession, forgetSession, blockedToken, rememberBlocked, forgetBlocked } from "./store.js";
+import { session, services, show, loadSession, forgetSession, blockedToken, rememberBlocked, forgetBlocked } from "./store.js";
 
 let connect = () => {};
 
@@ -18,7 +19,7 @@ export function startJoin(connectToRoom) {
 
   const session = loadSession();
   if (session && session.token && (!linkedRoom || linkedRoom === session.room)) {
-    Object.assign(state, { room: session.room, token: session.token, nickname: session.nickname, playerId: session.playerId, pending: session.pending ?? null });
+    Object.assign(session, { room: session.room, token: session.token, nickname: session.nickname, playerId: session.playerId, pending: session.pending ?? null });
     show("lobby");
     $("#lobby-name").textContent = session.nickname ?? "";
     $("#lobby-room").textContent = session.room;
@@ -37,11 +38,11 @@ function submitJoin(event) {
   if (!nickname) return joinError("Please type a nickname, or press “Pick a name for me”.");
   $("#join-error").hidden = true;
   $("#join-button").disabled = true;
-  state.room = code;
-  state.nickname = nickname;
+  session.room = code;
+  session.nickname = nickname;
   const blocked = blockedToken(code);
-  state.token = blocked;
-  state.tryingBlockedToken = Boolean(blocked);
+  session.token = blocked;
+  session.tryingBlockedToken = Boolean(blocked);
   connect();
 }
 
@@ -56,20 +57,20 @@ export function joinError(text) {
 
 /** A refusal before the welcome: the hello did not get in. */
 export function joinRefused(error) {
-  if (error.code === "blocked") {
+  if (error.code === ERROR.BLOCKED) {
     services.connection.stop();
     // Asked with this browser's token: this browser was blocked. Asked with a name: that name was.
-    const byToken = Boolean(state.token);
-    if (byToken) rememberBlocked(state.room, state.token);
+    const byToken = Boolean(session.token);
+    if (byToken) rememberBlocked(session.room, session.token);
     forgetSessionKeepingNothing();
     return joinError(byToken ? "Your teacher removed you from this room." : error.message);
   }
-  if (error.code === "bad_token") {
-    if (state.tryingBlockedToken) {
+  if (error.code === ERROR.BAD_TOKEN) {
+    if (session.tryingBlockedToken) {
       // The room no longer knows that token (it was deleted, say): join as anyone would.
-      forgetBlocked(state.room);
-      state.tryingBlockedToken = false;
-      state.token = null;
+      forgetBlocked(session.room);
+      session.tryingBlockedToken = false;
+      session.token = null;
       services.connection.stop();
       return connect();
     }
@@ -78,14 +79,14 @@ export function joinRefused(error) {
     forgetSession();
     return joinError("We could not find you in this room any more. Please join again.");
   }
-  if (error.code === "storage_unavailable") {
+  if (error.code === ERROR.STORAGE_UNAVAILABLE) {
     // The server could not save this child yet; the connection tries again by itself (close 1013).
     const banner = $("#connection-message");
     $("#connection-text").textContent = "We could not save your place yet. Trying again…";
     banner.hidden = false;
     return;
   }
-  if (error.code === "try_again") {
+  if (error.code === ERROR.TRY_AGAIN) {
     // The room is moving to another server (one stopped); the connection tries again by itself (close 1012).
     const banner = $("#connection-message");
     $("#connection-text").textContent = "Getting your room back. Trying again…";
@@ -100,13 +101,13 @@ export function joinRefused(error) {
 export function kicked(message) {
   services.connection.stop();
   services.player.stop();
-  if (message.blocked && state.token) rememberBlocked(state.room, state.token);
+  if (message.blocked && session.token) rememberBlocked(session.room, session.token);
   forgetSessionKeepingNothing();
   joinError(message.message);
 }
 
 function forgetSessionKeepingNothing() {
   forgetSession();
-  state.welcomed = false;
-  state.tryingBlockedToken = false;
+  session.welcomed = false;
+  session.tryingBlockedToken = false;
 }

@@ -2,7 +2,7 @@
 // points"), then the podium, which has nobody on it with 0 points.
 
 import { $, clear, announce, podium, progressDots, streakText } from "../dom.js";
-import { state, services, show, record, placeText } from "./store.js";
+import { room, session, services, show, record, placeText, results as resultsSoFar } from "./store.js";
 
 export function lead(results) {
   const counted = results.filter((r) => r !== "skipped");
@@ -17,16 +17,16 @@ export function finished(result) {
   services.player.stop();
   show("finished");
   const you = result.you;
-  const results = you?.results ?? state.results;
+  const results = you?.results ?? resultsSoFar();
   const [headline, praise] = lead(results);
   $("#finished-title").textContent = headline;
   const streak = streakText(you?.streak ?? 0);
   $("#finished-praise").textContent = [praise, streak].filter(Boolean).join(" ");
-  clear($("#finished-dots")).append(progressDots(results, state.questionCount || results.length));
+  clear($("#finished-dots")).append(progressDots(results, room.state.questionCount || results.length));
   $("#finished-place").textContent = placeText(you);
   clear($("#finished-podium")).append(podium(result.podium, {
     more: result.podiumMore,
-    you: { id: state.playerId, standing: you },
+    you: { id: session.playerId, standing: you },
     onPlace: (rank) => {
       record(`podium:${rank}`);
       if (rank === 1) services.sounds.play("fanfare");

@@ -5,19 +5,44 @@
 
 import { $, clear, announce, progressDots } from "../dom.js";
 import { renderOptions } from "../options.js";
-import { state, services, show, record, saveSession } from "./store.js";
+import { Countdown, ticks } from "../countdown.js";
+import { ERROR, TAP_AGAIN } from "../error-codes.js";
+import { room, session, services, show, record, saveSession, answering, results } from "./store.js";
 
-let countdownFrame = null;
 let openTimer = null;
-let lastTick = null;
+let countdown = null;
+
+function timer() {
+  countdown ??= new Countdown({
+    fill: $("#countdown-fill"),
+    text: $("#countdown-text"),
+    clock: { now: () => services.connection.clock.now() },
+    words: { left: (seconds) => `${seconds} s left`, over: "Time’s up!", none: "No timer: take your time." },
+    onSecond: (seconds) => {
+      if (seconds === 10 || seconds === 5) announce(`${seconds} seconds left`);
+      if (ticks(seconds)) services.sounds.play("tick");
+    },
+    onEnd: () => {
+      announce("Time’s up!");
+      if (session.chosen === null) lockOptions();
+    },
+  });
+  return countdown;
+}
 
 export function stopTimers() {
-  cancelAnimationFrame(countdownFrame);
+  timer().stop();
   clearTimeout(openTimer);
 }
 
+/** The countdown gives way to the answer. */
+export function clearCountdown() {
+  stopTimers();
+  timer().clear("");
+}
+
 export function renderDots() {
-  clear($("#quiz-dots")).append(progressDots(state.results, state.questionCount));
+  clear($("#quiz-dots")).append(progressDots(results(), room.state.questionCount));
 }
 
 function setStatus(text, kind = "") {
@@ -29,10 +54,7 @@ function setStatus(text, kind = "") {
 /** Shows question `view`; `saved` is the option the server already has from this child (a snapshot says so). */
 export function showQuestion(view, saved) {
   stopTimers();
-  state.question = view;
-  state.revealed = false;
-  state.questionCount = view.count;
-  state.chosen = null;
+  session.chosen = null;
   show("quiz");
   $("#reveal").hidden = true;
   $("#reveal-result").hidden = true;
@@ -42,18 +64,18 @@ export function showQuestion(view, saved) {
   renderDots();
   const options = $("#options");
   renderOptions(options, view.options, choose);
-  if (state.pending && state.pending.question !== view.index) {
+  if (session.pending && session.pending.question !== view.index) {
     // An answer to a question that has closed since: it can no longer count.
-    state.pending = null;
+    session.pending = null;
     saveSession();
   }
   if (saved !== null && saved !== undefined) {
-    state.pending = null;
+    session.pending = null;
     saveSession();
     markChosen(saved);
     setStatus("Saved ✓ Waiting for the others…", "saved");
-  } else if (state.pending) {
-    markChosen(state.pending.option);
+  } else if (session.pending) {
+    markChosen(session.pending.option);
     setStatus("Sending…", "sending");
   }
 
@@ -76,43 +98,16 @@ export function showQuestion(view, saved) {
   }
 }
 
+/** Counts down the open question from its deadline, unless it is paused or revealed. */
 export function runCountdown() {
-  const view = state.question;
-  const fill = $("#countdown-fill");
-  const text = $("#countdown-text");
-  let lastAnnounced = null;
-  lastTick = null;
-  if (!view.deadline) {
-    fill.style.transform = "scaleX(1)";
-    text.textContent = "No timer: take your time.";
-    return;
-  }
-  const tick = () => {
-    if (state.revealed || state.paused) return;
-    const remaining = Math.max(0, view.deadline - services.connection.clock.now());
-    fill.style.transform = `scaleX(${view.timeLimitMs ? remaining / view.timeLimitMs : 0})`;
-    const seconds = Math.ceil(remaining / 1000);
-    text.textContent = remaining > 0 ? `${seconds} s left` : "Time’s up!";
-    if ((seconds === 10 || seconds === 5) && lastAnnounced !== seconds) {
-      lastAnnounced = seconds;
-      announce(`${seconds} seconds left`);
-    }
-    if (remaining > 0 && seconds <= 5 && seconds !== lastTick) {
-      lastTick = seconds;
-      services.sounds.play("tick");
-    }
-    if (remaining > 0) countdownFrame = requestAnimationFrame(tick);
-    else {
-      announce("Time’s up!");
-      if (state.chosen === null) lockOptions();
-    }
-  };
-  tick();
+  const view = room.state.question;
+  if (!view || room.state.phase !== "question" || (room.state.paused && view.deadline)) return;
+  timer().run(view);
 }
 
 function choose(index) {
-  if (state.chosen !== null || state.revealed || state.paused) return;
-  state.pending = { question: state.question.index, option: index };
+  if (session.chosen !== null || !answering()) return;
+  session.pending = { question: room.state.question.index, option: index };
   saveSession();
   markChosen(index);
   sendPending();
@@ -120,8 +115,9 @@ function choose(index) {
 
 /** Sends the answer waiting for an acknowledgement, if the connection is up; otherwise it waits for it. */
 export function sendPending() {
-  const pending = state.pending;
-  if (!pending || !state.question || pending.question !== state.question.index || state.revealed) return;
+  const pending = session.pending;
+  const question = room.state.question;
+  if (!pending || !question || pending.question !== question.index || room.state.phase !== "question") return;
   const sent = services.connection.send({ type: "answer", question: pending.question, option: pending.option });
   setStatus(sent ? "Sending…" : "Sending… Your answer goes as soon as we are back online.", "sending");
   if (!sent && !$("#connection-message").hidden) {
@@ -131,11 +127,12 @@ export function sendPending() {
 }
 
 export function acknowledged(ack) {
-  if (state.pending && state.pending.question === ack.question) {
-    state.pending = null;
+  if (session.pending && session.pending.question === ack.question) {
+    session.pending = null;
     saveSession();
   }
-  if (state.question && ack.question === state.question.index && !state.revealed) {
+  const question = room.state.question;
+  if (question && ack.question === question.index && room.state.phase === "question") {
     markChosen(ack.option);
     setStatus("Saved ✓ Waiting for the others…", "saved");
     record(`answer:${ack.question}:saved`);
@@ -145,21 +142,20 @@ export function acknowledged(ack) {
 
 /** A refusal of an answer: say so, and let the child tap again where that can still help. */
 export function answerRefused(error) {
-  const again = ["storage_unavailable", "not_open", "room_paused", "invalid_option"].includes(error.code);
-  state.pending = null;
+  session.pending = null;
   saveSession();
-  if (error.code === "already_answered") {
+  if (error.code === ERROR.ALREADY_ANSWERED) {
     // Only one option can be tapped here, so the answer the server has is this one.
     setStatus("Saved ✓ Waiting for the others…", "saved");
     return;
   }
   setStatus(error.message);
   announce(error.message);
-  if (again) unlockChoice();
+  if (TAP_AGAIN.has(error.code)) unlockChoice();
 }
 
 export function markChosen(index) {
-  state.chosen = index;
+  session.chosen = index;
   lockOptions();
   const button = $(`#options .option[data-index="${index}"]`);
   if (button) {
@@ -175,8 +171,8 @@ function lockOptions() {
 }
 
 function unlockChoice() {
-  if (state.revealed) return;
-  state.chosen = null;
+  if (room.state.phase !== "question") return;
+  session.chosen = null;
   $("#options").classList.remove("locked");
   for (const button of document.querySelectorAll("#options .option")) {
     button.disabled = false;
@@ -187,12 +183,10 @@ function unlockChoice() {
 }
 
 export function pauseQuestion() {
-  cancelAnimationFrame(countdownFrame);
+  timer().stop();
 }
 
-export function resumeQuestion(message) {
-  if (state.question && message && message.deadline && !state.revealed) {
-    state.question = { ...state.question, deadline: message.deadline, opensAt: message.opensAt ?? state.question.opensAt };
-    runCountdown();
-  }
+/** The store has the question's new deadline (and opening) by now. */
+export function resumeQuestion() {
+  if (room.state.phase === "question" && room.state.question?.deadline) runCountdown();
 }

@@ -4,14 +4,13 @@
 
 import { $, el, clear, announce, board, points, streakText } from "../dom.js";
 import { markReveal } from "../options.js";
-import { state, services, show, record, saveSession, setStanding, placeText } from "./store.js";
-import { stopTimers, renderDots } from "./question.js";
+import { room, session, services, show, record, saveSession, renderScore, placeText } from "./store.js";
+import { clearCountdown, renderDots } from "./question.js";
 
 export function showReveal(reveal) {
-  stopTimers();
-  state.revealed = true;
-  if (state.pending) {
-    state.pending = null;
+  clearCountdown();
+  if (session.pending) {
+    session.pending = null;
     saveSession();
   }
   show("quiz");
@@ -21,7 +20,8 @@ export function showReveal(reveal) {
   options.hidden = false;
   $("#get-ready").hidden = true;
   markReveal(options, reveal.correctOption, yours);
-  const correctText = state.question?.options?.[reveal.correctOption] ?? "";
+  const correctText = room.state.question?.options?.[reveal.correctOption] ?? "";
+  const standing = room.state.you;
 
   let title;
   if (!you || you.outcome === "missed") title = `⏰ Time’s up! The answer was “${correctText}”.`;
@@ -32,9 +32,9 @@ export function showReveal(reveal) {
   const result = $("#reveal-result");
   result.classList.toggle("correct", you?.outcome === "correct");
   $("#reveal-points").textContent = you && you.points > 0 ? `+${points(you.points)}` : "";
-  if (you) setStanding(you.standing);
-  $("#reveal-streak").textContent = streakText(state.standing?.streak ?? 0);
-  $("#reveal-place").textContent = placeText(state.standing);
+  renderScore();
+  $("#reveal-streak").textContent = streakText(standing?.streak ?? 0);
+  $("#reveal-place").textContent = placeText(standing);
   result.hidden = false;
 
   const explanation = $("#reveal-explanation");
@@ -42,17 +42,15 @@ export function showReveal(reveal) {
   explanation.textContent = reveal.explanation ?? "";
   // The top of the class, only those with points: a row of zeros tells nobody anything kind.
   const scored = reveal.top.filter((entry) => entry.score > 0);
-  clear($("#reveal-top")).append(scored.length > 0 ? board(scored, { highlightId: state.playerId })
+  clear($("#reveal-top")).append(scored.length > 0 ? board(scored, { highlightId: session.playerId })
     : el("p", { class: "muted", text: "No points yet: the next question is a fresh start!" }));
   renderDots();
   $("#answer-status").textContent = "";
-  $("#countdown-text").textContent = "";
-  $("#countdown-fill").style.transform = "scaleX(0)";
   $("#reveal").hidden = false;
   // The result and the child's own answer in view together, under the sticky countdown bar.
   result.style.scrollMarginTop = `${$("#quiz-top").offsetHeight + 8}px`;
   result.scrollIntoView({ block: "start" });
   services.sounds.play("chime");
   record(`reveal:${reveal.question}`);
-  announce(`${title} ${streakText(state.standing?.streak ?? 0)} ${placeText(state.standing)}`);
+  announce(`${title} ${streakText(standing?.streak ?? 0)} ${placeText(standing)}`);
 }

@@ -1,13 +1,19 @@
-// The child's page keeps one state, here; each screen (join, lobby, story, question, reveal, podium) reads
-// and changes it, and the shared services (the connection, the narration player, the sounds) live beside it.
+// The child's page: the room as the server says it is (`room`, the store every page uses), what only this
+// browser knows (`session`: how it gets in, the tap still being sent), and the shared services (the
+// connection, the narration player, the sounds). Screens read the room and render; child.js feeds it.
 
 import { $, showOnly, ordinal, points } from "../dom.js";
+import { RoomStore } from "../room-store.js";
 
 export const SCREENS = ["join", "lobby", "preparing", "problem", "story", "quiz", "finished"];
 const SESSION_KEY = "storycircle.session";
 const BLOCKED_KEY = "storycircle.blocked";
 
-export const state = {
+/** The room as the server says it is (the store every page uses, fed by child.js). */
+export const room = new RoomStore();
+
+/** What only this browser knows: how it gets in, and the tap it is still sending. */
+export const session = {
   room: null,
   nickname: null,
   token: null,
@@ -15,20 +21,18 @@ export const state = {
   welcomed: false,
   /** A hello went out on this connection and no welcome has come back yet. */
   helloPending: false,
-  title: "",
-  questionCount: 0,
-  results: [],
-  standing: null,
-  question: null,
   /** The option this child picked on the open question (saved or still being sent). */
   chosen: null,
   /** An answer tapped but not yet acknowledged: {question, option}. Sent again after a reconnect. */
   pending: null,
-  revealed: false,
-  paused: false,
   /** This join is a blocked token asking again (see join.js). */
   tryingBlockedToken: false,
 };
+
+/** Whether the open question takes answers now: not revealed, not paused. */
+export function answering() {
+  return room.state.phase === "question" && !room.state.paused;
+}
 
 /** The connection, the narration player and the sounds, set once by child.js. */
 export const services = { connection: null, player: null, sounds: null };
@@ -38,7 +42,8 @@ export function show(screen) {
 }
 
 // Tests and curious teachers can read when things happened on this screen, in server time.
-window.storycircle = { ...(window.storycircle ?? {}), events: [], state };
+window.storycircle = { ...(window.storycircle ?? {}), events: [], session };
+Object.defineProperty(window.storycircle, "room", { get: () => room.state, configurable: true });
 export function record(event) {
   const clock = services.connection?.clock;
   window.storycircle.events.push({ event, at: clock ? Math.round(clock.now()) : Date.now() });
@@ -47,8 +52,8 @@ export function record(event) {
 // ---- The session: the resume token survives a refresh or a dropped Wi-Fi ----
 
 export function saveSession() {
-  const session = { room: state.room, token: state.token, nickname: state.nickname, playerId: state.playerId, pending: state.pending };
-  try { localStorage.setItem(SESSION_KEY, JSON.stringify(session)); } catch { /* private mode */ }
+  const saved = { room: session.room, token: session.token, nickname: session.nickname, playerId: session.playerId, pending: session.pending };
+  try { localStorage.setItem(SESSION_KEY, JSON.stringify(saved)); } catch { /* private mode */ }
 }
 
 export function loadSession() {
@@ -61,8 +66,8 @@ export function loadSession() {
 
 export function forgetSession() {
   try { localStorage.removeItem(SESSION_KEY); } catch { /* private mode */ }
-  state.token = null;
-  state.pending = null;
+  session.token = null;
+  session.pending = null;
 }
 
 // ---- Blocked: the token of a room this browser was blocked from, kept to show that again ----
@@ -105,10 +110,14 @@ export function scoreText(standing) {
   return standing.score > 0 ? `⭐ ${points(standing.score)}` : "";
 }
 
-export function setStanding(standing) {
-  if (!standing) return;
-  state.standing = standing;
-  state.results = standing.results ?? state.results;
+/** The child's score where it shows, from the room's standing for them. */
+export function renderScore() {
+  const standing = room.state.you;
   $("#quiz-score").textContent = scoreText(standing);
   $("#story-score").textContent = scoreText(standing);
+}
+
+/** The child's results so far, one per question concluded. */
+export function results() {
+  return room.state.you?.results ?? [];
 }

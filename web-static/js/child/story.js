@@ -2,7 +2,7 @@
 // kind words, and "the quiz is about to start".
 
 import { $, announce } from "../dom.js";
-import { services, show, record } from "./store.js";
+import { room, services, show, record } from "./store.js";
 
 export function preparing({ ready, total }) {
   show("preparing");
@@ -20,8 +20,8 @@ export function narrationPlan(plan) {
   announce("The story is starting. Listen and read along!");
 }
 
-export function progress(message, paused) {
-  if (!paused) services.player.schedule(message.sentence, message.at);
+export function progress(message) {
+  if (!room.state.paused) services.player.schedule(message.sentence, message.at);
 }
 
 export function narrationComplete() {

@@ -1,0 +1,94 @@
+// The projector's question and its answer: the options with their shapes, the countdown from the server's
+// deadline (the last five seconds tick), then how the class answered, the right answer in words, and the
+// explanation.
+
+import { $, el, clear, announce } from "../dom.js";
+import { OPTION_SHAPES, SHAPE_NAMES, renderOptions, namesColours, barColour } from "../options.js";
+import { Countdown, ticks } from "../countdown.js";
+import { room, services, show, record } from "./store.js";
+
+let openTimer = null;
+let countdown = null;
+
+function timer() {
+  countdown ??= new Countdown({
+    fill: $("#countdown-fill"),
+    text: $("#countdown-text"),
+    clock: { now: () => services.connection.clock.now() },
+    words: { left: (seconds) => `${seconds} s`, over: "Time’s up!", none: "No timer" },
+    onSecond: (seconds) => { if (ticks(seconds)) services.sounds.play("tick"); },
+  });
+  return countdown;
+}
+
+export function stopTimers() {
+  clearTimeout(openTimer);
+  timer().stop();
+}
+
+export function question(view) {
+  clearTimeout(openTimer);
+  show("quiz");
+  $("#question-number").textContent = `Question ${view.index + 1} of ${view.count}`;
+  $("#question-text").textContent = view.text;
+  $("#distribution").hidden = true;
+  $("#explanation").hidden = true;
+  const options = $("#options");
+  options.hidden = false;
+  renderOptions(options, view.options, null);
+  const open = () => { record(`question:${view.index}:shown`); runCountdown(); };
+  const wait = services.connection.clock.until(view.opensAt);
+  if (wait > 0) {
+    timer().stop();
+    $("#countdown-text").textContent = "Get ready…";
+    openTimer = setTimeout(open, wait);
+  } else {
+    open();
+  }
+}
+
+/** Counts down the open question, unless it is paused. */
+export function runCountdown() {
+  const { phase, paused, question: view } = room.state;
+  if (!view || phase !== "question" || (paused && view.deadline)) return;
+  timer().run(view);
+}
+
+/** A pause stops the count where it is; the question still opens when it was to. */
+export function pauseCountdown() {
+  timer().stop();
+}
+
+export function reveal(message) {
+  stopTimers();
+  show("quiz");
+  timer().clear("Answer");
+  const view = room.state.question;
+  const texts = view ? view.options : message.distribution.map((_, i) => `Option ${i + 1}`);
+  const neutral = namesColours(texts);
+  const total = message.distribution.reduce((a, b) => a + b, 0);
+  const rows = clear($("#distribution"));
+  rows.classList.toggle("many", message.distribution.length > 4);
+  message.distribution.forEach((count, index) => {
+    const correct = index === message.correctOption;
+    const fill = el("div", { class: "fill" });
+    fill.style.width = `${total ? (100 * count) / total : 0}%`;
+    fill.style.setProperty("--bar-color", barColour(index, texts[index], neutral));
+    rows.append(el("li", { class: correct ? "correct" : "", "data-index": index },
+      el("span", { class: "shape", "aria-hidden": "true", text: OPTION_SHAPES[index % 8] }),
+      el("span", { class: "text" },
+        el("span", { class: "visually-hidden", text: `${SHAPE_NAMES[index % 8]}: ` }),
+        texts[index] ?? "",
+        correct ? el("span", { class: "right", text: "✓ Right answer" }) : null),
+      el("div", { class: "track", "aria-hidden": "true" }, fill),
+      el("span", { class: "count" }, `${count}`, el("span", { class: "visually-hidden", text: count === 1 ? " child" : " children" }))));
+  });
+  $("#options").hidden = true;
+  rows.hidden = false;
+  const explanation = $("#explanation");
+  explanation.hidden = !message.explanation;
+  explanation.textContent = message.explanation ?? "";
+  services.sounds.play("chime");
+  record(`reveal:${message.question}`);
+  announce(`The answer is ${texts[message.correctOption] ?? ""}.`);
+}

@@ -1,0 +1,168 @@
+// What a page knows about its room, for every page (a child's, the projector, the teacher's): one pure
+// `reduce(state, message)` from the server's messages, and a small store around it. A `welcome` may come
+// at any time (a reconnect, or the server rebuilding the room from its store): it replaces everything.
+//
+// The commands a teacher may send come from the server too: a teacher's `welcome` and `room` carry the
+// list allowed now (`commands`), and the welcome carries the list for every state (`commandRules`), so
+// when the room moves on by itself (the story ready, a deadline passed) the page looks the new state up
+// rather than deciding. No page has rules of its own.
+
+export function initialState() {
+  return {
+    role: null,
+    player: null,
+    code: null,
+    title: null,
+    phase: "lobby",
+    paused: false,
+    locked: false,
+    settings: {},
+    questionCount: 0,
+    players: [],
+    scoreboard: [],
+    answers: null,
+    preparing: null,
+    plan: null,
+    sentence: null,
+    sentenceAt: null,
+    question: null,
+    yourAnswer: null,
+    reveal: null,
+    finished: null,
+    error: null,
+    /** A child's own standing: score, rank, streak, results, the place ahead. */
+    you: null,
+    storage: { ok: true, message: "" },
+    commands: [],
+    commandRules: [],
+  };
+}
+
+/** The state after `message`; the same object when the message changes nothing a page keeps. */
+export function reduce(state, message) {
+  const next = apply(state, message);
+  if (next === state) return state;
+  // Only a message that carries the list sets it; any other change of state looks the new state up.
+  if (Array.isArray(message.commands)) return { ...next, commands: message.commands };
+  if (message.type === "welcome") return next;
+  if (next.phase === state.phase && next.paused === state.paused && next.locked === state.locked) return next;
+  return { ...next, commands: commandsFor(next) };
+}
+
+function apply(state, message) {
+  switch (message.type) {
+    case "welcome": return welcome(message);
+    case "lobby": return { ...state, players: mergePlayers(message.players, state.scoreboard) };
+    case "scoreboard":
+      return {
+        ...state, scoreboard: message.entries, players: mergePlayers(message.entries, message.entries),
+        answers: state.phase === "question" ? message.answers ?? null : null,
+      };
+    case "preparing":
+      return { ...state, phase: "preparing", preparing: { ready: message.ready, total: message.total }, error: null, answers: null };
+    case "narration.plan":
+      return { ...state, phase: "narrating", paused: false, plan: message, sentence: null, sentenceAt: null };
+    case "progress": return { ...state, sentence: message.sentence, sentenceAt: message.at };
+    case "narration.error": return { ...state, phase: "error", error: message.message, paused: false };
+    case "question":
+      return {
+        ...state, phase: "question", question: message, yourAnswer: null, reveal: null, paused: false, answers: null,
+        questionCount: message.count ?? state.questionCount,
+        players: state.players.map((p) => ({ ...p, answered: false })),
+      };
+    case "answer.ack":
+      return state.question && state.question.index === message.question ? { ...state, yourAnswer: message.option } : state;
+    case "reveal": {
+      const screen = !message.you;
+      return {
+        ...state, phase: "reveal", reveal: message, answers: null, paused: false,
+        you: message.you?.standing ?? state.you,
+        scoreboard: screen ? message.top : state.scoreboard,
+        players: screen ? mergePlayers(message.top, message.top) : state.players,
+      };
+    }
+    case "paused": return { ...state, paused: true };
+    case "resumed": {
+      // A question's deadline (and its opening, if it had not opened) moved by the length of the pause.
+      const question = state.question && message.deadline
+        ? { ...state.question, deadline: message.deadline, opensAt: message.opensAt ?? state.question.opensAt }
+        : state.question;
+      return { ...state, paused: false, question };
+    }
+    case "room": return { ...state, locked: message.locked, settings: message.settings };
+    case "finished": {
+      const scoreboard = message.entries ?? state.scoreboard;
+      return {
+        ...state, phase: "finished", finished: message, answers: null, paused: false, you: message.you ?? state.you,
+        scoreboard, players: message.entries ? mergePlayers(scoreboard, scoreboard) : state.players,
+      };
+    }
+    case "storage": return { ...state, storage: { ok: Boolean(message.ok), message: message.message ?? "" } };
+    default: return state;
+  }
+}
+
+/** The room as the snapshot in a `welcome` has it, and nothing from before. */
+function welcome(message) {
+  const room = message.room;
+  return {
+    ...initialState(),
+    role: message.role,
+    player: message.player ?? null,
+    code: room.code,
+    title: room.title,
+    phase: room.phase,
+    paused: room.paused,
+    locked: room.locked,
+    settings: room.settings ?? {},
+    questionCount: room.questionCount,
+    preparing: room.preparing ?? null,
+    plan: room.plan ?? null,
+    sentence: room.sentence ?? null,
+    sentenceAt: room.sentenceAt ?? null,
+    question: room.question ?? null,
+    yourAnswer: room.yourAnswer ?? null,
+    reveal: room.reveal ?? null,
+    finished: room.finished ?? null,
+    error: room.error ?? null,
+    you: room.you ?? null,
+    scoreboard: room.scoreboard ?? [],
+    players: mergePlayers(room.players ?? [], room.scoreboard ?? []),
+    commands: room.commands ?? [],
+    commandRules: room.commandRules ?? [],
+  };
+}
+
+/** The server's list of commands for the room's state now (none, for pages that are not the teacher's). */
+function commandsFor(state) {
+  const rule = state.commandRules.find((r) => r.phase === state.phase && r.paused === state.paused && r.locked === state.locked);
+  return rule ? rule.commands : [];
+}
+
+/** The roster: everyone present, with score, streak, results and answered-yet where the board has them. */
+function mergePlayers(players, entries) {
+  const byId = new Map(entries.map((entry) => [entry.id, entry]));
+  return players.map((player) => {
+    const entry = byId.get(player.id) ?? {};
+    return {
+      id: player.id, nickname: player.nickname, connected: player.connected,
+      score: entry.score ?? 0, rank: entry.rank ?? null, streak: entry.streak ?? 0,
+      answered: entry.answered ?? null, results: entry.results ?? [],
+    };
+  });
+}
+
+/** The state of one page, kept by `reduce`. */
+export class RoomStore {
+  constructor() {
+    this.state = initialState();
+  }
+
+  /** Applies a message; returns true when it changed the state. */
+  apply(message) {
+    const next = reduce(this.state, message);
+    const changed = next !== this.state;
+    this.state = next;
+    return changed;
+  }
+}
