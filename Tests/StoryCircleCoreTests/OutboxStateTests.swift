@@ -447,6 +447,21 @@ struct OutboxStateTests {
         #expect(out.awaitDurable().actions.last?.hasSuffix("false") == true)
     }
 
+    @Test func aLeaseRefusalWhileGivenUpStillCountsAsTheStoreAnswering() {
+        // Given up on p1; p2's write comes back refused for the lease meanwhile. After the room rebuilt
+        // itself, nothing of it is in flight any more: a failing record must still be retried.
+        var out = OutboxDriver()
+        out.persist(1)
+        out.persist(2)
+        out.fail(1, .rejected)
+        #expect(out.leaseLost(attempt: out.attempt(of: 2)) == [])
+        out.handle(.reset)
+        out.persist(3)
+        out.fail(3)
+        #expect(out.inFlight.isEmpty)
+        #expect(out.advance(by: 100) == ["write p3 #4 resuming"])
+    }
+
     // MARK: Counting
 
     @Test func pendingRecordsCountsWhatIsNotDurableYet() {
