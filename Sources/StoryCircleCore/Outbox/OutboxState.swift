@@ -28,7 +28,8 @@ public struct OutboxState<Delivery: OutboxDelivery>: Sendable {
         case deliver(Delivery)
         /// The store committed the record of `attempt` (`nil`), or could not (the failure).
         case completed(attempt: UInt64, StoreFailure?, at: ServerTime)
-        /// The store refused a record because the room's lease is no longer this node's.
+        /// The store refused a record because the room's lease is no longer this node's (the answer to
+        /// that record's attempt, in place of `completed`).
         case leaseLost
         /// The retry timer asked for by `scheduleRetry` fired.
         case retryDue(at: ServerTime)
@@ -133,8 +134,10 @@ public struct OutboxState<Delivery: OutboxDelivery>: Sendable {
         case .completed(let attempt, let failure, let now):
             completed(attempt: attempt, failure: failure, at: now, &actions)
         case .leaseLost:
+            // The store answered one attempt (by refusing it): that attempt is no longer in flight, even
+            // when the outbox gave up meanwhile and is about to be reset.
+            inFlight -= 1
             guard !hasGivenUp else { break }
-            inFlight = 0
             giveUp(&actions)
             actions.append(.leaseLost)
         case .retryDue(let now):
