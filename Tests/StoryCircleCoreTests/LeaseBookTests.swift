@@ -49,7 +49,7 @@ struct LeaseBookTests {
     @Test func removedForgetsTheRoom() {
         let (a, b) = (lease("A", epoch: 1, until: 30), lease("B", epoch: 2, until: 30))
         var book = makeBook(acquiring: [a, b])
-        #expect(book.handle(.removed(room: "A")) == [])
+        #expect(book.handle(.removed(a)) == [])
         #expect(book.leases == [b])
         #expect(book.lease(of: "A") == nil)
         // A renewal asked before the removal answers afterwards: the room is gone, nothing to drop.
@@ -162,10 +162,19 @@ struct LeaseBookTests {
         #expect(book.leases.isEmpty)
     }
 
+    @Test func aLateRemovalOfAnEarlierLeaseKeepsTheNewerOne() {
+        let first = lease("A", epoch: 1, until: 30)
+        let second = lease("A", epoch: 2, until: 60)
+        var book = makeBook(acquiring: [first])
+        _ = book.handle(.acquired(second, at: at(20)))
+        #expect(book.handle(.removed(first)) == [])
+        #expect(book.leases == [second])
+    }
+
     @Test func aRoomAcquiredAgainCountsItsPeriodFromTheNewLease() {
         let first = lease("A", epoch: 1, until: 30)
         var book = makeBook(acquiring: [first])
-        _ = book.handle(.removed(room: "A"))
+        _ = book.handle(.removed(first))
         let second = lease("A", epoch: 4, until: 55)
         #expect(book.handle(.acquired(second, at: at(25))) == [])
         let wanted = renewed(second, until: 60, wantedBy: "node-b")

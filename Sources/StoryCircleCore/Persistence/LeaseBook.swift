@@ -13,8 +13,9 @@ public struct LeaseBook: Sendable {
     public enum Event: Sendable {
         /// This node took `lease` and runs its room now.
         case acquired(RoomLease, at: Instant)
-        /// The room left memory (ended, evicted, dropped); its lease, if still ours, was released.
-        case removed(room: String)
+        /// The room of `lease` left memory (ended, evicted, dropped); its lease, if still ours, was released.
+        /// A late word about an earlier lease of the room does not forget a newer one.
+        case removed(RoomLease)
         /// Who is connected to which room, before a renewal (rooms of a shared store only).
         case occupancy([String: Bool], at: Instant)
         /// The renewal asked for by `renew` answered: these leases are still held, renewed.
@@ -78,8 +79,8 @@ public struct LeaseBook: Sendable {
         case .acquired(let lease, let now):
             entries[lease.room] = Entry(lease: lease, heldSince: now)
             return []
-        case .removed(let room):
-            entries[room] = nil
+        case .removed(let lease):
+            if entries[lease.room]?.lease.epoch == lease.epoch { entries[lease.room] = nil }
             return []
         case .occupancy(let connected, let now):
             return occupancy(connected, at: now)

@@ -37,7 +37,7 @@ actor LeaseKeeper {
     /// The room left memory; gives its lease up at once (unless `releasing` is false: it is no longer ours),
     /// so another node need not wait for it to expire.
     func removed(_ lease: RoomLease, releasing: Bool = true) {
-        _ = book.handle(.removed(room: lease.room))
+        _ = book.handle(.removed(lease))
         if releasing { release(lease) }
     }
 
