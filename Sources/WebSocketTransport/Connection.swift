@@ -1,5 +1,4 @@
 import CLibWebSockets
-import Dispatch
 
 /// What the service thread knows about one lws connection: a WebSocket, an HTTP connection (one request at a
 /// time), or a socket whose request libwebsockets could not parse as HTTP and that only gets a refusal.
@@ -18,22 +17,15 @@ final class Connection {
     /// This WebSocket's outbound queue (nil for HTTP).
     var queue: OutboundQueues.Queue?
 
-    // WebSocket: the message being reassembled, the rate limit, and whether input is being refused.
+    // WebSocket: the message being reassembled, and the rules of its life (keepalive, hello timeout, flood
+    // limit; `ConnectionState`), fed on each callback.
     var inbound: [UInt8] = []
-    var refusing = false
+    var state: ConnectionState
     /// Our close frame is out; we wait for the client's before the socket closes.
     var closeFrameSent = false
-    var tokens: Double
-    var refilledAt = DispatchTime.now().uptimeNanoseconds
-    /// A complete first message has been handed to the application: the hello timeout no longer applies
-    /// (the application binds the connection or refuses and closes it).
-    var greeted = false
     /// The address this WebSocket counts against in the per-address limit.
     var countedAddress: String?
-    /// Keepalive (`+Keepalive`): when a frame last came from the peer (uptime nanoseconds), whether it has
-    /// been pinged since, and whether that ping is still to be written.
-    var lastSeen = DispatchTime.now().uptimeNanoseconds
-    var pinged = false
+    /// The keepalive ping the state asked for is still to be written (`+Keepalive`).
     var pingDue = false
 
     // HTTP: the request being read and the response being written.
@@ -48,12 +40,12 @@ final class Connection {
     // A refused request (`kind == .refusedRequest`): its answer is out.
     var answered = false
 
-    init(id: UInt64, wsi: OpaquePointer, kind: Kind, peer: String, burst: Double) {
+    init(id: UInt64, wsi: OpaquePointer, kind: Kind, peer: String, state: ConnectionState) {
         self.id = id
         self.wsi = wsi
         self.kind = kind
         self.peer = peer
-        self.tokens = burst
+        self.state = state
     }
 
     var isWebSocket: Bool { kind == .webSocket }

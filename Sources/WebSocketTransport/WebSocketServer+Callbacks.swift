@@ -1,5 +1,4 @@
 import CLibWebSockets
-import Dispatch
 
 // The lws protocol callback, dispatched by concern: the upgrade checks (`+Upgrade`), WebSocket traffic
 // (`+WebSocket`), closes (`+Closing`), HTTP requests and responses (`+HTTP`), and requests lws cannot parse
@@ -23,7 +22,7 @@ extension WebSocketServer {
             return 0
 
         case LWS_CALLBACK_RECEIVE_PONG:
-            if let connection = connection(user) { seen(connection, at: DispatchTime.now().uptimeNanoseconds) }
+            if let connection = connection(user) { connection.state.pongReceived(at: Self.monotonicMilliseconds()) }
             return 0
 
         case LWS_CALLBACK_TIMER:
@@ -105,10 +104,10 @@ extension WebSocketServer {
         return Unmanaged<Connection>.fromOpaque(pointer).takeUnretainedValue()
     }
 
-    func register(_ wsi: OpaquePointer, user: UnsafeMutableRawPointer, kind: Connection.Kind, peer: String) -> Connection {
+    func register(_ wsi: OpaquePointer, user: UnsafeMutableRawPointer, kind: Connection.Kind, peer: String, state: ConnectionState = .inert) -> Connection {
         let id = nextConnectionID
         nextConnectionID += 1
-        let connection = Connection(id: id, wsi: wsi, kind: kind, peer: peer, burst: configuration.messageBurst)
+        let connection = Connection(id: id, wsi: wsi, kind: kind, peer: peer, state: state)
         connections[id] = connection
         user.storeBytes(of: UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()), as: UInt.self)
         if kind == .webSocket {

@@ -6,7 +6,7 @@ extension WebSocketServer {
     /// A refusal of a connection the application has not seen the end of: say why in the application's
     /// words, then close with the refusal's status. Input from the connection is ignored from here on.
     func refuse(_ connection: Connection, _ refusal: TransportRefusal) {
-        connection.refusing = true
+        connection.state.close()
         connection.inbound = []
         if case .helloTimeout = refusal {} else { metrics.protocolErrors.add(1, ordering: .relaxed) }
         let (reason, frame) = refusals.webSocketRefusal(refusal)
@@ -44,7 +44,7 @@ extension WebSocketServer {
             let written = frame.withUnsafeMutableBufferPointer { lws_write(wsi, $0.baseAddress! + headroom, length, LWS_WRITE_HTTP) }
             guard written >= length else { return -1 }
             connection.closeFrameSent = true
-            connection.refusing = true
+            connection.state.close()
             lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, 3)
             if lws_partial_buffered(wsi) != 0 {
                 lws_callback_on_writable(wsi)
@@ -64,7 +64,7 @@ extension WebSocketServer {
         if connection?.closeFrameSent == true { return 1 }
         guard payloadLength == 1 else { return 0 }
         metrics.protocolErrors.add(1, ordering: .relaxed)
-        connection?.refusing = true
+        connection?.state.close()
         var reason = Array("protocol_error".utf8)
         lws_close_reason(wsi, LWS_CLOSE_STATUS_PROTOCOL_ERR, &reason, reason.count)
         return -1

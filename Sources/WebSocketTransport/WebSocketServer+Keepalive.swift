@@ -3,32 +3,30 @@ import Dispatch
 
 // Keepalive: a WebSocket that has sent nothing for `pingAfterIdleSeconds` is pinged, and one that has sent
 // nothing (not even the pong) for `hangUpAfterIdleSeconds` is hung up on (a tablet that slept or left the
-// Wi-Fi without a goodbye).
+// Wi-Fi without a goodbye). The rule is `ConnectionState.tick(at:)`; this is its shell: the sweep that
+// feeds it the time, and the ping it asks for.
 //
-// Not libwebsockets' validity policy (`retry_and_idle_policy`), which did this before: lws 4.1 keeps every
-// timer in one sorted linked list, and the policy re-inserts a connection's timer at "now + interval", at
-// the list's end, when the connection pings and again when its pong comes: a walk over every connection's
-// timer each time. Ten thousand children pinged every 20 s made that a third of the server's CPU under a
-// classroom's load, and stalls of seconds when thousands of pongs came at once (docs/performance.md).
-// Here a frame received writes the connection's last-seen time, and one sweep on one lws timer looks at
-// every connection a few times per interval: O(connections) per sweep, nothing per message.
+// Not libwebsockets' validity policy (`retry_and_idle_policy`): lws 4.1 keeps every timer in one sorted
+// linked list, and the policy re-inserts a connection's timer at "now + interval", at the list's end, when
+// the connection pings and again when its pong comes: a walk over every connection's timer each time. Ten
+// thousand children pinged every 20 s made that a third of the server's CPU under a classroom's load, and
+// stalls of seconds when thousands of pongs came at once (docs/performance.md). Here a frame received
+// writes the connection's last-seen time, and one sweep on one lws timer looks at every connection a few
+// times per interval: O(connections) per sweep, nothing per message.
 extension WebSocketServer {
-    /// How often the sweep runs: a quarter of the shortest keepalive interval, within 0.1–1 s. A ping or a
-    /// hang-up comes at most that much after its time.
-    var keepaliveSweepMicroseconds: Int64? {
-        let intervals = [configuration.pingAfterIdleSeconds, configuration.hangUpAfterIdleSeconds].filter { $0 > 0 }
-        guard let shortest = intervals.min() else { return nil }
-        return min(1_000_000, max(100_000, Int64(shortest) * 1_000_000 / 4))
+    /// The service thread's clock for `ConnectionState`: monotonic (uptime) milliseconds.
+    static func monotonicMilliseconds() -> Milliseconds {
+        Milliseconds(DispatchTime.now().uptimeNanoseconds / 1_000_000)
     }
 
     /// Service thread, before the loop runs: the first sweep.
     func startKeepalive(_ context: OpaquePointer) {
-        guard let interval = keepaliveSweepMicroseconds else { return }
+        guard let interval = connectionPolicy.keepaliveSweepInterval else { return }
         let timer = UnsafeMutablePointer<sc_lws_timer_t>.allocate(capacity: 1)
         timer.initialize(to: sc_lws_timer_t())
         timer.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         keepaliveTimer = timer
-        sc_lws_timer_schedule(context, timer, keepaliveTimerFired, interval)
+        sc_lws_timer_schedule(context, timer, keepaliveTimerFired, interval * 1_000)
     }
 
     /// Service thread, before the context is destroyed.
@@ -39,31 +37,35 @@ extension WebSocketServer {
         keepaliveTimer = nil
     }
 
-    /// A frame came from the peer (a message, part of one, or a pong): it is alive.
-    func seen(_ connection: Connection, at now: UInt64) {
-        connection.lastSeen = now
-        connection.pinged = false
+    func sweepIdleConnections() {
+        let now = Self.monotonicMilliseconds()
+        for connection in connections.values where connection.isWebSocket {
+            perform(connection.state.tick(at: now, policy: connectionPolicy), on: connection, at: now)
+        }
+        if let timer = keepaliveTimer, let interval = connectionPolicy.keepaliveSweepInterval, let context = resources?.context {
+            sc_lws_timer_schedule(context, timer, keepaliveTimerFired, interval * 1_000)
+        }
     }
 
-    func sweepIdleConnections() {
-        let now = DispatchTime.now().uptimeNanoseconds
-        let pingAfter = UInt64(max(0, configuration.pingAfterIdleSeconds)) * 1_000_000_000
-        let hangUpAfter = UInt64(max(0, configuration.hangUpAfterIdleSeconds)) * 1_000_000_000
-        for connection in connections.values where connection.isWebSocket && !connection.refusing {
-            let idle = now > connection.lastSeen ? now - connection.lastSeen : 0
-            if hangUpAfter > 0, idle >= hangUpAfter {
-                // As lws did: no close frame (the peer has not been heard from; it will not read one).
-                connection.refusing = true
-                metrics.idleHangUps.add(1, ordering: .relaxed)
-                lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
-            } else if pingAfter > 0, idle >= pingAfter, !connection.pinged {
-                connection.pinged = true
-                connection.pingDue = true
-                lws_callback_on_writable(connection.wsi)
-            }
-        }
-        if let timer = keepaliveTimer, let interval = keepaliveSweepMicroseconds, let context = resources?.context {
-            sc_lws_timer_schedule(context, timer, keepaliveTimerFired, interval)
+    /// Carries out what a connection's state asked for, at `now` (when the event that asked happened).
+    /// `.deliver` is the receiver's own (it has the message).
+    func perform(_ action: ConnectionAction, on connection: Connection, at now: Milliseconds) {
+        switch action {
+        case .none, .deliver:
+            break
+        case .ping:
+            connection.pingDue = true
+            lws_callback_on_writable(connection.wsi)
+        case .hangUp:
+            // As lws did: no close frame (the peer has not been heard from; it will not read one).
+            metrics.idleHangUps.add(1, ordering: .relaxed)
+            lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+        case .refuse(let refusal):
+            if case .helloTimeout = refusal { metrics.helloTimeouts.add(1, ordering: .relaxed) }
+            refuse(connection, refusal)
+        case .checkHello(let time):
+            // The connection's one lws timer (`LWS_CALLBACK_TIMER` → `helloTimerFired`).
+            lws_set_timer_usecs(connection.wsi, lws_usec_t(max(0, time - now)) * 1_000)
         }
     }
 

@@ -52,16 +52,16 @@ extension WebSocketServer {
     /// `LWS_CALLBACK_ESTABLISHED`: the upgrade is done (it happens right after `confirmUpgrade`, on this
     /// thread, so the per-address count cannot have moved in between).
     func webSocketOpened(_ wsi: OpaquePointer, user: UnsafeMutableRawPointer) {
-        let connection = register(wsi, user: user, kind: .webSocket, peer: peerAddress(wsi))
+        let now = Self.monotonicMilliseconds()
+        let (state, action) = ConnectionState.opened(at: now, policy: connectionPolicy)
+        let connection = register(wsi, user: user, kind: .webSocket, peer: peerAddress(wsi), state: state)
         connection.countedAddress = connection.peer
         webSocketsPerAddress.add(connection.peer)
         if configuration.socketSendBufferBytes > 0 {
             var size = Int32(configuration.socketSendBufferBytes)
             setsockopt(lws_get_socket_fd(wsi), SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        if configuration.helloTimeoutSeconds > 0 {
-            lws_set_timer_usecs(wsi, lws_usec_t(configuration.helloTimeoutSeconds * 1_000_000))
-        }
+        perform(action, on: connection, at: now)
         onEvent(.opened(connection: connection.id, peer: connection.peer, room: queryValue(wsi, "room")))
     }
 }

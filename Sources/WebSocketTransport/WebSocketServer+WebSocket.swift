@@ -1,56 +1,42 @@
 import CLibWebSockets
-import Dispatch
 
-// WebSocket traffic: messages in (reassembled, bounded, rate-limited), the hello timeout, frames out.
+// WebSocket traffic: messages in (reassembled; bounded, rate-limited and the hello timeout decided by the
+// connection's `ConnectionState`), frames out.
 extension WebSocketServer {
     func receive(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) {
-        guard !connection.refusing else { return }
-        let now = DispatchTime.now().uptimeNanoseconds
-        seen(connection, at: now)
+        guard !connection.state.closing else { return }
         let wsi = connection.wsi
-        if lws_frame_is_binary(wsi) != 0 {
-            refuse(connection, .binaryNotSupported)
-            return
-        }
+        let now = Self.monotonicMilliseconds()
         let remaining = Int(lws_remaining_packet_payload(wsi))
-        if connection.inbound.count + bytes.count + remaining > configuration.maxMessageBytes {
-            refuse(connection, .messageTooBig(limit: configuration.maxMessageBytes))
-            return
+        let action = connection.state.frameReceived(
+            at: now, isBinary: lws_frame_is_binary(wsi) != 0,
+            messageBytes: connection.inbound.count + bytes.count + remaining,
+            completesMessage: remaining == 0 && lws_is_final_fragment(wsi) != 0, policy: connectionPolicy)
+        switch action {
+        case .none:
+            connection.inbound.append(contentsOf: bytes)
+        case .deliver(let endsHelloTimeout):
+            connection.inbound.append(contentsOf: bytes)
+            let message = connection.inbound
+            connection.inbound = []
+            if endsHelloTimeout {
+                // LWS_SET_TIMER_USEC_CANCEL (a macro Swift cannot see). lws 4.1.6 does not cancel here: it
+                // schedules the timer for now, at the head of its sorted list (no walk), and
+                // `helloTimerFired` ignores it. Left alone, the timer would wait 10 s further down the list
+                // for nothing.
+                lws_set_timer_usecs(wsi, -1)
+            }
+            metrics.messagesReceived.add(1, ordering: .relaxed)
+            onEvent(.message(connection: connection.id, bytes: message))
+        default:
+            perform(action, on: connection, at: now)
         }
-        connection.inbound.append(contentsOf: bytes)
-        guard lws_is_final_fragment(wsi) != 0, remaining == 0 else { return }
-        guard takeToken(connection, now: now) else {
-            refuse(connection, .tooManyMessages)
-            return
-        }
-        let message = connection.inbound
-        connection.inbound = []
-        if !connection.greeted {
-            connection.greeted = true
-            // LWS_SET_TIMER_USEC_CANCEL (a macro Swift cannot see). lws 4.1.6 does not cancel here: it
-            // schedules the timer for now, at the head of its sorted list (no walk), and `helloTimerFired`
-            // ignores it. Left alone, the timer would wait 10 s further down the list for nothing.
-            lws_set_timer_usecs(wsi, -1)
-        }
-        metrics.messagesReceived.add(1, ordering: .relaxed)
-        onEvent(.message(connection: connection.id, bytes: message))
     }
 
-    private func takeToken(_ connection: Connection, now: UInt64) -> Bool {
-        let elapsed = Double(now > connection.refilledAt ? now - connection.refilledAt : 0) / 1e9
-        connection.refilledAt = now
-        connection.tokens = min(configuration.messageBurst, connection.tokens + elapsed * configuration.messagesPerSecond)
-        guard connection.tokens >= 1 else { return false }
-        connection.tokens -= 1
-        return true
-    }
-
-    /// `LWS_CALLBACK_TIMER`: the hello timeout (the only timer a WebSocket sets). A connection that answers
-    /// pings but never says who it is would otherwise hold its place for ever.
+    /// `LWS_CALLBACK_TIMER`: the hello timeout (the only timer a WebSocket sets).
     func helloTimerFired(_ connection: Connection) {
-        guard !connection.greeted, !connection.refusing else { return }
-        metrics.helloTimeouts.add(1, ordering: .relaxed)
-        refuse(connection, .helloTimeout(seconds: configuration.helloTimeoutSeconds))
+        let now = Self.monotonicMilliseconds()
+        perform(connection.state.helloTimerFired(at: now, policy: connectionPolicy), on: connection, at: now)
     }
 
     func writeNextFrame(_ connection: Connection) -> Int32 {

@@ -20,6 +20,8 @@ public final class WebSocketServer: @unchecked Sendable {
     let onEvent: @Sendable (TransportEvent) -> Void
     let refusals: any RefusalEncoder
     let queues: OutboundQueues
+    /// The configuration's rules for every WebSocket, in `ConnectionState`'s units.
+    let connectionPolicy: ConnectionPolicy
     /// Read on the service thread at each upgrade; the application adds its public address after `start`.
     let originPolicy: Locked<OriginPolicy>
 
@@ -46,6 +48,7 @@ public final class WebSocketServer: @unchecked Sendable {
         self.configuration = configuration
         self.refusals = refusals
         self.onEvent = onEvent
+        self.connectionPolicy = ConnectionPolicy(configuration)
         self.queues = OutboundQueues(maxBytes: configuration.maxQueuedBytesPerConnection, maxFrames: configuration.maxQueuedFramesPerConnection)
         self.originPolicy = Locked(OriginPolicy(allowed: configuration.allowedOrigins))
     }

@@ -5,8 +5,10 @@ import WebSocketTransport
 @Suite("Hostile connections", .serialized)
 struct ConnectionLimitTests {
     @Test func connectionsThatSayNothingAreClosedAfterTheHelloTimeout() async throws {
-        // Issue #11: 3,000 connections that never said hello (but answered pings) held their places for the
-        // whole test.
+        // The shell's half of the hello timeout: each connection's lws timer fires, and the refusal goes out
+        // as an error message and a 1008 close. When it fires, and what counts as a hello, is
+        // `ConnectionState`'s rule (`ConnectionStateTests`). Connections that never say hello but answer
+        // pings would otherwise hold their places for ever.
         // The talker's frame must reach the server within the timeout of its own upgrade, on a real clock:
         // 2 s, not less, so a loaded machine (the suite runs in parallel) does not time it out too.
         let harness = try TransportHarness { $0.helloTimeoutSeconds = 2; $0.maxConnectionsPerAddress = 0 }
