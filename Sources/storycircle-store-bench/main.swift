@@ -1,7 +1,7 @@
 import Foundation
 import Locking
 import PostgresStorage
-import Storage
+import SQLiteStorage
 import StoryCircleCore
 
 // storycircle-store-bench: the room stores alone, without a server in front. Answers are appended at a

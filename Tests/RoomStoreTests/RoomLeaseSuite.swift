@@ -2,7 +2,7 @@ import Foundation
 import Locking
 import Testing
 @testable import PostgresStorage
-@testable import Storage
+@testable import SQLiteStorage
 @testable import StoryCircleCore
 
 /// Room ownership: never two live owners, and a node that lost a room cannot write to it.

@@ -2,7 +2,7 @@ import Foundation
 import Locking
 import Testing
 @testable import PostgresStorage
-@testable import Storage
+@testable import SQLiteStorage
 @testable import StoryCircleCore
 
 /// The promises of `RoomStore`, held to by every backend alike.

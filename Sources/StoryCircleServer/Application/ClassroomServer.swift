@@ -1,7 +1,7 @@
 import Foundation
 import PostgresStorage
 import Speech
-import Storage
+import SQLiteStorage
 import StoryCircleCore
 import WebSocketTransport
 

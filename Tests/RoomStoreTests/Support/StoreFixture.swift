@@ -2,7 +2,7 @@ import Foundation
 import Locking
 import Testing
 @testable import PostgresStorage
-@testable import Storage
+@testable import SQLiteStorage
 @testable import StoryCircleCore
 
 /// The stores the suite runs against. PostgreSQL is left out only on explicit request

@@ -1,7 +1,7 @@
 import Foundation
 import Locking
 import Testing
-@testable import Storage
+@testable import SQLiteStorage
 @testable import StoryCircleCore
 
 /// The store under failures: a full disk, a record a constraint refuses, a transaction SQLite rolls back

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Storage
+@testable import SQLiteStorage
 @testable import StoryCircleCore
 
 /// A blocked child stays blocked after a restart: the block is a column of its own (schema version 3).

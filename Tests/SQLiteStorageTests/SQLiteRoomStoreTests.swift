@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Locking
 import Testing
-@testable import Storage
+@testable import SQLiteStorage
 @testable import StoryCircleCore
 
 @Suite("SQLite room store")
