@@ -50,11 +50,15 @@ let package = Package(
         // A lock ThreadSanitizer can see (see Locked.swift).
         .target(name: "Locking"),
 
+        // What both room stores share: the group-commit writer, and the threads their blocking calls run on
+        // (never Swift's cooperative pool).
+        .target(name: "RoomStoreSupport", dependencies: ["StoryCircleCore", "Locking"]),
+
         // MARK: The wrappers: the only targets that import C.
         .target(name: "WebSocketTransport", dependencies: ["CLibWebSockets", "CLibEV", "Locking"]),
         .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
-        .target(name: "SQLiteStorage", dependencies: ["CSQLite", "StoryCircleCore", "Locking"]),
-        .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "StoryCircleCore", "Locking"]),
+        .target(name: "SQLiteStorage", dependencies: ["CSQLite", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
+        .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
 
         // MARK: The shell: actors that carry out what the core decides.
         .target(
@@ -95,10 +99,10 @@ let package = Package(
         // The CLI's parser and terminal, in process (the executable end to end: Tests/Integration/test_cli.py).
         .testTarget(name: "StoryCircleCLITests", dependencies: ["storycircle", "StoryCircleCore"]),
         // One suite every room store passes (SQLite and PostgreSQL), and PostgreSQL's own failure tests.
-        .testTarget(name: "RoomStoreTests", dependencies: ["SQLiteStorage", "PostgresStorage", "StoryCircleCore", "Locking"]),
+        .testTarget(name: "RoomStoreTests", dependencies: ["SQLiteStorage", "PostgresStorage", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .testTarget(
             name: "StoryCircleServerTests",
-            dependencies: ["StoryCircleServer", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "WebSocketTransportTesting", "Speech", "SQLiteStorage", "Locking"]
+            dependencies: ["StoryCircleServer", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "WebSocketTransportTesting", "Speech", "SQLiteStorage", "RoomStoreSupport", "Locking"]
         ),
     ]
 )

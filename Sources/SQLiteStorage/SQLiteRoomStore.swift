@@ -1,90 +1,34 @@
 import Foundation
-import Synchronization
 import Locking
+import RoomStoreSupport
 import StoryCircleCore
 
 /// Rooms in SQLite (WAL mode, `synchronous=FULL`): a record is durable when its completion runs.
 ///
-/// Writes go through one writer thread that takes everything queued and commits it as one transaction
-/// (group commit): under load, one fsync covers hundreds of answers from many rooms, and each record's
-/// completion runs only after the commit that contains it. Reads use a second connection, which WAL lets
-/// run beside the writer.
+/// Writes go through the group-commit writer (`GroupCommitWriter`: one thread, everything queued in one
+/// transaction, the failure rules). Reads use a second connection, which WAL lets run beside the writer,
+/// on a thread of the store's own (`StoreThreads`), so an `async` caller never blocks a cooperative thread.
 ///
-/// When a write fails, nothing in its transaction is reported durable:
-/// - a failure of the database (full, read-only, I/O error, busy) fails the whole batch at once, and the
-///   store stops at that first error: SQLite may already have rolled the transaction back, and the
-///   statements after it would each commit on their own;
-/// - a failure of one record (a constraint) fails that record alone: the transaction is rolled back and
-///   the batch runs again without it, so other rooms' records do not pay for it.
-/// Either way the rooms whose records failed are blocked (`RoomStore.append`) until they resume.
+/// A failure of the database (full, read-only, I/O error, busy) fails the whole batch at once, and the
+/// transaction stops at that first error: SQLite may already have rolled it back, and the statements
+/// after it would each commit on their own. A failure of one record (a constraint) fails that record
+/// alone, and the batch runs again without it.
 ///
-/// `@unchecked Sendable`: the write queue and the reader connection are behind their locks; the writer
-/// connection, the blocked rooms and the leases are only used on the writer thread.
+/// `@unchecked Sendable`: the reader connection is behind its lock and used on the store's thread; the
+/// writer connection and the leases belong to the writer thread.
 public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
-    typealias Completion = @Sendable ((any Error)?) -> Void
-
-    enum Job {
-        case record(RoomRecord, room: String, resuming: Bool, lease: RoomLease?, done: Completion)
-        case createRoom(RoomHeader, done: Completion)
-        case purge(ServerTime, done: @Sendable (Result<Int, any Error>) -> Void)
-        case probe(done: Completion)
-        /// SQL for the writer connection itself (`runOnWriter`).
-        case configure(String, done: Completion)
-        case lease(LeaseRequest, done: @Sendable (Result<[RoomLease], any Error>) -> Void)
-        case stop
-
-        var isStop: Bool {
-            if case .stop = self { true } else { false }
-        }
-
-        var kind: String {
-            switch self {
-            case .record(let record, _, _, _, _): record.kind
-            case .createRoom: "room.created"
-            case .purge: "purge"
-            case .probe: "probe"
-            case .configure: "configure"
-            case .lease: "lease"
-            case .stop: "stop"
-            }
-        }
-
-        /// The sequence whose order this job is part of (records only): its room's records, as written by
-        /// one holder of the room. Under a lease that is the room and the lease's epoch, so a new holder
-        /// does not wait for a failure of the one before it (which started again from the store anyway).
-        var room: String? {
-            guard case .record(_, let room, _, let lease, _) = self else { return nil }
-            return lease.map { "\(room)@\($0.epoch)" } ?? room
-        }
-    }
-
     public let path: String
-    /// What the writer thread has still to take; `stopped` once it took `.stop`.
-    private struct WriteQueue {
-        var jobs: [Job] = []
-        var stopped = false
-    }
-
-    private let queue = LockedCondition(WriteQueue())
-    private let writerFinished = LockedCondition(false)
+    let writer: GroupCommitWriter<SQLiteCommitter>
     private let reader: Locked<SQLiteDatabase>
-    private let commits = Atomic<Int>(0)
-    private let batches = Atomic<Int>(0)
-    private let currentHealth = Locked<StoreHealth>(.ok)
-    /// The most records one transaction takes, so one huge burst does not delay every completion.
-    private let maxBatch = 4_096
-    /// A commit that starts sooner than this after the last one ended finds the store busy...
-    static let busyGap = Duration.milliseconds(2)
-    /// ...and waits up to this long for this many records before it commits.
-    static let gatherWindow = Duration.microseconds(1_000)
-    static let gatherEnough = 8
+    /// One: there is one reader connection, and SQLite reads are short.
+    private let threads = StoreThreads(name: "sqlite-reader", count: 1)
 
     /// Opens (creating and migrating as needed) the database at `path`, and proves it can write there.
     public init(path: String) throws {
         self.path = path
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let writer: Writer
+        let committer: SQLiteCommitter
         do {
             let database = try SQLiteDatabase(path: path)
             try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
@@ -93,23 +37,15 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
             // A real write, not a look at the permissions: SQLite quietly opens a file it cannot write
             // read-only, and a read-only mount or a full disk only shows when something is written.
             try database.transaction { try statements.probe() }
-            writer = Writer(database: database, statements: statements)
+            committer = SQLiteCommitter(path: path, database: database, statements: statements)
             // Read-only: a slip in a read path fails loudly instead of writing beside the writer thread.
             reader = Locked(try SQLiteDatabase(path: path, readOnly: true))
         } catch let error as SQLiteError {
             throw OpenFailure(error: error, systemReason: Self.systemReasonForWriting(at: path))
         }
-        // The thread takes the only reference to the writer, so the connection is closed when the loop
-        // ends, before `close()` returns: nothing of it outlives the store's own idea of being closed.
-        let handOff = Locked<Writer?>(writer)
-        let thread = Thread { [self] in
-            if let writer = handOff.withLock({ writer in defer { writer = nil }; return writer }) {
-                self.writeLoop(writer)
-            }
-            self.writerFinished.withLockAndWake { $0 = true }
-        }
-        thread.name = "sqlite-writer"
-        thread.start()
+        // The writer thread takes the only reference to the writer connection, so it is closed when the
+        // writer ends, before `close()` returns.
+        writer = GroupCommitWriter(name: "sqlite-writer", committer: committer)
     }
 
     /// Why a database could not be opened for writing, in SQLite's words and the system's.
@@ -126,27 +62,27 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     /// Transactions committed so far (a measure of how well writes are grouped).
-    public var commitCount: Int { commits.load(ordering: .relaxed) }
+    public var commitCount: Int { writer.commitCount }
 
     /// Batches the writer has taken from its queue so far (tests use it to know what the writer is doing).
-    var batchesTaken: Int { batches.load(ordering: .acquiring) }
+    var batchesTaken: Int { writer.batchesTaken }
 
     // MARK: - RoomStore
 
-    public func createRoom(_ header: RoomHeader) throws {
-        if let error = waitForWriter({ .createRoom(header, done: $0) }) { throw error }
+    public func createRoom(_ header: RoomHeader) async throws {
+        try await writer.write(.createRoom(header))
     }
 
     public func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
-        enqueue(.record(record, room: code, resuming: resuming, lease: nil, done: whenDurable))
+        writer.submit(.record(record, room: code, lease: nil), resuming: resuming, whenDurable: whenDurable)
     }
 
-    public func archive(room code: String) throws -> RoomArchive? {
-        try read { try Self.loadArchive(code, from: $0) }
+    public func archive(room code: String) async throws -> RoomArchive? {
+        try await read { try Self.loadArchive(code, from: $0) }
     }
 
-    public func unfinishedRooms() throws -> [RoomArchive] {
-        try read { database in
+    public func unfinishedRooms() async throws -> [RoomArchive] {
+        try await read { database in
             let statement = try database.prepare("SELECT code FROM rooms WHERE phase <> 'finished' ORDER BY created_at")
             try statement.bind([])
             var codes: [String] = []
@@ -155,8 +91,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         }
     }
 
-    public func summaries() throws -> [RoomSummary] {
-        try read { database in
+    public func summaries() async throws -> [RoomSummary] {
+        try await read { database in
             let statement = try database.prepare("""
                 SELECT code, title, phase, created_at,
                        (SELECT count(*) FROM players p WHERE p.room_code = r.code AND p.kicked_at IS NULL)
@@ -174,292 +110,40 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         }
     }
 
-    public func codeExists(_ code: String) throws -> Bool {
-        try read { try $0.integer("SELECT 1 FROM rooms WHERE code = ?", .text(code)) != nil }
+    public func codeExists(_ code: String) async throws -> Bool {
+        try await read { try $0.integer("SELECT 1 FROM rooms WHERE code = ?", .text(code)) != nil }
     }
 
-    public func purge(createdBefore cutoff: ServerTime) throws -> Int {
-        try waitForWriter { .purge(cutoff, done: $0) }.get()
+    public func purge(createdBefore cutoff: ServerTime) async throws -> Int {
+        try await writer.write(.purge(createdBefore: cutoff))
     }
 
-    public var health: StoreHealth { currentHealth.withLock { $0 } }
+    public var health: StoreHealth { writer.health }
 
-    public func probe(_ done: @escaping @Sendable (StoreHealth) -> Void) {
-        enqueue(.probe { [currentHealth] _ in done(currentHealth.withLock { $0 }) })
+    public func probe() async -> StoreHealth {
+        _ = try? await writer.write(.probe)
+        return writer.health
     }
 
-    /// Writes everything queued, then stops the writer. Appends after `close` fail.
-    public func close() {
-        queue.withLockAndWake { queue in
-            if !queue.stopped { queue.jobs.append(.stop) }
-        }
-        writerFinished.waitUntil({ $0 }, then: { _ in })
+    /// Writes everything queued, then stops the writer and the reader's thread. Appends after `close` fail.
+    public func close() async {
+        await writer.stop()
+        await threads.shutDown()
     }
 
     /// Runs `sql` on the writer connection, in the writer's turn. Tests use it to make the writer meet a
     /// full disk (`PRAGMA max_page_count`) without filling one.
     func runOnWriter(_ sql: String, done: @escaping @Sendable ((any Error)?) -> Void) {
-        enqueue(.configure(sql, done: done))
+        writer.submit(.extra(sql), whenDurable: done)
     }
 
     func runOnWriter(_ sql: String) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            runOnWriter(sql) { error in
-                if let error { continuation.resume(throwing: error) } else { continuation.resume() }
-            }
-        }
+        try await writer.write(.extra(sql))
     }
 
     /// The schema version of the database file.
-    public func schemaVersion() throws -> Int {
-        try read { Int(try $0.integer("SELECT max(version) FROM schema_migrations") ?? 0) }
-    }
-
-    // MARK: - Writing
-
-    /// The writer connection and what only the writer thread knows. Handed to the writer thread in `init`;
-    /// nothing else touches it after that (`@unchecked Sendable` for the hand-over).
-    private final class Writer: @unchecked Sendable {
-        let database: SQLiteDatabase
-        let statements: WriterStatements
-        /// Rooms with a record that failed, and why: their later records fail untried until one resumes.
-        var blocked: [String: StoreFailure] = [:]
-        /// Who holds which room (see `RoomLeases`).
-        var leases = RoomLeaseTable()
-
-        init(database: SQLiteDatabase, statements: WriterStatements) {
-            self.database = database
-            self.statements = statements
-        }
-    }
-
-    func enqueue(_ job: Job) {
-        let queued = queue.withLockAndWake { queue in
-            if queue.stopped { return false }
-            queue.jobs.append(job)
-            return true
-        }
-        if !queued {
-            Self.fail(job, StoreFailure(.unavailable, record: job.kind, reason: "the room store is closed"))
-        }
-    }
-
-    /// Queues the job `job` makes around its completion, and blocks until the writer has run that: the
-    /// synchronous calls (room creation, purges, leases), made from threads that may block.
-    func waitForWriter<Outcome: Sendable>(_ job: (@escaping @Sendable (Outcome) -> Void) -> Job) -> Outcome {
-        let outcome = LockedCondition<Outcome?>(nil)
-        enqueue(job { result in outcome.withLockAndWake { $0 = result } })
-        return outcome.waitUntil({ $0 != nil }, then: { $0! })
-    }
-
-    private static func fail(_ job: Job, _ failure: StoreFailure) {
-        switch job {
-        case .record(_, _, _, _, let done), .createRoom(_, let done), .probe(let done), .configure(_, let done): done(failure)
-        case .purge(_, let done): done(.failure(failure))
-        case .lease(_, let done): done(.failure(failure))
-        case .stop: break
-        }
-    }
-
-    private func writeLoop(_ writer: Writer) {
-        var lastCommitEnded = ContinuousClock.now - .seconds(1)
-        while true {
-            queue.waitUntil({ !$0.jobs.isEmpty }) { _ in }
-            // Group commit that gathers: when commits come back to back (the disk is the bottleneck, and
-            // each commit's fsync costs the server CPU as well as time), a lone record waits a moment for
-            // company, so one fsync serves several. An idle store commits at once.
-            if ContinuousClock.now - lastCommitEnded < Self.busyGap {
-                _ = queue.waitUntil({ $0.jobs.count >= Self.gatherEnough || $0.jobs.contains(where: \.isStop) }, timeout: Self.gatherWindow)
-            }
-            let (batch, stopping) = queue.waitUntil({ !$0.jobs.isEmpty }) { [maxBatch] queue in
-                let batch = Array(queue.jobs.prefix(maxBatch))
-                queue.jobs.removeFirst(batch.count)
-                let stopping = batch.contains(where: \.isStop)
-                if stopping { queue.stopped = true }
-                return (batch, stopping)
-            }
-            batches.add(1, ordering: .releasing)
-
-            commit(batch, writer)
-            lastCommitEnded = .now
-            if stopping {
-                let leftovers = queue.withLock { queue in
-                    defer { queue.jobs = [] }
-                    return queue.jobs
-                }
-                leftovers.forEach { Self.fail($0, StoreFailure(.unavailable, record: $0.kind, reason: "the room store is closed")) }
-                return
-            }
-        }
-    }
-
-    private enum Attempt {
-        /// `wrote`: the transaction changed something, so its commit proved the disk takes writes (a
-        /// purge with nothing to delete commits without writing a page).
-        case committed(purged: [Int], wrote: Bool)
-        /// Job `index` failed on its own (a constraint); the transaction was rolled back.
-        case rejected(index: Int, reason: String)
-        /// The database failed; the transaction was rolled back (by SQLite or by us).
-        case unavailable(reason: String)
-    }
-
-    /// Commits `batch` as one transaction, taking out records that fail on their own. Completions run
-    /// afterwards, in the order the jobs were queued.
-    ///
-    /// Leases are settled first, in queue order: a fenced record is checked against the table as it
-    /// stands at its place in the queue, so a write queued before a takeover is judged before it and one
-    /// queued after is refused. Nothing else changes the table between that check and the commit (only
-    /// this thread does), and the new holder hears of its lease only after the commit, so what it then
-    /// loads includes everything the old holder was allowed to write.
-    private func commit(_ batch: [Job], _ writer: Writer) {
-        var outcomes = [Result<Int, StoreFailure>?](repeating: nil, count: batch.count)
-        var leaseOutcomes: [Int: Result<[RoomLease], any Error>] = [:]
-        var lost: [Int: RoomLeaseError] = [:]
-        var jobs: [(position: Int, job: Job)] = []
-        for (position, job) in batch.enumerated() {
-            if case .lease(let request, _) = job {
-                leaseOutcomes[position] = Result { try request.perform(on: &writer.leases, writer.database) }
-                continue
-            }
-            if case .record(let record, let room, let resuming, let lease, _) = job, let order = job.room {
-                if resuming { writer.blocked[order] = nil }
-                if let cause = writer.blocked[order] {
-                    outcomes[position] = .failure(Self.behind(cause, record: record.kind))
-                    continue
-                }
-                // No need to block the room after this: a lease that is lost stays lost, so every later
-                // record under it is refused the same way.
-                if let lease, !writer.leases.holds(lease, at: .now) {
-                    lost[position] = RoomLeaseError.lost(room: room, epoch: lease.epoch)
-                    continue
-                }
-            }
-            jobs.append((position, job))
-        }
-        attempts: while !jobs.isEmpty {
-            switch attempt(jobs.map(\.job), writer) {
-            case .committed(let purged, let wrote):
-                commits.add(1, ordering: .relaxed)
-                if wrote { currentHealth.withLock { $0 = .ok } }
-                var purgedCounts = purged.makeIterator()
-                for (position, job) in jobs {
-                    if case .purge = job { outcomes[position] = .success(purgedCounts.next() ?? 0) } else { outcomes[position] = .success(0) }
-                }
-                break attempts
-            case .rejected(let index, let reason):
-                let failure = StoreFailure(.rejected, record: jobs[index].job.kind, reason: reason)
-                let room = jobs[index].job.room
-                if let room { writer.blocked[room] = failure }
-                outcomes[jobs[index].position] = .failure(failure)
-                var rest: [(position: Int, job: Job)] = []
-                for (offset, entry) in jobs.enumerated() where offset != index {
-                    if offset > index, let room, entry.job.room == room {
-                        outcomes[entry.position] = .failure(Self.behind(failure, record: entry.job.kind))
-                    } else {
-                        rest.append(entry)
-                    }
-                }
-                jobs = rest
-            case .unavailable(let reason):
-                // The health changes before any completion runs, so whoever hears of the failure from a
-                // completion finds the store failing.
-                let now = ServerTime(milliseconds: Int64((Date().timeIntervalSince1970 * 1_000).rounded()))
-                currentHealth.withLock { health in
-                    if case .failing(let since, _) = health {
-                        health = .failing(since: since, reason: reason)
-                    } else {
-                        health = .failing(since: now, reason: reason)
-                    }
-                }
-                for (position, job) in jobs {
-                    let failure = StoreFailure(.unavailable, record: job.kind, reason: reason)
-                    if let room = job.room { writer.blocked[room] = failure }
-                    outcomes[position] = .failure(failure)
-                }
-                break attempts
-            }
-        }
-        for (position, (job, outcome)) in zip(batch, outcomes).enumerated() {
-            if case .lease(_, let done) = job, let result = leaseOutcomes[position] {
-                done(result)
-                continue
-            }
-            if let refusal = lost[position] {
-                Self.complete(job, refusal)
-                continue
-            }
-            switch (job, outcome) {
-            case (.stop, _), (_, nil): break
-            case (.purge(_, let done), .success(let count)?): done(.success(count))
-            case (_, .success?): Self.complete(job, nil)
-            case (_, .failure(let failure)?): Self.fail(job, failure)
-            }
-        }
-    }
-
-    private static func complete(_ job: Job, _ error: (any Error)?) {
-        switch job {
-        case .record(_, _, _, _, let done), .createRoom(_, let done), .probe(let done), .configure(_, let done): done(error)
-        case .purge(_, let done): done(error.map { .failure($0) } ?? .success(0))
-        case .lease(_, let done): done(error.map { .failure($0) } ?? .success([]))
-        case .stop: break
-        }
-    }
-
-    /// The failure of a record that was not tried because an earlier one of its room failed.
-    private static func behind(_ cause: StoreFailure, record: String) -> StoreFailure {
-        StoreFailure(.unavailable, record: record, reason: "an earlier record of this room was not stored (\(cause.reason))")
-    }
-
-    private func attempt(_ jobs: [Job], _ writer: Writer) -> Attempt {
-        let database = writer.database
-        let changesBefore = database.totalChanges
-        do {
-            try database.execute("BEGIN IMMEDIATE")
-        } catch {
-            return .unavailable(reason: databaseFailure(error))
-        }
-        var purged: [Int] = []
-        for (index, job) in jobs.enumerated() {
-            do {
-                switch job {
-                case .record(let record, let room, _, _, _): try writer.statements.write(record, room: room)
-                case .createRoom(let header, _): try writer.statements.create(header)
-                case .purge(let cutoff, _): purged.append(try writer.statements.purge(cutoff))
-                case .probe: try writer.statements.probe()
-                case .configure(let sql, _): try database.execute(sql)
-                case .lease, .stop: break
-                }
-            } catch {
-                // Stop at the first error: after a failure of the database SQLite may have rolled the
-                // transaction back already, and every statement after it would commit on its own.
-                database.rollback()
-                if let sqlite = error as? SQLiteError, !sqlite.isStatementProblem {
-                    return .unavailable(reason: databaseFailure(sqlite))
-                }
-                return .rejected(index: index, reason: Self.reason(error))
-            }
-        }
-        do {
-            try database.execute("COMMIT")
-        } catch {
-            database.rollback()
-            return .unavailable(reason: databaseFailure(error))
-        }
-        return .committed(purged: purged, wrote: database.totalChanges != changesBefore)
-    }
-
-    /// SQLite's words for a failure of the database, with the system's reason. SQLite does not always
-    /// keep the `errno` of the call that failed ("disk I/O error" alone says little), so then we try a
-    /// write beside the database ourselves and say what the system says ("Read-only file system").
-    private func databaseFailure(_ error: any Error) -> String {
-        guard let sqlite = error as? SQLiteError else { return String(describing: error) }
-        guard sqlite.systemError == nil, !sqlite.isStatementProblem, let system = Self.systemReasonForWriting(at: path) else { return sqlite.reason }
-        return "\(sqlite.message) (\(system))"
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        (error as? SQLiteError)?.reason ?? String(describing: error)
+    public func schemaVersion() async throws -> Int {
+        try await read { Int(try $0.integer("SELECT max(version) FROM schema_migrations") ?? 0) }
     }
 
     /// What the operating system says when we try to write where the database lives: the database file
@@ -489,12 +173,15 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     // MARK: - Reading
 
-    /// Runs `body` in one read transaction: everything it reads comes from one committed state.
-    private func read<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
-        try reader.withLock { reader in
-            try reader.execute("BEGIN")
-            defer { reader.rollback() }
-            return try body(reader)
+    /// Runs `body` in one read transaction, on the store's thread: everything it reads comes from one
+    /// committed state.
+    private func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
+        try await threads.run { [self] in
+            try reader.withLock { reader in
+                try reader.execute("BEGIN")
+                defer { reader.rollback() }
+                return try body(reader)
+            }
         }
     }
 
@@ -538,8 +225,80 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 }
 
+/// The writer connection and what only the writer thread knows: the transaction of a batch, and the
+/// leases (see `SQLiteRoomStore+Leases`). Handed to the writer thread in `init`; nothing else touches it
+/// after that (`@unchecked Sendable` for the turns that run on that thread).
+final class SQLiteCommitter: BatchCommitter, @unchecked Sendable {
+    typealias Extra = String
+
+    let path: String
+    let database: SQLiteDatabase
+    fileprivate let statements: WriterStatements
+    /// Who holds which room (see `RoomLeases`).
+    var leases = RoomLeaseTable()
+
+    fileprivate init(path: String, database: SQLiteDatabase, statements: WriterStatements) {
+        self.path = path
+        self.database = database
+        self.statements = statements
+    }
+
+    func admits(_ lease: RoomLease) -> Bool {
+        leases.holds(lease, at: .now)
+    }
+
+    func commit(_ writes: [BatchWrite<String>]) -> BatchOutcome {
+        let changesBefore = database.totalChanges
+        do {
+            try database.execute("BEGIN IMMEDIATE")
+        } catch {
+            return .unavailable(reason: databaseFailure(error))
+        }
+        var results: [Result<Int, any Error>] = []
+        results.reserveCapacity(writes.count)
+        for (index, write) in writes.enumerated() {
+            do {
+                switch write {
+                case .record(let record, let room, _): try statements.write(record, room: room)
+                case .createRoom(let header): try statements.create(header)
+                case .purge(let cutoff):
+                    results.append(.success(try statements.purge(cutoff)))
+                    continue
+                case .probe: try statements.probe()
+                case .extra(let sql): try database.execute(sql)
+                }
+                results.append(.success(0))
+            } catch {
+                // Stop at the first error: after a failure of the database SQLite may have rolled the
+                // transaction back already, and every statement after it would commit on its own.
+                database.rollback()
+                if let sqlite = error as? SQLiteError, !sqlite.isStatementProblem {
+                    return .unavailable(reason: databaseFailure(sqlite))
+                }
+                return .rejected(index: index, reason: (error as? SQLiteError)?.reason ?? String(describing: error))
+            }
+        }
+        do {
+            try database.execute("COMMIT")
+        } catch {
+            database.rollback()
+            return .unavailable(reason: databaseFailure(error))
+        }
+        return .committed(results: results, wrote: database.totalChanges != changesBefore)
+    }
+
+    /// SQLite's words for a failure of the database, with the system's reason. SQLite does not always
+    /// keep the `errno` of the call that failed ("disk I/O error" alone says little), so then we try a
+    /// write beside the database ourselves and say what the system says ("Read-only file system").
+    private func databaseFailure(_ error: any Error) -> String {
+        guard let sqlite = error as? SQLiteError else { return String(describing: error) }
+        guard sqlite.systemError == nil, !sqlite.isStatementProblem, let system = SQLiteRoomStore.systemReasonForWriting(at: path) else { return sqlite.reason }
+        return "\(sqlite.message) (\(system))"
+    }
+}
+
 /// The writer's prepared statements, made once.
-private final class WriterStatements {
+fileprivate final class WriterStatements {
     let createRoom, insertPlayer, playerLeft, playerKicked, playerBlocked, insertAnswer, insertTransition, updatePhase, updateRoom, purgeRooms, writeProbe: SQLiteStatement
 
     init(_ database: SQLiteDatabase) throws {

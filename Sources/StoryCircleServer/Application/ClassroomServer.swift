@@ -182,7 +182,7 @@ public final class ClassroomServer: Sendable {
         transport.stop()
         finishStreams()
         for loop in loops { loop.cancel() }
-        store.close()
+        await store.close()
         lock.release()
         logger.notice("Server stopped")
     }

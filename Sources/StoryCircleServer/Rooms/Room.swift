@@ -17,6 +17,9 @@ public enum RoomInput: Sendable {
     case storageGaveUp(StoreFailure)
     /// The store refused a record for the room's lease: another node may hold the room now.
     case leaseLost
+    /// The room's own read of its archive for a rebuild (`storageGaveUp`) came back: the archive, `nil`
+    /// when there is none, or why it could not be read.
+    case archiveRead(Result<RoomArchive?, StoreFailure>, after: StoreFailure)
 }
 
 /// What every room shares with the others.
@@ -66,6 +69,9 @@ public actor Room {
     private var roundTrips: [ConnectionID: Int] = [:]
     /// Every connection whose hello this room handled and that has not gone, with its address.
     private var peers: [ConnectionID: String] = [:]
+    /// While a rebuild reads the archive: the inputs that arrived meanwhile, handled after it, in order.
+    private var heldDuringRebuild: [RoomInput]?
+    private var archiveRead: Task<Void, Never>?
     public private(set) var finishedAt: ServerTime?
 
     /// The most round trip a client may claim (the core credits at most `answerGraceMs` of it anyway).
@@ -109,6 +115,7 @@ public actor Room {
     /// Stops timers and narration and ends the inbox; connections are closed by the transport.
     func shutDown() {
         stopTasks()
+        archiveRead?.cancel()
         inbox.finish()
     }
 
@@ -154,6 +161,12 @@ public actor Room {
     // MARK: - Events
 
     private func process(_ input: RoomInput) {
+        if heldDuringRebuild != nil {
+            guard case .archiveRead = input else {
+                heldDuringRebuild?.append(input)
+                return
+            }
+        }
         let now = clock.now()
         switch input {
         case .hello(let connection, let hello, let peer):
@@ -188,25 +201,50 @@ public actor Room {
                 outbox.sendImmediately(OutboundFrame(message.encoded()), to: recipients.map(\.rawValue))
             }
         case .storageGaveUp(let failure):
-            rebuild(after: failure)
+            readArchive(after: failure)
+        case .archiveRead(let read, let failure):
+            let held = heldDuringRebuild ?? []
+            heldDuringRebuild = nil
+            archiveRead = nil
+            rebuild(from: read, after: failure)
+            held.forEach(process)
         case .leaseLost:
             stopTasks()
             Task { [services] in await services.leaseLost(self) }
         }
     }
 
-    /// The outbox gave up: throw away what is in memory and take the store's truth, as a restart would,
-    /// then tell every connection where it stands. If the store cannot even be read, the room cannot go
-    /// on: it hands itself in to the registry, which closes its connections (1013, try again later).
-    private func rebuild(after failure: StoreFailure) {
+    /// The outbox gave up: the room stops its timers and narration and reads what the store holds, off the
+    /// actor (the store's own threads do the reading); what arrives meanwhile waits, in order, for the
+    /// rebuild (`archiveRead`).
+    private func readArchive(after failure: StoreFailure) {
+        guard heldDuringRebuild == nil else { return }
+        stopTasks()
+        heldDuringRebuild = []
+        archiveRead = Task { [services, code, inbox] in
+            let read: Result<RoomArchive?, StoreFailure>
+            do {
+                read = .success(try await services.store.archive(room: code))
+            } catch {
+                read = .failure(StoreFailure.from(error, record: "archive"))
+            }
+            inbox.yield(.archiveRead(read, after: failure))
+        }
+    }
+
+    /// Throws away what is in memory and takes the store's truth, as a restart would, then tells every
+    /// connection where it stands. If the store cannot even be read, the room cannot go on: it hands itself
+    /// in to the registry, which closes its connections (1013, try again later).
+    private func rebuild(from read: Result<RoomArchive?, StoreFailure>, after failure: StoreFailure) {
         let now = clock.now()
         let connections = Array(peers.keys)
         stopTasks()
         let archive: RoomArchive?
-        do {
-            archive = try services.store.archive(room: code)
-        } catch {
-            logger.error("Room cannot be read back from storage", ["room.code": code, "error": StoreFailure.from(error, record: "archive").reason])
+        switch read {
+        case .success(let stored):
+            archive = stored
+        case .failure(let error):
+            logger.error("Room cannot be read back from storage", ["room.code": code, "error": error.reason])
             archive = nil
         }
         guard let archive else {

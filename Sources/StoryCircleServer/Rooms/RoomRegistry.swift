@@ -129,7 +129,7 @@ public actor RoomRegistry {
     // MARK: - Rooms
 
     /// Creates a room for `story`, stores it, and returns its code and tokens.
-    public func createRoom(story: Story, settings patch: RoomSettingsPatch? = nil) throws -> CreatedRoom {
+    public func createRoom(story: Story, settings patch: RoomSettingsPatch? = nil) async throws -> CreatedRoom {
         guard acceptingRooms else { throw RoomError(.serverShuttingDown, "The server is shutting down.") }
         let settings = try roomDefaults.applying(patch ?? RoomSettingsPatch())
         do {
@@ -143,18 +143,20 @@ public actor RoomRegistry {
                 attempts += 1
                 guard attempts < 1_000 else { throw RoomError(.internalError, "No free room code could be found.") }
                 code = Tokens.roomCode()
-                if try rooms[code] != nil || store.codeExists(code) { continue }
+                if rooms[code] != nil { continue }
+                if try await store.codeExists(code) { continue }
                 do {
-                    try store.createRoom(RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: now))
+                    try await store.createRoom(RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: now))
                     break
                 } catch let failure as StoreFailure where failure.kind == .rejected {
                     // Another node took the same code between the check and the insert (the code is the
                     // table's key): draw another.
-                    guard (try? store.codeExists(code)) == true else { throw failure }
+                    guard (try? await store.codeExists(code)) == true else { throw failure }
                 }
             }
             if !sharedStore {
-                let lease = try leases.map { try $0.acquire(room: code, node: nodeId, for: leaseDuration) }
+                var lease: RoomLease?
+                if let leases { lease = try await leases.acquire(room: code, node: nodeId, for: leaseDuration) }
                 let state = RoomState(code: code, story: story, settings: settings, credentials: credentials, timing: timing)
                 launch(state, createdAt: now, lease: lease, initial: [])
             }
@@ -174,11 +176,12 @@ public actor RoomRegistry {
     /// Brings back every room that had not finished when the server stopped.
     /// Nothing with a shared store: the other nodes own the rest, and each room comes back on the node the
     /// proxy sends it to.
-    public func restoreRooms() throws -> Int {
+    public func restoreRooms() async throws -> Int {
         guard !sharedStore else { return 0 }
-        let archives = try store.unfinishedRooms()
+        let archives = try await store.unfinishedRooms()
         for archive in archives where rooms[archive.header.code] == nil {
-            let lease = try leases.map { try $0.acquire(room: archive.header.code, node: nodeId, for: leaseDuration) }
+            var lease: RoomLease?
+            if let leases { lease = try await leases.acquire(room: archive.header.code, node: nodeId, for: leaseDuration) }
             adopt(archive, lease: lease)
             logger.notice("Room restored", ["room.code": archive.header.code, "room.phase": archive.lastPhase.rawValue])
         }
@@ -212,25 +215,25 @@ public actor RoomRegistry {
     private func load(_ code: String) async throws -> Room? {
         defer { loads[code] = nil }
         let (store, leases, node, duration) = (self.store, self.leases, nodeId, leaseDuration)
-        let (lease, archive) = try await Self.offActor { () throws -> (RoomLease?, RoomArchive?) in
-            guard let leases else { return (nil, try store.archive(room: code)) }
+        let (lease, archive) = try await { () async throws -> (RoomLease?, RoomArchive?) in
+            guard let leases else { return (nil, try await store.archive(room: code)) }
             let lease: RoomLease
             do {
-                lease = try leases.acquire(room: code, node: node, for: duration)
+                lease = try await leases.acquire(room: code, node: node, for: duration)
             } catch RoomLeaseError.unknownRoom {
                 return (nil, nil)
             }
             do {
-                guard let archive = try store.archive(room: code) else {
-                    try? leases.release(lease)
+                guard let archive = try await store.archive(room: code) else {
+                    try? await leases.release(lease)
                     return (nil, nil)
                 }
                 return (lease, archive)
             } catch {
-                try? leases.release(lease)
+                try? await leases.release(lease)
                 throw error
             }
-        }
+        }()
         guard let archive else { return nil }
         guard acceptingRooms, rooms[code] == nil else {
             if let lease { release(lease) }
@@ -240,15 +243,6 @@ public actor RoomRegistry {
         logger.info("Room loaded from storage", ["room.code": code, "room.phase": archive.lastPhase.rawValue, "lease.epoch": lease.map { String($0.epoch) } ?? "none"])
         return room
     }
-
-    /// Runs a blocking store call (a database round trip) on a thread of its own, not on the actor's.
-    private static func offActor<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            storeCalls.async { continuation.resume(with: Result { try body() }) }
-        }
-    }
-
-    private static let storeCalls = DispatchQueue(label: "storycircle.registry.store", attributes: .concurrent)
 
     /// Host name and process id: unique among live processes, and readable in logs and lease rows.
     static func defaultNodeId() -> String {
@@ -308,7 +302,7 @@ public actor RoomRegistry {
             await remove(code, room, closing: 1001, RoomError(.roomEnded, "This room has been deleted: rooms are kept for \(days) day\(days == 1 ? "" : "s")."))
             logger.notice("Room deleted at the end of its retention period", ["room.code": code])
         }
-        let purged = (try? store.purge(createdBefore: retentionCutoff)) ?? 0
+        let purged = (try? await store.purge(createdBefore: retentionCutoff)) ?? 0
         if purged > 0 { logger.notice("Old rooms purged", ["rooms": String(purged)]) }
         return (evicted, purged)
     }
@@ -359,7 +353,7 @@ public actor RoomRegistry {
         // take the rooms straight away.
         if let leases {
             let held = rooms.values.compactMap(\.lease)
-            _ = try? await Self.offActor { for lease in held { try? leases.release(lease) } }
+            for lease in held { try? await leases.release(lease) }
         }
     }
 
@@ -367,7 +361,7 @@ public actor RoomRegistry {
 
     private func release(_ lease: RoomLease) {
         guard let leases else { return }
-        Self.storeCalls.async { try? leases.release(lease) }
+        Task { try? await leases.release(lease) }
     }
 
     /// Renews every lease of this node in one call. A lease the store no longer has is lost: its room stops
@@ -380,7 +374,7 @@ public actor RoomRegistry {
         guard !current.isEmpty else { return }
         let duration = leaseDuration
         do {
-            let renewed = try await Self.offActor { try leases.renew(current, for: duration) }
+            let renewed = try await leases.renew(current, for: duration)
             let alive = Set(renewed.map(\.epoch))
             for lease in renewed where leaseDeadlines[lease.epoch] != nil { leaseDeadlines[lease.epoch] = lease.deadline }
             for lease in current where !alive.contains(lease.epoch) {
@@ -434,7 +428,7 @@ public actor RoomRegistry {
         // before the wait, so their acknowledgements go out under the lease too.
         await run?.value
         let stored = await room.waitUntilStored()
-        if let leases { _ = try? await Self.offActor { try leases.release(lease) } }
+        if let leases { try? await leases.release(lease) }
         handingOver.remove(lease.room)
         let open = bound.filter { waiting.removeValue(forKey: $0) != nil }
         if !open.isEmpty {
