@@ -50,16 +50,20 @@ let package = Package(
         // A lock ThreadSanitizer can see (see Locked.swift).
         .target(name: "Locking"),
 
+        // What both room stores share: the group-commit writer, and the threads their blocking calls run on
+        // (never Swift's cooperative pool).
+        .target(name: "RoomStoreSupport", dependencies: ["StoryCircleCore", "Locking"]),
+
         // MARK: The wrappers: the only targets that import C.
         .target(name: "WebSocketTransport", dependencies: ["CLibWebSockets", "CLibEV", "Locking"]),
         .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
-        .target(name: "Storage", dependencies: ["CSQLite", "StoryCircleCore", "Locking"]),
-        .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "StoryCircleCore", "Locking"]),
+        .target(name: "SQLiteStorage", dependencies: ["CSQLite", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
+        .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
 
         // MARK: The shell: actors that carry out what the core decides.
         .target(
             name: "StoryCircleServer",
-            dependencies: ["StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "Storage", "PostgresStorage"]
+            dependencies: ["StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage"]
         ),
 
         // MARK: Test kits: what tests (and only tests) need to drive the shell, kept out of the targets the
@@ -82,7 +86,7 @@ let package = Package(
         // The room stores alone: SQLite against PostgreSQL, acknowledgement latency under a steady load.
         .executableTarget(
             name: "storycircle-store-bench",
-            dependencies: ["Storage", "PostgresStorage", "StoryCircleCore", "Locking"]
+            dependencies: ["SQLiteStorage", "PostgresStorage", "StoryCircleCore", "Locking"]
         ),
 
         // MARK: Tests mirror the source targets.
@@ -90,15 +94,15 @@ let package = Package(
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "SpeechTests", dependencies: ["Speech"]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "StoryCircleCore", "Locking"]),
+        .testTarget(name: "SQLiteStorageTests", dependencies: ["SQLiteStorage", "StoryCircleCore", "Locking"]),
         .testTarget(name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "Locking"]),
         // The CLI's parser and terminal, in process (the executable end to end: Tests/Integration/test_cli.py).
         .testTarget(name: "StoryCircleCLITests", dependencies: ["storycircle", "StoryCircleCore"]),
         // One suite every room store passes (SQLite and PostgreSQL), and PostgreSQL's own failure tests.
-        .testTarget(name: "RoomStoreTests", dependencies: ["Storage", "PostgresStorage", "StoryCircleCore", "Locking"]),
+        .testTarget(name: "RoomStoreTests", dependencies: ["SQLiteStorage", "PostgresStorage", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .testTarget(
             name: "StoryCircleServerTests",
-            dependencies: ["StoryCircleServer", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "WebSocketTransportTesting", "Speech", "Storage", "Locking"]
+            dependencies: ["StoryCircleServer", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "WebSocketTransportTesting", "Speech", "SQLiteStorage", "RoomStoreSupport", "Locking"]
         ),
     ]
 )

@@ -1,7 +1,7 @@
 import Foundation
 import Locking
 import PostgresStorage
-import Storage
+import SQLiteStorage
 import StoryCircleCore
 
 // storycircle-store-bench: the room stores alone, without a server in front. Answers are appended at a
@@ -62,11 +62,17 @@ func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
     return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)]
 }
 
+/// Waits `duration` on the calling thread: the bench's main thread paces the load as it did before the
+/// stores became `async` (a timer's wake-up would blur the intervals of half a millisecond).
+func pace(_ duration: Duration) {
+    Thread.sleep(forTimeInterval: duration.inSeconds)
+}
+
 /// Appends `count` answers at a steady pace over `duration` and waits for every completion.
-func measure(_ name: String, _ store: any RoomStore, commits: () -> Int, prefix: String) throws -> Run {
+func measure(_ name: String, _ store: any RoomStore, commits: () -> Int, prefix: String) async throws -> Run {
     let codes = (0..<rooms).map { "\(prefix)\($0)" }
     for code in codes {
-        try store.createRoom(RoomHeader(
+        try await store.createRoom(RoomHeader(
             code: code, story: Story(title: "Bench", sentences: ["One."], quiz: Quiz(questions: [Question(text: "Q?", options: ["A", "B"], answer: 0, timeLimit: 30, explanation: "")])),
             settings: RoomSettings(), credentials: RoomCredentials(teacherToken: "t-\(code)", dashboardToken: "d-\(code)"), createdAt: ServerTime(milliseconds: 1)
         ))
@@ -82,7 +88,7 @@ func measure(_ name: String, _ store: any RoomStore, commits: () -> Int, prefix:
     for i in 0..<answers {
         let due = start + interval * i
         let early = due - clock.now
-        if early > .zero { Thread.sleep(forTimeInterval: early.inSeconds) }
+        if early > .zero { pace(early) }
         let sent = clock.now
         let record = RoomRecord.answer(AnswerRecord(
             player: "p\(i)", question: 0, option: i % 2, receivedAt: ServerTime(milliseconds: Int64(i)), elapsedMs: 100, correct: i % 2 == 0, points: 500
@@ -113,14 +119,10 @@ var results: [Run] = []
 do {
     let sqlite = try SQLiteRoomStore(path: folder.appendingPathComponent("rooms.sqlite").path)
     let postgresStore = try PostgresRoomStore(postgres)
-    defer {
-        sqlite.close()
-        postgresStore.close()
-    }
     let session = UUID().uuidString.prefix(6)
     // A short warm-up of each (connections, caches, the first fsyncs), not reported.
     for (index, store) in [sqlite as any RoomStore, postgresStore].enumerated() {
-        try store.createRoom(RoomHeader(code: "warm\(session)\(index)", story: Story(title: "Warm-up", sentences: ["One."], quiz: Quiz(questions: [Question(text: "Q?", options: ["A", "B"], answer: 0, timeLimit: 30, explanation: "")])), settings: RoomSettings(), credentials: RoomCredentials(teacherToken: "t", dashboardToken: "d"), createdAt: ServerTime(milliseconds: 1)))
+        try await store.createRoom(RoomHeader(code: "warm\(session)\(index)", story: Story(title: "Warm-up", sentences: ["One."], quiz: Quiz(questions: [Question(text: "Q?", options: ["A", "B"], answer: 0, timeLimit: 30, explanation: "")])), settings: RoomSettings(), credentials: RoomCredentials(teacherToken: "t", dashboardToken: "d"), createdAt: ServerTime(milliseconds: 1)))
         let done = DispatchSemaphore(value: 0)
         for i in 0..<200 {
             store.append(.answer(AnswerRecord(player: "w\(i)", question: 0, option: 0, receivedAt: ServerTime(milliseconds: 1), elapsedMs: 1, correct: true, points: 1)), room: "warm\(session)\(index)") { _ in
@@ -130,9 +132,11 @@ do {
         done.wait()
     }
     for run in 0..<runs {
-        results.append(try measure("sqlite", sqlite, commits: { sqlite.commitCount }, prefix: "s\(session)r\(run)-"))
-        results.append(try measure("postgres", postgresStore, commits: { postgresStore.commitCount }, prefix: "p\(session)r\(run)-"))
+        results.append(try await measure("sqlite", sqlite, commits: { sqlite.commitCount }, prefix: "s\(session)r\(run)-"))
+        results.append(try await measure("postgres", postgresStore, commits: { postgresStore.commitCount }, prefix: "p\(session)r\(run)-"))
     }
+    await sqlite.close()
+    await postgresStore.close()
 } catch {
     FileHandle.standardError.write(Data("storycircle-store-bench: \(error)\n".utf8))
     exit(1)

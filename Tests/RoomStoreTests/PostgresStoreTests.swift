@@ -76,32 +76,32 @@ struct PostgresStoreTests {
         let schema = try TestPostgres.freshSchema(application: application)
         defer { schema.drop() }
         let store = try PostgresRoomStore(schema.settings)
-        defer { store.close() }
-        try store.createRoom(Sample.header("123456"))
+        defer { closeAfterTest(store) }
+        try await store.createRoom(Sample.header("123456"))
         try await appendAndWait(store, Array(Sample.records.prefix(4)), room: "123456")
 
         #expect(try Self.terminate(application: application) == 2, "the writer's and the reader's")
         try await appendAndWait(store, Array(Sample.records.dropFirst(4)), room: "123456")
-        #expect(try store.archive(room: "123456") == Sample.expected("123456"))
+        #expect(try await store.archive(room: "123456") == Sample.expected("123456"))
 
         #expect(try Self.terminate(application: application) == 2)
-        #expect(try store.codeExists("123456"), "reads reconnect too")
+        #expect(try await store.codeExists("123456"), "reads reconnect too")
         try await appendAndWait(store, [.playerLeft(player: "p1", at: ServerTime(milliseconds: 9_000))], room: "123456")
-        let lease = try store.acquire(room: "123456", node: "a", for: .seconds(60))
+        let lease = try await store.acquire(room: "123456", node: "a", for: .seconds(60))
         #expect(try Self.terminate(application: application) == 3, "the writer's, the reader's and the lease connection")
-        #expect(try store.renew(lease, for: .seconds(60)).epoch == lease.epoch, "lease calls reconnect too")
+        #expect(try await store.renew(lease, for: .seconds(60)).epoch == lease.epoch, "lease calls reconnect too")
     }
 
     @Test func aCommitCutOffOnceIsWrittenAgainAndStoredOnce() async throws {
         let schema = try TestPostgres.freshSchema()
         defer { schema.drop() }
         let store = try PostgresRoomStore(schema.settings)
-        defer { store.close() }
-        try store.createRoom(Sample.header("123456"))
+        defer { closeAfterTest(store) }
+        try await store.createRoom(Sample.header("123456"))
         try Self.dropConnectionsDuringCommit(schema, times: 1)
 
         try await appendAndWait(store, Sample.records, room: "123456")
-        #expect(try store.archive(room: "123456") == Sample.expected("123456"))
+        #expect(try await store.archive(room: "123456") == Sample.expected("123456"))
         #expect(try schema.admin().query("SELECT last_value FROM commit_drops").int(0, 0) == 2, "the first COMMIT was cut off, the second went through")
     }
 
@@ -109,20 +109,20 @@ struct PostgresStoreTests {
         let schema = try TestPostgres.freshSchema()
         defer { schema.drop() }
         let store = try PostgresRoomStore(schema.settings)
-        defer { store.close() }
-        try store.createRoom(Sample.header("123456"))
+        defer { closeAfterTest(store) }
+        try await store.createRoom(Sample.header("123456"))
         try Self.dropConnectionsDuringCommit(schema, times: 1_000)
 
         let outcomes = await appendAll(store, [(Sample.answer("p1"), room: "123456")])
         let failure = try #require(outcomes[0] as? StoreFailure)
         #expect(failure.kind == .unavailable && failure.record == "answer")
         #expect(failure.reason.contains("outcome is unknown"), "\(failure)")
-        #expect(try store.archive(room: "123456")?.answers.isEmpty == true, "nothing was acknowledged and nothing stored")
+        #expect(try await store.archive(room: "123456")?.answers.isEmpty == true, "nothing was acknowledged and nothing stored")
         #expect(store.health.reason?.contains("outcome is unknown") == true)
 
         try schema.admin().query("DROP TRIGGER drop_connection_at_commit ON answers")
         try await appendAndWait(store, [Sample.answer("p1")], room: "123456", resuming: true)
-        #expect(try store.archive(room: "123456")?.answers.map(\.player) == ["p1"])
+        #expect(try await store.archive(room: "123456")?.answers.map(\.player) == ["p1"])
         #expect(store.health == .ok)
     }
 
@@ -132,8 +132,8 @@ struct PostgresStoreTests {
         let schema = try TestPostgres.freshSchema(owner: role, application: application)
         defer { schema.drop() }
         let store = try PostgresRoomStore(schema.settings)
-        defer { store.close() }
-        try store.createRoom(Sample.header("123456"))
+        defer { closeAfterTest(store) }
+        try await store.createRoom(Sample.header("123456"))
         try await appendAndWait(store, [Sample.records[0]], room: "123456")
 
         let admin = try TestPostgres.admin()
@@ -147,8 +147,8 @@ struct PostgresStoreTests {
         #expect(failure.reason.contains("not permitted to log in"), "PostgreSQL's own words: \(failure)")
         #expect(store.health.reason == failure.reason)
         #expect(await store.probe() != .ok)
-        #expect(throws: StoreFailure.self) { try store.archive(room: "123456") }
-        #expect(throws: StoreFailure.self) { try store.acquire(room: "123456", node: "a", for: .seconds(60)) }
+        await #expect(throws: StoreFailure.self) { try await store.archive(room: "123456") }
+        await #expect(throws: StoreFailure.self) { try await store.acquire(room: "123456", node: "a", for: .seconds(60)) }
 
         try admin.query("ALTER ROLE \"\(role)\" LOGIN")
         #expect(await store.probe() == .ok, "a probe finds the database writable again")
@@ -156,22 +156,22 @@ struct PostgresStoreTests {
         #expect((behind[0] as? StoreFailure)?.reason.hasPrefix("an earlier record of this room was not stored") == true, "the room waits until it resumes")
         try await appendAndWait(store, [Sample.records[1]], room: "123456", resuming: true)
         try await appendAndWait(store, Array(Sample.records.dropFirst(2)), room: "123456")
-        #expect(try store.archive(room: "123456") == Sample.expected("123456"))
+        #expect(try await store.archive(room: "123456") == Sample.expected("123456"))
     }
 
     @Test func writingRecordsAgainStoresNothingTwiceButADifferentRecordUnderTheSameKeyIsAConflict() async throws {
         let schema = try TestPostgres.freshSchema()
         defer { schema.drop() }
         let store = try PostgresRoomStore(schema.settings)
-        defer { store.close() }
-        try store.createRoom(Sample.header("123456"))
-        try store.createRoom(Sample.header("123456"))
+        defer { closeAfterTest(store) }
+        try await store.createRoom(Sample.header("123456"))
+        try await store.createRoom(Sample.header("123456"))
         try await appendAndWait(store, Sample.records, room: "123456")
         // As after a COMMIT whose answer was lost: the same records again, including older settings.
         try await appendAndWait(store, Sample.records, room: "123456")
         try await appendAndWait(store, [.roomUpdated(settings: RoomSettings(), locked: false, at: ServerTime(milliseconds: 2_100))], room: "123456")
-        #expect(try store.archive(room: "123456") == Sample.expected("123456"))
-        #expect(try store.summaries().first?.phase == .reveal, "a repeated earlier transition does not move the phase back")
+        #expect(try await store.archive(room: "123456") == Sample.expected("123456"))
+        #expect(try await store.summaries().first?.phase == .reveal, "a repeated earlier transition does not move the phase back")
 
         for (conflict, what) in [
             (RoomRecord.playerJoined(PlayerRecord(id: "p1", nickname: "Someone else", tokenHash: "x", joinedAt: ServerTime(milliseconds: 2_000))), "player"),
@@ -183,18 +183,18 @@ struct PostgresStoreTests {
             #expect(failure?.kind == .rejected)
             #expect(failure?.reason == "a different \(what) is already stored under the same key")
         }
-        #expect(performing: { try store.createRoom(Sample.header("123456", teacherToken: "another-room")) }, throws: { error in
+        await #expect(performing: { try await store.createRoom(Sample.header("123456", teacherToken: "another-room")) }, throws: { error in
             (error as? StoreFailure)?.kind == .rejected && String(describing: error).contains("already taken")
         })
-        #expect(try store.archive(room: "123456") == Sample.expected("123456"))
+        #expect(try await store.archive(room: "123456") == Sample.expected("123456"))
     }
 
     @Test func textPostgreSQLCannotHoldFailsItsRecordAlone() async throws {
         let schema = try TestPostgres.freshSchema()
         defer { schema.drop() }
         let store = try PostgresRoomStore(schema.settings)
-        defer { store.close() }
-        try store.createRoom(Sample.header("123456"))
+        defer { closeAfterTest(store) }
+        try await store.createRoom(Sample.header("123456"))
         let outcomes = await appendAll(store, [
             (.playerJoined(PlayerRecord(id: "p1", nickname: "Ana", tokenHash: "h1", joinedAt: ServerTime(milliseconds: 1)))  , room: "123456"),
             (.playerJoined(PlayerRecord(id: "p2", nickname: "Nul\u{0}Byte", tokenHash: "h2", joinedAt: ServerTime(milliseconds: 2))), room: "123456"),
@@ -204,10 +204,10 @@ struct PostgresStoreTests {
         #expect((outcomes[1] as? StoreFailure)?.kind == .rejected)
         #expect((outcomes[1] as? StoreFailure)?.reason.contains("NUL") == true)
         #expect((outcomes[2] as? StoreFailure)?.kind == .unavailable, "not stored past the refused one")
-        #expect(try store.archive(room: "123456")?.players.map(\.nickname) == ["Ana"])
+        #expect(try await store.archive(room: "123456")?.players.map(\.nickname) == ["Ana"])
     }
 
-    @Test func nodesStartingTogetherMigrateOnceAndBothOpen() throws {
+    @Test func nodesStartingTogetherMigrateOnceAndBothOpen() async throws {
         let schema = try TestPostgres.freshSchema()
         defer { schema.drop() }
         let stores = Locked<[Result<PostgresRoomStore, any Error>]>([])
@@ -216,9 +216,11 @@ struct PostgresStoreTests {
             stores.withLock { $0.append(store) }
         }
         let opened = try stores.withLock { $0 }.map { try $0.get() }
-        defer { opened.forEach { $0.close() } }
+        defer { opened.forEach { closeAfterTest($0) } }
         #expect(try schema.admin().query("SELECT count(*) FROM schema_migrations").int(0, 0) == PostgresMigrations.latest)
-        #expect(try opened.map { try $0.schemaVersion() } == Array(repeating: PostgresMigrations.latest, count: 3))
+        var versions: [Int] = []
+        for store in opened { versions.append(try await store.schemaVersion()) }
+        #expect(versions == Array(repeating: PostgresMigrations.latest, count: 3))
     }
 
     @Test func anUnreachableDatabaseStopsTheStoreFromOpeningWithAClearError() {

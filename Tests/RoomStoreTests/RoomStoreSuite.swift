@@ -2,7 +2,7 @@ import Foundation
 import Locking
 import Testing
 @testable import PostgresStorage
-@testable import Storage
+@testable import SQLiteStorage
 @testable import StoryCircleCore
 
 /// The promises of `RoomStore`, held to by every backend alike.
@@ -13,17 +13,17 @@ struct RoomStoreSuite {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
         let store = fixture.store
-        try store.createRoom(Sample.header("123456"))
+        try await store.createRoom(Sample.header("123456"))
         try await appendAndWait(store, Sample.records, room: "123456")
 
-        let stored = try #require(try store.archive(room: "123456"))
+        let stored = try #require(try await store.archive(room: "123456"))
         #expect(stored == Sample.expected("123456"))
         #expect(stored.settings == RoomSettings(speedPoints: false, timer: false))
-        #expect(try store.archive(room: "999999") == nil)
-        #expect(try store.unfinishedRooms().map(\.header.code) == ["123456"])
-        #expect(try store.summaries() == [RoomSummary(code: "123456", title: "Test Story", phase: .reveal, players: 1, createdAt: ServerTime(milliseconds: 1_000))])
-        #expect(try store.codeExists("123456"))
-        #expect(try !store.codeExists("999999"))
+        #expect(try await store.archive(room: "999999") == nil)
+        #expect(try await store.unfinishedRooms().map(\.header.code) == ["123456"])
+        #expect(try await store.summaries() == [RoomSummary(code: "123456", title: "Test Story", phase: .reveal, players: 1, createdAt: ServerTime(milliseconds: 1_000))])
+        #expect(try await store.codeExists("123456"))
+        #expect(try await !store.codeExists("999999"))
     }
 
     @Test(arguments: Backend.all)
@@ -39,16 +39,16 @@ struct RoomStoreSuite {
             .playerKicked(player: "p3", at: ServerTime(milliseconds: 3_200)),
             .playerBlocked(player: "p3", at: ServerTime(milliseconds: 3_300)),
         ]
-        try fixture.store.createRoom(Sample.header("123456"))
+        try await fixture.store.createRoom(Sample.header("123456"))
         try await appendAndWait(fixture.store, records, room: "123456")
-        fixture.store.close()
+        await fixture.store.close()
 
         let reopened = try fixture.reopen()
-        let stored = try #require(try reopened.archive(room: "123456"))
+        let stored = try #require(try await reopened.archive(room: "123456"))
         #expect(stored == Sample.expected("123456", records))
         #expect(stored.kicked == ["p1", "p2", "p3"])
         #expect(stored.blocked == ["p2", "p3"])
-        #expect(try reopened.summaries().first?.players == 0)
+        #expect(try await reopened.summaries().first?.players == 0)
     }
 
     @Test(arguments: Backend.all)
@@ -56,24 +56,24 @@ struct RoomStoreSuite {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
         let store = fixture.store
-        try store.createRoom(Sample.header("100001", createdAt: 1_000))
-        try store.createRoom(Sample.header("100002", createdAt: 2_000))
-        try store.createRoom(Sample.header("100003", createdAt: 3_000))
+        try await store.createRoom(Sample.header("100001", createdAt: 1_000))
+        try await store.createRoom(Sample.header("100002", createdAt: 2_000))
+        try await store.createRoom(Sample.header("100003", createdAt: 3_000))
         try await appendAndWait(store, [.phase(PhaseRecord(phase: .finished, at: ServerTime(milliseconds: 9_000)))], room: "100002")
 
-        #expect(try store.unfinishedRooms().map(\.header.code) == ["100001", "100003"])
-        #expect(try store.summaries().map(\.code) == ["100003", "100002", "100001"])
-        #expect(try store.summaries().map(\.phase) == [.lobby, .finished, .lobby])
-        #expect(try store.archive(room: "100002")?.lastPhase == .finished)
+        #expect(try await store.unfinishedRooms().map(\.header.code) == ["100001", "100003"])
+        #expect(try await store.summaries().map(\.code) == ["100003", "100002", "100001"])
+        #expect(try await store.summaries().map(\.phase) == [.lobby, .finished, .lobby])
+        #expect(try await store.archive(room: "100002")?.lastPhase == .finished)
     }
 
     @Test(arguments: Backend.all)
     func tokensAreNeverStoredInClear(_ backend: Backend) async throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
-        try fixture.store.createRoom(Sample.header("123456", teacherToken: "TEACHER-TOKEN-IN-CLEAR"))
+        try await fixture.store.createRoom(Sample.header("123456", teacherToken: "TEACHER-TOKEN-IN-CLEAR"))
         try await appendAndWait(fixture.store, Sample.records, room: "123456")
-        fixture.store.close()
+        await fixture.store.close()
 
         let bytes = try fixture.storedBytes()
         for secret in ["TEACHER-TOKEN-IN-CLEAR", "dashboard-secret-token", "ana-resume", "ben-resume"] {
@@ -81,7 +81,7 @@ struct RoomStoreSuite {
         }
         #expect(bytes.range(of: Data(RoomCredentials.hash("TEACHER-TOKEN-IN-CLEAR").utf8)) != nil, "the hash is what is kept")
         let reopened = try fixture.reopen()
-        let credentials = try #require(try reopened.archive(room: "123456")).header.credentials
+        let credentials = try #require(try await reopened.archive(room: "123456")).header.credentials
         #expect(credentials.isTeacher("TEACHER-TOKEN-IN-CLEAR"))
         #expect(!credentials.isTeacher(RoomCredentials.hash("TEACHER-TOKEN-IN-CLEAR")), "a stolen hash is not a token")
     }
@@ -90,21 +90,21 @@ struct RoomStoreSuite {
     func reopeningFindsTheSchemaCurrentAndTheDataIntact(_ backend: Backend) async throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
-        #expect(try fixture.schemaVersion(fixture.store) == fixture.latestSchemaVersion)
-        try fixture.store.createRoom(Sample.header("123456"))
+        #expect(try await fixture.schemaVersion(fixture.store) == fixture.latestSchemaVersion)
+        try await fixture.store.createRoom(Sample.header("123456"))
         try await appendAndWait(fixture.store, Sample.records, room: "123456")
-        fixture.store.close()
+        await fixture.store.close()
 
         let reopened = try fixture.reopen()
-        #expect(try fixture.schemaVersion(reopened) == fixture.latestSchemaVersion)
-        #expect(try reopened.archive(room: "123456") == Sample.expected("123456"))
+        #expect(try await fixture.schemaVersion(reopened) == fixture.latestSchemaVersion)
+        #expect(try await reopened.archive(room: "123456") == Sample.expected("123456"))
     }
 
     @Test(arguments: Backend.all)
-    func aNewerSchemaIsRefusedWithAClearMessage(_ backend: Backend) throws {
+    func aNewerSchemaIsRefusedWithAClearMessage(_ backend: Backend) async throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
-        fixture.store.close()
+        await fixture.store.close()
         try fixture.recordNewerSchema()
         #expect(performing: { _ = try fixture.reopen() }, throws: { error in
             String(describing: error).contains("newer than this StoryCircle")
@@ -116,20 +116,20 @@ struct RoomStoreSuite {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
         let store = fixture.store
-        try store.createRoom(Sample.header("100001", createdAt: 1_000))
-        try store.createRoom(Sample.header("100002", createdAt: 9_000))
+        try await store.createRoom(Sample.header("100001", createdAt: 1_000))
+        try await store.createRoom(Sample.header("100002", createdAt: 9_000))
         try await appendAndWait(store, Sample.records, room: "100001")
         try await appendAndWait(store, Sample.records, room: "100002")
 
-        #expect(try store.purge(createdBefore: ServerTime(milliseconds: 5_000)) == 1)
-        #expect(try store.archive(room: "100001") == nil)
-        #expect(try !store.codeExists("100001"))
-        #expect(try store.codeExists("100002"))
+        #expect(try await store.purge(createdBefore: ServerTime(milliseconds: 5_000)) == 1)
+        #expect(try await store.archive(room: "100001") == nil)
+        #expect(try await !store.codeExists("100001"))
+        #expect(try await store.codeExists("100002"))
         for table in ["players", "answers", "transitions"] {
             #expect(try fixture.rows(in: table, room: "100001") == 0, "\(table) of the purged room")
         }
         #expect(try fixture.rows(in: "answers", room: "100002") == 1)
-        #expect(try store.purge(createdBefore: ServerTime(milliseconds: 5_000)) == 0)
+        #expect(try await store.purge(createdBefore: ServerTime(milliseconds: 5_000)) == 0)
     }
 
     @Test(arguments: Backend.all)
@@ -137,7 +137,7 @@ struct RoomStoreSuite {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
         let store = fixture.store
-        for room in 0..<10 { try store.createRoom(Sample.header("20000\(room)")) }
+        for room in 0..<10 { try await store.createRoom(Sample.header("20000\(room)")) }
         let before = fixture.commitCount
         let answers = 2_000
         let failures = Locked(0)
@@ -154,7 +154,8 @@ struct RoomStoreSuite {
         #expect(failures.withLock { $0 } == 0)
         let commits = fixture.commitCount - before
         #expect(commits < answers / 4, "\(answers) answers took \(commits) commits")
-        let total = try (0..<10).reduce(0) { $0 + (try store.archive(room: "20000\($1)")?.answers.count ?? 0) }
+        var total = 0
+        for room in 0..<10 { total += try await store.archive(room: "20000\(room)")?.answers.count ?? 0 }
         #expect(total == answers)
     }
 
@@ -163,8 +164,8 @@ struct RoomStoreSuite {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
         let store = fixture.store
-        try store.createRoom(Sample.header("123456"))
-        try store.createRoom(Sample.header("654321"))
+        try await store.createRoom(Sample.header("123456"))
+        try await store.createRoom(Sample.header("654321"))
         let finished = RoomRecord.phase(PhaseRecord(phase: .finished, at: ServerTime(milliseconds: 6_000)))
         let outcomes = await appendAll(store, [
             (Sample.answer("p1", option: 1), room: "123456"),
@@ -176,13 +177,13 @@ struct RoomStoreSuite {
         #expect((outcomes[1] as? StoreFailure)?.kind == .rejected, "another answer by the same child to the same question")
         #expect((outcomes[3] as? StoreFailure)?.kind == .unavailable, "decided after it: not stored without it")
         #expect(store.health == .ok, "a refused record says nothing about the database")
-        #expect(try store.archive(room: "123456")?.answers.map(\.option) == [1], "the first answer stands")
-        #expect(try store.archive(room: "123456")?.phases.isEmpty == true)
-        #expect(try store.archive(room: "654321")?.answers.count == 1)
+        #expect(try await store.archive(room: "123456")?.answers.map(\.option) == [1], "the first answer stands")
+        #expect(try await store.archive(room: "123456")?.phases.isEmpty == true)
+        #expect(try await store.archive(room: "654321")?.answers.count == 1)
 
         try await appendAndWait(store, [finished], room: "123456", resuming: true)
-        #expect(try store.archive(room: "123456")?.lastPhase == .finished)
-        #expect(try store.unfinishedRooms().map(\.header.code) == ["654321"])
+        #expect(try await store.archive(room: "123456")?.lastPhase == .finished)
+        #expect(try await store.unfinishedRooms().map(\.header.code) == ["654321"])
     }
 
     @Test(arguments: Backend.all)
@@ -197,24 +198,24 @@ struct RoomStoreSuite {
     func aRecordForAMissingRoomFailsWithoutTakingOtherRoomsDown(_ backend: Backend) async throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
-        try fixture.store.createRoom(Sample.header("123456"))
+        try await fixture.store.createRoom(Sample.header("123456"))
         let outcomes = await appendAll(fixture.store, [
             (Sample.answer("p1"), room: "123456"),
             (Sample.answer("p1"), room: "999999"),
             (Sample.answer("p2"), room: "123456"),
         ])
         #expect(outcomes.map { $0 == nil } == [true, false, true])
-        #expect(try fixture.store.archive(room: "123456")?.answers.map(\.player) == ["p1", "p2"])
-        #expect(try fixture.store.archive(room: "999999") == nil)
+        #expect(try await fixture.store.archive(room: "123456")?.answers.map(\.player) == ["p1", "p2"])
+        #expect(try await fixture.store.archive(room: "999999") == nil)
     }
 
     @Test(arguments: Backend.all)
-    func creatingARoomWithATakenCodeFails(_ backend: Backend) throws {
+    func creatingARoomWithATakenCodeFails(_ backend: Backend) async throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
-        try fixture.store.createRoom(Sample.header("123456"))
-        #expect(throws: (any Error).self) { try fixture.store.createRoom(Sample.header("123456", createdAt: 7_000, teacherToken: "someone-else")) }
-        #expect(try fixture.store.archive(room: "123456")?.header == Sample.header("123456"))
+        try await fixture.store.createRoom(Sample.header("123456"))
+        await #expect(throws: (any Error).self) { try await fixture.store.createRoom(Sample.header("123456", createdAt: 7_000, teacherToken: "someone-else")) }
+        #expect(try await fixture.store.archive(room: "123456")?.header == Sample.header("123456"))
     }
 
     @Test(arguments: Backend.all)
@@ -222,14 +223,14 @@ struct RoomStoreSuite {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
         let store = fixture.store
-        try store.createRoom(Sample.header("123456"))
+        try await store.createRoom(Sample.header("123456"))
         for record in Sample.records { store.append(record, room: "123456") { _ in } }
-        store.close()
+        await store.close()
         let refused = Locked<(any Error)?>(nil)
         store.append(Sample.records[0], room: "123456") { error in refused.withLock { $0 = error } }
         #expect(refused.withLock { $0 } != nil)
-        #expect(throws: (any Error).self) { try store.createRoom(Sample.header("654321")) }
+        await #expect(throws: (any Error).self) { try await store.createRoom(Sample.header("654321")) }
         let reopened = try fixture.reopen()
-        #expect(try reopened.archive(room: "123456") == Sample.expected("123456"))
+        #expect(try await reopened.archive(room: "123456") == Sample.expected("123456"))
     }
 }

@@ -123,7 +123,7 @@ struct APITests {
         let swept = await registry.sweep(finishedBefore: ServerTime(milliseconds: 0), createdBefore: retentionCutoff)
         #expect(swept.purged == 1)
         #expect(await registry.room(old["code"] as! String) == nil)
-        #expect(try store.archive(room: old["code"] as! String) == nil, "the children's data is gone from storage")
+        #expect(try await store.archive(room: old["code"] as! String) == nil, "the children's data is gone from storage")
         #expect(await request("GET", "/api/rooms/\(old["code"] as! String)/results", token: old["teacherToken"] as? String).status == 401)
         #expect(await registry.room(recent["code"] as! String) != nil)
         #expect(await request("GET", "/api/rooms/\(recent["code"] as! String)/results", token: recent["teacherToken"] as? String).status == 200)

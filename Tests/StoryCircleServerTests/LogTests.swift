@@ -29,7 +29,7 @@ struct LogTests {
         ])
     }
 
-    @Test func jsonLinesAreOneObjectEachWithTheMetadataApart() throws {
+    @Test func jsonLinesAreOneObjectEachWithTheMetadataApart() async throws {
         let lines = Lines()
         let log = Self.log(.json, into: lines)
         log.error("Could not store a new room", ["error": "quote \" backslash \\ newline \n bell \u{07} é", "room.code": "123456"])
@@ -66,7 +66,7 @@ struct LogTests {
         }
     }
 
-    @Test func theFormatComesFromTheFileOrTheEnvironmentAndIsChecked() throws {
+    @Test func theFormatComesFromTheFileOrTheEnvironmentAndIsChecked() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("storycircle-log-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

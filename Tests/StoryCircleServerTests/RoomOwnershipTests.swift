@@ -74,7 +74,7 @@ struct RoomOwnershipTests {
         let staleLease = try #require(onA.lease)
 
         // Node a is paused past its lease (here: the lease ends behind its back), and b takes the room.
-        try store.release(staleLease)
+        try await store.release(staleLease)
         let onB = try #require(try await b.registry.findRoom(created.code))
         #expect(try #require(onB.lease).epoch > staleLease.epoch)
 
@@ -84,7 +84,7 @@ struct RoomOwnershipTests {
         #expect(await a.transport.closed(1) == CloseReason(status: 1012, reason: "try_again"))
         #expect(!a.transport.types(to: 2).contains("welcome"), "no welcome (and no token) for a join that was not stored")
         #expect(await a.registry.room(created.code) == nil, "the stale owner forgot the room")
-        #expect(try store.archive(room: created.code)?.players.map(\.nickname) == ["Ana"])
+        #expect(try await store.archive(room: created.code)?.players.map(\.nickname) == ["Ana"])
 
         // Ana's page reconnects and reaches the room's owner now, b.
         b.events.hello(3, .rejoin(room: created.code, token: try #require(Self.token(a.transport, 1))))
@@ -181,14 +181,14 @@ struct RoomOwnershipTests {
         // Ana was the only player, so her answer may have closed the question: then it shows in the reveal.
         let shown = welcome.room.yourAnswer ?? welcome.room.reveal?.you?.option
         #expect(shown == 2, "the acknowledged answer came along")
-        let stored = try #require(try store.archive(room: created.code)?.answers.first)
+        let stored = try #require(try await store.archive(room: created.code)?.answers.first)
         if let you = welcome.room.reveal?.you { #expect(you.standing.score == stored.points, "and her score with it") }
         let onB = try #require(await b.registry.room(created.code))
         let leaseOnB = try #require(onB.lease)
         #expect(leaseOnB.epoch > leaseOnA.epoch, "the new holder has a new epoch")
-        #expect(try store.archive(room: created.code)?.answers.map(\.option) == [2])
-        #expect(try store.renew(leaseOnB, for: .seconds(60)).wantedBy == nil, "a, which gets no traffic for the room, does not want it back")
-        #expect(try store.renew([leaseOnA], for: .seconds(60)).isEmpty, "a's lease is over: its writes would be refused")
+        #expect(try await store.archive(room: created.code)?.answers.map(\.option) == [2])
+        #expect(try await store.renew(leaseOnB, for: .seconds(60)).wantedBy == nil, "a, which gets no traffic for the room, does not want it back")
+        #expect(try await store.renew([leaseOnA], for: .seconds(60)).isEmpty, "a's lease is over: its writes would be refused")
     }
 
     /// Waits until the node's renewal loop is asleep, then moves its clock by `duration` (one wake-up).

@@ -125,7 +125,7 @@ struct StorageFaultTests {
         guard case .welcome(let cat) = await transport.next("welcome", to: 5) else { Issue.record("no welcome"); return }
         #expect(cat.token != nil)
 
-        let stored = try #require(try store.archive(room: created.code))
+        let stored = try #require(try await store.archive(room: created.code))
         #expect(stored.answers.map(\.player).sorted() == ["p1", "p2"])
         #expect(stored.players.map(\.nickname) == ["Ana", "Ben", "Dan", "Cat"])
         // Every token handed out works.
@@ -217,7 +217,7 @@ struct StorageFaultTests {
         for connection: UInt64 in 1...3 {
             #expect(await transport.next("answer.ack", to: connection) == .answerAck(AnswerAck(question: 0, option: Int(connection))))
         }
-        #expect(try store.archive(room: created.code)?.answers.map(\.player) == ["p1", "p2", "p3"], "stored in the order they were decided")
+        #expect(try await store.archive(room: created.code)?.answers.map(\.player) == ["p1", "p2", "p3"], "stored in the order they were decided")
         #expect(store.appends - appendsBefore == 3 + 3, "each tried twice: the oldest alone first, then the others behind it")
         #expect(metrics.roomsRebuilt == 0)
     }
@@ -233,7 +233,7 @@ struct StorageFaultTests {
         clock.advance(to: reopened.opensAt)
         events.send(2, .answer(question: 0, option: 0))
         #expect(await transport.next("answer.ack", to: 2) == .answerAck(AnswerAck(question: 0, option: 0)))
-        #expect(try store.archive(room: created.code)?.answers.map(\.player) == ["p2"])
+        #expect(try await store.archive(room: created.code)?.answers.map(\.player) == ["p2"])
     }
 
     @Test func aRoomThatCannotBeReadBackClosesItsConnectionsAndComesBackOnTheNextHello() async throws {

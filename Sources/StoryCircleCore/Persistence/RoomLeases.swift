@@ -69,16 +69,16 @@ public protocol RoomLeases: RoomStore {
     /// Throws `RoomLeaseError.held` when someone holds it, `.unknownRoom` when it does not exist. A refusal
     /// also records that `node` wants the room (unless `node` is the holder itself), for the holder's next
     /// `renew`; a new holder starts with no such wish.
-    func acquire(room: String, node: String, for duration: Duration) throws -> RoomLease
+    func acquire(room: String, node: String, for duration: Duration) async throws -> RoomLease
     /// Extends the leases that are still held, by `duration` from now; returns them, renewed. A lease
     /// missing from the result is lost (expired, released or taken over) and cannot be renewed: an expired
     /// lease is never revived, even if nobody took the room. A renewed lease carries `wantedBy` when another
     /// node was refused it (`acquire`) within the last `RoomLease.wantedWithin` lease periods (`duration` each): an
     /// older wish is stale (that node's traffic went elsewhere, or it died) and is not reported.
-    func renew(_ leases: [RoomLease], for duration: Duration) throws -> [RoomLease]
+    func renew(_ leases: [RoomLease], for duration: Duration) async throws -> [RoomLease]
     /// Gives the room up at once, so another node need not wait for the expiry. Releasing a lease that is
     /// already lost does nothing.
-    func release(_ lease: RoomLease) throws
+    func release(_ lease: RoomLease) async throws
     /// `append`, fenced: stored only if `lease` is still the room's when the transaction commits;
     /// otherwise `whenDurable` gets `RoomLeaseError.lost` and nothing of the record is stored (nor of any
     /// later one under that lease, which stays lost). The order a room's records keep, and the block after
@@ -100,8 +100,8 @@ extension RoomLeases {
     }
 
     /// Renews one lease; throws `RoomLeaseError.lost` when it is no longer held.
-    public func renew(_ lease: RoomLease, for duration: Duration) throws -> RoomLease {
-        guard let renewed = try renew([lease], for: duration).first else {
+    public func renew(_ lease: RoomLease, for duration: Duration) async throws -> RoomLease {
+        guard let renewed = try await renew([lease], for: duration).first else {
             throw RoomLeaseError.lost(room: lease.room, epoch: lease.epoch)
         }
         return renewed

@@ -1,14 +1,16 @@
-/// Where rooms are kept. SQLite implements it (`Storage`); a PostgreSQL backend can be added behind the
-/// same protocol. Reads are synchronous and rare (creation, results, start-up, a room loaded on demand);
-/// appends are asynchronous and batched, and report back once durable.
+/// Where rooms are kept: SQLite (`SQLiteStorage`, the default), PostgreSQL (`PostgresStorage`, for several
+/// nodes) or memory. Reads are rare (creation, results, start-up, a room loaded on demand) and `async`:
+/// a store runs its blocking work on threads of its own, never on the caller's (Swift's cooperative pool
+/// has one thread per core, and every room waits when one of them is blocked). Appends never block: they
+/// are batched, and report back once durable.
 ///
 /// The store is the truth about a room: "acknowledged" means committed here. When writes fail, the server
 /// rebuilds a room from what `archive(room:)` answers, exactly as a restart would.
 public protocol RoomStore: AnyObject, Sendable {
     /// Stores a new room; it is durable when this returns. Throws a `StoreFailure` when it is not.
-    func createRoom(_ header: RoomHeader) throws
+    func createRoom(_ header: RoomHeader) async throws
     /// Queues `record` for room `code`; `whenDurable` runs, on any thread, once it is committed (with `nil`)
-    /// or could not be (with a `StoreFailure`).
+    /// or could not be (with a `StoreFailure`). Never blocks.
     ///
     /// A room's records are committed in the order they were appended, and never past a gap: once one of
     /// them fails, every later record of that room fails too without being tried, until an append with
@@ -17,32 +19,29 @@ public protocol RoomStore: AnyObject, Sendable {
     /// rebuild) never finds a reveal missing under the next question.
     func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void)
     /// Everything stored about room `code`.
-    func archive(room code: String) throws -> RoomArchive?
+    func archive(room code: String) async throws -> RoomArchive?
     /// Rooms that had not finished, to restore after a restart.
-    func unfinishedRooms() throws -> [RoomArchive]
+    func unfinishedRooms() async throws -> [RoomArchive]
     /// All stored rooms, newest first.
-    func summaries() throws -> [RoomSummary]
+    func summaries() async throws -> [RoomSummary]
     /// Whether a room with this code was ever stored (codes are not reused while their results are kept).
-    func codeExists(_ code: String) throws -> Bool
+    func codeExists(_ code: String) async throws -> Bool
     /// Deletes rooms created before `cutoff` with everything about them; returns how many.
-    func purge(createdBefore cutoff: ServerTime) throws -> Int
+    func purge(createdBefore cutoff: ServerTime) async throws -> Int
     /// Whether writes are succeeding: `.failing` from the first failed write until one succeeds again.
+    /// A locked read of what the writer last saw: never waits for the database.
     var health: StoreHealth { get }
-    /// Tries a real write now (about the size of a good batch of records) and reports the health after it. While failing, this is how the
-    /// store finds out it can write again without waiting for a room to write.
-    func probe(_ done: @escaping @Sendable (StoreHealth) -> Void)
-    /// Waits for queued appends and closes.
-    func close()
+    /// Tries a real write now (about the size of a good batch of records) and answers the health after it.
+    /// While failing, this is how the store finds out it can write again without waiting for a room to
+    /// write.
+    func probe() async -> StoreHealth
+    /// Writes what is queued, then closes; returns once the store's threads have ended.
+    func close() async
 }
 
 extension RoomStore {
     public func append(_ record: RoomRecord, room code: String, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
         append(record, room: code, resuming: false, whenDurable: whenDurable)
-    }
-
-    /// The health after a probe, awaited.
-    public func probe() async -> StoreHealth {
-        await withCheckedContinuation { continuation in probe { continuation.resume(returning: $0) } }
     }
 }
 

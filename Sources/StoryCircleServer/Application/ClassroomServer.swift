@@ -1,7 +1,7 @@
 import Foundation
 import PostgresStorage
 import Speech
-import Storage
+import SQLiteStorage
 import StoryCircleCore
 import WebSocketTransport
 
@@ -182,7 +182,7 @@ public final class ClassroomServer: Sendable {
         transport.stop()
         finishStreams()
         for loop in loops { loop.cancel() }
-        store.close()
+        await store.close()
         lock.release()
         logger.notice("Server stopped")
     }

@@ -30,7 +30,7 @@ struct APIHandler: Sendable {
         case ["api", "rooms"]:
             switch request.method {
             case "POST": return await createRoom(request)
-            case "GET", "HEAD": return listRooms(request)
+            case "GET", "HEAD": return await listRooms(request)
             default: return methodNotAllowed("GET, HEAD, POST")
             }
         case let parts where parts.count == 3 && parts[0] == "api" && parts[1] == "rooms":
@@ -136,12 +136,12 @@ struct APIHandler: Sendable {
         }
     }
 
-    private func listRooms(_ request: HTTPRequest) -> HTTPResponse {
+    private func listRooms(_ request: HTTPRequest) async -> HTTPResponse {
         guard authority(of: request, credentials: nil) == .admin else {
             return .error(RoomError(.unauthorized, "Listing rooms needs the admin token."))
         }
         do {
-            return .json(200, ["rooms": try store.summaries()])
+            return .json(200, ["rooms": try await store.summaries()])
         } catch {
             return .error(RoomError(.internalError, "The rooms could not be read from storage."))
         }

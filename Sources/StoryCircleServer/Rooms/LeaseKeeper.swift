@@ -1,9 +1,8 @@
-import Foundation
 import StoryCircleCore
 
 /// The shell of this node's `LeaseBook`: takes, renews and releases leases in the store, and tells the
 /// `RoomDirectory` what the book decides (drop a room, hand one over, let an idle one go). The rules are
-/// the book's; this only talks to the store, off Swift's cooperative pool, and keeps time.
+/// the book's; this only talks to the store (whose calls run on threads of its own) and keeps time.
 actor LeaseKeeper {
     let leases: any RoomLeases
     let nodeId: String
@@ -24,9 +23,7 @@ actor LeaseKeeper {
 
     /// Takes `room`'s lease for this node. Throws `RoomLeaseError.held` when another node holds it.
     func acquire(_ room: String) async throws -> RoomLease {
-        let (leases, node, period) = (leases, nodeId, period)
-        let lease = try await StoreCalls.run { try leases.acquire(room: room, node: node, for: period) }
-        return lease
+        try await leases.acquire(room: room, node: nodeId, for: period)
     }
 
     /// The room of `lease` runs here now.
@@ -44,7 +41,7 @@ actor LeaseKeeper {
     /// Gives `lease` up in the background (owned: `stop` waits for it).
     func release(_ lease: RoomLease) {
         let leases = leases
-        tasks.spawn { _ = try? await StoreCalls.run { try leases.release(lease) } }
+        tasks.spawn { try? await leases.release(lease) }
     }
 
     func isHandingOver(_ room: String) -> Bool {
@@ -54,8 +51,7 @@ actor LeaseKeeper {
     /// A handover is done: releases the lease (awaited: the connections are told to move only after), and
     /// frees the code.
     func handedOver(_ lease: RoomLease) async {
-        let leases = leases
-        _ = try? await StoreCalls.run { try leases.release(lease) }
+        try? await leases.release(lease)
         _ = book.handle(.handedOver(room: lease.room))
     }
 
@@ -66,9 +62,8 @@ actor LeaseKeeper {
         if let occupancy { actions += book.handle(.occupancy(occupancy, at: clock.now)) }
         let asked = book.leases
         guard !asked.isEmpty else { return actions }
-        let (leases, period) = (leases, period)
         do {
-            let held = try await StoreCalls.run { try leases.renew(asked, for: period) }
+            let held = try await leases.renew(asked, for: period)
             actions += book.handle(.renewed(asked: asked, held: held, at: clock.now))
         } catch {
             logger.warning("Room leases could not be renewed", ["error": StoreFailure.from(error, record: "lease").reason, "leases": String(asked.count)])
@@ -85,11 +80,7 @@ actor LeaseKeeper {
     /// Releases every lease still held (the pages reconnect to the next node, which can take the rooms
     /// straight away) and waits for what was being released.
     func stop() async {
-        let held = book.leases
-        let leases = leases
-        if !held.isEmpty {
-            _ = try? await StoreCalls.run { for lease in held { try? leases.release(lease) } }
-        }
+        for lease in book.leases { try? await leases.release(lease) }
         await tasks.stop()
     }
 }

@@ -224,7 +224,7 @@ public actor Room {
         readingBack = Task {
             let archive: RoomArchive?
             do {
-                archive = try store.archive(room: code)
+                archive = try await store.archive(room: code)
             } catch {
                 logger.error("Room cannot be read back from storage", ["room.code": code, "error": StoreFailure.from(error, record: "archive").reason])
                 archive = nil

@@ -108,24 +108,18 @@ actor RoomDirectory {
 
     /// Draws codes until one is free, and stores the room under it.
     private func storeNewRoom(story: Story, settings: RoomSettings, credentials: RoomCredentials, at now: ServerTime) async throws -> String {
-        let store = store
         for _ in 1..<1_000 {
             let code = Tokens.roomCode()
             if rooms[code] != nil { continue }
-            let header = RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: now)
-            let stored = try await StoreCalls.run { () throws -> Bool in
-                if try store.codeExists(code) { return false }
-                do {
-                    try store.createRoom(header)
-                    return true
-                } catch let failure as StoreFailure where failure.kind == .rejected {
-                    // Another node took the same code between the check and the insert (the code is the
-                    // table's key): draw another.
-                    guard (try? store.codeExists(code)) == true else { throw failure }
-                    return false
-                }
+            if try await store.codeExists(code) { continue }
+            do {
+                try await store.createRoom(RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: now))
+                return code
+            } catch let failure as StoreFailure where failure.kind == .rejected {
+                // Another node took the same code between the check and the insert (the code is the table's
+                // key): draw another.
+                guard (try? await store.codeExists(code)) == true else { throw failure }
             }
-            if stored { return code }
         }
         throw RoomError(.internalError, "No free room code could be found.")
     }
@@ -134,8 +128,7 @@ actor RoomDirectory {
     /// the other nodes own the rest, and each room comes back on the node the proxy sends it to.
     func restoreRooms() async throws -> Int {
         guard !sharedStore else { return 0 }
-        let store = store
-        let archives = try await StoreCalls.run { try store.unfinishedRooms() }
+        let archives = try await store.unfinishedRooms()
         for archive in archives where rooms[archive.header.code] == nil {
             let lease = try await keeper?.acquire(archive.header.code)
             await adopt(archive, lease: lease)
@@ -170,7 +163,6 @@ actor RoomDirectory {
 
     private func load(_ code: String) async throws -> Room? {
         defer { loads[code] = nil }
-        let store = store
         var lease: RoomLease?
         if let keeper {
             do {
@@ -181,7 +173,7 @@ actor RoomDirectory {
         }
         let archive: RoomArchive?
         do {
-            archive = try await StoreCalls.run { try store.archive(room: code) }
+            archive = try await store.archive(room: code)
         } catch {
             if let lease { await keeper?.release(lease) }
             throw error
@@ -241,8 +233,7 @@ actor RoomDirectory {
             await remove(code, room, RoomError(.roomEnded, "This room has been deleted: rooms are kept for \(days) day\(days == 1 ? "" : "s")."))
             logger.notice("Room deleted at the end of its retention period", ["room.code": code])
         }
-        let store = store
-        let purged = (try? await StoreCalls.run { try store.purge(createdBefore: retentionCutoff) }) ?? 0
+        let purged = (try? await store.purge(createdBefore: retentionCutoff)) ?? 0
         if purged > 0 { logger.notice("Old rooms purged", ["rooms": String(purged)]) }
         return (evicted, purged)
     }

@@ -16,7 +16,7 @@ public final class MemoryRoomStore: RoomLeases {
 
     public init() {}
 
-    public func createRoom(_ header: RoomHeader) throws {
+    public func createRoom(_ header: RoomHeader) async throws {
         try contents.withLock { contents in
             // Room codes are unique, as in the databases' primary keys.
             guard contents.archives[header.code] == nil else {
@@ -31,18 +31,18 @@ public final class MemoryRoomStore: RoomLeases {
         whenDurable(nil)
     }
 
-    public func acquire(room: String, node: String, for duration: Duration) throws -> RoomLease {
+    public func acquire(room: String, node: String, for duration: Duration) async throws -> RoomLease {
         try contents.withLock { contents in
             guard contents.archives[room] != nil else { throw RoomLeaseError.unknownRoom(room) }
             return try contents.leases.acquire(room: room, node: node, for: duration, now: .now, wallClock: Self.wallClock()).get()
         }
     }
 
-    public func renew(_ leases: [RoomLease], for duration: Duration) throws -> [RoomLease] {
+    public func renew(_ leases: [RoomLease], for duration: Duration) async throws -> [RoomLease] {
         contents.withLock { $0.leases.renew(leases, for: duration, now: .now, wallClock: Self.wallClock()) }
     }
 
-    public func release(_ lease: RoomLease) throws {
+    public func release(_ lease: RoomLease) async throws {
         contents.withLock { $0.leases.release(lease, now: .now) }
     }
 
@@ -59,15 +59,15 @@ public final class MemoryRoomStore: RoomLeases {
         ServerTime(milliseconds: Int64(Date().timeIntervalSince1970 * 1_000))
     }
 
-    public func archive(room code: String) throws -> RoomArchive? {
+    public func archive(room code: String) async throws -> RoomArchive? {
         contents.withLock { $0.archives[code] }
     }
 
-    public func unfinishedRooms() throws -> [RoomArchive] {
+    public func unfinishedRooms() async throws -> [RoomArchive] {
         contents.withLock { $0.archives.values.filter { $0.lastPhase != .finished }.sorted { $0.header.createdAt < $1.header.createdAt } }
     }
 
-    public func summaries() throws -> [RoomSummary] {
+    public func summaries() async throws -> [RoomSummary] {
         contents.withLock { contents in
             contents.archives.values
                 .map { RoomSummary(code: $0.header.code, title: $0.header.story.title, phase: $0.lastPhase, players: $0.players.count - $0.kicked.count, createdAt: $0.header.createdAt) }
@@ -75,11 +75,11 @@ public final class MemoryRoomStore: RoomLeases {
         }
     }
 
-    public func codeExists(_ code: String) throws -> Bool {
+    public func codeExists(_ code: String) async throws -> Bool {
         contents.withLock { $0.archives[code] != nil }
     }
 
-    public func purge(createdBefore cutoff: ServerTime) throws -> Int {
+    public func purge(createdBefore cutoff: ServerTime) async throws -> Int {
         contents.withLock { contents in
             let old = contents.archives.filter { $0.value.header.createdAt < cutoff }.map(\.key)
             old.forEach { contents.archives[$0] = nil }
@@ -89,9 +89,7 @@ public final class MemoryRoomStore: RoomLeases {
 
     public var health: StoreHealth { .ok }
 
-    public func probe(_ done: @escaping @Sendable (StoreHealth) -> Void) {
-        done(.ok)
-    }
+    public func probe() async -> StoreHealth { .ok }
 
-    public func close() {}
+    public func close() async {}
 }

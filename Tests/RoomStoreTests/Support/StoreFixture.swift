@@ -2,7 +2,7 @@ import Foundation
 import Locking
 import Testing
 @testable import PostgresStorage
-@testable import Storage
+@testable import SQLiteStorage
 @testable import StoryCircleCore
 
 /// The stores the suite runs against. PostgreSQL is left out only on explicit request
@@ -76,10 +76,10 @@ final class StoreFixture: @unchecked Sendable {
         }
     }
 
-    func schemaVersion(_ store: any RoomStore) throws -> Int {
+    func schemaVersion(_ store: any RoomStore) async throws -> Int {
         switch store {
-        case let sqlite as SQLiteRoomStore: try sqlite.schemaVersion()
-        case let postgres as PostgresRoomStore: try postgres.schemaVersion()
+        case let sqlite as SQLiteRoomStore: try await sqlite.schemaVersion()
+        case let postgres as PostgresRoomStore: try await postgres.schemaVersion()
         default: 0
         }
     }
@@ -132,11 +132,17 @@ final class StoreFixture: @unchecked Sendable {
     }
 
     func close() {
-        store.close()
-        others.forEach { $0.close() }
+        closeAfterTest(store)
+        others.forEach { closeAfterTest($0) }
         if let folder { try? FileManager.default.removeItem(at: folder) }
         schema?.drop()
     }
+}
+
+/// Closes `store` in the background: for `defer`, which cannot await. What a test wrote it has awaited
+/// already; this only ends the store's threads.
+func closeAfterTest(_ store: any RoomStore) {
+    Task { await store.close() }
 }
 
 /// Appends `records` one after another, each waiting for its completion; throws the first failure.

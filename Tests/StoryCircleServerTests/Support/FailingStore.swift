@@ -98,14 +98,14 @@ final class FailingStore: RoomStore {
         }
     }
 
-    func archive(room code: String) throws -> RoomArchive? {
+    func archive(room code: String) async throws -> RoomArchive? {
         if state.withLock({ $0.readsBroken }) { throw StoreFailure(.unavailable, record: "archive", reason: "disk I/O error (Input/output error)") }
-        return try memory.archive(room: code)
+        return try await memory.archive(room: code)
     }
 
-    func createRoom(_ header: RoomHeader) throws {
+    func createRoom(_ header: RoomHeader) async throws {
         if let failure = writeFailure(record: "room.created") { throw failure }
-        try memory.createRoom(header)
+        try await memory.createRoom(header)
     }
 
     func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
@@ -155,18 +155,18 @@ final class FailingStore: RoomStore {
         whenDurable(nil)
     }
 
-    func unfinishedRooms() throws -> [RoomArchive] { try memory.unfinishedRooms() }
-    func summaries() throws -> [RoomSummary] { try memory.summaries() }
-    func codeExists(_ code: String) throws -> Bool { try memory.codeExists(code) }
-    func purge(createdBefore cutoff: ServerTime) throws -> Int { try memory.purge(createdBefore: cutoff) }
+    func unfinishedRooms() async throws -> [RoomArchive] { try await memory.unfinishedRooms() }
+    func summaries() async throws -> [RoomSummary] { try await memory.summaries() }
+    func codeExists(_ code: String) async throws -> Bool { try await memory.codeExists(code) }
+    func purge(createdBefore cutoff: ServerTime) async throws -> Int { try await memory.purge(createdBefore: cutoff) }
     var health: StoreHealth { state.withLock { $0.health } }
 
-    func probe(_ done: @escaping @Sendable (StoreHealth) -> Void) {
+    func probe() async -> StoreHealth {
         _ = writeFailure(record: "probe")
-        done(health)
+        return health
     }
 
-    func close() {}
+    func close() async {}
 
     private func writeFailure(record: String) -> StoreFailure? {
         state.withLock { Self.writeFailure(&$0, record: record, at: clock.now()) }

@@ -70,7 +70,7 @@ final class GatedStore: RoomStore {
         completions.forEach { $0(nil) }
     }
 
-    func createRoom(_ header: RoomHeader) throws { try memory.createRoom(header) }
+    func createRoom(_ header: RoomHeader) async throws { try await memory.createRoom(header) }
 
     func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
         memory.append(record, room: code) { _ in }
@@ -86,14 +86,14 @@ final class GatedStore: RoomStore {
         ready.forEach { $0.resume() }
     }
 
-    func archive(room code: String) throws -> RoomArchive? { try memory.archive(room: code) }
-    func unfinishedRooms() throws -> [RoomArchive] { try memory.unfinishedRooms() }
-    func summaries() throws -> [RoomSummary] { try memory.summaries() }
-    func codeExists(_ code: String) throws -> Bool { try memory.codeExists(code) }
-    func purge(createdBefore cutoff: ServerTime) throws -> Int { try memory.purge(createdBefore: cutoff) }
+    func archive(room code: String) async throws -> RoomArchive? { try await memory.archive(room: code) }
+    func unfinishedRooms() async throws -> [RoomArchive] { try await memory.unfinishedRooms() }
+    func summaries() async throws -> [RoomSummary] { try await memory.summaries() }
+    func codeExists(_ code: String) async throws -> Bool { try await memory.codeExists(code) }
+    func purge(createdBefore cutoff: ServerTime) async throws -> Int { try await memory.purge(createdBefore: cutoff) }
     var health: StoreHealth { .ok }
-    func probe(_ done: @escaping @Sendable (StoreHealth) -> Void) { done(.ok) }
-    func close() {}
+    func probe() async -> StoreHealth { .ok }
+    func close() async {}
 }
 
 enum ServerFixtures {

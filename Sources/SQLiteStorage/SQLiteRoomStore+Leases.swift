@@ -3,11 +3,11 @@ import Locking
 import StoryCircleCore
 
 /// Leases for SQLite, which serves one server per data directory: the table lives in memory on the writer
-/// thread, and every lease call is a job in the write queue, so it takes effect in order with the writes
-/// it fences (see `commit`). Nothing of it needs to outlive the process: a restart is a new owner
-/// anyway, and the queued writes of the old one died with it.
+/// thread, and every lease call is a turn in the write queue, so it takes effect in order with the writes
+/// it fences (see `GroupCommitWriter.commit`). Nothing of it needs to outlive the process: a restart is a
+/// new owner anyway, and the queued writes of the old one died with it.
 extension SQLiteRoomStore: RoomLeases {
-    enum LeaseRequest {
+    enum LeaseRequest: Sendable {
         case acquire(room: String, node: String, duration: Duration)
         case renew([RoomLease], duration: Duration)
         case release(RoomLease)
@@ -30,23 +30,23 @@ extension SQLiteRoomStore: RoomLeases {
         }
     }
 
-    public func acquire(room: String, node: String, for duration: Duration) throws -> RoomLease {
-        try perform(.acquire(room: room, node: node, duration: duration))[0]
+    public func acquire(room: String, node: String, for duration: Duration) async throws -> RoomLease {
+        try await perform(.acquire(room: room, node: node, duration: duration))[0]
     }
 
-    public func renew(_ leases: [RoomLease], for duration: Duration) throws -> [RoomLease] {
-        try perform(.renew(leases, duration: duration))
+    public func renew(_ leases: [RoomLease], for duration: Duration) async throws -> [RoomLease] {
+        try await perform(.renew(leases, duration: duration))
     }
 
-    public func release(_ lease: RoomLease) throws {
-        _ = try perform(.release(lease))
+    public func release(_ lease: RoomLease) async throws {
+        _ = try await perform(.release(lease))
     }
 
     public func append(_ record: RoomRecord, under lease: RoomLease, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
-        enqueue(.record(record, room: lease.room, resuming: resuming, lease: lease, done: whenDurable))
+        writer.submit(.record(record, room: lease.room, lease: lease), resuming: resuming, whenDurable: whenDurable)
     }
 
-    private func perform(_ request: LeaseRequest) throws -> [RoomLease] {
-        try waitForWriter { .lease(request, done: $0) }.get()
+    private func perform(_ request: LeaseRequest) async throws -> [RoomLease] {
+        try await writer.turn { committer in try request.perform(on: &committer.leases, committer.database) }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Locking
 import Testing
-@testable import Storage
+@testable import SQLiteStorage
 @testable import StoryCircleCore
 
 /// The store under failures: a full disk, a record a constraint refuses, a transaction SQLite rolls back
@@ -25,7 +25,7 @@ struct SQLiteFaultTests {
         let outcomes = Locked<[Int: StoreFailure?]>([:])
         // The writer takes this probe and waits for the lock; the records queue up behind it meanwhile.
         let taken = store.batchesTaken
-        store.probe { _ in }
+        Task { _ = await store.probe() }
         while store.batchesTaken == taken { await Task.yield() }
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[StoreFailure?], any Error>) in
             for (index, item) in records.enumerated() {
@@ -53,15 +53,15 @@ struct SQLiteFaultTests {
         }
     }
 
-    private func store(rooms: [String]) throws -> SQLiteRoomStore {
+    private func store(rooms: [String]) async throws -> SQLiteRoomStore {
         let store = try SQLiteRoomStore(path: path)
-        for code in rooms { try store.createRoom(SQLiteRoomStoreTests.header(code)) }
+        for code in rooms { try await store.createRoom(SQLiteRoomStoreTests.header(code)) }
         return store
     }
 
     @Test func aRecordAConstraintRefusesFailsAloneAndItsRoomWaitsWhileOtherRoomsCommit() async throws {
-        let store = try store(rooms: ["100001", "100002"])
-        defer { store.close(); try? FileManager.default.removeItem(at: folder) }
+        let store = try await store(rooms: ["100001", "100002"])
+        defer { closeAfterTest(store); try? FileManager.default.removeItem(at: folder) }
         #expect(await appendAndWait(store, Self.answer("p1"), room: "100001") == nil)
 
         let outcomes = try await appendAsOneBatch(store, [
@@ -78,17 +78,17 @@ struct SQLiteFaultTests {
         #expect(outcomes[2] == nil && outcomes[3] == nil, "the other room's records are stored: \(outcomes)")
         #expect(store.health == .ok, "a refused record says nothing about the disk")
 
-        #expect(try store.archive(room: "100001")?.phases.isEmpty == true, "nothing of the first room after the refused record")
-        #expect(try store.archive(room: "100002")?.lastPhase == .reveal)
+        #expect(try await store.archive(room: "100001")?.phases.isEmpty == true, "nothing of the first room after the refused record")
+        #expect(try await store.archive(room: "100002")?.lastPhase == .reveal)
         // Until the room resumes, its records wait; then they are taken again, in order.
         #expect(await appendAndWait(store, Self.reveal, room: "100001")?.kind == .unavailable)
         #expect(await appendAndWait(store, Self.reveal, room: "100001", resuming: true) == nil)
-        #expect(try store.archive(room: "100001")?.lastPhase == .reveal)
+        #expect(try await store.archive(room: "100001")?.lastPhase == .reveal)
     }
 
     @Test func aTransactionSQLiteRollsBackItselfIsRunAgainWithoutTheRecordAndNothingRunsOutsideIt() async throws {
-        let store = try store(rooms: ["100001", "100002", "100003"])
-        defer { store.close(); try? FileManager.default.removeItem(at: folder) }
+        let store = try await store(rooms: ["100001", "100002", "100003"])
+        defer { closeAfterTest(store); try? FileManager.default.removeItem(at: folder) }
         // RAISE(ROLLBACK) ends the whole transaction, as SQLite does by itself after SQLITE_FULL or an I/O
         // error: were the batch to go on, the statements after it would each commit on their own.
         let schema = try SQLiteDatabase(path: path)
@@ -105,7 +105,7 @@ struct SQLiteFaultTests {
         #expect(outcomes[1]?.reason == "refused by a trigger")
         #expect(outcomes.enumerated().filter { $0.offset != 1 }.allSatisfy { $0.element == nil }, "\(outcomes)")
         for room in ["100001", "100003"] {
-            let archive = try #require(try store.archive(room: room))
+            let archive = try #require(try await store.archive(room: room))
             #expect(archive.answers.count == 1)
             #expect(archive.phases.count == 1, "stored once, not once outside the transaction and once in it")
         }
@@ -113,8 +113,8 @@ struct SQLiteFaultTests {
     }
 
     @Test func aFullDiskFailsTheWholeBatchStoresNothingAndTheRoomsWaitUntilTheyResume() async throws {
-        let store = try store(rooms: ["100001", "100002"])
-        defer { store.close(); try? FileManager.default.removeItem(at: folder) }
+        let store = try await store(rooms: ["100001", "100002"])
+        defer { closeAfterTest(store); try? FileManager.default.removeItem(at: folder) }
         #expect(await appendAndWait(store, Self.answer("p0"), room: "100001") == nil)
         let pages = try #require(try SQLiteDatabase(path: path).integer("PRAGMA page_count"))
         try await store.runOnWriter("PRAGMA max_page_count = \(pages)")
@@ -125,11 +125,11 @@ struct SQLiteFaultTests {
         let outcomes = try await appendAsOneBatch(store, records)
         #expect(outcomes.allSatisfy { $0?.kind == .unavailable }, "the whole batch fails")
         #expect(outcomes[0]?.reason == "database or disk is full")
-        #expect(try store.archive(room: "100001")?.answers.count == 1, "nothing of the batch is stored")
-        #expect(try store.archive(room: "100002")?.answers.isEmpty == true)
+        #expect(try await store.archive(room: "100001")?.answers.count == 1, "nothing of the batch is stored")
+        #expect(try await store.archive(room: "100002")?.answers.isEmpty == true)
         guard case .failing(_, let reason) = store.health else { Issue.record("the store should say it is failing"); return }
         #expect(reason == "database or disk is full")
-        #expect(try store.purge(createdBefore: ServerTime(milliseconds: 0)) == 0)
+        #expect(try await store.purge(createdBefore: ServerTime(milliseconds: 0)) == 0)
         #expect(!store.health.isOK, "a transaction that wrote nothing proves nothing (the sweep's purge made the banner flicker)")
 
         // Space comes back: a probe finds out, and the rooms go on once they resume, oldest record first.
@@ -138,10 +138,10 @@ struct SQLiteFaultTests {
         #expect(await appendAndWait(store, Self.answer("p1", question: 1), room: "100002")?.reason.hasPrefix("an earlier record of this room was not stored") == true)
         #expect(await appendAndWait(store, Self.answer("p1"), room: "100002", resuming: true) == nil)
         #expect(await appendAndWait(store, Self.answer("p1", question: 1), room: "100002") == nil)
-        #expect(try store.archive(room: "100002")?.answers.map(\.question) == [0, 1])
+        #expect(try await store.archive(room: "100002")?.answers.map(\.question) == [0, 1])
     }
 
-    @Test func aDatabaseThatCannotBeWrittenIsRefusedAtOpenWithTheSystemsReason() throws {
+    @Test func aDatabaseThatCannotBeWrittenIsRefusedAtOpenWithTheSystemsReason() async throws {
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("rooms.sqlite"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         #expect(performing: { _ = try SQLiteRoomStore(path: path) }, throws: { error in

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Storage
+@testable import SQLiteStorage
 @testable import StoryCircleCore
 
 /// A blocked child stays blocked after a restart: the block is a column of its own (schema version 3).
@@ -34,19 +34,19 @@ struct BlockedPlayerStorageTests {
         ]
         do {
             let store = try SQLiteRoomStore(path: path)
-            try store.createRoom(header)
+            try await store.createRoom(header)
             try await append(store, records)
-            store.close()
+            await store.close()
         }
         let store = try SQLiteRoomStore(path: path)
-        defer { store.close() }
+        defer { closeAfterTest(store) }
         var expected = RoomArchive(header: header)
         records.forEach { expected.apply($0) }
-        let stored = try #require(try store.archive(room: "123456"))
+        let stored = try #require(try await store.archive(room: "123456"))
         #expect(stored == expected)
         #expect(stored.kicked == ["p1", "p2", "p3"])
         #expect(stored.blocked == ["p2", "p3"])
-        #expect(try store.summaries().first?.players == 0)
+        #expect(try await store.summaries().first?.players == 0)
 
         let database = try SQLiteDatabase(path: path, readOnly: true)
         #expect(try database.integer("SELECT kicked_at FROM players WHERE id = 'p3'") == 3_200)

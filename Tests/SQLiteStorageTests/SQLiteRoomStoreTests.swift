@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Locking
 import Testing
-@testable import Storage
+@testable import SQLiteStorage
 @testable import StoryCircleCore
 
 @Suite("SQLite room store")
@@ -43,26 +43,26 @@ struct SQLiteRoomStoreTests {
 
     @Test func aRoomComesBackExactlyAsItWasRecorded() async throws {
         let store = try SQLiteRoomStore(path: path)
-        defer { store.close(); try? FileManager.default.removeItem(at: folder) }
-        try store.createRoom(Self.header("123456"))
+        defer { closeAfterTest(store); try? FileManager.default.removeItem(at: folder) }
+        try await store.createRoom(Self.header("123456"))
         try await appendAndWait(store, Self.records, room: "123456")
 
         var expected = RoomArchive(header: Self.header("123456"))
         Self.records.forEach { expected.apply($0) }
-        let stored = try #require(try store.archive(room: "123456"))
+        let stored = try #require(try await store.archive(room: "123456"))
         #expect(stored == expected)
         #expect(stored.settings == RoomSettings(speedPoints: false, timer: false))
-        #expect(try store.archive(room: "999999") == nil)
-        #expect(try store.unfinishedRooms().map(\.header.code) == ["123456"])
-        #expect(try store.summaries() == [RoomSummary(code: "123456", title: "Test Story", phase: .reveal, players: 1, createdAt: ServerTime(milliseconds: 1_000))])
-        #expect(try store.codeExists("123456"))
+        #expect(try await store.archive(room: "999999") == nil)
+        #expect(try await store.unfinishedRooms().map(\.header.code) == ["123456"])
+        #expect(try await store.summaries() == [RoomSummary(code: "123456", title: "Test Story", phase: .reveal, players: 1, createdAt: ServerTime(milliseconds: 1_000))])
+        #expect(try await store.codeExists("123456"))
     }
 
     @Test func tokensAreNeverStoredInClear() async throws {
         let store = try SQLiteRoomStore(path: path)
-        try store.createRoom(Self.header("123456", teacherToken: "TEACHER-TOKEN-IN-CLEAR"))
+        try await store.createRoom(Self.header("123456", teacherToken: "TEACHER-TOKEN-IN-CLEAR"))
         try await appendAndWait(store, Self.records, room: "123456")
-        store.close()
+        await store.close()
         defer { try? FileManager.default.removeItem(at: folder) }
         var bytes = Data()
         for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
@@ -73,8 +73,8 @@ struct SQLiteRoomStoreTests {
         }
         #expect(bytes.range(of: Data(RoomCredentials.hash("TEACHER-TOKEN-IN-CLEAR").utf8)) != nil, "the hash is what is kept")
         let reopened = try SQLiteRoomStore(path: path)
-        defer { reopened.close() }
-        let credentials = try #require(try reopened.archive(room: "123456")).header.credentials
+        defer { closeAfterTest(reopened) }
+        let credentials = try #require(try await reopened.archive(room: "123456")).header.credentials
         #expect(credentials.isTeacher("TEACHER-TOKEN-IN-CLEAR"))
         #expect(!credentials.isTeacher(RoomCredentials.hash("TEACHER-TOKEN-IN-CLEAR")), "a stolen hash is not a token")
     }
@@ -96,16 +96,16 @@ struct SQLiteRoomStoreTests {
             #expect(throws: SQLiteError.self) { try old.execute("UPDATE players SET left_at = 1") }
         }
         let store = try SQLiteRoomStore(path: path)
-        defer { store.close() }
-        #expect(try store.schemaVersion() == Migrations.latest)
-        let archive = try #require(try store.archive(room: "111111"))
+        defer { closeAfterTest(store) }
+        #expect(try await store.schemaVersion() == Migrations.latest)
+        let archive = try #require(try await store.archive(room: "111111"))
         #expect(archive.players.map(\.nickname) == ["Zoë"])
         #expect(archive.answers.map(\.points) == [1_000])
         #expect(archive.settings == RoomSettings(questionSeconds: 25, lateJoin: false), "settings the old file lacks take their defaults")
         try await appendAndWait(store, [.playerLeft(player: "p1", at: ServerTime(milliseconds: 800))], room: "111111")
     }
 
-    @Test func aNewerDatabaseIsRefusedWithAClearMessage() throws {
+    @Test func aNewerDatabaseIsRefusedWithAClearMessage() async throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         do {
@@ -120,14 +120,14 @@ struct SQLiteRoomStoreTests {
 
     @Test func roomsPastTheRetentionPeriodArePurgedWithEverythingInThem() async throws {
         let store = try SQLiteRoomStore(path: path)
-        defer { store.close(); try? FileManager.default.removeItem(at: folder) }
-        try store.createRoom(Self.header("100001", createdAt: 1_000))
-        try store.createRoom(Self.header("100002", createdAt: 9_000))
+        defer { closeAfterTest(store); try? FileManager.default.removeItem(at: folder) }
+        try await store.createRoom(Self.header("100001", createdAt: 1_000))
+        try await store.createRoom(Self.header("100002", createdAt: 9_000))
         try await appendAndWait(store, Self.records, room: "100001")
         try await appendAndWait(store, Self.records, room: "100002")
-        #expect(try store.purge(createdBefore: ServerTime(milliseconds: 5_000)) == 1)
-        #expect(try store.archive(room: "100001") == nil)
-        #expect(try store.codeExists("100002"))
+        #expect(try await store.purge(createdBefore: ServerTime(milliseconds: 5_000)) == 1)
+        #expect(try await store.archive(room: "100001") == nil)
+        #expect(try await store.codeExists("100002"))
         let database = try SQLiteDatabase(path: path)
         #expect(try database.integer("SELECT count(*) FROM players WHERE room_code = '100001'") == 0)
         #expect(try database.integer("SELECT count(*) FROM answers WHERE room_code = '100001'") == 0)
@@ -137,8 +137,8 @@ struct SQLiteRoomStoreTests {
 
     @Test func appendsQueuedWhileTheWriterIsBusyAreCommittedTogether() async throws {
         let store = try SQLiteRoomStore(path: path)
-        defer { store.close(); try? FileManager.default.removeItem(at: folder) }
-        for room in 0..<10 { try store.createRoom(Self.header("20000\(room)")) }
+        defer { closeAfterTest(store); try? FileManager.default.removeItem(at: folder) }
+        for room in 0..<10 { try await store.createRoom(Self.header("20000\(room)")) }
         // Hold the writer at a gate: completions run on the writer thread, so while this one waits the
         // writer takes nothing, and every append below is queued before its next batch. How the appends
         // group then depends on the store alone, not on how the threads happen to be scheduled.
@@ -165,25 +165,26 @@ struct SQLiteRoomStoreTests {
         }
         #expect(store.batchesTaken - batchesBefore == 1)
         #expect(store.commitCount - commitsBefore == 1, "\(answers) answers queued together took \(store.commitCount - commitsBefore) commits")
-        let total = try (0..<10).reduce(0) { $0 + (try store.archive(room: "20000\($1)")?.answers.count ?? 0) }
+        var total = 0
+        for room in 0..<10 { total += try await store.archive(room: "20000\(room)")?.answers.count ?? 0 }
         #expect(total == answers)
     }
 
     @Test func aStoredStoryThatNoLongerLoadsIsReportedAsSuchNotAsASQLiteFailure() async throws {
         let store = try SQLiteRoomStore(path: path)
-        defer { store.close(); try? FileManager.default.removeItem(at: folder) }
-        try store.createRoom(Self.header("123456"))
+        defer { closeAfterTest(store); try? FileManager.default.removeItem(at: folder) }
+        try await store.createRoom(Self.header("123456"))
         // What a tightened validation rule would do to a story saved by an older version.
         let editor = try SQLiteDatabase(path: path)
         try editor.execute("UPDATE rooms SET story = '{\"title\": \"\", \"text\": \"\"}' WHERE code = '123456'")
-        #expect(performing: { _ = try store.archive(room: "123456") }, throws: { error in
+        await #expect(performing: { _ = try await store.archive(room: "123456") }, throws: { error in
             guard let unloadable = error as? UnloadableStory else { return false }
             return unloadable.room == "123456" && !unloadable.problems.isEmpty
                 && String(describing: unloadable).hasPrefix("the stored story of room 123456 no longer loads: ")
         })
     }
 
-    @Test func aReadOnlyConnectionCannotWrite() throws {
+    @Test func aReadOnlyConnectionCannotWrite() async throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try SQLiteDatabase(path: path).execute("CREATE TABLE t (x INTEGER)")
@@ -197,14 +198,14 @@ struct SQLiteRoomStoreTests {
     @Test func closingWritesWhatIsQueuedAndRefusesWhatComesAfter() async throws {
         let store = try SQLiteRoomStore(path: path)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try store.createRoom(Self.header("123456"))
+        try await store.createRoom(Self.header("123456"))
         for record in Self.records { store.append(record, room: "123456") { _ in } }
-        store.close()
+        await store.close()
         let refused = Locked<(any Error)?>(nil)
         store.append(Self.records[0], room: "123456") { error in refused.withLock { $0 = error } }
         #expect(refused.withLock { $0 } != nil)
         let reopened = try SQLiteRoomStore(path: path)
-        defer { reopened.close() }
-        #expect(try reopened.archive(room: "123456")?.answers.count == 1)
+        defer { closeAfterTest(reopened) }
+        #expect(try await reopened.archive(room: "123456")?.answers.count == 1)
     }
 }
