@@ -1,8 +1,8 @@
 extension RoomState {
     /// What a command does in a phase. `plan(_:phase:locked:)` is the only place that decides whether a
     /// command is allowed: `perform` carries its plans out, and teacher screens are sent the list of
-    /// commands it allows (`allowedCommands`, `commandRules`), so a page can never offer what the core
-    /// would refuse, nor hide what it would do.
+    /// commands it allows (`allowedCommands`) whenever it changes, so a page can never offer what the
+    /// core would refuse, nor hide what it would do.
     enum CommandPlan: Sendable, Equatable {
         case prepare
         case pauseNarration(NarrationRun)
@@ -146,27 +146,6 @@ extension RoomState {
             (try? plan(command, phase: phase, locked: locked)) == nil ? nil : command.name
         }
     }
-
-    /// The allowed commands in every state a room can be in, from `plan` like `allowedCommands`: sent to
-    /// teacher screens in their `welcome`, so they follow phases the room enters by itself (the narration
-    /// ready or failed, the story over, a deadline passed) without a rule of their own.
-    static let commandRules: [CommandRule] = {
-        let run = NarrationRun(sentence: 0, startedAt: ServerTime(milliseconds: 0))
-        let question = QuestionRun(index: 0, opensAt: ServerTime(milliseconds: 0), deadline: nil, timeLimitMs: nil)
-        var pausedRun = run
-        pausedRun.pausedAt = ServerTime(milliseconds: 0)
-        var pausedQuestion = question
-        pausedQuestion.pausedAt = ServerTime(milliseconds: 0)
-        let phases: [RoomPhase] = [
-            .lobby, .preparing(ready: 0, total: 0), .failed(message: ""), .narrating(run), .narrating(pausedRun),
-            .question(question), .question(pausedQuestion), .reveal(question: 0), .finished,
-        ]
-        return phases.flatMap { phase in
-            [false, true].map { locked in
-                CommandRule(phase: phase.name, paused: phase.isPaused, locked: locked, commands: allowedCommands(phase: phase, locked: locked))
-            }
-        }
-    }()
 
     /// All that `allowedCommands` depends on, cheap to read: the list can have changed only if this has.
     struct CommandsKey: Equatable {
