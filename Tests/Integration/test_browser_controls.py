@@ -44,7 +44,7 @@ def test_the_teachers_buttons_are_the_servers_commands_after_a_failure_and_as_th
     wait(teacher, lambda d: d.execute_script("return window.storycircle.room.phase") == "error" and enabled_commands(d) == shown(expected),
          timeout=30, message="start accepted in the error phase")
 
-    # Skipping to the quiz: the question opens by itself, and the page takes its commands from the server's rules.
+    # Skipping to the quiz: the question opens by itself, and the server sends the teacher its new commands.
     press(teacher, "skip")
     wait(teacher, lambda d: enabled_commands(d) == ["pause", "skip", "reveal", "next", "lock", "end"], message="the question's commands")
     press(teacher, "lock")

@@ -363,13 +363,12 @@ def enabled_commands(driver):
 
 def test_the_teachers_controls_follow_the_servers_list_of_commands(fakes, browsers):
     """The page enables exactly what the server lists: in the error phase `start` as well as `retry`
-    (the page used to have rules of its own, and disabled `start` there), the list in a `room` message,
-    and, for a phase the room enters by itself, the list the welcome's rules give for the new state."""
-    rules = [
-        {"phase": "error", "paused": False, "locked": False, "commands": ["start", "retry", "skip", "kick", "block", "lock", "end", "settings"]},
-        {"phase": "error", "paused": False, "locked": True, "commands": ["start", "retry", "skip", "kick", "block", "unlock", "end", "settings"]},
-        {"phase": "preparing", "paused": False, "locked": True, "commands": ["skip", "kick", "block", "unlock", "end"]},
-    ]
+    (the page used to have rules of its own, and disabled `start` there), and then the list of each
+    `room` message. A message without a list (here a `preparing` the fake sends with no `room` after it)
+    leaves the list as it was: the page never works one out itself."""
+    error = ["start", "retry", "skip", "kick", "block", "lock", "end", "settings"]
+    error_locked = ["start", "retry", "skip", "kick", "block", "unlock", "end", "settings"]
+    preparing = ["skip", "kick", "block", "lock", "end"]
 
     async def script(fake, ws, hello):
         assert hello["type"] == "control"
@@ -377,13 +376,15 @@ def test_the_teachers_controls_follow_the_servers_list_of_commands(fakes, browse
             "code": CODE, "title": "Pip's Day", "phase": "error", "paused": False, "locked": False, "settings": SETTINGS,
             "questionCount": 2, "playerCount": 1, "error": "The voice \"xx\" is not installed on this computer.",
             "players": [{"id": "p1", "nickname": "Ana", "connected": True}], "scoreboard": [],
-            "commands": rules[0]["commands"], "commandRules": rules}})
+            "commands": error}})
         async for raw in ws:
             message = json.loads(raw)
             if message.get("command") == "lock":
-                await send(ws, {"type": "room", "locked": True, "settings": SETTINGS, "commands": rules[1]["commands"]})
+                await send(ws, {"type": "room", "locked": True, "settings": SETTINGS, "commands": error_locked})
             elif message.get("command") == "start":
                 await send(ws, {"type": "preparing", "ready": 0, "total": 4})
+            elif message.get("command") == "unlock":
+                await send(ws, {"type": "room", "locked": False, "settings": SETTINGS, "commands": preparing})
 
     fake = fakes(script)
     teacher = browsers(**TEACHER)
@@ -394,6 +395,9 @@ def test_the_teachers_controls_follow_the_servers_list_of_commands(fakes, browse
     teacher.find_element(By.CSS_SELECTOR, 'button[data-command="lock"]').click()
     wait(teacher, lambda d: enabled_commands(d) == ["start", "retry", "skip", "unlock", "end"], message="the room message's list")
     teacher.find_element(By.CSS_SELECTOR, 'button[data-command="start"]').click()
-    wait(teacher, lambda d: enabled_commands(d) == ["skip", "unlock", "end"], message="the rule for preparing, locked")
+    wait(teacher, lambda d: d.execute_script("return window.storycircle.room.phase") == "preparing", message="preparing")
+    assert teacher.execute_script("return window.storycircle.room.commands") == error_locked, "no list, no change"
+    teacher.find_element(By.CSS_SELECTOR, 'button[data-command="unlock"]').click()
+    wait(teacher, lambda d: enabled_commands(d) == ["skip", "lock", "end"], message="the next room message's list")
     assert not teacher.find_element(By.CSS_SELECTOR, "#controls form input[name=speedPoints]").is_enabled()
     assert teacher.find_element(By.CSS_SELECTOR, 'button[aria-label="Remove Ana"]').is_enabled()

@@ -3,9 +3,8 @@
 // at any time (a reconnect, or the server rebuilding the room from its store): it replaces everything.
 //
 // The commands a teacher may send come from the server too: a teacher's `welcome` and `room` carry the
-// list allowed now (`commands`), and the welcome carries the list for every state (`commandRules`), so
-// when the room moves on by itself (the story ready, a deadline passed) the page looks the new state up
-// rather than deciding. No page has rules of its own.
+// list allowed now (`commands`), and the server sends teachers a `room` whenever that list changes, the
+// room moving on by itself included (the story ready, a deadline passed). No page has rules of its own.
 
 export function initialState() {
   return {
@@ -34,19 +33,15 @@ export function initialState() {
     you: null,
     storage: { ok: true, message: "" },
     commands: [],
-    commandRules: [],
   };
 }
 
 /** The state after `message`; the same object when the message changes nothing a page keeps. */
 export function reduce(state, message) {
   const next = apply(state, message);
-  if (next === state) return state;
-  // Only a message that carries the list sets it; any other change of state looks the new state up.
+  // Only a message that carries the list sets it; any other keeps it, until the server's next list.
   if (Array.isArray(message.commands)) return { ...next, commands: message.commands };
-  if (message.type === "welcome") return next;
-  if (next.phase === state.phase && next.paused === state.paused && next.locked === state.locked) return next;
-  return { ...next, commands: commandsFor(next) };
+  return next;
 }
 
 function apply(state, message) {
@@ -129,14 +124,7 @@ function welcome(message) {
     scoreboard: room.scoreboard ?? [],
     players: mergePlayers(room.players ?? [], room.scoreboard ?? []),
     commands: room.commands ?? [],
-    commandRules: room.commandRules ?? [],
   };
-}
-
-/** The server's list of commands for the room's state now (none, for pages that are not the teacher's). */
-function commandsFor(state) {
-  const rule = state.commandRules.find((r) => r.phase === state.phase && r.paused === state.paused && r.locked === state.locked);
-  return rule ? rule.commands : [];
 }
 
 /** The roster: everyone present, with score, streak, results and answered-yet where the board has them. */

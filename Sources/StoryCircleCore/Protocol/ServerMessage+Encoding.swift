@@ -307,15 +307,6 @@ extension RoomStatus: JSONObjectWritable {
     }
 }
 
-extension CommandRule: JSONObjectWritable {
-    func writeMembers(to writer: inout JSONWriter) {
-        writer.field("phase", phase)
-        writer.field("paused", paused)
-        writer.field("locked", locked)
-        writer.field("commands", commands)
-    }
-}
-
 extension PodiumMore: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
         writer.field("rank", rank)
@@ -381,6 +372,5 @@ extension RoomSnapshot: JSONObjectWritable {
         writer.field("players", players)
         writer.field("scoreboard", scoreboard)
         writer.field("commands", commands)
-        writer.field("commandRules", commandRules)
     }
 }

@@ -192,14 +192,6 @@ public struct RoomStatus: Sendable, Equatable, Codable {
     public var commands: [String]? = nil
 }
 
-/// The commands a teacher may send while the room is in one state: `phase`, paused or not, locked or not.
-public struct CommandRule: Sendable, Equatable, Codable {
-    public var phase: PhaseName
-    public var paused: Bool
-    public var locked: Bool
-    public var commands: [String]
-}
-
 public struct Finished: Sendable, Equatable, Codable {
     /// The first three places, in board order, never anyone with 0 points; at most
     /// `RoomTiming.podiumCount` names, however many share a place.
@@ -259,7 +251,6 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
     public var you: PlayerStanding?
     public var players: [LobbyPlayer]?
     public var scoreboard: [ScoreboardEntry]?
-    /// For teachers: the commands allowed now, and in every other state (the room moves on by itself too).
+    /// For teachers: the commands allowed now (a `room` follows whenever that changes).
     public var commands: [String]?
-    public var commandRules: [CommandRule]?
 }

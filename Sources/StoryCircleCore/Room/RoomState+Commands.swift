@@ -1,8 +1,8 @@
 extension RoomState {
     /// What a command does in a phase. `plan(_:phase:locked:)` is the only place that decides whether a
     /// command is allowed: `perform` carries its plans out, and teacher screens are sent the list of
-    /// commands it allows (`allowedCommands`, `commandRules`), so a page can never offer what the core
-    /// would refuse, nor hide what it would do.
+    /// commands it allows (`allowedCommands`) whenever it changes, so a page can never offer what the
+    /// core would refuse, nor hide what it would do.
     enum CommandPlan: Sendable, Equatable {
         case prepare
         case pauseNarration(NarrationRun)
@@ -101,7 +101,14 @@ extension RoomState {
 
     /// Carries out a teacher's command, or explains why it cannot be done now (and changes nothing).
     public mutating func perform(_ command: TeacherCommand, at: ServerTime) throws(RoomError) -> [RoomDirective] {
-        switch try Self.plan(command, phase: phase, locked: isLocked) {
+        let before = commandsKey
+        var directives = try carryOut(Self.plan(command, phase: phase, locked: isLocked), at: at)
+        tellTeachersIfCommandsChanged(since: before, in: &directives)
+        return directives
+    }
+
+    private mutating func carryOut(_ plan: CommandPlan, at: ServerTime) throws(RoomError) -> [RoomDirective] {
+        switch plan {
         case .prepare: return prepare(at: at)
         case .pauseNarration(let run): return pauseNarration(run, at: at)
         case .pauseQuestion(let run): return pauseQuestion(run, at: at)
@@ -140,26 +147,29 @@ extension RoomState {
         }
     }
 
-    /// The allowed commands in every state a room can be in, from `plan` like `allowedCommands`: sent to
-    /// teacher screens in their `welcome`, so they follow phases the room enters by itself (the narration
-    /// ready or failed, the story over, a deadline passed) without a rule of their own.
-    static let commandRules: [CommandRule] = {
-        let run = NarrationRun(sentence: 0, startedAt: ServerTime(milliseconds: 0))
-        let question = QuestionRun(index: 0, opensAt: ServerTime(milliseconds: 0), deadline: nil, timeLimitMs: nil)
-        var pausedRun = run
-        pausedRun.pausedAt = ServerTime(milliseconds: 0)
-        var pausedQuestion = question
-        pausedQuestion.pausedAt = ServerTime(milliseconds: 0)
-        let phases: [RoomPhase] = [
-            .lobby, .preparing(ready: 0, total: 0), .failed(message: ""), .narrating(run), .narrating(pausedRun),
-            .question(question), .question(pausedQuestion), .reveal(question: 0), .finished,
-        ]
-        return phases.flatMap { phase in
-            [false, true].map { locked in
-                CommandRule(phase: phase.name, paused: phase.isPaused, locked: locked, commands: allowedCommands(phase: phase, locked: locked))
-            }
+    /// All that `allowedCommands` depends on, cheap to read: the list can have changed only if this has.
+    struct CommandsKey: Equatable {
+        var phase: PhaseName
+        var paused: Bool
+        var locked: Bool
+    }
+
+    var commandsKey: CommandsKey { CommandsKey(phase: phase.name, paused: phase.isPaused, locked: isLocked) }
+
+    /// Appends a `room` for teachers when what they may send has changed since `before`, so their screens
+    /// follow the room when it moves on by itself too (the narration ready or failed, the story over, a
+    /// deadline passed, everyone answered). Runs after every event, answers included: when the key is
+    /// unchanged it reads three values and does nothing else.
+    func tellTeachersIfCommandsChanged(since before: CommandsKey, in directives: inout [RoomDirective]) {
+        guard commandsKey != before else { return }
+        let teachers = teacherConnections
+        guard !teachers.isEmpty else { return }
+        // A lock, an unlock or a settings change already sends teachers a `room` with the new list.
+        let told = directives.contains { directive in
+            if case .send(.room(let status), let recipients) = directive { status.commands != nil && recipients == teachers } else { false }
         }
-    }()
+        if !told { directives.append(.send(.room(status(for: .teacher)), to: teachers)) }
+    }
 
     /// The `room` message as `role` gets it: teachers also get the commands allowed now.
     func status(for role: Role) -> RoomStatus {

@@ -168,10 +168,7 @@ extension RoomState {
             snapshot.players = lobby().players
             snapshot.scoreboard = board(includeResults: showsResults(to: role))
         }
-        if role == .teacher {
-            snapshot.commands = allowedCommands
-            snapshot.commandRules = Self.commandRules
-        }
+        if role == .teacher { snapshot.commands = allowedCommands }
         return snapshot
     }
 

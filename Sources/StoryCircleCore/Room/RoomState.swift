@@ -88,7 +88,8 @@ public struct RoomState: Sendable {
 
     /// Applies `event` and returns what the shell must do about it.
     public mutating func handle(_ event: RoomEvent) -> [RoomDirective] {
-        switch event {
+        let before = commandsKey
+        var directives: [RoomDirective] = switch event {
         case .hello(let connection, let hello, let at):
             greet(connection, hello, at: at)
         case .message(let connection, let message, let at):
@@ -104,6 +105,8 @@ public struct RoomState: Sendable {
         case .storage(let problem, _):
             storageChanged(problem)
         }
+        tellTeachersIfCommandsChanged(since: before, in: &directives)
+        return directives
     }
 
     // MARK: - Reading the state

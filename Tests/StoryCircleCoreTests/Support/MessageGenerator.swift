@@ -129,7 +129,6 @@ struct MessageGenerator {
         snapshot.players = maybe { $0.list { $0.lobbyPlayer() } }
         snapshot.scoreboard = maybe { $0.list { $0.entry() } }
         snapshot.commands = maybe { $0.list { $0.string() } }
-        snapshot.commandRules = maybe { $0.list { CommandRule(phase: .narrating, paused: $0.bool(), locked: $0.bool(), commands: $0.list { $0.string() }) } }
         return snapshot
     }
 
