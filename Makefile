@@ -51,7 +51,7 @@ swift-test: deps
 # The transport, room and store tests again under ThreadSanitizer, in their own build folder so the normal
 # build is not invalidated.
 tsan-test: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter 'StoryCircleServerTests|WebSocketTransportTests|SQLiteStorageTests'
+	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter 'StoryCircleServerTests|StoryCircleAppTests|WebSocketTransportTests|SQLiteStorageTests'
 
 ## make fuzz FUZZ_SECONDS=N: the libFuzzer targets in fuzz/targets (client messages, stories, nicknames, the
 ## HTTP API), instrumented with AddressSanitizer, each for N seconds from fuzz/corpus; fails on any crash.

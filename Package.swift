@@ -60,15 +60,22 @@ let package = Package(
         .target(name: "SQLiteStorage", dependencies: ["CSQLite", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
 
-        // MARK: The shell: actors that carry out what the core decides.
+        // MARK: The shell: actors that carry out what the core decides (rooms, their outboxes, the router,
+        // the directory, the leases), over any store, narrator and transport it is given.
+        .target(name: "StoryCircleServer", dependencies: ["StoryCircleCore", "Locking", "WebSocketTransport"]),
+        // The composition: configuration, the server put together from the real transport, stores and
+        // narrator, and the HTTP API.
         .target(
-            name: "StoryCircleServer",
-            dependencies: ["StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage"]
+            name: "StoryCircleApp",
+            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage"]
         ),
 
         // MARK: Test kits: what tests (and only tests) need to drive the shell, kept out of the targets the
         // server links, as hummingbird keeps HummingbirdTesting.
         .target(name: "StoryCircleTesting", dependencies: ["StoryCircleServer", "StoryCircleCore", "Locking"]),
+        // The shell's test doubles (a recording transport, scripted narrator, stores that fail or wait on
+        // the test), for the shell's tests and the app's. It reports through Swift Testing.
+        .target(name: "StoryCircleServerTesting", dependencies: ["StoryCircleServer", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "Locking"]),
         // The transport's kit: the libwebsockets client (tests' sockets, the bench's load) and requests for
         // handler tests. It imports libwebsockets as the transport does, being its client half: the one
         // target beside the wrappers that touches C, and no production target links it.
@@ -77,7 +84,7 @@ let package = Package(
         // MARK: Executables.
         .executableTarget(
             name: "storycircle",
-            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking"]
+            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking"]
         ),
         .executableTarget(
             name: "storycircle-bench",
@@ -100,9 +107,16 @@ let package = Package(
         .testTarget(name: "StoryCircleCLITests", dependencies: ["storycircle", "StoryCircleCore"]),
         // One suite every room store passes (SQLite and PostgreSQL), and PostgreSQL's own failure tests.
         .testTarget(name: "RoomStoreTests", dependencies: ["SQLiteStorage", "PostgresStorage", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
+        // Rooms, routing, leases and the outbox over test doubles: no sockets, no C libraries but the
+        // transport's types.
         .testTarget(
             name: "StoryCircleServerTests",
-            dependencies: ["StoryCircleServer", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "WebSocketTransportTesting", "Speech", "SQLiteStorage", "RoomStoreSupport", "Locking"]
+            dependencies: ["StoryCircleServer", "StoryCircleServerTesting", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "RoomStoreSupport", "Locking"]
+        ),
+        // The whole server: the HTTP API, real sockets, the narrator and audio cache, storage faults.
+        .testTarget(
+            name: "StoryCircleAppTests",
+            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleServerTesting", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "WebSocketTransportTesting", "Speech", "SQLiteStorage", "Locking"]
         ),
     ]
 )

@@ -22,8 +22,9 @@ mkdir -p "$SCRATCH/bin" "$SCRATCH/logs" "$SCRATCH/crashes"
 # One -sanitize flag with both: SwiftPM's --sanitize=fuzzer --sanitize=address hands swiftc two flags, and
 # the second wins, which leaves the code without coverage instrumentation (libFuzzer then runs blind).
 echo "fuzz: building the package's libraries instrumented (coverage + ASan) in $SCRATCH"
-# StoryCircleTesting (the http-api target's ManualClock) builds StoryCircleServer and all below it;
-# WebSocketTransportTesting holds its HTTPRequest.testRequest.
+# StoryCircleApp (the HTTP API) builds StoryCircleServer and all below it; StoryCircleTesting has the
+# http-api target's ManualClock, WebSocketTransportTesting its HTTPRequest.testRequest.
+"$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --target StoryCircleApp
 "$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --target StoryCircleTesting
 "$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --target WebSocketTransportTesting
 BUILD=$("$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --show-bin-path)
@@ -37,7 +38,7 @@ TARGETS=(
   "client-message ClientMessageFuzz.swift StoryCircleCore"
   "story StoryFuzz.swift StoryCircleCore"
   "nickname NicknameFuzz.swift StoryCircleCore"
-  "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleServer StoryCircleCore WebSocketTransport Speech Storage PostgresStorage QRCode Locking"
+  "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleApp StoryCircleServer StoryCircleCore WebSocketTransport Speech SQLiteStorage PostgresStorage RoomStoreSupport QRCode Locking"
 )
 C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite -I Sources/CPostgreSQL)
 for flag in $(pkg-config --cflags libwebsockets espeak-ng sqlite3 libpq 2>/dev/null); do C_MODULES+=(-Xcc "$flag"); done

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import WebSocketTransport
-import WebSocketTransportTesting
+
 @testable import StoryCircleCore
 @testable import StoryCircleServer
 
@@ -10,28 +10,13 @@ import WebSocketTransportTesting
 /// over by releasing them, never by waiting for them to expire.
 @Suite("Room ownership between nodes")
 struct RoomOwnershipTests {
-    struct Node {
-        let registry: RoomRegistry
-        let events: AsyncStream<WebSocketTransport.TransportEvent>.Continuation
-        let transport: RecordingTransport
-    }
+    typealias Node = ServerFixtures.Node
 
     static func node(
         _ name: String, store: MemoryRoomStore, clock: ManualClock = ManualClock(), leaseClock: ManualMonotonicClock = ManualMonotonicClock(),
-        configure: (inout ServerConfiguration) -> Void = { _ in }
+        configure: (inout RoomRegistry.Settings) -> Void = { _ in }
     ) -> Node {
-        let transport = RecordingTransport()
-        var configuration = ServerConfiguration()
-        configuration.nodeId = name
-        configure(&configuration)
-        let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
-        let registry = RoomRegistry(
-            events: events, transport: transport, store: store, clock: clock, narrator: ScriptedNarrator(), metrics: ServerMetrics(),
-            configuration: configuration, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), sharedStore: true,
-            leaseClock: leaseClock
-        )
-        Task { await registry.run() }
-        return Node(registry: registry, events: sink, transport: transport)
+        ServerFixtures.node(name, store: store, clock: clock, leaseClock: leaseClock, configure: configure)
     }
 
     @Test func twoNodesRacingForARoomLeaveExactlyOneOwnerAndTheOtherSaysTryAgain() async throws {
@@ -90,23 +75,6 @@ struct RoomOwnershipTests {
         b.events.hello(3, .rejoin(room: created.code, token: try #require(Self.token(a.transport, 1))))
         guard case .welcome(let welcome) = await b.transport.next("welcome", to: 3) else { Issue.record("expected a welcome"); return }
         #expect(welcome.player?.nickname == "Ana")
-    }
-
-    @Test func aRequestForARoomAnotherNodeHoldsIsAnswered503TryAgainWithRetryAfter() async throws {
-        let store = MemoryRoomStore()
-        let a = Self.node("a", store: store)
-        let b = Self.node("b", store: store)
-        let created = try await a.registry.createRoom(story: ServerFixtures.story)
-        _ = try #require(try await a.registry.findRoom(created.code))
-        let clock = ManualClock()
-        let api = APIHandler(
-            registry: b.registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin"),
-            publicURL: "http://127.0.0.1:8080", startedAt: clock.now(), audio: nil, qrCodes: false
-        )
-        let response = await api.handle(.testRequest(method: "GET", path: "/api/rooms/\(created.code)", headers: ["authorization": "Bearer \(created.teacherToken)"]))
-        #expect(response.status == 503)
-        #expect(response.headers.contains { $0.name == "retry-after" && $0.value == "2" })
-        #expect(String(decoding: response.body, as: UTF8.self).contains("\"try_again\""))
     }
 
     @Test func refusalsWhileARoomIsHeldElsewhereDoNotSpendTheAddresssHelloAllowance() async throws {

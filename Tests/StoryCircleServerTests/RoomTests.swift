@@ -149,10 +149,10 @@ struct RegistryTests {
 
     @Test func aMissingRoomIsRefusedAndGuessingIsRateLimited() async throws {
         let transport = RecordingTransport()
-        var configuration = ServerConfiguration()
-        configuration.failedJoinBurst = 3
-        configuration.failedJoinsPerMinute = 1
-        let (registry, events) = ServerFixtures.registry(transport: transport, configuration: configuration)
+        var settings = RoomRegistry.Settings()
+        settings.failedJoinBurst = 3
+        settings.failedJoinsPerMinute = 1
+        let (registry, events) = ServerFixtures.registry(transport: transport, settings: settings)
         let created = try await registry.createRoom(story: ServerFixtures.story)
         for connection in UInt64(1)...3 {
             events.hello(connection, .join(room: "100000", nickname: "Guess"), peer: "10.9.9.9")
@@ -169,10 +169,10 @@ struct RegistryTests {
 
     @Test func wrongTokensInARoomSpendTheAddressesAllowanceForFailedJoins() async throws {
         let transport = RecordingTransport()
-        var configuration = ServerConfiguration()
-        configuration.failedJoinBurst = 3
-        configuration.failedJoinsPerMinute = 1
-        let (registry, events) = ServerFixtures.registry(transport: transport, configuration: configuration)
+        var settings = RoomRegistry.Settings()
+        settings.failedJoinBurst = 3
+        settings.failedJoinsPerMinute = 1
+        let (registry, events) = ServerFixtures.registry(transport: transport, settings: settings)
         let created = try await registry.createRoom(story: ServerFixtures.story)
         // The room exists: only the room's own refusals (bad_token) can spend the allowance here.
         for connection in UInt64(1)...3 {

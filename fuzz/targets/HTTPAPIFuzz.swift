@@ -7,6 +7,7 @@
 import Dispatch
 import Foundation
 import StoryCircleCore
+@testable import StoryCircleApp
 @testable import StoryCircleServer
 import StoryCircleTesting
 import WebSocketTransport
@@ -85,10 +86,8 @@ private func run(_ requests: [FuzzRequest]) async {
     let store = MemoryRoomStore()
     let metrics = ServerMetrics()
     let logger = StoryCircleLog(label: "fuzz", minimumLevel: .error, sink: { _ in })
-    var configuration = ServerConfiguration()
-    configuration.database = "none"
     let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self)
-    let registry = RoomRegistry(events: events, transport: NoTransport(), store: store, clock: clock, narrator: InstantNarrator(), metrics: metrics, configuration: configuration, logger: logger)
+    let registry = RoomRegistry(events: events, transport: NoTransport(), store: store, clock: clock, narrator: InstantNarrator(), metrics: metrics, logger: logger)
     let api = APIHandler(
         registry: registry, store: store, clock: clock, metrics: metrics, transportMetrics: nil, adminTokenHash: RoomCredentials.hash(Session.admin),
         publicURL: "http://192.0.2.1:8080", startedAt: clock.now(), audio: nil, qrCodes: true

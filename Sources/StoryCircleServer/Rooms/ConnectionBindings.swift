@@ -10,7 +10,7 @@ import StoryCircleCore
 /// direct way only when none is, and the router counts each one off after it has put it in the room's
 /// inbox, so a direct message is always behind them. (The transport calls `deliver` from its one service
 /// thread, so two direct messages are never in a race either.)
-final class ConnectionBindings: Sendable {
+package final class ConnectionBindings: Sendable {
     private struct State {
         var rooms: [UInt64: Room] = [:]
         /// Messages of a connection given to the router's stream and not yet routed by it.
@@ -19,9 +19,11 @@ final class ConnectionBindings: Sendable {
 
     private let state = Locked(State())
 
+    package init() {}
+
     /// Transport thread: puts the message in its room's inbox and returns true, or returns false and counts
     /// it as queued: the caller then gives it to the router's stream.
-    func deliver(_ connection: UInt64, _ bytes: [UInt8]) -> Bool {
+    package func deliver(_ connection: UInt64, _ bytes: [UInt8]) -> Bool {
         let room: Room? = state.withLock { state in
             if state.queued[connection] == nil, let room = state.rooms[connection] { return room }
             state.queued[connection, default: 0] += 1
@@ -33,17 +35,17 @@ final class ConnectionBindings: Sendable {
     }
 
     /// The room `connection` is bound to.
-    func room(of connection: UInt64) -> Room? {
+    package func room(of connection: UInt64) -> Room? {
         state.withLock { $0.rooms[connection] }
     }
 
     /// `connection`'s hello was routed to `room`.
-    func bind(_ connection: UInt64, to room: Room) {
+    package func bind(_ connection: UInt64, to room: Room) {
         state.withLock { $0.rooms[connection] = room }
     }
 
     /// One of `connection`'s queued messages has been routed (to its room, or refused).
-    func countOff(_ connection: UInt64) {
+    package func countOff(_ connection: UInt64) {
         state.withLock { state in
             guard let count = state.queued[connection] else { return }
             state.queued[connection] = count > 1 ? count - 1 : nil
@@ -52,7 +54,7 @@ final class ConnectionBindings: Sendable {
 
     /// The connection is closed; returns the room it was bound to.
     @discardableResult
-    func unbind(_ connection: UInt64) -> Room? {
+    package func unbind(_ connection: UInt64) -> Room? {
         state.withLock { state in
             state.queued[connection] = nil
             return state.rooms.removeValue(forKey: connection)
@@ -61,7 +63,7 @@ final class ConnectionBindings: Sendable {
 
     /// Unbinds every connection of `room` and returns them, in order: what they send from now on goes to
     /// the router, which no longer knows them.
-    func unbindAll(of room: Room) -> [UInt64] {
+    package func unbindAll(of room: Room) -> [UInt64] {
         state.withLock { state in
             let bound = state.rooms.compactMap { $0.value === room ? $0.key : nil }.sorted()
             for connection in bound { state.rooms[connection] = nil }

@@ -12,6 +12,25 @@ import WebSocketTransport
 /// node wants the room; the holder learns it at its next renewal and hands the room over, so rooms follow
 /// the proxy back to a node that returned.
 public final class RoomRegistry: Sendable {
+    /// What a node's rooms are run with (the server's configuration gives them).
+    public struct Settings: Sendable {
+        /// This node's name in lease rows and logs; by default the host name and process id.
+        public var nodeId: String?
+        public var leaseSeconds = 10
+        /// Hellos per address: a burst, then a steady rate.
+        public var joinBurst = 60
+        public var joinsPerSecond = 2.0
+        /// Hellos with a wrong token or room code per address: a burst, then a steady rate.
+        public var failedJoinBurst = 10
+        public var failedJoinsPerMinute = 10.0
+        /// How long a record that fails is tried again before its room rebuilds itself from the store.
+        public var storageRetrySeconds = 5
+        public var roomDefaults = RoomSettings()
+        public var retentionDays = 30
+
+        public init() {}
+    }
+
     let directory: RoomDirectory
     let router: ConnectionRouter
     /// `nil` for a store without leases (test doubles): rooms are then written unfenced.
@@ -20,9 +39,9 @@ public final class RoomRegistry: Sendable {
     public let nodeId: String
     private let loops = OwnedTasks()
 
-    init(
+    package init(
         events: AsyncStream<TransportEvent>, transport: any MessageTransport, store: any RoomStore,
-        clock: any ServerClock, narrator: any NarrationPreparing, metrics: ServerMetrics, configuration: ServerConfiguration,
+        clock: any ServerClock, narrator: any NarrationPreparing, metrics: ServerMetrics, settings configuration: Settings = Settings(),
         timing: RoomTiming = .init(), logger: StoryCircleLog, bindings: ConnectionBindings = ConnectionBindings(), sharedStore: Bool = false,
         leaseClock: any MonotonicClock = SystemMonotonicClock()
     ) {
@@ -50,7 +69,7 @@ public final class RoomRegistry: Sendable {
 
     /// Routes transport events until the event stream ends; meanwhile tells rooms when storage fails or
     /// works again, and renews the leases.
-    func run() async {
+    package func run() async {
         let (directory, health, keeper) = (directory, health, keeper)
         loops.spawn { await directory.run() }
         loops.spawn { await health.run { health in await directory.storageChanged(health) } }

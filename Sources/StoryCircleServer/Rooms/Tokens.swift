@@ -1,9 +1,9 @@
 import Foundation
 
 /// Unguessable credentials and room codes, from the system's cryptographic generator.
-enum Tokens {
+package enum Tokens {
     /// 256 random bits, base64url without padding (43 characters).
-    static func generate() -> String {
+    package static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         return Data(bytes).base64EncodedString()
@@ -14,7 +14,7 @@ enum Tokens {
 
     /// A six-digit room code: short enough to type on a tablet, so guessable by design, which is why
     /// hellos are rate-limited per address. Never starts with 0 (some keyboards and people drop it).
-    static func roomCode() -> String {
+    package static func roomCode() -> String {
         var generator = SystemRandomNumberGenerator()
         return String(Int.random(in: 100_000...999_999, using: &generator))
     }

@@ -1,5 +1,6 @@
 import Foundation
 import StoryCircleCore
+import StoryCircleApp
 import StoryCircleServer
 
 /// `--config`, `--port`, `--data`, `--database`: where `serve` and `start` keep things and listen.

@@ -1,4 +1,5 @@
 import StoryCircleCore
+import StoryCircleApp
 import StoryCircleServer
 
 /// `serve`: a server for many rooms, until SIGINT or SIGTERM.

@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import StoryCircleCore
+import StoryCircleApp
 import StoryCircleServer
 
 /// `storycircle start STORY.json`: a server and one room, for a teacher who stays in the terminal.

@@ -1,3 +1,3 @@
-// The test kit (ManualClock, …) for every file of this target, without an import in each: files written on
-// other branches before the kit moved out of StoryCircleServer compile unchanged.
+// The test kits for every file of this target, without an import in each.
+@_exported import StoryCircleServerTesting
 @_exported import StoryCircleTesting

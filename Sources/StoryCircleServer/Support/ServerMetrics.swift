@@ -42,7 +42,7 @@ public final class ServerMetrics: Sendable {
     public var audioCacheHits: Int { state.withLock { $0.audioCacheHits } }
 
     /// Prometheus text lines for these counters.
-    func prometheusLines() -> [String] {
+    package func prometheusLines() -> [String] {
         state.withLock { state in
             var lines = [
                 "# HELP storycircle_errors_sent_total Refusals sent to clients, by error code.",

@@ -1,13 +1,13 @@
 import Foundation
 import Locking
-@testable import StoryCircleCore
-@testable import StoryCircleServer
+import StoryCircleCore
+import StoryCircleServer
 
 /// A store that fails on demand, as a full disk, a read-only mount or a constraint would, and otherwise
 /// keeps rooms in memory. It keeps the store contract (`RoomStore.append`): once a room's record fails,
 /// the room's later records fail untried until one resumes; and its health is `failing` from the first
 /// failed write until a write or a probe succeeds. Completions run at once, on the caller's thread.
-final class FailingStore: RoomStore {
+package final class FailingStore: RoomStore {
     private struct State {
         /// While set, every write fails with this reason.
         var broken: String?
@@ -27,32 +27,32 @@ final class FailingStore: RoomStore {
         var heldWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    static let diskFull = "database or disk is full (No space left on device)"
+    package static let diskFull = "database or disk is full (No space left on device)"
 
     private let memory = MemoryRoomStore()
     private let clock: any ServerClock
     private let state = Locked(State())
 
-    init(clock: any ServerClock) {
+    package init(clock: any ServerClock) {
         self.clock = clock
     }
 
     /// Every write fails from now on, until `heal()`.
-    func breakWrites(_ reason: String = FailingStore.diskFull) { state.withLock { $0.broken = reason } }
+    package func breakWrites(_ reason: String = FailingStore.diskFull) { state.withLock { $0.broken = reason } }
 
     /// The next `count` writes fail; then the store works again by itself (a disk that had a hiccup).
-    func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
+    package func failNext(_ count: Int) { state.withLock { $0.failuresLeft = count } }
 
     /// Records for which `rejects` is true can never be written (a constraint).
-    func reject(_ rejects: @escaping @Sendable (RoomRecord) -> Bool) { state.withLock { $0.rejects = rejects } }
+    package func reject(_ rejects: @escaping @Sendable (RoomRecord) -> Bool) { state.withLock { $0.rejects = rejects } }
 
-    func breakReads() { state.withLock { $0.readsBroken = true } }
+    package func breakReads() { state.withLock { $0.readsBroken = true } }
 
     /// Appends wait, untried, until `releaseHeld()`: several records of a room are then in flight at once.
-    func holdWrites() { state.withLock { $0.holding = true } }
+    package func holdWrites() { state.withLock { $0.holding = true } }
 
     /// Tries the held appends now, in order, as a store's writer would take its queue, and stops holding.
-    func releaseHeld() {
+    package func releaseHeld() {
         let held = state.withLock { state in
             state.holding = false
             defer { state.held = [] }
@@ -62,7 +62,7 @@ final class FailingStore: RoomStore {
     }
 
     /// Returns once at least `count` appends are held.
-    func waitForHeld(_ count: Int) async {
+    package func waitForHeld(_ count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state -> Bool in
                 if state.held.count >= count { return true }
@@ -73,7 +73,7 @@ final class FailingStore: RoomStore {
         }
     }
 
-    func heal() {
+    package func heal() {
         state.withLock { state in
             state.broken = nil
             state.failuresLeft = 0
@@ -82,12 +82,12 @@ final class FailingStore: RoomStore {
         }
     }
 
-    var appends: Int { state.withLock { $0.appends } }
-    var failures: Int { state.withLock { $0.failures } }
-    var resumes: Int { state.withLock { $0.resumes } }
+    package var appends: Int { state.withLock { $0.appends } }
+    package var failures: Int { state.withLock { $0.failures } }
+    package var resumes: Int { state.withLock { $0.resumes } }
 
     /// Returns once at least `count` appends have failed (their completions have run).
-    func waitForFailures(_ count: Int) async {
+    package func waitForFailures(_ count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state -> Bool in
                 if state.failures >= count { return true }
@@ -98,17 +98,17 @@ final class FailingStore: RoomStore {
         }
     }
 
-    func archive(room code: String) async throws -> RoomArchive? {
+    package func archive(room code: String) async throws -> RoomArchive? {
         if state.withLock({ $0.readsBroken }) { throw StoreFailure(.unavailable, record: "archive", reason: "disk I/O error (Input/output error)") }
         return try await memory.archive(room: code)
     }
 
-    func createRoom(_ header: RoomHeader) async throws {
+    package func createRoom(_ header: RoomHeader) async throws {
         if let failure = writeFailure(record: "room.created") { throw failure }
         try await memory.createRoom(header)
     }
 
-    func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
+    package func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
         let ready: [CheckedContinuation<Void, Never>]? = state.withLock { state in
             guard state.holding else { return nil }
             state.held.append((record, code, resuming, whenDurable))
@@ -155,18 +155,18 @@ final class FailingStore: RoomStore {
         whenDurable(nil)
     }
 
-    func unfinishedRooms() async throws -> [RoomArchive] { try await memory.unfinishedRooms() }
-    func summaries() async throws -> [RoomSummary] { try await memory.summaries() }
-    func codeExists(_ code: String) async throws -> Bool { try await memory.codeExists(code) }
-    func purge(createdBefore cutoff: ServerTime) async throws -> Int { try await memory.purge(createdBefore: cutoff) }
-    var health: StoreHealth { state.withLock { $0.health } }
+    package func unfinishedRooms() async throws -> [RoomArchive] { try await memory.unfinishedRooms() }
+    package func summaries() async throws -> [RoomSummary] { try await memory.summaries() }
+    package func codeExists(_ code: String) async throws -> Bool { try await memory.codeExists(code) }
+    package func purge(createdBefore cutoff: ServerTime) async throws -> Int { try await memory.purge(createdBefore: cutoff) }
+    package var health: StoreHealth { state.withLock { $0.health } }
 
-    func probe() async -> StoreHealth {
+    package func probe() async -> StoreHealth {
         _ = writeFailure(record: "probe")
         return health
     }
 
-    func close() async {}
+    package func close() async {}
 
     private func writeFailure(record: String) -> StoreFailure? {
         state.withLock { Self.writeFailure(&$0, record: record, at: clock.now()) }

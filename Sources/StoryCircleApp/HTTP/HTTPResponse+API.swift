@@ -1,6 +1,7 @@
 import Foundation
 import StoryCircleCore
 import WebSocketTransport
+import StoryCircleServer
 
 extension HTTPResponse {
     static let jsonEncoder: JSONEncoder = {

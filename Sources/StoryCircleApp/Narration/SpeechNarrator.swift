@@ -2,6 +2,7 @@ import Foundation
 import Locking
 import Speech
 import StoryCircleCore
+import StoryCircleServer
 
 /// Prepares narration with espeak-ng, through the audio cache: a sentence already spoken the same way is a
 /// file read; a new one is synthesised once, encoded to MP3 and kept. Two rooms preparing the same sentence

@@ -1,26 +1,27 @@
 import Foundation
 import Locking
-@testable import StoryCircleCore
-@testable import StoryCircleServer
+import StoryCircleCore
+import StoryCircleServer
+import StoryCircleTesting
 
 /// A narrator that answers at once with sentence durations of (i + 1) seconds, and fails for voices it
 /// is told are missing.
-final class ScriptedNarrator: NarrationPreparing {
-    struct MissingVoice: FriendlyError {
-        var voice: String
-        var friendlyMessage: String { "Pip could not find the voice \"\(voice)\"." }
+package final class ScriptedNarrator: NarrationPreparing {
+    package struct MissingVoice: FriendlyError {
+        package var voice: String
+        package var friendlyMessage: String { "Pip could not find the voice \"\(voice)\"." }
     }
 
-    let missingVoices: Set<String>
+    package let missingVoices: Set<String>
     private let requests = Locked<[NarrationRequest]>([])
 
-    init(missingVoices: Set<String> = []) {
+    package init(missingVoices: Set<String> = []) {
         self.missingVoices = missingVoices
     }
 
-    var received: [NarrationRequest] { requests.withLock { $0 } }
+    package var received: [NarrationRequest] { requests.withLock { $0 } }
 
-    func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> NarrationPlan {
+    package func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> NarrationPlan {
         requests.withLock { $0.append(request) }
         if missingVoices.contains(request.settings.voice) { throw MissingVoice(voice: request.settings.voice) }
         var sentences: [NarratedSentence] = []
@@ -34,7 +35,9 @@ final class ScriptedNarrator: NarrationPreparing {
 
 /// A store that, while `holding`, keeps every append's completion until the test releases it: "is it
 /// durable yet?" is under the test's control. Not holding, it completes at once.
-final class GatedStore: RoomStore {
+package final class GatedStore: RoomStore {
+    package init() {}
+
     private struct State {
         var holding = false
         var held: [@Sendable ((any Error)?) -> Void] = []
@@ -44,12 +47,12 @@ final class GatedStore: RoomStore {
     private let memory = MemoryRoomStore()
     private let state = Locked(State())
 
-    func hold() { state.withLock { $0.holding = true } }
+    package func hold() { state.withLock { $0.holding = true } }
 
-    var heldCount: Int { state.withLock { $0.held.count } }
+    package var heldCount: Int { state.withLock { $0.held.count } }
 
     /// Returns once at least `count` completions are being held.
-    func waitForHeld(_ count: Int) async {
+    package func waitForHeld(_ count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state -> Bool in
                 if state.held.count >= count { return true }
@@ -61,7 +64,7 @@ final class GatedStore: RoomStore {
     }
 
     /// Completes everything held and stops holding.
-    func releaseAll() {
+    package func releaseAll() {
         let completions = state.withLock { state in
             state.holding = false
             defer { state.held = [] }
@@ -70,9 +73,9 @@ final class GatedStore: RoomStore {
         completions.forEach { $0(nil) }
     }
 
-    func createRoom(_ header: RoomHeader) async throws { try await memory.createRoom(header) }
+    package func createRoom(_ header: RoomHeader) async throws { try await memory.createRoom(header) }
 
-    func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
+    package func append(_ record: RoomRecord, room code: String, resuming: Bool, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
         memory.append(record, room: code) { _ in }
         let (complete, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
             guard state.holding else { return (true, []) }
@@ -86,18 +89,18 @@ final class GatedStore: RoomStore {
         ready.forEach { $0.resume() }
     }
 
-    func archive(room code: String) async throws -> RoomArchive? { try await memory.archive(room: code) }
-    func unfinishedRooms() async throws -> [RoomArchive] { try await memory.unfinishedRooms() }
-    func summaries() async throws -> [RoomSummary] { try await memory.summaries() }
-    func codeExists(_ code: String) async throws -> Bool { try await memory.codeExists(code) }
-    func purge(createdBefore cutoff: ServerTime) async throws -> Int { try await memory.purge(createdBefore: cutoff) }
-    var health: StoreHealth { .ok }
-    func probe() async -> StoreHealth { .ok }
-    func close() async {}
+    package func archive(room code: String) async throws -> RoomArchive? { try await memory.archive(room: code) }
+    package func unfinishedRooms() async throws -> [RoomArchive] { try await memory.unfinishedRooms() }
+    package func summaries() async throws -> [RoomSummary] { try await memory.summaries() }
+    package func codeExists(_ code: String) async throws -> Bool { try await memory.codeExists(code) }
+    package func purge(createdBefore cutoff: ServerTime) async throws -> Int { try await memory.purge(createdBefore: cutoff) }
+    package var health: StoreHealth { .ok }
+    package func probe() async -> StoreHealth { .ok }
+    package func close() async {}
 }
 
-enum ServerFixtures {
-    static let story = Story(
+package enum ServerFixtures {
+    package static let story = Story(
         title: "Test Story",
         sentences: ["Pip lost a gear.", "It was blue.", "Dot had it."],
         quiz: Quiz(questions: [
@@ -107,15 +110,41 @@ enum ServerFixtures {
     )
 
     /// A registry over the given doubles, routing the events the test yields.
-    static func registry(
+    package static func registry(
         transport: RecordingTransport, store: any RoomStore = MemoryRoomStore(), clock: ManualClock = ManualClock(),
-        narrator: any NarrationPreparing = ScriptedNarrator(), configuration: ServerConfiguration = ServerConfiguration(),
+        narrator: any NarrationPreparing = ScriptedNarrator(), settings: RoomRegistry.Settings = RoomRegistry.Settings(),
         metrics: ServerMetrics = ServerMetrics(), bindings: ConnectionBindings = ConnectionBindings()
     ) -> (RoomRegistry, AsyncStream<WebSocketTransport.TransportEvent>.Continuation) {
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
-        let registry = RoomRegistry(events: events, transport: transport, store: store, clock: clock, narrator: narrator, metrics: metrics, configuration: configuration, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), bindings: bindings)
+        let registry = RoomRegistry(events: events, transport: transport, store: store, clock: clock, narrator: narrator, metrics: metrics, settings: settings, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), bindings: bindings)
         Task { await registry.run() }
         return (registry, sink)
+    }
+
+    /// One node of several sharing `store`, as nodes share PostgreSQL: rooms are loaded only where the
+    /// proxy sends them, each under its lease.
+    package struct Node: Sendable {
+        package let registry: RoomRegistry
+        package let events: AsyncStream<WebSocketTransport.TransportEvent>.Continuation
+        package let transport: RecordingTransport
+    }
+
+    package static func node(
+        _ name: String, store: MemoryRoomStore, clock: ManualClock = ManualClock(), leaseClock: ManualMonotonicClock = ManualMonotonicClock(),
+        configure: (inout RoomRegistry.Settings) -> Void = { _ in }
+    ) -> Node {
+        let transport = RecordingTransport()
+        var settings = RoomRegistry.Settings()
+        settings.nodeId = name
+        configure(&settings)
+        let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
+        let registry = RoomRegistry(
+            events: events, transport: transport, store: store, clock: clock, narrator: ScriptedNarrator(), metrics: ServerMetrics(),
+            settings: settings, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), sharedStore: true,
+            leaseClock: leaseClock
+        )
+        Task { await registry.run() }
+        return Node(registry: registry, events: sink, transport: transport)
     }
 }
 
@@ -123,16 +152,16 @@ import WebSocketTransport
 
 extension AsyncStream<TransportEvent>.Continuation {
     /// A client connecting and sending `message` as its first frame.
-    func hello(_ connection: UInt64, _ message: ClientMessage, peer: String = "10.0.0.1") {
+    package func hello(_ connection: UInt64, _ message: ClientMessage, peer: String = "10.0.0.1") {
         yield(.opened(connection: connection, peer: peer))
         send(connection, message)
     }
 
-    func send(_ connection: UInt64, _ message: ClientMessage) {
+    package func send(_ connection: UInt64, _ message: ClientMessage) {
         yield(.message(connection: connection, bytes: Array(try! JSONEncoder().encode(message))))
     }
 
-    func raw(_ connection: UInt64, _ text: String) {
+    package func raw(_ connection: UInt64, _ text: String) {
         yield(.message(connection: connection, bytes: Array(text.utf8)))
     }
 }

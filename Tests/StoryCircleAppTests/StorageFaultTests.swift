@@ -3,6 +3,7 @@ import Testing
 import WebSocketTransport
 import WebSocketTransportTesting
 @testable import StoryCircleCore
+@testable import StoryCircleApp
 @testable import StoryCircleServer
 
 /// Rooms over a store that fails on demand, with a manual clock: no acknowledgement, no token and no
@@ -19,9 +20,9 @@ struct StorageFaultTests {
 
     init() {
         store = FailingStore(clock: clock)
-        var configuration = ServerConfiguration()
-        configuration.storageRetrySeconds = 1
-        (registry, events) = ServerFixtures.registry(transport: transport, store: store, clock: clock, configuration: configuration, metrics: metrics)
+        var settings = RoomRegistry.Settings()
+        settings.storageRetrySeconds = 1
+        (registry, events) = ServerFixtures.registry(transport: transport, store: store, clock: clock, settings: settings, metrics: metrics)
     }
 
     /// A room at its first question with the given children joined (connections 1, 2, …) and a teacher

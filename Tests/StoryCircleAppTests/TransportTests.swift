@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WebSocketTransport
 @testable import StoryCircleCore
+@testable import StoryCircleApp
 @testable import StoryCircleServer
 
 /// The whole server over real sockets on a free port, driven by libwebsockets clients, with a manual clock

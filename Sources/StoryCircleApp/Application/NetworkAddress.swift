@@ -1,4 +1,5 @@
 import Glibc
+import StoryCircleServer
 
 /// The address children's devices can most likely reach this computer at, for the URLs the server prints.
 enum NetworkAddress {

@@ -3,6 +3,7 @@ import Testing
 import WebSocketTransport
 import WebSocketTransportTesting
 @testable import StoryCircleCore
+@testable import StoryCircleApp
 @testable import StoryCircleServer
 
 @Suite("HTTP API")

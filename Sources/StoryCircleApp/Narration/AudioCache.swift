@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Locking
 import StoryCircleCore
+import StoryCircleServer
 
 /// Synthesised sentences on disk, keyed by a hash of everything that changes the sound (text, voice, rate,
 /// pitch, engine version): a second room on the same story synthesises nothing, and the cache survives

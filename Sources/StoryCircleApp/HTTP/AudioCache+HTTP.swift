@@ -1,4 +1,5 @@
 import WebSocketTransport
+import StoryCircleServer
 
 extension AudioCache {
     /// `GET /audio/<key>.mp3`: immutable content, so it carries its key as ETag and may be cached for a year.

@@ -1,11 +1,13 @@
 import Foundation
 import Locking
-@testable import StoryCircleCore
+import StoryCircleCore
 import Testing
 
 /// Messages received per connection, which a test can await by type instead of sleeping: `next` returns
 /// the next message of that type not yet returned, at once if it already arrived.
-final class MessageLog: Sendable {
+package final class MessageLog: Sendable {
+    package init() {}
+
     private struct Waiter {
         var id: UInt64
         var connection: UInt64
@@ -24,7 +26,7 @@ final class MessageLog: Sendable {
 
     private let state = Locked(State())
 
-    func record(_ message: ServerMessage, to connections: [UInt64]) {
+    package func record(_ message: ServerMessage, to connections: [UInt64]) {
         let ready: [Waiter] = state.withLock { state in
             for connection in connections { state.messages[connection, default: []].append(message) }
             var ready: [Waiter] = []
@@ -42,14 +44,14 @@ final class MessageLog: Sendable {
         }
     }
 
-    func messages(to connection: UInt64) -> [ServerMessage] {
+    package func messages(to connection: UInt64) -> [ServerMessage] {
         state.withLock { $0.messages[connection] ?? [] }
     }
 
     /// The next `type` message to `connection`. One that does not come within `timeout` fails the test
     /// (recorded at the caller's line) instead of hanging the suite; the test then gets a stand-in message
     /// (`storage`, not ok, saying what was missing) and goes on to fail or finish on its own.
-    func next(_ type: String, to connection: UInt64, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async -> ServerMessage {
+    package func next(_ type: String, to connection: UInt64, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async -> ServerMessage {
         let message: ServerMessage? = await withCheckedContinuation { continuation in
             let ready: ServerMessage? = state.withLock { state in
                 let key = "\(connection)/\(type)"

@@ -1,6 +1,7 @@
 import Foundation
 import StoryCircleCore
 import WebSocketTransport
+import StoryCircleServer
 
 /// The HTTP API (`docs/protocol.md`, "HTTP API"): rooms, commands, results, health and metrics.
 /// Teacher and admin tokens come as `Authorization: Bearer …`.

@@ -1,4 +1,5 @@
 import Glibc
+import StoryCircleServer
 
 public enum ProcessLimits {
     /// Raises this process's open-file limit to the hard limit (every connection is a file); returns it.

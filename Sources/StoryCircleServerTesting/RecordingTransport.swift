@@ -2,13 +2,15 @@ import Foundation
 import Testing
 import Locking
 import WebSocketTransport
-@testable import StoryCircleCore
-@testable import StoryCircleServer
+import StoryCircleCore
+import StoryCircleServer
 
 /// An in-memory transport (swift-nio's embedded channel in spirit): it records every frame and close, and
 /// lets a test await a message or a close instead of sleeping.
-final class RecordingTransport: MessageTransport {
-    let log = MessageLog()
+package final class RecordingTransport: MessageTransport {
+    package init() {}
+
+    package let log = MessageLog()
     private struct Closes {
         var closed: [UInt64: CloseReason] = [:]
         var waiters: [(connection: UInt64, continuation: CheckedContinuation<CloseReason, Never>)] = []
@@ -17,16 +19,16 @@ final class RecordingTransport: MessageTransport {
     private let closes = Locked(Closes())
     private let priorities = Locked<[String: Set<OutboundFrame.Priority>]>([:])
 
-    func send(_ frame: OutboundFrame, to connections: [UInt64]) {
+    package func send(_ frame: OutboundFrame, to connections: [UInt64]) {
         let message = try! JSONDecoder().decode(ServerMessage.self, from: Data(frame.bytes))
         priorities.withLock { _ = $0[message.type, default: []].insert(frame.priority) }
         log.record(message, to: connections)
     }
 
     /// The priorities frames of this message type were sent with so far.
-    func priorities(of type: String) -> Set<OutboundFrame.Priority> { priorities.withLock { $0[type] ?? [] } }
+    package func priorities(of type: String) -> Set<OutboundFrame.Priority> { priorities.withLock { $0[type] ?? [] } }
 
-    func close(_ connection: UInt64, status: UInt16, reason: String) {
+    package func close(_ connection: UInt64, status: UInt16, reason: String) {
         let ready = closes.withLock { closes -> [CheckedContinuation<CloseReason, Never>] in
             // The first close counts, as in the real transport.
             guard closes.closed[connection] == nil else { return [] }
@@ -38,18 +40,18 @@ final class RecordingTransport: MessageTransport {
         ready.forEach { $0.resume(returning: CloseReason(status: status, reason: reason)) }
     }
 
-    func messages(to connection: UInt64) -> [ServerMessage] { log.messages(to: connection) }
+    package func messages(to connection: UInt64) -> [ServerMessage] { log.messages(to: connection) }
 
-    func types(to connection: UInt64) -> [String] { messages(to: connection).map(\.type) }
+    package func types(to connection: UInt64) -> [String] { messages(to: connection).map(\.type) }
 
-    func closeStatus(_ connection: UInt64) -> UInt16? { closes.withLock { $0.closed[connection]?.status } }
+    package func closeStatus(_ connection: UInt64) -> UInt16? { closes.withLock { $0.closed[connection]?.status } }
 
-    func next(_ type: String, to connection: UInt64, sourceLocation: SourceLocation = #_sourceLocation) async -> ServerMessage {
+    package func next(_ type: String, to connection: UInt64, sourceLocation: SourceLocation = #_sourceLocation) async -> ServerMessage {
         await log.next(type, to: connection, sourceLocation: sourceLocation)
     }
 
     /// The close of `connection`, once it comes.
-    func closed(_ connection: UInt64) async -> CloseReason {
+    package func closed(_ connection: UInt64) async -> CloseReason {
         await withCheckedContinuation { continuation in
             let done = closes.withLock { closes -> CloseReason? in
                 if let reason = closes.closed[connection] { return reason }

@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import Testing
+@testable import StoryCircleApp
 @testable import StoryCircleServer
 
 @Suite("The server's log")

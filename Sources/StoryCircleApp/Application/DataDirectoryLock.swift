@@ -1,5 +1,6 @@
 import Foundation
 import Locking
+import StoryCircleServer
 
 /// One server per data folder: an exclusive `flock` on `<data>/lock`, held for the server's life, with the
 /// holder's pid written inside so a second server can say who holds it. Two servers on one folder would

@@ -1,5 +1,6 @@
 import StoryCircleCore
 import WebSocketTransport
+import StoryCircleServer
 
 /// The words for the refusals the transport makes by itself: the same `ErrorCode`s, sentences and shapes
 /// (`ServerMessage.error` on a WebSocket, `HTTPResponse.error` over HTTP) as every other refusal.

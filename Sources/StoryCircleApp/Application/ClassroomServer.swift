@@ -4,6 +4,7 @@ import Speech
 import SQLiteStorage
 import StoryCircleCore
 import WebSocketTransport
+import StoryCircleServer
 
 /// A running StoryCircle server: the transport on its port, the room registry, the store, the narrator and
 /// the HTTP API, wired together. `start` brings it up (restoring unfinished rooms); `stop` tells every
@@ -128,7 +129,7 @@ public final class ClassroomServer: Sendable {
         // PostgreSQL may be shared by several nodes: rooms are then loaded only by the node the proxy sends them to.
         let registry = RoomRegistry(
             events: events, transport: transport, store: roomStore, clock: clock, narrator: roomNarrator, metrics: metrics,
-            configuration: configuration, timing: timing, logger: logger, bindings: bindings, sharedStore: store == nil && postgres != nil
+            settings: configuration.registrySettings, timing: timing, logger: logger, bindings: bindings, sharedStore: store == nil && postgres != nil
         )
         let restored: Int
         do {

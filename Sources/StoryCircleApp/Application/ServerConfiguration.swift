@@ -1,5 +1,6 @@
 import Foundation
 import StoryCircleCore
+import StoryCircleServer
 
 /// Everything an operator can set. Read from `config/storycircle.json` (every field optional), then the
 /// `STORYCIRCLE_*` environment variables, then command-line flags, each overriding the one before.
@@ -229,4 +230,19 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// Where rooms' records live, from `database`.
     public var usesDatabase: Bool { database != "none" }
+
+    /// What the room registry takes of this.
+    public var registrySettings: RoomRegistry.Settings {
+        var settings = RoomRegistry.Settings()
+        settings.nodeId = nodeId
+        settings.leaseSeconds = leaseSeconds
+        settings.joinBurst = joinBurst
+        settings.joinsPerSecond = joinsPerSecond
+        settings.failedJoinBurst = failedJoinBurst
+        settings.failedJoinsPerMinute = failedJoinsPerMinute
+        settings.storageRetrySeconds = storageRetrySeconds
+        settings.roomDefaults = roomDefaults
+        settings.retentionDays = retentionDays
+        return settings
+    }
 }

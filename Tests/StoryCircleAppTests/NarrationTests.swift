@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Speech
 @testable import StoryCircleCore
+@testable import StoryCircleApp
 @testable import StoryCircleServer
 
 /// Syntheses are counted per narrator, through its own `ServerMetrics`, because the espeak-ng engine is

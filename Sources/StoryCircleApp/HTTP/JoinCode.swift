@@ -1,4 +1,5 @@
 import QRCode
+import StoryCircleServer
 
 /// How a room is joined from outside: its URL, and that URL as a QR code.
 public enum JoinCode {
