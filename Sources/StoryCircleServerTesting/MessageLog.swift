@@ -76,7 +76,7 @@ package final class MessageLog: Sendable {
         }
         guard let message else {
             Issue.record("no '\(type)' message to connection \(connection) within \(timeout); it had: \(messages(to: connection).map(\.type))", sourceLocation: sourceLocation)
-            return .storage(StorageStatus(ok: false, message: "MessageLog: no '\(type)' message came"))
+            return .storage(StoreHealthStatus(ok: false, message: "MessageLog: no '\(type)' message came"))
         }
         return message
     }

@@ -79,7 +79,7 @@ struct StorageFaultTests {
         events.send(1, .answer(question: 0, option: 1))
         await store.waitForFailures(1)
         guard case .storage(let banner) = await transport.next("storage", to: 9) else { Issue.record("no storage banner"); return }
-        #expect(banner == StorageStatus(ok: false, message: StoreHealthMonitor.teacherMessage(FailingStore.diskFull)))
+        #expect(banner == StoreHealthStatus(ok: false, message: StoreHealthMonitor.teacherMessage(FailingStore.diskFull)))
         #expect(await room.report().pendingRecords == 1)
         // A late joiner meanwhile: their record waits behind the failing one, and so does their welcome.
         events.hello(4, .join(room: created.code, nickname: "Cat"))
@@ -121,7 +121,7 @@ struct StorageFaultTests {
         #expect(await transport.next("answer.ack", to: 1) == .answerAck(AnswerAck(question: 0, option: 1)))
         #expect(store.resumes >= 1, "the room told the store to take its records again")
         var status = await transport.next("storage", to: 9)
-        while status != .storage(StorageStatus(ok: true)) { status = await transport.next("storage", to: 9) }
+        while status != .storage(StoreHealthStatus(ok: true)) { status = await transport.next("storage", to: 9) }
         events.hello(5, .join(room: created.code, nickname: "Cat"))
         guard case .welcome(let cat) = await transport.next("welcome", to: 5) else { Issue.record("no welcome"); return }
         #expect(cat.token != nil)

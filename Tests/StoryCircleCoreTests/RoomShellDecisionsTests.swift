@@ -82,7 +82,7 @@ struct RoomShellDecisionsTests {
             .pong(Pong(id: 1, clientTime: nil, serverTime: ServerTime(milliseconds: 1))),
         ]
         #expect(replies.allSatisfy { $0.isReply })
-        #expect(!ServerMessage.storage(StorageStatus(ok: true)).isReply)
+        #expect(!ServerMessage.storage(StoreHealthStatus(ok: true)).isReply)
         #expect(!ServerMessage.kicked(Notice(message: "Bye")).isReply)
     }
 }

@@ -109,18 +109,18 @@ struct StorageRecoveryTests {
         let board = room.dashboard()
         let teacher = room.teacher()
 
-        let failing = room.apply(.storage(problem: "The disk is full.", at: room.now))
-        #expect(failing == [.sendAtOnce(.storage(StorageStatus(ok: false, message: "The disk is full.")), to: [teacher])])
-        #expect(room.apply(.storage(problem: "The disk is full.", at: room.now)).isEmpty, "said once")
+        let failing = room.apply(.storeHealth(problem: "The disk is full.", at: room.now))
+        #expect(failing == [.sendAtOnce(.storage(StoreHealthStatus(ok: false, message: "The disk is full.")), to: [teacher])])
+        #expect(room.apply(.storeHealth(problem: "The disk is full.", at: room.now)).isEmpty, "said once")
 
         let late = room.teacher()
         #expect(room.messages(to: late).map(\.type) == ["welcome", "storage"], "a teacher arriving meanwhile is told at once")
         #expect(room.messages(to: board).map(\.type) == ["welcome"])
         #expect(!room.messages(to: ana.connection).contains { $0.type == "storage" })
 
-        let working = room.apply(.storage(problem: nil, at: room.now))
-        #expect(working == [.sendAtOnce(.storage(StorageStatus(ok: true)), to: [teacher, late])])
-        let wire = try JSONSerialization.jsonObject(with: Data(ServerMessage.storage(StorageStatus(ok: true)).encoded())) as? NSDictionary
+        let working = room.apply(.storeHealth(problem: nil, at: room.now))
+        #expect(working == [.sendAtOnce(.storage(StoreHealthStatus(ok: true)), to: [teacher, late])])
+        let wire = try JSONSerialization.jsonObject(with: Data(ServerMessage.storage(StoreHealthStatus(ok: true)).encoded())) as? NSDictionary
         #expect(wire == ["type": "storage", "ok": true], "no message once it works")
     }
 }

@@ -342,7 +342,7 @@ extension Notice: JSONObjectWritable {
     }
 }
 
-extension StorageStatus: JSONObjectWritable {
+extension StoreHealthStatus: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
         writer.field("ok", ok)
         writer.field("message", message)

@@ -22,7 +22,7 @@ public enum ServerMessage: Sendable, Equatable {
     case room(RoomStatus)
     case finished(Finished)
     case kicked(Notice)
-    case storage(StorageStatus)
+    case storage(StoreHealthStatus)
 
     public var type: String {
         switch self {
@@ -118,7 +118,7 @@ extension ServerMessage: Codable {
         case "room": self = .room(try RoomStatus(from: decoder))
         case "finished": self = .finished(try Finished(from: decoder))
         case "kicked": self = .kicked(try Notice(from: decoder))
-        case "storage": self = .storage(try StorageStatus(from: decoder))
+        case "storage": self = .storage(try StoreHealthStatus(from: decoder))
         default:
             throw DecodingError.dataCorrupted(.init(codingPath: [TypeKey.type], debugDescription: "Unknown message type \(type)"))
         }

@@ -22,5 +22,5 @@ public enum RoomEvent: Sendable, Equatable {
     case narration(NarrationUpdate, at: ServerTime)
     case timer(RoomTimer, at: ServerTime)
     /// The server's storage began failing (`problem` says why, for the teacher) or works again (`nil`).
-    case storage(problem: String?, at: ServerTime)
+    case storeHealth(problem: String?, at: ServerTime)
 }

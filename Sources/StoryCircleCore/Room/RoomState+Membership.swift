@@ -87,7 +87,7 @@ extension RoomState {
         members[connection] = member
         let welcome = Welcome(role: role, player: nil, token: nil, serverTime: at, room: snapshot(for: member))
         // A teacher who arrives while storage is failing is told at once, not at the next change.
-        let storage: [RoomDirective] = role == .teacher && storageProblem != nil ? [.send(.storage(storageStatus), to: [connection])] : []
+        let storage: [RoomDirective] = role == .teacher && storeProblem != nil ? [.send(.storage(storeHealthStatus), to: [connection])] : []
         return [.send(.welcome(welcome), to: [connection])] + storage
     }
 

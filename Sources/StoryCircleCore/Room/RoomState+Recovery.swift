@@ -80,7 +80,7 @@ extension RoomState {
     /// - a child whose join was lost, and a connection whose refusal was lost with the records before it:
     ///   `storage_unavailable` and close 1013 (try again later).
     public mutating func reattach(_ connections: [ConnectionID], from previous: RoomState, at: ServerTime) -> [RoomDirective] {
-        storageProblem = previous.storageProblem
+        storeProblem = previous.storeProblem
         for connection in connections { roundTrips[connection] = previous.roundTrips[connection] }
         var directives: [RoomDirective] = []
         for connection in connections.sorted() where members[connection] == nil {

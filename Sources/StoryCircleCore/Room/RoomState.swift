@@ -70,7 +70,7 @@ public struct RoomState: Sendable {
     var screenFlushPending = false
     var nextPlayerNumber = 1
     /// Why the server cannot store results now, while it cannot: teachers are told, on arrival too.
-    public internal(set) var storageProblem: String?
+    public internal(set) var storeProblem: String?
     /// When the room finished (as stored, for a restored room): finished rooms are let go some time after.
     public internal(set) var finishedAt: ServerTime?
 
@@ -102,8 +102,8 @@ public struct RoomState: Sendable {
             narrationUpdate(update, at: at)
         case .timer(let timer, let at):
             timerFired(timer, at: at)
-        case .storage(let problem, _):
-            storageChanged(problem)
+        case .storeHealth(let problem, _):
+            storeHealthChanged(problem)
         }
         tellTeachersIfCommandsChanged(since: before, in: &directives)
         return directives
@@ -315,17 +315,17 @@ public struct RoomState: Sendable {
 
     // MARK: - Storage
 
-    mutating func storageChanged(_ problem: String?) -> [RoomDirective] {
-        guard problem != storageProblem else { return [] }
-        storageProblem = problem
+    mutating func storeHealthChanged(_ problem: String?) -> [RoomDirective] {
+        guard problem != storeProblem else { return [] }
+        storeProblem = problem
         let teachers = teacherConnections
         // The banner says nothing about the room's state, and must not wait behind the very records that
         // cannot be stored.
-        return teachers.isEmpty ? [] : [.sendAtOnce(.storage(storageStatus), to: teachers)]
+        return teachers.isEmpty ? [] : [.sendAtOnce(.storage(storeHealthStatus), to: teachers)]
     }
 
-    var storageStatus: StorageStatus {
-        storageProblem.map { StorageStatus(ok: false, message: $0) } ?? StorageStatus(ok: true)
+    var storeHealthStatus: StoreHealthStatus {
+        storeProblem.map { StoreHealthStatus(ok: false, message: $0) } ?? StoreHealthStatus(ok: true)
     }
 
     // MARK: - Timers

@@ -12,7 +12,7 @@ public enum RoomInput: Sendable {
     case narration(NarrationUpdate, generation: Int)
     case timer(RoomTimer, generation: Int)
     /// The server's storage began failing (why, for the teacher) or works again (`nil`).
-    case storage(problem: String?)
+    case storeHealth(problem: String?)
     /// The outbox gave up storing the room's records: the room rebuilds itself from the store.
     case storageGaveUp(StoreFailure)
     /// What the store holds of the room, read back for a rebuild (`nil`: it could not be read).
@@ -202,8 +202,8 @@ public actor Room {
         case .timer(let timer, let from):
             guard from == generation else { return }
             carryOut(state.handle(.timer(timer, at: now)))
-        case .storage(let problem):
-            carryOut(state.handle(.storage(problem: problem, at: now)))
+        case .storeHealth(let problem):
+            carryOut(state.handle(.storeHealth(problem: problem, at: now)))
         case .storageGaveUp(let failure):
             readBack(after: failure)
         case .readBack:

@@ -26,7 +26,7 @@ actor RoomDirectory {
     private var loads: [String: Task<Room?, any Error>] = [:]
     private var acceptingRooms = true
     /// Why storage is failing, while it is (for rooms' teachers, including rooms loaded meanwhile).
-    private var storageProblem: String?
+    private var storeProblem: String?
     private let tasks = OwnedTasks()
     private nonisolated let notices: AsyncStream<RoomNotice>
     private nonisolated let noticeSink: AsyncStream<RoomNotice>.Continuation
@@ -213,7 +213,7 @@ actor RoomDirectory {
         if let lease { await keeper?.adopted(lease) }
         rooms[room.code] = room
         runs[room.code] = Task { await room.run(initial: initial) }
-        if let storageProblem { room.submit(.storage(problem: storageProblem)) }
+        if let storeProblem { room.submit(.storeHealth(problem: storeProblem)) }
         return room
     }
 
@@ -318,9 +318,9 @@ actor RoomDirectory {
 
     // MARK: - Storage and shutdown
 
-    func storageChanged(_ health: StoreHealth) {
-        storageProblem = health.reason.map(StoreHealthMonitor.teacherMessage)
-        for room in rooms.values { room.submit(.storage(problem: storageProblem)) }
+    func storeHealthChanged(_ health: StoreHealth) {
+        storeProblem = health.reason.map(StoreHealthMonitor.teacherMessage)
+        for room in rooms.values { room.submit(.storeHealth(problem: storeProblem)) }
     }
 
     /// Stops every room (timers, narration) and waits for their inboxes and handovers to finish.

@@ -72,7 +72,7 @@ public final class RoomRegistry: Sendable {
     package func run() async {
         let (directory, health, keeper) = (directory, health, keeper)
         loops.spawn { await directory.run() }
-        loops.spawn { await health.run { health in await directory.storageChanged(health) } }
+        loops.spawn { await health.run { health in await directory.storeHealthChanged(health) } }
         if let keeper {
             let shared = directory.sharedStore
             loops.spawn {

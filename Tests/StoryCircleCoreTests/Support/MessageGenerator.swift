@@ -157,7 +157,7 @@ struct MessageGenerator {
         case 16: .room(RoomStatus(locked: bool(), settings: settings(), commands: maybe { $0.list { $0.string() } }))
         case 17: .finished(finished())
         case 18: .kicked(Notice(message: string(), blocked: maybe { $0.bool() }))
-        default: .storage(StorageStatus(ok: bool(), message: maybe { $0.string(maxLength: 80) }))
+        default: .storage(StoreHealthStatus(ok: bool(), message: maybe { $0.string(maxLength: 80) }))
         }
     }
 
