@@ -76,6 +76,19 @@ public final class WebSocketServer: @unchecked Sendable {
         serviceThread.waitUntilFinished(deadline: ContinuousClock.now + drainTimeout + .seconds(2))
     }
 
+    /// `stop`, for async callers: the wait (up to `drainTimeout` and a margin) happens on a thread of its
+    /// own, never on Swift's cooperative pool.
+    public func shutDown(drainTimeout: Duration = .milliseconds(700)) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiting = Thread { [self] in
+                stop(drainTimeout: drainTimeout)
+                continuation.resume()
+            }
+            waiting.name = "lws-stop"
+            waiting.start()
+        }
+    }
+
     // MARK: - Sending (any thread)
 
     /// Queues `frame` for `connections`; each is written in its own WRITEABLE callback.

@@ -17,7 +17,7 @@ from compose_spec import PyCompose
 from conftest import ROOT
 
 FILES = ["docker-compose.yml", "docker-compose.single-node.yml"]
-SETTINGS = (ROOT / "Sources" / "StoryCircleServer" / "Application" / "ServerConfiguration.swift").read_text()
+SETTINGS = (ROOT / "Sources" / "StoryCircleApp" / "Application" / "ServerConfiguration.swift").read_text()
 
 
 def load(name):

@@ -180,9 +180,10 @@ public final class ClassroomServer: Sendable {
     public func stop() async {
         logger.notice("Server stopping")
         await registry.shutDown()
-        transport.stop()
+        await transport.shutDown()
         finishStreams()
         for loop in loops { loop.cancel() }
+        for loop in loops { await loop.value }
         await store.close()
         lock.release()
         logger.notice("Server stopped")
