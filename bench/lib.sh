@@ -33,9 +33,9 @@ build_peers() { # <folder>
 }
 
 # A fresh StoryCircle: release build, SQLite on disk (durable acknowledgements), limits opened up: every
-# simulated child comes from 127.0.0.1, and 10,000 connections take a while to say hello. Settings a
-# server does not know yet (it refuses unknown ones) are left out: `maxConnectionsPerAddress` and
-# `helloTimeoutSeconds` come with issue #11. Sets SERVER_PID, PORT and ADMIN.
+# simulated child comes from 127.0.0.1, and 10,000 connections take a while to say hello. A server built
+# before `maxConnectionsPerAddress` and `helloTimeoutSeconds` existed refuses them as unknown settings, so
+# they are dropped when it does: an older commit can still be measured. Sets SERVER_PID, PORT and ADMIN.
 start_storycircle() { # <work folder> <name>
   local data="$1/data-$2" newer=', "maxConnectionsPerAddress": 0, "helloTimeoutSeconds": 600'
   for attempt in with-newer without; do

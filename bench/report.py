@@ -1,7 +1,7 @@
 """bench/run.sh's report: the generator's JSON lines (every run) become bench/results.json and the tables of
 bench/results.md: each figure as the median of the runs with its min–max, the ratios to the peers computed
-run by run (each StoryCircle run against the peers' runs of the same round, minutes apart), the targets of
-issue #14 beside the figures, and every run listed.
+run by run (each StoryCircle run against the peers' runs of the same round, minutes apart), the targets
+beside the figures, and every run listed.
 
     bench/report.py --results RESULTS.jsonl --json OUT.json --markdown OUT.md --seconds S --runs N ...
     bench/report.py --readme README.md [--document bench/results.json]

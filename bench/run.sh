@@ -9,7 +9,8 @@
 # PIN=0 turns it off), so the generator's work is not charged to the server and the two do not fight over
 # a core; a fresh server for every run; warm-up rounds are run first and not counted.
 #
-# Sizes are the by default (about 20 minutes on two cores). For a quick check of the machinery:
+# The default sizes are the ones the report's targets are set for (about 20 minutes on two cores).
+# For a quick check of the machinery:
 #   BENCH_QUICK=1 bench/run.sh                    (small sizes, 1 run, results under build/bench/)
 # or any of the sizes alone: RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE
 # SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE; and PEERS="c python node go",

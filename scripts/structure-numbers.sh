@@ -1,6 +1,6 @@
 #!/bin/sh
-# Numbers for issue #15's closing note (the shape of the code, not its speed). Run from the repository root;
-# compare two commits with: git stash; git checkout A; scripts/structure-numbers.sh; git checkout B; ...
+# The shape of the code in numbers (not its speed), to compare before and after a restructuring. Run from
+# the repository root; compare two commits with: git stash; git checkout A; scripts/structure-numbers.sh; git checkout B; ...
 set -eu
 echo "== files and lines per target (*.swift, *.h, *.c under Sources/<target>)"
 for d in Sources/*/; do

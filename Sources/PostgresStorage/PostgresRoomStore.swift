@@ -6,9 +6,10 @@ import StoryCircleCore
 /// Rooms in PostgreSQL, with the same promises as `SQLiteRoomStore`, for several nodes sharing one
 /// database: a record's completion runs only after the COMMIT that contains it.
 ///
-/// Writes go through one writer thread and connection that takes everything queued and commits it as one
-/// transaction (group commit), sent as a pipeline: the whole batch, its BEGIN and its COMMIT travel in one
-/// round trip. When writes fail, nothing in the failed transaction is reported durable:
+/// Writes go through the group-commit writer (`GroupCommitWriter`, shared with SQLite: one thread and
+/// connection that takes everything queued and commits it as one transaction), sent as a pipeline: the
+/// whole batch, its BEGIN and its COMMIT travel in one round trip. When writes fail, nothing in the failed
+/// transaction is reported durable:
 /// - a record that fails on its own data (a different record under its key, a room that does not exist)
 ///   is rejected alone: the transaction is rolled back and the batch runs again without it;
 /// - a failure of the database (unreachable, shutting down, out of space) fails the whole batch. A lost
@@ -20,8 +21,9 @@ import StoryCircleCore
 /// is stored of a room is always a prefix of what it decided. Reads and lease calls use connections of
 /// their own, under locks.
 ///
-/// `@unchecked Sendable`: the write queue is guarded by its `LockedCondition`; the writer connection and the blocked
-/// rooms are only used on the writer thread; the other connections only inside their `Locked`.
+/// `@unchecked Sendable`: the write queue, the writer connection and the blocked rooms belong to the
+/// writer (`GroupCommitWriter` and its `PostgresCommitter`); the other connections are only used inside
+/// their `Locked`.
 public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
     public let settings: PostgresSettings
     private let writer: GroupCommitWriter<PostgresCommitter>

@@ -18,7 +18,7 @@ from conftest import ROOT
 SCREENSHOTS = ROOT / "build" / "screenshots"
 AXE_REPORT = SCREENSHOTS / "axe-report.json"
 
-# The screens the issue names: a phone, a tablet, the teacher's laptop and two projectors.
+# The screens a classroom uses: a phone, a tablet, the teacher's laptop and two projectors.
 PHONE = dict(width=390, height=844, mobile=True)
 TABLET = dict(width=820, height=1180, mobile=True)
 TEACHER = dict(width=1366, height=768)

@@ -1,6 +1,7 @@
-"""Issue #11's flood, replayed at full size (not part of the suite; the suite has a small version in
+"""A flood of hello-less connections at full size (not part of the suite; the suite has a small version in
 test_server.py): 3,000 WebSockets from one address that never say hello, against a server with
-maxConnections 300, then a real child from another address. Prints the figures.
+maxConnections 300, then a real child from another address, who must still get a place: the hello timeout
+and the per-address limit keep one address from taking every place. Prints the figures.
 
     STORYCIRCLE_BIN=.build/debug/storycircle .venv/bin/python Tests/Integration/replay_flood.py
 """

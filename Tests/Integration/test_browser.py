@@ -1,4 +1,4 @@
-"""The pages in real headless Chromium against the real server (issues #5 and #13): a phone (390×844), a
+"""The pages in real headless Chromium against the real server: a phone (390×844), a
 tablet (820×1180), the teacher's laptop (1366×768) and the projector at 1920×1080 and 1280×720, with thirty
 more children on plain WebSockets. Screenshots go to build/screenshots/, axe-core's counts per screen to
 build/screenshots/axe-report.json."""
@@ -17,7 +17,7 @@ from browser_support import (PHONE, browsers, PROJECTOR, SMALL_PROJECTOR, TABLET
 from conftest import SHORT_STORY, STORIES, Server
 
 CLASSROOM = STORIES / "classroom.json"
-XSS = "<img src=x onerror=alert(1)>"  # the issue's own example
+XSS = "<img src=x onerror=alert(1)>"  # a nickname that would run script if a page inserted it as HTML
 # Thirty children more: long names, a name that looks like HTML, names that must wrap between words.
 CROWD = ["Maximilian Alexander", "Anne-Sophie Marguerite", XSS, "Zoë", "Oliver", "Amelia", "Noah", "Isla", "Leo",
          "Mia", "Arthur", "Freya", "Theo", "Ivy", "Finley", "Rosie", "Jack", "Lily", "Harry", "Evie", "Charlie",

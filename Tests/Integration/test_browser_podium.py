@@ -1,4 +1,4 @@
-"""The podium of a tied class, in real headless Chromium against the real server (issue #14): the server
+"""The podium of a tied class, in real headless Chromium against the real server: the server
 names at most eight players and says how many more share the place ("… and 5 more"), so each child's
 `finished` stays small however many tie. The pages keep the podium's kind rules: nobody with 0 points
 stands on it, a child left out of the names reads "you" among the others, and names wrap between words."""

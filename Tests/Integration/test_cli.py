@@ -1,4 +1,4 @@
-"""The `storycircle` executable, run as a teacher or a script would (issue #6)."""
+"""The `storycircle` executable, run as a teacher or a script would."""
 import codecs
 import csv
 import io

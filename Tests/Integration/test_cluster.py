@@ -1,4 +1,4 @@
-"""Rooms spread over three nodes behind nginx, stored in one PostgreSQL, surviving a node's death (issue #12).
+"""Rooms spread over three nodes behind nginx, stored in one PostgreSQL, surviving a node's death.
 
 The topology comes from scripts/cluster.sh (the same as docker-compose.yml, as local processes). 20 rooms of
 10 children each play through the proxy; during an open question the node holding the most rooms is killed

@@ -1,4 +1,5 @@
-"""A crash in the middle of a quiz loses nothing that was acknowledged (issue #7)."""
+"""A crash in the middle of a quiz loses nothing that was acknowledged: an answer is acknowledged only once
+it is stored, so a child told "Saved" has nothing to answer again after a restart."""
 import asyncio
 import csv
 import io

@@ -1,9 +1,9 @@
-"""Acknowledged means stored, under every fault of the disk (issue #11): a full disk, a read-only mount at
+"""Acknowledged means stored, under every fault of the disk: a full disk, a read-only mount at
 start, a filesystem that turns read-only while the server runs. The data folder is a real small filesystem
 (a tmpfs, or an ext4 image on a loop device), so SQLite meets the kernel's own ENOSPC and EROFS.
 
 Every test counts what it was told: the acknowledged answers and the tokens handed out must all be there
-after a restart. Each prints one FIGURE line (`pytest -s` shows them) for the closing note of the issue.
+after a restart. Each prints one FIGURE line (`pytest -s` shows them): how many were acknowledged, refused and lost.
 """
 import asyncio
 import errno

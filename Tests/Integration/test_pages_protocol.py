@@ -1,7 +1,7 @@
-"""The pages' side of the protocol that other parts of the server send only when something goes wrong
-(issue #11's decisions in COORDINATION.md): `storage_unavailable` for an answer and for a join (close 1013),
-the teacher's `storage` banner, a `welcome` at any time, upgrades refused with 429/503 and closes 1012/1013,
-retried with growing pauses; and the clock sync's timers after "Try again". A tiny scripted server (Python's
+"""The pages' side of the protocol that other parts of the server send only when something goes wrong:
+`storage_unavailable` for an answer and for a join (close 1013), the teacher's `storage` banner, a
+`welcome` at any time, upgrades refused with 429/503 and closes 1012/1013, retried with growing pauses;
+and the clock sync's timers after "Try again". A tiny scripted server (Python's
 websockets) serves the real pages and plays the other side, so each case happens exactly when the test
 says. The real server's own paths are tested in test_browser.py."""
 import asyncio
@@ -172,7 +172,7 @@ def test_an_answer_that_could_not_be_saved_is_offered_again_then_saved(fakes, br
     axe(child, "phone-answer-not-saved")
     option(child, "A mouse").click()
     wait(child, lambda d: text(d, "#answer-status") == "Saved ✓ Waiting for the others…")
-    # The page names its room in the WebSocket URL, for a proxy to route by (issue #12).
+    # The page names its room in the WebSocket URL, so a proxy in front of several nodes can route by it.
     assert fake.upgrades[0][1] == f"/ws?room={CODE}"
 
 

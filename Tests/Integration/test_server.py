@@ -1,4 +1,4 @@
-"""The room server over real sockets, judged by an independent client (issue #3)."""
+"""The room server over real sockets, judged by an independent client."""
 import asyncio
 import http.client
 import json
@@ -357,8 +357,8 @@ def test_security_headers_and_origin_check(make_server):
     assert status == 200
     assert "default-src 'self'" in headers["content-security-policy"]
     assert headers["x-content-type-options"] == "nosniff"
-    # A page on another site, and a DNS-rebinding page whose Host and Origin are both that site (issue #11:
-    # it got 101, because the Origin was compared with the Host).
+    # A page on another site, and a DNS-rebinding page whose Host and Origin are both that site: the Origin
+    # is checked against the server's own origins, never against the Host, which the page controls too.
     status, _, body = upgrade_response(server.port, origin="http://evil.example")
     assert (status, body["error"]["code"]) == (403, "origin_not_allowed")
     assert upgrade_status(server.port, origin=f"http://evil.example:{server.port}", host=f"evil.example:{server.port}") == 403
@@ -382,8 +382,8 @@ def test_the_address_the_server_printed_is_an_allowed_origin(server):
 
 
 def test_head_never_sends_a_body_so_keep_alive_goes_on(server):
-    # Issue #11: HEAD on /healthz, /metrics and /api/... sent the body, and the next response on the
-    # connection no longer parsed.
+    # HEAD on /healthz, /metrics and /api/... answers with the headers only: a body would be read as the
+    # start of the next response on the connection, which then no longer parses.
     room = server.create_room()
     paths = ["/healthz", "/metrics", f"/api/rooms/{room['code']}", "/api/rooms", "/api/nothing", "/", "/dashboard"]
     with socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw:
@@ -406,7 +406,8 @@ def test_head_never_sends_a_body_so_keep_alive_goes_on(server):
 
 
 def test_unknown_methods_get_a_json_405_with_allow(server):
-    # Issue #11: FOO and TRACE got libwebsockets' HTML 403.
+    # Any method a route does not take, known or not (FOO, TRACE), is a JSON 405 with the route's Allow, like
+    # every other error the server sends.
     for method, path, allowed in [("FOO", "/", "GET, HEAD"), ("TRACE", "/", "GET, HEAD"), ("TRACE", "/healthz", "GET, HEAD, POST"),
                                   ("FOO", "/api/rooms", "GET, HEAD, POST"), ("PUT", "/", "GET, HEAD"), ("DELETE", "/dashboard", "GET, HEAD"),
                                   ("DELETE", "/api/rooms", "GET, HEAD, POST"), ("POST", "/healthz", "GET, HEAD")]:
@@ -434,16 +435,16 @@ def test_contract_slips_over_real_sockets(server):
 
     async def scenario():
         ana, _ = await join(server, room, "Ana")
-        # Issue #11: these were invalid_json; they are JSON, just not indexes.
+        # These are valid JSON, just not indexes: invalid_message, not invalid_json.
         for raw in ('{"type":"answer","question":0,"option":2.5}', '{"type":"answer","question":0,"option":18446744073709551616}'):
             await ana.send(raw)
             error = await ana.expect("error")
             assert error["code"] == "invalid_message", raw
             assert error["message"] == 'The "option" field must be a whole number.'
-        # Issue #11: question -1 was question_closed.
+        # Question -1 was never open, so it is not_open, not question_closed.
         await ana.send({"type": "answer", "question": -1, "option": 0})
         assert (await ana.expect("error"))["code"] == "not_open"
-        # Issue #11: names that render blank were accepted.
+        # Names that render blank would show as empty places on the podium: nickname_invalid.
         for blank in ["\u3164", "\u3164\u3164", "\u2800", "\u115f\u1160", "\uffa0", "\u200d", "Ana\u3164"]:
             client = await Client.connect(server)
             await client.send({"type": "join", "room": room["code"], "nickname": blank})
@@ -457,7 +458,8 @@ def test_contract_slips_over_real_sockets(server):
 
 
 def test_a_one_byte_close_payload_is_closed_with_1002(server):
-    # Issue #11: it was echoed back.
+    # A 1-byte close payload has no room for a status code, so it is a protocol error (1002), not a close to
+    # echo back.
     raw = raw_websocket(server.port)
     raw.sendall(client_frame(0x8, b"\x03"))
     assert read_close(raw, timeout=5) == 1002
@@ -469,9 +471,8 @@ def test_a_one_byte_close_payload_is_closed_with_1002(server):
 
 
 def test_a_child_that_only_listens_is_kept_past_the_hang_up_time(make_server):
-    # Issue #14: keepalive moved from libwebsockets into the transport. A real client answers the server's
-    # pings with pongs that echo the payload, and those count as life: a child who says nothing for twice
-    # the hang-up time is still there.
+    # The transport's keepalive: a real client answers the server's pings with pongs that echo the payload,
+    # and those count as life, so a child who says nothing for twice the hang-up time is still there.
     server = make_server(config={"pingAfterIdleSeconds": 1, "hangUpAfterIdleSeconds": 2})
     room = server.create_room()
 
@@ -489,9 +490,10 @@ def test_a_child_that_only_listens_is_kept_past_the_hang_up_time(make_server):
 
 
 def test_hello_less_connections_are_closed_after_the_timeout_and_a_flood_costs_no_one_else_a_place(make_server):
-    # Issue #11: 3,000 connections from one address that never said hello (while answering pings) held
-    # their places, and with maxConnections 300 a real child then got 503. Here: the per-address limit is
-    # 20 and the whole server takes 21; the flood fills its 20, the 21st place stays for another device.
+    # Connections that never say hello (while answering pings) are closed after the hello timeout, and one
+    # address can hold only its own share of places, so a flood from one address cannot turn a real child
+    # away with 503. Here: the per-address limit is 20 and the whole server takes 21; the flood fills its
+    # 20, the 21st place stays for another device.
     server = make_server(config={"helloTimeoutSeconds": 2, "pingAfterIdleSeconds": 1, "hangUpAfterIdleSeconds": 30,
                                  "maxConnectionsPerAddress": 20, "maxConnections": 21})
     room = server.create_room()

@@ -1,4 +1,4 @@
-"""The pages when the server cannot save (issues #11 and #13), in real headless Chromium against a real
+"""The pages when the server cannot save, in real headless Chromium against a real
 server whose data folder is a small tmpfs that fills up for real: the child is asked to tap again and
 loses nothing by it, the teacher sees why, and both carry on when space comes back."""
 from selenium.webdriver.common.by import By

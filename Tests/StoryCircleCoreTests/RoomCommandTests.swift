@@ -228,8 +228,8 @@ struct RoomAnswerTests {
     }
 
     @Test func aQuestionThatDoesNotExistIsNotOpenInEveryPhase() throws {
-        // Issue #11: question -1 was answered `question_closed` (it is "before" question 0), though no such
-        // question was ever open.
+        // A question that does not exist is `not_open`, never `question_closed`, though -1 comes "before"
+        // question 0: no such question was ever open.
         var (room, kids) = try roomAtFirstQuestion(children: 2)
         for question in [-1, Int.min, room.state.story.quiz.questions.count, Int.max] {
             room.answer(kids[0], question: question, option: 0)

@@ -1,8 +1,8 @@
 import Testing
 @testable import StoryCircleCore
 
-/// What the shell used to decide for itself and the core decides now: pongs and the round trip they
-/// report, what goes out at once, when a room finished, and which messages are replies.
+/// What the core decides so that the shell only carries it out: pongs and the round trip they report, what
+/// goes out at once, when a room finished, and which messages are replies.
 @Suite("Decisions the room makes for its shell")
 struct RoomShellDecisionsTests {
     @Test func aPingIsAnsweredAtOnceWithTheEventsServerTime() throws {

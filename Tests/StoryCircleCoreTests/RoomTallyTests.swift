@@ -1,9 +1,9 @@
 import Testing
 @testable import StoryCircleCore
 
-/// "Has everyone answered?" is answered from counts kept in step with every change (issue #14, suspect 3).
-/// A count that drifts would reveal a question too early or never: these tests compare the counts with
-/// their definition (`RoomState.recount`) after every event of many random rooms.
+/// "Has everyone answered?" is answered from counts kept in step with every change, not by walking every
+/// child each time. A count that drifts would reveal a question too early or never: these tests compare the
+/// counts with their definition (`RoomState.recount`) after every event of many random rooms.
 @Suite("Answer counts")
 struct RoomTallyTests {
     private struct Kid {

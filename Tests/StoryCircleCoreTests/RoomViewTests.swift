@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import StoryCircleCore
 
-/// What each screen is shown (issue #13): kind by default, the child's own standing, the teacher's roster,
+/// What each screen is shown: kind by default, the child's own standing, the teacher's roster,
 /// and removing a child for good.
 @Suite("Room views")
 struct RoomViewTests {
@@ -97,8 +97,8 @@ struct RoomViewTests {
     }
 
     @Test func aChildsPodiumStaysSmallInAWhollyTiedClass() throws {
-        // Before, each child's `finished` carried everyone ranked 1 to 3: a tied class of 300 sent 300
-        // names to each of 300 children.
+        // Each child's `finished` names at most `podiumCount` players (8) and counts the rest: carrying
+        // everyone ranked 1 to 3 would send 300 names to each of 300 children of a tied class.
         var (room, kids) = try self.room(children: (1...300).map { "Child number \($0)" }, settings: RoomSettings(speedPoints: false, streakBonus: false))
         for kid in kids { room.answer(kid, question: 0, option: 2) }
         try room.command(.end)

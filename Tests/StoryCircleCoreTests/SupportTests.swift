@@ -32,7 +32,8 @@ struct NicknameTests {
     }
 
     @Test func rejectsNamesThatRenderBlank() {
-        // Issue #11: these were accepted, and showed as empty places on the podium.
+        // Names that render blank (fillers, invisible and combining marks alone) would show as empty places
+        // on the podium.
         let blanks = [
             "\u{3164}", "\u{3164}\u{3164}\u{3164}", "\u{2800}", "\u{2800} \u{2800}", "\u{115F}", "\u{1160}", "\u{FFA0}",
             "\u{115F}\u{1160}", "\u{1D159}", "\u{034F}", "\u{180E}", "\u{2060}", "\u{FEFF}", "\u{00AD}", "\u{E0020}",
@@ -44,9 +45,9 @@ struct NicknameTests {
         // Hidden inside a visible name, the same characters make it look like another child's.
         #expect(Nickname.normalize("Ana\u{3164}") == .failure(.invalidCharacters))
         #expect(Nickname.normalize("A\u{2800}na") == .failure(.invalidCharacters))
-        // Found by the fuzzer (fuzz/targets/NicknameFuzz.swift): an accent after a tab was left standing
-        // alone; collapsing the tab to a space then joined it to the space, and the name was no longer
-        // its own normal form (normalising it again gave ")").
+        // An accent after a tab stands alone: collapsing the tab to a space would join it to the space, and
+        // the name would not be its own normal form (normalising it again gives ")"). From the fuzzer
+        // (fuzz/targets/NicknameFuzz.swift), which checks that normalising twice changes nothing.
         #expect(Nickname.normalize("\t\t)\t\t\u{0301}") == .failure(.invalidCharacters))
         #expect(Nickname.normalize("Ana\n\u{1F3FB}") == .failure(.invalidCharacters), "a skin tone with no one to colour")
         #expect(Nickname.normalize("Ana\t\u{200D}Bel") == .failure(.invalidCharacters))
@@ -127,7 +128,7 @@ struct WireMessageTests {
     }
 
     @Test func aNumberThatIsNoIndexIsAnInvalidMessageNotInvalidJSON() throws {
-        // Issue #11: `2.5` and `2^64` are JSON; they are not indexes. They were reported as invalid JSON.
+        // `2.5` and `2^64` are valid JSON, just not indexes: the message is invalid, not the JSON.
         for option in ["2.5", "18446744073709551616", "1e300", "-0.5", "9.3e18"] {
             #expect(decode(#"{"type":"answer","question":0,"option":\#(option)}"#).failure == RoomError(.invalidMessage, #"The "option" field must be a whole number."#), "\(option)")
         }

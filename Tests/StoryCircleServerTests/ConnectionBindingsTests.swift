@@ -4,11 +4,11 @@ import Testing
 @testable import StoryCircleServer
 import WebSocketTransport
 
-/// `ConnectionBindings`: a greeted connection's messages skip the registry, and never overtake the ones still
-/// queued for it.
+/// `ConnectionBindings`: a greeted connection's messages skip the `ConnectionRouter`, and never overtake the
+/// ones still queued for it.
 @Suite("Inbound routes")
 struct ConnectionBindingsTests {
-    /// What `ClassroomServer`'s transport callback does with a message: the direct way, or the registry's.
+    /// What `ClassroomServer`'s transport callback does with a message: the direct way, or the router's.
     private func transportDelivers(_ routes: ConnectionBindings, _ events: AsyncStream<WebSocketTransport.TransportEvent>.Continuation, _ connection: UInt64, _ message: ClientMessage) -> Bool {
         let bytes = Array(try! JSONEncoder().encode(message))
         if routes.deliver(connection, bytes) { return true }
@@ -25,7 +25,7 @@ struct ConnectionBindingsTests {
         let created = try await registry.createRoom(story: ServerFixtures.story)
 
         events.yield(.opened(connection: 1, peer: "10.0.0.1"))
-        // Nothing is bound yet: the hello and the messages right behind it all go to the registry.
+        // Nothing is bound yet: the hello and the messages right behind it all go to the router.
         #expect(!transportDelivers(routes, events, 1, .join(room: created.code, nickname: "Ana")))
         #expect(!transportDelivers(routes, events, 1, ping(1)))
         #expect(!transportDelivers(routes, events, 1, ping(2)))
@@ -33,8 +33,8 @@ struct ConnectionBindingsTests {
         #expect(second.id == 1)
         guard case .pong(let third) = await transport.next("pong", to: 1) else { Issue.record("expected .pong"); return }
         #expect(third.id == 2)
-        // The registry counts a message off in the same turn that hands it to the room; any later call on
-        // the actor runs after that turn.
+        // The router counts each message off as it routes it, and binds the connection last, in the turn
+        // that hands the queued messages to the room.
         _ = await registry.liveRoomCount
 
         #expect(transportDelivers(routes, events, 1, ping(3)), "bound, nothing queued: the direct way")

@@ -4,7 +4,8 @@ import Testing
 @testable import StoryCircleServer
 
 /// A store that takes seconds for one room delays no other room: the store's blocking work runs on
-/// threads of its own, so the rooms' actors and the registry keep Swift's cooperative threads.
+/// threads of its own, so the rooms' actors, the `ConnectionRouter` and the `RoomDirectory` keep Swift's
+/// cooperative threads.
 @Suite("A slow store delays no other room")
 struct SlowStoreTests {
     /// Far below the store's 2 s: a reply that waited for the store could not come this soon.

@@ -38,9 +38,9 @@ struct ConnectionLimitTests {
     }
 
     @Test func aFloodFromOneAddressNeverCostsAnotherAddressItsPlace() async throws {
-        // Issue #11: with maxConnections 300, one address's hello-less connections turned a real child away
-        // with 503. Here the server-wide limit is the flood's own limit plus one: the one is still there for
-        // somebody else.
+        // One address's hello-less connections may fill only that address's share, so they cannot turn a
+        // real child away with 503. Here the server-wide limit is the flood's own limit plus one: the one
+        // is still there for somebody else.
         let perAddress = 5
         let harness = try TransportHarness { $0.maxConnectionsPerAddress = perAddress; $0.maxConnections = perAddress + 1 }
         defer { harness.stop() }
@@ -94,8 +94,8 @@ struct ConnectionLimitTests {
     }
 
     @Test func originsOtherThanOursAreRefusedEvenWhenTheHostHeaderAgrees() async throws {
-        // Issue #11: the check compared Origin with Host, so a DNS-rebinding page (Host and Origin both
-        // evil.example) got 101.
+        // The Origin is checked against the allowed origins, never against the Host: a DNS-rebinding page
+        // sends Host and Origin both evil.example, and they agree.
         let harness = try TransportHarness { $0.allowedOrigins = ["https://trusted.example"] }
         defer { harness.stop() }
         harness.server.allowOrigins(["http://192.168.1.20:8080"])

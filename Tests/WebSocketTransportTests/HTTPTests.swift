@@ -5,8 +5,8 @@ import WebSocketTransport
 @Suite("HTTP over real sockets", .serialized)
 struct HTTPTests {
     @Test func headSendsNoBodySoTheNextResponseOnTheConnectionParses() async throws {
-        // Issue #11: HEAD on a dynamic route sent the body; the next response on a keep-alive connection then
-        // started with it and no longer parsed.
+        // HEAD on a dynamic route answers without a body: on a keep-alive connection, a body would be read as
+        // the start of the next response, which then no longer parses.
         let harness = try TransportHarness()
         defer { harness.stop() }
         let port = harness.port
@@ -28,7 +28,8 @@ struct HTTPTests {
     }
 
     @Test func unknownMethodsGetAJSON405WithAllow() async throws {
-        // Issue #11: FOO and TRACE got libwebsockets' HTML 403.
+        // Methods no route takes (FOO, TRACE, …) get a JSON 405 with the route's Allow, not libwebsockets'
+        // own HTML 403.
         let harness = try TransportHarness()
         defer { harness.stop() }
         let port = harness.port

@@ -5,7 +5,8 @@ import WebSocketTransport
 @Suite("RFC 6455 over real sockets", .serialized)
 struct WebSocketProtocolTests {
     @Test func aOneByteClosePayloadIsAProtocolError() async throws {
-        // Issue #11: a close frame with a 1-byte payload (no room for a status code) was echoed back.
+        // A close frame with a 1-byte payload has no room for a status code: a protocol error (1002), not a
+        // close to echo back.
         let harness = try TransportHarness()
         defer { harness.stop() }
         let port = harness.port

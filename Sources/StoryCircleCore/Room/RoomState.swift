@@ -139,9 +139,9 @@ public struct RoomState: Sendable {
 
     // MARK: - Counting who is here and who has answered
 
-    /// Counts that "has everyone answered?" and the roster read after every answer and every join. Before,
-    /// each answer filtered every player (copying all 2,000 of a big room, 28 % of its quiz's CPU, and
-    /// quadratic per question); now each change of a player or an answer adjusts the counts, and the tests
+    /// Counts that "has everyone answered?" and the roster read after every answer and every join. Filtering
+    /// every player on each answer would copy all 2,000 of a big room (28 % of its quiz's CPU) and be
+    /// quadratic per question; so each change of a player or an answer adjusts the counts, and the tests
     /// compare them with `recount()`, the definition, across random sequences of events.
     struct Tally: Sendable, Equatable {
         /// Players not kicked.
