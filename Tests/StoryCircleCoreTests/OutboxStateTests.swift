@@ -447,6 +447,24 @@ struct OutboxStateTests {
         #expect(out.awaitDurable().actions.last?.hasSuffix("false") == true)
     }
 
+    /// A room that stops for good while a record is failing must not leave anyone waiting for it: a
+    /// handover or a teacher's command awaiting durability is answered `false`, nothing held goes out.
+    @Test func stoppingWhileRetryingAnswersEveryWaiterAndDropsWhatIsHeld() {
+        var out = OutboxDriver()
+        out.persist(1)
+        out.deliver("ack")
+        out.fail(1)
+        #expect(out.retryAt != nil)
+        let waiter = out.awaitDurable().waiter
+        #expect(out.handle(.stop) == ["cancelRetry", "resume [\(waiter)] false"])
+        #expect(out.retryAt == nil)
+        #expect(out.state.pendingRecords == 0 && out.state.heldDeliveries == 0)
+        #expect(out.handle(.retryDue(at: out.now + 10_000)) == [], "a retry timer firing late does nothing")
+        #expect(out.persist(2) == [] && out.deliver("b") == [])
+        #expect(out.delivered == [])
+        #expect(out.handle(.stop) == [], "stopping twice says nothing more")
+    }
+
     @Test func aLeaseRefusalWhileGivenUpStillCountsAsTheStoreAnswering() {
         // Given up on p1; p2's write comes back refused for the lease meanwhile. After the room rebuilt
         // itself, nothing of it is in flight any more: a failing record must still be retried.

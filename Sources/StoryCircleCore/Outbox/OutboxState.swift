@@ -37,6 +37,9 @@ public struct OutboxState<Delivery: OutboxDelivery>: Sendable {
         case awaitDurable(waiter: UInt64)
         /// The room rebuilt itself from the store after the outbox gave up: write what it decides from now.
         case reset
+        /// The room is going away for good (the server stops): nothing held is sent any more, and whoever
+        /// waits is told it will not be stored by this outbox.
+        case stop
     }
 
     public enum Action: Sendable {
@@ -152,6 +155,9 @@ public struct OutboxState<Delivery: OutboxDelivery>: Sendable {
             } else {
                 waiters.append((issued, id))
             }
+        case .stop:
+            guard !hasGivenUp else { break }
+            giveUp(&actions)
         case .reset:
             mode = .writing
             resuming = true

@@ -286,16 +286,21 @@ public struct RoomState: Sendable {
     // MARK: - Messages after the hello
 
     mutating func receive(_ message: ClientMessage, from connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
+        if case .ping(let id, let clientTime, let roundTrip) = message {
+            // Answered whoever asks, as the page measures its clock against the server's from its first
+            // moments (before its welcome, and whatever the room said to its hello). The round trip it
+            // reports counts only for members.
+            if let roundTrip, members[connection] != nil { roundTrips[connection] = min(max(roundTrip, 0), Self.maximumReportedRoundTripMs) }
+            return [.sendAtOnce(.pong(Pong(id: id, clientTime: clientTime, serverTime: at)), to: [connection])]
+        }
         guard let member = members[connection] else {
             return refuse(connection, RoomError(.helloRequired, "Say who you are first: join, rejoin, watch or control."))
         }
         switch message {
         case .join, .rejoin, .watch, .control:
             return reply(connection, RoomError(.alreadyIdentified, "This connection has already said who it is."))
-        case .ping(let id, let clientTime, let roundTrip):
-            // The page measures its round trip from the pongs and reports it in its next ping.
-            if let roundTrip { roundTrips[connection] = min(max(roundTrip, 0), Self.maximumReportedRoundTripMs) }
-            return [.sendAtOnce(.pong(Pong(id: id, clientTime: clientTime, serverTime: at)), to: [connection])]
+        case .ping:
+            return []
         case .answer(let question, let option):
             guard case .child(let playerID) = member else {
                 return reply(connection, RoomError(.wrongRole, "Only children answer questions."))
@@ -319,9 +324,11 @@ public struct RoomState: Sendable {
         guard problem != storeProblem else { return [] }
         storeProblem = problem
         let teachers = teacherConnections
-        // The banner says nothing about the room's state, and must not wait behind the very records that
-        // cannot be stored.
-        return teachers.isEmpty ? [] : [.sendAtOnce(.storage(storeHealthStatus), to: teachers)]
+        guard !teachers.isEmpty else { return [] }
+        // "Failing" must not wait behind the very records that cannot be stored: it goes out at once.
+        // "Works again" goes in order, behind what this room still holds, so it can never be overtaken by
+        // a "failing" banner held since a teacher arrived, and it is true for this room when it arrives.
+        return problem == nil ? [.send(.storage(storeHealthStatus), to: teachers)] : [.sendAtOnce(.storage(storeHealthStatus), to: teachers)]
     }
 
     var storeHealthStatus: StoreHealthStatus {

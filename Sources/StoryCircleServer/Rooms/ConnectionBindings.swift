@@ -39,9 +39,14 @@ package final class ConnectionBindings: Sendable {
         state.withLock { $0.rooms[connection] }
     }
 
-    /// `connection`'s hello was routed to `room`.
-    package func bind(_ connection: UInt64, to room: Room) {
-        state.withLock { $0.rooms[connection] = room }
+    /// `connection`'s hello was routed to `room`. False when the room has let its connections go
+    /// (`unbindAll(of:)`) meanwhile: the connection must be told to try again.
+    package func bind(_ connection: UInt64, to room: Room) -> Bool {
+        state.withLock { state in
+            guard !room.retired.withLock({ $0 }) else { return false }
+            state.rooms[connection] = room
+            return true
+        }
     }
 
     /// One of `connection`'s queued messages has been routed (to its room, or refused).
@@ -62,9 +67,11 @@ package final class ConnectionBindings: Sendable {
     }
 
     /// Unbinds every connection of `room` and returns them, in order: what they send from now on goes to
-    /// the router, which no longer knows them.
+    /// the router, which no longer knows them. The room is retired with it, in the same lock: a hello found
+    /// the room just before is refused by `bind` rather than bound to a room that has gone.
     package func unbindAll(of room: Room) -> [UInt64] {
         state.withLock { state in
+            room.retired.withLock { $0 = true }
             let bound = state.rooms.compactMap { $0.value === room ? $0.key : nil }.sorted()
             for connection in bound { state.rooms[connection] = nil }
             return bound

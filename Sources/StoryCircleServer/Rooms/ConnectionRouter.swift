@@ -44,6 +44,10 @@ actor ConnectionRouter {
         }
     }
 
+    /// Returns once the router's current turn is over: whatever it has handed to a room by now is counted
+    /// off and, for a hello, bound (each of those happens in the turn that hands the message over).
+    func settle() {}
+
     /// Waits for the hellos still waiting for their rooms.
     func stop() async {
         await tasks.stop()
@@ -139,6 +143,8 @@ actor ConnectionRouter {
         }
         room.submit(.hello(ConnectionID(connection), hello, peer: peer))
         for bytes in queued { room.submit(.message(ConnectionID(connection), bytes)) }
-        bindings.bind(connection, to: room)
+        // The room may have been let go (evicted, moved) since it was found: the page reconnects and finds
+        // it again wherever it is.
+        if !bindings.bind(connection, to: room) { refusals.refuse(connection, .moved) }
     }
 }

@@ -44,6 +44,12 @@ actor LeaseKeeper {
         tasks.spawn { try? await leases.release(lease) }
     }
 
+    /// A handover the book decided found its room already gone (its lease released with it): the code is
+    /// free again.
+    func abandonHandOver(_ lease: RoomLease) {
+        _ = book.handle(.handedOver(room: lease.room))
+    }
+
     func isHandingOver(_ room: String) -> Bool {
         book.isHandingOver(room)
     }

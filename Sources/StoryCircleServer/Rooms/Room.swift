@@ -1,3 +1,4 @@
+import Locking
 import StoryCircleCore
 import WebSocketTransport
 
@@ -115,13 +116,21 @@ public actor Room {
     }
 
     /// Stops timers, narration and any read-back, waits for them, and ends the inbox; connections are
-    /// closed by the transport.
+    /// closed by whoever let the room go. The outbox carries on with what the room already decided (a
+    /// room handed over waits for it: `waitUntilStored`).
     func shutDown() async {
         let tasks = stopTasks()
         inbox.finish()
         for task in tasks { await task.value }
+    }
+
+    /// The server is stopping: the outbox drops what it still holds and stops retrying.
+    func stopOutbox() async {
         await outbox.stop()
     }
+
+    /// Set, under the bindings' lock, once the room has let its connections go: nothing binds to it after.
+    nonisolated let retired = Locked(false)
 
     /// Waits until everything the room decided is stored (`true`) or never will be (`false`): a room handed
     /// to another node lets its acknowledgements go out before its connections are closed.
@@ -148,12 +157,16 @@ public actor Room {
     /// Carries out a teacher's command and answers once what it changed is stored; if it cannot be, the
     /// command did not happen (the room rebuilds itself without it) and this throws `storage_unavailable`.
     public func perform(_ command: TeacherCommand) async throws(RoomError) -> RoomReport {
+        // While the room reads itself back, its state is about to be replaced: nothing can happen to it.
+        guard deferred == nil else { throw Self.unsaved(services.store) }
         carryOut(try state.perform(command, at: clock.now()))
-        guard await outbox.waitUntilDurable() else {
-            let reason = services.store.health.reason.map { " (\($0))" } ?? ""
-            throw RoomError(.storageUnavailable, "This could not be saved\(reason), so it did not happen. Try again once storage works.")
-        }
+        guard await outbox.waitUntilDurable() else { throw Self.unsaved(services.store) }
         return report()
+    }
+
+    private static func unsaved(_ store: any RoomStore) -> RoomError {
+        let reason = store.health.reason.map { " (\($0))" } ?? ""
+        return RoomError(.storageUnavailable, "This could not be saved\(reason), so it did not happen. Try again once storage works.")
     }
 
     public func report() -> RoomReport {

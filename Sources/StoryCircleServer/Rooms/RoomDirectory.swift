@@ -91,7 +91,10 @@ actor RoomDirectory {
             if !sharedStore {
                 let lease = try await keeper?.acquire(code)
                 let state = RoomState(code: code, story: story, settings: settings, credentials: credentials, timing: timing)
-                await launch(state, createdAt: now, lease: lease, initial: [])
+                // Stored, so the next start restores it; this server no longer runs anything new.
+                guard await launch(state, createdAt: now, lease: lease, initial: []) != nil else {
+                    throw RoomError(.serverShuttingDown, "The server is shutting down.")
+                }
             }
             services.metrics.roomCreated()
             logger.info("Room created", ["room.code": code])
@@ -131,7 +134,7 @@ actor RoomDirectory {
         let archives = try await store.unfinishedRooms()
         for archive in archives where rooms[archive.header.code] == nil {
             let lease = try await keeper?.acquire(archive.header.code)
-            await adopt(archive, lease: lease)
+            guard await adopt(archive, lease: lease) != nil else { break }
             logger.notice("Room restored", ["room.code": archive.header.code, "room.phase": archive.lastPhase.rawValue])
         }
         return archives.count
@@ -182,11 +185,11 @@ actor RoomDirectory {
             if let lease { await keeper?.release(lease) }
             return nil
         }
-        guard acceptingRooms, rooms[code] == nil else {
+        if let room = rooms[code] {
             if let lease { await keeper?.release(lease) }
-            return rooms[code]
+            return room
         }
-        let room = await adopt(archive, lease: lease)
+        guard let room = await adopt(archive, lease: lease) else { return nil }
         logger.info("Room loaded from storage", ["room.code": code, "room.phase": archive.lastPhase.rawValue, "lease.epoch": lease.map { String($0.epoch) } ?? "none"])
         return room
     }
@@ -198,22 +201,27 @@ actor RoomDirectory {
 
     var liveRooms: [Room] { Array(rooms.values) }
 
-    /// Makes a stored room live again, where the records say it was (`RoomState.restore`).
-    @discardableResult
-    private func adopt(_ archive: RoomArchive, lease: RoomLease?) async -> Room {
+    /// Makes a stored room live again, where the records say it was (`RoomState.restore`); `nil` when the
+    /// server is shutting down.
+    private func adopt(_ archive: RoomArchive, lease: RoomLease?) async -> Room? {
         let (state, directives) = RoomState.restore(archive, timing: timing, at: clock.now())
         let room = await launch(state, createdAt: archive.header.createdAt, lease: lease, initial: directives)
-        services.metrics.roomRestored()
+        if room != nil { services.metrics.roomRestored() }
         return room
     }
 
-    @discardableResult
-    private func launch(_ state: RoomState, createdAt: ServerTime, lease: RoomLease?, initial: [RoomDirective]) async -> Room {
+    /// Runs a room here, or (`nil`) gives its lease back if the server has begun shutting down: the check
+    /// and the room's entry in the map are one step, so a shutdown sees every room that will run.
+    private func launch(_ state: RoomState, createdAt: ServerTime, lease: RoomLease?, initial: [RoomDirective]) async -> Room? {
+        guard acceptingRooms, rooms[state.code] == nil else {
+            if let lease { await keeper?.release(lease) }
+            return nil
+        }
         let room = Room(state: state, createdAt: createdAt, lease: lease, services: services)
-        if let lease { await keeper?.adopted(lease) }
         rooms[room.code] = room
         runs[room.code] = Task { await room.run(initial: initial) }
         if let storeProblem { room.submit(.storeHealth(problem: storeProblem)) }
+        if let lease { await keeper?.adopted(lease) }
         return room
     }
 
@@ -230,7 +238,7 @@ actor RoomDirectory {
         }
         let days = retentionDays
         for (code, room) in rooms where room.createdAt < retentionCutoff {
-            await remove(code, room, RoomError(.roomEnded, "This room has been deleted: rooms are kept for \(days) day\(days == 1 ? "" : "s")."))
+            guard await remove(code, room, RoomError(.roomEnded, "This room has been deleted: rooms are kept for \(days) day\(days == 1 ? "" : "s").")) else { continue }
             logger.notice("Room deleted at the end of its retention period", ["room.code": code])
         }
         let purged = (try? await store.purge(createdBefore: retentionCutoff)) ?? 0
@@ -276,8 +284,12 @@ actor RoomDirectory {
     /// on is dropped, unacknowledged), then the lease is released and only then are the connections closed
     /// with 1012, so they reconnect (through the proxy, to the node that wants the room) when that node can
     /// take it at once. Owned: `shutDown` waits for it.
-    func handOver(_ lease: RoomLease, to wanter: String) {
-        guard let room = rooms[lease.room], room.lease?.epoch == lease.epoch else { return }
+    func handOver(_ lease: RoomLease, to wanter: String) async {
+        guard let room = rooms[lease.room], room.lease?.epoch == lease.epoch else {
+            // Let go meanwhile (its lease released with it): nothing to hand over, and the code is free.
+            await keeper?.abandonHandOver(lease)
+            return
+        }
         rooms[lease.room] = nil
         let run = runs.removeValue(forKey: lease.room)
         let (keeper, bindings, refusals, logger) = (keeper, bindings, refusals, logger)
@@ -288,6 +300,7 @@ actor RoomDirectory {
             // issued) before the wait, so their acknowledgements go out under the lease too.
             await run?.value
             let stored = await room.waitUntilStored()
+            await room.stopOutbox()
             await keeper?.handedOver(lease)
             let open = bindings.unbindAll(of: room)
             refusals.refuse(open, .moved)
@@ -305,13 +318,16 @@ actor RoomDirectory {
         return connected
     }
 
-    /// Carries out what the lease book decided.
-    func carryOut(_ actions: [LeaseBook.Action]) async {
+    /// Carries out what the lease book decided, each as a task of its own: a room may take a while to stop
+    /// (its narration, its outbox), and must not hold up the others or the next renewal.
+    func carryOut(_ actions: [LeaseBook.Action]) {
         for action in actions {
-            switch action {
-            case .drop(let lease, let why): await drop(lease, because: why)
-            case .handOver(let lease, let wanter): handOver(lease, to: wanter)
-            case .releaseIdle(let lease): await releaseIdle(lease)
+            tasks.spawn { [self] in
+                switch action {
+                case .drop(let lease, let why): await drop(lease, because: why)
+                case .handOver(let lease, let wanter): await handOver(lease, to: wanter)
+                case .releaseIdle(let lease): await releaseIdle(lease)
+                }
             }
         }
     }
@@ -323,12 +339,18 @@ actor RoomDirectory {
         for room in rooms.values { room.submit(.storeHealth(problem: storeProblem)) }
     }
 
-    /// Stops every room (timers, narration) and waits for their inboxes and handovers to finish.
+    /// Stops every room (timers, narration, outbox) and waits for their inboxes, the loads in flight and
+    /// the handovers to finish.
     func shutDown() async {
         acceptingRooms = false
         noticeSink.finish()
-        for room in rooms.values { await room.shutDown() }
-        for run in runs.values { await run.value }
+        for load in loads.values { _ = try? await load.value }
+        while let (code, room) = rooms.first {
+            rooms[code] = nil
+            await room.shutDown()
+            await runs.removeValue(forKey: code)?.value
+            await room.stopOutbox()
+        }
         await tasks.stop()
     }
 }

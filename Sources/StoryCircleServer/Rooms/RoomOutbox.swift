@@ -122,8 +122,10 @@ final class RoomOutbox: Sendable {
         handle(.reset)
     }
 
-    /// Cancels the retry timer and waits for it: the room is going away.
+    /// The room is going away for good: what is still held is dropped, whoever waits is told `false`, and
+    /// the retry timer is cancelled and waited for.
     func stop() async {
+        handle(.stop)
         let retry = shell.withLock { shell in
             shell.stopped = true
             defer { shell.retry = nil }

@@ -79,7 +79,7 @@ public final class RoomRegistry: Sendable {
                 while !Task.isCancelled {
                     do { try await keeper.waitForNextRenewal() } catch { return }
                     let occupancy = shared ? await directory.occupancy() : nil
-                    await directory.carryOut(await keeper.renew(occupancy: occupancy))
+                    await directory.carryOut(keeper.renew(occupancy: occupancy))
                 }
             }
         }
@@ -120,12 +120,19 @@ public final class RoomRegistry: Sendable {
         await directory.sweep(finishedBefore: cutoff, createdBefore: retentionCutoff)
     }
 
+    /// Returns once the router has finished the turn it is in (`ConnectionRouter.settle`): after a room's
+    /// reply to a message is seen, that message has been counted off and its connection bound.
+    package func settled() async {
+        await router.settle()
+    }
+
     /// Stops every room and waits for them, then hands their leases on at once rather than leaving them to
     /// expire: the pages reconnect to the next node, which can take the rooms straight away.
     public func shutDown() async {
+        // Renewals first: no handover or drop starts while the rooms stop.
         health.stop()
-        await directory.shutDown()
         await loops.stop()
+        await directory.shutDown()
         await router.stop()
         await keeper?.stop()
     }
