@@ -47,7 +47,7 @@ final class PostgresCommitter: BatchCommitter, @unchecked Sendable {
         var mayHaveCommitted: Bool
     }
 
-    func commit(_ writes: [BatchWrite<Never>]) -> BatchOutcome {
+    func commit(_ writes: [BatchWrite]) -> BatchOutcome {
         var work: [Work] = []
         var purges: [(write: Int, cutoff: ServerTime)] = []
         for (index, write) in writes.enumerated() {
@@ -61,6 +61,9 @@ final class PostgresCommitter: BatchCommitter, @unchecked Sendable {
                     work.append(Work(write: index, room: "", statement: WriterStatements.probe(key: probeKey, at: PostgresRoomStore.now())))
                 case .purge(let cutoff):
                     purges.append((index, cutoff))
+                case .sql:
+                    // Nothing of this store sends its own SQL through the writer.
+                    return .rejected(index: index, reason: "raw SQL is not written through the PostgreSQL writer")
                 }
             } catch {
                 return .rejected(index: index, reason: Self.reason(error))

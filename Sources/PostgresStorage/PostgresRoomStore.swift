@@ -26,7 +26,7 @@ import StoryCircleCore
 /// their `Locked`.
 public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
     public let settings: PostgresSettings
-    private let writer: GroupCommitWriter<PostgresCommitter>
+    private let writer: GroupCommitWriter
     private let reader: Locked<PostgresConnection?>
     private let leaseConnection = Locked<PostgresConnection?>(nil)
     /// Two: one for reads and one for lease calls, which have a connection each.

@@ -2,15 +2,15 @@ import Foundation
 import Locking
 import StoryCircleCore
 
-/// One thing a batch's transaction writes. `Extra` is what only one backend writes (SQLite: SQL run on
-/// the writer connection, for tests).
-public enum BatchWrite<Extra> {
+/// One thing a batch's transaction writes.
+public enum BatchWrite: Sendable {
     case record(RoomRecord, room: String, lease: RoomLease?)
     case createRoom(RoomHeader)
     case purge(createdBefore: ServerTime)
     /// A real write of about a good batch's size, that proves the database takes writes.
     case probe
-    case extra(Extra)
+    /// SQL of the backend's own, run in the transaction (SQLite's tests configure the database with it).
+    case sql(String)
 
     /// What is written, for failures (`RoomRecord.kind`, `room.created`, ...).
     public var kind: String {
@@ -19,7 +19,7 @@ public enum BatchWrite<Extra> {
         case .createRoom: "room.created"
         case .purge: "purge"
         case .probe: "probe"
-        case .extra: "configure"
+        case .sql: "configure"
         }
     }
 }
@@ -39,10 +39,12 @@ public enum BatchOutcome {
 
 /// What a backend provides to the group-commit writer: one transaction that writes these, in this order.
 /// Called on the writer thread only, one call at a time, so it may keep a connection without a lock.
-public protocol BatchCommitter: AnyObject, SendableMetatype {
-    associatedtype Extra = Never
+///
+/// The writer holds it as `any BatchCommitter`, not as a generic parameter: it is in another module than
+/// the stores, and its every job would otherwise have its generic types looked up at run time.
+public protocol BatchCommitter: AnyObject {
     /// Begins a transaction, writes `writes` in order, commits; says how it went.
-    func commit(_ writes: [BatchWrite<Extra>]) -> BatchOutcome
+    func commit(_ writes: [BatchWrite]) -> BatchOutcome
     /// Whether a record fenced by `lease` may be written, judged at its place in the queue before the
     /// batch's transaction. A backend that checks the lease inside the transaction answers true.
     func admits(_ lease: RoomLease) -> Bool
@@ -74,15 +76,15 @@ extension BatchCommitter {
 ///
 /// `@unchecked Sendable`: the queue is behind its `LockedCondition`, the health behind its `Locked`; the
 /// committer and the blocked rooms are only touched on the writer thread.
-public final class GroupCommitWriter<Committer: BatchCommitter>: @unchecked Sendable {
+public final class GroupCommitWriter: @unchecked Sendable {
     public typealias Completion = @Sendable (Result<Int, any Error>) -> Void
 
     private enum Job {
-        case write(BatchWrite<Committer.Extra>, resuming: Bool, done: Completion)
+        case write(BatchWrite, resuming: Bool, done: Completion)
         /// Work on the writer thread at this place in the queue, outside the transaction (SQLite's lease
         /// table); what it returns runs after the batch's commit, with the other completions.
         /// `abandon` answers instead when the writer stops before it takes the turn.
-        case turn(@Sendable (Committer) -> @Sendable () -> Void, abandon: @Sendable (any Error) -> Void)
+        case turn(@Sendable (any BatchCommitter) -> @Sendable () -> Void, abandon: @Sendable (any Error) -> Void)
         case stop
 
         var isStop: Bool {
@@ -126,7 +128,7 @@ public final class GroupCommitWriter<Committer: BatchCommitter>: @unchecked Send
     private let currentHealth = Locked<StoreHealth>(.ok)
     private let counters = Locked((commits: 0, batches: 0))
     /// Starts the writer thread, which takes `committer` over: nothing else may touch it from here on.
-    public init(name: String, committer: Committer) {
+    public init(name: String, committer: any BatchCommitter) {
         let handOff = HandOff(committer: committer)
         let thread = Thread { [self] in
             self.writeLoop(handOff)
@@ -146,12 +148,12 @@ public final class GroupCommitWriter<Committer: BatchCommitter>: @unchecked Send
 
     /// Queues `write`; `done` runs on the writer thread once it is committed (with its count: a purge's
     /// rooms, 0 otherwise) or could not be. Never blocks.
-    public func submit(_ write: BatchWrite<Committer.Extra>, resuming: Bool = false, done: @escaping Completion) {
+    public func submit(_ write: BatchWrite, resuming: Bool = false, done: @escaping Completion) {
         enqueue(.write(write, resuming: resuming, done: done))
     }
 
     /// `submit` for a caller that only needs to know whether it was committed (an append's `whenDurable`).
-    public func submit(_ write: BatchWrite<Committer.Extra>, resuming: Bool = false, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
+    public func submit(_ write: BatchWrite, resuming: Bool = false, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
         submit(write, resuming: resuming, done: { (result: Result<Int, any Error>) in
             if case .failure(let error) = result { whenDurable(error) } else { whenDurable(nil) }
         })
@@ -159,7 +161,7 @@ public final class GroupCommitWriter<Committer: BatchCommitter>: @unchecked Send
 
     /// Queues `write` and waits, suspended, until it is committed; returns its count.
     @discardableResult
-    public func write(_ write: BatchWrite<Committer.Extra>) async throws -> Int {
+    public func write(_ write: BatchWrite) async throws -> Int {
         try await withCheckedThrowingContinuation { continuation in
             submit(write, done: { continuation.resume(with: $0) })
         }
@@ -167,10 +169,14 @@ public final class GroupCommitWriter<Committer: BatchCommitter>: @unchecked Send
 
     /// Runs `body` on the writer thread at its place in the queue (after what was queued before it, before
     /// what is queued after), and answers once the batch it fell in is committed.
-    public func turn<T: Sendable>(_ body: @escaping @Sendable (Committer) throws -> T) async throws -> T {
+    /// `as` names the backend's committer type (the one given to `init`).
+    public func turn<C: BatchCommitter, T: Sendable>(as _: C.Type, _ body: @escaping @Sendable (C) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job = Job.turn({ committer in
-                let result = Result { try body(committer) }
+                let result = Result { () throws -> T in
+                    guard let committer = committer as? C else { preconditionFailure("a turn for another committer than the writer's") }
+                    return try body(committer)
+                }
                 return { continuation.resume(with: result) }
             }, abandon: { continuation.resume(throwing: $0) })
             if !tryEnqueue(job) {
@@ -209,9 +215,9 @@ public final class GroupCommitWriter<Committer: BatchCommitter>: @unchecked Send
 
     // MARK: - The writer thread
 
-    private func writeLoop(_ handOff: HandOff<Committer>) {
+    private func writeLoop(_ handOff: HandOff) {
         // Released before `stop` returns, so the backend's connection is closed by then.
-        var taken: Committer? = handOff.take()
+        var taken: (any BatchCommitter)? = handOff.take()
         /// Rooms with a record that failed, and why: their later records fail untried until one resumes.
         var blocked: [String: StoreFailure] = [:]
         var lastCommitEnded = ContinuousClock.now - .seconds(1)
@@ -257,10 +263,10 @@ public final class GroupCommitWriter<Committer: BatchCommitter>: @unchecked Send
     /// place in the queue, so a record queued before a takeover is judged before it and one queued after
     /// is refused; a turn's answer (a new holder hearing of its lease) goes out only after the commit, so
     /// what the new holder then loads includes everything the old one was allowed to write.
-    private func commit(_ batch: [Job], _ committer: Committer, _ blocked: inout [String: StoreFailure]) {
+    private func commit(_ batch: [Job], _ committer: any BatchCommitter, _ blocked: inout [String: StoreFailure]) {
         var outcomes = [Result<Int, any Error>?](repeating: nil, count: batch.count)
         var answers: [Int: @Sendable () -> Void] = [:]
-        var pending: [(position: Int, write: BatchWrite<Committer.Extra>, order: String?)] = []
+        var pending: [(position: Int, write: BatchWrite, order: String?)] = []
         for (position, job) in batch.enumerated() {
             switch job {
             case .turn(let body, _):
@@ -297,7 +303,7 @@ public final class GroupCommitWriter<Committer: BatchCommitter>: @unchecked Send
                 let failure = StoreFailure(.rejected, record: failed.write.kind, reason: reason)
                 if let order = failed.order { blocked[order] = failure }
                 outcomes[failed.position] = .failure(failure)
-                var rest: [(position: Int, write: BatchWrite<Committer.Extra>, order: String?)] = []
+                var rest: [(position: Int, write: BatchWrite, order: String?)] = []
                 for (offset, entry) in pending.enumerated() where offset != index {
                     if offset > index, let order = failed.order, entry.order == order {
                         outcomes[entry.position] = .failure(GroupCommit.behind(failure, record: entry.write.kind))
@@ -355,14 +361,14 @@ public enum GroupCommit {
 
 /// Moves the committer to the writer thread. `@unchecked Sendable` because ownership is handed over:
 /// after `init` passes it to the thread, nothing else ever touches it.
-private final class HandOff<Committer>: @unchecked Sendable {
-    private var committer: Committer?
+private final class HandOff: @unchecked Sendable {
+    private var committer: (any BatchCommitter)?
 
-    init(committer: Committer) {
+    init(committer: any BatchCommitter) {
         self.committer = committer
     }
 
-    func take() -> Committer {
+    func take() -> any BatchCommitter {
         defer { committer = nil }
         return committer!
     }

@@ -47,6 +47,6 @@ extension SQLiteRoomStore: RoomLeases {
     }
 
     private func perform(_ request: LeaseRequest) async throws -> [RoomLease] {
-        try await writer.turn { committer in try request.perform(on: &committer.leases, committer.database) }
+        try await writer.turn(as: SQLiteCommitter.self) { committer in try request.perform(on: &committer.leases, committer.database) }
     }
 }

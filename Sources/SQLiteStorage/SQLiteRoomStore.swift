@@ -18,7 +18,7 @@ import StoryCircleCore
 /// writer connection and the leases belong to the writer thread.
 public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     public let path: String
-    let writer: GroupCommitWriter<SQLiteCommitter>
+    let writer: GroupCommitWriter
     private let reader: Locked<SQLiteDatabase>
     /// One: there is one reader connection, and SQLite reads are short.
     private let threads = StoreThreads(name: "sqlite-reader", count: 1)
@@ -134,11 +134,11 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     /// Runs `sql` on the writer connection, in the writer's turn. Tests use it to make the writer meet a
     /// full disk (`PRAGMA max_page_count`) without filling one.
     func runOnWriter(_ sql: String, done: @escaping @Sendable ((any Error)?) -> Void) {
-        writer.submit(.extra(sql), whenDurable: done)
+        writer.submit(.sql(sql), whenDurable: done)
     }
 
     func runOnWriter(_ sql: String) async throws {
-        try await writer.write(.extra(sql))
+        try await writer.write(.sql(sql))
     }
 
     /// The schema version of the database file.
@@ -229,8 +229,6 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 /// leases (see `SQLiteRoomStore+Leases`). Handed to the writer thread in `init`; nothing else touches it
 /// after that (`@unchecked Sendable` for the turns that run on that thread).
 final class SQLiteCommitter: BatchCommitter, @unchecked Sendable {
-    typealias Extra = String
-
     let path: String
     let database: SQLiteDatabase
     fileprivate let statements: WriterStatements
@@ -247,7 +245,7 @@ final class SQLiteCommitter: BatchCommitter, @unchecked Sendable {
         leases.holds(lease, at: .now)
     }
 
-    func commit(_ writes: [BatchWrite<String>]) -> BatchOutcome {
+    func commit(_ writes: [BatchWrite]) -> BatchOutcome {
         let changesBefore = database.totalChanges
         do {
             try database.execute("BEGIN IMMEDIATE")
@@ -265,7 +263,7 @@ final class SQLiteCommitter: BatchCommitter, @unchecked Sendable {
                     results.append(.success(try statements.purge(cutoff)))
                     continue
                 case .probe: try statements.probe()
-                case .extra(let sql): try database.execute(sql)
+                case .sql(let sql): try database.execute(sql)
                 }
                 results.append(.success(0))
             } catch {

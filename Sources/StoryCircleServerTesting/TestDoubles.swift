@@ -130,7 +130,7 @@ package enum ServerFixtures {
     }
 
     package static func node(
-        _ name: String, store: MemoryRoomStore, clock: ManualClock = ManualClock(), leaseClock: ManualMonotonicClock = ManualMonotonicClock(),
+        _ name: String, store: any RoomLeases, clock: ManualClock = ManualClock(), leaseClock: ManualMonotonicClock = ManualMonotonicClock(),
         configure: (inout RoomRegistry.Settings) -> Void = { _ in }
     ) -> Node {
         let transport = RecordingTransport()

@@ -97,6 +97,43 @@ struct LeaseBookTests {
         #expect(book.handle(.renewalFailed(asked: [a, b, c], at: at(31))) == [.drop(c, because: "lease expired")])
     }
 
+    /// One failed renewal must not cost the rooms whose leases are still valid: the next try comes soon
+    /// (200 ms, doubling), not a third of a lease later, and the usual rhythm returns once one succeeds.
+    @Test func aFailedRenewalIsTriedAgainSoonAndBacksOffToTheUsualRhythm() {
+        let a = lease("A", epoch: 1, until: 30)
+        var book = makeBook(acquiring: [a])
+        #expect(book.renewalDelay == .seconds(10), "a third of the 30 s lease")
+        var delays: [Duration] = []
+        for second in 1...8 {
+            _ = book.handle(.renewalFailed(asked: [a], at: at(second)))
+            delays.append(book.renewalDelay)
+        }
+        #expect(delays == [.milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1_600), .milliseconds(3_200), .milliseconds(6_400), .seconds(10), .seconds(10)])
+        #expect(book.leases == [a], "still valid: kept through every failure")
+        _ = book.handle(.renewed(asked: [a], held: [renewed(a, until: 40)], at: at(9)))
+        #expect(book.renewalDelay == .seconds(10))
+    }
+
+    /// A room let go while the store was down keeps its lease in the store; the book keeps trying to
+    /// release it, and names it when the store refuses this node the room because this node holds it.
+    @Test func aReleaseThatFailedIsDueUntilItSucceeds() {
+        let old = lease("A", epoch: 1, until: 30)
+        var book = makeBook(acquiring: [old])
+        _ = book.handle(.removed(old))
+        #expect(book.releasesDue.isEmpty)
+        #expect(book.handle(.releaseFailed(old)) == [])
+        #expect(book.releasesDue == [old])
+        #expect(book.unreleasedLease(of: "A") == old)
+        #expect(book.leases.isEmpty, "not renewed: the room left memory")
+        let older = lease("A", epoch: 0, until: 20)
+        _ = book.handle(.releaseFailed(older))
+        #expect(book.releasesDue == [old], "only the newest lease of a room is worth releasing")
+        _ = book.handle(.released(older))
+        #expect(book.releasesDue == [old], "a late word about an older lease changes nothing")
+        _ = book.handle(.released(old))
+        #expect(book.releasesDue.isEmpty && book.unreleasedLease(of: "A") == nil)
+    }
+
     @Test func aFailedRenewalOnlyConsidersTheLeasesItAsked() {
         let (a, b) = (lease("A", epoch: 1, until: 10), lease("B", epoch: 2, until: 10))
         var book = makeBook(acquiring: [a, b])

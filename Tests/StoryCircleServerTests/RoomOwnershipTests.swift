@@ -13,7 +13,7 @@ struct RoomOwnershipTests {
     typealias Node = ServerFixtures.Node
 
     static func node(
-        _ name: String, store: MemoryRoomStore, clock: ManualClock = ManualClock(), leaseClock: ManualMonotonicClock = ManualMonotonicClock(),
+        _ name: String, store: any RoomLeases, clock: ManualClock = ManualClock(), leaseClock: ManualMonotonicClock = ManualMonotonicClock(),
         configure: (inout RoomRegistry.Settings) -> Void = { _ in }
     ) -> Node {
         ServerFixtures.node(name, store: store, clock: clock, leaseClock: leaseClock, configure: configure)
@@ -165,6 +165,44 @@ struct RoomOwnershipTests {
         clock.advance(by: duration)
         // The renewal has run once the loop sleeps again.
         await clock.untilSomeoneSleeps()
+    }
+
+    /// The database down for a while (PostgreSQL restarting): a renewal that fails is tried again soon, so
+    /// no room whose lease is still valid is bounced; and a room let go meanwhile, whose lease could not be
+    /// released, is this node's to take again once the database is back, not refused as someone else's.
+    @Test(.timeLimit(.minutes(1)))
+    func aDatabaseOutageBouncesNoRoomAndTheNodeTakesBackARoomItLetGo() async throws {
+        let store = UnreachableLeaseStore()
+        let clock = ManualClock()
+        let leaseClock = ManualMonotonicClock()
+        let a = Self.node("a", store: store, clock: clock, leaseClock: leaseClock) { $0.leaseSeconds = 60 }
+        let kept = try await a.registry.createRoom(story: ServerFixtures.story)
+        let letGo = try await a.registry.createRoom(story: ServerFixtures.story)
+        a.events.hello(1, .join(room: kept.code, nickname: "Ana"))
+        _ = await a.transport.next("welcome", to: 1)
+        let finished = try #require(try await a.registry.findRoom(letGo.code))
+        _ = try await finished.perform(.end)
+
+        store.unreachable = true
+        await Self.renewal(on: leaseClock, after: .seconds(20))
+        #expect(store.renewals == 0, "the renewal failed")
+        // The finished room is let go during the outage: its lease cannot be released.
+        clock.advance(by: 1)
+        #expect(await a.registry.sweep(finishedBefore: clock.now(), createdBefore: ServerTime(milliseconds: 0)).evicted == 1)
+        await store.refusal(of: "release")
+
+        store.unreachable = false
+        // The retry comes a fifth of a second after the failure, not a third of a lease (20 s) later.
+        await Self.renewal(on: leaseClock, after: .milliseconds(200))
+        #expect(store.renewals == 1, "renewed as soon as the database answers")
+        #expect(await a.registry.room(kept.code) != nil)
+        #expect(a.transport.closeStatus(1) == nil, "Ana was never bounced")
+
+        // The projector opens the room that was let go: this node takes it back at once.
+        a.events.hello(2, .watch(room: letGo.code, token: letGo.dashboardToken))
+        guard case .welcome(let welcome) = await a.transport.next("welcome", to: 2) else { Issue.record("expected a welcome"); return }
+        #expect(welcome.role == .dashboard)
+        #expect(a.transport.closeStatus(2) == nil)
     }
 
     static func outcome(_ body: () async throws -> Room?) async -> Result<Room?, any Error> {

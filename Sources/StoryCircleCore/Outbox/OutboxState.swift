@@ -1,13 +1,11 @@
-/// What a room has sent or closed, as the outbox sees it: something to carry out in order, which counts as
-/// `messageCount` messages when it is dropped.
-public protocol OutboxDelivery: Sendable {
-    var messageCount: Int { get }
-}
-
 /// The rules of a room's outbox, as a value: which records go to the store, which sends and closes wait for
 /// which records, how a failing record is retried, and when the outbox gives up. It takes events with the
 /// time and returns actions for its shell (`RoomOutbox` in the server) to carry out in order; it reads no
 /// clock, holds no lock and starts no work, so every rule here is tested on plain values.
+///
+/// The deliveries themselves (frames, closes) stay with the shell, in the order they were decided: the state
+/// says how many of the oldest to carry out or to drop. So it needs nothing of the transport, and is not
+/// generic: a room's every message passes through it.
 ///
 /// Each record gets a ticket. A delivery (send or close) decided after a record may only go out once that
 /// record is durable (that is how an answer is stored before it is acknowledged), so it is held until the
@@ -20,12 +18,13 @@ public protocol OutboxDelivery: Sendable {
 /// every record and delivery it holds is dropped, never sent, and the shell is told (`gaveUp`), so the room
 /// can rebuild itself from what the store holds. Until `reset`, whatever the room decides is dropped too: it
 /// was decided on a state that is about to be replaced.
-public struct OutboxState<Delivery: OutboxDelivery>: Sendable {
+public struct OutboxState: Sendable {
     public enum Event: Sendable {
         /// The room decided a record.
         case persist(RoomRecord)
-        /// The room decided a send or a close.
-        case deliver(Delivery)
+        /// The room decided a send or a close (counting `messages` messages, for what is dropped); the shell
+        /// keeps it at the end of its queue.
+        case deliver(messages: Int)
         /// The store committed the record of `attempt` (`nil`), or could not (the failure).
         case completed(attempt: UInt64, StoreFailure?, at: ServerTime)
         /// The store refused a record because the room's lease is no longer this node's (the answer to
@@ -46,7 +45,10 @@ public struct OutboxState<Delivery: OutboxDelivery>: Sendable {
         /// Hand `record` to the store; its completion comes back as `completed(attempt:…)`. `resuming` tells
         /// the store to take this room's records again after a failure.
         case write(RoomRecord, attempt: UInt64, resuming: Bool)
-        case deliver(Delivery)
+        /// Carry out the `count` oldest deliveries of the queue, in order.
+        case deliver(count: Int)
+        /// Drop the `count` oldest deliveries of the queue: they are never carried out.
+        case discard(count: Int)
         /// Fire `retryDue` at `at` (replacing any earlier retry timer).
         case scheduleRetry(at: ServerTime)
         case cancelRetry
@@ -91,7 +93,7 @@ public struct OutboxState<Delivery: OutboxDelivery>: Sendable {
     private var durable: UInt64 = 0
     /// Records not yet durable, oldest first.
     private var pending = FIFO<Pending>()
-    private var held = FIFO<(ticket: UInt64, delivery: Delivery)>()
+    private var held = FIFO<(ticket: UInt64, messages: Int)>()
     private var mode = Mode.writing
     private var attempts: UInt64 = 0
     private var inFlight = 0
@@ -127,12 +129,13 @@ public struct OutboxState<Delivery: OutboxDelivery>: Sendable {
             issued += 1
             pending.append(Pending(ticket: issued, record: record))
             if case .writing = mode { write(pending.endIndex - 1, &actions) }
-        case .deliver(let delivery):
-            guard !hasGivenUp else { break }
-            if pending.isEmpty, held.isEmpty {
-                actions.append(.deliver(delivery))
+        case .deliver(let messages):
+            if hasGivenUp {
+                actions.append(.discard(count: 1))
+            } else if pending.isEmpty, held.isEmpty {
+                actions.append(.deliver(count: 1))
             } else {
-                held.append((issued, delivery))
+                held.append((issued, messages))
             }
         case .completed(let attempt, let failure, let now):
             completed(attempt: attempt, failure: failure, at: now, &actions)
@@ -203,12 +206,14 @@ public struct OutboxState<Delivery: OutboxDelivery>: Sendable {
             for i in pending.indices where !pending[i].committed { write(i, &actions) }
         }
         var released = 0
-        for (ticket, delivery) in held {
+        for (ticket, _) in held {
             guard ticket <= durable else { break }
-            actions.append(.deliver(delivery))
             released += 1
         }
-        held.removeFirst(released)
+        if released > 0 {
+            held.removeFirst(released)
+            actions.append(.deliver(count: released))
+        }
         let done = waiters.filter { $0.ticket <= durable }.map(\.id)
         if !done.isEmpty {
             waiters.removeAll { $0.ticket <= durable }
@@ -247,7 +252,7 @@ public struct OutboxState<Delivery: OutboxDelivery>: Sendable {
             break
         }
         if givingUp {
-            let dropped = (records: pending.count, messages: held.reduce(0) { $0 + $1.delivery.messageCount })
+            let dropped = (records: pending.count, messages: held.reduce(0) { $0 + $1.messages })
             giveUp(&actions)
             actions.append(.gaveUp(failure, droppedRecords: dropped.records, droppedMessages: dropped.messages))
         } else {
@@ -282,6 +287,7 @@ public struct OutboxState<Delivery: OutboxDelivery>: Sendable {
     private mutating func giveUp(_ actions: inout [Action]) {
         mode = .gaveUp
         pending = FIFO()
+        if !held.isEmpty { actions.append(.discard(count: held.count)) }
         held = FIFO()
         retryAt = nil
         retryDue = false

@@ -7,6 +7,11 @@
 /// A room is in the book from the moment its lease is taken until it leaves memory. A room being handed
 /// over has left the book but its code stays reserved (`isHandingOver`) until the handover is done, so a
 /// hello for it meanwhile is told to try again instead of loading it a second time.
+///
+/// While the store cannot be reached, two things wait for it here: renewals, tried again soon (not a third
+/// of a lease later) so that leases still valid are renewed as soon as the store is back; and releases that
+/// failed, tried again at every renewal, so a room this node let go during an outage is not kept from
+/// whoever asks for it next (this node included) until its lease lapses.
 public struct LeaseBook: Sendable {
     public typealias Instant = ContinuousClock.Instant
 
@@ -24,6 +29,10 @@ public struct LeaseBook: Sendable {
         case renewalFailed(asked: [RoomLease], at: Instant)
         /// A handover began by `handOver` is done: the lease is released and the code free again.
         case handedOver(room: String)
+        /// Giving `lease` up failed (the store cannot be reached): it is tried again with the next renewal.
+        case releaseFailed(RoomLease)
+        /// `lease` was given up.
+        case released(RoomLease)
     }
 
     public enum Action: Sendable, Equatable {
@@ -53,6 +62,14 @@ public struct LeaseBook: Sendable {
 
     private var entries: [String: Entry] = [:]
     private var handingOver: Set<String> = []
+    /// Leases this node let go of but could not release in the store, by room.
+    private var unreleased: [String: RoomLease] = [:]
+    /// Renewals that failed in a row.
+    private var failedRenewals = 0
+
+    /// The first renewal after a failed one comes this soon; each next one twice as late, up to the usual
+    /// third of a lease.
+    public static var firstRenewalRetry: Duration { .milliseconds(200) }
 
     public init(period: Duration, idleRelease: Duration = .seconds(60)) {
         self.period = period
@@ -74,6 +91,25 @@ public struct LeaseBook: Sendable {
         handingOver.contains(room)
     }
 
+    /// Leases let go of whose release has not reached the store yet: each renewal round tries them again.
+    public var releasesDue: [RoomLease] {
+        unreleased.values.sorted { $0.room < $1.room }
+    }
+
+    /// The lease of `room` this node let go of but could not release, if any: when the store refuses this
+    /// node the room because this node still holds it, that is the lease to release first.
+    public func unreleasedLease(of room: String) -> RoomLease? {
+        unreleased[room]
+    }
+
+    /// How long until the next renewal: a third of a lease, or sooner while renewals fail.
+    public var renewalDelay: Duration {
+        let usual = period / 3
+        guard failedRenewals > 0 else { return usual }
+        let retry = Self.firstRenewalRetry * (1 << min(failedRenewals - 1, 16))
+        return min(retry, usual)
+    }
+
     public mutating func handle(_ event: Event) -> [Action] {
         switch event {
         case .acquired(let lease, let now):
@@ -85,10 +121,12 @@ public struct LeaseBook: Sendable {
         case .occupancy(let connected, let now):
             return occupancy(connected, at: now)
         case .renewed(let asked, let held, let now):
+            failedRenewals = 0
             return renewed(asked: asked, held: held, at: now)
         case .renewalFailed(let asked, let now):
+            failedRenewals += 1
             // While the store cannot be reached, a room whose lease has run out stops: this node can no
-            // longer prove it holds it.
+            // longer prove it holds it. The others stay, and the renewal is tried again soon.
             return asked.compactMap { lease in
                 guard let entry = entries[lease.room], entry.lease.epoch == lease.epoch, entry.lease.deadline <= now else { return nil }
                 entries[lease.room] = nil
@@ -96,6 +134,13 @@ public struct LeaseBook: Sendable {
             }
         case .handedOver(let room):
             handingOver.remove(room)
+            return []
+        case .releaseFailed(let lease):
+            // Only the newest lease of a room matters: an older one is over whatever the store says.
+            if (unreleased[lease.room]?.epoch ?? 0) <= lease.epoch { unreleased[lease.room] = lease }
+            return []
+        case .released(let lease):
+            if unreleased[lease.room]?.epoch == lease.epoch { unreleased[lease.room] = nil }
             return []
         }
     }

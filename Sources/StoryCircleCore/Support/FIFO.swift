@@ -1,24 +1,27 @@
 /// An array that is emptied from the front: `removeFirst` moves a start index instead of every element,
 /// so a room with thousands of records in flight does not pay for each one stored twice over.
+///
+/// Inlinable: the outbox's shell, in another module, keeps one per room and touches it for every message;
+/// an unspecialised generic there would look its metadata up at run time on each call.
 public struct FIFO<Element>: RandomAccessCollection, MutableCollection {
-    private var storage: [Element] = []
-    private var head = 0
+    @usableFromInline var storage: [Element] = []
+    @usableFromInline var head = 0
 
-    public init() {}
+    @inlinable public init() {}
 
-    public var startIndex: Int { head }
-    public var endIndex: Int { storage.count }
+    @inlinable public var startIndex: Int { head }
+    @inlinable public var endIndex: Int { storage.count }
 
-    public subscript(position: Int) -> Element {
+    @inlinable public subscript(position: Int) -> Element {
         get { storage[position] }
         set { storage[position] = newValue }
     }
 
-    public mutating func append(_ element: Element) {
+    @inlinable public mutating func append(_ element: Element) {
         storage.append(element)
     }
 
-    public mutating func removeFirst(_ count: Int) {
+    @inlinable public mutating func removeFirst(_ count: Int) {
         precondition(count <= self.count, "removing more than there is")
         head += count
         if head == storage.count {
@@ -30,7 +33,7 @@ public struct FIFO<Element>: RandomAccessCollection, MutableCollection {
         }
     }
 
-    public mutating func removeAll() {
+    @inlinable public mutating func removeAll() {
         storage.removeAll(keepingCapacity: true)
         head = 0
     }

@@ -21,9 +21,19 @@ actor LeaseKeeper {
         self.logger = logger
     }
 
-    /// Takes `room`'s lease for this node. Throws `RoomLeaseError.held` when another node holds it.
+    /// Takes `room`'s lease for this node. Throws `RoomLeaseError.held` when another node holds it. When the
+    /// store says this node holds it, under a lease this node let go of but could not release (the store
+    /// was unreachable), that lease is released now and the room taken again.
     func acquire(_ room: String) async throws -> RoomLease {
-        try await leases.acquire(room: room, node: nodeId, for: period)
+        do {
+            return try await leases.acquire(room: room, node: nodeId, for: period)
+        } catch RoomLeaseError.held(_, let holder) where holder == nodeId {
+            guard let stale = book.unreleasedLease(of: room) else { throw RoomLeaseError.held(room: room, by: holder) }
+            try await leases.release(stale)
+            _ = book.handle(.released(stale))
+            logger.info("Room lease released late, then taken again", ["room.code": room, "lease.epoch": String(stale.epoch)])
+            return try await leases.acquire(room: room, node: nodeId, for: period)
+        }
     }
 
     /// The room of `lease` runs here now.
@@ -38,10 +48,19 @@ actor LeaseKeeper {
         if releasing { release(lease) }
     }
 
-    /// Gives `lease` up in the background (owned: `stop` waits for it).
+    /// Gives `lease` up in the background (owned: `stop` waits for it); if the store cannot be reached, the
+    /// book keeps it and the next renewals try again.
     func release(_ lease: RoomLease) {
-        let leases = leases
-        tasks.spawn { try? await leases.release(lease) }
+        tasks.spawn { [self] in await releaseNow(lease) }
+    }
+
+    private func releaseNow(_ lease: RoomLease) async {
+        do {
+            try await leases.release(lease)
+            _ = book.handle(.released(lease))
+        } catch {
+            _ = book.handle(.releaseFailed(lease))
+        }
     }
 
     /// A handover the book decided found its room already gone (its lease released with it): the code is
@@ -57,13 +76,14 @@ actor LeaseKeeper {
     /// A handover is done: releases the lease (awaited: the connections are told to move only after), and
     /// frees the code.
     func handedOver(_ lease: RoomLease) async {
-        try? await leases.release(lease)
+        await releaseNow(lease)
         _ = book.handle(.handedOver(room: lease.room))
     }
 
     /// One renewal round: who is connected (`occupancy`, for a shared store), then every lease renewed in
     /// one call. Returns what the directory must do.
     func renew(occupancy: [String: Bool]?) async -> [LeaseBook.Action] {
+        for lease in book.releasesDue { await releaseNow(lease) }
         var actions: [LeaseBook.Action] = []
         if let occupancy { actions += book.handle(.occupancy(occupancy, at: clock.now)) }
         let asked = book.leases
@@ -78,15 +98,15 @@ actor LeaseKeeper {
         return actions
     }
 
-    /// Renewals are a third of a lease apart.
+    /// Renewals are a third of a lease apart, and sooner after one failed (`LeaseBook.renewalDelay`).
     func waitForNextRenewal() async throws {
-        try await clock.sleep(for: period / 3)
+        try await clock.sleep(for: book.renewalDelay)
     }
 
     /// Releases every lease still held (the pages reconnect to the next node, which can take the rooms
     /// straight away) and waits for what was being released.
     func stop() async {
-        for lease in book.leases { try? await leases.release(lease) }
+        for lease in book.leases + book.releasesDue { try? await leases.release(lease) }
         await tasks.stop()
     }
 }

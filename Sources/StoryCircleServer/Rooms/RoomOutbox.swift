@@ -13,34 +13,55 @@ import WebSocketTransport
 /// So the transport and the store are never called under the lock, and a release on the store's thread can
 /// never overtake, nor be overtaken by, what the room decided after it.
 final class RoomOutbox: Sendable {
-    struct Delivery: OutboxDelivery {
-        enum Kind: Sendable {
-            /// Frames, each for its connections, in order; `answers` counts the `answer.ack`s among them.
-            case send([(OutboundFrame, [UInt64])], answers: Int)
-            case close(UInt64, status: UInt16, reason: String)
-        }
-
-        var kind: Kind
+    /// A send or a close, as the room decided it.
+    enum Delivery: Sendable {
+        /// Frames, each for its connections, in order; `answers` counts the `answer.ack`s among them.
+        case send([(OutboundFrame, [UInt64])], answers: Int)
+        case close(UInt64, status: UInt16, reason: String)
 
         var messageCount: Int {
-            switch kind {
+            switch self {
             case .send(let batch, _): batch.count
             case .close: 0
             }
         }
     }
 
-    private typealias State = OutboxState<Delivery>
+    /// What the state's actions come to once its counts are turned into the deliveries they name.
+    private enum Work: Sendable {
+        case state(OutboxState.Action)
+        case deliver(Delivery)
+    }
 
     private struct Shell: Sendable {
-        var state: State
-        /// Actions decided while another thread was carrying some out: it carries these out next.
-        var ready: [State.Action] = []
+        var state: OutboxState
+        /// Deliveries decided and not yet carried out or dropped, oldest first: exactly those the state
+        /// holds.
+        var queue = FIFO<Delivery>()
+        /// Work decided while another thread was carrying some out: it carries this out next.
+        var ready: [Work] = []
         var carrying = false
         var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
         var nextWaiter: UInt64 = 0
         var retry: Task<Void, Never>?
         var stopped = false
+
+        /// Applies `event`; returns its actions with the queue's deliveries in place of their counts.
+        mutating func work(for event: OutboxState.Event) -> [Work] {
+            var work: [Work] = []
+            for action in state.handle(event) {
+                switch action {
+                case .deliver(let count):
+                    for delivery in queue.prefix(count) { work.append(.deliver(delivery)) }
+                    queue.removeFirst(count)
+                case .discard(let count):
+                    queue.removeFirst(count)
+                default:
+                    work.append(.state(action))
+                }
+            }
+            return work
+        }
     }
 
     private let code: String
@@ -77,7 +98,7 @@ final class RoomOutbox: Sendable {
         self.health = health
         self.onGiveUp = onGiveUp
         self.onLeaseLost = onLeaseLost
-        self.shell = Locked(Shell(state: State(retryLimitMs: retryLimitMs)))
+        self.shell = Locked(Shell(state: OutboxState(retryLimitMs: retryLimitMs)))
     }
 
     func persist(_ record: RoomRecord) {
@@ -86,11 +107,11 @@ final class RoomOutbox: Sendable {
 
     /// Several frames in this order, carried out (or held) together: one call to the transport.
     func send(_ batch: [(OutboundFrame, [UInt64])], answersAcknowledged: Int = 0) {
-        handle(.deliver(Delivery(kind: .send(batch, answers: answersAcknowledged))))
+        decide(.send(batch, answers: answersAcknowledged))
     }
 
     func close(_ connection: UInt64, status: UInt16, reason: String) {
-        handle(.deliver(Delivery(kind: .close(connection, status: status, reason: reason))))
+        decide(.close(connection, status: status, reason: reason))
     }
 
     /// Sends at once, ahead of held messages: for what carries no room state (pongs, the storage banner).
@@ -137,19 +158,32 @@ final class RoomOutbox: Sendable {
 
     // MARK: - Carrying out
 
-    private func handle(_ event: State.Event) {
-        var actions = shell.withLock { shell -> [State.Action] in
-            let actions = shell.state.handle(event)
+    private func handle(_ event: OutboxState.Event) {
+        handle { $0.work(for: event) }
+    }
+
+    private func decide(_ delivery: Delivery) {
+        handle { shell in
+            shell.queue.append(delivery)
+            return shell.work(for: .deliver(messages: delivery.messageCount))
+        }
+    }
+
+    /// Decides under the lock, carries out outside it: the first thread to find no carrier becomes it and
+    /// also carries out, in order, whatever other threads decide meanwhile.
+    private func handle(_ decide: (inout Shell) -> [Work]) {
+        var work = shell.withLock { shell -> [Work] in
+            let work = decide(&shell)
             guard !shell.carrying else {
-                shell.ready += actions
+                shell.ready += work
                 return []
             }
-            shell.carrying = !actions.isEmpty
-            return actions
+            shell.carrying = !work.isEmpty
+            return work
         }
-        while !actions.isEmpty {
-            for action in actions { carryOut(action) }
-            actions = shell.withLock { shell in
+        while !work.isEmpty {
+            for item in work { carryOut(item) }
+            work = shell.withLock { shell in
                 defer { shell.ready = [] }
                 shell.carrying = !shell.ready.isEmpty
                 return shell.ready
@@ -157,22 +191,29 @@ final class RoomOutbox: Sendable {
         }
     }
 
-    private func carryOut(_ action: State.Action) {
+    private func carryOut(_ work: Work) {
+        switch work {
+        case .deliver(.send(let batch, let answers)):
+            if batch.count == 1 {
+                transport.send(batch[0].0, to: batch[0].1)
+            } else {
+                transport.send(batch)
+            }
+            for _ in 0..<answers { metrics.answerAccepted() }
+        case .deliver(.close(let connection, let status, let reason)):
+            transport.close(connection, status: status, reason: reason)
+        case .state(let action):
+            carryOut(action)
+        }
+    }
+
+    private func carryOut(_ action: OutboxState.Action) {
         switch action {
         case .write(let record, let attempt, let resuming):
             write(record, attempt: attempt, resuming: resuming)
-        case .deliver(let delivery):
-            switch delivery.kind {
-            case .send(let batch, let answers):
-                if batch.count == 1 {
-                    transport.send(batch[0].0, to: batch[0].1)
-                } else {
-                    transport.send(batch)
-                }
-                for _ in 0..<answers { metrics.answerAccepted() }
-            case .close(let connection, let status, let reason):
-                transport.close(connection, status: status, reason: reason)
-            }
+        case .deliver, .discard:
+            // Turned into the deliveries they name under the lock (`Shell.work(for:)`).
+            break
         case .scheduleRetry(let at):
             scheduleRetry(at: at)
         case .cancelRetry:

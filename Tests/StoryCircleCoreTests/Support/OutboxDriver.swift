@@ -1,7 +1,7 @@
 @testable import StoryCircleCore
 
 /// A send or close, as the tests name it: `messageCount` is what it counts for when dropped.
-struct TestDelivery: OutboxDelivery, Equatable {
+struct TestDelivery: Equatable {
     var name: String
     var messageCount: Int
 }
@@ -11,7 +11,7 @@ struct TestDelivery: OutboxDelivery, Equatable {
 /// advances time past it. Every action is kept, and each call answers with the actions it caused, spelled
 /// out (`"write p1 #1"`, `"deliver a"`, `"scheduleRetry +100"`…) so a test reads like the rule it checks.
 struct OutboxDriver {
-    typealias State = OutboxState<TestDelivery>
+    typealias State = OutboxState
 
     var state: State
     var now = ServerTime(milliseconds: 1_000_000)
@@ -24,6 +24,9 @@ struct OutboxDriver {
     private(set) var inFlight: [UInt64] = []
     /// What went out to the transport, in order.
     private(set) var delivered: [String] = []
+    /// Deliveries decided and not yet carried out or dropped, as the shell keeps them.
+    private var queue: [TestDelivery] = []
+
     /// When the retry timer fires, if one is set.
     private(set) var retryAt: ServerTime?
     /// How each waiter was answered.
@@ -49,12 +52,24 @@ struct OutboxDriver {
     mutating func handle(_ event: State.Event) -> [String] {
         let actions = state.handle(event)
         log += actions
+        var described: [String] = []
         for action in actions {
             switch action {
-            case .write(_, let attempt, _):
+            case .write(let record, let attempt, let resuming):
                 precondition(!inFlight.contains(attempt), "attempt \(attempt) written twice")
                 inFlight.append(attempt)
-            case .deliver(let delivery): delivered.append(delivery.name)
+                writes.append((record, attempt, resuming))
+            case .deliver(let count):
+                precondition(queue.count >= count, "delivering more than was decided")
+                let names = queue.prefix(count).map(\.name)
+                queue.removeFirst(count)
+                delivered += names
+                described += names.map { "deliver \($0)" }
+                continue
+            case .discard(let count):
+                precondition(queue.count >= count, "dropping more than was decided")
+                queue.removeFirst(count)
+                continue
             case .scheduleRetry(let at): retryAt = at
             case .cancelRetry: retryAt = nil
             case .resume(let waiters, let durable):
@@ -64,10 +79,15 @@ struct OutboxDriver {
                 }
             case .writeFailed, .failing, .recovered, .gaveUp, .leaseLost: break
             }
-            if case .write(let record, let attempt, let resuming) = action { writes.append((record, attempt, resuming)) }
+            described.append(describe(action))
         }
-        return actions.map(describe)
+        // The shell's queue is exactly what the state holds: nothing delivered twice, nothing left behind.
+        precondition(queue.count == state.heldDeliveries, "the queue holds \(queue.count), the state \(state.heldDeliveries)")
+        return described
     }
+
+    /// What the shell still holds for the state: every delivery held, and nothing else.
+    var queued: Int { queue.count }
 
     /// The room decides record `n` (`p<n>`).
     @discardableResult
@@ -78,7 +98,8 @@ struct OutboxDriver {
     /// The room decides a send (or, with no messages, a close) named `name`.
     @discardableResult
     mutating func deliver(_ name: String, messages: Int = 1) -> [String] {
-        handle(.deliver(TestDelivery(name: name, messageCount: messages)))
+        queue.append(TestDelivery(name: name, messageCount: messages))
+        return handle(.deliver(messages: messages))
     }
 
     /// The store answers `attempt`: committed, or `failure`.
@@ -156,7 +177,8 @@ struct OutboxDriver {
         switch action {
         case .write(let record, let attempt, let resuming):
             "write \(Self.name(of: record)) #\(attempt)\(resuming ? " resuming" : "")"
-        case .deliver(let delivery): "deliver \(delivery.name)"
+        case .deliver(let count): "deliver \(count)"
+        case .discard(let count): "discard \(count)"
         case .scheduleRetry(let at): "scheduleRetry +\(at - start)"
         case .cancelRetry: "cancelRetry"
         case .resume(let waiters, let durable): "resume \(waiters) \(durable)"
