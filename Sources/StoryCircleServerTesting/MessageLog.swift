@@ -75,7 +75,7 @@ package final class MessageLog: Sendable {
             if let ready { continuation.resume(returning: ready) }
         }
         guard let message else {
-            Issue.record("no '\(type)' message to connection \(connection) within \(timeout); it had: \(messages(to: connection).map(\.type))", sourceLocation: sourceLocation)
+            Issue.record("no '\(type)' message to connection \(connection) within \(timeout); it had: \(messages(to: connection).map(Self.described))", sourceLocation: sourceLocation)
             return .storage(StoreHealthStatus(ok: false, message: "MessageLog: no '\(type)' message came"))
         }
         return message
@@ -87,5 +87,11 @@ package final class MessageLog: Sendable {
             return state.waiters.remove(at: index)
         }
         waiter?.continuation.resume(returning: nil)
+    }
+
+    /// A message's type, and an error's code with it: what a failed wait shows.
+    static func described(_ message: ServerMessage) -> String {
+        if case .error(let error) = message { return "error(\(error.code.rawValue): \(error.message))" }
+        return message.type
     }
 }

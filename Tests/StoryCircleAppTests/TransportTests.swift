@@ -25,6 +25,9 @@ struct TransportTests {
         configuration.database = "none"
         configuration.adminToken = "admin"
         configuration.maxMessageBytes = maxMessageBytes
+        // Real time, with the whole suite starting at once on two cores: a child's connect and hello can
+        // wait seconds for the cooperative pool. Only the test of the hello timeout itself sets a short one.
+        configuration.helloTimeoutSeconds = 60
         configure(&configuration)
         return try await ClassroomServer.start(configuration: configuration, clock: clock, store: MemoryRoomStore(), narrator: ScriptedNarrator(), logger: StoryCircleLog(label: "test", minimumLevel: .error))
     }
