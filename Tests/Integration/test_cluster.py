@@ -40,17 +40,18 @@ LEASE_SECONDS = int(os.environ.get("STORYCIRCLE_LEASE_SECONDS", "10"))
 # The child page's reconnection schedule and ping interval, read from the page itself so the Python children
 # cannot drift from it (web-static/js/connection.js: BACKOFF, reconnectDelay, CLOCK_SYNC).
 _CONNECTION_JS = (ROOT / "web-static" / "js" / "connection.js").read_text()
-PAGE_BACKOFF = {key: int(value) for key, value in
-                re.findall(r"(\w+): (\d+)", re.search(r"const BACKOFF = \{([^}]*)\}", _CONNECTION_JS).group(1))}
+PAGE_BACKOFF = {key: float(value) for key, value in
+                re.findall(r"(\w+): ([\d.]+)", re.search(r"const BACKOFF = \{([^}]*)\}", _CONNECTION_JS).group(1))}
 PAGE_PING_SECONDS = int(re.search(r"const CLOCK_SYNC = \{[^}]*intervalMs: (\d+)", _CONNECTION_JS).group(1)) / 1000
 
 
 def page_reconnect_delay(attempt, rng=random):
     """Seconds the page waits before reconnection attempt `attempt` (1: the first after a drop), as
-    connection.js's reconnectDelay: a few quick tries jittered ±50 %, then doubling, jittered down to half."""
+    connection.js's reconnectDelay: a few quick, slightly growing tries jittered up by half, then doubling,
+    jittered down to half."""
     quick_ms, quick_tries = PAGE_BACKOFF.get("quickMs", 0), PAGE_BACKOFF.get("quickTries", 0)
     if attempt <= quick_tries:
-        return round(quick_ms * (0.5 + rng.random())) / 1000
+        return round(quick_ms * PAGE_BACKOFF.get("quickGrowth", 1) ** (attempt - 1) * (1 + rng.random() * 0.5)) / 1000
     base = min(PAGE_BACKOFF["firstMs"] * 2 ** (attempt - quick_tries - 1), PAGE_BACKOFF["maxMs"])
     return round(base * (0.5 + rng.random() * 0.5)) / 1000
 
@@ -373,7 +374,7 @@ def test_kill_9_of_the_busiest_node_loses_no_acknowledged_answer_and_disturbs_no
         figures.update(rooms=len(affected), children=len(failover), p50=p50, p99=p99, max=max(failover),
                        page=page_seconds, killDelay=kill_delay, leaseSeconds=LEASE_SECONDS, backoff=PAGE_BACKOFF)
         print(f"\nfailover: {len(affected)} rooms, {len(failover)} children (one in Chromium) back after kill -9 "
-              f"{kill_delay:.2f} s into the test's renewal phase; p50 {p50:.2f} s, p99 {p99:.2f} s, max {max(failover):.2f} s, "
+              f"{kill_delay:.2f} s after the last join; p50 {p50:.2f} s, p99 {p99:.2f} s, max {max(failover):.2f} s, "
               f"the Chromium page {page_seconds:.2f} s (node {victim} held {counts})")
 
         # The children who had not answered question 2 do so now, on the room's new node.

@@ -9,17 +9,18 @@ import { CLOSE, shouldReconnect } from "./close-codes.js";
 // whose read timeout is short so that it gives up on a paused node's upgrade quickly
 // (config/nginx-cluster.conf: 6 s, which the server's own pings, every 20 s, would not meet).
 const CLOCK_SYNC = { burst: 5, burstStartMs: 150, burstGapMs: 250, intervalMs: 4000 };
-// After a drop, the first `quickTries` attempts come `quickMs` apart (jittered ±50 %): a room whose node
-// died is taken over by another node within a fraction of a second, so waiting longer only keeps the child
-// out. Then from `firstMs`, doubling up to `maxMs`, jittered down to half, so a server that stays away is
-// not hammered. The jitter spreads a class's reconnections so they do not all arrive in one instant.
+// After a drop, the first `quickTries` attempts come soon: `quickMs`, growing by `quickGrowth` each time, and
+// jittered up to half as much again (200–300, 300–450, 450–675 ms): a room whose node died is taken over by
+// another node within a fraction of a second, so waiting longer only keeps the child out. Then from
+// `firstMs`, doubling up to `maxMs`, jittered down to half, so a server that stays away is not hammered.
+// The jitter spreads a class's reconnections so they do not all arrive in one instant.
 // Tests/Integration/test_cluster.py reads this line to reconnect its Python children on the same schedule.
-const BACKOFF = { quickMs: 300, quickTries: 3, firstMs: 1000, maxMs: 10000 };
+const BACKOFF = { quickMs: 200, quickGrowth: 1.5, quickTries: 3, firstMs: 1000, maxMs: 10000 };
 
 /** The wait before reconnection attempt `attempt` (1 for the first after a drop); `random` in [0, 1). */
 export function reconnectDelay(attempt, backoff = BACKOFF, random = Math.random()) {
-  const { quickMs = 0, quickTries = 0, firstMs, maxMs } = backoff;
-  if (attempt <= quickTries) return Math.round(quickMs * (0.5 + random));
+  const { quickMs = 0, quickGrowth = 1, quickTries = 0, firstMs, maxMs } = backoff;
+  if (attempt <= quickTries) return Math.round(quickMs * quickGrowth ** (attempt - 1) * (1 + random * 0.5));
   const base = Math.min(firstMs * 2 ** (attempt - quickTries - 1), maxMs);
   return Math.round(base * (0.5 + random * 0.5));
 }
