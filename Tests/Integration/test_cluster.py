@@ -49,11 +49,24 @@ def page_reconnect_delay(attempt, rng=random):
     """Seconds the page waits before reconnection attempt `attempt` (1: the first after a drop), as
     connection.js's reconnectDelay: a few quick, slightly growing tries jittered up by half, then doubling,
     jittered down to half."""
+    def js_round(x):  # Math.round: halves go up (Python's round() goes to even)
+        return math.floor(x + 0.5)
+
     quick_ms, quick_tries = PAGE_BACKOFF.get("quickMs", 0), PAGE_BACKOFF.get("quickTries", 0)
     if attempt <= quick_tries:
-        return round(quick_ms * PAGE_BACKOFF.get("quickGrowth", 1) ** (attempt - 1) * (1 + rng.random() * 0.5)) / 1000
+        return js_round(quick_ms * PAGE_BACKOFF.get("quickGrowth", 1) ** (attempt - 1) * (1 + rng.random() * 0.5)) / 1000
     base = min(PAGE_BACKOFF["firstMs"] * 2 ** (attempt - quick_tries - 1), PAGE_BACKOFF["maxMs"])
-    return round(base * (0.5 + rng.random() * 0.5)) / 1000
+    return js_round(base * (0.5 + rng.random() * 0.5)) / 1000
+
+
+class FixedRandom:
+    """A random source that always says `value` (to compare the Python schedule with the page's)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def random(self):
+        return self.value
 
 
 def nearest_rank(values, fraction):
@@ -335,6 +348,14 @@ def test_kill_9_of_the_busiest_node_loses_no_acknowledged_answer_and_disturbs_no
         # One more child of the dead node's rooms is the page itself, in headless Chromium.
         page = await asyncio.to_thread(open_child_page, cluster, sorted(affected)[0], "Web")
         pages.append(page)
+        # The Python children's schedule is the page's own: the same waits, from the page's reconnectDelay.
+        randoms = (0, 0.5, 0.999)
+        schedule = page.execute_async_script("""
+            const [randoms, done] = arguments;
+            import("/js/connection.js").then((m) => done(randoms.map((r) => [1, 2, 3, 4, 5, 6, 7, 8].map((a) => m.reconnectDelay(a, undefined, r)))));
+            """, list(randoms))
+        for r, waits in zip(randoms, schedule):
+            assert [round(page_reconnect_delay(a, FixedRandom(r)) * 1000) for a in range(1, 9)] == waits, (r, waits)
 
         # Where the kill falls against the nodes' renewal timer (every third of a lease): at random in each
         # run (make bench runs this several times), or fixed by STORYCIRCLE_FAILOVER_KILL_DELAY (seconds).
