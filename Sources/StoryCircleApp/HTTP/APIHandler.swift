@@ -146,7 +146,7 @@ struct APIHandler: Sendable {
                 return .error(RoomError(.invalidSettings, "The settings are not valid: each one is true/false, a number, or a narration mode (devices, dashboard, off)."))
             }
         }
-        if let narrator, case .failure(let refusal) = narrator.check(voice: ClassroomServer.voice(of: story, settings: patch)) {
+        if let narrator, case .failure(let refusal) = narrator.checkNatural(voice: ClassroomServer.voice(of: story, settings: patch)) {
             return .error(RoomError(.voiceNotInstalled, refusal.description))
         }
         do {

@@ -34,13 +34,19 @@ public final class SpeechNarrator: NarrationPreparing {
         self.logger = logger
     }
 
-    /// The voice a room will use, checked now: a room whose voice this node lacks is refused where it
-    /// is created (or restored), not read by another voice. Starts the worker for a natural voice, so
-    /// its first sentence does not wait for Python and the voice to load.
-    public func check(voice: String) -> Result<VoiceCatalog.Choice, VoiceRefusal> {
-        let choice = voices.choose(voice)
-        if case .success(.natural) = choice { piper?.warmUp() }
-        return choice
+    /// A room's natural voice, checked when the room is created: one this node lacks is refused there,
+    /// not read by another voice. The worker starts now, so the first sentence does not wait for Python
+    /// and the voice to load. (An espeak-ng voice the node lacks is left to the room's error phase, where
+    /// the teacher chooses another in Settings and presses Try again.)
+    public func checkNatural(voice: String) -> Result<Void, VoiceRefusal> {
+        guard voice.hasPrefix(VoiceCatalog.naturalPrefix) else { return .success(()) }
+        switch voices.choose(voice) {
+        case .failure(let refusal):
+            return .failure(refusal)
+        case .success:
+            piper?.warmUp()
+            return .success(())
+        }
     }
 
     public func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> NarrationPlan {

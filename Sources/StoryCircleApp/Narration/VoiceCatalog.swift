@@ -62,7 +62,12 @@ public struct VoiceCatalog: Sendable {
         }
         let language = String(voice.prefix { $0 != "+" }).lowercased()
         // espeak-ng selects by its own names too ("gmw/en"); only a plain language code is checked here.
-        if language.contains("/") || espeak.isEmpty || espeak.contains(where: { $0.language.lowercased() == language || $0.name.lowercased() == language }) {
+        // espeak-ng picks the best voice for a bare language ("en" is read by "en-gb").
+        let known = espeak.contains { voice in
+            let code = voice.language.lowercased()
+            return code == language || code.hasPrefix(language + "-") || voice.name.lowercased() == language
+        }
+        if language.contains("/") || espeak.isEmpty || known {
             return .success(.espeak(voice))
         }
         return .failure(VoiceRefusal(voice: voice, reason: "espeak-ng has no voice \"\(voice)\"", installed: installedList))
