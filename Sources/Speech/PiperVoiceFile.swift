@@ -38,7 +38,9 @@ public struct PiperVoiceFile: Sendable, Equatable {
               name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
             return problem("a voice's file name must be NAME.onnx, NAME made of letters, digits, '-', '_' and '.'")
         }
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: modelPath),
+        // A school may link its voices in rather than copy them: the file is what the link points at.
+        let target = url.resolvingSymlinksInPath().path
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: target),
               let size = (attributes[.size] as? NSNumber)?.intValue else {
             return problem("the model file cannot be read")
         }

@@ -157,7 +157,7 @@ public struct VoiceCatalog: Sendable {
         }
 
         mutating func sha256(of path: String) -> String? {
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: URL(fileURLWithPath: path).resolvingSymlinksInPath().path),
                   let size = (attributes[.size] as? NSNumber)?.intValue,
                   let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 else { return nil }
             if let entry = entries[path], entry.size == size, entry.modified == modified { return entry.sha256 }
