@@ -55,6 +55,7 @@ public final class PiperWorker: Sendable {
         var voice: String
         var text: String
         var lengthScale: Double
+        var urgent: Bool
         var continuation: CheckedContinuation<Result<SpokenText, PiperWorkerPolicy.Failure>, Never>
     }
 
@@ -77,12 +78,13 @@ public final class PiperWorker: Sendable {
 
     /// Reads `text` with `voice` (one of `configuration.voices`): PCM, with no word timings (Piper's voices
     /// give none; `WordTimingEstimate` makes them).
-    public func synthesize(_ text: String, voice: String, lengthScale: Double = 1.0) async -> Result<SpokenText, PiperWorkerPolicy.Failure> {
+    /// `urgent: false` for reading ahead: sent only when no urgent request waits.
+    public func synthesize(_ text: String, voice: String, lengthScale: Double = 1.0, urgent: Bool = true) async -> Result<SpokenText, PiperWorkerPolicy.Failure> {
         await withCheckedContinuation { continuation in
             shared.withLockAndWake { shared in
                 let id = shared.nextId
                 shared.nextId += 1
-                shared.events.append(.submit(id: id, Job(voice: voice, text: text, lengthScale: lengthScale, continuation: continuation)))
+                shared.events.append(.submit(id: id, Job(voice: voice, text: text, lengthScale: lengthScale, urgent: urgent, continuation: continuation)))
             }
         }
     }
@@ -148,7 +150,7 @@ public final class PiperWorker: Sendable {
             switch event {
             case .submit(let id, let job):
                 jobs[id] = job
-                carryOut(policy.submit(id: id, timeoutMs: configuration.limits.timeoutMs(characters: job.text.count), nowMs: now))
+                carryOut(policy.submit(id: id, timeoutMs: configuration.limits.timeoutMs(characters: job.text.count), urgent: job.urgent, nowMs: now))
             case .warmUp:
                 carryOut(policy.warmUp(nowMs: now))
             case .ready(let from) where from == generation:

@@ -73,8 +73,9 @@ public struct PiperWorkerPolicy: Sendable, Equatable {
 
     public let limits: Limits
     public private(set) var worker: Worker = .stopped
-    /// Waiting requests, oldest first, with their timeouts.
-    public private(set) var queue: [(id: Int, timeoutMs: Int)] = []
+    /// Waiting requests with their timeouts, in the order they will be sent: urgent ones (a room waiting
+    /// in "preparing") first, then those read ahead (a room still in its lobby), each oldest first.
+    public private(set) var queue: [(id: Int, timeoutMs: Int, urgent: Bool)] = []
     /// When the worker failed within the current budget window.
     public private(set) var failures: [Int] = []
     public private(set) var givenUpUntilMs: Int?
@@ -94,14 +95,18 @@ public struct PiperWorkerPolicy: Sendable, Equatable {
         givenUpUntilMs.map { now >= $0 } ?? true
     }
 
-    public mutating func submit(id: Int, timeoutMs: Int, nowMs now: Int) -> [Directive] {
+    public mutating func submit(id: Int, timeoutMs: Int, urgent: Bool = true, nowMs now: Int) -> [Directive] {
         if let until = givenUpUntilMs {
             guard now >= until else { return [.fail(id: id, .unavailable(lastProblem ?? "it kept failing"))] }
             givenUpUntilMs = nil
             failures = []
         }
         guard queue.count < limits.maxQueued else { return [.fail(id: id, .queueFull)] }
-        queue.append((id, timeoutMs))
+        if urgent {
+            queue.insert((id, timeoutMs, true), at: queue.firstIndex { !$0.urgent } ?? queue.endIndex)
+        } else {
+            queue.append((id, timeoutMs, false))
+        }
         switch worker {
         case .stopped:
             let deadline = now + limits.startTimeoutMs

@@ -75,29 +75,36 @@ def wait_for_worker(server, predicate, timeout=60):
 def test_kill_9_of_the_worker_during_a_story_the_room_carries_on_and_loses_nothing(make_server):
     server = make_server()
     assert JOE in healthz(server)["voices"]
-    room = server.create_room(STORIES / "piper.json")
+    # A first room warms the worker up (a room with a natural voice starts it when it is created).
+    created = time.monotonic()
+    server.create_room(STORIES / "piper.json")
+    warm = wait_for_worker(server, lambda n: n.get("state") in ("ready", "reading"))
+    print(f"cold worker: ready {1000 * (time.monotonic() - created):.0f} ms after the room was created")
+    # The room under test: twelve sentences, so the worker is still reading when it is killed.
+    story = json.loads((ROOT / "config" / "stories" / "pip-the-robot.json").read_text())
+    story["narration"] = {"voice": JOE, "rate": 150}
+    room = server.create_room(story)
 
     async def scenario():
         teacher = await screen(server, room, kind="control", token_key="teacherToken")
         ana, _ = await join(server, room, "Ana")
         ben, _ = await join(server, room, "Ben")
-        # Created rooms warm the worker up: ready before the teacher starts.
-        warm = wait_for_worker(server, lambda n: n.get("state") == "ready")
         started = time.monotonic()
         assert server.command(room, "start")[0] == 200
         first = await teacher.expect("preparing")
         while first["ready"] < 1:
             first = await teacher.expect("preparing", timeout=60)
-        print(f"warm worker: first sentence ready {1000 * (time.monotonic() - started):.0f} ms after start")
+        print(f"first sentence ready {1000 * (time.monotonic() - started):.0f} ms after start (read ahead since the room was created)")
         reading = wait_for_worker(server, lambda n: n.get("state") == "reading" and n.get("pid"))
         os.kill(reading["pid"], signal.SIGKILL)
         plan = await teacher.expect("narration.plan", timeout=120)
         child_plan = await ana.expect("narration.plan", timeout=30)
+        print(f"whole story ready {1000 * (time.monotonic() - started):.0f} ms after start, the worker killed once")
         after = healthz(server)["naturalVoice"]
         # Restarted and read on with Piper, or read by espeak-ng with the teacher told: never silence.
         assert after["launches"] >= warm["launches"] + 1 or plan.get("notice", {}).get("code") == "narration_voice_fallback", (after, plan)
         assert "notice" not in child_plan, "children are not told about voices"
-        assert len(child_plan["sentences"]) == 5 and all(s["audio"] and s["words"] for s in child_plan["sentences"])
+        assert len(child_plan["sentences"]) == 12 and all(s["audio"] and s["words"] for s in child_plan["sentences"])
         assert server.command(room, "skip")[0] == 200
         question = await ana.expect("question", timeout=30)
         await ben.expect("question", timeout=30)
@@ -112,7 +119,7 @@ def test_kill_9_of_the_worker_during_a_story_the_room_carries_on_and_loses_nothi
     asyncio.run(scenario())
     status, _, body = server.request("GET", f"/api/rooms/{room['code']}/results", room["teacherToken"])
     assert status == 200
-    answers = {p["nickname"]: [a.get("option") for a in p["answers"]] for p in json.loads(body)["players"]}
+    answers = {p["nickname"]: [a.get("option") for a in p["answers"] if a.get("option") is not None] for p in json.loads(body)["players"]}
     assert answers == {"Ana": [0], "Ben": [1]}
 
 

@@ -25,6 +25,16 @@ struct PiperWorkerPolicyTests {
         #expect(policy.submit(id: 3, timeoutMs: 500, nowMs: 500) == [.send(id: 3), .wake(atMs: 1_000)], "a warm worker: sent at once")
     }
 
+    @Test func urgentRequestsGoBeforeThoseReadAheadEachInOrder() {
+        var policy = PiperWorkerPolicy(limits: limits(queue: 8))
+        _ = policy.submit(id: 1, timeoutMs: 500, urgent: false, nowMs: 0)
+        _ = policy.submit(id: 2, timeoutMs: 500, urgent: false, nowMs: 0)
+        _ = policy.submit(id: 3, timeoutMs: 500, urgent: true, nowMs: 0)
+        _ = policy.submit(id: 4, timeoutMs: 500, urgent: true, nowMs: 0)
+        #expect(policy.queue.map(\.id) == [3, 4, 1, 2])
+        #expect(policy.ready(nowMs: 10) == [.send(id: 3), .wake(atMs: 510)])
+    }
+
     @Test func theQueueIsBounded() {
         var policy = PiperWorkerPolicy(limits: limits(queue: 2))
         _ = policy.submit(id: 1, timeoutMs: 500, nowMs: 0)

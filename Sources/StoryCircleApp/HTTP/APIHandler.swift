@@ -151,6 +151,7 @@ struct APIHandler: Sendable {
         }
         do {
             let created = try await registry.createRoom(story: story, settings: patch)
+            narrator?.prefetch(sentences: story.sentences, settings: ClassroomServer.narration(of: story, settings: patch))
             return .json(201, CreatedRoomResponse(created, publicURL: publicURL, warnings: validated.warnings.map(\.description)))
         } catch let error as RoomError {
             return .error(error)

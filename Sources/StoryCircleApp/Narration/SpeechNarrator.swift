@@ -49,6 +49,20 @@ public final class SpeechNarrator: NarrationPreparing {
         }
     }
 
+    /// Reads a new room's story with its natural voice into the cache in the background, while the
+    /// children join: when the teacher presses start, its clips are ready (or in flight, shared with the
+    /// preparation). One sentence at a time, so many rooms created at once queue one request each. A
+    /// failure here changes nothing: the preparation at start decides (and falls back if it must).
+    public func prefetch(sentences: [String], settings: NarrationSettings) {
+        guard let piper, case .success(.natural(let voice)) = voices.choose(settings.voice) else { return }
+        let engine = SpokenEngine.natural(voice, piper, rate: settings.rate, pitch: settings.pitch, urgent: false)
+        Task { [self] in
+            for text in sentences {
+                guard (try? await clip(for: text, engine: engine)) != nil else { return }
+            }
+        }
+    }
+
     public func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> NarrationPlan {
         let settings = request.settings
         switch voices.choose(settings.voice) {
@@ -64,7 +78,7 @@ public final class SpeechNarrator: NarrationPreparing {
                 return plan
             }
             do {
-                return try await prepare(request, engine: .natural(voice, piper, rate: settings.rate, pitch: settings.pitch), progress: progress)
+                return try await prepare(request, engine: .natural(voice, piper, rate: settings.rate, pitch: settings.pitch, urgent: true), progress: progress)
             } catch let failure as NaturalVoiceFailure {
                 logger?.warning("Natural voice failed; the story is read by espeak-ng", ["voice": voice.id, "error": failure.failure.description])
                 progress(0, request.sentences.count + (request.questions?.count ?? 0))
@@ -145,7 +159,7 @@ public final class SpeechNarrator: NarrationPreparing {
             return try await Self.synthesize(text, engine: .espeak(Voice(name: name, rate: rate, pitch: pitch)), espeak: engine)
         case .success(.natural(let natural)):
             guard let piper else { throw NaturalVoiceFailure(failure: .unavailable(voices.piperMissing ?? "Piper is not installed")) }
-            return try await Self.synthesize(text, engine: .natural(natural, piper, rate: rate, pitch: pitch), espeak: engine)
+            return try await Self.synthesize(text, engine: .natural(natural, piper, rate: rate, pitch: pitch, urgent: true), espeak: engine)
         }
     }
 
@@ -165,8 +179,8 @@ public final class SpeechNarrator: NarrationPreparing {
             switch spoken {
             case .espeak(let voice):
                 speech = try await espeak.synthesize(text, voice: voice)
-            case .natural(let voice, let piper, let rate, let pitch):
-                speech = try await Self.natural(text, voice: voice, piper: piper, rate: rate)
+            case .natural(let voice, let piper, let rate, let pitch, let urgent):
+                speech = try await Self.natural(text, voice: voice, piper: piper, rate: rate, urgent: urgent)
                 let reference = try await espeak.synthesize(text, voice: Voice(name: voice.file.espeakVoice, rate: rate, pitch: pitch))
                 speech.words = WordTimingEstimate.estimate(reference: reference, target: speech)
             }
@@ -180,13 +194,13 @@ public final class SpeechNarrator: NarrationPreparing {
 
     /// `text` from the Piper worker; a worker that died or timed out is given a second chance (it is
     /// started again), anything else is the natural voice failing for this story.
-    static func natural(_ text: String, voice: VoiceCatalog.NaturalVoice, piper: PiperWorker, rate: Int) async throws -> SpokenText {
+    static func natural(_ text: String, voice: VoiceCatalog.NaturalVoice, piper: PiperWorker, rate: Int, urgent: Bool) async throws -> SpokenText {
         // Piper's speed is a length scale; espeak-ng's default rate, 150 words per minute, is Piper's 1.0.
         let lengthScale = min(2.0, max(0.5, 150.0 / Double(max(rate, 1))))
         var attempts = 0
         while true {
             attempts += 1
-            switch await piper.synthesize(text, voice: voice.file.name, lengthScale: lengthScale) {
+            switch await piper.synthesize(text, voice: voice.file.name, lengthScale: lengthScale, urgent: urgent) {
             case .success(let spoken):
                 return spoken
             case .failure(let failure):
@@ -205,7 +219,8 @@ public final class SpeechNarrator: NarrationPreparing {
 /// Which engine reads a story, with everything that changes the sound.
 enum SpokenEngine: Sendable {
     case espeak(Voice)
-    case natural(VoiceCatalog.NaturalVoice, PiperWorker, rate: Int, pitch: Int)
+    /// `urgent`: a room waits for it (false: read ahead while the room is in its lobby).
+    case natural(VoiceCatalog.NaturalVoice, PiperWorker, rate: Int, pitch: Int, urgent: Bool)
 
     /// espeak-ng clips keep their keys from before there were two engines; a natural voice's key names
     /// Piper and the model file's hash (its timings also depend on espeak-ng, so its version too).
@@ -213,7 +228,7 @@ enum SpokenEngine: Sendable {
         switch self {
         case .espeak(let voice):
             AudioCache.key(text: text, voice: voice.name, rate: voice.rate, pitch: voice.pitch, engineVersion: espeakVersion)
-        case .natural(let voice, _, let rate, let pitch):
+        case .natural(let voice, _, let rate, let pitch, _):
             AudioCache.key(text: text, voice: voice.id, rate: rate, pitch: pitch, engineVersion: "piper-1.8/\(voice.sha256)/espeak-ng-\(espeakVersion)")
         }
     }
