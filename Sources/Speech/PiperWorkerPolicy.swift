@@ -15,8 +15,8 @@ public struct PiperWorkerPolicy: Sendable, Equatable {
         public var startTimeoutMs = 30_000
         /// Per request: `requestBaseMs` plus `requestPerCharacterMs` for each character of text, generous
         /// against a real-time factor of about 0.06 on one core so that only a stuck worker misses it.
-        public var requestBaseMs = 5_000
-        public var requestPerCharacterMs = 40
+        public var requestBaseMs = 15_000
+        public var requestPerCharacterMs = 100
         public var restartBudget = 3
         public var budgetWindowMs = 60_000
         public var coolDownMs = 300_000

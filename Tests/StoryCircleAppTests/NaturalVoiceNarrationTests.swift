@@ -20,7 +20,7 @@ struct NaturalVoiceNarrationTests {
         try Data(#"{"audio": {"sample_rate": 22050}, "espeak": {"voice": "en-us"}, "language": {"code": "en_US"}}"#.utf8)
             .write(to: URL(fileURLWithPath: model.path + ".json"))
         let file = try PiperVoiceFile.inspect(modelPath: model.path).get()
-        return VoiceCatalog.NaturalVoice(file: file, sha256: String(repeating: "0", count: 64))
+        return VoiceCatalog.NaturalVoice(file: file, digest: ModelDigest(path: model.path, cacheFile: folder.appendingPathComponent("hashes.json")))
     }
 
     /// Answers its first request with half a second of tone, then exits on the second without answering.

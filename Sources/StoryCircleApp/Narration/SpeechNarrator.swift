@@ -121,7 +121,7 @@ public final class SpeechNarrator: NarrationPreparing {
         guard let version = engine.version else {
             throw NarrationError(.engineUnavailable("espeak-ng did not start"))
         }
-        let key = spoken.cacheKey(text: text, espeakVersion: version)
+        let key = try await spoken.cacheKey(text: text, espeakVersion: version)
         if let clip = cache.clip(key) {
             metrics.audioCacheHit()
             return clip
@@ -224,12 +224,15 @@ enum SpokenEngine: Sendable {
 
     /// espeak-ng clips keep their keys from before there were two engines; a natural voice's key names
     /// Piper and the model file's hash (its timings also depend on espeak-ng, so its version too).
-    func cacheKey(text: String, espeakVersion: String) -> String {
+    func cacheKey(text: String, espeakVersion: String) async throws -> String {
         switch self {
         case .espeak(let voice):
-            AudioCache.key(text: text, voice: voice.name, rate: voice.rate, pitch: voice.pitch, engineVersion: espeakVersion)
+            return AudioCache.key(text: text, voice: voice.name, rate: voice.rate, pitch: voice.pitch, engineVersion: espeakVersion)
         case .natural(let voice, _, let rate, let pitch, _):
-            AudioCache.key(text: text, voice: voice.id, rate: rate, pitch: pitch, engineVersion: "piper-1.8/\(voice.sha256)/espeak-ng-\(espeakVersion)")
+            guard let digest = await voice.digest.value() else {
+                throw NaturalVoiceFailure(failure: .unavailable("its model file cannot be read"))
+            }
+            return AudioCache.key(text: text, voice: voice.id, rate: rate, pitch: pitch, engineVersion: "piper-1.8/\(digest)/espeak-ng-\(espeakVersion)")
         }
     }
 }

@@ -1,16 +1,25 @@
 import Foundation
+import Locking
 import Speech
 
 /// The voices this node can narrate with: espeak-ng's (built in) and the natural (Piper) voices found on
 /// disk and checked, with the Piper install that reads them. A story names one as `"voice": "en-gb"`
 /// (espeak-ng) or `"voice": "piper:en_US-joe-medium"`; `choose` says which, or why not, with the list.
 public struct VoiceCatalog: Sendable {
-    /// A checked Piper voice and its model file's SHA-256 (part of its clips' cache keys: a voice file
-    /// replaced by another of the same name never replays the old voice's audio).
+    /// A checked Piper voice. Its model file's SHA-256 is part of its clips' cache keys (a voice file
+    /// replaced by another of the same name never replays the old voice's audio); it is worked out on
+    /// first use, so a server whose rooms never use the voice never reads its 60 MB.
     public struct NaturalVoice: Sendable, Equatable {
         public var file: PiperVoiceFile
-        public var sha256: String
+        public let digest: ModelDigest
         public var id: String { "piper:\(file.name)" }
+
+        public init(file: PiperVoiceFile, digest: ModelDigest) {
+            self.file = file
+            self.digest = digest
+        }
+
+        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.file == rhs.file }
     }
 
     /// Where Piper is: its Python and the worker script; nil when it is not installed (or turned off).
@@ -80,8 +89,8 @@ public struct VoiceCatalog: Sendable {
             + "; espeak-ng: " + espeak.map(\.language).joined(separator: ", ")
     }
 
-    /// Finds Piper and its voices as `configuration` says. Reads files and hashes models (a 60 MB voice
-    /// once; the hash is kept in `hashCache` by size and modification time): run off the cooperative pool.
+    /// Finds Piper and its voices as `configuration` says, reading their configs (model hashes are kept
+    /// in `hashCache` once worked out): run off the cooperative pool.
     public static func discover(_ configuration: ServerConfiguration, espeak: [EspeakVoice], hashCache: URL?) -> VoiceCatalog {
         guard configuration.naturalVoice else {
             return VoiceCatalog(espeak: espeak, natural: [], problems: [], piper: nil, piperMissing: "natural voices are turned off (naturalVoice: false)")
@@ -101,19 +110,13 @@ public struct VoiceCatalog: Sendable {
         }
         var natural: [NaturalVoice] = []
         var problems: [PiperVoiceFile.Problem] = []
-        var hashes = HashCache(file: hashCache)
         for directory in directories {
             let found = PiperVoiceFile.scan(directory: directory)
             problems += found.problems
             for file in found.voices where !natural.contains(where: { $0.file.name == file.name }) {
-                guard let digest = hashes.sha256(of: file.modelPath) else {
-                    problems.append(.init(path: file.modelPath, reason: "the model file cannot be read"))
-                    continue
-                }
-                natural.append(NaturalVoice(file: file, sha256: digest))
+                natural.append(NaturalVoice(file: file, digest: ModelDigest(path: file.modelPath, cacheFile: hashCache)))
             }
         }
-        hashes.save()
         if piper == nil { natural = [] }
         return VoiceCatalog(espeak: espeak, natural: natural, problems: problems, piper: piper, piperMissing: missing)
     }
@@ -147,33 +150,25 @@ public struct VoiceCatalog: Sendable {
     /// read every model again.
     struct HashCache {
         struct Entry: Codable { var size: Int; var modified: Double; var sha256: String }
-        let file: URL?
-        var entries: [String: Entry]
-        var changed = false
 
-        init(file: URL?) {
-            self.file = file
-            entries = file.flatMap { try? Data(contentsOf: $0) }.flatMap { try? JSONDecoder().decode([String: Entry].self, from: $0) } ?? [:]
-        }
-
-        mutating func sha256(of path: String) -> String? {
+        /// The model's SHA-256, from `file` when it was worked out for the same size and time, else with
+        /// coreutils' sha256sum (the Swift digest in `StoryCircleCore` takes seconds over 60 MB in a debug
+        /// build), then kept. Blocks: threads of our own only.
+        static func sha256(of path: String, file: URL?) -> String? {
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: URL(fileURLWithPath: path).resolvingSymlinksInPath().path),
                   let size = (attributes[.size] as? NSNumber)?.intValue,
                   let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 else { return nil }
+            var entries = file.flatMap { try? Data(contentsOf: $0) }.flatMap { try? JSONDecoder().decode([String: Entry].self, from: $0) } ?? [:]
             if let entry = entries[path], entry.size == size, entry.modified == modified { return entry.sha256 }
-            guard let digest = Self.sha256sum(path) else { return nil }
+            guard let digest = sha256sum(path) else { return nil }
             entries[path] = Entry(size: size, modified: modified, sha256: digest)
-            changed = true
+            if let file, let data = try? JSONEncoder().encode(entries) {
+                try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try? data.write(to: file, options: .atomic)
+            }
             return digest
         }
 
-        func save() {
-            guard changed, let file, let data = try? JSONEncoder().encode(entries) else { return }
-            try? FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try? data.write(to: file, options: .atomic)
-        }
-
-        /// coreutils' sha256sum: the Swift digest in `StoryCircleCore` takes seconds over 60 MB in a debug build.
         static func sha256sum(_ path: String) -> String? {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
@@ -187,6 +182,63 @@ public struct VoiceCatalog: Sendable {
             guard process.terminationStatus == 0 else { return nil }
             let digest = String(decoding: data.prefix(64), as: UTF8.self)
             return digest.count == 64 ? digest : nil
+        }
+    }
+}
+
+/// A model file's SHA-256, worked out once, on a thread of its own, when first asked for; callers
+/// meanwhile wait without holding a thread.
+public final class ModelDigest: Sendable {
+    private enum State {
+        case unknown
+        case working([CheckedContinuation<String?, Never>])
+        case known(String?)
+    }
+
+    public let path: String
+    private let cacheFile: URL?
+    private let state = Locked<State>(.unknown)
+
+    public init(path: String, cacheFile: URL?) {
+        self.path = path
+        self.cacheFile = cacheFile
+    }
+
+    /// A digest already known (tests, and voices whose hash was given).
+    public init(path: String, known: String) {
+        self.path = path
+        self.cacheFile = nil
+        state.withLock { $0 = .known(known) }
+    }
+
+    /// The hex digest; nil when the file cannot be read.
+    public func value() async -> String? {
+        await withCheckedContinuation { continuation in
+            let start: Bool = state.withLock { state in
+                switch state {
+                case .known(let digest):
+                    continuation.resume(returning: digest)
+                    return false
+                case .working(let waiting):
+                    state = .working(waiting + [continuation])
+                    return false
+                case .unknown:
+                    state = .working([continuation])
+                    return true
+                }
+            }
+            guard start else { return }
+            let thread = Thread { [self] in
+                let digest = VoiceCatalog.HashCache.sha256(of: path, file: cacheFile)
+                let waiting: [CheckedContinuation<String?, Never>] = state.withLock { state in
+                    defer { state = .known(digest) }
+                    if case .working(let waiting) = state { return waiting }
+                    return []
+                }
+                for waiter in waiting { waiter.resume(returning: digest) }
+            }
+            thread.name = "voice-digest"
+            thread.start()
         }
     }
 }

@@ -34,7 +34,9 @@ struct VoicesCommand: ParsableCommand {
             return try await speak(text, catalog: catalog, configuration: configuration)
         }
         if asJSON {
-            Output.line(Self.json(catalog))
+            var digests: [String: String] = [:]
+            for voice in catalog.natural { digests[voice.id] = await voice.digest.value() }
+            Output.line(Self.json(catalog, digests: digests))
             return ExitCode.success
         }
         Output.line("Natural voices (Piper), chosen in a story as \"voice\": \"piper:NAME\":")
@@ -70,11 +72,11 @@ struct VoicesCommand: ParsableCommand {
         )
     }
 
-    static func json(_ catalog: VoiceCatalog) -> String {
+    static func json(_ catalog: VoiceCatalog, digests: [String: String]) -> String {
         let object: [String: Any] = [
             "natural": catalog.natural.map { voice -> [String: Any] in
                 ["voice": voice.id, "language": voice.file.language, "sampleRate": voice.file.sampleRate, "model": voice.file.modelPath,
-                 "sha256": voice.sha256, "espeakVoice": voice.file.espeakVoice]
+                 "sha256": digests[voice.id] as Any, "espeakVoice": voice.file.espeakVoice]
             },
             "espeak": catalog.espeak.map { ["voice": $0.language, "name": $0.name] },
             "problems": catalog.problems.map { ["path": $0.path, "reason": $0.reason] },
