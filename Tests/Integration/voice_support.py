@@ -75,9 +75,13 @@ def say(binary, voice, lines, out, env=None, timeout=300):
     return clips, result.stdout
 
 
-def onset_errors(clip):
-    """For each onset after a silence, the distance to the nearest estimated word start (WAV timeline)."""
+def onset_errors(clip, unanchored=False):
+    """For each onset after a silence, the distance to the nearest estimated word start (WAV timeline).
+    The first onset (where speech starts) is an anchor of the estimate by construction and never counted;
+    with `unanchored`, neither is any onset within 20 ms of another anchor (a pause both readings made)."""
     samples, rate = read_wav(clip["wav"])
     starts = [w["at"] - clip["leadingDelayMs"] for w in clip["words"]]
-    # The first onset is where speech starts, an anchor of the estimate by construction: not counted.
-    return [min(abs(s - onset) for s in starts) for onset in onsets_ms(samples, rate)[1:]]
+    onsets = onsets_ms(samples, rate)[1:]
+    if unanchored:
+        onsets = [o for o in onsets if all(abs(o - a) > 20 for a in clip.get("anchorsMs", []))]
+    return [min(abs(s - onset) for s in starts) for onset in onsets]

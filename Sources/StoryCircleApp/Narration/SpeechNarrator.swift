@@ -169,6 +169,8 @@ public final class SpeechNarrator: NarrationPreparing {
         public var audio: MP3Audio
         /// Word timings as the MP3 plays (its leading encoder delay included).
         public var timings: [WordTiming]
+        /// For a natural voice: where (in the PCM) its estimated timings were anchored.
+        public var anchorsMs: [Int] = []
     }
 
     /// Reads `text` with `engine`: PCM and word timings (espeak-ng's own, or estimated from them for a
@@ -176,17 +178,18 @@ public final class SpeechNarrator: NarrationPreparing {
     static func synthesize(_ text: String, engine spoken: SpokenEngine, espeak: SpeechEngine) async throws -> Synthesis {
         do {
             var speech: SpokenText
+            var anchors: [Int] = []
             switch spoken {
             case .espeak(let voice):
                 speech = try await espeak.synthesize(text, voice: voice)
             case .natural(let voice, let piper, let rate, let pitch, let urgent):
                 speech = try await Self.natural(text, voice: voice, piper: piper, rate: rate, urgent: urgent)
                 let reference = try await espeak.synthesize(text, voice: Voice(name: voice.file.espeakVoice, rate: rate, pitch: pitch))
-                speech.words = WordTimingEstimate.estimate(reference: reference, target: speech)
+                (speech.words, anchors) = WordTimingEstimate.estimateWithAnchors(reference: reference, target: speech)
             }
             let audio = try MP3Encoder.encode(speech.samples, sampleRate: speech.sampleRate)
             let timings = speech.words.map { WordTiming(at: $0.startMs + audio.leadingDelayMs, start: $0.offset, length: $0.length) }
-            return Synthesis(spoken: speech, audio: audio, timings: timings)
+            return Synthesis(spoken: speech, audio: audio, timings: timings, anchorsMs: anchors)
         } catch let error as SpeechError {
             throw NarrationError(error)
         }

@@ -114,7 +114,7 @@ struct VoicesCommand: ParsableCommand {
             let metadata: [String: Any] = [
                 "text": line, "voice": voice, "sampleRate": made.spoken.sampleRate, "wavDurationMs": made.spoken.durationMs,
                 "mp3DurationMs": made.audio.durationMs, "leadingDelayMs": made.audio.leadingDelayMs,
-                "synthesisMs": Self.milliseconds(elapsed),
+                "synthesisMs": Self.milliseconds(elapsed), "anchorsMs": made.anchorsMs,
                 "words": made.timings.map { ["at": $0.at, "start": $0.start, "length": $0.length] },
             ]
             try JSONSerialization.data(withJSONObject: metadata, options: [.sortedKeys]).write(to: folder.appendingPathComponent("\(name).json"))
