@@ -43,6 +43,14 @@ struct WordTimingEstimateTests {
         #expect(words.map(\.startMs) == [0, 1_000, 1_400])
     }
 
+    @Test func pausesArePairedByWhereTheyFallEvenWhenOneReadingPausesMore() {
+        // The reference pauses once, in the middle; the target pauses near the start and in the middle.
+        let reference = Self.clip([0..<450, 550..<1_000], lengthMs: 1_000, words: [0, 550, 800])
+        let target = Self.clip([0..<200, 320..<900, 1_100..<2_000], lengthMs: 2_000)
+        let words = WordTimingEstimate.estimate(reference: reference, target: target)
+        #expect(words.map(\.startMs) == [0, 1_100, 1_600], "the middle pauses pair; the target's early breath anchors nothing")
+    }
+
     @Test func estimatesAreMonotonicAndInsideTheAudio() {
         let reference = Self.clip([0..<1_000], lengthMs: 1_000, words: [0, 500, 400, 990])
         let target = Self.clip([0..<600], lengthMs: 600)
