@@ -147,6 +147,11 @@ def test_a_piper_that_cannot_start_puts_the_story_on_espeak_ng_whole_and_tells_t
     story = json.loads((STORIES / "piper.json").read_text())
     story["narration"]["voice"] = "piper:en_US-school-medium"
     room = server.create_room(story)
+    from selenium.webdriver.common.by import By
+    from browser_support import TEACHER, browser, wait
+    page = browser(**TEACHER)
+    page.get(f"{server.http}/teacher#room={room['code']}&token={room['teacherToken']}")
+    wait(page, lambda d: d.find_element(By.CSS_SELECTOR, 'button[data-command="start"]').is_enabled())
 
     async def scenario():
         teacher = await screen(server, room, kind="control", token_key="teacherToken")
@@ -159,7 +164,14 @@ def test_a_piper_that_cannot_start_puts_the_story_on_espeak_ng_whole_and_tells_t
         await teacher.close()
         await ana.close()
 
-    asyncio.run(scenario())
+    try:
+        asyncio.run(scenario())
+        # The teacher's page says it in words while the story is read.
+        notice = wait(page, lambda d: (e := d.find_element(By.ID, "voice-notice")).is_displayed() and e, message="the notice")
+        assert "standard voice reads this whole story" in notice.text
+        assert notice.get_attribute("data-code") == "narration_voice_fallback"
+    finally:
+        page.quit()
     natural = healthz(server)["naturalVoice"]
     assert natural["state"] == "given-up" and "piper-tts cannot be imported" in natural["lastProblem"]
     server.wait_for_output("Natural voice failed; the story is read by espeak-ng")
@@ -192,3 +204,36 @@ def test_a_missing_or_corrupt_voice_is_a_clear_error_at_validation_and_at_start(
     assert status == 422
     error = json.loads(body)["error"]
     assert error["code"] == "voice_not_installed" and reason in error["message"] and "piper:en_US-school-medium" in error["message"]
+
+
+def test_chromium_a_child_follows_a_piper_story_with_the_highlight_moving(make_server):
+    from selenium.webdriver.common.by import By
+    from browser_support import PHONE, TEACHER, browser, visible, wait
+
+    server = make_server()
+    room = server.create_room(STORIES / "piper.json")
+    phone, teacher = browser(**PHONE), browser(**TEACHER)
+    try:
+        phone.get(f"{server.http}/?room={room['code']}")
+        wait(phone, lambda d: visible(d, "#nickname"))
+        phone.find_element(By.ID, "nickname").send_keys("Ana")
+        phone.find_element(By.ID, "join-button").click()
+        wait(phone, lambda d: visible(d, "#lobby"), message="Ana reached the lobby")
+        teacher.get(f"{server.http}/teacher#room={room['code']}&token={room['teacherToken']}")
+        button = wait(teacher, lambda d: (b := d.find_element(By.CSS_SELECTOR, 'button[data-command="start"]')).is_enabled() and b)
+        button.click()
+        wait(phone, lambda d: visible(d, "#story") and d.find_elements(By.CSS_SELECTOR, ".sentence.current"), timeout=90)
+        spoken = set()
+
+        def moved(d):
+            spoken.update(e.text for e in d.find_elements(By.CSS_SELECTOR, ".sentence.current .word.spoken"))
+            return len(spoken) >= 3
+        wait(phone, moved, timeout=30, message="the highlight moves from word to word")
+        # The page fetched the story's clips (the natural voice's MP3s, as the plan names them).
+        fetched = phone.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+        clips = [url for url in fetched if "/audio/" in url and ".mp3" in url]
+        assert len(clips) >= 2, fetched
+        assert teacher.find_element(By.ID, "voice-notice").get_attribute("hidden") is not None, "no notice: the natural voice read it"
+    finally:
+        phone.quit()
+        teacher.quit()
