@@ -45,6 +45,7 @@ public final class PiperWorker: Sendable {
     private enum Event {
         case submit(id: Int, Job)
         case warmUp
+        case promote(voice: String, text: String)
         case ready(generation: Int)
         case launchFailed(generation: Int, String)
         case answered(generation: Int, id: Int, Result<SpokenText, PiperWorkerPolicy.Failure>)
@@ -87,6 +88,11 @@ public final class PiperWorker: Sendable {
                 shared.events.append(.submit(id: id, Job(voice: voice, text: text, lengthScale: lengthScale, urgent: urgent, continuation: continuation)))
             }
         }
+    }
+
+    /// A room now waits for `text`, which was asked for as read-ahead: it goes first.
+    public func promote(_ text: String, voice: String) {
+        shared.withLockAndWake { $0.events.append(.promote(voice: voice, text: text)) }
     }
 
     /// Launches the worker now if it is not running, so the first sentence does not wait for it.
@@ -153,6 +159,11 @@ public final class PiperWorker: Sendable {
                 carryOut(policy.submit(id: id, timeoutMs: configuration.limits.timeoutMs(characters: job.text.count), urgent: job.urgent, nowMs: now))
             case .warmUp:
                 carryOut(policy.warmUp(nowMs: now))
+            case .promote(let voice, let text):
+                for (id, job) in jobs where job.voice == voice && job.text == text && !job.urgent {
+                    jobs[id]?.urgent = true
+                    carryOut(policy.promote(id: id))
+                }
             case .ready(let from) where from == generation:
                 carryOut(policy.ready(nowMs: now))
             case .launchFailed(let from, let reason) where from == generation:

@@ -128,6 +128,14 @@ public struct PiperWorkerPolicy: Sendable, Equatable {
         return [.launch, .wake(atMs: deadline)]
     }
 
+    /// A request read ahead that a room now waits for: it goes before the other read-ahead requests.
+    public mutating func promote(id: Int) -> [Directive] {
+        guard let index = queue.firstIndex(where: { $0.id == id && !$0.urgent }) else { return [] }
+        let request = queue.remove(at: index)
+        queue.insert((request.id, request.timeoutMs, true), at: queue.firstIndex { !$0.urgent } ?? queue.endIndex)
+        return []
+    }
+
     /// The worker printed its ready line.
     public mutating func ready(nowMs now: Int) -> [Directive] {
         guard case .starting = worker else { return [] }

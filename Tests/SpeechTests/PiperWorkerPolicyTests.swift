@@ -35,6 +35,17 @@ struct PiperWorkerPolicyTests {
         #expect(policy.ready(nowMs: 10) == [.send(id: 3), .wake(atMs: 510)])
     }
 
+    @Test func aReadAheadRequestARoomNowWaitsForIsPromoted() {
+        var policy = PiperWorkerPolicy(limits: limits(queue: 8))
+        _ = policy.submit(id: 1, timeoutMs: 500, urgent: false, nowMs: 0)
+        _ = policy.submit(id: 2, timeoutMs: 500, urgent: false, nowMs: 0)
+        _ = policy.submit(id: 3, timeoutMs: 500, urgent: true, nowMs: 0)
+        #expect(policy.promote(id: 2) == [])
+        #expect(policy.queue.map(\.id) == [3, 2, 1], "after the urgent ones already waiting, before the rest")
+        #expect(policy.promote(id: 2) == [] && policy.queue.map(\.id) == [3, 2, 1], "once")
+        #expect(policy.promote(id: 9) == [])
+    }
+
     @Test func theQueueIsBounded() {
         var policy = PiperWorkerPolicy(limits: limits(queue: 2))
         _ = policy.submit(id: 1, timeoutMs: 500, nowMs: 0)

@@ -145,6 +145,8 @@ public final class SpeechNarrator: NarrationPreparing {
             metrics.audioCacheHit()
             return clip
         case .inFlight(let task):
+            // Read ahead for a room still in its lobby, and now a room waits for it.
+            if case .natural(let voice, let piper, _, _, true) = spoken { piper.promote(text, voice: voice.file.name) }
             return try await task.value
         }
     }
