@@ -54,6 +54,12 @@ function render() {
   $("#join-link").textContent = join;
   $("#join-link").href = join;
   storageBanner($("#storage-banner"), room.storage);
+  // How the story is being read, when the teacher should know (the natural voice failed): the server's
+  // sentence, with its code for the page's words.
+  const notice = room.phase === "narrating" || room.phase === "narrated" ? room.plan?.notice : null;
+  $("#voice-notice").hidden = !notice;
+  $("#voice-notice").textContent = notice?.message ?? "";
+  if (notice) $("#voice-notice").dataset.code = notice.code;
   controls.update(room);
 }
 
