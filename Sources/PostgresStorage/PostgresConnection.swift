@@ -15,6 +15,17 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         "PostgreSQL error\(sqlState.map { " \($0)" } ?? "") while \(context): \(message)"
     }
 
+    /// Whether `sqlState` says that this session's server is not (any longer) where writes go: it is a
+    /// standby or turned read-only (25006, `read_only_sql_transaction`: a primary demoted, a failover's
+    /// old primary), it is shutting down or crashed (57P01 `admin_shutdown`, 57P02 `crash_shutdown`), it
+    /// is starting or recovering (57P03 `cannot_connect_now`), or the connection itself failed (class 08).
+    /// The connection is then as good as lost: it is dropped, and the next one (libpq's multi-host URL
+    /// with `target_session_attrs=read-write`) finds the primary, wherever it is now.
+    static func meansServerGone(_ sqlState: String?) -> Bool {
+        guard let sqlState else { return false }
+        return sqlState == "25006" || sqlState == "57P01" || sqlState == "57P02" || sqlState == "57P03" || sqlState.hasPrefix("08")
+    }
+
     /// Caused by the statement's own data (a constraint, a value PostgreSQL refuses): the same statement fails
     /// again however often it is retried, while others in its transaction would succeed.
     var isCausedByItsData: Bool {
@@ -311,7 +322,7 @@ final class PostgresConnection {
         // A FATAL error ends the session (the server is shutting down, the backend was terminated); libpq
         // only notices the closed socket on its next read, so the severity says it first.
         let severity = sc_pq_severity(result).map { String(cString: $0) }
-        let sessionOver = severity == "FATAL" || severity == "PANIC"
+        let sessionOver = severity == "FATAL" || severity == "PANIC" || PostgresError.meansServerGone(sqlState)
         return PostgresError(sqlState: sqlState, message: message, context: context, connectionLost: sessionOver || PQstatus(handle) != CONNECTION_OK)
     }
 
