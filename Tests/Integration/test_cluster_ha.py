@@ -81,6 +81,17 @@ class HACluster:
         assert done.returncode == 0, done.stderr
         return [line.split("\t") for line in done.stdout.splitlines() if line]
 
+    def is_primary(self, member):
+        """Whether Patroni's REST API of `member` says it is the primary (read straight from the port, cheap
+        enough to poll)."""
+        ports = (self.dir / "ha-ports").read_text().split()
+        api = ports[8 + int(member[-1]) - 1]
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{api}/primary", timeout=2) as response:
+                return response.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
     def postmaster(self, member):
         return int((self.dir / member / "data" / "postmaster.pid").read_text().split()[0])
 
@@ -260,12 +271,14 @@ def test_kill_9_of_the_primary_during_an_answer_burst_loses_no_acknowledged_answ
             os.kill(cluster.postmaster(primary), 9)
             killed["at"] = time.monotonic()
             killed["acks_before"] = len(acks)
+            await asyncio.to_thread(wait_for, lambda: cluster.is_primary(standby), f"{standby} promoted", 60)
+            killed["promoted"] = time.monotonic() - killed["at"]
 
         await asyncio.gather(kill(), *(one(child) for child in children))
         killed_at = killed["at"]
         after = [arrived for arrived, sent in acks if sent > killed_at]
         assert after, "no answer was sent after the kill: the burst was not cut"
-        figures.update(acked=len(acks), acked_before_kill=killed["acks_before"], sent_after_kill=len(after),
+        figures.update(acked=len(acks), acked_before_kill=killed["acks_before"], sent_after_kill=len(after), promoted=killed["promoted"],
                        first_ack_after_kill=min(after) - killed_at, last_ack_after_kill=max(after) - killed_at,
                        stored_without_ack=len(stored_unacked))
 
@@ -311,7 +324,7 @@ def test_kill_9_of_the_primary_during_an_answer_burst_loses_no_acknowledged_answ
     figures.update(acknowledged=len(acknowledged), lost=len(lost))
     print(f"\nHA database: primary {primary} killed (kill -9 of its postmaster) {KILL_AFTER} s into a {BURST_SECONDS} s burst "
           f"of {ROOMS * CHILDREN} answers; first ack of an answer sent after the kill {figures['first_ack_after_kill']:.2f} s after it, "
-          f"the last {figures['last_ack_after_kill']:.2f} s; {standby} promoted; {primary} back as sync standby "
+          f"the last {figures['last_ack_after_kill']:.2f} s; {standby} promoted {figures['promoted']:.2f} s after the kill; {primary} back as sync standby "
           f"{figures['old_primary_back_as_sync_standby']:.2f} s after the kill; acknowledged {len(acknowledged)}, lost {len(lost)}, "
           f"stored without an ack reaching the child {len(stored_unacked)}; the next question's {ROOMS * CHILDREN} answers "
           f"acknowledged in {figures['second_burst_seconds']:.2f} s")
