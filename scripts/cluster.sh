@@ -27,6 +27,8 @@
 #   scripts/cluster.sh pg-start-member N   starts member N's Patroni again (it rejoins, as a standby if the
 #                                          other member is primary by then)
 #   scripts/cluster.sh pg-url [N]          a superuser URL: both members (read-write), or member N alone
+#   scripts/cluster.sh etcd-kill N         kill -9 of etcd member N (1–3)
+#   scripts/cluster.sh etcd-start N        starts etcd member N again (it rejoins with its data)
 #
 # Settings (environment):
 #   STORYCIRCLE_CLUSTER_DIR    the folder for everything (default: /tmp/storycircle-cluster-<checkout hash>)
@@ -245,6 +247,12 @@ pg_start_member() {
   echo "pg$1: Patroni running (pid $(cat "$dir/pg$1/patroni.pid"))"
 }
 
+etcd_member() {
+  case "${1:-}" in 1|2|3) ;; *) echo "usage: $0 etcd-kill|etcd-start 1|2|3" >&2; exit 2 ;; esac
+  is_ha || { echo "cluster: not up with --ha" >&2; exit 1; }
+  ha_ports
+}
+
 pg_url() {
   is_ha || { echo "cluster: not up with --ha" >&2; exit 1; }
   ha_ports
@@ -446,5 +454,7 @@ case "${1:-}" in
   pg-kill-member) pg_kill_member "${2:-}" ;;
   pg-start-member) pg_start_member "${2:-}" ;;
   pg-url) pg_url "${2:-}" ;;
-  *) echo "usage: $0 up [--ha]|down|status|start-node N|pg-primary|pg-members|pg-kill-postmaster N|pg-kill-member N|pg-start-member N|pg-url [N]" >&2; exit 2 ;;
+  etcd-kill) etcd_member "${2:-}"; alive "$dir/etcd$2.pid" && kill -KILL "$(cat "$dir/etcd$2.pid")"; echo "etcd$2: killed" ;;
+  etcd-start) etcd_member "${2:-}"; launch_etcd "$2"; wait_for_port "${etcd_client[$(($2 - 1))]}" "$dir/etcd$2.pid" "$dir/etcd$2.log"; echo "etcd$2: running (pid $(cat "$dir/etcd$2.pid"))" ;;
+  *) echo "usage: $0 up [--ha]|down|status|start-node N|pg-primary|pg-members|pg-kill-postmaster N|pg-kill-member N|pg-start-member N|pg-url [N]|etcd-kill N|etcd-start N" >&2; exit 2 ;;
 esac
