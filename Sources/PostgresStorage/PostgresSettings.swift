@@ -7,6 +7,11 @@ import Foundation
 public struct PostgresSettings: Sendable, Equatable {
     /// The URL as given, or `nil` for the environment alone.
     public var url: String?
+    /// How long a call waits for an answer from a server that has gone silent before its connection is
+    /// given up (`PostgresConnection`). Longer than any commit takes while the standby is being dropped
+    /// (a few seconds), shorter than a class would wait.
+    public var answerTimeout: Duration = PostgresSettings.defaultAnswerTimeout
+    public static let defaultAnswerTimeout = Duration.seconds(15)
 
     /// Whether `setting` (the `database` setting) names PostgreSQL rather than a SQLite file.
     public static func names(_ setting: String) -> Bool {

@@ -126,6 +126,48 @@ struct PostgresPrimaryChangeTests {
         #expect(try admin.query("SELECT count(*) FROM answers").int(0, 0) == 2)
     }
 
+    @Test func aServerThatGoesSilentMidCallIsGivenUpAndTheBatchStoredOnceElsewhere() async throws {
+        let application = "sc_" + UUID().uuidString.prefix(8).lowercased()
+        let schema = try TestPostgres.freshSchema(application: application)
+        defer { schema.drop() }
+        var settings = schema.settings
+        settings.answerTimeout = .seconds(1)
+        let store = try PostgresRoomStore(settings)
+        defer { closeAfterTest(store) }
+        try await store.createRoom(Sample.header("123456"))
+        try await appendAndWait(store, Array(Sample.records.prefix(5)), room: "123456")
+
+        // The writer's server process stops (SIGSTOP): its kernel still takes and acknowledges what the
+        // store sends, so no TCP timeout would ever end the call, as with a primary whose disk hangs.
+        let admin = try TestPostgres.admin()
+        // The store opens its writer's connection first, its reader's after.
+        let writers = try admin.query("""
+            SELECT pid FROM pg_stat_activity WHERE application_name = $1::text ORDER BY backend_start LIMIT 1
+            """, [.text(application)])
+        let frozen = try #require(writers.count == 1 ? Int32(writers.int(0, 0)) : nil, "the writer's connection")
+        try #require(kill(frozen, SIGSTOP) == 0, "signalling the server's process needs root or its user: errno \(errno)")
+        var thawed = false
+        defer { if !thawed { kill(frozen, SIGCONT) } }
+
+        let started = ContinuousClock.now
+        let outcomes = await appendAll(store, [(Sample.answer("p1"), room: "123456"), (Sample.answer("p2", option: 0), room: "123456")])
+        let waited = ContinuousClock.now - started
+        #expect(outcomes.allSatisfy { $0 == nil }, "given up after the answer timeout, then stored on a new connection: \(outcomes)")
+        #expect(waited >= .seconds(1) && waited < .seconds(10), "the writer waited out its answer timeout, then no more: \(waited)")
+
+        // Woken, the old process reads the batch still in its socket and runs it too: stored once all the
+        // same (every write is idempotent), as when a failover's old primary had committed it.
+        kill(frozen, SIGCONT)
+        thawed = true
+        let gone = ContinuousClock.now + .seconds(30)
+        while try admin.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1::integer", [.integer(Int64(frozen))]).count > 0 {
+            try #require(ContinuousClock.now < gone, "the old server process ended")
+            try await Task.sleep(for: .milliseconds(20))  // polling for the process to end
+        }
+        #expect(try schema.admin().query("SELECT count(*) FROM answers").int(0, 0) == 2)
+        #expect(try await store.archive(room: "123456")?.answers.map(\.player).sorted() == ["p1", "p2"])
+    }
+
     @Test func whileNoServerTakesWritesNothingIsAcknowledgedAndTheStoreCarriesOnOnceOneDoes() async throws {
         let application = "sc_" + UUID().uuidString.prefix(8).lowercased()
         let role = "role_" + UUID().uuidString.prefix(8).lowercased()
