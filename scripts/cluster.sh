@@ -392,6 +392,7 @@ up() {
   echo "proxy:       $url"
   echo "admin token: $token"
   echo "folder:      $dir"
+  if is_ha; then echo "database:    primary $(pg_primary), two members under Patroni (scripts/cluster.sh status, pg-members)"; fi
 }
 
 status() {
