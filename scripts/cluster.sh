@@ -5,19 +5,43 @@
 # environment variables exactly as the containers are, and nginx with config/nginx-cluster.conf.
 #
 #   scripts/cluster.sh up       starts everything (or finds it running); prints the proxy URL and the admin token
-#   scripts/cluster.sh status   what runs, with the nodes' pids and health
+#   scripts/cluster.sh up --ha  the same with the database of docker-compose.yml: no single PostgreSQL but
+#                               three etcd members and two PostgreSQL 15 members under Patroni
+#                               (config/patroni.yml: synchronous replication, automatic failover, pg_rewind),
+#                               the nodes given both members in libpq's multi-host URL with
+#                               target_session_attrs=read-write. STORYCIRCLE_CLUSTER_HA=1 means the same.
+#                               Waits until there is a primary and a streaming synchronous standby.
+#   scripts/cluster.sh status   what runs, with the nodes' pids and health (and, --ha, each member's role)
 #   scripts/cluster.sh start-node N
 #                               starts node N (1–3) again after it died or was killed, as a container
 #                               restarts: same name, same port, same data folder; waits until it listens
 #   scripts/cluster.sh down     stops everything and deletes the folder
 #
+# Only with --ha, for the tests and for trying failures out (members are 1 and 2, named pg1 and pg2):
+#   scripts/cluster.sh pg-primary          prints the name of the primary (pg1 or pg2); fails when none
+#   scripts/cluster.sh pg-members          prints Patroni's view of the members (its REST API's /cluster, JSON)
+#   scripts/cluster.sh pg-kill-postmaster N
+#                                          kill -9 of member N's postmaster (PostgreSQL crashes; its Patroni
+#                                          lives on, fails over and brings it back as a standby by itself)
+#   scripts/cluster.sh pg-kill-member N    kill -9 of member N's Patroni and postmaster (its machine is gone)
+#   scripts/cluster.sh pg-start-member N   starts member N's Patroni again (it rejoins, as a standby if the
+#                                          other member is primary by then)
+#   scripts/cluster.sh pg-url [N]          a superuser URL: both members (read-write), or member N alone
+#   scripts/cluster.sh etcd-kill N         kill -9 of etcd member N (1–3)
+#   scripts/cluster.sh etcd-start N        starts etcd member N again (it rejoins with its data)
+#
 # Settings (environment):
 #   STORYCIRCLE_CLUSTER_DIR    the folder for everything (default: /tmp/storycircle-cluster-<checkout hash>)
 #   STORYCIRCLE_CLUSTER_PORT   where nginx listens (default 8080)
 #   STORYCIRCLE_CLUSTER_NODE_PORTS  the nodes' ports, space-separated (default "8081 8082 8083")
+#   STORYCIRCLE_CLUSTER_HA_PORTS    --ha: ten ports, space-separated: etcd 1–3 client and peer (six, in
+#                              that order: client1 peer1 client2 peer2 client3 peer3), PostgreSQL 1–2,
+#                              Patroni's REST API 1–2 (default: free ones, picked at `up` and kept in the folder)
 #   STORYCIRCLE_BIN            the server binary (default .build/debug/storycircle)
 #   STORYCIRCLE_LEASE_SECONDS  inherited by the nodes (how long a dead node's rooms wait; default 10)
-# The folder holds node<N>.pid and node<N>.log for each node, nginx.log, admin-token and url.
+# The folder holds node<N>.pid and node<N>.log for each node, nginx.log, admin-token and url; with --ha
+# also etcd<N>/ and etcd<N>.log, pg<N>/ (the member's data, socket, patroni.yml and patroni.pid) and
+# pg<N>.log (Patroni's and PostgreSQL's log), ha-ports and pg-password.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +53,255 @@ nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 export STORYCIRCLE_PG_DIR=$dir/pg
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# --- The HA database (--ha): three etcd members, two PostgreSQL members under Patroni -------------------
+
+is_ha() { [ -s "$dir/ha-ports" ]; }
+
+# PostgreSQL refuses to run as root: as root its members run as the `postgres` user.
+as_postgres() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+pg_bin() {
+  local candidate
+  for candidate in /usr/lib/postgresql/15/bin $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    if [ -x "$candidate/pg_ctl" ]; then echo "$candidate"; return; fi
+  done
+  echo "cluster: no PostgreSQL server binaries; install the postgresql package (scripts/install-deps.sh --test)" >&2
+  exit 1
+}
+
+free_ports() {
+  python3 -c '
+import socket, sys
+probes = [socket.socket() for _ in range(int(sys.argv[1]))]
+for probe in probes: probe.bind(("127.0.0.1", 0))
+print(" ".join(str(probe.getsockname()[1]) for probe in probes))' "$1"
+}
+
+ha_ports() {
+  read -r -a ha_port <"$dir/ha-ports"
+  etcd_client=("${ha_port[0]}" "${ha_port[2]}" "${ha_port[4]}")
+  etcd_peer=("${ha_port[1]}" "${ha_port[3]}" "${ha_port[5]}")
+  pg_port=("${ha_port[6]}" "${ha_port[7]}")
+  api_port=("${ha_port[8]}" "${ha_port[9]}")
+}
+
+member() {
+  case "${1:-}" in 1|2) ;; *) echo "usage: $0 ${2:-pg-…} 1|2" >&2; exit 2 ;; esac
+  is_ha || { echo "cluster: not up with --ha (scripts/cluster.sh up --ha first)" >&2; exit 1; }
+  ha_ports
+}
+
+ha_database_url() {
+  ha_ports
+  echo "postgresql://storycircle:$(cat "$dir/pg-password")@127.0.0.1:${pg_port[0]},127.0.0.1:${pg_port[1]}/postgres?target_session_attrs=read-write"
+}
+
+launch_etcd() {
+  local n=$1 i=$(($1 - 1))
+  if alive "$dir/etcd$n.pid"; then return; fi
+  local initial="etcd1=http://127.0.0.1:${etcd_peer[0]},etcd2=http://127.0.0.1:${etcd_peer[1]},etcd3=http://127.0.0.1:${etcd_peer[2]}"
+  local state=new
+  if [ -d "$dir/etcd$n/member" ]; then state=existing; fi
+  # etcd's default timings (100 ms heartbeats, 1 s election): well inside Patroni's retry_timeout (4 s).
+  etcd --name "etcd$n" --data-dir "$dir/etcd$n" \
+    --listen-client-urls "http://127.0.0.1:${etcd_client[$i]}" --advertise-client-urls "http://127.0.0.1:${etcd_client[$i]}" \
+    --listen-peer-urls "http://127.0.0.1:${etcd_peer[$i]}" --initial-advertise-peer-urls "http://127.0.0.1:${etcd_peer[$i]}" \
+    --initial-cluster "$initial" --initial-cluster-state "$state" --initial-cluster-token "storycircle-$(basename "$dir")" \
+    --logger zap --log-outputs stderr >>"$dir/etcd$n.log" 2>&1 &
+  echo $! >"$dir/etcd$n.pid"
+}
+
+# Member $1's Patroni from config/patroni.yml, filled in as the container's entrypoint fills it.
+launch_member() {
+  local n=$1 i=$(($1 - 1)) home=$dir/pg$1
+  if alive "$home/patroni.pid"; then return; fi
+  mkdir -p "$home"
+  if [ "$(id -u)" -eq 0 ]; then chown postgres: "$home"; fi
+  chmod 700 "$home"
+  local password
+  password=$(cat "$dir/pg-password")
+  MEMBER_NAME="pg$n" MEMBER_API="127.0.0.1:${api_port[$i]}" MEMBER_API_LISTEN="127.0.0.1:${api_port[$i]}" \
+    MEMBER_PG="127.0.0.1:${pg_port[$i]}" MEMBER_PG_LISTEN="127.0.0.1:${pg_port[$i]}" \
+    MEMBER_DATA="$home/data" MEMBER_SOCKETS="$home" PG_BIN="$(pg_bin)" \
+    ETCD_HOSTS="127.0.0.1:${etcd_client[0]},127.0.0.1:${etcd_client[1]},127.0.0.1:${etcd_client[2]}" \
+    PG_SUPERUSER_PASSWORD="$password" PG_REPLICATION_PASSWORD="$password" PG_NETWORK=127.0.0.1/32 \
+    envsubst '${MEMBER_NAME} ${MEMBER_API} ${MEMBER_API_LISTEN} ${MEMBER_PG} ${MEMBER_PG_LISTEN} ${MEMBER_DATA} ${MEMBER_SOCKETS} ${PG_BIN} ${ETCD_HOSTS} ${PG_SUPERUSER_PASSWORD} ${PG_REPLICATION_PASSWORD} ${PG_NETWORK}' \
+    <"$root/config/patroni.yml" >"$home/patroni.yml"
+  if [ "$(id -u)" -eq 0 ]; then chown postgres: "$home/patroni.yml"; fi
+  chmod 600 "$home/patroni.yml"
+  # The pid file names Patroni itself (exec), not runuser around it, so that a kill -9 reaches Patroni.
+  as_postgres bash -c 'echo $$ >"$1"; exec patroni "$2"' patroni "$home/patroni.pid" "$home/patroni.yml" >>"$dir/pg$n.log" 2>&1 9>&- &
+  # Until the child has written it, the pid file names the launcher.
+  echo $! >"$home/patroni.pid.launcher"
+}
+
+postmaster_pid() {
+  local file=$dir/pg$1/data/postmaster.pid
+  [ -f "$file" ] && head -n 1 "$file"
+}
+
+# Prints the REST API's /cluster from the first member that answers.
+pg_members() {
+  local port
+  for port in "${api_port[@]}"; do
+    if curl -sf --max-time 2 "http://127.0.0.1:$port/cluster"; then return 0; fi
+  done
+  return 1
+}
+
+pg_primary() {
+  local i
+  for i in 0 1; do
+    if [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://127.0.0.1:${api_port[$i]}/primary")" = 200 ]; then
+      echo "pg$((i + 1))"; return 0
+    fi
+  done
+  echo "cluster: no member is primary" >&2
+  return 1
+}
+
+# Waits until one member leads and the other streams to it as its synchronous standby.
+wait_for_sync_pair() {
+  local deadline=$((SECONDS + ${1:-180}))
+  until pg_members 2>/dev/null | python3 -c '
+import json, sys
+members = json.load(sys.stdin)["members"]
+leader = [m for m in members if m["role"] == "leader" and m["state"] == "running"]
+sync = [m for m in members if m["role"] == "sync_standby" and m["state"] in ("streaming", "running")]
+sys.exit(0 if leader and sync else 1)' 2>/dev/null; do
+    for n in 1 2; do
+      if [ -f "$dir/pg$n/patroni.pid" ] && ! alive "$dir/pg$n/patroni.pid"; then
+        echo "cluster: Patroni of pg$n ended; its log ($dir/pg$n.log):" >&2
+        tail -n 30 "$dir/pg$n.log" >&2 || true
+        exit 1
+      fi
+    done
+    if [ $SECONDS -ge $deadline ]; then
+      echo "cluster: no primary with a synchronous standby after ${1:-180} s:" >&2
+      pg_members >&2 || true
+      tail -n 15 "$dir/pg1.log" "$dir/pg2.log" >&2 || true
+      exit 1
+    fi
+    sleep 0.3
+  done
+}
+
+# Waits until member $1's Patroni has written its own pid (runuser in between has another).
+wait_for_member_pid() {
+  local home=$dir/pg$1 deadline=$((SECONDS + 30))
+  while [ ! -s "$home/patroni.pid" ] || [ "$(cat "$home/patroni.pid")" = "$(cat "$home/patroni.pid.launcher" 2>/dev/null)" ]; do
+    if [ $SECONDS -ge $deadline ]; then echo "cluster: Patroni of pg$1 did not start" >&2; tail -n 20 "$dir/pg$1.log" >&2; exit 1; fi
+    sleep 0.05
+  done
+}
+
+ha_up_database() {
+  command -v patroni >/dev/null && command -v etcd >/dev/null \
+    || { echo "cluster: patroni and etcd are not installed (scripts/install-deps.sh --test)" >&2; exit 1; }
+  if ! is_ha; then
+    local ports=${STORYCIRCLE_CLUSTER_HA_PORTS:-$(free_ports 10)}
+    read -r -a given <<<"$ports"
+    [ ${#given[@]} -eq 10 ] || { echo "cluster: STORYCIRCLE_CLUSTER_HA_PORTS needs ten ports" >&2; exit 2; }
+    echo "${given[*]}" >"$dir/ha-ports"
+  fi
+  ha_ports
+  if [ ! -s "$dir/pg-password" ]; then
+    (umask 077; head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/pg-password")
+  fi
+  for n in 1 2 3; do launch_etcd "$n"; done
+  for n in 1 2 3; do wait_for_port "${etcd_client[$((n - 1))]}" "$dir/etcd$n.pid" "$dir/etcd$n.log"; done
+  for n in 1 2; do
+    if ! alive "$dir/pg$n/patroni.pid"; then rm -f "$dir/pg$n/patroni.pid"; launch_member "$n"; fi
+  done
+  for n in 1 2; do wait_for_member_pid "$n"; done
+  wait_for_sync_pair 180
+}
+
+pg_kill_postmaster() {
+  member "$1" pg-kill-postmaster
+  local pid
+  pid=$(postmaster_pid "$1") || { echo "cluster: pg$1 has no postmaster running" >&2; exit 1; }
+  kill -KILL "$pid"
+  echo "pg$1: postmaster $pid killed"
+}
+
+pg_kill_member() {
+  member "$1" pg-kill-member
+  local pid
+  # Patroni first, so that it cannot start the postmaster again.
+  if alive "$dir/pg$1/patroni.pid"; then kill -KILL "$(cat "$dir/pg$1/patroni.pid")"; fi
+  if pid=$(postmaster_pid "$1") && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; fi
+  echo "pg$1: Patroni and postmaster killed"
+}
+
+pg_start_member() {
+  member "$1" pg-start-member
+  if alive "$dir/pg$1/patroni.pid"; then echo "pg$1: Patroni running (pid $(cat "$dir/pg$1/patroni.pid"))"; return; fi
+  rm -f "$dir/pg$1/patroni.pid"
+  launch_member "$1"
+  wait_for_member_pid "$1"
+  wait_for_port "${api_port[$(($1 - 1))]}" "$dir/pg$1/patroni.pid" "$dir/pg$1.log"
+  echo "pg$1: Patroni running (pid $(cat "$dir/pg$1/patroni.pid"))"
+}
+
+etcd_member() {
+  case "${1:-}" in 1|2|3) ;; *) echo "usage: $0 etcd-kill|etcd-start 1|2|3" >&2; exit 2 ;; esac
+  is_ha || { echo "cluster: not up with --ha" >&2; exit 1; }
+  ha_ports
+}
+
+pg_url() {
+  is_ha || { echo "cluster: not up with --ha" >&2; exit 1; }
+  ha_ports
+  case "${1:-}" in
+    "") ha_database_url ;;
+    1|2) echo "postgresql://storycircle:$(cat "$dir/pg-password")@127.0.0.1:${pg_port[$(($1 - 1))]}/postgres" ;;
+    *) echo "usage: $0 pg-url [1|2]" >&2; exit 2 ;;
+  esac
+}
+
+ha_status() {
+  local code=0
+  ha_ports
+  for n in 1 2 3; do
+    if alive "$dir/etcd$n.pid"; then echo "etcd$n:       running (pid $(cat "$dir/etcd$n.pid"), client port ${etcd_client[$((n - 1))]})"; else echo "etcd$n:       stopped"; code=1; fi
+  done
+  local members
+  members=$(pg_members 2>/dev/null || true)
+  for n in 1 2; do
+    if alive "$dir/pg$n/patroni.pid"; then
+      local role
+      role=$(printf '%s' "$members" | python3 -c '
+import json, sys
+name = sys.argv[1]
+try:
+    members = json.load(sys.stdin)["members"]
+except ValueError:
+    members = []
+found = [m for m in members if m["name"] == name]
+print(", ".join("%s %s, lag %s" % (m["role"], m["state"], m.get("lag", 0)) for m in found) or "not in the cluster")' "pg$n")
+      echo "pg$n:         Patroni running (pid $(cat "$dir/pg$n/patroni.pid"), PostgreSQL port ${pg_port[$((n - 1))]}, API ${api_port[$((n - 1))]}): $role"
+    else
+      echo "pg$n:         stopped"; code=1
+    fi
+  done
+  return $code
+}
+
+ha_down() {
+  ha_ports 2>/dev/null || true
+  for n in 1 2; do
+    # Patroni stops its PostgreSQL on the way out; a postmaster left behind is stopped as well.
+    stop_process "$dir/pg$n/patroni.pid" 60
+    if [ -d "$dir/pg$n/data" ] && [ -f "$dir/pg$n/data/postmaster.pid" ]; then
+      as_postgres "$(pg_bin)/pg_ctl" -D "$dir/pg$n/data" -m immediate -w stop >/dev/null 2>&1 || true
+    fi
+  done
+  for n in 1 2 3; do stop_process "$dir/etcd$n.pid"; done
+}
 
 wait_for_port() {
   local port=$1 pidfile=$2 log=$3 deadline=$((SECONDS + 60))
@@ -68,7 +341,7 @@ start_node() {
   case "$n" in 1|2|3) ;; *) echo "usage: $0 start-node 1|2|3" >&2; exit 2 ;; esac
   [ -s "$dir/admin-token" ] && [ -s "$dir/url" ] || { echo "cluster: not up (scripts/cluster.sh up first)" >&2; exit 1; }
   local database
-  database=$("$root/scripts/postgres-test.sh" url)
+  if is_ha; then database=$(ha_database_url); else database=$("$root/scripts/postgres-test.sh" url); fi
   launch_node "$n" "$database" "$(cat "$dir/admin-token")" "$(cat "$dir/url")"
   wait_for_port "${node_ports[$((n - 1))]}" "$dir/node$n.pid" "$dir/node$n.log"
   echo "node$n:       running (pid $(cat "$dir/node$n.pid"))"
@@ -82,7 +355,12 @@ up() {
   # PostgreSQL runs as the `postgres` user and must reach its own folder inside this one.
   chmod 755 "$dir"
   local database
-  database=$("$root/scripts/postgres-test.sh" start)
+  if [ "$ha" = yes ] || is_ha; then
+    ha_up_database
+    database=$(ha_database_url)
+  else
+    database=$("$root/scripts/postgres-test.sh" start)
+  fi
   if [ ! -s "$dir/admin-token" ]; then
     (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/admin-token")
   fi
@@ -114,6 +392,7 @@ up() {
   echo "proxy:       $url"
   echo "admin token: $token"
   echo "folder:      $dir"
+  if is_ha; then echo "database:    primary $(pg_primary), two members under Patroni (scripts/cluster.sh status, pg-members)"; fi
 }
 
 status() {
@@ -131,7 +410,9 @@ status() {
       echo "node$n:       stopped"; code=1
     fi
   done
-  if STORYCIRCLE_PG_DIR=$dir/pg "$root/scripts/postgres-test.sh" url >/dev/null 2>&1; then
+  if is_ha; then
+    ha_status || code=1
+  elif STORYCIRCLE_PG_DIR=$dir/pg "$root/scripts/postgres-test.sh" url >/dev/null 2>&1; then
     echo "postgresql:  running ($("$root/scripts/postgres-test.sh" url))"
   else
     echo "postgresql:  stopped"; code=1
@@ -142,7 +423,7 @@ status() {
 stop_process() {
   local pidfile=$1
   if alive "$pidfile"; then
-    local pid deadline=$((SECONDS + 10))
+    local pid deadline=$((SECONDS + ${2:-10}))
     pid=$(cat "$pidfile")
     kill -TERM "$pid" 2>/dev/null || true
     while kill -0 "$pid" 2>/dev/null; do
@@ -156,14 +437,25 @@ stop_process() {
 down() {
   stop_process "$dir/nginx.pid"
   for n in 1 2 3; do stop_process "$dir/node$n.pid"; done
-  "$root/scripts/postgres-test.sh" stop
+  if is_ha; then ha_down; else "$root/scripts/postgres-test.sh" stop; fi
   rm -rf "$dir"
 }
+
+ha=no
+if [ "${STORYCIRCLE_CLUSTER_HA:-}" = 1 ] || [ "${2:-}" = --ha ]; then ha=yes; fi
 
 case "${1:-}" in
   up) up ;;
   down) down ;;
   status) status ;;
   start-node) start_node "${2:-}" ;;
-  *) echo "usage: $0 up|down|status|start-node N" >&2; exit 2 ;;
+  pg-primary) is_ha || { echo "cluster: not up with --ha" >&2; exit 1; }; ha_ports; pg_primary ;;
+  pg-members) is_ha || { echo "cluster: not up with --ha" >&2; exit 1; }; ha_ports; pg_members; echo ;;
+  pg-kill-postmaster) pg_kill_postmaster "${2:-}" ;;
+  pg-kill-member) pg_kill_member "${2:-}" ;;
+  pg-start-member) pg_start_member "${2:-}" ;;
+  pg-url) pg_url "${2:-}" ;;
+  etcd-kill) etcd_member "${2:-}"; alive "$dir/etcd$2.pid" && kill -KILL "$(cat "$dir/etcd$2.pid")"; echo "etcd$2: killed" ;;
+  etcd-start) etcd_member "${2:-}"; launch_etcd "$2"; wait_for_port "${etcd_client[$(($2 - 1))]}" "$dir/etcd$2.pid" "$dir/etcd$2.log"; echo "etcd$2: running (pid $(cat "$dir/etcd$2.pid"))" ;;
+  *) echo "usage: $0 up [--ha]|down|status|start-node N|pg-primary|pg-members|pg-kill-postmaster N|pg-kill-member N|pg-start-member N|pg-url [N]|etcd-kill N|etcd-start N" >&2; exit 2 ;;
 esac

@@ -4,7 +4,8 @@
 #
 #   scripts/install-deps.sh            what building and running needs
 #   scripts/install-deps.sh --test     also what the test suite needs (headless Chromium, its driver,
-#                                      the PostgreSQL server)
+#                                      the PostgreSQL server, and for the highly available database of
+#                                      `scripts/cluster.sh up --ha` Patroni and etcd)
 #   scripts/install-deps.sh --bench    also what `make bench` needs: the peers it measures StoryCircle
 #                                      against (Go with gorilla/websocket, Node.js ws; the Python one is
 #                                      in its own venv, see the Makefile), taskset, and perf for profiling
@@ -56,6 +57,13 @@ fi
 if [ "$want_test" = yes ]; then
   # The PostgreSQL server the store suite starts in a temporary directory (scripts/postgres-test.sh).
   compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+  # The HA database (scripts/cluster.sh up --ha, Tests/Integration/test_cluster_ha.py): Debian 12's Patroni
+  # 3.0.2 and etcd 3.4.23. Their packages' services are not started here (no systemd in the containers
+  # the tests run in; the cluster script starts its own members on free ports).
+  need_command patroni patroni
+  need_command etcd etcd-server
+  need_command envsubst gettext-base
+  need_command curl curl
   need_command chromium chromium
   need_command chromedriver chromium-driver
   need_path /usr/sbin/nginx nginx-light

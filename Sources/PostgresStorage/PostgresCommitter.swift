@@ -130,7 +130,7 @@ final class PostgresCommitter: BatchCommitter, @unchecked Sendable {
         do {
             if connection?.isUsableAfterIdle != true {
                 connection = nil
-                let fresh = try PostgresConnection(settings.connectionParameters)
+                let fresh = try PostgresConnection(settings.connectionParameters, answerTimeout: settings.answerTimeout)
                 try WriterStatements.prepare(on: fresh)
                 connection = fresh
             }

@@ -15,6 +15,17 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         "PostgreSQL error\(sqlState.map { " \($0)" } ?? "") while \(context): \(message)"
     }
 
+    /// Whether `sqlState` says that this session's server is not (any longer) where writes go: it is a
+    /// standby or turned read-only (25006, `read_only_sql_transaction`: a primary demoted, a failover's
+    /// old primary), it is shutting down or crashed (57P01 `admin_shutdown`, 57P02 `crash_shutdown`), it
+    /// is starting or recovering (57P03 `cannot_connect_now`), or the connection itself failed (class 08).
+    /// The connection is then as good as lost: it is dropped, and the next one (libpq's multi-host URL
+    /// with `target_session_attrs=read-write`) finds the primary, wherever it is now.
+    static func meansServerGone(_ sqlState: String?) -> Bool {
+        guard let sqlState else { return false }
+        return sqlState == "25006" || sqlState == "57P01" || sqlState == "57P02" || sqlState == "57P03" || sqlState.hasPrefix("08")
+    }
+
     /// Caused by the statement's own data (a constraint, a value PostgreSQL refuses): the same statement fails
     /// again however often it is retried, while others in its transaction would succeed.
     var isCausedByItsData: Bool {
@@ -159,10 +170,18 @@ final class PostgresConnection {
     private let handle: OpaquePointer
     /// Set when a call left the connection in a state we cannot trust (a half-read pipeline).
     private var poisoned = false
+    /// How long a call waits for the server's answer before the connection is given up as lost.
+    private let answerTimeout: Duration
 
     /// Connects with libpq's keyword/value pairs, in order: later pairs override earlier ones, and a
     /// `dbname` holding a URL or connection string is expanded where it stands.
-    init(_ parameters: [(keyword: String, value: String)]) throws(PostgresError) {
+    ///
+    /// A call whose server sends nothing for `answerTimeout` fails as a lost connection (its outcome
+    /// unknown), so that a primary that hangs — its disk stuck, its processes stopped — while its kernel
+    /// still acknowledges every packet (so TCP's own timeouts never fire) does not hold the store forever:
+    /// the next connection finds the standby Patroni promoted in its place.
+    init(_ parameters: [(keyword: String, value: String)], answerTimeout: Duration = PostgresSettings.defaultAnswerTimeout) throws(PostgresError) {
+        self.answerTimeout = answerTimeout
         let keywords = parameters.map { strdup($0.keyword) }
         let values = parameters.map { strdup($0.value) }
         defer {
@@ -220,22 +239,74 @@ final class PostgresConnection {
     /// Runs constant SQL (schema steps, `BEGIN`): the simple protocol, which allows several statements but
     /// no parameters. Anything carrying a value goes through `query`.
     func execute(_ sql: StaticString) throws(PostgresError) {
-        _ = try check(PQexec(handle, sql.description), "running \(sql.description.prefix(60))")
+        let context = "running \(sql.description.prefix(60))"
+        guard PQsendQuery(handle, sql.description) == 1 else { throw failure(context) }
+        _ = try check(try collect(context), context)
     }
 
     /// One statement with parameters, through the extended protocol.
     @discardableResult
     func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
         let encoded = try PostgresValue.encode(parameters)
-        let result = Self.withCStrings(encoded) { pointers in
-            PQexecParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
+        let context = "running \(sql.prefix(60))"
+        let sent = Self.withCStrings(encoded) { pointers in
+            PQsendQueryParams(handle, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
         }
-        return try check(result, "running \(sql.prefix(60))")
+        guard sent == 1 else { throw failure(context) }
+        return try check(try collect(context), context)
     }
 
     /// Prepares `sql` under `name` for `pipeline`.
     func prepare(_ name: String, _ sql: String) throws(PostgresError) {
-        _ = try check(PQprepare(handle, name, sql, 0, nil), "preparing \(name)")
+        let context = "preparing \(name)"
+        guard PQsendPrepare(handle, name, sql, 0, nil) == 1 else { throw failure(context) }
+        _ = try check(try collect(context), context)
+    }
+
+    /// Reads the results of what was just sent, as `PQexec` would return them: the first failed one, or
+    /// else the last.
+    private func collect(_ context: String) throws(PostgresError) -> OpaquePointer? {
+        var kept: OpaquePointer?
+        while true {
+            do {
+                try awaitResult(context)
+            } catch {
+                if let kept { PQclear(kept) }
+                throw error
+            }
+            guard let result = PQgetResult(handle) else { return kept }
+            if let previous = kept, PQresultStatus(previous) == PGRES_FATAL_ERROR {
+                PQclear(result)
+            } else {
+                if let previous = kept { PQclear(previous) }
+                kept = result
+            }
+        }
+    }
+
+    /// Returns once `PQgetResult` will not block: the answer (or the end of the connection) has arrived.
+    /// Waits in `poll`, at most `answerTimeout` without hearing from the server; then the connection is
+    /// given up as lost.
+    private func awaitResult(_ context: String) throws(PostgresError) {
+        let deadline = ContinuousClock.now + answerTimeout
+        while PQisBusy(handle) == 1 {
+            let remaining = deadline - .now
+            guard remaining > .zero else {
+                poisoned = true
+                let seconds = answerTimeout.components.seconds
+                throw PostgresError(sqlState: nil, message: "no answer from the server within \(seconds) s", context: context, connectionLost: true)
+            }
+            let (wholeSeconds, attoseconds) = remaining.components
+            let milliseconds = Int32(clamping: wholeSeconds * 1_000 + attoseconds / 1_000_000_000_000_000 + 1)
+            var socket = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            let ready = poll(&socket, 1, milliseconds)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                poisoned = true
+                throw PostgresError(sqlState: nil, message: "waiting for the server failed (errno \(errno))", context: context, connectionLost: true)
+            }
+            if ready > 0, PQconsumeInput(handle) != 1 { throw failure(context) }
+        }
     }
 
     /// Sends `statements` at once and reads their results: one round trip however many there are. Keep a
@@ -262,6 +333,7 @@ final class PostgresConnection {
         var outcomes: [PipelineOutcome] = []
         outcomes.reserveCapacity(statements.count)
         for _ in statements {
+            try awaitResult("reading a pipeline's results")
             guard let result = PQgetResult(handle) else { throw failure("reading a pipeline's results") }
             switch PQresultStatus(result) {
             case PGRES_COMMAND_OK, PGRES_TUPLES_OK:
@@ -276,8 +348,13 @@ final class PostgresConnection {
                 outcomes.append(.failed(error))
             }
             // Each statement's results end with a NULL.
-            while let extra = PQgetResult(handle) { PQclear(extra) }
+            while true {
+                try awaitResult("reading a pipeline's results")
+                guard let extra = PQgetResult(handle) else { break }
+                PQclear(extra)
+            }
         }
+        try awaitResult("reading a pipeline's end")
         guard let sync = PQgetResult(handle) else { throw failure("reading a pipeline's end") }
         let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
         PQclear(sync)
@@ -311,7 +388,7 @@ final class PostgresConnection {
         // A FATAL error ends the session (the server is shutting down, the backend was terminated); libpq
         // only notices the closed socket on its next read, so the severity says it first.
         let severity = sc_pq_severity(result).map { String(cString: $0) }
-        let sessionOver = severity == "FATAL" || severity == "PANIC"
+        let sessionOver = severity == "FATAL" || severity == "PANIC" || PostgresError.meansServerGone(sqlState)
         return PostgresError(sqlState: sqlState, message: message, context: context, connectionLost: sessionOver || PQstatus(handle) != CONNECTION_OK)
     }
 

@@ -38,7 +38,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
     /// database cannot be reached, cannot be written or is newer than this code.
     public init(_ settings: PostgresSettings) throws {
         self.settings = settings
-        let connection = try PostgresConnection(settings.connectionParameters)
+        let connection = try PostgresConnection(settings.connectionParameters, answerTimeout: settings.answerTimeout)
         try PostgresMigrations.migrate(connection, now: Self.now().milliseconds)
         try WriterStatements.prepare(on: connection)
         // This store's row in `store_probe`, so that probes of several nodes never wait for each other.
@@ -48,7 +48,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         try connection.pipeline([.sql("BEGIN"), probe.pipelined, .sql("COMMIT")]).forEach { outcome in
             if case .failed(let error) = outcome { throw error }
         }
-        reader = Locked(try PostgresConnection(settings.connectionParameters))
+        reader = Locked(try PostgresConnection(settings.connectionParameters, answerTimeout: settings.answerTimeout))
         writer = GroupCommitWriter(name: "postgres-writer", committer: PostgresCommitter(settings: settings, connection: connection, probeKey: probeKey))
     }
 
@@ -158,7 +158,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
             do {
                 if connection?.isUsableAfterIdle != true {
                     connection = nil
-                    let fresh = try PostgresConnection(settings.connectionParameters)
+                    let fresh = try PostgresConnection(settings.connectionParameters, answerTimeout: settings.answerTimeout)
                     try prepare(fresh)
                     connection = fresh
                 }

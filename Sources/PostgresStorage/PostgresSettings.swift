@@ -7,6 +7,11 @@ import Foundation
 public struct PostgresSettings: Sendable, Equatable {
     /// The URL as given, or `nil` for the environment alone.
     public var url: String?
+    /// How long a call waits for an answer from a server that has gone silent before its connection is
+    /// given up (`PostgresConnection`). Longer than any commit takes while the standby is being dropped
+    /// (a few seconds), shorter than a class would wait.
+    public var answerTimeout: Duration = PostgresSettings.defaultAnswerTimeout
+    public static let defaultAnswerTimeout = Duration.seconds(15)
 
     /// Whether `setting` (the `database` setting) names PostgreSQL rather than a SQLite file.
     public static func names(_ setting: String) -> Bool {
@@ -28,17 +33,25 @@ public struct PostgresSettings: Sendable, Equatable {
     /// The store's defaults, then the URL (whose settings win). `fallback_application_name` gives way to
     /// `PGAPPNAME` and the URL's `application_name`; the timeouts keep a vanished server from hanging a
     /// connection attempt or a commit for the kernel's default of many minutes.
+    ///
+    /// With several hosts (`postgresql://a:5432,b:5432/db?target_session_attrs=read-write`, the form for
+    /// a primary with a standby) libpq tries them in order and keeps the first that takes writes; every
+    /// reconnection asks again, so after a failover the store finds the new primary by itself. The
+    /// timeouts are short because each one is paid per host that cannot be reached: a connection attempt
+    /// gives a host 3 s, and a server that stops answering mid-call (its machine cut off) is given up
+    /// after about 11 s (keepalives 5 s, then 3 probes 2 s apart; unacknowledged data, 10 s), within the
+    /// time Patroni needs to promote the standby in its place.
     var connectionParameters: [(keyword: String, value: String)] {
         var parameters: [(keyword: String, value: String)] = [
             ("fallback_application_name", "storycircle"),
             ("keepalives", "1"),
-            ("keepalives_idle", "10"),
-            ("keepalives_interval", "5"),
+            ("keepalives_idle", "5"),
+            ("keepalives_interval", "2"),
             ("keepalives_count", "3"),
-            ("tcp_user_timeout", "30000"),
+            ("tcp_user_timeout", "10000"),
         ]
         if ProcessInfo.processInfo.environment["PGCONNECT_TIMEOUT"] == nil {
-            parameters.append(("connect_timeout", "5"))
+            parameters.append(("connect_timeout", "3"))
         }
         if let url { parameters.append(("dbname", url)) }
         return parameters

@@ -2,7 +2,8 @@
 against the Compose specification (the PyPI package compose-spec), and each agrees with the programs it
 starts — every setting a node is given is one the server reads, every placeholder of the nginx template is
 filled, and nginx accepts the rendered configuration. The same programs run for real in test_proxy.py
-(one node) and test_cluster.py (three nodes and PostgreSQL)."""
+(one node), test_cluster.py (three nodes and PostgreSQL) and test_cluster_ha.py (three nodes on two PostgreSQL
+members under Patroni with three etcd members, from the same config/patroni.yml)."""
 import json
 import os
 import re
@@ -48,21 +49,79 @@ def test_every_setting_given_to_a_node_is_one_the_server_reads(name):
             assert f'"{key}"' in SETTINGS, f"{name}: the server does not read {key}"
 
 
-def test_the_cluster_has_three_nodes_one_database_and_a_proxy_over_all_of_them():
+def test_the_cluster_has_three_nodes_a_database_on_two_members_and_a_proxy_over_all_of_them():
     services = load("docker-compose.yml")["services"]
     nodes = sorted(name for name, s in services.items() if s.get("build") == ".")
     assert nodes == ["node1", "node2", "node3"]
     ids = {services[n]["environment"]["STORYCIRCLE_NODE_ID"] for n in nodes}
     assert len(ids) == 3, "each node has its own id"
+    members = sorted(name for name, s in services.items() if isinstance(s.get("build"), dict) and s["build"].get("dockerfile") == "config/patroni.Dockerfile")
+    assert members == ["pg1", "pg2"]
     for n in nodes:
         env = services[n]["environment"]
-        assert env["STORYCIRCLE_DATABASE"].startswith("postgresql://") and "@postgres:" in env["STORYCIRCLE_DATABASE"]
+        database = env["STORYCIRCLE_DATABASE"]
+        assert database.startswith("postgresql://") and "@pg1:5432,pg2:5432/" in database, "both members, in libpq's multi-host form"
+        assert database.endswith("?target_session_attrs=read-write"), "only the primary takes a node's connection"
         assert env["STORYCIRCLE_TRUST_FORWARDED_FOR"] == "true"
-        assert services[n]["depends_on"]["postgres"]["condition"] == "service_healthy"
+        assert all(services[n]["depends_on"][m]["condition"] == "service_healthy" for m in members)
         assert services[n]["volumes"][0].startswith(f"{n}-data:"), "each node keeps its own data folder"
     proxy = services["proxy"]["environment"]
     assert sorted(v for k, v in proxy.items() if k.startswith("STORYCIRCLE_NODE_")) == [f"{n}:8080" for n in nodes]
-    assert "healthcheck" in services["postgres"]
+    assert "postgres" not in services, "no single PostgreSQL left"
+    for m in members:
+        assert "healthcheck" in services[m]
+        assert services[m]["volumes"][0].startswith(f"{m}-data:"), "each member keeps its own data"
+
+
+def etcd_flags(service):
+    return dict(flag[2:].split("=", 1) for flag in service["command"][1:])
+
+
+def test_etcd_has_three_members_that_name_each_other():
+    services = load("docker-compose.yml")["services"]
+    etcds = sorted(name for name in services if name.startswith("etcd"))
+    assert etcds == ["etcd1", "etcd2", "etcd3"], "three members: one may be lost and a majority remains"
+    clusters = set()
+    for name in etcds:
+        flags = etcd_flags(services[name])
+        assert flags["name"] == name
+        assert flags["advertise-client-urls"] == f"http://{name}:2379"
+        assert flags["initial-advertise-peer-urls"] == f"http://{name}:2380"
+        clusters.add(flags["initial-cluster"])
+        assert services[name]["volumes"][0].startswith(f"{name}-data:")
+    assert clusters == {",".join(f"{n}=http://{n}:2380" for n in etcds)}, "every member names the same three"
+
+
+def test_each_member_fills_every_placeholder_of_the_patroni_configuration():
+    """config/patroni.yml as each member's entrypoint renders it: every placeholder set, the result valid
+    YAML with what the HA promises rest on (synchronous replication, pg_rewind, a quick failover), pointed at
+    the etcd members of the file. (Patroni's own --validate-config wants the etcd members reachable and
+    refuses loopback addresses, which scripts/cluster.sh uses; test_cluster_ha.py runs the same template in
+    real Patroni instead.)"""
+    services = load("docker-compose.yml")["services"]
+    template = (ROOT / "config" / "patroni.yml").read_text()
+    entrypoint = (ROOT / "config" / "patroni-entrypoint.sh").read_text()
+    placeholders = set(re.findall(r"\$\{([A-Z0-9_]+)\}", template))
+    assert placeholders == set(re.findall(r"\$\{([A-Z0-9_]+)\}", entrypoint)), "the entrypoint substitutes exactly the template's names"
+    script = (ROOT / "scripts" / "cluster.sh").read_text()
+    assert all(f"${{{name}}}" in script for name in placeholders), "scripts/cluster.sh fills in the same names"
+    etcds = sorted(name for name in services if name.startswith("etcd"))
+    for member in ("pg1", "pg2"):
+        environment = {k: str(v).replace("${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}", "secret1")
+                       .replace("${POSTGRES_REPLICATION_PASSWORD:?set POSTGRES_REPLICATION_PASSWORD}", "secret2")
+                       for k, v in services[member]["environment"].items()}
+        missing = placeholders - set(environment)
+        assert not missing, f"{member}: placeholders its environment does not set: {sorted(missing)}"
+        config = yaml.safe_load(string.Template(template).safe_substitute(environment))
+        assert config["name"] == member
+        assert config["etcd3"]["hosts"] == ",".join(f"{n}:2379" for n in etcds)
+        assert config["postgresql"]["connect_address"] == f"{member}:5432"
+        assert config["restapi"]["connect_address"] == f"{member}:8008"
+        dcs = config["bootstrap"]["dcs"]
+        assert dcs["synchronous_mode"] is True and dcs["postgresql"]["use_pg_rewind"] is True
+        assert dcs["loop_wait"] + 2 * dcs["retry_timeout"] <= dcs["ttl"], "Patroni's rule for its timings"
+        assert dcs["primary_start_timeout"] == 0, "a crashed primary fails over rather than restarting in place"
+        assert "statement_timeout" not in dcs["postgresql"]["parameters"], "a cancelled synchronous wait commits locally"
 
 
 def rendered(name, environment):
