@@ -23,6 +23,8 @@ import pytest
 import websockets
 
 from conftest import BIN, ROOT, SHORT_STORY, wait_until
+# Like the pages, every few seconds: nginx closes an upgraded socket that carries nothing for longer.
+from test_cluster import PAGE_PING_SECONDS
 
 ROOMS = 4
 CHILDREN = 8
@@ -144,7 +146,7 @@ class Child:
     async def open(self, hello):
         url = f"ws://127.0.0.1:{self.cluster.port}/ws?room={self.room['code']}"
         self.ws = await websockets.connect(url, origin=f"http://127.0.0.1:{self.cluster.port}", local_addr=(self.address, 0),
-                                           open_timeout=10, max_queue=None)
+                                           open_timeout=10, max_queue=None, ping_interval=PAGE_PING_SECONDS, ping_timeout=None)
         self.inbox = asyncio.Queue()
         asyncio.ensure_future(self.read(self.ws, self.inbox))
         await self.ws.send(json.dumps(hello))
