@@ -12,7 +12,6 @@ import os
 import pathlib
 import random
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -24,7 +23,7 @@ import websockets
 
 from conftest import BIN, ROOT, SHORT_STORY, wait_until
 # Like the pages, every few seconds: nginx closes an upgraded socket that carries nothing for longer.
-from test_cluster import PAGE_PING_SECONDS
+from test_cluster import PAGE_PING_SECONDS, Cluster, free_ports
 
 ROOMS = 4
 CHILDREN = 8
@@ -33,22 +32,13 @@ BURST_SECONDS = 3.0
 KILL_AFTER = 1.2
 
 
-def free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for probe in sockets:
-            probe.bind(("127.0.0.1", 0))
-        return [probe.getsockname()[1] for probe in sockets]
-    finally:
-        for probe in sockets:
-            probe.close()
-
-
 def missing_tools():
     return [tool for tool in ("patroni", "etcd", "envsubst", "psql") if not shutil.which(tool)]
 
 
-class HACluster:
+class HACluster(Cluster):
+    """The cluster of test_cluster.py on the HA database: etcd x3 and two PostgreSQL members under Patroni."""
+
     def __init__(self):
         # Not under pytest's tmp_path: PostgreSQL runs as the `postgres` user, who cannot enter it.
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="storycircle-ha-"))
@@ -65,10 +55,6 @@ class HACluster:
         done = self.script("up", "--ha")
         assert done.returncode == 0, done.stdout + done.stderr
         self.admin = (self.dir / "admin-token").read_text().strip()
-
-    def down(self):
-        self.script("down", timeout=120)
-        shutil.rmtree(self.dir, ignore_errors=True)
 
     def members(self):
         """Patroni's view: name -> (role, state), or {} while no member answers."""
@@ -96,28 +82,6 @@ class HACluster:
 
     def postmaster(self, member):
         return int((self.dir / member / "data" / "postmaster.pid").read_text().split()[0])
-
-    def request(self, method, path, token=None, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method)
-        if token:
-            request.add_header("Authorization", f"Bearer {token}")
-        if data is not None:
-            request.add_header("Content-Type", "application/json")
-        try:
-            with urllib.request.urlopen(request, timeout=15) as response:
-                return response.status, json.loads(response.read() or b"null")
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"null")
-
-    def command(self, room, command):
-        until = time.monotonic() + 30
-        while True:
-            status, body = self.request("POST", f"/api/rooms/{room['code']}/commands", room["teacherToken"], {"command": command})
-            if status == 200:
-                return body
-            assert status == 503 and time.monotonic() < until, (command, status, body)
-            time.sleep(0.2)  # the retry interval of a teacher's tool; the loop waits for the room
 
 
 @pytest.fixture
@@ -230,7 +194,7 @@ def test_kill_9_of_the_primary_during_an_answer_burst_loses_no_acknowledged_answ
     story = json.loads(SHORT_STORY.read_text())
     rooms = []
     for _ in range(ROOMS):
-        status, room = cluster.request("POST", "/api/rooms", cluster.admin, {"story": story, "settings": {"speedPoints": False, "timer": False}})
+        status, _, room = cluster.request("POST", "/api/rooms", cluster.admin, {"story": story, "settings": {"speedPoints": False, "timer": False}})
         assert status == 201, room
         rooms.append(room)
     rng = random.Random(22)
