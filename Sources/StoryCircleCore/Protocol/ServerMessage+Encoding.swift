@@ -63,10 +63,15 @@ extension NarrationMode: JSONWritable {}
 extension QuestionOutcome: JSONWritable {}
 extension ErrorCode: JSONWritable {}
 
+extension Dictionary: JSONWritable where Key == String, Value == String {
+    func write(to writer: inout JSONWriter) { writer.stringObject(self) }
+}
+
 extension RoomError: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
         writer.field("code", code)
         writer.field("message", message)
+        writer.field("params", params)
     }
 }
 
@@ -160,6 +165,7 @@ extension Instant: JSONObjectWritable {
 
 extension NarrationFailure: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
+        writer.field("code", code)
         writer.field("message", message)
     }
 }
@@ -296,6 +302,7 @@ extension RoomSettings: JSONObjectWritable {
         writer.field("maxPlayers", maxPlayers)
         writer.field("voice", voice)
         writer.field("answerGrid", answerGrid)
+        writer.field("language", language)
     }
 }
 
@@ -303,6 +310,7 @@ extension RoomStatus: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
         writer.field("locked", locked)
         writer.field("settings", settings)
+        writer.field("language", language)
         writer.field("commands", commands)
     }
 }
@@ -337,6 +345,7 @@ extension Finished: PersonalisedPayload {
 
 extension Notice: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
+        writer.field("code", code)
         writer.field("message", message)
         writer.field("blocked", blocked)
     }
@@ -345,6 +354,7 @@ extension Notice: JSONObjectWritable {
 extension StoreHealthStatus: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
         writer.field("ok", ok)
+        writer.field("code", code)
         writer.field("message", message)
     }
 }
@@ -357,6 +367,7 @@ extension RoomSnapshot: JSONObjectWritable {
         writer.field("paused", paused)
         writer.field("locked", locked)
         writer.field("settings", settings)
+        writer.field("language", language)
         writer.field("questionCount", questionCount)
         writer.field("playerCount", playerCount)
         writer.field("preparing", preparing)
