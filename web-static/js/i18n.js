@@ -1,8 +1,9 @@
 // Every word a page shows comes from one message catalog per language (web-static/i18n/LANG.json). A
 // catalog maps a key to a text with {placeholders}, or to plural forms chosen by the browser's
 // Intl.PluralRules ({"one": …, "other": …}; Arabic has zero, one, two, few, many, other). Numbers go
-// through Intl.NumberFormat, lists through Intl.ListFormat, ordinals through Intl.PluralRules with
-// type "ordinal": no plural or ordinal rules are made by hand here.
+// through Intl.NumberFormat (seconds too, as a unit), lists through Intl.ListFormat, ordinals through
+// Intl.PluralRules with type "ordinal": no plural or ordinal rules are made by hand here. (No page words a
+// time relative to now; one that does should use Intl.RelativeTimeFormat the same way.)
 //
 // A page's language is the room's (the teacher's choice, or the story's voice) unless the child picked
 // their own on this phone (kept in this browser only; the projector never hears of it). Markup names its
@@ -95,7 +96,6 @@ export async function setLanguage(wanted) {
     ordinal: new Intl.PluralRules(locale, { type: "ordinal" }),
     number: new Intl.NumberFormat(locale),
     list: new Intl.ListFormat(locale, { style: "long", type: "conjunction" }),
-    relative: new Intl.RelativeTimeFormat(locale, { numeric: "auto" }),
     seconds: new Intl.NumberFormat(locale, { style: "unit", unit: "second", unitDisplay: "short" }),
   };
   document.documentElement.lang = lang;
@@ -204,15 +204,6 @@ export function list(items) {
 /** "5 s", "5 Sek.", "٥ ث": seconds, short, as the language writes them. */
 export function seconds(n) {
   return formats ? formats.seconds.format(n) : `${n} s`;
-}
-
-/** "5 minutes ago", "in 3 seconds": `seconds` from now, in the largest whole unit. */
-export function relativeTime(seconds) {
-  const units = [["day", 86400], ["hour", 3600], ["minute", 60], ["second", 1]];
-  for (const [unit, size] of units) {
-    if (Math.abs(seconds) >= size || unit === "second") return formats.relative.format(Math.round(seconds / size), unit);
-  }
-  return "";
 }
 
 /** Fills in the words of every element under `root` that names a key. */
