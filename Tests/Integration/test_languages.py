@@ -460,13 +460,22 @@ def test_the_other_catalogs_on_the_join_screen_and_the_teachers_page(server, bro
     axe(phone, f"{lang}-child-join")
     child_joins(phone, server, code, "Kim")
     assert phone.execute_script("return [document.documentElement.lang, document.documentElement.dir]") == [lang, "ltr"]
-    if lang != "en":
-        Screens(lang, ROOT / "Tests/Integration/stories/short.json", ["Kim"]).check(phone, f"{lang}: child lobby")
+    screens = Screens(lang, ROOT / "Tests/Integration/stories/short.json", ["Kim"])
+    screens.check(phone, f"{lang}: child lobby")
+    # A refusal with a parameter, worded by the page: the name someone in the room already has.
+    second = browsers(**PHONE, language=lang)
+    second.get(f"{server.http}/?room={code}")
+    wait(second, lambda d: visible(d, "#nickname"))
+    second.find_element(By.ID, "nickname").send_keys("kim")
+    second.find_element(By.ID, "join-button").click()
+    error = wait(second, lambda d: visible(d, "#join-error"), message="nickname_taken")
+    expected = CATALOGS[lang]["error.nickname_taken"].replace("{nickname}", "kim")
+    assert error.text.replace("\u2068", "").replace("\u2069", "") == expected
+    screens.check(second, f"{lang}: a name already taken")
     teacher = browsers(**TEACHER)
     teacher.get(f"{server.http}/teacher#room={code}&token={room['teacherToken']}")
     wait(teacher, lambda d: "Kim" in d.find_element(By.ID, "roster").text and d.execute_script("return document.documentElement.lang") == lang)
-    if lang != "en":
-        Screens(lang, ROOT / "Tests/Integration/stories/short.json", ["Kim"]).check(teacher, f"{lang}: teacher lobby")
+    screens.check(teacher, f"{lang}: teacher lobby")
     axe(teacher, f"{lang}-teacher-lobby")
     no_page_errors(phone)
     no_page_errors(teacher)
