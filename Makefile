@@ -30,9 +30,11 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## make run: build, then start a demo room on the sample story (prints the join code and URLs).
+## make run: build, then start a demo room on the sample story (prints the join code and URLs), read by the
+## natural voice when it is installed (scripts/install-deps.sh puts it in .venv-voice unless NATURAL_VOICE=0;
+## VOICE=en-gb for espeak-ng).
 run: build
-	$(BIN) start $(STORY) --port $(PORT)
+	$(BIN) start $(STORY) --port $(PORT) $(if $(VOICE),--voice $(VOICE),$$(test -f .venv-voice/.ready && echo --voice piper:en_US-joe-medium))
 
 ## make test: every test: the Swift unit and server tests, the same under ThreadSanitizer, the fuzzers (60 s
 ## each), then the integration tests (real sockets, the CLI, a crash, headless Chromium) driven from Python.

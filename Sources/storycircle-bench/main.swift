@@ -107,9 +107,9 @@ func main() async -> Int32 {
             let result = try await runIdle(port: port, adminToken: admin, serverPID: pid, connections: int("connections", 5_000), childrenPerRoom: children)
             emit(result, "idle: \(result.connections) joined children · \(Int(result.bytesPerConnection)) bytes of server memory each")
         case "narration":
-            let result = try await runNarration(port: port, adminToken: admin, requests: int("requests", 200))
+            let result = try await runNarration(port: port, adminToken: admin, requests: int("requests", 200), voice: value("voice") ?? "en")
             let timings = String(format: "first sentence %.0f ms cold · whole story %.0f ms cold, %.0f ms cached", result.firstSentenceColdMs, result.wholeStoryColdMs, result.wholeStoryCachedMs)
-            emit(result, "narration: \(result.words) words in \(result.sentences) sentences · \(timings) · cached sentence over HTTP \(result.cachedSentenceHTTP.summary)")
+            emit(result, "narration (\(result.voice)): \(result.words) words in \(result.sentences) sentences · \(timings) · cached sentence over HTTP \(result.cachedSentenceHTTP.summary)")
         case "unlock":
             let result = try await runUnlock(port: port, adminToken: admin, children: int("children", 2_000))
             emit(result, String(format: "unlock: %d children · display spread %.2f ms · questions arrived ≥ %.0f ms ahead", result.children, result.displaySpreadMs, result.smallestLeadMs))

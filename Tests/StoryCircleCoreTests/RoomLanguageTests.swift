@@ -21,6 +21,8 @@ struct RoomLanguageTests {
         #expect(RoomLanguage.of(voice: "roa/fr") == "fr")
         #expect(RoomLanguage.of(voice: "en-gb+f3") == "en")
         #expect(RoomLanguage.of(voice: "ar") == "ar")
+        #expect(RoomLanguage.of(voice: "piper:es_ES-davefx-medium") == "es")
+        #expect(RoomLanguage.of(voice: "piper:en_US-joe-medium") == "en")
         #expect(RoomLanguage.of(voice: "sw") == nil, "no catalog: the room falls back to English")
         #expect(RoomLanguage.of(voice: "") == nil)
     }

@@ -117,7 +117,7 @@ struct StoryLoadingTests {
         #expect(errors(text) == [
             "title: a title is required",
             "text: expected the story text as a string or a list of strings, found a number",
-            #"narration.voice: "en gb" is not an espeak-ng voice name (such as "en", "en-gb" or "es")"#,
+            #"narration.voice: "en gb" is not a voice name (such as "en", "en-gb" or "es" for espeak-ng, or "piper:en_US-joe-medium" for a natural voice)"#,
             "narration.rate: 1000 words per minute is outside the allowed 80 to 450 words per minute",
             "narration.pitch: -3 pitch steps is outside the allowed 0 to 99 pitch steps",
             "quiz.questions[0].question: the question text is required",

@@ -1,12 +1,29 @@
 // One WebSocket to the room: says hello on every (re)connection, keeps the clock in sync with pings, and
-// reconnects with backoff after a dropped Wi-Fi, a restart or a "try again later" (429, 503, 1012, 1013),
+// reconnects (a few quick tries, then backing off) after a dropped Wi-Fi, a restart or a "try again later" (429, 503, 1012, 1013),
 // but not after a refusal (bad code, kicked, replaced).
 
 import { ServerClock } from "./clock.js";
 import { CLOSE, shouldReconnect } from "./close-codes.js";
 
-const CLOCK_SYNC = { burst: 5, burstStartMs: 150, burstGapMs: 250, intervalMs: 10000 };
-const BACKOFF = { firstMs: 500, maxMs: 10000 };
+// A ping every 4 s: besides the clock, it is the traffic that keeps an idle socket open through a proxy
+// whose read timeout is short so that it gives up on a paused node's upgrade quickly
+// (config/nginx-cluster.conf: 6 s, which the server's own pings, every 20 s, would not meet).
+const CLOCK_SYNC = { burst: 5, burstStartMs: 150, burstGapMs: 250, intervalMs: 4000 };
+// After a drop, the first `quickTries` attempts come soon: `quickMs`, growing by `quickGrowth` each time, and
+// jittered up to half as much again (200–300, 300–450, 450–675 ms): a room whose node died is taken over by
+// another node within a fraction of a second, so waiting longer only keeps the child out. Then from
+// `firstMs`, doubling up to `maxMs`, jittered down to half, so a server that stays away is not hammered.
+// The jitter spreads a class's reconnections so they do not all arrive in one instant.
+// Tests/Integration/test_cluster.py reads this line to reconnect its Python children on the same schedule.
+const BACKOFF = { quickMs: 200, quickGrowth: 1.5, quickTries: 3, firstMs: 1000, maxMs: 10000 };
+
+/** The wait before reconnection attempt `attempt` (1 for the first after a drop); `random` in [0, 1). */
+export function reconnectDelay(attempt, backoff = BACKOFF, random = Math.random()) {
+  const { quickMs = 0, quickGrowth = 1, quickTries = 0, firstMs, maxMs } = backoff;
+  if (attempt <= quickTries) return Math.round(quickMs * quickGrowth ** (attempt - 1) * (1 + random * 0.5));
+  const base = Math.min(firstMs * 2 ** (attempt - quickTries - 1), maxMs);
+  return Math.round(base * (0.5 + random * 0.5));
+}
 
 export class RoomConnection {
   /**
@@ -31,7 +48,6 @@ export class RoomConnection {
     this.reconnectTimer = null;
     this.pingID = 0;
     this.pings = new Map();
-    this.retryDelay = this.backoff.firstMs;
     this.attempts = 0;
     this.stopped = false;
     this.everOpened = false;
@@ -96,7 +112,6 @@ export class RoomConnection {
       }
       if (message.type === "welcome") {
         // A welcome means the server took us: the next drop starts backing off from the beginning.
-        this.retryDelay = this.backoff.firstMs;
         this.attempts = 0;
         // A first estimate until pings measure better (not a sample: its round trip is unknown).
         if (this.clock.samples.length === 0) this.clock.offset = message.serverTime - Date.now();
@@ -111,10 +126,10 @@ export class RoomConnection {
         this.onStatus({ state: "closed", code: event.code, reason: event.reason });
         return;
       }
-      // Exponential backoff with jitter, so a class of phones does not come back all in the same instant.
-      const delayMs = Math.round(this.retryDelay * (0.5 + Math.random() * 0.5));
+      // Quick tries first, then exponential backoff; jittered, so a class of phones does not come back all
+      // in the same instant.
       this.attempts += 1;
-      this.retryDelay = Math.min(this.retryDelay * 2, this.backoff.maxMs);
+      const delayMs = reconnectDelay(this.attempts, this.backoff);
       this.onStatus({ state: "reconnecting", code: event.code, reason: event.reason, delayMs, attempts: this.attempts });
       this.cancelReconnect();
       this.reconnectTimer = setTimeout(() => {

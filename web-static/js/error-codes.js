@@ -69,7 +69,7 @@ const WORDS = {
   invalid_command: "error.invalid_command", player_not_found: "error.player_not_found",
   settings_locked: "error.settings_locked", invalid_settings: "error.invalid_settings",
   storage_unavailable: "error.storage_unavailable", try_again: "error.try_again", room_mismatch: "error.room_mismatch",
-  internal_error: "error.internal_error",
+  internal_error: "error.internal_error", voice_not_installed: "error.voice_not_installed",
 };
 const NICKNAME_PROBLEMS = {
   empty: "error.nickname_invalid.empty", too_long: "error.nickname_invalid.too_long",

@@ -28,6 +28,8 @@ const connection = new RoomConnection({
   },
 });
 let connectionKey = "connection.lost_server";
+/** The words of each narration notice code (docs/protocol.md). */
+const NOTICES = { narration_voice_fallback: "narration.voice_fallback" };
 /** What the room-state line says when it is not the room's phase (a refused link), worded again on a change. */
 let stateWords = null;
 const controls = new TeacherControls($("#controls"), (message) => connection.send(message), { room: code, token });
@@ -67,6 +69,12 @@ function render({ quiet = false } = {}) {
   const link = Object.assign(document.createElement("a"), { id: "join-link", href: join, textContent: join, dir: "ltr" });
   $("#join-at").replaceChildren(...tParts("teacher.join_at", { link }));
   storageBanner($("#storage-banner"), room.storage);
+  // How the story is being read, when the teacher should know (the natural voice failed): worded from
+  // the notice's code.
+  const notice = room.phase === "narrating" || room.phase === "narrated" ? room.plan?.notice : null;
+  $("#voice-notice").hidden = !notice;
+  $("#voice-notice").textContent = notice ? t(NOTICES[notice.code] ?? "narration.notice_unknown") : "";
+  if (notice) $("#voice-notice").dataset.code = notice.code;
   controls.update(room);
 }
 

@@ -26,6 +26,8 @@ public final class ClassroomServer: Sendable {
     private let lock: DataDirectoryLock
     private let loops: [Task<Void, Never>]
     private let finishStreams: @Sendable () -> Void
+    /// The real narrator (nil when a test injected its own): its voices and its Piper worker.
+    public let speech: SpeechNarrator?
 
     /// Errors that stop the server from starting, each with a sentence an operator can act on.
     public struct StartError: Error, CustomStringConvertible {
@@ -35,8 +37,9 @@ public final class ClassroomServer: Sendable {
     private init(
         configuration: ServerConfiguration, port: Int, publicURL: String, adminTokenFile: String?, registry: RoomRegistry,
         metrics: ServerMetrics, transport: WebSocketServer, store: any RoomStore, logger: StoryCircleLog, lock: DataDirectoryLock,
-        loops: [Task<Void, Never>], restoredRooms: Int, finishStreams: @escaping @Sendable () -> Void
+        loops: [Task<Void, Never>], restoredRooms: Int, speech: SpeechNarrator?, finishStreams: @escaping @Sendable () -> Void
     ) {
+        self.speech = speech
         self.configuration = configuration
         self.port = port
         self.publicURL = publicURL
@@ -103,16 +106,32 @@ public final class ClassroomServer: Sendable {
         }
         var audioCache: AudioCache?
         let roomNarrator: any NarrationPreparing
+        var speech: SpeechNarrator?
         if let narrator {
             roomNarrator = narrator
         } else {
+            let cache: AudioCache
             do {
-                let cache = try AudioCache(directory: URL(fileURLWithPath: configuration.audioCacheDirectory), maxBytes: configuration.audioCacheMegabytes * 1_048_576)
-                audioCache = cache
-                roomNarrator = SpeechNarrator(cache: cache, metrics: metrics)
+                cache = try AudioCache(directory: URL(fileURLWithPath: configuration.audioCacheDirectory), maxBytes: configuration.audioCacheMegabytes * 1_048_576)
             } catch {
                 throw StartError(description: "cannot create the audio cache \(configuration.audioCacheDirectory): \(error.localizedDescription)")
             }
+            audioCache = cache
+            let voices = await VoiceCatalog.discoverOffPool(
+                configuration, espeak: await SpeechEngine.shared.voices(),
+                hashCache: URL(fileURLWithPath: configuration.audioCacheDirectory).appendingPathComponent("voice-hashes.json")
+            )
+            for problem in voices.problems {
+                logger.warning("Voice not offered", ["file": problem.path, "reason": problem.reason])
+            }
+            var piper: PiperWorker?
+            if let install = voices.piper, !voices.natural.isEmpty {
+                piper = PiperWorker(configuration: .init(python: install.python, script: install.worker, voices: voices.natural.map { ($0.file.name, $0.file.modelPath) }))
+            }
+            logger.info("Voices", ["natural": voices.natural.map(\.id).joined(separator: ","), "espeak": String(voices.espeak.count)])
+            let made = SpeechNarrator(cache: cache, metrics: metrics, voices: voices, piper: piper, logger: logger)
+            speech = made
+            roomNarrator = made
         }
 
         let (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
@@ -148,7 +167,8 @@ public final class ClassroomServer: Sendable {
         transport.allowOrigins([publicURL])
         let api = APIHandler(
             registry: registry, store: roomStore, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
-            adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: audioCache, qrCodes: true
+            adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: audioCache, qrCodes: true,
+            narrator: speech
         )
         let routing = Task { await registry.run() }
         let answering = Task {
@@ -172,7 +192,7 @@ public final class ClassroomServer: Sendable {
         return ClassroomServer(
             configuration: configuration, port: port, publicURL: publicURL, adminTokenFile: adminTokenFile, registry: registry, metrics: metrics,
             transport: transport, store: roomStore, logger: logger, lock: lock, loops: [routing, answering, sweeping], restoredRooms: restored,
-            finishStreams: { eventSink.finish(); requestSink.finish() }
+            speech: speech, finishStreams: { eventSink.finish(); requestSink.finish() }
         )
     }
 
@@ -194,9 +214,26 @@ public final class ClassroomServer: Sendable {
 
     /// A room created in-process (the all-in-one `start` command), with the URLs the API would answer.
     public func createRoom(story: Story, settings: RoomSettingsPatch? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
+        if let speech, case .failure(let refusal) = speech.checkNatural(voice: Self.voice(of: story, settings: settings)) {
+            throw RoomError(.voiceNotInstalled, refusal.description)
+        }
         let room = try await registry.createRoom(story: story, settings: settings)
+        speech?.prefetch(sentences: story.sentences, settings: Self.narration(of: story, settings: settings))
         let response = CreatedRoomResponse(room, publicURL: publicURL, warnings: [])
         return (room, response.joinURL, response.dashboardURL, response.teacherURL)
+    }
+
+    /// The voice a room will read with: its own setting, else its story's.
+    static func voice(of story: Story, settings: RoomSettingsPatch?) -> String {
+        let override = settings?.voice?.trimmingCharacters(in: .whitespaces) ?? ""
+        return override.isEmpty ? story.narration.voice : override
+    }
+
+    /// How a room will read its story: the story's narration with the room's voice.
+    static func narration(of story: Story, settings: RoomSettingsPatch?) -> NarrationSettings {
+        var narration = story.narration
+        narration.voice = voice(of: story, settings: settings)
+        return narration
     }
 
     static func transportConfiguration(_ configuration: ServerConfiguration) -> WebSocketServerConfiguration {

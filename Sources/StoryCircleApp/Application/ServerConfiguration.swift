@@ -62,6 +62,16 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// How long a room lease lasts without renewal: how long the rooms of a node that died wait before
     /// another node may take them over. Renewed every third of it.
     public var leaseSeconds = 10
+    /// Where a school drops Piper voices (`NAME.onnx` and `NAME.onnx.json`); each is checked before it is
+    /// offered as `piper:NAME`. The voices installed with Piper (`*_piper_voice` packages in its venv) are
+    /// offered too.
+    public var voicesDirectory = "voices"
+    /// Whether natural voices (Piper) are offered at all; false narrates everything with espeak-ng.
+    public var naturalVoice = true
+    /// The Python with `piper-tts` installed, and the worker script; found next to the project (its
+    /// `.venv-voice` and `scripts/piper-worker.py`, from the working folder or the program's) when unset.
+    public var piperPython: String?
+    public var piperWorker: String?
 
     public init() {}
 
@@ -70,6 +80,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxConnectionsPerAddress", "helloTimeoutSeconds", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "messagesPerSecondPerConnection", "messageBurstPerConnection", "pingAfterIdleSeconds", "hangUpAfterIdleSeconds", "allowedOrigins", "trustForwardedFor",
         "retentionDays", "adminToken", "finishedRoomMinutes", "storageRetrySeconds", "joinBurst", "joinsPerSecond", "failedJoinBurst",
         "failedJoinsPerMinute", "roomDefaults", "logLevel", "logFormat", "nodeId", "leaseSeconds",
+        "voicesDirectory", "naturalVoice", "piperPython", "piperWorker",
     ]
 
     /// A problem with the configuration, said plainly; the server refuses to start on one.
@@ -139,6 +150,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         retentionDays = try decode("retentionDays", as: Int.self) ?? retentionDays
         nodeId = try decode("nodeId", as: String.self) ?? nodeId
         leaseSeconds = try decode("leaseSeconds", as: Int.self) ?? leaseSeconds
+        voicesDirectory = try decode("voicesDirectory", as: String.self) ?? voicesDirectory
+        naturalVoice = try decode("naturalVoice", as: Bool.self) ?? naturalVoice
+        piperPython = try decode("piperPython", as: String.self) ?? piperPython
+        piperWorker = try decode("piperWorker", as: String.self) ?? piperWorker
         adminToken = try decode("adminToken", as: String.self) ?? adminToken
         finishedRoomMinutes = try decode("finishedRoomMinutes", as: Int.self) ?? finishedRoomMinutes
         storageRetrySeconds = try decode("storageRetrySeconds", as: Int.self) ?? storageRetrySeconds
@@ -179,6 +194,12 @@ public struct ServerConfiguration: Sendable, Equatable {
         logFormat = string("STORYCIRCLE_LOG_FORMAT") ?? logFormat
         nodeId = string("STORYCIRCLE_NODE_ID") ?? nodeId
         leaseSeconds = try integer("STORYCIRCLE_LEASE_SECONDS") ?? leaseSeconds
+        voicesDirectory = string("STORYCIRCLE_VOICES_DIR") ?? voicesDirectory
+        piperPython = string("STORYCIRCLE_PIPER_PYTHON") ?? piperPython
+        piperWorker = string("STORYCIRCLE_PIPER_WORKER") ?? piperWorker
+        if let natural = string("STORYCIRCLE_NATURAL_VOICE") {
+            naturalVoice = !["0", "false", "no", "off"].contains(natural.lowercased())
+        }
         if let origins = string("STORYCIRCLE_ALLOWED_ORIGINS") {
             allowedOrigins = origins.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
         }

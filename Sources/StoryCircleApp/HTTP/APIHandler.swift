@@ -16,6 +16,8 @@ struct APIHandler: Sendable {
     let startedAt: ServerTime
     let audio: AudioCache?
     let qrCodes: Bool
+    /// The real narrator, for the voices this node has (nil when a test injected a narrator of its own).
+    var narrator: SpeechNarrator? = nil
 
     enum Authority: Comparable {
         case dashboard, teacher, admin
@@ -63,9 +65,26 @@ struct APIHandler: Sendable {
             var rooms: Int
             var connections: Int
             var uptimeSeconds: Int
+            /// Every voice this node can read with, as stories name them: in a cluster every node
+            /// should list the same.
+            var voices: [String]?
+            var naturalVoice: NaturalVoiceHealth?
+        }
+        struct NaturalVoiceHealth: Encodable {
+            var state: String
+            var pid: Int32?
+            var launches: Int
+            var failures: Int
+            var lastProblem: String?
         }
         let connections = transportMetrics?.snapshot.openConnections ?? 0
         var health = Health(status: "ok", rooms: await registry.liveRoomCount, connections: connections, uptimeSeconds: (clock.now() - startedAt) / 1_000)
+        if let narrator {
+            health.voices = narrator.voices.names
+            if let status = narrator.piper?.status {
+                health.naturalVoice = NaturalVoiceHealth(state: status.state, pid: status.pid, launches: status.launches, failures: status.failures, lastProblem: status.lastProblem)
+            }
+        }
         if case .failing(let since, let reason) = store.health {
             health.status = "degraded"
             health.reason = reason
@@ -127,8 +146,12 @@ struct APIHandler: Sendable {
                 return .error(RoomError(.invalidSettings, "The settings are not valid: each one is true/false, a number, or a narration mode (devices, dashboard, off)."))
             }
         }
+        if let narrator, case .failure(let refusal) = narrator.checkNatural(voice: ClassroomServer.voice(of: story, settings: patch)) {
+            return .error(RoomError(.voiceNotInstalled, refusal.description))
+        }
         do {
             let created = try await registry.createRoom(story: story, settings: patch)
+            narrator?.prefetch(sentences: story.sentences, settings: ClassroomServer.narration(of: story, settings: patch))
             return .json(201, CreatedRoomResponse(created, publicURL: publicURL, warnings: validated.warnings.map(\.description)))
         } catch let error as RoomError {
             return .error(error)

@@ -4,28 +4,97 @@ import Speech
 import StoryCircleCore
 import StoryCircleServer
 
-/// Prepares narration with espeak-ng, through the audio cache: a sentence already spoken the same way is a
-/// file read; a new one is synthesised once, encoded to MP3 and kept. Two rooms preparing the same sentence
-/// at once share one synthesis.
+/// Prepares narration through the audio cache, with one of two engines: espeak-ng (built in, always the
+/// fallback) or a natural Piper voice read by the resident worker. A sentence already spoken the same way
+/// is a file read; a new one is synthesised once, encoded to MP3 and kept. Two rooms preparing the same
+/// sentence at once share one synthesis.
+///
+/// A story is read by one voice from start to end: when the natural voice fails for any sentence (the
+/// worker cannot start, keeps dying, or times out twice), the whole story is prepared again with
+/// espeak-ng, and the plan carries a notice for the teacher.
 public final class SpeechNarrator: NarrationPreparing {
     private let engine: SpeechEngine
     private let cache: AudioCache
     private let metrics: ServerMetrics
+    public let voices: VoiceCatalog
+    public let piper: PiperWorker?
+    private let logger: StoryCircleLog?
     private let inFlight = Locked<[String: Task<AudioCache.Clip, any Error>]>([:])
 
-    public init(engine: SpeechEngine = .shared, cache: AudioCache, metrics: ServerMetrics) {
+    public init(
+        engine: SpeechEngine = .shared, cache: AudioCache, metrics: ServerMetrics,
+        voices: VoiceCatalog = VoiceCatalog(espeak: [], natural: [], problems: [], piper: nil, piperMissing: nil),
+        piper: PiperWorker? = nil, logger: StoryCircleLog? = nil
+    ) {
         self.engine = engine
         self.cache = cache
         self.metrics = metrics
+        self.voices = voices
+        self.piper = piper
+        self.logger = logger
+    }
+
+    /// A room's natural voice, checked when the room is created: one this node lacks is refused there,
+    /// not read by another voice. The worker starts now, so the first sentence does not wait for Python
+    /// and the voice to load. (An espeak-ng voice the node lacks is left to the room's error phase, where
+    /// the teacher chooses another in Settings and presses Try again.)
+    public func checkNatural(voice: String) -> Result<Void, VoiceRefusal> {
+        guard voice.hasPrefix(VoiceCatalog.naturalPrefix) else { return .success(()) }
+        switch voices.choose(voice) {
+        case .failure(let refusal):
+            return .failure(refusal)
+        case .success:
+            piper?.warmUp()
+            return .success(())
+        }
+    }
+
+    /// Reads a new room's story with its natural voice into the cache in the background, while the
+    /// children join: when the teacher presses start, its clips are ready (or in flight, shared with the
+    /// preparation). One sentence at a time, so many rooms created at once queue one request each. A
+    /// failure here changes nothing: the preparation at start decides (and falls back if it must).
+    public func prefetch(sentences: [String], settings: NarrationSettings) {
+        guard let piper, case .success(.natural(let voice)) = voices.choose(settings.voice) else { return }
+        let engine = SpokenEngine.natural(voice, piper, rate: settings.rate, pitch: settings.pitch, urgent: false)
+        Task { [self] in
+            for text in sentences {
+                guard (try? await clip(for: text, engine: engine)) != nil else { return }
+            }
+        }
     }
 
     public func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> NarrationPlan {
-        let voice = Voice(name: request.settings.voice, rate: request.settings.rate, pitch: request.settings.pitch)
+        let settings = request.settings
+        switch voices.choose(settings.voice) {
+        case .failure:
+            throw NarrationError(.unknownVoice(settings.voice))
+        case .success(.espeak(let name)):
+            return try await prepare(request, engine: .espeak(Voice(name: name, rate: settings.rate, pitch: settings.pitch)), progress: progress)
+        case .success(.natural(let voice)):
+            let fallback = SpokenEngine.espeak(Voice(name: voice.file.espeakVoice, rate: settings.rate, pitch: settings.pitch))
+            guard let piper else {
+                var plan = try await prepare(request, engine: fallback, progress: progress)
+                plan.notice = .naturalVoiceFallback
+                return plan
+            }
+            do {
+                return try await prepare(request, engine: .natural(voice, piper, rate: settings.rate, pitch: settings.pitch, urgent: true), progress: progress)
+            } catch let failure as NaturalVoiceFailure {
+                logger?.warning("Natural voice failed; the story is read by espeak-ng", ["voice": voice.id, "error": failure.failure.description])
+                progress(0, request.sentences.count + (request.questions?.count ?? 0))
+                var plan = try await prepare(request, engine: fallback, progress: progress)
+                plan.notice = .naturalVoiceFallback
+                return plan
+            }
+        }
+    }
+
+    private func prepare(_ request: NarrationRequest, engine: SpokenEngine, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> NarrationPlan {
         let total = request.sentences.count + (request.questions?.count ?? 0)
         var sentences: [NarratedSentence] = []
         for (index, text) in request.sentences.enumerated() {
             try Task.checkCancellation()
-            let clip = try await clip(for: text, voice: voice)
+            let clip = try await clip(for: text, engine: engine)
             sentences.append(NarratedSentence(index: index, text: text, durationMs: clip.durationMs, words: clip.words, audio: clip.path))
             progress(index + 1, total)
         }
@@ -34,7 +103,7 @@ public final class SpeechNarrator: NarrationPreparing {
             var paths: [String] = []
             for (index, text) in questions.enumerated() {
                 try Task.checkCancellation()
-                paths.append(try await clip(for: text, voice: voice).path)
+                paths.append(try await clip(for: text, engine: engine).path)
                 progress(request.sentences.count + index + 1, total)
             }
             questionAudio = paths
@@ -42,12 +111,17 @@ public final class SpeechNarrator: NarrationPreparing {
         return NarrationPlan(sentences: sentences, questionAudio: questionAudio)
     }
 
-    /// The clip for `text`, from the cache or synthesised now.
+    /// The espeak-ng clip for `text`, from the cache or synthesised now.
     public func clip(for text: String, voice: Voice) async throws -> AudioCache.Clip {
+        try await clip(for: text, engine: .espeak(voice))
+    }
+
+    /// The clip for `text` read by `engine`, from the cache or synthesised now.
+    func clip(for text: String, engine spoken: SpokenEngine) async throws -> AudioCache.Clip {
         guard let version = engine.version else {
             throw NarrationError(.engineUnavailable("espeak-ng did not start"))
         }
-        let key = AudioCache.key(text: text, voice: voice.name, rate: voice.rate, pitch: voice.pitch, engineVersion: version)
+        let key = try await spoken.cacheKey(text: text, espeakVersion: version)
         if let clip = cache.clip(key) {
             metrics.audioCacheHit()
             return clip
@@ -59,16 +133,9 @@ public final class SpeechNarrator: NarrationPreparing {
             if let clip = cache.clip(key) { return .cached(clip) }
             let task = Task { [engine, cache, metrics, inFlight] () throws -> AudioCache.Clip in
                 defer { _ = inFlight.withLock { $0.removeValue(forKey: key) } }
-                do {
-                    let spoken = try await engine.synthesize(text, voice: voice)
-                    let audio = try MP3Encoder.encode(spoken.samples, sampleRate: spoken.sampleRate)
-                    // Timings describe the file as it plays, leading encoder delay included.
-                    let words = spoken.words.map { WordTiming(at: $0.startMs + audio.leadingDelayMs, start: $0.offset, length: $0.length) }
-                    metrics.sentenceSynthesized()
-                    return try cache.store(audio.bytes, durationMs: audio.durationMs, words: words, key: key)
-                } catch let error as SpeechError {
-                    throw NarrationError(error)
-                }
+                let made = try await Self.synthesize(text, engine: spoken, espeak: engine)
+                metrics.sentenceSynthesized()
+                return try cache.store(made.audio.bytes, durationMs: made.audio.durationMs, words: made.timings, key: key)
             }
             running[key] = task
             return .inFlight(task)
@@ -78,7 +145,73 @@ public final class SpeechNarrator: NarrationPreparing {
             metrics.audioCacheHit()
             return clip
         case .inFlight(let task):
+            // Read ahead for a room still in its lobby, and now a room waits for it.
+            if case .natural(let voice, let piper, _, _, true) = spoken { piper.promote(text, voice: voice.file.name) }
             return try await task.value
+        }
+    }
+
+    /// Reads `text` with `voice` now, past the cache (`storycircle voices --say`): what a room's clip
+    /// would hold, with the PCM it was encoded from.
+    public func speak(_ text: String, voice: String, rate: Int = 150, pitch: Int = 50) async throws -> Synthesis {
+        switch voices.choose(voice) {
+        case .failure(let refusal):
+            throw refusal
+        case .success(.espeak(let name)):
+            return try await Self.synthesize(text, engine: .espeak(Voice(name: name, rate: rate, pitch: pitch)), espeak: engine)
+        case .success(.natural(let natural)):
+            guard let piper else { throw NaturalVoiceFailure(failure: .unavailable(voices.piperMissing ?? "Piper is not installed")) }
+            return try await Self.synthesize(text, engine: .natural(natural, piper, rate: rate, pitch: pitch, urgent: true), espeak: engine)
+        }
+    }
+
+    /// A sentence read, encoded and timed, for the cache and for `storycircle voices --say`.
+    public struct Synthesis: Sendable {
+        public var spoken: SpokenText
+        public var audio: MP3Audio
+        /// Word timings as the MP3 plays (its leading encoder delay included).
+        public var timings: [WordTiming]
+        /// For a natural voice: where (in the PCM) its estimated timings were anchored.
+        public var anchorsMs: [Int] = []
+    }
+
+    /// Reads `text` with `engine`: PCM and word timings (espeak-ng's own, or estimated from them for a
+    /// natural voice), then MP3.
+    static func synthesize(_ text: String, engine spoken: SpokenEngine, espeak: SpeechEngine) async throws -> Synthesis {
+        do {
+            var speech: SpokenText
+            var anchors: [Int] = []
+            switch spoken {
+            case .espeak(let voice):
+                speech = try await espeak.synthesize(text, voice: voice)
+            case .natural(let voice, let piper, let rate, let pitch, let urgent):
+                speech = try await Self.natural(text, voice: voice, piper: piper, rate: rate, urgent: urgent)
+                let reference = try await espeak.synthesize(text, voice: Voice(name: voice.file.espeakVoice, rate: rate, pitch: pitch))
+                (speech.words, anchors) = WordTimingEstimate.estimateWithAnchors(reference: reference, target: speech)
+            }
+            let audio = try MP3Encoder.encode(speech.samples, sampleRate: speech.sampleRate)
+            let timings = speech.words.map { WordTiming(at: $0.startMs + audio.leadingDelayMs, start: $0.offset, length: $0.length) }
+            return Synthesis(spoken: speech, audio: audio, timings: timings, anchorsMs: anchors)
+        } catch let error as SpeechError {
+            throw NarrationError(error)
+        }
+    }
+
+    /// `text` from the Piper worker; a worker that died or timed out is given a second chance (it is
+    /// started again), anything else is the natural voice failing for this story.
+    static func natural(_ text: String, voice: VoiceCatalog.NaturalVoice, piper: PiperWorker, rate: Int, urgent: Bool) async throws -> SpokenText {
+        // Piper's speed is a length scale; espeak-ng's default rate, 150 words per minute, is Piper's 1.0.
+        let lengthScale = min(2.0, max(0.5, 150.0 / Double(max(rate, 1))))
+        var attempts = 0
+        while true {
+            attempts += 1
+            switch await piper.synthesize(text, voice: voice.file.name, lengthScale: lengthScale, urgent: urgent) {
+            case .success(let spoken):
+                return spoken
+            case .failure(let failure):
+                let worthRetrying = failure == .workerDied || failure == .timedOut
+                guard worthRetrying, attempts < 2, !piper.status.givenUp else { throw NaturalVoiceFailure(failure: failure) }
+            }
         }
     }
 
@@ -86,6 +219,33 @@ public final class SpeechNarrator: NarrationPreparing {
         case cached(AudioCache.Clip)
         case inFlight(Task<AudioCache.Clip, any Error>)
     }
+}
+
+/// Which engine reads a story, with everything that changes the sound.
+enum SpokenEngine: Sendable {
+    case espeak(Voice)
+    /// `urgent`: a room waits for it (false: read ahead while the room is in its lobby).
+    case natural(VoiceCatalog.NaturalVoice, PiperWorker, rate: Int, pitch: Int, urgent: Bool)
+
+    /// espeak-ng clips keep their keys from before there were two engines; a natural voice's key names
+    /// Piper and the model file's hash (its timings also depend on espeak-ng, so its version too).
+    func cacheKey(text: String, espeakVersion: String) async throws -> String {
+        switch self {
+        case .espeak(let voice):
+            return AudioCache.key(text: text, voice: voice.name, rate: voice.rate, pitch: voice.pitch, engineVersion: espeakVersion)
+        case .natural(let voice, _, let rate, let pitch, _):
+            guard let digest = await voice.digest.value() else {
+                throw NaturalVoiceFailure(failure: .unavailable("its model file cannot be read"))
+            }
+            return AudioCache.key(text: text, voice: voice.id, rate: rate, pitch: pitch, engineVersion: "piper-1.8/\(digest)/espeak-ng-\(espeakVersion)")
+        }
+    }
+}
+
+/// The natural voice failed for a sentence: the story is read by espeak-ng instead.
+public struct NaturalVoiceFailure: Error, CustomStringConvertible {
+    public var failure: PiperWorkerPolicy.Failure
+    public var description: String { failure.description }
 }
 
 /// A speech failure, with the message the teacher reads (children and the projector get a kind sentence

@@ -98,10 +98,10 @@ extension Story {
         checker.warnAboutUnknownFields(in: object, at: "narration", known: knownNarrationFields)
         if let voice = object["voice"] {
             if let name = checker.string(voice, at: "narration.voice", limit: StoryLimits.voiceLength, what: "a voice name") {
-                if name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_+/".contains($0)) }) {
+                if NarrationSettings.isWellFormedVoice(name) {
                     settings.voice = name
                 } else {
-                    checker.error("narration.voice", "\"\(name)\" is not an espeak-ng voice name (such as \"en\", \"en-gb\" or \"es\")")
+                    checker.error("narration.voice", "\"\(name)\" is not a voice name (such as \"en\", \"en-gb\" or \"es\" for espeak-ng, or \"piper:en_US-joe-medium\" for a natural voice)")
                 }
             }
         }

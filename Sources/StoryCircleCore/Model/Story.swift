@@ -47,7 +47,8 @@ public struct Question: Sendable, Equatable {
     }
 }
 
-/// How a story is read aloud: an espeak-ng voice (which also picks the language), words per minute, pitch.
+/// How a story is read aloud: a voice (an espeak-ng voice such as "en-gb", which also picks the language,
+/// or a natural Piper voice as "piper:en_US-joe-medium"), words per minute, pitch (espeak-ng only).
 public struct NarrationSettings: Sendable, Equatable, Hashable, Codable {
     public var voice: String
     public var rate: Int
@@ -57,5 +58,12 @@ public struct NarrationSettings: Sendable, Equatable, Hashable, Codable {
         self.voice = voice
         self.rate = rate
         self.pitch = pitch
+    }
+
+    /// Whether `name` can be a voice: letters, digits and `-_+/`, with an optional `piper:` in front.
+    /// Whether this computer has it is for the server's voice catalog to say.
+    public static func isWellFormedVoice(_ name: String) -> Bool {
+        let bare = name.hasPrefix("piper:") ? name.dropFirst(6) : Substring(name)
+        return !bare.isEmpty && bare.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_+/".contains($0)) }
     }
 }

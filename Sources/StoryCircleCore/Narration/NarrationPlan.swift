@@ -3,16 +3,37 @@ public struct NarrationPlan: Sendable, Equatable, Codable {
     public var sentences: [NarratedSentence]
     /// Audio for each question read aloud with its options, when the room asks for it.
     public var questionAudio: [String]?
+    /// Something the teacher should know about how the story is read (the natural voice failed, so the
+    /// whole story is read by espeak-ng); shown to teachers only.
+    public var notice: NarrationNotice?
 
-    public init(sentences: [NarratedSentence], questionAudio: [String]? = nil) {
+    public init(sentences: [NarratedSentence], questionAudio: [String]? = nil, notice: NarrationNotice? = nil) {
         self.sentences = sentences
         self.questionAudio = questionAudio
+        self.notice = notice
     }
 
     /// The plan without audio, for screens that follow along silently.
     public var silent: NarrationPlan {
-        NarrationPlan(sentences: sentences.map { var s = $0; s.audio = nil; return s }, questionAudio: nil)
+        NarrationPlan(sentences: sentences.map { var s = $0; s.audio = nil; return s }, questionAudio: nil, notice: notice)
     }
+}
+
+/// A code the pages put into words, with the English sentence for pages that do not know it yet.
+public struct NarrationNotice: Sendable, Equatable, Codable {
+    public var code: String
+    public var message: String
+
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The natural voice could not read this story: espeak-ng reads all of it (never a mix of voices).
+    public static let naturalVoiceFallback = NarrationNotice(
+        code: "narration_voice_fallback",
+        message: "The natural voice is not working on this computer right now, so the standard voice reads this whole story. The next story tries the natural voice again."
+    )
 }
 
 public struct NarratedSentence: Sendable, Equatable, Codable {

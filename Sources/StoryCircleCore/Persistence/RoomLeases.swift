@@ -63,7 +63,9 @@ public enum RoomLeaseError: Error, Equatable, Sendable, CustomStringConvertible 
 /// `release` when done. A refused write (`RoomLeaseError.lost`) or a failed renewal means the room is no
 /// longer this node's.
 public protocol RoomLeases: RoomStore {
-    /// Takes `room` for `node` for `duration`, if nobody holds it (no lease, or an expired or released one).
+    /// Takes `room` for `node` for `duration`, if nobody holds it (no lease, or an expired or released one,
+    /// or, in a store shared by processes, one whose holder's process is known to be gone: PostgreSQL sees
+    /// the holder's session end).
     /// Every success gives a new, higher epoch: a lease is never re-granted, even to the same node, because
     /// the holder of the new one starts from what is stored and must not be confused with an earlier self.
     /// Throws `RoomLeaseError.held` when someone holds it, `.unknownRoom` when it does not exist. A refusal

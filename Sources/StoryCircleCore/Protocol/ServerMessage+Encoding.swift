@@ -147,6 +147,14 @@ extension NarrationPlanMessage: JSONObjectWritable {
         writer.field("mode", mode)
         writer.field("playsAudio", playsAudio)
         writer.field("sentences", sentences)
+        if let notice { writer.field("notice", notice) }
+    }
+}
+
+extension NarrationNotice: JSONObjectWritable {
+    func writeMembers(to writer: inout JSONWriter) {
+        writer.field("code", code)
+        writer.field("message", message)
     }
 }
 

@@ -63,6 +63,8 @@ public struct NarrationPlanMessage: Sendable, Equatable, Codable {
     /// Whether this screen plays the audio (the sentences carry audio URLs only when it does).
     public var playsAudio: Bool
     public var sentences: [NarratedSentence]
+    /// Teachers only: how the story is being read, when they should know (`NarrationNotice`).
+    public var notice: NarrationNotice?
 }
 
 /// Sentence `sentence` starts (or started) at server time `at`; the following ones follow the plan.

@@ -103,8 +103,8 @@ public struct RoomSettings: Sendable, Equatable, Codable {
         }
         if let value = patch.voice {
             let name = value.trimmingWhitespace()
-            guard name.isEmpty || (StoryLimits.voiceLength.contains(name.count) && name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_+/".contains($0)) })) else {
-                throw RoomError(.invalidSettings, "voice must be an espeak-ng voice name such as en, en-gb or es.")
+            guard name.isEmpty || (StoryLimits.voiceLength.contains(name.count) && NarrationSettings.isWellFormedVoice(name)) else {
+                throw RoomError(.invalidSettings, "voice must be a voice name such as en, en-gb, es or piper:en_US-joe-medium.")
             }
             settings.voice = name.isEmpty ? nil : name
         }

@@ -96,7 +96,8 @@ extension RoomState {
         guard let member = members.removeValue(forKey: connection) else { return [] }
         guard case .child(let id) = member, let index = playerIndex[id], players[index].connection == connection else { return [] }
         connect(index, to: nil)
-        // A child who leaves no longer holds up "everyone has answered".
+        players[index].graceUntil = at + Self.reconnectGraceMs
+        // A child who leaves no longer holds up "everyone has answered", once their grace has run out.
         return [.persist(.playerLeft(player: id, at: at))] + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at)
     }
 

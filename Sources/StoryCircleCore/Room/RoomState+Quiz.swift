@@ -65,11 +65,29 @@ extension RoomState {
             + revealIfEveryoneAnswered(at: at)
     }
 
-    /// Reveals the open question as soon as every connected child has answered it.
+    /// How long a child who disconnected without answering the open question holds up its automatic
+    /// reveal (`Player.graceUntil`): long enough for a page's quick reconnection, or a room's move to
+    /// another node, to bring back a tap the page kept; short enough that a child who really left does not
+    /// keep the class waiting. The teacher's reveal never waits for it.
+    public static let reconnectGraceMs = 4_000
+
+    /// Reveals the open question as soon as every connected child has answered it, and no child who has
+    /// not is still within their reconnection grace; while one is, a timer looks again when the first grace
+    /// runs out. A disconnected child who had answered does not hold anything up: their answer is kept.
     mutating func revealIfEveryoneAnswered(at: ServerTime) -> [RoomDirective] {
         guard case .question(let run) = phase, run.pausedAt == nil else { return [] }
         assert(tally.question == run.index, "the answer count is about question \(tally.question), not the open \(run.index)")
         guard tally.connected > 0, tally.answeredConnected == tally.connected else { return [] }
+        // O(players), but only once everyone connected has answered, which happens about once per question.
+        let answered = answers[run.index]
+        var graceEnds: ServerTime?
+        for player in players where !player.kicked && player.connection == nil && answered[player.id] == nil {
+            guard let until = player.graceUntil, until > at else { continue }
+            graceEnds = min(graceEnds ?? until, until)
+        }
+        if let graceEnds {
+            return [.schedule(.reconnectGrace(question: run.index, epoch: epoch), at: graceEnds)]
+        }
         return reveal(at: at)
     }
 

@@ -40,6 +40,11 @@ extension RoomState {
             if case .phase(let phase) = record, phase.phase == .finished, last.phase != .finished { return true }
             return false
         }
+        // Every child is reconnecting now (the room moved, or its server restarted): a reopened question
+        // waits for them as for children who just dropped, from the moment it opens again.
+        if case .question(let run) = state.phase {
+            for index in state.players.indices { state.players[index].graceUntil = run.opensAt + Self.reconnectGraceMs }
+        }
         return (state, directives)
     }
 

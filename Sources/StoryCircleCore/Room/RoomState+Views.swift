@@ -12,7 +12,10 @@ extension RoomState {
     func planMessage(for role: Role, startAt: ServerTime) -> NarrationPlanMessage {
         let plays = plays(role)
         let sentences = (plays ? plan : plan?.silent)?.sentences ?? []
-        return NarrationPlanMessage(startAt: startAt, gapMs: timing.sentenceGapMs, mode: settings.narration, playsAudio: plays, sentences: sentences)
+        return NarrationPlanMessage(
+            startAt: startAt, gapMs: timing.sentenceGapMs, mode: settings.narration, playsAudio: plays, sentences: sentences,
+            notice: role == .teacher ? plan?.notice : nil
+        )
     }
 
     func questionView(_ run: QuestionRun, for role: Role) -> QuestionView {

@@ -19,6 +19,10 @@ public struct RoomState: Sendable {
         fileprivate(set) var kicked = false
         /// Kicked for good: the name and the resume token stay refused in this room.
         var blocked = false
+        /// Until when this player, while disconnected and without an answer to the open question, holds up
+        /// the automatic reveal: a child whose Wi-Fi dropped, or whose room is moving to another node, may
+        /// have a tap kept by the page to send on reconnecting.
+        var graceUntil: ServerTime?
     }
 
     enum Member: Sendable, Equatable {
@@ -347,6 +351,9 @@ public struct RoomState: Sendable {
         case .deadline(let question, let timerEpoch):
             guard timerEpoch == epoch, case .question(let run) = phase, run.index == question, run.pausedAt == nil else { return [] }
             return reveal(at: at)
+        case .reconnectGrace(let question, let timerEpoch):
+            guard timerEpoch == epoch, case .question(let run) = phase, run.index == question else { return [] }
+            return revealIfEveryoneAnswered(at: at)
         }
     }
 

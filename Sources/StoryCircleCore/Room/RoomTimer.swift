@@ -8,10 +8,13 @@ public enum RoomTimer: Hashable, Sendable {
     case deadline(question: Int, epoch: Int)
     /// Time to send dashboards their coalesced update.
     case flushScreens
+    /// The first reconnection grace of a child who left without answering has run out: the open question
+    /// may be revealed now if everyone else has answered.
+    case reconnectGrace(question: Int, epoch: Int)
 
     /// Timers in the same slot replace each other in the shell: a room has at most one of each.
     public enum Slot: Hashable, Sendable {
-        case narration, deadline, flushScreens
+        case narration, deadline, flushScreens, reconnectGrace
     }
 
     public var slot: Slot {
@@ -19,6 +22,7 @@ public enum RoomTimer: Hashable, Sendable {
         case .narration: .narration
         case .deadline: .deadline
         case .flushScreens: .flushScreens
+        case .reconnectGrace: .reconnectGrace
         }
     }
 }

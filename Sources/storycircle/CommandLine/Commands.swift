@@ -99,10 +99,18 @@ enum Commands {
         kind: .group([storyValidate])
     )
 
+    static let voices = CommandSpec(
+        name: "voices", path: ["storycircle"],
+        overview: "List the voices this computer can read stories with (natural and espeak-ng).",
+        options: [ServerOptions.config, VoicesCommand.json, VoicesCommand.say, VoicesCommand.voice, VoicesCommand.out, CommandSpec.helpOption],
+        kind: .command(VoicesCommand.self),
+        discussion: "A story chooses one with \"voice\" in its narration: \"piper:en_US-joe-medium\" or \"en-gb\".\nNatural voices are Piper voices (NAME.onnx and NAME.onnx.json) in voicesDirectory or installed with Piper."
+    )
+
     static let root = CommandSpec(
         name: "storycircle", path: [],
         overview: "Live story-and-quiz rooms for a classroom, from one computer.",
         options: [version, CommandSpec.helpOption],
-        kind: .group([start, serve, room, results, story])
+        kind: .group([start, serve, room, results, story, voices])
     )
 }

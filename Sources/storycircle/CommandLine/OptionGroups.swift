@@ -56,7 +56,7 @@ struct RoomSettingOptions {
     static let questionSeconds = CommandSpec.Option(long: "question-seconds", valueName: "seconds", help: "Time for questions that set none.", defaultValue: "20")
     static let noLateJoin = CommandSpec.Option(long: "no-late-join", valueName: nil, help: "Children cannot join after the story starts.")
     static let readQuestions = CommandSpec.Option(long: "read-questions", valueName: nil, help: "Read each question and its options aloud too.")
-    static let voice = CommandSpec.Option(long: "voice", valueName: "voice", help: "An espeak-ng voice instead of the story's (en, en-gb, es, ...).")
+    static let voice = CommandSpec.Option(long: "voice", valueName: "voice", help: "A voice instead of the story's (en-gb, es, piper:en_US-joe-medium, ...; see 'storycircle voices').")
     static let language = CommandSpec.Option(long: "language", valueName: "language", help: "The language of every screen: \(RoomLanguage.available.joined(separator: ", ")) (by default the voice's).")
     static let all = [narrate, noSpeedPoints, noStreaks, noTimer, questionSeconds, noLateJoin, readQuestions, voice, language]
 

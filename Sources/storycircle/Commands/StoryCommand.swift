@@ -1,4 +1,5 @@
 import Foundation
+import StoryCircleApp
 import StoryCircleCore
 
 /// `story validate FILE...`: every problem in every file; exit 1 if any file has an error.
@@ -11,6 +12,9 @@ struct StoryValidateCommand: ParsableCommand {
 
     func run() async -> Int32 {
         var allValid = true
+        // The voices of this computer, as `serve` would find them (config/storycircle.json and the
+        // environment): a story whose voice is not installed here is refused, with the list.
+        var catalog: VoiceCatalog?
         for path in files {
             let result = StoryFile.load(path)
             for issue in result.issues {
@@ -18,6 +22,15 @@ struct StoryValidateCommand: ParsableCommand {
                 if issue.severity == .error { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { Output.line(line) }
             }
             if let story = result.value {
+                if catalog == nil, let configuration = try? VoicesCommand.configuration(file: nil) {
+                    catalog = await VoicesCommand.catalog(configuration)
+                }
+                if let catalog, case .failure(let refusal) = catalog.choose(story.narration.voice) {
+                    FileHandle.standardError.write(Data("\(path): narration.voice: \(refusal)\n".utf8))
+                    Output.line("\(path): invalid: 1 error")
+                    allValid = false
+                    continue
+                }
                 Output.line("\(path): valid: \"\(story.title)\", \(story.sentences.count) sentences, \(story.quiz.questions.count) question\(story.quiz.questions.count == 1 ? "" : "s")")
             } else {
                 allValid = false

@@ -101,7 +101,8 @@ struct MessageGenerator {
                              sentences: list(0...3) { generator in
                                  NarratedSentence(index: generator.int(), text: generator.string(maxLength: 80), durationMs: generator.int(),
                                                   words: generator.list { WordTiming(at: $0.int(), start: $0.int(), length: $0.int()) }, audio: generator.maybe { $0.string() })
-                             })
+                             },
+                             notice: maybe { NarrationNotice(code: $0.string(), message: $0.string(maxLength: 200)) })
     }
 
     mutating func finished() -> Finished {

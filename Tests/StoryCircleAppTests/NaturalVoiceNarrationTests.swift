@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+import Speech
+@testable import StoryCircleCore
+@testable import StoryCircleApp
+@testable import StoryCircleServer
+
+/// The narrator with a real worker process that misbehaves: a Python script speaking the worker's
+/// protocol (scripts/piper-worker.py) that answers one sentence per launch and dies on the next. It never
+/// needs Piper itself, so this runs wherever Python does.
+@Suite("Natural voice narration")
+struct NaturalVoiceNarrationTests {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("storycircle-natural-\(UUID().uuidString)")
+
+    /// A voice file that passes the checks (the fake worker never reads it).
+    func voice() throws -> VoiceCatalog.NaturalVoice {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let model = folder.appendingPathComponent("en_US-fake-medium.onnx")
+        try Data([0x08, 0x07] + [UInt8](repeating: 1, count: 2_048)).write(to: model)
+        try Data(#"{"audio": {"sample_rate": 22050}, "espeak": {"voice": "en-us"}, "language": {"code": "en_US"}}"#.utf8)
+            .write(to: URL(fileURLWithPath: model.path + ".json"))
+        let file = try PiperVoiceFile.inspect(modelPath: model.path).get()
+        return VoiceCatalog.NaturalVoice(file: file, digest: ModelDigest(path: model.path, cacheFile: folder.appendingPathComponent("hashes.json")))
+    }
+
+    /// Answers its first request with half a second of tone, then exits on the second without answering.
+    func flakyWorker() throws -> String {
+        let script = folder.appendingPathComponent("flaky-worker.py")
+        try Data("""
+        import json, math, struct, sys
+        out = sys.stdout.buffer
+        out.write(b'{"ready": true, "voices": []}\\n'); out.flush()
+        for n, line in enumerate(sys.stdin.buffer):
+            if n == 1:
+                sys.exit(3)
+            request = json.loads(line)
+            pcm = b"".join(struct.pack("<h", int(8000 * math.sin(i * 0.06))) for i in range(11025))
+            out.write(json.dumps({"id": request["id"], "ok": True, "sampleRate": 22050, "bytes": len(pcm)}).encode() + b"\\n" + pcm)
+            out.flush()
+        """.utf8).write(to: script)
+        return script.path
+    }
+
+    func narrator(python: String, script: String, voice: VoiceCatalog.NaturalVoice, cache: AudioCache) -> (SpeechNarrator, PiperWorker) {
+        var configuration = PiperWorker.Configuration(python: python, script: script, voices: [(voice.file.name, voice.file.modelPath)])
+        configuration.limits.restartBudget = 2
+        let worker = PiperWorker(configuration: configuration)
+        let catalog = VoiceCatalog(espeak: [], natural: [voice], problems: [], piper: .init(python: python, worker: script), piperMissing: nil)
+        return (SpeechNarrator(cache: cache, metrics: ServerMetrics(), voices: catalog, piper: worker), worker)
+    }
+
+    static let sentences = [
+        "Pip was a small robot.", "He lived in a busy workshop.", "Every morning he counted his gears.",
+        "One day a gear was missing.", "A mouse had taken it.", "They became friends.",
+    ]
+
+    @Test func aWorkerThatKeepsDyingPutsTheWholeStoryOnEspeakNgNeverAMix() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let voice = try voice()
+        let cache = try AudioCache(directory: folder.appendingPathComponent("cache"), maxBytes: 64 << 20)
+        let (narrator, worker) = narrator(python: "/usr/bin/python3", script: try flakyWorker(), voice: voice, cache: cache)
+        let request = NarrationRequest(preparation: 1, sentences: Self.sentences, settings: NarrationSettings(voice: voice.id), questions: nil)
+        let plan = try await narrator.prepare(request) { _, _ in }
+        #expect(plan.notice == .naturalVoiceFallback)
+        #expect(worker.status.givenUp)
+        #expect(worker.status.launches == 3, "the first launch and two restarts, then given up")
+
+        // Every sentence is the clip espeak-ng makes for the voice's own espeak-ng voice: the ones the
+        // worker did read before it was given up are not in the plan.
+        let espeak = SpeechNarrator(cache: cache, metrics: ServerMetrics())
+        let reference = try await espeak.prepare(
+            NarrationRequest(preparation: 1, sentences: Self.sentences, settings: NarrationSettings(voice: "en-us"), questions: nil)
+        ) { _, _ in }
+        #expect(plan.sentences.map(\.audio) == reference.sentences.map(\.audio))
+        #expect(plan.sentences.map(\.words) == reference.sentences.map(\.words))
+    }
+
+    @Test func aWorkerThatAnswersReadsTheStoryWithEstimatedTimings() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let voice = try voice()
+        let cache = try AudioCache(directory: folder.appendingPathComponent("cache"), maxBytes: 64 << 20)
+        // The same script, with a budget that outlasts one death per sentence.
+        var configuration = PiperWorker.Configuration(python: "/usr/bin/python3", script: try flakyWorker(), voices: [(voice.file.name, voice.file.modelPath)])
+        configuration.limits.restartBudget = 20
+        let worker = PiperWorker(configuration: configuration)
+        let catalog = VoiceCatalog(espeak: [], natural: [voice], problems: [], piper: .init(python: "/usr/bin/python3", worker: configuration.script), piperMissing: nil)
+        let narrator = SpeechNarrator(cache: cache, metrics: ServerMetrics(), voices: catalog, piper: worker)
+        let sentences = Array(Self.sentences.prefix(3))
+        let plan = try await narrator.prepare(NarrationRequest(preparation: 1, sentences: sentences, settings: NarrationSettings(voice: voice.id), questions: nil)) { _, _ in }
+        #expect(plan.notice == nil)
+        for sentence in plan.sentences {
+            // Half a second of tone, encoded: the worker's audio, not espeak-ng's.
+            #expect(abs(sentence.durationMs - 500) < 120, "\(sentence.durationMs)")
+            let starts = sentence.words.map(\.at)
+            #expect(!starts.isEmpty && starts == starts.sorted() && starts.allSatisfy { $0 < sentence.durationMs })
+        }
+        #expect(worker.status.launches >= 2, "it died and was started again")
+    }
+}
