@@ -69,6 +69,7 @@ if [ "$want_test" = yes ]; then
   need_path /usr/sbin/nginx nginx-light
   need_command zbarimg zbar-tools
   need_path /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf fonts-noto-color-emoji
+  need_package fonts-noto-core; need_package fonts-noto-cjk  # Arabic, Devanagari and CJK names in the pages
   need_command python3 python3
   python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 fi

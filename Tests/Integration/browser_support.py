@@ -26,10 +26,14 @@ PROJECTOR = dict(width=1920, height=1080)
 SMALL_PROJECTOR = dict(width=1280, height=720)
 
 
-def browser(width=420, height=860, mobile=False, reduced_motion=False):
+def browser(width=420, height=860, mobile=False, reduced_motion=False, language=None):
     """Headless Chromium whose viewport is exactly width×height (emulated: a window cannot be narrower
-    than 500 px), with audio allowed to start without a gesture (the projector's sounds)."""
+    than 500 px), with audio allowed to start without a gesture (the projector's sounds); `language`
+    ("es") is the browser's own language (navigator.languages), as a phone set to Spanish has."""
     options = webdriver.ChromeOptions()
+    if language:
+        options.add_argument(f"--lang={language}")
+        options.add_experimental_option("prefs", {"intl.accept_languages": language})
     options.binary_location = "/usr/bin/chromium"
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--mute-audio",
                      "--autoplay-policy=no-user-gesture-required", f"--window-size={max(width, 500)},{height + 200}"):
@@ -69,8 +73,13 @@ def visible(driver, selector):
     return elements[0] if elements and elements[0].is_displayed() else None
 
 
+def plain(words):
+    """Text without the invisible marks that isolate a name inside a sentence (U+2068 … U+2069)."""
+    return words.replace("\u2068", "").replace("\u2069", "")
+
+
 def text(driver, selector):
-    return driver.find_element(By.CSS_SELECTOR, selector).text
+    return plain(driver.find_element(By.CSS_SELECTOR, selector).text)
 
 
 def screenshot(driver, name):

@@ -98,9 +98,9 @@ struct AllowedCommandsTests {
         #expect(welcome(ana.connection)?.commands == nil)
 
         try room.command(.lock)
-        #expect(room.messages(to: teacher).last == .room(RoomStatus(locked: true, settings: RoomSettings(), commands: ["start", "kick", "block", "unlock", "end", "settings"])))
-        #expect(room.messages(to: dashboard).last == .room(RoomStatus(locked: true, settings: RoomSettings())))
-        #expect(room.messages(to: ana.connection).last == .room(RoomStatus(locked: true, settings: RoomSettings())))
+        #expect(room.messages(to: teacher).last == .room(RoomStatus(locked: true, settings: RoomSettings(), language: "en", commands: ["start", "kick", "block", "unlock", "end", "settings"])))
+        #expect(room.messages(to: dashboard).last == .room(RoomStatus(locked: true, settings: RoomSettings(), language: "en")))
+        #expect(room.messages(to: ana.connection).last == .room(RoomStatus(locked: true, settings: RoomSettings(), language: "en")))
     }
 
     /// The `room` messages among `directives`, with whom each goes to.
@@ -134,7 +134,7 @@ struct AllowedCommandsTests {
         let rooms = roomMessages(in: directives)
         #expect(rooms.count == 1, comment, sourceLocation: sourceLocation)
         #expect(rooms.first?.to == [teacher], comment, sourceLocation: sourceLocation)
-        #expect(rooms.first?.status == RoomStatus(locked: room.state.isLocked, settings: room.state.settings, commands: room.state.allowedCommands), comment, sourceLocation: sourceLocation)
+        #expect(rooms.first?.status == RoomStatus(locked: room.state.isLocked, settings: room.state.settings, language: room.state.language, commands: room.state.allowedCommands), comment, sourceLocation: sourceLocation)
         let movedAt = directives.firstIndex { if case .send(let message, _) = $0 { moved(message) } else { false } }
         let toldAt = directives.firstIndex { if case .send(.room, _) = $0 { true } else { false } }
         #expect(movedAt != nil && toldAt != nil && movedAt! < toldAt!, "the list follows the change: \(comment)", sourceLocation: sourceLocation)

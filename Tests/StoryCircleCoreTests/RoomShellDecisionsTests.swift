@@ -83,6 +83,6 @@ struct RoomShellDecisionsTests {
         ]
         #expect(replies.allSatisfy { $0.isReply })
         #expect(!ServerMessage.storage(StoreHealthStatus(ok: true)).isReply)
-        #expect(!ServerMessage.kicked(Notice(message: "Bye")).isReply)
+        #expect(!ServerMessage.kicked(Notice(code: .kicked, message: "Bye")).isReply)
     }
 }

@@ -226,7 +226,7 @@ struct RoomViewTests {
         let ana = try room.child("Ana")
         let ben = try room.child("Ben")
         try room.command(.block(player: "ben"))
-        #expect(room.messages(to: ben.connection).last == .kicked(Notice(message: "Your teacher removed you from this room.", blocked: true)))
+        #expect(room.messages(to: ben.connection).last == .kicked(Notice(code: .blocked, message: "Your teacher removed you from this room.", blocked: true)))
         #expect(room.closed[ben.connection] == CloseReason(status: 4001, reason: "kicked"))
         #expect(room.persisted.last == .playerBlocked(player: ben.id, at: room.now))
 

@@ -66,11 +66,11 @@ struct ServerMessageEncodingTests {
         let nasty = (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }.joined() + "\"\\/\u{7F}\u{2028}\u{2029}é👩‍🚀\r\n"
         let message = ServerMessage.narrationError(NarrationFailure(message: nasty))
         let text = String(decoding: message.encoded(), as: UTF8.self)
-        #expect(text == #"{"type":"narration.error","message":"\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\b\t\n\u000b\f\r\u000e\u000f\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001f\"\\/"# + "\u{7F}" + #"\u2028\u2029"# + "é👩‍🚀" + #"\r\n"}"#)
+        #expect(text == #"{"type":"narration.error","code":"narration_failed","message":"\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\b\t\n\u000b\f\r\u000e\u000f\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001f\"\\/"# + "\u{7F}" + #"\u2028\u2029"# + "é👩‍🚀" + #"\r\n"}"#)
         #expect(try parsed(message.encoded()) == parsed(message.encodedByFoundation()))
         // The byte E2 that starts U+2028 also starts other characters, which pass unescaped.
         for text in ["\u{2027}", "\u{202A}", "\u{20AC}", "\u{E2}", "x\u{2028}", "\u{2029}x", "\u{2028}\u{2028}"] {
-            try compare(.kicked(Notice(message: text)), text.debugDescription)
+            try compare(.kicked(Notice(code: .kicked, message: text)), text.debugDescription)
         }
     }
 

@@ -7,15 +7,21 @@ import { RoomConnection } from "./connection.js";
 import { CLOSE } from "./close-codes.js";
 import { NarrationPlayer } from "./narration.js";
 import { SoundBoard } from "./sound.js";
-import { ERROR, ANSWER_REFUSALS } from "./error-codes.js";
+import { ERROR, ANSWER_REFUSALS, errorText } from "./error-codes.js";
+import { t, setLanguage, onLanguageChange, ownChoice, browserLanguage, languagePicker } from "./i18n.js";
 import { showSnapshot } from "./snapshot.js";
 import { room, session, services, record, saveSession, renderScore } from "./child/store.js";
-import { startJoin, joinRefused, kicked } from "./child/join.js";
+import { startJoin, joinRefused, kicked, rewordJoin } from "./child/join.js";
 import { showLobby } from "./child/lobby.js";
-import { preparing, narrationPlan, progress, narrationComplete, problem, quizSoon } from "./child/story.js";
-import { showQuestion, acknowledged, answerRefused, pauseQuestion, resumeQuestion, stopTimers } from "./child/question.js";
+import { preparing, narrationPlan, progress, narrationComplete, problem, quizSoon, rewordStory } from "./child/story.js";
+import { showQuestion, acknowledged, answerRefused, pauseQuestion, resumeQuestion, stopTimers, rewordQuestion } from "./child/question.js";
 import { showReveal } from "./child/reveal.js";
 import { finished } from "./child/podium.js";
+
+// The words come first: the child's own choice on this phone, else (until the room says its language)
+// the link's (`/?room=CODE&lang=es`), else the browser's, else English.
+await setLanguage(ownChoice() ?? new URLSearchParams(location.search).get("lang") ?? browserLanguage());
+languagePicker($("#language-picker"), (picked) => setLanguage(picked ?? room.state.language ?? browserLanguage()));
 
 services.player = new NarrationPlayer({
   container: $("#story-text"),
@@ -41,38 +47,39 @@ function connect() {
   services.connection.start();
 }
 
+/** The connection banner says `key`; it is worded again when the language changes. */
+let bannerKey = null;
+function banner(key) {
+  bannerKey = key;
+  $("#connection-text").textContent = key ? t(key) : "";
+  $("#connection-message").hidden = !key;
+}
+services.banner = banner;
+
 function status({ state: connectionState, code }) {
-  const banner = $("#connection-message");
-  const text = $("#connection-text");
   if (connectionState === "open") {
     // The hello is on its way: until the welcome, a refusal is about getting in.
     session.helloPending = true;
-    if (session.welcomed) banner.hidden = true;
+    if (session.welcomed) banner(null);
     return;
   }
   if (connectionState === "reconnecting") {
     if (code === CLOSE.TRY_AGAIN_LATER && !session.welcomed) {
-      text.textContent = "We could not save your place yet. Trying again…";
-      banner.hidden = false;
+      banner("connection.saving_place");
     } else if (!session.welcomed) {
       // Not in yet: the server is busy (HTTP 429 or 503) or out of reach. The page keeps trying.
-      text.textContent = "Still connecting to your class… trying again.";
-      banner.hidden = false;
+      banner("connection.still_connecting");
     } else {
-      text.textContent = session.pending
-        ? "We lost the connection. Your answer is kept and goes as soon as we are back…"
-        : "We lost the connection. Reconnecting…";
-      banner.hidden = false;
+      banner(session.pending ? "connection.lost_answer_kept" : "connection.lost");
     }
     return;
   }
   if (connectionState === "closed") {
     if (code === CLOSE.REPLACED) {
-      text.textContent = "You opened this room in another window, so this one stopped.";
-      banner.hidden = false;
+      banner("connection.replaced");
     } else {
       // Kicked, or refused: the message itself explains.
-      banner.hidden = true;
+      banner(null);
     }
   }
 }
@@ -88,7 +95,8 @@ function handle(message) {
     case "narration.plan": return narrationPlan(message);
     case "progress": return progress(message);
     case "narration.complete": return narrationComplete();
-    case "narration.error": return problem(message.message);
+    case "narration.error": return problem();
+    case "room": return followRoomLanguage();
     case "quiz.unlock": return quizSoon();
     case "question": return showQuestion(message, null);
     case "answer.ack": return acknowledged(message);
@@ -111,9 +119,10 @@ function welcome(message) {
   if (message.token) session.token = message.token;
   saveSession();
   $("#join-button").disabled = false;
-  $("#connection-message").hidden = true;
+  banner(null);
   const state = room.state;
   $("#story-title").textContent = state.title;
+  followRoomLanguage();
   renderScore();
   $("#paused").hidden = true;
   stopTimers();
@@ -135,21 +144,45 @@ function refusal(error) {
   if (session.helloPending || !session.welcomed) return joinRefused(error);
   if (ANSWER_REFUSALS.has(error.code)) return answerRefused(error);
   if (error.code === ERROR.SESSION_REPLACED) return undefined;
-  announce(error.message);
+  announce(errorText(error));
   return undefined;
 }
+
+/** The room's language, unless this child picked their own on this phone. */
+function followRoomLanguage() {
+  if (!ownChoice() && room.state.language) setLanguage(room.state.language);
+}
+
+/** Words again, in the new language, for the screen as it is (nothing replayed, nothing re-sent). */
+onLanguageChange(() => {
+  if (bannerKey) banner(bannerKey);
+  rewordJoin();
+  if (!session.welcomed) return;
+  const state = room.state;
+  renderScore();
+  switch (state.phase) {
+    case "lobby": showLobby(state, { quiet: true }); break;
+    case "preparing": preparing(state.preparing ?? { ready: 0, total: 1 }, { quiet: true }); break;
+    case "error": problem({ quiet: true }); break;
+    case "narrating": rewordStory(); break;
+    case "question": rewordQuestion(); break;
+    case "reveal": rewordQuestion(); showReveal(state.reveal, { quiet: true }); break;
+    case "finished": finished(state.finished, { quiet: true }); break;
+    default: break;
+  }
+});
 
 function pause() {
   services.player.stop();
   pauseQuestion();
   $("#paused").hidden = false;
-  announce("Your teacher paused. Hang on!");
+  announce(t("paused.text"));
 }
 
 function resume() {
   $("#paused").hidden = true;
   resumeQuestion();
-  announce("We are going again!");
+  announce(t("resumed.text"));
 }
 
 $("#connection-retry").addEventListener("click", () => services.connection && services.connection.retry());

@@ -4,23 +4,33 @@
 // block"; the room settings (before the story starts, or after a failure) and the projector's answer
 // grid (any time); at the end, the results. Ending the room and removing a child ask first.
 
-import { el, clear, announce, progressDots, streakText } from "./dom.js";
+import { el, clear, announce, progressDots, streakText, written } from "./dom.js";
+import { t, tParts, number, isolate, LANGUAGES } from "./i18n.js";
+import { errorText } from "./error-codes.js";
 
 const BUTTONS = [
-  ["start", "▶", "Start story"], ["pause", "⏸", "Pause"], ["resume", "▶", "Resume"], ["replay", "↺", "Replay story"],
-  ["retry", "↻", "Try again"], ["skip", "⏭", "Skip"], ["reveal", "👁", "Reveal answer"], ["next", "→", "Next"],
-  ["lock", "🔒", "Lock room"], ["unlock", "🔓", "Unlock room"], ["end", "■", "End room"],
+  ["start", "▶", "controls.start"], ["pause", "⏸", "controls.pause"], ["resume", "▶", "controls.resume"], ["replay", "↺", "controls.replay"],
+  ["retry", "↻", "controls.retry"], ["skip", "⏭", "controls.skip"], ["reveal", "👁", "controls.reveal"], ["next", "→", "controls.next"],
+  ["lock", "🔒", "controls.lock"], ["unlock", "🔓", "controls.unlock"], ["end", "■", "controls.end"],
 ];
 
+/** Icons that point the way reading goes: mirrored right to left. */
+const MIRRORED = new Set(["next", "skip"]);
+
 function skipLabel(phase) {
-  if (["preparing", "error", "narrating"].includes(phase)) return "Skip to the quiz";
-  if (phase === "question") return "Skip question";
-  if (phase === "reveal") return "Skip to the next";
-  return "Skip";
+  if (["preparing", "error", "narrating"].includes(phase)) return "controls.skip_story";
+  if (phase === "question") return "controls.skip_question";
+  if (phase === "reveal") return "controls.skip_reveal";
+  return "controls.skip";
+}
+
+/** An element whose words are the catalog's `key` (and are worded again when the language changes). */
+function worded(tag, key, attributes = {}, ...children) {
+  return el(tag, { ...attributes, "data-i18n": key, text: t(key) }, ...children);
 }
 
 /** Asks before something that cannot be undone; resolves to true when the teacher confirms. */
-export function confirmDialog({ title, body, confirm, cancel = "Cancel", danger = true }) {
+export function confirmDialog({ title, body, confirm, cancel = t("controls.cancel"), danger = true }) {
   return new Promise((resolve) => {
     const dialog = el("dialog", { class: "confirm", "aria-labelledby": "confirm-title" },
       el("h2", { id: "confirm-title", text: title }),
@@ -53,72 +63,100 @@ export class TeacherControls {
     this.token = token;
     this.buttons = new Map();
     this.lastPlayers = "";
-    const grid = el("div", { class: "controls", role: "group", "aria-label": "Room controls" });
+    this.room = null;
+    this.feedbackWords = () => "";
+    const grid = el("div", { class: "controls", role: "group", "aria-label": t("controls.group"), "data-i18n-aria-label": "controls.group" });
     for (const [command, icon, label] of BUTTONS) {
       const button = el("button", { type: "button", "data-command": command, class: command === "end" ? "danger" : "",
         onclick: () => this.command(command) },
-        el("span", { "aria-hidden": "true", text: icon }), el("span", { class: "label", text: label }));
+        el("span", { "aria-hidden": "true", class: MIRRORED.has(command) ? "mirror" : undefined, text: icon }), worded("span", label, { class: "label" }));
       this.buttons.set(command, button);
       grid.append(button);
     }
     this.feedback = el("p", { class: "muted", role: "status", id: "control-feedback" });
     this.results = this.buildResults();
     this.roster = el("table", { class: "players-table", id: "roster" },
-      el("caption", { class: "visually-hidden", text: "Children in the room" }),
+      worded("caption", "roster.caption", { class: "visually-hidden" }),
       el("thead", {}, el("tr", {},
-        ...["Name", "Here?", "Answered?", "Score", "Answers so far", "Remove or block"].map((heading, i) => el("th", { scope: "col", class: i === 3 ? "num" : "", text: heading })))),
+        ...["roster.name", "roster.here", "roster.answered", "roster.score", "roster.answers", "roster.remove_or_block"].map((heading, i) => worded("th", heading, { scope: "col", class: i === 3 ? "num" : "" })))),
       el("tbody"));
-    this.rosterCount = el("span", { id: "roster-count" });
+    this.rosterHeading = el("h2", { id: "roster-heading" });
     this.settingsForm = this.buildSettings();
     this.gridToggle = el("input", { type: "checkbox", id: "answer-grid", name: "answerGrid",
       onchange: () => this.send({ type: "command", command: "settings", settings: { answerGrid: this.gridToggle.checked } }) });
+    this.languageSelect = el("select", { id: "room-language", name: "language",
+      onchange: () => this.send({ type: "command", command: "settings", settings: { language: this.languageSelect.value } }) },
+    el("option", { value: "", id: "follow-voice" }),
+    ...Object.entries(LANGUAGES).map(([code, { name, dir }]) => el("option", { value: code, lang: code, dir, text: name })));
     container.append(el("div", { class: "teacher-grid" },
       el("div", { class: "teacher-controls" },
         this.results,
-        el("h2", { text: "Controls" }), grid, this.feedback,
-        el("h2", { text: "The projector" }),
-        el("label", { class: "check", for: "answer-grid" }, this.gridToggle, "Show everyone’s answers by name (the answer grid)"),
-        el("p", { class: "muted", text: "Off by default, so nobody’s wrong answers are shown to the class. You can change it at any time." }),
-        el("h2", { text: "Settings" }), this.settingsForm),
+        worded("h2", "controls.heading"), grid, this.feedback,
+        worded("h2", "controls.projector"),
+        el("label", { class: "check", for: "answer-grid" }, this.gridToggle, worded("span", "controls.grid_toggle")),
+        worded("p", "controls.grid_note", { class: "muted" }),
+        worded("label", "language.room_label", { for: "room-language" }), this.languageSelect,
+        worded("p", "controls.language_note", { class: "muted" }),
+        worded("h2", "controls.settings"), this.settingsForm),
       el("div", { class: "teacher-roster" },
-        el("h2", {}, "Children ", el("span", { class: "muted" }, "(", this.rosterCount, ")")),
-        el("p", { class: "muted", text: "Remove: the child leaves and may join again. Block: the child leaves and cannot come back, not under that name and not from that browser." }),
+        this.rosterHeading,
+        worded("p", "controls.roster_note", { class: "muted" }),
         el("div", { class: "table-scroll" }, this.roster))));
+  }
+
+  /** Words again what the catalog attributes do not cover (the language changed). */
+  reword() {
+    this.lastPlayers = "";
+    this.feedback.textContent = this.feedbackWords();
+    if (this.room) this.update(this.room);
+  }
+
+  say(words) {
+    this.feedbackWords = words;
+    this.feedback.textContent = words();
   }
 
   async command(command, extra = {}) {
     if (command === "end") {
       const sure = await confirmDialog({
-        title: "End the room for everyone?",
-        body: "Everyone goes to the podium now. A question that is still open is not scored.",
-        confirm: "End the room", cancel: "Keep playing",
+        title: t("controls.end_title"), body: t("controls.end_body"),
+        confirm: t("controls.end_confirm"), cancel: t("controls.end_cancel"),
       });
       if (!sure) return;
     }
     this.send({ type: "command", command, ...extra });
-    this.feedback.textContent = `Sent: ${command}`;
+    const button = this.buttons.get(command);
+    const label = () => (button ? button.querySelector(".label").textContent : command);
+    this.say(() => t("controls.sent", { command: label() }));
   }
 
   async remove(player, block) {
+    const name = isolate(player.nickname);
     const sure = await confirmDialog(block
-      ? { title: `Remove and block ${player.nickname}?`, body: `${player.nickname} leaves the room and cannot come back: not under this name, and not from this browser.`, confirm: "Remove and block" }
-      : { title: `Remove ${player.nickname}?`, body: `${player.nickname} leaves the room, and can join again.`, confirm: "Remove" });
+      ? { title: t("controls.block_title", { name }), body: t("controls.block_body", { name }), confirm: t("controls.block_confirm") }
+      : { title: t("controls.remove_title", { name }), body: t("controls.remove_body", { name }), confirm: t("controls.remove_confirm") });
     if (sure) this.command(block ? "block" : "kick", { player: player.id });
   }
 
   /** Shows a refusal from the server next to the controls. */
   refused(error) {
-    this.feedback.textContent = error.message;
-    announce(error.message);
+    this.say(() => errorText(error));
+    announce(errorText(error));
   }
 
   update(room) {
+    this.room = room;
     const allowed = new Set(room.commands);
     for (const [command, button] of this.buttons) {
       button.disabled = !allowed.has(command);
-      if (command === "skip") button.querySelector(".label").textContent = skipLabel(room.phase);
+      if (command === "skip") {
+        const label = button.querySelector(".label");
+        label.dataset.i18n = skipLabel(room.phase);
+        label.textContent = t(label.dataset.i18n);
+      }
     }
     const finished = room.phase === "finished";
+    this.openResults.href = this.resultsLink(room.language);
     const appearing = finished && this.results.hidden;
     this.results.hidden = !finished;
     if (appearing) this.results.scrollIntoView({ block: "nearest" });
@@ -127,6 +165,9 @@ export class TeacherControls {
     for (const input of this.settingsForm.querySelectorAll("input, select, button")) input.disabled = !editable;
     if (!this.settingsForm.contains(document.activeElement)) this.fillSettings(room.settings);
     this.gridToggle.checked = Boolean(room.settings.answerGrid);
+    const voiceLanguage = LANGUAGES[room.settings.language ? "" : room.language]?.name;
+    this.languageSelect.querySelector("#follow-voice").textContent = voiceLanguage ? `${t("language.follow_voice")} (${voiceLanguage})` : t("language.follow_voice");
+    if (document.activeElement !== this.languageSelect) this.languageSelect.value = room.settings.language ?? "";
   }
 
   renderRoster(room) {
@@ -136,38 +177,47 @@ export class TeacherControls {
     const key = JSON.stringify([room.players, questionOpen, room.questionCount, canKick, canBlock]);
     if (key === this.lastPlayers) return;
     this.lastPlayers = key;
-    this.rosterCount.textContent = `${room.players.length}`;
+    const count = el("span", { id: "roster-count", class: "num", "data-count": room.players.length, text: number(room.players.length) });
+    this.rosterHeading.replaceChildren(...tParts("controls.children", { count }));
     const rows = clear(this.roster.querySelector("tbody"));
-    if (room.players.length === 0) rows.append(el("tr", {}, el("td", { colspan: 6, class: "muted", text: "Nobody has joined yet." })));
+    if (room.players.length === 0) rows.append(el("tr", {}, el("td", { colspan: 6, class: "muted", text: t("roster.nobody") })));
     const focused = document.activeElement?.dataset?.player;
     for (const player of room.players) {
-      const answered = !questionOpen ? el("span", { class: "muted", text: "—" })
-        : player.answered ? el("span", { class: "state-answered", text: "✓ answered" })
-          : el("span", { class: "state-waiting", text: "… not yet" });
+      const answered = !questionOpen ? el("span", { class: "muted", text: t("roster.not_asking") })
+        : player.answered ? el("span", { class: "state-answered", text: t("roster.has_answered") })
+          : el("span", { class: "state-waiting", text: t("roster.not_yet") });
+      // Labels are read out, never laid out: the name goes in as it is.
+      const name = player.nickname;
       rows.append(el("tr", { "data-player": player.id },
-        el("td", { class: "name", text: player.nickname }),
-        el("td", { text: player.connected ? "● here" : "○ away" }),
+        el("td", { class: "name" }, written(player.nickname)),
+        el("td", { text: player.connected ? t("roster.present") : t("roster.away") }),
         el("td", { class: "answered" }, answered),
-        el("td", { class: "num score" }, `${player.score}`, player.streak >= 2 ? el("span", { class: "streak-mark", title: streakText(player.streak), text: ` 🔥${player.streak}` }) : null),
-        el("td", {}, progressDots(player.results ?? [], Math.max(room.questionCount, (player.results ?? []).length), `${player.nickname}’s answers`)),
+        el("td", { class: "num score" }, number(player.score), player.streak >= 2 ? el("span", { class: "streak-mark", title: streakText(player.streak), text: ` 🔥${number(player.streak)}` }) : null),
+        el("td", {}, progressDots(player.results ?? [], Math.max(room.questionCount, (player.results ?? []).length), t("dots.of", { name }))),
         el("td", {}, el("div", { class: "actions" },
-          el("button", { type: "button", class: "secondary", "data-player": player.id, "data-action": "kick", text: "Remove",
-            "aria-label": `Remove ${player.nickname}`, disabled: !canKick, onclick: () => this.remove(player, false) }),
-          el("button", { type: "button", class: "danger", "data-player": player.id, "data-action": "block", text: "Block",
-            "aria-label": `Remove and block ${player.nickname}`, disabled: !canBlock, onclick: () => this.remove(player, true) })))));
+          el("button", { type: "button", class: "secondary", "data-player": player.id, "data-action": "kick", text: t("roster.remove"),
+            "aria-label": t("roster.remove_label", { name }), disabled: !canKick, onclick: () => this.remove(player, false) }),
+          el("button", { type: "button", class: "danger", "data-player": player.id, "data-action": "block", text: t("roster.block"),
+            "aria-label": t("roster.block_label", { name }), disabled: !canBlock, onclick: () => this.remove(player, true) })))));
     }
     if (focused) rows.querySelector(`[data-player="${CSS.escape(focused)}"]`)?.focus();
   }
 
   buildResults() {
     const download = el("button", { type: "button", id: "download-results", onclick: () => this.download() },
-      el("span", { "aria-hidden": "true", text: "⬇" }), "Download results (CSV)");
-    const open = el("a", { class: "button secondary", id: "open-results", href: `/results.html#room=${encodeURIComponent(this.code)}&token=${encodeURIComponent(this.token)}`, target: "_blank", rel: "noopener" },
-      el("span", { "aria-hidden": "true", text: "📊" }), "Open results");
+      el("span", { "aria-hidden": "true", text: "⬇" }), worded("span", "results.download"));
+    this.openResults = el("a", { class: "button secondary", id: "open-results", href: this.resultsLink(), target: "_blank", rel: "noopener" },
+      el("span", { "aria-hidden": "true", text: "📊" }), worded("span", "results.open"));
     return el("section", { class: "card results-box", id: "end-results", hidden: true, "aria-labelledby": "results-title" },
-      el("h2", { id: "results-title", text: "Results" }),
-      el("p", { text: "The room has finished. Every child’s answers and points are kept here:" }),
-      el("div", { class: "results-actions" }, download, open));
+      worded("h2", "results.title", { id: "results-title" }),
+      worded("p", "results.kept"),
+      el("div", { class: "results-actions" }, download, this.openResults));
+  }
+
+  /** The results page, in the room's language. */
+  resultsLink(language = null) {
+    const lang = language ? `&lang=${encodeURIComponent(language)}` : "";
+    return `/results.html#room=${encodeURIComponent(this.code)}&token=${encodeURIComponent(this.token)}${lang}`;
   }
 
   /** The CSV comes with the teacher's token, so it is fetched and handed to the browser as a file. */
@@ -181,26 +231,26 @@ export class TeacherControls {
       link.click();
       link.remove();
       setTimeout(() => URL.revokeObjectURL(url), 60000);
-      this.feedback.textContent = "Results downloaded.";
+      this.say(() => t("results.downloaded"));
     } catch {
-      this.feedback.textContent = "The results could not be downloaded just now. Try again in a moment.";
+      this.say(() => t("results.download_failed"));
     }
   }
 
   buildSettings() {
-    const form = el("form", { class: "settings-grid", "aria-label": "Room settings" });
-    const check = (name, label) => el("label", { class: "check" }, el("input", { type: "checkbox", name }), label);
+    const form = el("form", { class: "settings-grid", "aria-label": t("settings.form"), "data-i18n-aria-label": "settings.form" });
+    const check = (name, label) => el("label", { class: "check" }, el("input", { type: "checkbox", name }), worded("span", label));
     form.append(
-      check("speedPoints", "Speed points"), check("streakBonus", "Streak bonus"), check("timer", "Timer"),
-      check("lateJoin", "Late joining"), check("readQuestions", "Read questions aloud"),
-      el("label", {}, "Seconds per question", el("input", { type: "number", name: "questionSeconds", min: 5, max: 300 })),
-      el("label", {}, "Narration plays on", el("select", { name: "narration" },
-        el("option", { value: "devices", text: "every child’s device" }),
-        el("option", { value: "dashboard", text: "the dashboard (projector)" }),
-        el("option", { value: "off", text: "nowhere (read silently)" }))),
-      el("label", {}, "Voice (espeak-ng, empty for the story’s)", el("input", { type: "text", name: "voice", maxlength: 40 })),
-      el("button", { type: "submit", text: "Save settings" }),
-      el("p", { class: "muted", text: "These change before the story starts (or after the narration failed)." }),
+      check("speedPoints", "settings.speed_points"), check("streakBonus", "settings.streak_bonus"), check("timer", "settings.timer"),
+      check("lateJoin", "settings.late_join"), check("readQuestions", "settings.read_questions"),
+      el("label", {}, worded("span", "settings.question_seconds"), el("input", { type: "number", name: "questionSeconds", min: 5, max: 300 })),
+      el("label", {}, worded("span", "settings.narration"), el("select", { name: "narration" },
+        worded("option", "settings.narration_devices", { value: "devices" }),
+        worded("option", "settings.narration_dashboard", { value: "dashboard" }),
+        worded("option", "settings.narration_off", { value: "off" }))),
+      el("label", {}, worded("span", "settings.voice"), el("input", { type: "text", name: "voice", maxlength: 40, dir: "ltr" })),
+      worded("button", "settings.save", { type: "submit" }),
+      worded("p", "settings.note", { class: "muted" }),
     );
     form.addEventListener("submit", (event) => {
       event.preventDefault();

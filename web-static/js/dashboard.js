@@ -8,14 +8,18 @@ import { RoomConnection, fragmentParameters } from "./connection.js";
 import { NarrationPlayer } from "./narration.js";
 import { TeacherControls } from "./controls.js";
 import { SoundBoard } from "./sound.js";
-import { LINK_REFUSALS } from "./error-codes.js";
+import { LINK_REFUSALS, errorText } from "./error-codes.js";
+import { t, tParts, setLanguage, onLanguageChange, browserLanguage } from "./i18n.js";
 import { showSnapshot } from "./snapshot.js";
 import { room, services } from "./dashboard/store.js";
 import { renderLobby, resetLobby, loadQRCode } from "./dashboard/lobby.js";
 import { preparing, story, progress, problem } from "./dashboard/story.js";
-import { question, reveal, runCountdown, pauseCountdown, stopTimers } from "./dashboard/question.js";
+import { question, reveal, runCountdown, pauseCountdown, stopTimers, rewordQuestion } from "./dashboard/question.js";
 import { finished } from "./dashboard/podium.js";
 import { renderSide } from "./dashboard/side.js";
+
+// The projector speaks the room's language; until the welcome says which, the browser's.
+await setLanguage(browserLanguage());
 
 const params = fragmentParameters();
 const code = params.get("room");
@@ -28,9 +32,8 @@ services.connection = new RoomConnection({
   onMessage: handle,
   onStatus: ({ state }) => {
     $("#connection-message").hidden = state === "open" || state === "connecting";
-    $("#connection-text").textContent = state === "closed"
-      ? "This dashboard link is not valid (or the room is gone). Check the link the server printed."
-      : "We lost the connection to the server. Reconnecting…";
+    connectionKey = state === "closed" ? "connection.dashboard_link_bad" : "connection.lost_server";
+    $("#connection-text").textContent = t(connectionKey);
   },
 });
 services.player = new NarrationPlayer({
@@ -42,10 +45,12 @@ services.player = new NarrationPlayer({
 services.sounds = new SoundBoard({ key: "storycircle.sound.projector", defaultOn: true, button: $("#sound-toggle") });
 window.storycircle.connection = services.connection;
 
+let connectionKey = "connection.lost_server";
+
 function handle(message) {
   if (message.type === "error") {
     if (services.controls && !LINK_REFUSALS.has(message.code)) services.controls.refused(message);
-    else $("#phase").textContent = message.message;
+    else $("#phase").textContent = errorText(message, { code });
     return;
   }
   room.apply(message);
@@ -56,7 +61,8 @@ function handle(message) {
     case "narration.plan": story(message); break;
     case "progress": progress(message); break;
     case "narration.complete": services.player.finish(); break;
-    case "narration.error": problem(message.message); break;
+    case "narration.error": problem(); break;
+    case "room": setLanguage(room.state.language); break;
     case "question": question(message); break;
     case "reveal": reveal(message); break;
     case "paused": services.player.stop(); pauseCountdown(); break;
@@ -71,8 +77,8 @@ function welcome(message) {
   const state = room.state;
   $("#title").textContent = state.title;
   $("#join-code").textContent = state.code;
-  $("#join-url").textContent = `${location.host}`;
-  $("#lobby-story").textContent = `${state.title} · ${state.questionCount} ${state.questionCount === 1 ? "question" : "questions"}`;
+  setLanguage(state.language);
+  joinText();
   if (message.role === "teacher" && !services.controls) {
     $("#controls").hidden = false;
     $("#side").classList.add("has-controls");
@@ -85,8 +91,35 @@ function welcome(message) {
   showSnapshot(state, { lobby: renderLobby, preparing, problem, story, progress, question, reveal, finished });
 }
 
+/** "Join at HOST with the code" and the story's title with its number of questions. */
+function joinText() {
+  $("#join-text").replaceChildren(...tParts("dash.join_at", { url: Object.assign(document.createElement("strong"), { textContent: location.host, dir: "ltr" }) }));
+  const state = room.state;
+  if (state.title !== null) $("#lobby-story").textContent = t("dash.lobby_story", { title: state.title, count: state.questionCount });
+}
+
+/** Words again, in the room's new language, for the screen as it is (nothing replayed). */
+onLanguageChange(() => {
+  const state = room.state;
+  $("#title").textContent = state.title ?? t("app.name");
+  $("#connection-text").textContent = t(connectionKey);
+  joinText();
+  switch (state.phase) {
+    case "lobby": renderLobby({ quiet: true }); break;
+    case "error": problem(); break;
+    case "question": rewordQuestion(); break;
+    case "reveal": reveal(state.reveal, { quiet: true }); break;
+    case "finished": finished(state.finished, { quiet: true }); break;
+    default: break;
+  }
+  services.controls?.reword();
+  renderSide();
+});
+
+$("#title").textContent = t("app.name");
+joinText();
 if (!code || !token) {
-  $("#phase").textContent = "This page needs the dashboard link the server printed (it ends in #room=…&token=…).";
+  $("#phase").textContent = t("connection.dashboard_link_missing");
 } else {
   $("#join-code").textContent = code;
   $("#connection-retry").addEventListener("click", () => services.connection.retry());

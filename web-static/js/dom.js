@@ -1,6 +1,8 @@
 // Building the page. Text always goes in as text (textContent), never as HTML: nicknames and story
 // text can contain anything, and none of it may ever run.
 
+import { t, number, ordinal, list, isolate, onLanguageChange } from "./i18n.js";
+
 export function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
@@ -35,41 +37,55 @@ export function reducedMotion() {
   return Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
 }
 
+let announcing = null;
+
 /** Announces a sentence to screen readers through a polite live region. */
 export function announce(text) {
   const region = $("#announcer");
   if (!region) return;
   region.textContent = "";
-  setTimeout(() => { region.textContent = text; }, 50);
+  clearTimeout(announcing);
+  announcing = setTimeout(() => { region.textContent = text; }, 50);
 }
 
-/** "1st", "2nd", "3rd", "4th", … "11th", "12th", "13th", "21st". */
-export function ordinal(n) {
-  const tens = n % 100;
-  if (tens >= 11 && tens <= 13) return `${n}th`;
-  return `${n}${{ 1: "st", 2: "nd", 3: "rd" }[n % 10] ?? "th"}`;
-}
+// A sentence announced in the language just left is not said again in it.
+onLanguageChange(() => {
+  clearTimeout(announcing);
+  const region = $("#announcer");
+  if (region) region.textContent = "";
+});
+
+/** "1st", "2.º", "1er": the place, as the page's language writes it. */
+export { ordinal } from "./i18n.js";
 
 export function points(n) {
-  return `${n} point${n === 1 ? "" : "s"}`;
+  return t("points.count", { count: n });
 }
 
 /** "🔥 3 in a row", from two correct answers in a row. */
 export function streakText(streak) {
-  return streak >= 2 ? `🔥 ${streak} in a row` : "";
+  return streak >= 2 ? t("streak.text", { count: streak }) : "";
 }
 
-const RESULT_WORDS = { correct: "right", wrong: "not right", missed: "no answer", skipped: "skipped" };
+const RESULT_WORDS = { correct: "dots.correct", wrong: "dots.wrong", missed: "dots.missed", skipped: "dots.skipped", pending: "dots.pending" };
 const RESULT_MARKS = { correct: "✓", wrong: "✗", missed: "–", skipped: "»" };
 
+/**
+ * Text someone wrote (a nickname, a story's words) as an element whose direction follows its own
+ * letters (dir="auto"), so a Hebrew name in an English room, or an English one in an Arabic room, reads right.
+ */
+export function written(text, tag = "bdi", attributes = {}) {
+  return el(tag, { dir: "auto", ...attributes, text });
+}
+
 /** Progress dots, one per question: a mark and a word for each (✓ right, ✗ not right, – no answer, » skipped, ring not yet). */
-export function progressDots(results, count, label = "Your answers so far") {
+export function progressDots(results, count, label = t("dots.label")) {
   const dots = el("ol", { class: "dots", "aria-label": label });
   for (let i = 0; i < count; i++) {
     const result = results[i] ?? "pending";
-    const words = `Question ${i + 1}: ${RESULT_WORDS[result] ?? "not yet"}`;
+    const words = t("dots.question", { number: i + 1, result: t(RESULT_WORDS[result] ?? "dots.pending") });
     dots.append(el("li", { class: `dot ${result}`, title: words },
-      el("span", { "aria-hidden": "true", text: RESULT_MARKS[result] ?? "" }),
+      el("span", { "aria-hidden": "true", class: result === "skipped" ? "mirror" : undefined, text: RESULT_MARKS[result] ?? "" }),
       el("span", { class: "visually-hidden", text: words })));
   }
   return dots;
@@ -79,29 +95,29 @@ export function progressDots(results, count, label = "Your answers so far") {
 export function board(entries, { highlightId = null, limit = Infinity } = {}) {
   const list = el("ol", { class: "board" });
   for (const entry of entries.slice(0, limit)) {
-    list.append(el("li", { class: entry.id === highlightId ? "me" : "" },
-      el("span", { class: "rank", text: `${entry.rank}.` }),
-      el("span", { class: "name", text: entry.nickname }),
-      entry.streak >= 2 ? el("span", { class: "streak-mark", text: `🔥${entry.streak}`, title: streakText(entry.streak) }) : null,
-      el("span", { class: "points", text: `${entry.score}` })));
+    const me = entry.id === highlightId;
+    list.append(el("li", { class: me ? "me" : "" },
+      el("span", { class: "rank num", text: `${number(entry.rank)}.` }),
+      el("span", { class: "name" }, written(entry.nickname), me ? ` ${t("board.you")}` : null),
+      entry.streak >= 2 ? el("span", { class: "streak-mark num", text: `🔥${number(entry.streak)}`, title: streakText(entry.streak) }) : null,
+      el("span", { class: "points num", text: number(entry.score) })));
   }
-  if (entries.length > limit) list.append(el("li", { class: "more", text: `and ${entries.length - limit} more with points` }));
+  if (entries.length > limit) list.append(el("li", { class: "more", text: t("board.more_with_points", { count: entries.length - limit }) }));
   return list;
 }
 
 /**
- * "Ana, Ben and Cat"; with `more` left out, "Ana, Ben, Cat and 4 more", or "Ana, Ben, Cat, you and 3
- * more" when this child is one of them.
+ * "Ana, Ben and Cat" (Intl.ListFormat); with `more` left out, "Ana, Ben, Cat and 4 more", or "Ana, Ben,
+ * Cat, you and 3 more" when this child is one of them.
  */
 export function podiumNames(names, more = 0, youAmongMore = false) {
-  const all = [...names];
+  const all = names.map(isolate);
   if (youAmongMore && more > 0) {
-    all.push("you");
+    all.push(t("podium.you"));
     more -= 1;
   }
-  if (more > 0) all.push(`${more} more`);
-  if (all.length <= 1) return all.join("");
-  return `${all.slice(0, -1).join(", ")} and ${all[all.length - 1]}`;
+  if (more > 0) all.push(t("podium.more", { count: more }));
+  return list(all);
 }
 
 /**
@@ -112,7 +128,7 @@ export function podiumNames(names, more = 0, youAmongMore = false) {
  */
 export function podium(entries, { onPlace = () => {}, more = null, you = null } = {}) {
   const places = [["second", "🥈", 2], ["first", "🥇", 1], ["third", "🥉", 3]];
-  const node = el("ol", { class: "podium", "aria-label": "Podium" });
+  const node = el("ol", { class: "podium", "aria-label": t("podium.label") });
   const steps = new Map();
   for (const [place, medal, rank] of places) {
     const winners = entries.filter((entry) => entry.rank === rank);
@@ -121,15 +137,15 @@ export function podium(entries, { onPlace = () => {}, more = null, you = null } 
     const youAmongMore = Boolean(you && you.standing && you.standing.rank === rank && you.standing.score > 0
       && !winners.some((w) => w.id === you.id));
     const names = podiumNames(winners.map((w) => w.nickname), left, youAmongMore);
-    const step = el("li", { class: `step ${place}`, "aria-label": `${ordinal(rank)} place: ${names}, ${points(winners[0].score)}` },
+    const step = el("li", { class: `step ${place}`, "aria-label": t("podium.step", { place: ordinal(rank), names, points: points(winners[0].score) }) },
       el("div", { class: "who" },
-        el("strong", { text: names }),
+        el("strong", { dir: "auto", text: names }),
         el("span", { text: points(winners[0].score) })),
       el("div", { class: "pillar", "aria-hidden": "true" }, medal, el("span", { class: "place-number", text: ordinal(rank) })));
     steps.set(rank, step);
     node.append(step);
   }
-  if (steps.size === 0) return el("p", { class: "podium-empty", text: "Everyone took part: well done, all of you!" });
+  if (steps.size === 0) return el("p", { class: "podium-empty", text: t("podium.empty") });
   if (!reducedMotion()) {
     node.classList.add("staged");
     let delay = 300;

@@ -1,6 +1,8 @@
 // The server's error codes (docs/protocol.md, "Error codes"), named once for every page, and the groups
 // the pages treat alike.
 
+import { t, isolate } from "./i18n.js";
+
 export const ERROR = Object.freeze({
   HELLO_REQUIRED: "hello_required",
   ALREADY_IDENTIFIED: "already_identified",
@@ -51,3 +53,41 @@ export const TAP_AGAIN = new Set([ERROR.STORAGE_UNAVAILABLE, ERROR.NOT_OPEN, ERR
 
 /** Refusals of a dashboard or teacher link itself (a wrong token, a room that is gone, a token of the wrong kind). */
 export const LINK_REFUSALS = new Set([ERROR.BAD_TOKEN, ERROR.ROOM_NOT_FOUND, ERROR.WRONG_ROLE]);
+
+// What each code says to a person, from the catalog (the server's English `message` is for API clients
+// and logs; the pages never show it). Keys are written out so the catalog test sees every one in use.
+const WORDS = {
+  hello_required: "error.hello_required", already_identified: "error.already_identified", invalid_json: "error.invalid_json",
+  unknown_type: "error.unknown_type", invalid_message: "error.invalid_message", message_too_big: "error.message_too_big",
+  binary_not_supported: "error.binary_not_supported", too_many_messages: "error.too_many_messages",
+  hello_timeout: "error.hello_timeout", room_not_found: "error.room_not_found", bad_token: "error.bad_token",
+  wrong_role: "error.wrong_role", rate_limited: "error.rate_limited", room_locked: "error.room_locked",
+  join_closed: "error.join_closed", room_full: "error.room_full", room_ended: "error.room_ended",
+  nickname_taken: "error.nickname_taken", session_replaced: "error.session_replaced", kicked: "join.removed",
+  not_open: "error.not_open", question_closed: "error.question_closed", already_answered: "error.already_answered",
+  too_late: "error.too_late", invalid_option: "error.invalid_option", room_paused: "error.room_paused",
+  invalid_command: "error.invalid_command", player_not_found: "error.player_not_found",
+  settings_locked: "error.settings_locked", invalid_settings: "error.invalid_settings",
+  storage_unavailable: "error.storage_unavailable", try_again: "error.try_again", room_mismatch: "error.room_mismatch",
+  internal_error: "error.internal_error", voice_not_installed: "error.voice_not_installed",
+};
+const NICKNAME_PROBLEMS = {
+  empty: "error.nickname_invalid.empty", too_long: "error.nickname_invalid.too_long",
+  invalid_characters: "error.nickname_invalid.invalid_characters",
+};
+
+/**
+ * A refusal (`{code, params}`) in the page's language. `known` adds what the page itself knows (the room
+ * `code` it asked for).
+ */
+export function errorText(error, known = {}) {
+  const params = error.params ?? {};
+  if (error.code === ERROR.ROOM_NOT_FOUND) return t("error.room_not_found", { code: known.code ?? "" });
+  const named = (value) => isolate(value ?? "");
+  if (error.code === ERROR.NICKNAME_INVALID) {
+    return t(NICKNAME_PROBLEMS[params.problem] ?? "error.nickname_invalid.invalid_characters", { max: Number(params.max ?? 30) });
+  }
+  if (error.code === ERROR.BLOCKED) return params.nickname ? t("error.blocked_name", { nickname: named(params.nickname) }) : t("join.removed");
+  if (error.code === ERROR.NICKNAME_TAKEN) return t("error.nickname_taken", { nickname: named(params.nickname) });
+  return t(WORDS[error.code] ?? "error.unknown");
+}

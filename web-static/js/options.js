@@ -4,9 +4,15 @@
 // that names a colour shows a swatch of that colour, its own.
 
 import { el } from "./dom.js";
+import { t } from "./i18n.js";
 
 export const OPTION_SHAPES = ["▲", "◆", "●", "■", "★", "⬟", "⬢", "✚"];
-export const SHAPE_NAMES = ["triangle", "diamond", "circle", "square", "star", "pentagon", "hexagon", "cross"];
+const SHAPE_KEYS = ["shape.triangle", "shape.diamond", "shape.circle", "shape.square", "shape.star", "shape.pentagon", "shape.hexagon", "shape.cross"];
+
+/** The name of option `index`'s shape, for screen readers ("triangle: Blue"). */
+export function shapeName(index) {
+  return t(SHAPE_KEYS[index % 8]);
+}
 
 // Colour words in the languages the sample stories use (English, Spanish) and a few more, with the colour
 // each names. Matched as whole words, ignoring case and accents.
@@ -74,9 +80,9 @@ export function renderOptions(container, options, onChoose) {
       onclick: onChoose ? () => onChoose(index) : undefined,
     },
     el("span", { class: "shape", "aria-hidden": "true", text: OPTION_SHAPES[index % 8] }),
-    el("span", { class: "visually-hidden", text: `${SHAPE_NAMES[index % 8]}: ` }),
+    el("span", { class: "visually-hidden", text: `${shapeName(index)}: ` }),
     neutral ? coloursNamed(text).map(swatch) : null,
-    el("span", { class: "label", text }),
+    el("span", { class: "label", dir: "auto", text }),
     el("span", { class: "tag" }));
     if (!neutral) button.style.setProperty("--option-color", `var(--option-${index % 8})`);
     container.append(button);
@@ -96,9 +102,9 @@ export function markReveal(container, correctOption, yourOption = null) {
     button.classList.toggle("correct", isCorrect);
     button.classList.toggle("wrong", isYours && !isCorrect);
     button.classList.toggle("chosen", isYours);
-    if (isCorrect && isYours) tag.textContent = "✓ Your answer: right!";
-    else if (isCorrect) tag.textContent = "✓ Right answer";
-    else if (isYours) tag.textContent = "✗ Your answer";
+    if (isCorrect && isYours) tag.textContent = t("option.yours_right");
+    else if (isCorrect) tag.textContent = t("option.right");
+    else if (isYours) tag.textContent = t("option.yours");
     else tag.textContent = "";
   }
 }

@@ -1,20 +1,28 @@
 // One sentence for where the room is, for teachers and dashboards. A failure's reason reaches teachers
-// only; the server sends the projector a kind sentence instead.
+// only (`phaseDetail`, shown as the server wrote it); the projector gets kind words instead.
+
+import { t } from "./i18n.js";
+
 export function describePhase(room) {
   const players = room.players.length;
-  const question = room.question ? `question ${room.question.index + 1} of ${room.question.count}` : "the quiz";
+  const where = room.question ? { number: room.question.index + 1, count: room.question.count } : null;
   let text;
   switch (room.phase) {
-    case "lobby": text = `Waiting to start · ${players} ${players === 1 ? "child has" : "children have"} joined`; break;
-    case "preparing": text = "Pip is preparing the story…"; break;
-    case "error": text = room.role === "teacher" ? `The narration failed. ${room.error ?? ""}` : (room.error ?? "Pip could not get the story ready."); break;
-    case "narrating": text = "Telling the story"; break;
-    case "question": text = `Children are answering ${question}`; break;
-    case "reveal": text = `The answer to ${question} is shown`; break;
-    case "finished": text = "The room has finished"; break;
+    case "lobby": text = t("phase.lobby", { count: players }); break;
+    case "preparing": text = t("phase.preparing"); break;
+    case "error": text = room.role === "teacher" ? t("phase.error_teacher") : t("phase.error_screen"); break;
+    case "narrating": text = t("phase.narrating"); break;
+    case "question": text = where ? t("phase.question", where) : t("phase.question_any"); break;
+    case "reveal": text = where ? t("phase.reveal", where) : t("phase.question_any"); break;
+    case "finished": text = t("phase.finished"); break;
     default: text = room.phase;
   }
-  if (room.paused) text += " (paused)";
-  if (room.locked) text += " · locked";
+  if (room.paused) text = t("phase.paused", { phase: text });
+  if (room.locked) text = t("phase.locked", { phase: text });
   return text;
+}
+
+/** What went wrong, for the teacher: the server's own words about a failure (a voice's name, say). */
+export function phaseDetail(room) {
+  return room.role === "teacher" && room.phase === "error" ? room.error ?? "" : "";
 }

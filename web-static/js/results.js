@@ -3,14 +3,17 @@
 
 import { $, el, clear } from "./dom.js";
 import { fragmentParameters } from "./connection.js";
+import { t, number, setLanguage, browserLanguage } from "./i18n.js";
 
 const params = fragmentParameters();
 const code = params.get("room");
 const token = params.get("token");
+// The teacher page's link says the room's language.
+await setLanguage(params.get("lang") ?? browserLanguage());
 
 async function load() {
   if (!code || !token) {
-    $("#results-summary").textContent = "This page needs the results link from the teacher page.";
+    $("#results-summary").textContent = t("results.link_missing");
     return;
   }
   let results;
@@ -19,32 +22,37 @@ async function load() {
     if (!response.ok) throw new Error(String(response.status));
     results = await response.json();
   } catch {
-    $("#results-summary").textContent = "The results could not be loaded. Check the link, or try again in a moment.";
+    $("#results-summary").textContent = t("results.load_failed");
     return;
   }
-  document.title = `StoryCircle · Results · ${results.title}`;
-  $("#results-title").textContent = `${results.title} · room ${results.code}`;
+  document.title = t("page.results_of", { title: results.title });
+  $("#results-title").textContent = t("results.heading", { title: results.title, code: results.code });
+  $("#results-title").dir = "auto";
   const concluded = results.questions.filter((q) => q.concluded && !q.skipped).length;
-  $("#results-summary").textContent = `${results.players.length} ${results.players.length === 1 ? "child" : "children"} · ${concluded} of ${results.questions.length} questions scored · ${results.phase === "finished" ? "finished" : `now: ${results.phase}`}`;
+  $("#results-summary").textContent = t("results.summary", {
+    children: t("results.children", { count: results.players.length }),
+    scored: t("results.scored", { scored: concluded, count: results.questions.length }),
+    state: results.phase === "finished" ? t("results.finished") : t("results.still_going"),
+  });
   const table = clear($("#results-table"));
-  table.append(el("caption", { class: "visually-hidden", text: "Each child’s answers" }));
+  table.append(el("caption", { class: "visually-hidden", text: t("results.caption") }));
   table.append(el("thead", {}, el("tr", {},
-    el("th", { scope: "col", text: "Rank" }), el("th", { scope: "col", text: "Name" }), el("th", { scope: "col", text: "Points" }),
-    el("th", { scope: "col", text: "Right" }),
-    ...results.questions.map((q) => el("th", { scope: "col" }, `Q${q.index + 1}. ${q.text}`, el("br"),
-      el("span", { class: "muted", text: q.skipped ? "(skipped)" : `Answer: ${q.options[q.correctOption]}` }))))));
+    el("th", { scope: "col", text: t("results.rank") }), el("th", { scope: "col", text: t("results.name") }),
+    el("th", { scope: "col", text: t("results.points") }), el("th", { scope: "col", text: t("results.right") }),
+    ...results.questions.map((q) => el("th", { scope: "col", dir: "auto" }, t("results.question", { number: q.index + 1, text: q.text }), el("br"),
+      el("span", { class: "muted", text: q.skipped ? t("results.skipped") : t("results.answer", { answer: q.options[q.correctOption] }) }))))));
   const body = el("tbody");
   for (const player of results.players) {
     body.append(el("tr", {},
-      el("td", { text: String(player.rank) }), el("th", { scope: "row", text: player.nickname }),
-      el("td", { text: String(player.score) }), el("td", { text: `${player.correct}/${concluded}` }),
-      ...player.answers.map((a) => el("td", {
-        text: a.answer === null || a.answer === undefined ? "–" : `${a.correct ? "✓" : "✗"} ${a.answer}${a.points ? ` (+${a.points})` : ""}`,
-      }))));
+      el("td", { class: "num", text: number(player.rank) }), el("th", { scope: "row", dir: "auto", text: player.nickname }),
+      el("td", { class: "num", text: number(player.score) }), el("td", { class: "num", text: `${number(player.correct)}/${number(concluded)}` }),
+      ...player.answers.map((a) => el("td", { dir: "auto" },
+        a.answer === null || a.answer === undefined ? t("results.no_answer")
+          : `${a.correct ? "✓" : "✗"} ${a.answer}${a.points ? ` (${t("reveal.plus_points", { count: a.points })})` : ""}`))));
   }
   table.append(body);
   $("#results-box").hidden = false;
-  const csv = el("button", { type: "button", onclick: download }, el("span", { "aria-hidden": "true", text: "⬇" }), "Download results (CSV)");
+  const csv = el("button", { type: "button", onclick: download }, el("span", { "aria-hidden": "true", text: "⬇" }), t("results.download"));
   clear($("#results-actions")).append(csv);
   $("#results-actions").hidden = false;
 }

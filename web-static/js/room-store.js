@@ -16,6 +16,8 @@ export function initialState() {
     paused: false,
     locked: false,
     settings: {},
+    /** The language the room's screens speak (the teacher's choice, or the story's voice's). */
+    language: null,
     questionCount: 0,
     players: [],
     scoreboard: [],
@@ -84,7 +86,7 @@ function apply(state, message) {
         : state.question;
       return { ...state, paused: false, question };
     }
-    case "room": return { ...state, locked: message.locked, settings: message.settings };
+    case "room": return { ...state, locked: message.locked, settings: message.settings, language: message.language ?? state.language };
     case "finished": {
       const scoreboard = message.entries ?? state.scoreboard;
       return {
@@ -110,6 +112,7 @@ function welcome(message) {
     paused: room.paused,
     locked: room.locked,
     settings: room.settings ?? {},
+    language: room.language ?? null,
     questionCount: room.questionCount,
     preparing: room.preparing ?? null,
     plan: room.plan ?? null,

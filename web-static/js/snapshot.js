@@ -3,13 +3,13 @@
 
 /**
  * Shows the room in `state` (just set from a welcome) with `screens`: `lobby(state)`, `preparing({ready,
- * total})`, `problem(text)`, `story(plan)`, `progress({sentence, at})`, `question(view, saved)`,
+ * total})`, `problem()`, `story(plan)`, `progress({sentence, at})`, `question(view, saved)`,
  * `reveal(reveal)`, `finished(finished)`.
  */
 export function showSnapshot(state, screens) {
   switch (state.phase) {
     case "preparing": screens.preparing(state.preparing ?? { ready: 0, total: 1 }); break;
-    case "error": screens.problem(state.error); break;
+    case "error": screens.problem(); break;
     case "narrating":
       screens.story(state.plan);
       if (!state.paused) screens.progress({ sentence: state.sentence, at: state.sentenceAt });

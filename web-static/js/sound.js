@@ -4,6 +4,8 @@
 //
 // Every sound played is recorded in `window.storycircle.sounds` (tests, and curious teachers).
 
+import { t, onLanguageChange } from "./i18n.js";
+
 const NOTES = { C5: 523.25, D5: 587.33, E5: 659.25, G5: 783.99, A5: 880.0, C6: 1046.5, E6: 1318.51, G6: 1567.98 };
 
 export class SoundBoard {
@@ -24,6 +26,7 @@ export class SoundBoard {
     if (button) {
       button.hidden = false;
       button.addEventListener("click", () => this.set(!this.on));
+      onLanguageChange(() => this.render());
       this.render();
     }
     // Browsers start audio only after the page is touched: the first click or key wakes it up.
@@ -44,8 +47,8 @@ export class SoundBoard {
   render() {
     if (!this.button) return;
     this.button.setAttribute("aria-pressed", String(this.on));
-    this.button.textContent = this.on ? "🔊 Sound on" : "🔇 Sound off";
-    this.button.title = this.on ? "Turn the sound off" : "Turn the sound on";
+    this.button.textContent = this.on ? t("sound.on") : t("sound.off");
+    this.button.title = this.on ? t("sound.turn_off") : t("sound.turn_on");
   }
 
   audio() {

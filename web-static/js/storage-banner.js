@@ -1,5 +1,7 @@
-// The banner teachers see while the server cannot save (`{"type":"storage","ok":false,"message":…}`), and
+// The banner teachers see while the server cannot save (`{"type":"storage","ok":false,"code":…}`), and
 // a short "saving works again" once it can.
+
+import { t } from "./i18n.js";
 
 let lastOk = true;
 let calmTimer = null;
@@ -8,11 +10,13 @@ export function storageBanner(node, storage) {
   if (!storage.ok) {
     clearTimeout(calmTimer);
     node.className = "message error banner";
-    node.textContent = storage.message || "The server cannot save right now. Children’s answers wait until it can.";
+    // Our words, then the server's own about the cause (a full disk, say): a detail, shown as written.
+    const detail = Object.assign(document.createElement("span"), { className: "detail", lang: "en", dir: "auto", textContent: storage.message ?? "" });
+    node.replaceChildren(t("storage.down"), storage.message ? " " : "", detail);
     node.hidden = false;
   } else if (!lastOk) {
     node.className = "message good banner";
-    node.textContent = "Saving works again.";
+    node.textContent = t("storage.back");
     node.hidden = false;
     clearTimeout(calmTimer);
     calmTimer = setTimeout(() => { node.hidden = true; }, 6000);

@@ -3,9 +3,13 @@
 import { $, announce } from "./dom.js";
 import { RoomConnection, fragmentParameters } from "./connection.js";
 import { RoomStore } from "./room-store.js";
-import { LINK_REFUSALS } from "./error-codes.js";
+import { LINK_REFUSALS, errorText } from "./error-codes.js";
 import { TeacherControls } from "./controls.js";
-import { describePhase } from "./phase.js";
+import { describePhase, phaseDetail } from "./phase.js";
+import { t, tParts, setLanguage, onLanguageChange, browserLanguage } from "./i18n.js";
+
+// The teacher's page speaks the room's language; until the welcome says which, the browser's.
+await setLanguage(browserLanguage());
 import { storageBanner } from "./storage-banner.js";
 
 const params = fragmentParameters();
@@ -19,11 +23,15 @@ const connection = new RoomConnection({
   onStatus: ({ state }) => {
     const banner = $("#connection-message");
     banner.hidden = state === "open" || state === "connecting";
-    $("#connection-text").textContent = state === "closed"
-      ? "This teacher link is not valid (or the room is gone). Check the link the server printed."
-      : "We lost the connection to the server. Reconnecting…";
+    connectionKey = state === "closed" ? "connection.teacher_link_bad" : "connection.lost_server";
+    $("#connection-text").textContent = t(connectionKey);
   },
 });
+let connectionKey = "connection.lost_server";
+/** The words of each narration notice code (docs/protocol.md). */
+const NOTICES = { narration_voice_fallback: "narration.voice_fallback" };
+/** What the room-state line says when it is not the room's phase (a refused link), worded again on a change. */
+let stateWords = null;
 const controls = new TeacherControls($("#controls"), (message) => connection.send(message), { room: code, token });
 window.storycircle = { events: [], connection };
 Object.defineProperty(window.storycircle, "room", { get: () => store.state });
@@ -31,40 +39,57 @@ Object.defineProperty(window.storycircle, "room", { get: () => store.state });
 function handle(message) {
   if (message.type === "error") {
     if (LINK_REFUSALS.has(message.code)) {
-      $("#room-state").textContent = message.message;
+      stateWords = () => errorText(message, { code });
+      $("#room-state").textContent = stateWords();
     } else {
       controls.refused(message);
     }
     return;
   }
   if (!store.apply(message)) return;
+  if (store.state.language) setLanguage(store.state.language);
   render();
 }
 
-function render() {
+function render({ quiet = false } = {}) {
   const room = store.state;
-  $("#room-title").textContent = `${room.title ?? "Room"} · ${room.code ?? code}`;
+  stateWords = null;
+  $("#room-title").textContent = t("teacher.title", { title: room.title ?? t("teacher.room"), code: room.code ?? code });
+  $("#room-title").dir = "auto";
   const stateText = describePhase(room);
-  if ($("#room-state").textContent !== stateText) announce(stateText);
+  if ($("#room-state").textContent !== stateText && !quiet) announce(stateText);
   $("#room-state").textContent = stateText;
+  const detail = phaseDetail(room);
+  $("#phase-detail").textContent = detail;
+  $("#phase-detail").hidden = !detail;
   // Counts only while a question is open: never a stale "2 of 3 answered" on a finished room.
   $("#room-answers").textContent = room.phase === "question" && room.answers
-    ? `${room.answers.answered} of ${room.answers.total} ${room.answers.total === 1 ? "child" : "children"} answered` : "";
+    ? t("teacher.answers", { answered: room.answers.answered, total: room.answers.total, count: room.answers.total }) : "";
   const join = `${location.origin}/?room=${room.code ?? code}`;
-  $("#join-link").textContent = join;
-  $("#join-link").href = join;
+  const link = Object.assign(document.createElement("a"), { id: "join-link", href: join, textContent: join, dir: "ltr" });
+  $("#join-at").replaceChildren(...tParts("teacher.join_at", { link }));
   storageBanner($("#storage-banner"), room.storage);
-  // How the story is being read, when the teacher should know (the natural voice failed): the server's
-  // sentence, with its code for the page's words.
+  // How the story is being read, when the teacher should know (the natural voice failed): worded from
+  // the notice's code.
   const notice = room.phase === "narrating" || room.phase === "narrated" ? room.plan?.notice : null;
   $("#voice-notice").hidden = !notice;
-  $("#voice-notice").textContent = notice?.message ?? "";
+  $("#voice-notice").textContent = notice ? t(NOTICES[notice.code] ?? "narration.notice_unknown") : "";
   if (notice) $("#voice-notice").dataset.code = notice.code;
   controls.update(room);
 }
 
+onLanguageChange(() => {
+  $("#connection-text").textContent = t(connectionKey);
+  if (stateWords) {
+    $("#room-state").textContent = stateWords();
+    return;
+  }
+  if (store.state.title !== null) render({ quiet: true });
+  controls.reword();
+});
+
 if (!code || !token) {
-  $("#room-state").textContent = "This page needs the teacher link the server printed (it ends in #room=…&token=…).";
+  $("#room-state").textContent = t("connection.teacher_link_missing");
 } else {
   $("#connection-retry").addEventListener("click", () => connection.retry());
   connection.start();

@@ -17,6 +17,15 @@ public enum Nickname {
             case .invalidCharacters: "That nickname has characters we cannot show; please use letters, numbers or emoji."
             }
         }
+
+        /// The parameters a page words the problem with (`nickname_invalid` in docs/protocol.md).
+        public var params: [String: String] {
+            switch self {
+            case .empty: ["problem": "empty"]
+            case .tooLong(let count): ["problem": "too_long", "length": String(count), "max": String(Nickname.maximumLength)]
+            case .invalidCharacters: ["problem": "invalid_characters"]
+            }
+        }
     }
 
     /// The nickname as it will be shown, or the reason it cannot be used.

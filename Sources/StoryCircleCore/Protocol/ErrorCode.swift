@@ -70,14 +70,18 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case internalError = "internal_error"
 }
 
-/// A refusal: a stable code and a sentence a person can read.
+/// A refusal: a stable code, the parameters a page words it with (`params`, absent when there are none),
+/// and an English sentence for API clients and logs. The pages never show `message`: they word the code
+/// from their catalog (docs/protocol.md, "Error codes").
 public struct RoomError: Error, Sendable, Equatable, Codable, CustomStringConvertible {
     public var code: ErrorCode
     public var message: String
+    public var params: [String: String]?
 
-    public init(_ code: ErrorCode, _ message: String) {
+    public init(_ code: ErrorCode, _ message: String, params: [String: String]? = nil) {
         self.code = code
         self.message = message
+        self.params = params
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

@@ -63,10 +63,15 @@ extension NarrationMode: JSONWritable {}
 extension QuestionOutcome: JSONWritable {}
 extension ErrorCode: JSONWritable {}
 
+extension Dictionary: JSONWritable where Key == String, Value == String {
+    func write(to writer: inout JSONWriter) { writer.stringObject(self) }
+}
+
 extension RoomError: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
         writer.field("code", code)
         writer.field("message", message)
+        writer.field("params", params)
     }
 }
 
@@ -168,6 +173,7 @@ extension Instant: JSONObjectWritable {
 
 extension NarrationFailure: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
+        writer.field("code", code)
         writer.field("message", message)
     }
 }
@@ -304,6 +310,7 @@ extension RoomSettings: JSONObjectWritable {
         writer.field("maxPlayers", maxPlayers)
         writer.field("voice", voice)
         writer.field("answerGrid", answerGrid)
+        writer.field("language", language)
     }
 }
 
@@ -311,6 +318,7 @@ extension RoomStatus: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
         writer.field("locked", locked)
         writer.field("settings", settings)
+        writer.field("language", language)
         writer.field("commands", commands)
     }
 }
@@ -345,6 +353,7 @@ extension Finished: PersonalisedPayload {
 
 extension Notice: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
+        writer.field("code", code)
         writer.field("message", message)
         writer.field("blocked", blocked)
     }
@@ -353,6 +362,7 @@ extension Notice: JSONObjectWritable {
 extension StoreHealthStatus: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
         writer.field("ok", ok)
+        writer.field("code", code)
         writer.field("message", message)
     }
 }
@@ -365,6 +375,7 @@ extension RoomSnapshot: JSONObjectWritable {
         writer.field("paused", paused)
         writer.field("locked", locked)
         writer.field("settings", settings)
+        writer.field("language", language)
         writer.field("questionCount", questionCount)
         writer.field("playerCount", playerCount)
         writer.field("preparing", preparing)

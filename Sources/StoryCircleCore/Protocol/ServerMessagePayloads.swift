@@ -77,11 +77,16 @@ public struct Instant: Sendable, Equatable, Codable {
     public var at: ServerTime
 }
 
-/// Teachers get the reason (a missing voice, say); children and dashboards get a kind sentence without it.
+/// `code` is always `narration_failed`, which the pages word from their catalogs. Teachers get the reason
+/// in `message` (a missing voice, say: a detail shown as written); children and dashboards get an English
+/// kind sentence there, for API clients.
 public struct NarrationFailure: Sendable, Equatable, Codable {
+    public static let code = "narration_failed"
+    public var code: String
     public var message: String
 
     public init(message: String) {
+        self.code = Self.code
         self.message = message
     }
 }
@@ -190,6 +195,8 @@ public struct Resumed: Sendable, Equatable, Codable {
 public struct RoomStatus: Sendable, Equatable, Codable {
     public var locked: Bool
     public var settings: RoomSettings
+    /// The language the room's screens speak (`RoomState.language`).
+    public var language: String
     /// For teachers: the commands allowed now (`RoomState.allowedCommands`). Absent for children and dashboards.
     public var commands: [String]? = nil
 }
@@ -217,12 +224,15 @@ public struct PodiumMore: Sendable, Equatable, Codable {
 }
 
 public struct Notice: Sendable, Equatable, Codable {
+    /// What happened, for the page to word (`kicked`, or `blocked` when the teacher also blocked the child).
+    public var code: ErrorCode
     public var message: String
     /// In `kicked`: true when the teacher also blocked the child (this browser's token and the name stay
     /// refused), so the page keeps its token to show that again rather than offering to join.
     public var blocked: Bool?
 
-    public init(message: String, blocked: Bool? = nil) {
+    public init(code: ErrorCode, message: String, blocked: Bool? = nil) {
+        self.code = code
         self.message = message
         self.blocked = blocked
     }
@@ -237,6 +247,8 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
     public var paused: Bool
     public var locked: Bool
     public var settings: RoomSettings
+    /// The language the room's screens speak: the teacher's choice, or the story's (or room's) voice's.
+    public var language: String
     public var questionCount: Int
     public var playerCount: Int
     public var preparing: Preparing?

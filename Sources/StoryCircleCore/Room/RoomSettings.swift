@@ -32,11 +32,14 @@ public struct RoomSettings: Sendable, Equatable, Codable {
     /// The projector shows every child's right and wrong answers by name. Off by default: a class should
     /// not see who got what wrong unless the teacher chooses it. A display setting, changeable at any time.
     public var answerGrid: Bool
+    /// The language of the room's screens (`RoomLanguage.available`); nil follows the voice. A display
+    /// setting, changeable at any time.
+    public var language: String?
 
     public init(
         speedPoints: Bool = true, streakBonus: Bool = true, timer: Bool = true, questionSeconds: Int = 20,
         lateJoin: Bool = true, narration: NarrationMode = .devices, readQuestions: Bool = false, maxPlayers: Int = 3_000,
-        voice: String? = nil, answerGrid: Bool = false
+        voice: String? = nil, answerGrid: Bool = false, language: String? = nil
     ) {
         self.speedPoints = speedPoints
         self.streakBonus = streakBonus
@@ -48,10 +51,11 @@ public struct RoomSettings: Sendable, Equatable, Codable {
         self.maxPlayers = maxPlayers
         self.voice = voice
         self.answerGrid = answerGrid
+        self.language = language
     }
 
     private enum CodingKeys: String, CodingKey {
-        case speedPoints, streakBonus, timer, questionSeconds, lateJoin, narration, readQuestions, maxPlayers, voice, answerGrid
+        case speedPoints, streakBonus, timer, questionSeconds, lateJoin, narration, readQuestions, maxPlayers, voice, answerGrid, language
     }
 
     /// Every field is optional when decoding, so settings stored by an older release (or written by hand
@@ -69,6 +73,7 @@ public struct RoomSettings: Sendable, Equatable, Codable {
         maxPlayers = try container.decodeIfPresent(Int.self, forKey: .maxPlayers) ?? defaults.maxPlayers
         voice = try container.decodeIfPresent(String.self, forKey: .voice)
         answerGrid = try container.decodeIfPresent(Bool.self, forKey: .answerGrid) ?? defaults.answerGrid
+        language = try container.decodeIfPresent(String.self, forKey: .language)
     }
 
     public var scoring: ScoringRules {
@@ -104,6 +109,13 @@ public struct RoomSettings: Sendable, Equatable, Codable {
             settings.voice = name.isEmpty ? nil : name
         }
         if let value = patch.answerGrid { settings.answerGrid = value }
+        if let value = patch.language {
+            let name = value.trimmingWhitespace().lowercased()
+            guard name.isEmpty || RoomLanguage.available.contains(name) else {
+                throw RoomError(.invalidSettings, "language must be one of \(RoomLanguage.available.joined(separator: ", ")) (or empty for the voice's).")
+            }
+            settings.language = name.isEmpty ? nil : name
+        }
         return settings
     }
 }
@@ -121,11 +133,13 @@ public struct RoomSettingsPatch: Sendable, Equatable, Codable {
     /// A voice name; an empty string goes back to the story's voice.
     public var voice: String?
     public var answerGrid: Bool?
+    /// A language of `RoomLanguage.available`; an empty string follows the voice again.
+    public var language: String?
 
     public init(
         speedPoints: Bool? = nil, streakBonus: Bool? = nil, timer: Bool? = nil, questionSeconds: Int? = nil,
         lateJoin: Bool? = nil, narration: NarrationMode? = nil, readQuestions: Bool? = nil, maxPlayers: Int? = nil,
-        voice: String? = nil, answerGrid: Bool? = nil
+        voice: String? = nil, answerGrid: Bool? = nil, language: String? = nil
     ) {
         self.speedPoints = speedPoints
         self.streakBonus = streakBonus
@@ -137,9 +151,10 @@ public struct RoomSettingsPatch: Sendable, Equatable, Codable {
         self.maxPlayers = maxPlayers
         self.voice = voice
         self.answerGrid = answerGrid
+        self.language = language
     }
 
-    /// Whether the patch changes only how screens look (the answer grid): those may change in any phase,
+    /// Whether the patch changes only how screens look (the answer grid, the language): those may change in any phase,
     /// while the rest shape the game and change only before it starts.
     public var changesOnlyDisplay: Bool {
         speedPoints == nil && streakBonus == nil && timer == nil && questionSeconds == nil && lateJoin == nil

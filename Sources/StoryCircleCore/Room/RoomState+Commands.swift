@@ -173,6 +173,12 @@ extension RoomState {
 
     /// The `room` message as `role` gets it: teachers also get the commands allowed now.
     func status(for role: Role) -> RoomStatus {
-        RoomStatus(locked: isLocked, settings: settings, commands: role == .teacher ? allowedCommands : nil)
+        RoomStatus(locked: isLocked, settings: settings, language: language, commands: role == .teacher ? allowedCommands : nil)
+    }
+
+    /// The language the room's screens speak: the teacher's choice, else the language of the voice the
+    /// story is read in (the room's voice, or the story's), else English.
+    public var language: String {
+        settings.language ?? RoomLanguage.of(voice: settings.voice ?? story.narration.voice) ?? RoomLanguage.fallback
     }
 }

@@ -40,15 +40,15 @@ extension RoomState {
         let nickname: String
         switch Nickname.normalize(raw) {
         case .success(let normalized): nickname = normalized
-        case .failure(let problem): return refuse(connection, RoomError(.nicknameInvalid, problem.message))
+        case .failure(let problem): return refuse(connection, RoomError(.nicknameInvalid, problem.message, params: problem.params))
         }
         let key = Nickname.uniquenessKey(nickname)
         if blockedNicknames.contains(key) {
             // Said without blame: another child may have picked the same name innocently.
-            return refuse(connection, RoomError(.blocked, "The name \(nickname) can’t be used in this room. Please pick another nickname."))
+            return refuse(connection, RoomError(.blocked, "The name \(nickname) can’t be used in this room. Please pick another nickname.", params: ["nickname": nickname]))
         }
         if nicknameOwners[key] != nil {
-            return refuse(connection, RoomError(.nicknameTaken, "Someone in this room is already called \(nickname). Please pick another nickname."))
+            return refuse(connection, RoomError(.nicknameTaken, "Someone in this room is already called \(nickname). Please pick another nickname.", params: ["nickname": nickname]))
         }
 
         let id = "p\(nextPlayerNumber)"
@@ -132,7 +132,7 @@ extension RoomState {
             members[connection] = nil
             connect(index, to: nil)
             directives += [
-                .send(.kicked(Notice(message: Self.removedMessage, blocked: block ? true : nil)), to: [connection]),
+                .send(.kicked(Notice(code: block ? .blocked : .kicked, message: Self.removedMessage, blocked: block ? true : nil)), to: [connection]),
                 .close(connection, CloseReason(status: 4001, reason: ErrorCode.kicked.rawValue)),
             ]
         }

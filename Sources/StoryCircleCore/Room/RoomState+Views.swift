@@ -135,7 +135,7 @@ extension RoomState {
         let role = member.role
         var snapshot = RoomSnapshot(
             code: code, title: story.title, phase: phase.name, paused: phase.isPaused, locked: isLocked,
-            settings: settings, questionCount: story.quiz.questions.count, playerCount: playerCount
+            settings: settings, language: language, questionCount: story.quiz.questions.count, playerCount: playerCount
         )
         var player: Player?
         if case .child(let id) = member, let index = playerIndex[id] { player = players[index] }

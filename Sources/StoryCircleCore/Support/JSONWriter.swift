@@ -115,6 +115,18 @@ struct JSONWriter {
         buffer.append(UInt8(ascii: "]"))
     }
 
+    /// A JSON object of strings, its keys sorted (a refusal's parameters). Keys are escaped like values.
+    mutating func stringObject(_ members: [String: String]) {
+        beginObject()
+        for (name, value) in members.sorted(by: { $0.key < $1.key }) {
+            separate(after: UInt8(ascii: "{"))
+            string(name)
+            buffer.append(UInt8(ascii: ":"))
+            string(value)
+        }
+        endObject()
+    }
+
     // MARK: - Members
 
     mutating func field<Value: JSONWritable>(_ name: StaticString, _ value: Value) {

@@ -57,7 +57,8 @@ struct RoomSettingOptions {
     static let noLateJoin = CommandSpec.Option(long: "no-late-join", valueName: nil, help: "Children cannot join after the story starts.")
     static let readQuestions = CommandSpec.Option(long: "read-questions", valueName: nil, help: "Read each question and its options aloud too.")
     static let voice = CommandSpec.Option(long: "voice", valueName: "voice", help: "A voice instead of the story's (en-gb, es, piper:en_US-joe-medium, ...; see 'storycircle voices').")
-    static let all = [narrate, noSpeedPoints, noStreaks, noTimer, questionSeconds, noLateJoin, readQuestions, voice]
+    static let language = CommandSpec.Option(long: "language", valueName: "language", help: "The language of every screen: \(RoomLanguage.available.joined(separator: ", ")) (by default the voice's).")
+    static let all = [narrate, noSpeedPoints, noStreaks, noTimer, questionSeconds, noLateJoin, readQuestions, voice, language]
 
     var patch = RoomSettingsPatch()
 
@@ -73,6 +74,9 @@ struct RoomSettingOptions {
             Int(text).flatMap { range.contains($0) ? $0 : nil }
         }
         patch.voice = arguments.value(of: Self.voice)
+        patch.language = try arguments.value(of: Self.language, expecting: "use one of \(RoomLanguage.available.joined(separator: ", "))") { text in
+            RoomLanguage.available.contains(text.lowercased()) ? text.lowercased() : nil
+        }
     }
 }
 

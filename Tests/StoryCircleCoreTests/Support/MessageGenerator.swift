@@ -70,7 +70,7 @@ struct MessageGenerator {
     mutating func settings() -> RoomSettings {
         RoomSettings(speedPoints: bool(), streakBonus: bool(), timer: bool(), questionSeconds: int(), lateJoin: bool(),
                      narration: NarrationMode.allCases.randomElement(using: &random)!, readQuestions: bool(), maxPlayers: int(),
-                     voice: maybe { $0.string() }, answerGrid: bool())
+                     voice: maybe { $0.string() }, answerGrid: bool(), language: maybe { $0.string() })
     }
 
     mutating func outcome() -> QuestionOutcome { [.correct, .wrong, .missed, .skipped].randomElement(using: &random)! }
@@ -116,7 +116,7 @@ struct MessageGenerator {
 
     mutating func snapshot() -> RoomSnapshot {
         var snapshot = RoomSnapshot(code: string(), title: string(), phase: [.lobby, .preparing, .error, .narrating, .question, .reveal, .finished].randomElement(using: &random)!,
-                                    paused: bool(), locked: bool(), settings: settings(), questionCount: int(), playerCount: int())
+                                    paused: bool(), locked: bool(), settings: settings(), language: string(), questionCount: int(), playerCount: int())
         snapshot.preparing = maybe { Preparing(ready: $0.int(), total: $0.int()) }
         snapshot.error = maybe { $0.string() }
         snapshot.plan = maybe { $0.plan() }
@@ -140,7 +140,8 @@ struct MessageGenerator {
         switch kind {
         case 0: .welcome(Welcome(role: [.child, .dashboard, .teacher].randomElement(using: &random)!, player: maybe { PlayerInfo(id: $0.string(), nickname: $0.string()) },
                                  token: maybe { $0.string() }, serverTime: time(), room: snapshot()))
-        case 1: .error(RoomError(ErrorCode.allCases.randomElement(using: &random)!, string(maxLength: 80)))
+        case 1: .error(RoomError(ErrorCode.allCases.randomElement(using: &random)!, string(maxLength: 80),
+                                 params: maybe { generator in Dictionary(generator.list(0...3) { ($0.string(), $0.string()) }, uniquingKeysWith: { first, _ in first }) }))
         case 2: .pong(Pong(id: int(), clientTime: maybe { $0.double() }, serverTime: time()))
         case 3: .lobby(Lobby(players: list(0...6) { $0.lobbyPlayer() }, count: int()))
         case 4: .preparing(Preparing(ready: int(), total: int()))
@@ -155,9 +156,9 @@ struct MessageGenerator {
         case 13: .scoreboard(ScoreboardUpdate(entries: list(0...6) { $0.entry() }, answers: maybe { AnswerProgress(question: $0.int(), answered: $0.int(), total: $0.int()) }))
         case 14: .paused(Paused(what: string(), sentence: maybe { $0.int() }, remainingMs: maybe { $0.int() }))
         case 15: .resumed(Resumed(question: maybe { $0.int() }, opensAt: maybe { $0.time() }, deadline: maybe { $0.time() }))
-        case 16: .room(RoomStatus(locked: bool(), settings: settings(), commands: maybe { $0.list { $0.string() } }))
+        case 16: .room(RoomStatus(locked: bool(), settings: settings(), language: string(), commands: maybe { $0.list { $0.string() } }))
         case 17: .finished(finished())
-        case 18: .kicked(Notice(message: string(), blocked: maybe { $0.bool() }))
+        case 18: .kicked(Notice(code: [.kicked, .blocked].randomElement(using: &random)!, message: string(), blocked: maybe { $0.bool() }))
         default: .storage(StoreHealthStatus(ok: bool(), message: maybe { $0.string(maxLength: 80) }))
         }
     }

@@ -3,7 +3,8 @@
 // asks with it again and the server answers "blocked" (the name is refused by the server as well).
 
 import { $, announce } from "../dom.js";
-import { ERROR } from "../error-codes.js";
+import { ERROR, errorText } from "../error-codes.js";
+import { t } from "../i18n.js";
 import { friendlyName } from "../names.js";
 import { session, services, show, loadSession, forgetSession, blockedToken, rememberBlocked, forgetBlocked } from "./store.js";
 
@@ -13,16 +14,15 @@ export function startJoin(connectToRoom) {
   connect = connectToRoom;
   const params = new URLSearchParams(location.search);
   const linkedRoom = params.get("room");
-  if (linkedRoom) $("#room-code").value = linkedRoom.replace(/\D/g, "").slice(0, 6);
+  if (linkedRoom) $("#room-code").value = digits(linkedRoom).slice(0, 6);
   $("#random-name").addEventListener("click", () => { $("#nickname").value = friendlyName(); $("#nickname").focus(); });
   $("#join-form").addEventListener("submit", submitJoin);
 
-  const session = loadSession();
-  if (session && session.token && (!linkedRoom || linkedRoom === session.room)) {
-    Object.assign(session, { room: session.room, token: session.token, nickname: session.nickname, playerId: session.playerId, pending: session.pending ?? null });
+  // Back after a refresh: the saved token rejoins as the same child (into this page's session).
+  const saved = loadSession();
+  if (saved && saved.token && (!linkedRoom || linkedRoom === saved.room)) {
+    Object.assign(session, { room: saved.room, token: saved.token, nickname: saved.nickname, playerId: saved.playerId, pending: saved.pending ?? null });
     show("lobby");
-    $("#lobby-name").textContent = session.nickname ?? "";
-    $("#lobby-room").textContent = session.room;
     connect();
   } else {
     show("join");
@@ -32,10 +32,10 @@ export function startJoin(connectToRoom) {
 
 function submitJoin(event) {
   event.preventDefault();
-  const code = $("#room-code").value.replace(/\D/g, "");
+  const code = digits($("#room-code").value);
   const nickname = $("#nickname").value.trim().replace(/\s+/g, " ");
-  if (code.length !== 6) return joinError("The room code has 6 numbers. Look at the board and try again.");
-  if (!nickname) return joinError("Please type a nickname, or press “Pick a name for me”.");
+  if (code.length !== 6) return joinError(() => t("join.code_six"));
+  if (!nickname) return joinError(() => t("join.nickname_needed"));
   $("#join-error").hidden = true;
   $("#join-button").disabled = true;
   session.room = code;
@@ -46,13 +46,39 @@ function submitJoin(event) {
   connect();
 }
 
-export function joinError(text) {
+/**
+ * The room code as ASCII digits, whatever digits the keyboard typed (٣, ۳, ३ and the like count as 3):
+ * a child with an Arabic keyboard types the code as they see it.
+ */
+export function digits(text) {
+  return [...text].map((c) => (/[0-9]/.test(c) ? c : String(digitValue(c) ?? ""))).join("");
+}
+
+// Unicode keeps each script's ten digits in a run of ten code points starting at its zero.
+const ZEROS = [0x660, 0x6f0, 0x7c0, 0x966, 0x9e6, 0xa66, 0xae6, 0xb66, 0xbe6, 0xc66, 0xce6, 0xd66, 0xe50, 0xed0, 0xf20, 0x1040, 0xff10];
+function digitValue(c) {
+  const code = c.codePointAt(0);
+  const zero = ZEROS.find((z) => code >= z && code < z + 10);
+  return zero === undefined ? null : code - zero;
+}
+
+/** The join error as words made now, so a change of language words it again. */
+let joinErrorWords = null;
+
+export function joinError(words) {
+  joinErrorWords = words;
   show("join");
   $("#join-button").disabled = false;
   const box = $("#join-error");
+  const text = words();
   box.textContent = text;
   box.hidden = false;
   announce(text);
+}
+
+/** Words the join screen's error again (the language changed). */
+export function rewordJoin() {
+  if (joinErrorWords && !$("#join-error").hidden) $("#join-error").textContent = joinErrorWords();
 }
 
 /** A refusal before the welcome: the hello did not get in. */
@@ -63,7 +89,7 @@ export function joinRefused(error) {
     const byToken = Boolean(session.token);
     if (byToken) rememberBlocked(session.room, session.token);
     forgetSessionKeepingNothing();
-    return joinError(byToken ? "Your teacher removed you from this room." : error.message);
+    return joinError(() => (byToken ? t("join.removed") : errorText(error)));
   }
   if (error.code === ERROR.BAD_TOKEN) {
     if (session.tryingBlockedToken) {
@@ -77,24 +103,20 @@ export function joinRefused(error) {
     // The saved session no longer works (the room was restarted or ended): start over.
     services.connection.stop();
     forgetSession();
-    return joinError("We could not find you in this room any more. Please join again.");
+    return joinError(() => t("join.not_found_again"));
   }
   if (error.code === ERROR.STORAGE_UNAVAILABLE) {
     // The server could not save this child yet; the connection tries again by itself (close 1013).
-    const banner = $("#connection-message");
-    $("#connection-text").textContent = "We could not save your place yet. Trying again…";
-    banner.hidden = false;
+    services.banner("connection.saving_place");
     return;
   }
   if (error.code === ERROR.TRY_AGAIN) {
     // The room is moving to another server (one stopped); the connection tries again by itself (close 1012).
-    const banner = $("#connection-message");
-    $("#connection-text").textContent = "Getting your room back. Trying again…";
-    banner.hidden = false;
+    services.banner("connection.getting_room_back");
     return;
   }
   services.connection.stop();
-  return joinError(error.message);
+  return joinError(() => errorText(error, { code: session.room }));
 }
 
 /** The teacher removed this child; when blocked, this browser remembers it for this room. */
@@ -103,7 +125,7 @@ export function kicked(message) {
   services.player.stop();
   if (message.blocked && session.token) rememberBlocked(session.room, session.token);
   forgetSessionKeepingNothing();
-  joinError(message.message);
+  joinError(() => errorText(message));
 }
 
 function forgetSessionKeepingNothing() {

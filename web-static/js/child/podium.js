@@ -3,17 +3,19 @@
 
 import { $, clear, announce, podium, progressDots, streakText } from "../dom.js";
 import { room, session, services, show, record, placeText, results as resultsSoFar } from "./store.js";
+import { t } from "../i18n.js";
 
 export function lead(results) {
   const counted = results.filter((r) => r !== "skipped");
   const right = counted.filter((r) => r === "correct").length;
-  if (counted.length === 0) return ["Thanks for listening!", "You heard the whole story with your class."];
-  if (right === counted.length) return [`You got all ${counted.length} right! 🌟`, "Every single one. Brilliant listening!"];
-  if (right > 0) return [`You got ${right} of ${counted.length} right!`, right * 2 >= counted.length ? "Great listening!" : "Well done for having a go at every question."];
-  return ["Thanks for playing!", "You listened to the whole story and had a go. Next time, those answers are yours!"];
+  if (counted.length === 0) return [t("finished.listening"), t("finished.listening_more")];
+  if (right === counted.length) return [t("finished.all", { count: counted.length }), t("finished.all_more")];
+  if (right > 0) return [t("finished.some", { right, count: counted.length }), right * 2 >= counted.length ? t("finished.great") : t("finished.had_a_go")];
+  return [t("finished.playing"), t("finished.playing_more")];
 }
 
-export function finished(result) {
+/** `quiet`: only the words again (the language changed): no fanfare, nothing recorded. */
+export function finished(result, { quiet = false } = {}) {
   services.player.stop();
   show("finished");
   const you = result.you;
@@ -28,10 +30,12 @@ export function finished(result) {
     more: result.podiumMore,
     you: { id: session.playerId, standing: you },
     onPlace: (rank) => {
+      if (quiet) return;
       record(`podium:${rank}`);
       if (rank === 1) services.sounds.play("fanfare");
     },
   }));
+  if (quiet) return;
   record("finished");
-  announce(`The quiz is over. ${headline} ${placeText(you)}`);
+  announce(t("finished.announce", { headline, place: placeText(you) }));
 }

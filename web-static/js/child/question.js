@@ -6,7 +6,9 @@
 import { $, clear, announce, progressDots } from "../dom.js";
 import { renderOptions } from "../options.js";
 import { Countdown, ticks } from "../countdown.js";
-import { ERROR, TAP_AGAIN } from "../error-codes.js";
+import { ERROR, TAP_AGAIN, errorText } from "../error-codes.js";
+import { t, isolate } from "../i18n.js";
+import { shapeName } from "../options.js";
 import { room, session, services, show, record, saveSession, answering, results } from "./store.js";
 
 let openTimer = null;
@@ -17,13 +19,13 @@ function timer() {
     fill: $("#countdown-fill"),
     text: $("#countdown-text"),
     clock: { now: () => services.connection.clock.now() },
-    words: { left: (seconds) => `${seconds} s left`, over: "Time’s up!", none: "No timer: take your time." },
+    words: { left: (seconds) => t("countdown.left", { count: seconds }), over: () => t("countdown.over"), none: () => t("countdown.none") },
     onSecond: (seconds) => {
-      if (seconds === 10 || seconds === 5) announce(`${seconds} seconds left`);
+      if (seconds === 10 || seconds === 5) announce(t("countdown.left", { count: seconds }));
       if (ticks(seconds)) services.sounds.play("tick");
     },
     onEnd: () => {
-      announce("Time’s up!");
+      announce(t("countdown.over"));
       if (session.chosen === null) lockOptions();
     },
   });
@@ -38,16 +40,19 @@ export function stopTimers() {
 /** The countdown gives way to the answer. */
 export function clearCountdown() {
   stopTimers();
-  timer().clear("");
+  timer().clear();
 }
 
 export function renderDots() {
   clear($("#quiz-dots")).append(progressDots(results(), room.state.questionCount));
 }
 
-function setStatus(text, kind = "") {
+/** The line under the options, as words made now (a change of language words it again). */
+let statusWords = () => "";
+function setStatus(words, kind = "") {
+  statusWords = words;
   const status = $("#answer-status");
-  status.textContent = text;
+  status.textContent = words();
   status.className = `answer-status ${kind}`;
 }
 
@@ -58,9 +63,9 @@ export function showQuestion(view, saved) {
   show("quiz");
   $("#reveal").hidden = true;
   $("#reveal-result").hidden = true;
-  $("#question-number").textContent = `Question ${view.index + 1} of ${view.count}`;
+  $("#question-number").textContent = t("quiz.number", { number: view.index + 1, count: view.count });
   $("#question-text").textContent = view.text;
-  setStatus("");
+  setStatus(() => "");
   renderDots();
   const options = $("#options");
   renderOptions(options, view.options, choose);
@@ -73,10 +78,10 @@ export function showQuestion(view, saved) {
     session.pending = null;
     saveSession();
     markChosen(saved);
-    setStatus("Saved ✓ Waiting for the others…", "saved");
+    setStatus(() => t("answer.saved"), "saved");
   } else if (session.pending) {
     markChosen(session.pending.option);
-    setStatus("Sending…", "sending");
+    setStatus(() => t("answer.sending"), "sending");
   }
 
   const waitMs = services.connection.clock.until(view.opensAt);
@@ -85,7 +90,7 @@ export function showQuestion(view, saved) {
     options.hidden = false;
     record(`question:${view.index}:shown`);
     $("#quiz").scrollIntoView({ block: "start" });
-    announce(`Question ${view.index + 1}: ${view.text}`);
+    announce(t("quiz.announce", { number: view.index + 1, text: isolate(view.text) }));
     sendPending();
     runCountdown();
   };
@@ -119,10 +124,8 @@ export function sendPending() {
   const question = room.state.question;
   if (!pending || !question || pending.question !== question.index || room.state.phase !== "question") return;
   const sent = services.connection.send({ type: "answer", question: pending.question, option: pending.option });
-  setStatus(sent ? "Sending…" : "Sending… Your answer goes as soon as we are back online.", "sending");
-  if (!sent && !$("#connection-message").hidden) {
-    $("#connection-text").textContent = "We lost the connection. Your answer is kept and goes as soon as we are back…";
-  }
+  setStatus(() => (sent ? t("answer.sending") : t("answer.sending_offline")), "sending");
+  if (!sent && !$("#connection-message").hidden) services.banner("connection.lost_answer_kept");
   record(sent ? `answer:${pending.question}:sent` : `answer:${pending.question}:waiting`);
 }
 
@@ -134,9 +137,9 @@ export function acknowledged(ack) {
   const question = room.state.question;
   if (question && ack.question === question.index && room.state.phase === "question") {
     markChosen(ack.option);
-    setStatus("Saved ✓ Waiting for the others…", "saved");
+    setStatus(() => t("answer.saved"), "saved");
     record(`answer:${ack.question}:saved`);
-    announce("Saved. Waiting for the others.");
+    announce(t("answer.saved_announce"));
   }
 }
 
@@ -146,11 +149,11 @@ export function answerRefused(error) {
   saveSession();
   if (error.code === ERROR.ALREADY_ANSWERED) {
     // Only one option can be tapped here, so the answer the server has is this one.
-    setStatus("Saved ✓ Waiting for the others…", "saved");
+    setStatus(() => t("answer.saved"), "saved");
     return;
   }
-  setStatus(error.message);
-  announce(error.message);
+  setStatus(() => errorText(error));
+  announce(errorText(error));
   if (TAP_AGAIN.has(error.code)) unlockChoice();
 }
 
@@ -161,7 +164,7 @@ export function markChosen(index) {
   if (button) {
     button.classList.add("chosen");
     button.setAttribute("aria-pressed", "true");
-    button.querySelector(".tag").textContent = "Your answer";
+    button.querySelector(".tag").textContent = t("option.your_answer");
   }
 }
 
@@ -189,4 +192,17 @@ export function pauseQuestion() {
 /** The store has the question's new deadline (and opening) by now. */
 export function resumeQuestion() {
   if (room.state.phase === "question" && room.state.question?.deadline) runCountdown();
+}
+
+/** Words the open question again (the language changed): its number, the shapes' names, the line under it. */
+export function rewordQuestion() {
+  const view = room.state.question;
+  if (!view) return;
+  $("#question-number").textContent = t("quiz.number", { number: view.index + 1, count: view.count });
+  for (const button of document.querySelectorAll("#options .option")) {
+    button.querySelector(".visually-hidden").textContent = `${shapeName(Number(button.dataset.index))}: `;
+    if (button.classList.contains("chosen") && room.state.phase === "question") button.querySelector(".tag").textContent = t("option.your_answer");
+  }
+  $("#answer-status").textContent = statusWords();
+  countdown?.reword();
 }

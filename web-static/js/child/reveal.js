@@ -2,12 +2,14 @@
 // answer says so in words; points, the streak ("🔥 3 in a row") and the place ("3rd place, 120 points
 // behind Ana"); the explanation and the top of the class below.
 
-import { $, el, clear, announce, board, points, streakText } from "../dom.js";
+import { $, el, clear, announce, board, streakText } from "../dom.js";
 import { markReveal } from "../options.js";
+import { t, isolate } from "../i18n.js";
 import { room, session, services, show, record, saveSession, renderScore, placeText } from "./store.js";
 import { clearCountdown, renderDots } from "./question.js";
 
-export function showReveal(reveal) {
+/** `quiet`: only the words again (the language changed): no sound, no scrolling, nothing recorded. */
+export function showReveal(reveal, { quiet = false } = {}) {
   clearCountdown();
   if (session.pending) {
     session.pending = null;
@@ -24,14 +26,15 @@ export function showReveal(reveal) {
   const standing = room.state.you;
 
   let title;
-  if (!you || you.outcome === "missed") title = `⏰ Time’s up! The answer was “${correctText}”.`;
-  else if (you.outcome === "correct") title = "🎉 Yes! That’s right!";
-  else if (you.outcome === "skipped") title = "This question was skipped.";
-  else title = `Nice try! The answer was “${correctText}”.`;
+  const answer = isolate(correctText);
+  if (!you || you.outcome === "missed") title = t("reveal.missed", { answer });
+  else if (you.outcome === "correct") title = t("reveal.correct");
+  else if (you.outcome === "skipped") title = t("reveal.skipped");
+  else title = t("reveal.wrong", { answer });
   $("#reveal-title").textContent = title;
   const result = $("#reveal-result");
   result.classList.toggle("correct", you?.outcome === "correct");
-  $("#reveal-points").textContent = you && you.points > 0 ? `+${points(you.points)}` : "";
+  $("#reveal-points").textContent = you && you.points > 0 ? t("reveal.plus_points", { count: you.points }) : "";
   renderScore();
   $("#reveal-streak").textContent = streakText(standing?.streak ?? 0);
   $("#reveal-place").textContent = placeText(standing);
@@ -43,10 +46,11 @@ export function showReveal(reveal) {
   // The top of the class, only those with points: a row of zeros tells nobody anything kind.
   const scored = reveal.top.filter((entry) => entry.score > 0);
   clear($("#reveal-top")).append(scored.length > 0 ? board(scored, { highlightId: session.playerId })
-    : el("p", { class: "muted", text: "No points yet: the next question is a fresh start!" }));
+    : el("p", { class: "muted", text: t("reveal.no_points") }));
   renderDots();
   $("#answer-status").textContent = "";
   $("#reveal").hidden = false;
+  if (quiet) return;
   // The result and the child's own answer in view together, under the sticky countdown bar.
   result.style.scrollMarginTop = `${$("#quiz-top").offsetHeight + 8}px`;
   result.scrollIntoView({ block: "start" });

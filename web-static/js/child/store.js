@@ -3,6 +3,7 @@
 // connection, the narration player, the sounds). Screens read the room and render; child.js feeds it.
 
 import { $, showOnly, ordinal, points } from "../dom.js";
+import { t, isolate } from "../i18n.js";
 import { RoomStore } from "../room-store.js";
 
 export const SCREENS = ["join", "lobby", "preparing", "problem", "story", "quiz", "finished"];
@@ -35,7 +36,7 @@ export function answering() {
 }
 
 /** The connection, the narration player and the sounds, set once by child.js. */
-export const services = { connection: null, player: null, sounds: null };
+export const services = { connection: null, player: null, sounds: null, banner: () => {} };
 
 export function show(screen) {
   showOnly(SCREENS, screen);
@@ -101,13 +102,13 @@ export function forgetBlocked(room) {
 /** "3rd place, 120 points behind Ana"; nothing at all while a child has no points. */
 export function placeText(standing) {
   if (!standing || standing.score <= 0) return "";
-  if (!standing.ahead) return standing.rank === 1 ? "🏆 1st place!" : `${ordinal(standing.rank)} place`;
-  return `${ordinal(standing.rank)} place, ${points(standing.ahead.points)} behind ${standing.ahead.nickname}`;
+  if (!standing.ahead) return standing.rank === 1 ? t("place.first") : t("place.rank", { place: ordinal(standing.rank) });
+  return t("place.behind", { place: ordinal(standing.rank), points: points(standing.ahead.points), name: isolate(standing.ahead.nickname) });
 }
 
 export function scoreText(standing) {
   if (!standing) return "";
-  return standing.score > 0 ? `⭐ ${points(standing.score)}` : "";
+  return standing.score > 0 ? t("points.score", { points: points(standing.score) }) : "";
 }
 
 /** The child's score where it shows, from the room's standing for them. */

@@ -2,14 +2,15 @@
 // kind words, and "the quiz is about to start".
 
 import { $, announce } from "../dom.js";
+import { t } from "../i18n.js";
 import { room, services, show, record } from "./store.js";
 
-export function preparing({ ready, total }) {
+export function preparing({ ready, total }, { quiet = false } = {}) {
   show("preparing");
   const percent = total > 0 ? Math.round((ready / total) * 100) : 0;
   $("#preparing-bar .progress-fill").style.width = `${percent}%`;
   $("#preparing-bar").setAttribute("aria-valuenow", String(percent));
-  if (ready === 0) announce("Pip is preparing your story.");
+  if (ready === 0 && !quiet) announce(t("preparing.announce"));
 }
 
 export function narrationPlan(plan) {
@@ -17,7 +18,7 @@ export function narrationPlan(plan) {
   $("#quiz-soon").hidden = true;
   services.player.load(plan);
   record("narration.plan");
-  announce("The story is starting. Listen and read along!");
+  announce(t("story.starting"));
 }
 
 export function progress(message) {
@@ -29,18 +30,24 @@ export function narrationComplete() {
   record("narration.complete");
 }
 
-/** The narration could not be prepared. The server sends children a kind sentence, never the reason. */
-export function problem(text) {
-  services.player.stop();
+/** The narration could not be prepared. Children are told kindly, never the reason. */
+export function problem({ quiet = false } = {}) {
+  if (!quiet) services.player.stop();
   show("problem");
-  $("#problem-text").textContent = text;
-  announce(text);
+  $("#problem-text").textContent = t("narration.failed_child");
+  if (!quiet) announce(t("narration.failed_child"));
 }
 
 export function quizSoon() {
   const box = $("#quiz-soon");
   box.hidden = false;
-  box.textContent = "The story is over. The quiz is about to start!";
+  box.textContent = t("story.over");
   box.scrollIntoView({ block: "center" });
-  announce("The story is over. Get ready for the quiz!");
+  announce(t("story.over_announce"));
+}
+
+/** The story's own words stay as written; ours change language. */
+export function rewordStory() {
+  const box = $("#quiz-soon");
+  if (!box.hidden) box.textContent = t("story.over");
 }

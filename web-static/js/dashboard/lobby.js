@@ -1,7 +1,8 @@
 // The projector's lobby: the code and the QR code to join, and everyone who has joined (newcomers pop in,
 // with a "pop", and are announced).
 
-import { $, el, clear, announce, fitList } from "../dom.js";
+import { $, el, clear, announce, fitList, written } from "../dom.js";
+import { t, tParts, number, list as listOf, isolate } from "../i18n.js";
 import { room, services, show } from "./store.js";
 
 // Who is already on screen: only children who arrive later pop in (and go "pop").
@@ -12,23 +13,26 @@ export function resetLobby() {
   shownPlayers = null;
 }
 
-export function renderLobby() {
+/** `quiet`: only the words again (the language changed): nobody pops in, nothing is announced. */
+export function renderLobby({ quiet = false } = {}) {
   const state = room.state;
   if (state.phase !== "lobby") return;
   show("lobby");
-  $("#lobby-count").textContent = String(state.players.length);
+  const count = el("span", { id: "lobby-count", class: "num", "data-count": state.players.length, text: number(state.players.length) });
+  $("#lobby-title").replaceChildren(...tParts("dash.joined", { count }));
   const list = clear($("#lobby-list"));
   const arriving = [];
   for (const p of state.players) {
-    const isNew = shownPlayers !== null && !shownPlayers.has(p.id);
-    list.append(el("li", { class: `${p.connected ? "" : "away"}${isNew ? " pop" : ""}`, text: p.nickname }));
+    const isNew = !quiet && shownPlayers !== null && !shownPlayers.has(p.id);
+    list.append(el("li", { class: `${p.connected ? "" : "away"}${isNew ? " pop" : ""}` },
+      written(p.nickname), p.connected ? null : el("span", { class: "away-mark", text: ` ${t("dash.away")}` })));
     if (isNew) arriving.push(p.nickname);
   }
   shownPlayers = new Set(state.players.map((p) => p.id));
-  fitList(list, (n) => el("li", { class: "more", text: `+ ${n} more` }));
+  fitList(list, (n) => el("li", { class: "more", text: t("dash.plus_more", { count: n }) }));
   if (arriving.length > 0) {
     services.sounds.play("pop");
-    announce(`${arriving.join(", ")} joined.`);
+    announce(t("dash.arrived", { names: listOf(arriving.map(isolate)) }));
   }
 }
 

@@ -3,7 +3,8 @@
 // explanation.
 
 import { $, el, clear, announce } from "../dom.js";
-import { OPTION_SHAPES, SHAPE_NAMES, renderOptions, namesColours, barColour } from "../options.js";
+import { OPTION_SHAPES, shapeName, renderOptions, namesColours, barColour } from "../options.js";
+import { t, number, seconds as secondsText, isolate } from "../i18n.js";
 import { Countdown, ticks } from "../countdown.js";
 import { room, services, show, record } from "./store.js";
 
@@ -15,7 +16,7 @@ function timer() {
     fill: $("#countdown-fill"),
     text: $("#countdown-text"),
     clock: { now: () => services.connection.clock.now() },
-    words: { left: (seconds) => `${seconds} s`, over: "Time’s up!", none: "No timer" },
+    words: { left: (seconds) => secondsText(seconds), over: () => t("countdown.over"), none: () => t("countdown.none_short") },
     onSecond: (seconds) => { if (ticks(seconds)) services.sounds.play("tick"); },
   });
   return countdown;
@@ -29,7 +30,7 @@ export function stopTimers() {
 export function question(view) {
   clearTimeout(openTimer);
   show("quiz");
-  $("#question-number").textContent = `Question ${view.index + 1} of ${view.count}`;
+  $("#question-number").textContent = t("quiz.number", { number: view.index + 1, count: view.count });
   $("#question-text").textContent = view.text;
   $("#distribution").hidden = true;
   $("#explanation").hidden = true;
@@ -40,7 +41,7 @@ export function question(view) {
   const wait = services.connection.clock.until(view.opensAt);
   if (wait > 0) {
     timer().stop();
-    $("#countdown-text").textContent = "Get ready…";
+    timer().clear(() => t("quiz.get_ready"));
     openTimer = setTimeout(open, wait);
   } else {
     open();
@@ -59,12 +60,13 @@ export function pauseCountdown() {
   timer().stop();
 }
 
-export function reveal(message) {
+/** `quiet`: only the words again (the language changed): no chime, nothing recorded or announced. */
+export function reveal(message, { quiet = false } = {}) {
   stopTimers();
   show("quiz");
-  timer().clear("Answer");
+  timer().clear(() => t("countdown.answer"));
   const view = room.state.question;
-  const texts = view ? view.options : message.distribution.map((_, i) => `Option ${i + 1}`);
+  const texts = view ? view.options : message.distribution.map((_, i) => t("option.number", { number: i + 1 }));
   const neutral = namesColours(texts);
   const total = message.distribution.reduce((a, b) => a + b, 0);
   const rows = clear($("#distribution"));
@@ -77,18 +79,30 @@ export function reveal(message) {
     rows.append(el("li", { class: correct ? "correct" : "", "data-index": index },
       el("span", { class: "shape", "aria-hidden": "true", text: OPTION_SHAPES[index % 8] }),
       el("span", { class: "text" },
-        el("span", { class: "visually-hidden", text: `${SHAPE_NAMES[index % 8]}: ` }),
-        texts[index] ?? "",
-        correct ? el("span", { class: "right", text: "✓ Right answer" }) : null),
+        el("span", { class: "visually-hidden", text: `${shapeName(index)}: ` }),
+        el("bdi", { dir: "auto", text: texts[index] ?? "" }),
+        correct ? el("span", { class: "right", text: t("option.right") }) : null),
       el("div", { class: "track", "aria-hidden": "true" }, fill),
-      el("span", { class: "count" }, `${count}`, el("span", { class: "visually-hidden", text: count === 1 ? " child" : " children" }))));
+      el("span", { class: "count num" }, number(count), el("span", { class: "visually-hidden", text: ` ${t("reveal.children", { count })}` }))));
   });
   $("#options").hidden = true;
   rows.hidden = false;
   const explanation = $("#explanation");
   explanation.hidden = !message.explanation;
   explanation.textContent = message.explanation ?? "";
+  if (quiet) return;
   services.sounds.play("chime");
   record(`reveal:${message.question}`);
-  announce(`The answer is ${texts[message.correctOption] ?? ""}.`);
+  announce(t("reveal.announce_answer", { answer: isolate(texts[message.correctOption] ?? "") }));
+}
+
+/** Words the open question again (the language changed): its number, the shapes' names, the countdown. */
+export function rewordQuestion() {
+  const view = room.state.question;
+  if (!view) return;
+  $("#question-number").textContent = t("quiz.number", { number: view.index + 1, count: view.count });
+  for (const option of document.querySelectorAll("#options .option")) {
+    option.querySelector(".visually-hidden").textContent = `${shapeName(Number(option.dataset.index))}: `;
+  }
+  timer().reword();
 }

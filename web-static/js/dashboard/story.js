@@ -1,6 +1,7 @@
 // The projector's story: preparing, the narration sentence by sentence, and a failure in kind words.
 
 import { $, announce } from "../dom.js";
+import { t } from "../i18n.js";
 import { room, services, show } from "./store.js";
 
 export function preparing({ ready, total }) {
@@ -11,15 +12,16 @@ export function preparing({ ready, total }) {
 export function story(plan) {
   show("story");
   services.player.load(plan);
-  announce("The story is starting.");
+  announce(t("dash.story_starting"));
 }
 
 export function progress(message) {
   if (!room.state.paused) services.player.schedule(message.sentence, message.at);
 }
 
-export function problem(text) {
+/** The narration could not be prepared: kind words for the class; the reason is the teacher's. */
+export function problem() {
   services.player.stop();
   show("problem");
-  $("#problem-text").textContent = text;
+  $("#problem-text").textContent = t("narration.failed_child");
 }
