@@ -8,7 +8,7 @@ import pathlib
 
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -65,7 +65,10 @@ def browsers():
 
 
 def wait(driver, condition, timeout=30, message=""):
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: condition(d), message)
+    # The pages draw a screen's elements anew when the room changes (the lobby's count on every join): an
+    # element found a moment ago may be gone when it is read, and the condition is then simply asked again.
+    return WebDriverWait(driver, timeout, poll_frequency=0.05, ignored_exceptions=(StaleElementReferenceException,)).until(
+        lambda d: condition(d), message)
 
 
 def visible(driver, selector):
