@@ -182,7 +182,7 @@ func schedNanoseconds(_ pid: Int32) -> [Int: UInt64] {
 /// not be stopped at the window's end). Absent when perf is not installed; nil counts when perf cannot use
 /// its tracepoints.
 final class SyscallCounter {
-    static let calls = ["sendto", "sendmsg", "write", "writev", "epoll_wait", "epoll_pwait", "poll", "ppoll", "futex"]
+    static let calls = ["sendto", "sendmsg", "write", "writev", "epoll_wait", "epoll_pwait", "epoll_ctl", "poll", "ppoll", "futex"]
     private let process: Process
     private let output: String
 
