@@ -7,12 +7,9 @@ import Glibc
 /// `pthread_mutex` does not). `make test` runs the server under ThreadSanitizer, and reports that are
 /// all false would hide the true one. A pthread mutex is what TSan intercepts.
 ///
-/// `withLock` is inlinable, so it is specialised where it is called: every room's outbox, the transport's
-/// queues and the connection bindings take a lock for each message, and an unspecialised generic call across
-/// the module boundary (with its closure thunks and exclusivity checks) costs more than the lock itself.
 public final class Locked<Value> {
-    @usableFromInline var value: Value
-    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     public init(_ value: Value) {
         self.value = value
@@ -27,7 +24,7 @@ public final class Locked<Value> {
     }
 
     /// Runs `body` with the value while holding the lock.
-    @inlinable
+    @inline(__always)
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         Self.check(pthread_mutex_lock(mutex), "pthread_mutex_lock")
         defer { Self.check(pthread_mutex_unlock(mutex), "pthread_mutex_unlock") }
@@ -37,8 +34,8 @@ public final class Locked<Value> {
     /// A pthread call that fails means memory is corrupt or the lock is misused (a deadlock the library
     /// noticed, an unlock by another thread): carrying on would give up the exclusion the type promises,
     /// so it stops the process, as swift-log's and NIO's locks do.
-    @inlinable
-    static func check(_ result: Int32, _ call: StaticString) {
+    @inline(__always)
+    private static func check(_ result: Int32, _ call: StaticString) {
         guard result == 0 else { preconditionFailure("\(call) failed: \(String(cString: strerror(result)))") }
     }
 }

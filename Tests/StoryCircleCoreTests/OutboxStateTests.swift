@@ -14,32 +14,6 @@ struct OutboxStateTests {
         #expect(out.state.pendingRecords == 0 && out.state.heldDeliveries == 0)
     }
 
-    /// The shell's fast path (`deliver(messages:)`, no array of actions) keeps the rule of `handle(.deliver)`:
-    /// at once with nothing pending, held behind a record (and released by its commit, counted like any
-    /// other), dropped once the outbox gave up.
-    @Test func theVerdictFormOfDeliverKeepsTheSameRule() {
-        var state = OutboxState(retryLimitMs: 5_000)
-        #expect(state.deliver(messages: 1) == .now)
-        #expect(state.heldDeliveries == 0)
-        let write = state.handle(.persist(OutboxDriver.record(1)))
-        guard case .write(_, let attempt, _)? = write.first else {
-            Issue.record("no write for the record: \(write)")
-            return
-        }
-        #expect(state.deliver(messages: 2) == .held)
-        #expect(state.deliver(messages: 0) == .held)
-        #expect(state.heldDeliveries == 2)
-        let released = state.handle(.completed(attempt: attempt, nil, at: ServerTime(milliseconds: 1)))
-        #expect(released.contains { if case .deliver(count: 2) = $0 { true } else { false } }, "both held deliveries go out with the commit: \(released)")
-        #expect(state.deliver(messages: 1) == .now)
-        _ = state.handle(.persist(OutboxDriver.record(2)))
-        #expect(state.deliver(messages: 3) == .held)
-        let stopped = state.handle(.stop)
-        #expect(stopped.contains { if case .discard(count: 1) = $0 { true } else { false } }, "\(stopped)")
-        #expect(state.deliver(messages: 1) == .discarded)
-        #expect(state.heldDeliveries == 0)
-    }
-
     @Test func eachRecordIsWrittenAtOnceWithAnAttemptOfItsOwn() {
         var out = OutboxDriver()
         #expect(out.persist(1) == ["write p1 #1"])

@@ -120,26 +120,6 @@ public struct OutboxState: Sendable {
         return false
     }
 
-    /// What becomes of one delivery the room decided (the event `deliver`).
-    public enum DeliveryVerdict: Sendable, Equatable {
-        /// Carry it out now: nothing is pending before it.
-        case now
-        /// Keep it at the end of the queue: it waits for records (a later `deliver(count:)` names it).
-        case held
-        /// Drop it: the outbox gave up and the room is about to rebuild itself.
-        case discarded
-    }
-
-    /// The event `deliver` for a shell that carries out one delivery itself: the same rule as
-    /// `handle(.deliver(messages:))`, answered without building an array of actions, because every message
-    /// a room sends passes through here.
-    public mutating func deliver(messages: Int) -> DeliveryVerdict {
-        if hasGivenUp { return .discarded }
-        if pending.isEmpty, held.isEmpty { return .now }
-        held.append((issued, messages))
-        return .held
-    }
-
     /// Applies `event`; returns what the shell must do, in order.
     public mutating func handle(_ event: Event) -> [Action] {
         var actions: [Action] = []
@@ -150,10 +130,12 @@ public struct OutboxState: Sendable {
             pending.append(Pending(ticket: issued, record: record))
             if case .writing = mode { write(pending.endIndex - 1, &actions) }
         case .deliver(let messages):
-            switch deliver(messages: messages) {
-            case .now: actions.append(.deliver(count: 1))
-            case .held: break
-            case .discarded: actions.append(.discard(count: 1))
+            if hasGivenUp {
+                actions.append(.discard(count: 1))
+            } else if pending.isEmpty, held.isEmpty {
+                actions.append(.deliver(count: 1))
+            } else {
+                held.append((issued, messages))
             }
         case .completed(let attempt, let failure, let now):
             completed(attempt: attempt, failure: failure, at: now, &actions)

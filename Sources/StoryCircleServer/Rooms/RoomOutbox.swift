@@ -162,34 +162,17 @@ final class RoomOutbox: Sendable {
         handle { $0.work(for: event) }
     }
 
-    /// Every message the room sends comes through here, so the common case (nothing pending, nobody else
-    /// carrying out) builds no array of actions: one lock to decide, the send, one lock to leave.
     private func decide(_ delivery: Delivery) {
-        let carryNow = shell.withLock { shell -> Bool in
-            switch shell.state.deliver(messages: delivery.messageCount) {
-            case .discarded:
-                return false
-            case .held:
-                shell.queue.append(delivery)
-                return false
-            case .now:
-                guard !shell.carrying else {
-                    shell.ready.append(.deliver(delivery))
-                    return false
-                }
-                shell.carrying = true
-                return true
-            }
+        handle { shell in
+            shell.queue.append(delivery)
+            return shell.work(for: .deliver(messages: delivery.messageCount))
         }
-        guard carryNow else { return }
-        carryOut(.deliver(delivery))
-        carryOutReady()
     }
 
     /// Decides under the lock, carries out outside it: the first thread to find no carrier becomes it and
     /// also carries out, in order, whatever other threads decide meanwhile.
     private func handle(_ decide: (inout Shell) -> [Work]) {
-        let work = shell.withLock { shell -> [Work] in
+        var work = shell.withLock { shell -> [Work] in
             let work = decide(&shell)
             guard !shell.carrying else {
                 shell.ready += work
@@ -198,21 +181,13 @@ final class RoomOutbox: Sendable {
             shell.carrying = !work.isEmpty
             return work
         }
-        guard !work.isEmpty else { return }
-        for item in work { carryOut(item) }
-        carryOutReady()
-    }
-
-    /// The carrier, after its own work: what others decided meanwhile, until there is none.
-    private func carryOutReady() {
-        while true {
-            let work = shell.withLock { shell -> [Work] in
+        while !work.isEmpty {
+            for item in work { carryOut(item) }
+            work = shell.withLock { shell in
                 defer { shell.ready = [] }
                 shell.carrying = !shell.ready.isEmpty
                 return shell.ready
             }
-            guard !work.isEmpty else { return }
-            for item in work { carryOut(item) }
         }
     }
 
