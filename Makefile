@@ -11,7 +11,7 @@ RELEASE := .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps test-deps bench-deps build release run test swift-test tsan-test fuzz integration-test bench bench-readme bench-profile store-bench cluster clean screenshots
+.PHONY: all deps test-deps bench-deps build release run test swift-test tsan-test fuzz integration-test bench bench-readme bench-profile bench-lockstep store-bench cluster clean screenshots
 
 all: build
 
@@ -92,6 +92,11 @@ bench-readme: $(VENV)/.ready
 ## make bench-profile: where StoryCircle's time goes in the 250-room fan-out (perf, strace; docs/performance.md).
 bench-profile: release bench-deps
 	bench/profile.sh
+
+## make bench-lockstep: the classroom's regime, one frame per child (lock-step broadcasts), StoryCircle
+## against the C and Node.js peers, 250 × 40 and 1 × 2,000, 3 runs with the order rotated (bench/lockstep.sh).
+bench-lockstep: release bench-deps
+	bench/lockstep.sh
 
 ## make screenshots: copies the README's screenshots from build/screenshots/ (made by the browser tests).
 README_SCREENSHOTS := phone-lobby phone-story phone-question-scrolled-countdown phone-reveal-your-answer phone-podium \

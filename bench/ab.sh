@@ -96,7 +96,7 @@ print(round(sizes[-1]) if sizes else 75)' "$RESULTS" "$scenario")
   stop_server
 }
 
-[ -z "$PEERS" ] || build_peers "$WORK"
+[ -z "$PEERS" ] || build_peers "$WORK" "$PEERS"
 
 echo "== A: $A  B: $B  generator: $GENERATOR (B: $GENERATOR_B)  runs: $RUNS  pinning: $pinning" >&2
 for run in $(seq "$RUNS"); do

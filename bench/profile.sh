@@ -15,7 +15,8 @@
 #
 # Writes build/profile/<server>-<scenario>-<tool>.txt. Sizes: ROOMS CHILDREN BURST PROFILE_SECONDS, and
 # QUIZ_ROOMS × QUIZ_CHILDREN for the quiz (1 × BIG; 250 × 40 profiles the many-rooms quiz);
-# SERVERS="storycircle c go", PARTS="fanout quiz sustained", TOOLS="stat record strace".
+# SERVERS="storycircle c go", PARTS="fanout quiz sustained", TOOLS="stat record strace"; BIN (the server's
+# build folder) and GENERATOR (its storycircle-bench by default), to profile two builds with one generator.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,7 +37,9 @@ source bench/lib.sh
 trap 'stop_server' EXIT
 rm -rf "$WORK"
 mkdir -p "$WORK" "$OUT"
-build_peers "$WORK"
+# Only the peers profiled are built (Go may not be installed for a StoryCircle-only profile).
+build_peers "$WORK" "$SERVERS"
+GENERATOR=${GENERATOR:-$BIN/storycircle-bench}
 
 events=task-clock,context-switches,cpu-migrations,page-faults
 if perf stat -e instructions,cycles true 2>&1 | grep -q "not supported"; then
@@ -77,7 +80,7 @@ for server in $([[ " $PARTS " == *" fanout "* ]] && echo "$SERVERS"); do
     rm -f "$WORK/phase"
     if [ "$server" = storycircle ]; then start_storycircle "$WORK" profile; else start_peer "$WORK" "$server"; fi
     target=$([ "$server" = storycircle ] && echo storycircle || echo "baseline-$server")
-    "${pin_generator[@]}" "$BIN/storycircle-bench" fanout --target "$target" --admin-token "${ADMIN:-}" --rooms "$ROOMS" --children "$CHILDREN" \
+    "${pin_generator[@]}" "$GENERATOR" fanout --target "$target" --admin-token "${ADMIN:-}" --rooms "$ROOMS" --children "$CHILDREN" \
       --rounds 2 --warmup 1 --burst "$BURST" --payload-bytes 68 --phase-file "$WORK/phase" --server-pid "$SERVER_PID" --port "$PORT" \
       > "$OUT/$server-$tool-run.json" 2> "$WORK/generator.err" &
     generator=$!
@@ -92,7 +95,7 @@ done
 if [[ " $SERVERS " == *" storycircle "* ]]; then
   for tool in $([[ " $PARTS " == *" quiz "* ]] && echo "$TOOLS"); do
     start_storycircle "$WORK" quiz
-    "${pin_generator[@]}" "$BIN/storycircle-bench" quiz --admin-token "$ADMIN" --rooms "$QUIZ_ROOMS" --children "$QUIZ_CHILDREN" --questions 4 \
+    "${pin_generator[@]}" "$GENERATOR" quiz --admin-token "$ADMIN" --rooms "$QUIZ_ROOMS" --children "$QUIZ_CHILDREN" --questions 4 \
       --phase-file "$WORK/phase" --server-pid "$SERVER_PID" --port "$PORT" > "$OUT/storycircle-quiz-$tool-run.json" 2> "$WORK/generator.err" &
     generator=$!
     attach "$tool" storycircle-quiz
@@ -104,7 +107,7 @@ if [[ " $SERVERS " == *" storycircle "* ]]; then
   # And the open-loop classroom load, 15 s into it (the rooms narrating and answering, not starting).
   for tool in $([[ " $PARTS " == *" sustained "* ]] && echo "$TOOLS"); do
     start_storycircle "$WORK" sustained
-    "${pin_generator[@]}" "$BIN/storycircle-bench" sustained --admin-token "$ADMIN" --rooms "$ROOMS" --children "$CHILDREN" --duration 40 \
+    "${pin_generator[@]}" "$GENERATOR" sustained --admin-token "$ADMIN" --rooms "$ROOMS" --children "$CHILDREN" --duration 40 \
       --phase-file "$WORK/phase" --server-pid "$SERVER_PID" --port "$PORT" > "$OUT/storycircle-sustained-$tool-run.json" 2> "$WORK/generator.err" &
     generator=$!
     for _ in $(seq 1200); do [ -s "$WORK/phase" ] && break; sleep 0.1; done

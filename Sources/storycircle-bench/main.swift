@@ -8,6 +8,8 @@ USAGE: storycircle-bench <scenario> --port <port> [options]
 
 SCENARIOS:
   fanout      R rooms × C children; the teacher triggers broadcasts (latency, then throughput and cost)
+  lockstep    R rooms × C children; one broadcast per room at a time, the next once every child has the
+              last (one frame per child: the classroom's regime), for --seconds; StoryCircle or a peer
   quiz        R rooms × C children play a whole quiz: question, answers, reveal, scoreboard, next, podium
   sustained   R rooms × C children for D seconds at classroom rates, open loop
   joinstorm   C children join one room within S seconds, open loop
@@ -26,6 +28,7 @@ OPTIONS:
   --burst <n>              fanout: throughput triggers per room (default 20)
   --payload-bytes <n>      fanout: a peer's message size (default 68)
   --phase-file <path>      fanout, quiz, sustained: written as the measured phase starts (for bench/profile.sh)
+  --seconds <s>            lockstep: the measured window (default 10); --warmup: rounds first (default 20)
   --questions <n>          quiz: measured questions (default 5)
   --answers-per-second <n> quiz: answer rate across all rooms (default 2000)
   --duration <s>           sustained: seconds (default 60)   --warmup-seconds <s>  not counted (default 5)
@@ -89,6 +92,17 @@ func main() async -> Int32 {
                 result = try await runFanout(scenario: label, target: BaselineTarget(name: targetName, payloadBytes: int("payload-bytes", 68)), port: port, rooms: rooms, childrenPerRoom: children, rounds: rounds, warmup: warmup, burst: burst, serverPID: pid, phaseFile: value("phase-file"))
             }
             emit(result, "\(label) [\(result.target)] \(rooms)×\(children): \(result.latency.summary) · \(Int(result.throughputMessagesPerSecond)) msg/s · \(Int(result.messageBytes)) B/msg\(costSummary(result.cost))")
+        case "lockstep":
+            let targetName = value("target") ?? "storycircle"
+            let pid = value("server-pid").flatMap(Int32.init)
+            let warmup = int("warmup", 20), seconds = double("seconds", 10)
+            let result: LockStepResult
+            if targetName == "storycircle" {
+                result = try await runLockStep(target: StoryCircleTarget(port: port, adminToken: admin), port: port, rooms: rooms, childrenPerRoom: children, warmup: warmup, seconds: seconds, serverPID: pid, phaseFile: value("phase-file"))
+            } else {
+                result = try await runLockStep(target: BaselineTarget(name: targetName, payloadBytes: int("payload-bytes", 68)), port: port, rooms: rooms, childrenPerRoom: children, warmup: warmup, seconds: seconds, serverPID: pid, phaseFile: value("phase-file"))
+            }
+            emit(result, result.summary + costSummary(result.cost) + " · saturated: \(result.saturated)")
         case "quiz":
             let result = try await runQuiz(port: port, adminToken: admin, rooms: rooms, childrenPerRoom: children, questions: int("questions", 5), warmup: int("warmup", 1),
                                            answersPerSecond: double("answers-per-second", 2_000), serverPID: value("server-pid").flatMap(Int32.init),

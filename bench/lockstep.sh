@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# bench/lockstep.sh: the classroom's regime, one frame per child. Every room broadcasts once; the next
+# broadcast only when every child has the last (storycircle-bench lockstep), for a measured window of
+# LOCKSTEP_SECONDS; StoryCircle and the peers of bench/baseline with the same generator and message size.
+# Per server and size: CPU per frame sent (nanoseconds on CPU from schedstat, and user + system), system
+# calls per frame (perf's tracepoints), p99 from the same window, and which side was saturated. The order
+# of the servers rotates between runs, so none always goes first on a machine that drifts.
+#
+#   bench/lockstep.sh                       (the release build of this checkout)
+#   BIN=/tmp/before/.build/release bench/lockstep.sh
+#
+# Environment: RUNS (3), SIZES ("250x40 1x2000"), SERVERS ("storycircle c node"; also go, python),
+# LOCKSTEP_SECONDS (10), LOCKSTEP_WARMUP (20 rounds), GENERATOR (BIN's storycircle-bench), AB_OUT
+# (build/lockstep). Writes one JSON line per run and prints bench/ab-report.py's table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-3}
+SIZES=${SIZES:-250x40 1x2000}
+SERVERS=${SERVERS:-storycircle c node}
+LOCKSTEP_SECONDS=${LOCKSTEP_SECONDS:-10}
+LOCKSTEP_WARMUP=${LOCKSTEP_WARMUP:-20}
+OUT=${AB_OUT:-build/lockstep}
+WORK=${BENCH_WORK:-$PWD/.build/lockstep-work}
+source bench/lib.sh
+GENERATOR=${GENERATOR:-$BIN/storycircle-bench}
+
+trap 'stop_server' EXIT
+rm -rf "$WORK"
+mkdir -p "$WORK" "$OUT"
+build_peers "$WORK" "$SERVERS"
+RESULTS="$OUT/lockstep-$(date +%Y%m%d-%H%M%S).jsonl"
+: > "$RESULTS"
+
+one() { # <run> <server> <rooms> <children>
+  local run=$1 server=$2 rooms=$3 children=$4 target=storycircle size=68
+  if [ "$server" = storycircle ]; then
+    start_storycircle "$WORK" lockstep || { printf '  run %d %s FAILED: did not start\n' "$run" "$server" >&2; return 0; }
+  else
+    target="baseline-$server"
+    # The peers send StoryCircle's message size, as measured in this run.
+    size=$(python3 -c 'import json,sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+sizes = [r["result"]["messageBytes"] for r in rows if r["build"] == "storycircle" and r["result"]["messageBytes"] > 0]
+print(round(sizes[-1]) if sizes else 68)' "$RESULTS")
+    start_peer "$WORK" "$server" || { printf '  run %d %s FAILED: did not start\n' "$run" "$server" >&2; stop_server; return 0; }
+  fi
+  local scenario="lockstep-${rooms}x${children}"
+  if "${pin_generator[@]}" "$GENERATOR" lockstep --target "$target" --admin-token "${ADMIN:-}" --rooms "$rooms" --children "$children" \
+      --seconds "$LOCKSTEP_SECONDS" --warmup "$LOCKSTEP_WARMUP" --payload-bytes "$size" --server-pid "$SERVER_PID" --port "$PORT" \
+      > "$WORK/line.json" 2> "$WORK/line.err"; then
+    printf '{"run":%d,"build":"%s","scenario":"%s","result":%s}\n' "$run" "$server" "$scenario" "$(cat "$WORK/line.json")" >> "$RESULTS"
+    printf '  run %d %-11s %s\n' "$run" "$server" "$(tail -1 "$WORK/line.err")" >&2
+  else
+    printf '  run %d %-11s %s FAILED: %s\n' "$run" "$server" "$scenario" "$(tail -1 "$WORK/line.err")" >&2
+  fi
+  stop_server
+}
+
+read -r -a servers <<< "$SERVERS"
+echo "== lock-step: $SERVERS; sizes $SIZES; $RUNS runs; ${LOCKSTEP_SECONDS} s windows; pinning: $pinning" >&2
+for run in $(seq "$RUNS"); do
+  shift_by=$(( (run - 1) % ${#servers[@]} ))
+  order=("${servers[@]:shift_by}" "${servers[@]:0:shift_by}")
+  for size in $SIZES; do
+    for server in "${order[@]}"; do one "$run" "$server" "${size%x*}" "${size#*x}"; done
+  done
+done
+
+python3 bench/ab-report.py "$RESULTS"
+echo "Every run: $RESULTS" >&2
