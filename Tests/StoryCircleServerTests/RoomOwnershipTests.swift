@@ -205,6 +205,23 @@ struct RoomOwnershipTests {
         #expect(a.transport.closeStatus(2) == nil)
     }
 
+    /// A node alone on its store (SQLite on a teacher's laptop) has nobody to hand a room to: it takes no
+    /// lease, so a process starved for seconds or a laptop waking from sleep never bounces its children as
+    /// "moved" with nowhere to move to.
+    @Test func aNodeAloneOnItsStoreTakesNoLeaseThatCouldLapse() async throws {
+        let store = MemoryRoomStore()
+        let transport = RecordingTransport()
+        let (registry, events) = ServerFixtures.registry(transport: transport, store: store)
+        let created = try await registry.createRoom(story: ServerFixtures.story)
+        events.hello(1, .join(room: created.code, nickname: "Ana"))
+        guard case .welcome = await transport.next("welcome", to: 1) else { Issue.record("expected a welcome"); return }
+
+        let lease = try await store.acquire(room: created.code, node: "elsewhere", for: .seconds(10))
+        #expect(lease.node == "elsewhere", "the room was not held under a lease")
+        #expect(await registry.room(created.code) != nil)
+        #expect(transport.closeStatus(1) == nil)
+    }
+
     static func outcome(_ body: () async throws -> Room?) async -> Result<Room?, any Error> {
         do { return .success(try await body()) } catch { return .failure(error) }
     }

@@ -47,7 +47,10 @@ public final class RoomRegistry: Sendable {
     ) {
         let nodeId = configuration.nodeId ?? Self.defaultNodeId()
         self.nodeId = nodeId
-        keeper = (store as? any RoomLeases).map {
+        // Leases fence nodes that share a store. A store of this node alone (SQLite, memory) has nobody to
+        // hand a room to: a lease there could only lapse while the process is starved or the laptop sleeps,
+        // and bounce every child of its rooms for nothing.
+        keeper = (sharedStore ? store as? any RoomLeases : nil).map {
             LeaseKeeper(leases: $0, nodeId: nodeId, period: .seconds(configuration.leaseSeconds), clock: leaseClock, logger: logger)
         }
         health = StoreHealthMonitor(store: store, clock: clock, logger: logger)
