@@ -9,7 +9,10 @@ import StoryCircleCore
 /// statement that grants the lease, on the node's lease connection. A process that dies (kill -9, a crash)
 /// loses its sessions at once, and with them the lock: another node may then take the room without waiting
 /// for the expiry. A node that is merely paused or slow keeps its session and its lock, so its rooms wait
-/// for the expiry as before; the epoch check in every write is what fences it either way. The lock only
+/// for the expiry as before; the epoch check in every write is what fences it either way. A holder whose
+/// lock's session alone ended (its lease connection replaced, the session cut) still has its other
+/// sessions, which carry its name (`PostgresSettings.node`): while any of them lives, its rooms wait for
+/// the expiry too. The lock only
 /// counts on the server run that saw it taken (`locked_on`, the postmaster's start time): after PostgreSQL
 /// restarts, or a standby is promoted, every lock is gone while the holders may well be alive, so those
 /// leases lapse by their expiry until their holders' next renewal takes the locks again.
@@ -45,7 +48,9 @@ extension PostgresRoomStore {
                                 SELECT 1 FROM pg_locks l
                                 WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid = (\(Self.leaseLockClass))::oid
                                     AND l.objid::bigint = \(Self.leaseLockKey("o.epoch"))
-                                    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())))
+                                    AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+                                AND (o.node = $2::text OR NOT EXISTS (
+                                    SELECT 1 FROM pg_stat_activity a WHERE a.application_name = left('storycircle/' || o.node, 63))))
                     RETURNING o.epoch, floor(extract(epoch FROM o.expires_at) * 1000)::bigint,
                         pg_try_advisory_lock(\(Self.leaseLockClass), \(Self.leaseLockKey("o.epoch")))
                     """, [.text(room), .text(node), .integer(milliseconds)])

@@ -12,6 +12,10 @@ public struct PostgresSettings: Sendable, Equatable {
     /// (a few seconds), shorter than a class would wait.
     public var answerTimeout: Duration = PostgresSettings.defaultAnswerTimeout
     public static let defaultAnswerTimeout = Duration.seconds(15)
+    /// The node these connections belong to, if it has a name of its own: every connection then calls
+    /// itself `storycircle/<node>` (`application_name`, over the URL's), which is how the other nodes see
+    /// that a lease's holder still lives when the one session that held its lock has ended.
+    public var node: String?
 
     /// Whether `setting` (the `database` setting) names PostgreSQL rather than a SQLite file.
     public static func names(_ setting: String) -> Bool {
@@ -54,7 +58,14 @@ public struct PostgresSettings: Sendable, Equatable {
             parameters.append(("connect_timeout", "3"))
         }
         if let url { parameters.append(("dbname", url)) }
+        // After the URL, so that it wins over the URL's own.
+        if let applicationName { parameters.append(("application_name", applicationName)) }
         return parameters
+    }
+
+    /// What the node's sessions are called (PostgreSQL keeps 63 bytes of it), or `nil` without a node name.
+    var applicationName: String? {
+        node.map { String(decoding: Array("storycircle/\($0)".utf8.prefix(63)), as: UTF8.self) }
     }
 
     /// `postgres://user:secret@host/db?password=secret` → `postgres://user:***@host/db?password=***`.

@@ -63,6 +63,37 @@ struct PostgresLeaseSessionTests {
         #expect(try await nodes.b.renew(leaseB, for: .seconds(60)).epoch == leaseB.epoch)
     }
 
+    /// The holder lives but the session that held its lock ended (its lease connection was cut or
+    /// replaced): its other sessions, which carry its name, still show it alive, so the room waits for the
+    /// expiry; once every session of the node has ended, the room is taken at once.
+    @Test func aLivingHolderWhoseLockSessionAloneEndedKeepsItsRoom() async throws {
+        let nameA = "a-" + UUID().uuidString.prefix(8).lowercased()
+        let schema = try TestPostgres.freshSchema(application: "sc_" + UUID().uuidString.prefix(8).lowercased())
+        var settingsA = schema.settings
+        settingsA.node = nameA
+        let a = try PostgresRoomStore(settingsA)
+        let b = try PostgresRoomStore(schema.settings)
+        defer { closeAfterTest(a); closeAfterTest(b); schema.drop() }
+        try await a.createRoom(Sample.header("123456"))
+        _ = try await a.acquire(room: "123456", node: nameA, for: .seconds(60))
+
+        let admin = try TestPostgres.admin()
+        let lockSession = try admin.query("""
+            SELECT count(*) FILTER (WHERE pg_terminate_backend(l.pid, 10000)) FROM pg_locks l
+            JOIN pg_stat_activity s ON s.pid = l.pid
+            WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND s.application_name = $1::text
+            """, [.text("storycircle/" + nameA)]).int(0, 0)
+        #expect(lockSession == 1, "the lease connection's session alone ended")
+        #expect(await Self.isHeld(b, "123456", by: nameA), "a still lives (its writer's session): its lease of a minute stands")
+
+        let ended = try admin.query("""
+            WITH mine AS MATERIALIZED (SELECT pid FROM pg_stat_activity WHERE application_name = $1::text)
+            SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) FROM mine
+            """, [.text("storycircle/" + nameA)]).int(0, 0)
+        #expect(ended > 0, "every session of a ended, as its process's death ends them")
+        #expect(try await b.acquire(room: "123456", node: "b", for: .seconds(60)).node == "b", "taken at once")
+    }
+
     @Test func aWriteUnderTheDeadHoldersLeaseIsRefused() async throws {
         let nodes = try Self.nodes()
         defer { closeAfterTest(nodes.a); closeAfterTest(nodes.b); nodes.schema.drop() }

@@ -91,7 +91,8 @@ public final class ClassroomServer: Sendable {
 
         let roomStore: any RoomStore
         // A PostgreSQL URL may carry a password: messages show it redacted.
-        let postgres = PostgresSettings(database: configuration.database)
+        var postgres = PostgresSettings(database: configuration.database)
+        postgres?.node = configuration.nodeId
         let databaseName = postgres?.redacted ?? configuration.database
         if let store {
             roomStore = store
