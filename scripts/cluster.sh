@@ -331,6 +331,7 @@ launch_node() {
       STORYCIRCLE_ADMIN_TOKEN="$token" \
       STORYCIRCLE_PUBLIC_URL="$url" \
       STORYCIRCLE_TRUST_FORWARDED_FOR=true \
+      STORYCIRCLE_PING_AFTER_IDLE_SECONDS=3 \
       STORYCIRCLE_WEB_ROOT="$root/web-static" \
       "$bin" serve >>"$dir/node$n.log" 2>&1 &
   echo $! >"$dir/node$n.pid"

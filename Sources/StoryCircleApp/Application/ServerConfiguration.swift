@@ -194,6 +194,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         logFormat = string("STORYCIRCLE_LOG_FORMAT") ?? logFormat
         nodeId = string("STORYCIRCLE_NODE_ID") ?? nodeId
         leaseSeconds = try integer("STORYCIRCLE_LEASE_SECONDS") ?? leaseSeconds
+        pingAfterIdleSeconds = try integer("STORYCIRCLE_PING_AFTER_IDLE_SECONDS") ?? pingAfterIdleSeconds
         voicesDirectory = string("STORYCIRCLE_VOICES_DIR") ?? voicesDirectory
         piperPython = string("STORYCIRCLE_PIPER_PYTHON") ?? piperPython
         piperWorker = string("STORYCIRCLE_PIPER_WORKER") ?? piperWorker

@@ -1,0 +1,18 @@
+import Foundation
+import Testing
+
+@testable import StoryCircleApp
+
+/// Settings a container can only give through its environment, as docker-compose.yml and
+/// scripts/cluster.sh give them to every node.
+@Suite("Configuration")
+struct ConfigurationTests {
+    /// Behind nginx, whose read timeout cuts an upgraded socket silent for 6 s, the nodes ping sooner.
+    @Test func theKeepalivePingComesFromTheEnvironmentAndIsChecked() throws {
+        #expect(try ServerConfiguration.load(file: nil, environment: [:]).pingAfterIdleSeconds == 20)
+        #expect(try ServerConfiguration.load(file: nil, environment: ["STORYCIRCLE_PING_AFTER_IDLE_SECONDS": "3"]).pingAfterIdleSeconds == 3)
+        #expect(performing: { _ = try ServerConfiguration.load(file: nil, environment: ["STORYCIRCLE_PING_AFTER_IDLE_SECONDS": "0"]) }, throws: { error in
+            String(describing: error).hasPrefix("keepalive: pingAfterIdleSeconds must be 1 to 3600")
+        })
+    }
+}
