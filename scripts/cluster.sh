@@ -132,8 +132,10 @@ launch_member() {
     <"$root/config/patroni.yml" >"$home/patroni.yml"
   if [ "$(id -u)" -eq 0 ]; then chown postgres: "$home/patroni.yml"; fi
   chmod 600 "$home/patroni.yml"
-  # The pid file names Patroni itself (exec), not runuser around it, so that a kill -9 reaches Patroni.
-  as_postgres bash -c 'echo $$ >"$1"; exec patroni "$2"' patroni "$home/patroni.pid" "$home/patroni.yml" >>"$dir/pg$n.log" 2>&1 9>&- &
+  # The pid file names Patroni itself (exec), not runuser around it, so that a kill -9 reaches Patroni. In
+  # the member's own folder: PostgreSQL's programs fail in a working directory the postgres user cannot
+  # enter (a checkout in a folder only root may read), and Patroni's bootstrap then waits forever.
+  as_postgres bash -c 'cd "$3" || exit 1; echo $$ >"$1"; exec patroni "$2"' patroni "$home/patroni.pid" "$home/patroni.yml" "$home" >>"$dir/pg$n.log" 2>&1 9>&- &
   # Until the child has written it, the pid file names the launcher.
   echo $! >"$home/patroni.pid.launcher"
 }
