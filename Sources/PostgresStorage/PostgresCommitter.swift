@@ -154,6 +154,11 @@ final class PostgresCommitter: BatchCommitter, @unchecked Sendable {
                 if start == 0 {
                     statements.append(.sql("BEGIN"))
                     roles.append(.begin)
+                    // A transaction id even for a batch that changes nothing (a retry finding its rows stored by
+                    // a commit whose answer was lost): only a transaction with one waits at COMMIT for the
+                    // synchronous standby, and that wait covers everything committed before it.
+                    statements.append(.sql("SELECT txid_current()"))
+                    roles.append(.begin)
                 }
                 for index in start..<end {
                     statements.append(work[index].statement.pipelined)
