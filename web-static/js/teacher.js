@@ -65,7 +65,8 @@ function render({ quiet = false } = {}) {
   // Counts only while a question is open: never a stale "2 of 3 answered" on a finished room.
   $("#room-answers").textContent = room.phase === "question" && room.answers
     ? t("teacher.answers", { answered: room.answers.answered, total: room.answers.total, count: room.answers.total }) : "";
-  const join = `${location.origin}/?room=${room.code ?? code}`;
+  // The link carries the room's language: the child's first screen, before joining, speaks it.
+  const join = `${location.origin}/?room=${encodeURIComponent(room.code ?? code)}&lang=${encodeURIComponent(room.language ?? "")}`;
   const link = Object.assign(document.createElement("a"), { id: "join-link", href: join, textContent: join, dir: "ltr" });
   $("#join-at").replaceChildren(...tParts("teacher.join_at", { link }));
   storageBanner($("#storage-banner"), room.storage);
