@@ -96,7 +96,7 @@ export function errorText(error, known = {}) {
   const params = error.params ?? {};
   if (error.code === ERROR.ROOM_NOT_FOUND) {
     const asked = params.code ?? known.code;
-    return asked ? t("error.room_not_found", { code: isolate(asked) }) : t("error.room_not_found_any");
+    return asked ? t("error.room_not_found", { code: asked }) : t("error.room_not_found_any");
   }
   if (error.code === ERROR.INVALID_COMMAND) return t(COMMAND_PROBLEMS[params.problem] ?? "error.invalid_command");
   if (error.code === ERROR.INVALID_SETTINGS) {

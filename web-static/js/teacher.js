@@ -11,6 +11,7 @@ import { t, tParts, setLanguage, onLanguageChange, browserLanguage } from "./i18
 // The teacher's page speaks the room's language; until the welcome says which, the browser's.
 await setLanguage(browserLanguage());
 import { storageBanner } from "./storage-banner.js";
+import { renderAnswerChart } from "./answer-chart.js";
 
 const params = fragmentParameters();
 const code = params.get("room");
@@ -32,7 +33,7 @@ let connectionKey = "connection.lost_server";
 const NOTICES = { narration_voice_fallback: "narration.voice_fallback" };
 /** What the room-state line says when it is not the room's phase (a refused link), worded again on a change. */
 let stateWords = null;
-const controls = new TeacherControls($("#controls"), (message) => connection.send(message), { room: code, token });
+const controls = new TeacherControls($("#controls"), (message) => connection.send(message), { room: code, token, rosterHost: $("#roster-card") });
 window.storycircle = { events: [], connection };
 Object.defineProperty(window.storycircle, "room", { get: () => store.state });
 
@@ -76,6 +77,14 @@ function render({ quiet = false } = {}) {
   $("#voice-notice").hidden = !notice;
   $("#voice-notice").textContent = notice ? t(NOTICES[notice.code] ?? "narration.notice_unknown") : "";
   if (notice) $("#voice-notice").dataset.code = notice.code;
+  // The projector's answer chart, at the reveal.
+  const reveal = room.phase === "reveal" ? room.reveal : null;
+  $("#teacher-chart").hidden = !reveal;
+  if (reveal) {
+    renderAnswerChart($("#teacher-distribution"), {
+      distribution: reveal.distribution, correctOption: reveal.correctOption, texts: room.question?.options ?? null,
+    });
+  }
   controls.update(room);
 }
 
