@@ -598,7 +598,17 @@ def test_the_join_link_and_qr_code_carry_the_rooms_language(server, browsers):
     teacher = browsers(**TEACHER, language="en")
     teacher.get(f"{server.http}/teacher#room={code}&token={room['teacherToken']}")
     wait(teacher, lambda d: "lang=es" in (d.find_element(By.ID, "join-link").get_attribute("href") or ""), message="the teacher's join link")
+    # The projector's QR code (whose link the API test checks) is fetched again when the language changes.
+    projector = browsers(**PROJECTOR, language="en")
+    projector.get(f"{server.http}/dashboard#room={code}&token={room['dashboardToken']}")
+    fetched = "return performance.getEntriesByType('resource').filter((e) => e.name.includes('/qr.svg')).length"
+    wait(projector, lambda d: visible(d, "#qr") and d.execute_script(fetched) == 1, message="the QR code")
+    assert server.command(room, "settings", settings={"language": "fr"})[0] == 200
+    wait(teacher, lambda d: "lang=fr" in (d.find_element(By.ID, "join-link").get_attribute("href") or ""), message="the link follows")
+    wait(projector, lambda d: d.execute_script(fetched) == 2 and d.execute_script("return document.documentElement.lang") == "fr",
+         message="the projector fetched the QR code of the French link")
     no_page_errors(phone)
+    no_page_errors(projector)
 
 
 def test_two_quick_language_switches_leave_the_later_one(server, browsers):
