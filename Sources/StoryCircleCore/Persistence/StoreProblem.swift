@@ -2,9 +2,10 @@
 ///
 /// The stores report a failure in their own words (`StoreHealth.failing(reason:)`): SQLite's result
 /// text with the system's `strerror` ("database or disk is full (No space left on device)"), or libpq's
-/// and the writer's. Those texts are fixed by SQLite, glibc and libpq (none of them is translated in the
-/// server's process), so the cause is read from them here, in one place, rather than each backend and
-/// the group-commit writer carrying a second value through every outcome.
+/// and the writer's. Those texts are fixed by SQLite, glibc and libpq (the server never calls
+/// `setlocale`, so `strerror` and libpq speak English), so the cause is read from them here, in one
+/// place, rather than each backend and the group-commit writer carrying a second value through every
+/// outcome. A text none of these matches is `unknown`: the page then says the log has more.
 public enum StoreProblem: String, Sendable, Equatable, Codable, CaseIterable {
     /// The disk (or the database server's) is full.
     case diskFull = "disk_full"
