@@ -54,6 +54,11 @@ def test_the_roster_shows_25_children_at_1366x768_and_every_button(server, brows
     wait(teacher, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#roster tbody tr[data-player]")) == 32
          and d.execute_script("return document.documentElement.lang") == lang, message="32 children in the roster")
 
+    # The room's title and code head the page in every language (the page's own language loading after
+    # the first render once put the placeholder "Room" back in a room of the browser's language).
+    wait(teacher, lambda d: code in d.find_element(By.ID, "room-title").text, message="the room's title")
+    assert "Pip" in teacher.find_element(By.ID, "room-title").text
+
     seen = roster(teacher)
     shown = [row for row in seen["rows"] if row["shown"]]
     assert seen["scrollY"] == 0

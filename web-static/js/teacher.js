@@ -55,6 +55,9 @@ function handle(message) {
 function render({ quiet = false } = {}) {
   const room = store.state;
   stateWords = null;
+  // Its words are ours from now on: a later translatePage() (a language loaded after this render) must
+  // not put the placeholder "Room" back over the title.
+  delete $("#room-title").dataset.i18n;
   $("#room-title").textContent = t("teacher.title", { title: room.title ?? t("teacher.room"), code: room.code ?? code });
   $("#room-title").dir = "auto";
   const stateText = describePhase(room);
