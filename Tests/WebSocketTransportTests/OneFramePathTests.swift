@@ -93,4 +93,25 @@ struct OneFramePathTests {
         let received = try await offPool { other.nextFrame().map { String(decoding: $0.payload, as: UTF8.self) } }
         #expect(received == "still here")
     }
+
+    /// The client closes while the application is still sending to it (every send a wake-up of its own
+    /// meanwhile): the frames before lws's close answer are whole, the answer is the last frame on the wire
+    /// (RFC 6455, 5.5.1), and the connection ends. (The window between lws reading the close and writing
+    /// its answer is narrow: removing the one-frame path's close checks did not make this fail in five
+    /// runs; they rest on the lws 4.1.6 sources, see `writeAtWakeup`.)
+    @Test func framesSentWhileTheClientClosesNeverFollowTheCloseAnswer() async throws {
+        let harness = try TransportHarness()
+        defer { harness.stop() }
+        let (socket, id) = try await SendingTests.open(1, on: harness)[0]
+        socket.send(RawSocket.clientFrame(opcode: 0x8, [0x03, 0xE8] + Array("bye".utf8)))
+        for round in 0..<200 { harness.server.send(OutboundFrame(text: "late \(round)"), to: [id]) }
+        let (frames, rest) = try await offPool { () -> ([RawSocket.Frame], (bytes: [UInt8], ended: Bool)) in
+            let frames = socket.readFrames().frames
+            return (frames, socket.readToEnd())
+        }
+        #expect(frames.last?.opcode == 0x8, "the close answer came")
+        #expect(frames.dropLast().allSatisfy { $0.opcode == 0x1 && $0.text.hasPrefix("late ") }, "only whole data frames before it")
+        #expect(rest.bytes.isEmpty, "nothing after the close answer")
+        #expect(rest.ended, "and the connection ended")
+    }
 }
