@@ -1,0 +1,198 @@
+"""The story library over real sockets: the HTTP API (docs/protocol.md, "Story library") and the CLI's
+`story list|push|pull` and `start --story-id`, judged by an independent client."""
+import json
+import os
+import pathlib
+import subprocess
+import threading
+
+from conftest import BIN, ROOT, SHORT_STORY
+
+SAMPLES = sorted((ROOT / "config/stories").glob("*.json"))
+
+
+def api(server, method, path, body=None, token=None, raw=None):
+    status, headers, data = server.request(method, path, token or server.admin_token, body, raw=raw)
+    return status, (json.loads(data) if data else None)
+
+
+def short_story(title="Test: The Short Story"):
+    document = json.loads(SHORT_STORY.read_text())
+    document["title"] = title
+    return document
+
+
+def test_the_sample_stories_are_in_the_library_once_and_a_deleted_one_stays_deleted(make_server, tmp_path):
+    data = tmp_path / "data"
+    server = make_server(data=data)
+    status, listed = api(server, "GET", "/api/stories")
+    assert status == 200
+    titles = {json.loads(path.read_text())["title"] for path in SAMPLES}
+    assert {story["title"] for story in listed["stories"]} == titles
+    for story in listed["stories"]:
+        assert story["version"] == 1 and story["updatedBy"] == "sample" and story["questions"] >= 1
+        assert story["updatedAt"] > 0 and story["language"] in ("en", "es")
+    pip = next(story for story in listed["stories"] if story["title"].startswith("Pip"))
+    assert api(server, "DELETE", f"/api/stories/{pip['id']}")[0] == 200
+    server.stop()
+
+    again = make_server(data=data)
+    status, listed = api(again, "GET", "/api/stories")
+    assert {story["title"] for story in listed["stories"]} == titles - {pip["title"]}
+
+
+def test_create_read_update_and_a_stale_update_gets_409_with_the_current_story(server):
+    status, created = api(server, "POST", "/api/stories", {"story": short_story("Mine"), "by": "Ms Rivera"})
+    assert status == 201, created
+    assert created["version"] == 1 and created["title"] == "Mine" and created["updatedBy"] == "Ms Rivera"
+    story_id = created["id"]
+
+    status, read = api(server, "GET", f"/api/stories/{story_id}")
+    assert status == 200 and read["story"]["title"] == "Mine" and read["questions"] == 3 and read["sentences"] == 2
+
+    first = short_story("Mine, by the first editor")
+    status, saved = api(server, "PUT", f"/api/stories/{story_id}", {"story": first, "version": 1, "by": "first"})
+    assert status == 200 and saved["version"] == 2
+
+    second = short_story("Mine, by the second editor")
+    status, refused = api(server, "PUT", f"/api/stories/{story_id}", {"story": second, "version": 1, "by": "second"})
+    assert status == 409
+    assert refused["error"]["code"] == "story_conflict"
+    assert refused["error"]["params"] == {"version": "2"}
+    assert refused["error"]["current"]["version"] == 2
+    assert refused["error"]["current"]["story"]["title"] == "Mine, by the first editor"
+    # Nothing was overwritten; the second editor can save on the current version.
+    assert api(server, "GET", f"/api/stories/{story_id}")[1]["title"] == "Mine, by the first editor"
+    status, saved = api(server, "PUT", f"/api/stories/{story_id}", {"story": second, "version": 2, "by": "second"})
+    assert status == 200 and saved["version"] == 3
+
+    status, listed = api(server, "GET", "/api/stories?q=MINE")
+    assert [story["id"] for story in listed["stories"]] == [story_id]
+
+
+def test_two_editors_saving_the_same_version_at_once_one_wins_and_one_gets_the_conflict(server):
+    story_id = api(server, "POST", "/api/stories", short_story("Race"))[1]["id"]
+    outcomes = []
+
+    def save(editor):
+        outcomes.append(api(server, "PUT", f"/api/stories/{story_id}", {"story": short_story(f"Race {editor}"), "version": 1}))
+
+    threads = [threading.Thread(target=save, args=(editor,)) for editor in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    statuses = sorted(status for status, _ in outcomes)
+    assert statuses == [200, 409, 409, 409, 409, 409]
+    winner = next(body for status, body in outcomes if status == 200)
+    assert api(server, "GET", f"/api/stories/{story_id}")[1]["title"] == winner["title"]
+
+
+def test_the_library_needs_the_admin_token_and_a_teacher_token_gets_403(server):
+    room = server.create_room()
+    for method, path in [("GET", "/api/stories"), ("POST", "/api/stories"), ("POST", "/api/stories/validate")]:
+        status, body = api(server, method, path, short_story(), token=room["teacherToken"])
+        assert status == 403 and body["error"]["code"] == "wrong_role", body
+        assert "admin token" in body["error"]["message"]
+    status, _, data = server.request("GET", "/api/stories")
+    assert status == 401 and json.loads(data)["error"]["code"] == "unauthorized"
+
+
+def test_bad_input_gets_a_clear_error_and_nothing_is_stored(server):
+    before = len(api(server, "GET", "/api/stories")[1]["stories"])
+    status, body = api(server, "POST", "/api/stories", raw=b'{"title": "broken",')
+    assert status == 400 and body["error"]["code"] == "invalid_json"
+
+    wrong = short_story()
+    wrong["quiz"]["questions"][1]["answer"] = "blue"
+    wrong["quiz"]["questions"][0]["options"] = ["Only one"]
+    wrong["narration"]["rate"] = 9000
+    status, body = api(server, "POST", "/api/stories", wrong)
+    assert status == 422 and body["error"]["code"] == "invalid_story"
+    paths = {issue["path"] for issue in body["error"]["issues"]}
+    assert {"quiz.questions[0].options", "quiz.questions[1].answer", "narration.rate"} <= paths
+
+    unknown = short_story()
+    unknown["narration"]["voice"] = "xx-nobody"
+    status, body = api(server, "POST", "/api/stories", unknown)
+    assert status == 422 and [issue["path"] for issue in body["error"]["issues"]] == ["narration.voice"]
+
+    huge = short_story()
+    huge["text"] = ["Word " * 60_000]
+    status, body = api(server, "POST", "/api/stories", huge)
+    assert status == 413 and body["error"]["code"] == "payload_too_large"
+
+    status, body = api(server, "PUT", "/api/stories/nothing-here", {"story": short_story(), "version": 1})
+    assert status == 404 and body["error"]["code"] == "story_not_found"
+    status, body = api(server, "PUT", "/api/stories/nothing-here", {"story": short_story()})
+    assert status == 400 and body["error"]["code"] == "invalid_message"
+    assert len(api(server, "GET", "/api/stories")[1]["stories"]) == before
+
+
+def test_validate_gives_the_same_problems_and_words_as_story_validate(server, tmp_path):
+    wrong = short_story()
+    wrong["quiz"]["questions"][1]["answer"] = "blue"
+    wrong["quiz"]["questions"][2]["time"] = 3
+    wrong["titel"] = "typo"
+    path = tmp_path / "wrong.json"
+    path.write_text(json.dumps(wrong))
+    cli = subprocess.run([BIN, "story", "validate", str(path)], capture_output=True, text=True, cwd=ROOT)
+    cli_lines = {line.removeprefix(f"{path}: ").removeprefix("warning: ") for line in (cli.stdout + cli.stderr).splitlines() if "invalid:" not in line}
+
+    status, body = api(server, "POST", "/api/stories/validate", wrong)
+    assert status == 200 and body["valid"] is False
+    api_lines = {f"{issue['path']}: {issue['message']}" for issue in body["issues"]}
+    assert api_lines == cli_lines
+    assert any(issue["severity"] == "warning" and issue["path"] == "titel" for issue in body["issues"])
+
+    status, body = api(server, "POST", "/api/stories/validate", raw=b"{nope")
+    assert status == 200 and body["valid"] is False and body["issues"][0]["message"].startswith("not valid JSON")
+
+    status, body = api(server, "POST", "/api/stories/validate", {"story": short_story()})
+    assert body["valid"] is True and body["sentences"] == ["Pip found a blue gear.", "Dot said thank you."] and body["questions"] == 3
+
+
+def test_both_seed_shapes_are_taken_as_stories(server):
+    single = {"title": "One question", "text": "A short tale. It ends.",
+              "quiz": {"question": "Did it end?", "options": ["Yes", "No"], "answer": "Yes"}}
+    status, created = api(server, "POST", "/api/stories", single)
+    assert status == 201 and created["questions"] == 1
+    assert created["story"]["quiz"]["questions"][0]["question"] == "Did it end?"
+    titled = {"title": "Quiz shape", "text": ["One.", "Two."],
+              "quiz": {"title": "The quiz", "questions": [{"question": "How many?", "options": ["1", "2", "3"], "answer": "2", "time": 15}]}}
+    status, created = api(server, "POST", "/api/stories", titled)
+    assert status == 201 and created["story"]["quiz"]["title"] == "The quiz"
+
+
+def test_a_room_started_from_a_library_story_keeps_it_from_being_deleted_until_it_ends(server):
+    story_id = api(server, "POST", "/api/stories", short_story("For a room"))[1]["id"]
+    status, room = api(server, "POST", "/api/rooms", {"storyId": story_id, "settings": {"speedPoints": False}})
+    assert status == 201 and room["title"] == "For a room"
+    status, body = api(server, "DELETE", f"/api/stories/{story_id}")
+    assert status == 409 and body["error"]["code"] == "story_in_use" and body["error"]["rooms"] == [room["code"]]
+    assert api(server, "GET", f"/api/stories/{story_id}")[0] == 200
+
+    status, _ = server.command(room, "end")
+    assert status == 200
+    assert api(server, "DELETE", f"/api/stories/{story_id}")[0] == 200
+    status, body = api(server, "GET", f"/api/stories/{story_id}")
+    assert status == 404 and body["error"]["code"] == "story_not_found"
+    status, body = api(server, "POST", "/api/rooms", {"storyId": story_id})
+    assert status == 404 and body["error"]["code"] == "story_not_found"
+
+
+def test_the_list_comes_in_pages(server):
+    for index in range(5):
+        api(server, "POST", "/api/stories", short_story(f"Paged {index}"))
+    seen = []
+    after = ""
+    for _ in range(10):
+        status, page = api(server, "GET", f"/api/stories?q=Paged&limit=2&after={after}")
+        assert status == 200 and len(page["stories"]) <= 2
+        seen += [story["title"] for story in page["stories"]]
+        if not page.get("next"):
+            break
+        after = page["next"]
+    # Most recently changed first; stories saved in the same millisecond come in id order.
+    assert sorted(seen) == [f"Paged {index}" for index in range(5)]
+    assert api(server, "GET", "/api/stories?after=junk")[0] == 400
