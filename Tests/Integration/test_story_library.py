@@ -2,9 +2,12 @@
 `story list|push|pull` and `start --story-id`, judged by an independent client."""
 import json
 import os
-import pathlib
+import re
+import signal
 import subprocess
 import threading
+import urllib.error
+import urllib.request
 
 from conftest import BIN, ROOT, SHORT_STORY
 
@@ -196,3 +199,96 @@ def test_the_list_comes_in_pages(server):
     # Most recently changed first; stories saved in the same millisecond come in id order.
     assert sorted(seen) == [f"Paged {index}" for index in range(5)]
     assert api(server, "GET", "/api/stories?after=junk")[0] == 400
+
+
+# ---- The command line ----
+
+def cli(server, *args, timeout=60):
+    env = dict(os.environ, STORYCIRCLE_SERVER=server.http, STORYCIRCLE_ADMIN_TOKEN=server.admin_token)
+    return subprocess.run([BIN, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
+
+
+def test_story_push_list_pull_and_push_back_on_a_version(server, tmp_path):
+    listed = cli(server, "story", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "Pip the Robot" in listed.stdout and listed.stdout.splitlines()[0].split() == ["ID", "VERSION", "QUESTIONS", "VOICE", "CHANGED", "BY", "TITLE"]
+
+    mine = tmp_path / "mine.json"
+    mine.write_text(json.dumps(short_story("From the terminal")))
+    pushed = cli(server, "story", "push", str(mine))
+    assert pushed.returncode == 0, pushed.stderr
+    story_id = re.search(r"saved as story (\S+), version 1", pushed.stdout).group(1)
+    assert story_id in cli(server, "story", "list", "--search", "terminal").stdout
+    assert json.loads(cli(server, "story", "list", "--json").stdout)["stories"][0]["id"] == story_id
+
+    pulled_file = tmp_path / "pulled.json"
+    pulled = cli(server, "story", "pull", story_id, "--out", str(pulled_file))
+    assert pulled.returncode == 0 and f"--id {story_id} --based-on 1" in pulled.stdout
+    document = json.loads(pulled_file.read_text())
+    assert document["title"] == "From the terminal" and len(document["quiz"]["questions"]) == 3
+    assert json.loads(cli(server, "story", "pull", story_id).stdout) == document
+
+    document["title"] = "From the terminal, edited"
+    pulled_file.write_text(json.dumps(document))
+    again = cli(server, "story", "push", str(pulled_file), "--id", story_id, "--based-on", "1")
+    assert again.returncode == 0 and "version 2" in again.stdout
+    # Pushing the same file again on version 1 is stale: refused, and nothing is overwritten.
+    document["title"] = "Stale"
+    pulled_file.write_text(json.dumps(document))
+    stale = cli(server, "story", "push", str(pulled_file), "--id", story_id, "--based-on", "1")
+    assert stale.returncode == 1 and "changed since (now version 2" in stale.stderr and "--based-on 2" in stale.stderr
+    assert api(server, "GET", f"/api/stories/{story_id}")[1]["title"] == "From the terminal, edited"
+
+
+def test_story_push_of_a_bad_story_prints_every_problem_and_saves_nothing(server, tmp_path):
+    before = len(api(server, "GET", "/api/stories")[1]["stories"])
+    wrong = short_story()
+    wrong["quiz"]["questions"][1]["answer"] = "blue"
+    wrong["narration"]["voice"] = "xx-nobody"
+    path = tmp_path / "wrong.json"
+    path.write_text(json.dumps(wrong))
+    result = cli(server, "story", "push", str(path))
+    assert result.returncode == 1
+    assert 'quiz.questions[1].answer: "blue" is not one of the options' in result.stderr
+    assert "Error: the story is not valid" in result.stderr
+    path.write_text('{"title": ')
+    result = cli(server, "story", "push", str(path))
+    assert result.returncode == 1 and "not valid JSON" in result.stderr
+    assert cli(server, "story", "pull", "nothing-here").returncode == 1
+    assert len(api(server, "GET", "/api/stories")[1]["stories"]) == before
+
+
+def test_start_with_a_story_id_runs_a_room_on_the_library_story(make_server, tmp_path):
+    data = tmp_path / "data"
+    server = make_server(data=data)
+    story_id = api(server, "POST", "/api/stories", short_story("Started by id"))[1]["id"]
+    server.stop()
+
+    process = subprocess.Popen([BIN, "start", "--story-id", story_id, "--port", "0", "--data", str(data), "--no-keys"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("● "):
+                break
+        banner = "".join(lines)
+        assert "· Started by id" in banner, banner
+        assert re.search(r"Story library: +http://\S+/stories#token=\S+", banner), banner
+        base, code = re.search(r"Join link: +(http://\S+)/\?room=(\d{6})", banner).groups()
+        token = (data / "admin-token").read_text().strip()
+        request = urllib.request.Request(f"{base}/api/stories/{story_id}", method="DELETE", headers={"Authorization": f"Bearer {token}"})
+        try:
+            urllib.request.urlopen(request, timeout=10)
+            raise AssertionError("a story in use was deleted")
+        except urllib.error.HTTPError as error:
+            assert error.code == 409 and json.loads(error.read())["error"]["rooms"] == [code]
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=20)
+
+    missing = subprocess.run([BIN, "start", "--story-id", "nothing-here", "--port", "0", "--data", str(data), "--no-keys"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 1 and "Error: there is no story nothing-here in the library" in missing.stderr
+    both = subprocess.run([BIN, "start", str(SHORT_STORY), "--story-id", story_id], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert both.returncode == 64 and "Give a story file or --story-id, not both." in both.stderr
