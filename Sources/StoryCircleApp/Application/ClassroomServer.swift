@@ -246,7 +246,7 @@ public final class ClassroomServer: Sendable {
         transport.port = configuration.port
         transport.bindAddress = configuration.bindAddress
         transport.staticRoot = configuration.webRoot
-        transport.pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html"]
+        transport.pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html"]
         transport.dynamicPrefixes = ["/api", "/healthz", "/metrics", "/audio"]
         transport.maxMessageBytes = configuration.maxMessageBytes
         transport.maxConnections = configuration.maxConnections
