@@ -292,3 +292,28 @@ def test_start_with_a_story_id_runs_a_room_on_the_library_story(make_server, tmp
     assert missing.returncode == 1 and "Error: there is no story nothing-here in the library" in missing.stderr
     both = subprocess.run([BIN, "start", str(SHORT_STORY), "--story-id", story_id], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert both.returncode == 64 and "Give a story file or --story-id, not both." in both.stderr
+
+
+def test_listen_reads_one_sentence_through_the_audio_cache_and_voices_lists_the_nodes_voices(server):
+    status, body = api(server, "POST", "/api/stories/listen", {"text": "Kim had a red kite.", "voice": "en", "rate": 160, "pitch": 40})
+    assert status == 200 and body["audio"].startswith("/audio/") and body["durationMs"] > 0
+    status, headers, audio = server.request("GET", body["audio"])
+    assert status == 200 and headers["content-type"] == "audio/mpeg" and len(audio) > 1000
+    # The same sentence again is the same clip (the cache), not a second synthesis.
+    assert api(server, "POST", "/api/stories/listen", {"text": "Kim had a red kite.", "voice": "en", "rate": 160, "pitch": 40})[1]["audio"] == body["audio"]
+    status, refused = api(server, "POST", "/api/stories/listen", {"text": "Hello.", "voice": "xx-nobody"})
+    assert status == 422 and refused["error"]["code"] == "voice_not_installed"
+    status, refused = api(server, "POST", "/api/stories/listen", {"text": "x" * 700})
+    assert status == 400 and refused["error"]["code"] == "invalid_message"
+
+    status, voices = api(server, "GET", "/api/stories/voices")
+    assert status == 200
+    names = {voice["name"]: voice.get("language") for voice in voices["voices"]}
+    assert names["es"] == "es" and names["en-gb"] == "en"
+
+
+def test_validate_gives_the_sentences_even_while_the_quiz_has_problems(server):
+    story = short_story()
+    story["quiz"]["questions"][0]["answer"] = "nope"
+    status, body = api(server, "POST", "/api/stories/validate", story)
+    assert body["valid"] is False and body["sentences"] == ["Pip found a blue gear.", "Dot said thank you."]

@@ -25,6 +25,12 @@ extension APIHandler {
         if path[2] == "validate" {
             return await only("POST", request) { validateStory(request) }
         }
+        if path[2] == "listen" {
+            return await only("POST", request) { await listen(request) }
+        }
+        if path[2] == "voices" {
+            return await only("GET", request) { voices() }
+        }
         let id = path[2]
         guard StoryLibraryIDs.isWellFormed(id) else { return storyNotFound(id) }
         switch request.method {
@@ -138,7 +144,67 @@ extension APIHandler {
         var wrapped = document
         if case .object(let object) = document, let inner = object["story"] { wrapped = inner }
         let (story, issues) = checkedStory(wrapped)
-        return .json(200, ValidationResponse(story: story, issues: issues))
+        var response = ValidationResponse(story: story, issues: issues)
+        // The sentences as the server splits them even while something else is wrong (the editor shows
+        // them as the teacher types).
+        if response.sentences == nil, case .object(let object) = wrapped {
+            switch object["text"] {
+            case .string(let text)?: response.sentences = SentenceSplitter.sentences(in: text)
+            case .array(let items)?: response.sentences = items.flatMap { item -> [String] in
+                if case .string(let text) = item { return SentenceSplitter.sentences(in: text) }
+                return []
+            }
+            default: break
+            }
+        }
+        return .json(200, response)
+    }
+
+    /// One sentence read aloud as a room would read it (the same engine, through the audio cache):
+    /// `{"text", "voice", "rate", "pitch"}` answers `{"audio": "/audio/KEY.mp3", "durationMs"}`.
+    private func listen(_ request: HTTPRequest) async -> HTTPResponse {
+        struct Body: Decodable {
+            var text: String
+            var voice: String?
+            var rate: Int?
+            var pitch: Int?
+        }
+        struct Listened: Encodable {
+            var audio: String
+            var durationMs: Int
+        }
+        guard let narrator else { return .error(RoomError(.notFound, "This server reads no stories aloud.")) }
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
+            return .error(RoomError(.invalidMessage, "Send {\"text\": \"a sentence\", \"voice\": \"en\", \"rate\": 150, \"pitch\": 50}."))
+        }
+        let text = body.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard StoryLimits.sentenceLength.contains(text.count) else {
+            return .error(RoomError(.invalidMessage, "The text must be one sentence of 1 to \(StoryLimits.sentenceLength.upperBound) characters."))
+        }
+        var settings = NarrationSettings()
+        settings.voice = body.voice ?? settings.voice
+        settings.rate = min(max(body.rate ?? settings.rate, StoryLimits.rate.lowerBound), StoryLimits.rate.upperBound)
+        settings.pitch = min(max(body.pitch ?? settings.pitch, StoryLimits.pitch.lowerBound), StoryLimits.pitch.upperBound)
+        if case .failure(let refusal) = narrator.voices.choose(settings.voice) {
+            return .error(RoomError(.voiceNotInstalled, refusal.description))
+        }
+        do {
+            let plan = try await narrator.prepare(NarrationRequest(preparation: 0, sentences: [text], settings: settings, questions: nil)) { _, _ in }
+            guard let sentence = plan.sentences.first, let audio = sentence.audio else { return .error(RoomError(.internalError, "Nothing was read.")) }
+            return .json(200, Listened(audio: audio, durationMs: sentence.durationMs))
+        } catch {
+            return .error(RoomError(.internalError, "The sentence could not be read aloud (\(error))."))
+        }
+    }
+
+    /// The voices this node reads with, each with the pages' language for it (nil when none).
+    private func voices() -> HTTPResponse {
+        struct Voice: Encodable {
+            var name: String
+            var language: String?
+        }
+        let names = narrator?.voices.names ?? []
+        return .json(200, ["voices": names.map { Voice(name: $0, language: RoomLanguage.of(voice: $0)) }])
     }
 
     // MARK: - Rooms from the library
