@@ -151,7 +151,7 @@ function renderQuestions(focus = null) {
   const box = clear($("#edit-questions"));
   const questions = state.doc.quiz.questions;
   questions.forEach((q, qi) => {
-    const optionRows = q.options.map((option, oi) => el("div", { class: "option-row" },
+    const optionRows = q.options.map((option, oi) => [el("div", { class: "option-row" },
       el("input", { type: "radio", name: `q-${qi}-answer`, id: `q-${qi}-correct-${oi}`, checked: q.answer === oi,
         "aria-label": t("library.editor.correct_option", { number: oi + 1 }),
         onchange: () => { q.answer = oi; changed(); } }),
@@ -166,17 +166,16 @@ function renderQuestions(focus = null) {
           else if (q.answer > oi) q.answer -= 1;
           structural(`q-${qi}-option-${Math.min(oi, q.options.length - 1)}`);
         } }),
-    ));
-    const problems = q.options.map((_, oi) => el("p", { id: `q-${qi}-option-${oi}-problem`, class: "field-problem", lang: "en", dir: "ltr", hidden: true }));
+    ), el("p", { id: `q-${qi}-option-${oi}-problem`, class: "field-problem", lang: "en", dir: "ltr", hidden: true })]);
     box.append(el("fieldset", { class: "question", id: `q-${qi}` },
       el("legend", { text: t("library.editor.question_number", { number: qi + 1 }) }),
       el("label", { for: `q-${qi}-text`, text: t("library.editor.question_text") }),
       el("input", { type: "text", id: `q-${qi}-text`, value: q.question, maxlength: 300, dir: "auto", "aria-describedby": `q-${qi}-text-problem`,
         oninput: (event) => { q.question = event.target.value; changed(); } }),
       el("p", { id: `q-${qi}-text-problem`, class: "field-problem", lang: "en", dir: "ltr", hidden: true }),
-      el("fieldset", { class: "options", id: `q-${qi}-options`, "aria-describedby": `q-${qi}-options-problem q-${qi}-answer-problem` },
+      el("fieldset", { class: "edit-options", id: `q-${qi}-options`, "aria-describedby": `q-${qi}-options-problem q-${qi}-answer-problem` },
         el("legend", { text: t("library.editor.options") }),
-        optionRows, problems,
+        optionRows.flat(),
         el("p", { id: `q-${qi}-options-problem`, class: "field-problem", lang: "en", dir: "ltr", hidden: true }),
         el("p", { id: `q-${qi}-answer-problem`, class: "field-problem", lang: "en", dir: "ltr", hidden: true }),
         el("button", { type: "button", class: "secondary", id: `q-${qi}-add-option`, disabled: q.options.length >= MAX_OPTIONS,
