@@ -317,3 +317,17 @@ def test_validate_gives_the_sentences_even_while_the_quiz_has_problems(server):
     story["quiz"]["questions"][0]["answer"] = "nope"
     status, body = api(server, "POST", "/api/stories/validate", story)
     assert body["valid"] is False and body["sentences"] == ["Pip found a blue gear.", "Dot said thank you."]
+
+
+def test_a_saved_story_survives_a_kill_9_at_once(make_server, tmp_path):
+    """Saved means durable: the answer to the save is only sent once the story is committed."""
+    data = tmp_path / "data"
+    server = make_server(data=data)
+    status, created = api(server, "POST", "/api/stories", short_story("Kept through a crash"))
+    assert status == 201
+    status, updated = api(server, "PUT", f"/api/stories/{created['id']}", {"story": short_story("Kept, version 2"), "version": 1})
+    assert status == 200
+    server.kill()
+    again = make_server(data=data)
+    status, read = api(again, "GET", f"/api/stories/{created['id']}")
+    assert status == 200 and read["version"] == 2 and read["title"] == "Kept, version 2"

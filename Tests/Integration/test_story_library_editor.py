@@ -72,6 +72,11 @@ def test_a_teacher_writes_a_story_with_the_keyboard_listens_saves_and_a_child_he
     # Kim is the right one: the radio of the second answer, chosen with the arrow key.
     tab_to(driver, "q-1-correct-0").send_keys(Keys.ARROW_DOWN)
     wait(driver, lambda d: d.find_element(By.ID, "q-1-correct-1").is_selected())
+    # Reordering keeps the right answer: "Kim" moves up to be the first answer and stays the right one.
+    tab_to(driver, "q-1-option-up-1").send_keys(Keys.ENTER)
+    wait(driver, lambda d: d.find_element(By.ID, "q-1-option-0").get_attribute("value") == "Kim")
+    assert driver.find_element(By.ID, "q-1-correct-0").is_selected()
+
     typed(driver, "q-1-explanation", "Kim ran after it.")
     tab_to(driver, "edit-add-question").send_keys(Keys.ENTER)
     wait(driver, lambda d: d.switch_to.active_element.get_attribute("id") == "q-2-text")
@@ -83,8 +88,9 @@ def test_a_teacher_writes_a_story_with_the_keyboard_listens_saves_and_a_child_he
     driver.switch_to.active_element.send_keys("up high")
 
     # The validator's problem appears at its field, as the teacher types.
-    problem = wait(driver, lambda d: visible(d, "#q-2-option-2-problem"), message="the duplicate option is pointed out")
-    assert "same as option 1" in problem.text
+    # (A moment before, while it was still empty, it said so.)
+    problem = wait(driver, lambda d: "same as option 1" in text(d, "#q-2-option-2-problem") and visible(d, "#q-2-option-2-problem"),
+                   message="the duplicate option is pointed out")
     assert driver.find_element(By.ID, "q-2-option-2").get_attribute("aria-invalid") == "true"
     screenshot(driver, "teacher-editor-problem")
     axe(driver, "editor-laptop-problem")
@@ -125,6 +131,7 @@ def test_a_teacher_writes_a_story_with_the_keyboard_listens_saves_and_a_child_he
     saved = stored(server, story_id)
     assert saved["title"] == "The Brave Little Kite" and saved["questions"] == 3 and saved["sentences"] == 3
     assert saved["story"]["quiz"]["questions"][1]["answer"] == "Kim"
+    assert saved["story"]["quiz"]["questions"][1]["options"] == ["Kim", "The wind"]
     assert saved["story"]["quiz"]["questions"][2]["options"] == ["Up high", "Into a box", "Far away"]
 
     # Reloaded, it comes from the server (no draft left).

@@ -147,6 +147,15 @@ function renderVoices() {
   select.value = state.doc.narration.voice;
 }
 
+/** Moves option `from` to `to`; the right answer stays the same option. */
+function moveOption(q, from, to) {
+  const [moved] = q.options.splice(from, 1);
+  q.options.splice(to, 0, moved);
+  if (q.answer === from) q.answer = to;
+  else if (from < q.answer && q.answer <= to) q.answer -= 1;
+  else if (to <= q.answer && q.answer < from) q.answer += 1;
+}
+
 function renderQuestions(focus = null) {
   const box = clear($("#edit-questions"));
   const questions = state.doc.quiz.questions;
@@ -158,6 +167,9 @@ function renderQuestions(focus = null) {
       el("input", { type: "text", id: `q-${qi}-option-${oi}`, value: option, maxlength: 120, dir: "auto",
         "aria-label": t("library.editor.option", { number: oi + 1 }), "aria-describedby": `q-${qi}-option-${oi}-problem`,
         oninput: (event) => { q.options[oi] = event.target.value; changed(); } }),
+      el("button", { type: "button", class: "quiet", id: `q-${qi}-option-up-${oi}`, disabled: oi === 0,
+        "aria-label": t("library.editor.option_up", { number: oi + 1 }), text: "↑",
+        onclick: () => { moveOption(q, oi, oi - 1); structural(`q-${qi}-option-up-${Math.max(oi - 1, 1)}`); } }),
       el("button", { type: "button", class: "quiet", id: `q-${qi}-remove-${oi}`, disabled: q.options.length <= MIN_OPTIONS,
         "aria-label": t("library.editor.remove_option", { number: oi + 1 }), text: "✕",
         onclick: () => {
