@@ -138,10 +138,16 @@ function renderSentences() {
 
 function renderVoices() {
   const select = clear($("#edit-voice"));
-  const names = state.voices.map((voice) => voice.name);
-  if (!names.includes(state.doc.narration.voice)) state.voices.unshift({ name: state.doc.narration.voice, language: catalogLanguage(state.doc.narration.voice) });
+  if (!state.voices.some((voice) => voice.name === state.doc.narration.voice)) state.voices.unshift({ name: state.doc.narration.voice, language: catalogLanguage(state.doc.narration.voice) });
+  // Languages without a catalog are named by the browser (Intl.DisplayNames, in the page's language).
+  let names = null;
+  try { names = new Intl.DisplayNames([document.documentElement.lang || "en"], { type: "language", fallback: "none" }); } catch { names = null; }
+  const spoken = (name) => {
+    const tag = name.replace(/^piper:/, "").replace(/_/g, "-").split(/[+/]/).pop();
+    try { return names?.of(tag.split("-")[0]) ?? null; } catch { return null; }
+  };
   for (const voice of state.voices) {
-    const language = voice.language ? LANGUAGES[voice.language].name : t("library.editor.other_language");
+    const language = voice.language ? LANGUAGES[voice.language].name : (spoken(voice.name) ?? t("library.editor.other_language"));
     select.append(el("option", { value: voice.name, text: `${voice.name} · ${language}` }));
   }
   select.value = state.doc.narration.voice;
