@@ -28,6 +28,8 @@ def short_story(title="Test: The Short Story"):
 def test_the_sample_stories_are_in_the_library_once_and_a_deleted_one_stays_deleted(make_server, tmp_path):
     data = tmp_path / "data"
     server = make_server(data=data)
+    # `serve` prints the library page's link, the admin token in its fragment.
+    server.wait_for_output(f"/stories#token={server.admin_token}")
     status, listed = api(server, "GET", "/api/stories")
     assert status == 200
     titles = {json.loads(path.read_text())["title"] for path in SAMPLES}
