@@ -135,6 +135,21 @@ struct StoryLibrarySuite {
     }
 
     @Test(arguments: Backend.all)
+    func nodesSeedingAtOnceAddEachSampleOnce(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let libraries = [Self.library(fixture.store), Self.library(try fixture.anotherNode()), Self.library(try fixture.anotherNode())]
+        let seeds = (0..<20).map { StorySeed(key: "sample-\($0).json", story: Self.story("Sample \($0)")) }
+        let added = try await withThrowingTaskGroup(of: Int.self) { group in
+            for library in libraries { group.addTask { try await library.seedStories(seeds) } }
+            return try await group.reduce(0, +)
+        }
+        #expect(added == 20)
+        let titles = try await libraries[2].listStories(matching: nil, after: nil, limit: 100).stories.map(\.title)
+        #expect(titles.count == 20 && Set(titles).count == 20)
+    }
+
+    @Test(arguments: Backend.all)
     func tenThousandStoriesAreListedInBoundedPagesAndSearchedQuickly(_ backend: Backend) async throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }
