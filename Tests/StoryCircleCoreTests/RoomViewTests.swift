@@ -261,7 +261,7 @@ struct RoomViewTests {
         #expect(archive.blocked == [ben.id])
         #expect(archive.kicked.count == 2)
 
-        let (restored, directives) = RoomState.restore(archive, at: room.now + 60_000)
+        let (restored, directives) = RoomState.restore(archive, lookalikes: LookalikeTable(), at: room.now + 60_000)
         var after = RoomDriver(restoring: restored, at: room.now + 60_000, directives: directives)
         let back = after.newConnection()
         after.apply(.hello(back, .rejoin(token: ben.token), at: after.now))

@@ -42,12 +42,14 @@ extension RoomState {
         case .success(let normalized): nickname = normalized
         case .failure(let problem): return refuse(connection, RoomError(.nicknameInvalid, problem.message, params: problem.params))
         }
-        let key = Nickname.uniquenessKey(nickname)
-        if blockedNicknames.contains(key) {
+        // Look-alikes count as the same name (`Nickname.matchingKeys`): "P00py Pants" after "Poopy Pants"
+        // was blocked is blocked too, and a Cyrillic "Аda" beside "Ada" is taken.
+        let keys = Nickname.matchingKeys(nickname, using: lookalikes)
+        if keys.contains(where: blockedNicknames.contains) {
             // Said without blame: another child may have picked the same name innocently.
             return refuse(connection, RoomError(.blocked, "The name \(nickname) can’t be used in this room. Please pick another nickname.", params: ["nickname": nickname]))
         }
-        if nicknameOwners[key] != nil {
+        if keys.contains(where: { nicknameOwners[$0] != nil }) {
             return refuse(connection, RoomError(.nicknameTaken, "Someone in this room is already called \(nickname). Please pick another nickname.", params: ["nickname": nickname]))
         }
 
@@ -107,19 +109,13 @@ extension RoomState {
     /// same browser cannot rejoin) and their nickname (so they cannot join again under it). A kicked,
     /// unblocked player may join again; blocking one who was already kicked is allowed.
     mutating func kick(_ who: String, block: Bool, at: ServerTime) throws(RoomError) -> [RoomDirective] {
-        let wanted = Nickname.uniquenessKey(SentenceSplitter.collapsingWhitespace(who))
-        let found = players.lastIndex(where: { !$0.kicked && ($0.id == who || Nickname.uniquenessKey($0.nickname) == wanted) })
-            ?? (block ? players.lastIndex(where: { !$0.blocked && ($0.id == who || Nickname.uniquenessKey($0.nickname) == wanted) }) : nil)
-        guard let index = found else {
+        guard let index = removable(who, block: block) else {
             throw RoomError(.playerNotFound, "No player called \"\(who)\" is in this room.")
         }
         let player = players[index]
         let wasKicked = player.kicked
         markKicked(index)
-        if !wasKicked {
-            nicknameOwners[Nickname.uniquenessKey(player.nickname)] = nil
-            tokenOwners[player.tokenHash] = nil
-        }
+        if !wasKicked { unregister(player) }
         var directives: [RoomDirective] = []
         if block {
             players[index].blocked = true
@@ -137,5 +133,19 @@ extension RoomState {
             ]
         }
         return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at)
+    }
+
+    /// The player a teacher's kick names, by id or by nickname: the one written so (ignoring case and
+    /// spacing) or else one it looks like (a teacher typing "Ada" for the Cyrillic "Аda"); the latest
+    /// joined first. Players already kicked are found only to be blocked.
+    private func removable(_ who: String, block: Bool) -> Int? {
+        let typed = SentenceSplitter.collapsingWhitespace(who).lowercased()
+        let keys = Set(Nickname.matchingKeys(typed, using: lookalikes))
+        let candidates: [(Player) -> Bool] = [{ !$0.kicked }] + (block ? [{ !$0.blocked }] : [])
+        for candidate in candidates {
+            if let index = players.lastIndex(where: { candidate($0) && ($0.id == who || $0.nickname.lowercased() == typed) }) { return index }
+            if let index = players.lastIndex(where: { candidate($0) && !keys.isDisjoint(with: $0.nameKeys) }) { return index }
+        }
+        return nil
     }
 }

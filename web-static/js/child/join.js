@@ -15,7 +15,9 @@ export function startJoin(connectToRoom) {
   const params = new URLSearchParams(location.search);
   const linkedRoom = params.get("room");
   if (linkedRoom) $("#room-code").value = digits(linkedRoom).slice(0, 6);
-  $("#random-name").addEventListener("click", () => { $("#nickname").value = friendlyName(); $("#nickname").focus(); });
+  $("#random-name").addEventListener("click", () => { $("#nickname").value = friendlyName(); showLength(); $("#nickname").focus(); });
+  $("#nickname").addEventListener("input", showLength);
+  showLength();
   $("#join-form").addEventListener("submit", submitJoin);
 
   // Back after a refresh: the saved token rejoins as the same child (into this page's session).
@@ -36,6 +38,7 @@ function submitJoin(event) {
   const nickname = $("#nickname").value.trim().replace(/\s+/g, " ");
   if (code.length !== 6) return joinError(() => t("join.code_six"));
   if (!nickname) return joinError(() => t("join.nickname_needed"));
+  if (letters(nickname) > maxLength()) return joinError(() => t("error.nickname_invalid.too_long", { max: maxLength() }));
   $("#join-error").hidden = true;
   $("#join-button").disabled = true;
   session.room = code;
@@ -62,6 +65,34 @@ function digitValue(c) {
   return zero === undefined ? null : code - zero;
 }
 
+// ---- The nickname's length: shown as it is typed, never cut (the server refuses a longer one, saying
+// the limit; the field has no maxlength, which would cut a pasted name without a word) ----
+
+/** The most letters a nickname may have: the server's `Nickname.maximumLength`, kept on the field. */
+function maxLength() {
+  return Number($("#nickname").dataset.maxLength);
+}
+
+/** Letters as the server counts them: what a reader sees as one (👩‍🚀 and é are one each). */
+function letters(text) {
+  return [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)].length;
+}
+
+let wasTooLong = false;
+
+/** The count under the field; past the limit, a kind word with the limit, said once as it is crossed. */
+function showLength() {
+  const count = letters($("#nickname").value.trim().replace(/\s+/g, " "));
+  const tooLong = count > maxLength();
+  const note = $("#nickname-count");
+  const params = { count, max: maxLength() };
+  note.textContent = t(tooLong ? "names.too_long" : "names.count", params);
+  note.classList.toggle("message", tooLong);
+  note.classList.toggle("muted", !tooLong);
+  if (tooLong && !wasTooLong) announce(note.textContent);
+  wasTooLong = tooLong;
+}
+
 /** The join error as words made now, so a change of language words it again. */
 let joinErrorWords = null;
 
@@ -78,6 +109,7 @@ export function joinError(words) {
 
 /** Words the join screen's error again (the language changed). */
 export function rewordJoin() {
+  showLength();
   if (joinErrorWords && !$("#join-error").hidden) $("#join-error").textContent = joinErrorWords();
 }
 
