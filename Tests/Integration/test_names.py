@@ -88,3 +88,69 @@ def test_a_name_too_long_is_refused_with_the_limit_and_the_page_shows_the_same_l
 def server_root():
     import pathlib
     return pathlib.Path(__file__).resolve().parents[2]
+
+
+def results(server, room, csv=False):
+    status, _, body = server.request("GET", f"/api/rooms/{room['code']}/results" + ("?format=csv" if csv else ""), room["teacherToken"])
+    assert status == 200, body
+    return body.decode() if csv else json.loads(body)
+
+
+def test_a_child_removed_by_mistake_comes_back_with_their_points_and_answers_after_a_restart_too(make_server, tmp_path):
+    """The teacher removes Ana (not blocks): her browser's token brings back the same child, one row in
+    the results and the CSV, and the room stored so after a kill -9 too."""
+    from conftest import wait_until
+    server = make_server(data=tmp_path / "data")
+    room = server.create_room()
+    state = {}
+
+    async def before_restart():
+        ana, welcome = await join(server, room, "Ana")
+        state["token"] = welcome["token"]
+        ben, _ = await join(server, room, "Ben")
+        server.command(room, "start")
+        server.command(room, "skip")
+        question = await ana.expect("question")
+        await wait_until(question["opensAt"])
+        await ana.send({"type": "answer", "question": 0, "option": 0})  # "A gear": right
+        await ana.expect("answer.ack")
+        await ben.send({"type": "answer", "question": 0, "option": 1})
+        reveal = await ana.expect("reveal")
+        state["score"] = reveal["you"]["standing"]["score"]
+        assert state["score"] > 0
+
+        status, _ = server.command(room, "kick", player="Ana")
+        assert status == 200
+        assert (await ana.expect("kicked"))["code"] == "kicked"
+        assert [p["nickname"] for p in results(server, room)["players"]] == ["Ben"]
+
+        back = await Client.connect(server)
+        await back.send({"type": "rejoin", "room": room["code"], "token": state["token"]})
+        welcome = await back.expect("welcome")
+        assert welcome["player"] == {"id": "p1", "nickname": "Ana"}, "the same child, not a new one"
+        assert welcome["room"]["you"]["score"] == state["score"]
+        assert welcome["room"]["reveal"]["you"]["outcome"] == "correct"
+        players = results(server, room)["players"]
+        assert sorted(p["nickname"] for p in players) == ["Ana", "Ben"]
+        assert next(p for p in players if p["nickname"] == "Ana")["score"] == state["score"]
+        await back.close()
+
+    asyncio.run(before_restart())
+    server.kill()
+    restarted = make_server(data=tmp_path / "data")
+
+    async def after_restart():
+        back = await Client.connect(restarted)
+        await back.send({"type": "rejoin", "room": room["code"], "token": state["token"]})
+        welcome = await back.expect("welcome")
+        assert welcome["player"]["id"] == "p1" and welcome["room"]["you"]["score"] == state["score"]
+        csv = results(restarted, room, csv=True)
+        import csv as csvmodule
+        rows = list(csvmodule.DictReader(csv.splitlines()))
+        children = {(row["nickname"], row["player_id"]) for row in rows}
+        assert children == {("Ana", "p1"), ("Ben", "p2")}, csv
+        first = next(row for row in rows if row["player_id"] == "p1" and row["question"] == "1")
+        assert first["correct"] == "yes" and int(first["total_score"]) == state["score"], csv
+        await back.close()
+
+    asyncio.run(after_restart())

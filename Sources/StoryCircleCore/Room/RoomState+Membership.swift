@@ -66,10 +66,14 @@ extension RoomState {
     }
 
     private mutating func rejoin(_ connection: ConnectionID, token: String, at: ServerTime) -> [RoomDirective] {
-        if blockedTokens.contains(RoomCredentials.hash(token)) {
+        let tokenHash = RoomCredentials.hash(token)
+        if blockedTokens.contains(tokenHash) {
             return refuse(connection, RoomError(.blocked, Self.removedMessage))
         }
-        guard let id = tokenOwners[RoomCredentials.hash(token)], let index = playerIndex[id], !players[index].kicked else {
+        if tokenOwners[tokenHash] == nil, let index = players.lastIndex(where: { $0.kicked && !$0.blocked && $0.tokenHash == tokenHash }) {
+            return readmit(index, connection, at: at)
+        }
+        guard let id = tokenOwners[tokenHash], let index = playerIndex[id], !players[index].kicked else {
             return refuseToken(connection, "We could not find you in this room. Please join again with your nickname.")
         }
         var directives: [RoomDirective] = []
@@ -82,6 +86,34 @@ extension RoomState {
         members[connection] = .child(playerID: id)
         let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
         return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at)
+    }
+
+    /// A child removed (not blocked) coming back with the resume token of this browser: the teacher's
+    /// "remove" may have been a mistake, and a child let back in is the same child, with their answers and
+    /// points, not a second one at 0. Only the token brings a child back (a name alone could be anyone's),
+    /// and only as a join would be let in: not into a room that has ended, is locked or is full, nor while
+    /// another child holds a name that looks like theirs.
+    private mutating func readmit(_ index: Int, _ connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
+        let player = players[index]
+        if phase == .finished {
+            return refuse(connection, RoomError(.roomEnded, "This room has finished. Ask your teacher for a new code."))
+        }
+        if isLocked {
+            return refuse(connection, RoomError(.roomLocked, "This room is locked. Ask your teacher to unlock it."))
+        }
+        if playerCount >= settings.maxPlayers {
+            return refuse(connection, RoomError(.roomFull, "This room is full."))
+        }
+        if player.nameKeys.contains(where: { nicknameOwners[$0] != nil }) {
+            return refuse(connection, RoomError(.nicknameTaken, "Someone in this room is already called \(player.nickname). Please pick another nickname.", params: ["nickname": player.nickname]))
+        }
+        markKicked(index, false)
+        register(player)
+        connect(index, to: connection)
+        members[connection] = .child(playerID: player.id)
+        let welcome = Welcome(role: .child, player: PlayerInfo(id: player.id, nickname: player.nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: player.id)))
+        // Let back in for good only once stored: a restart must not find them removed after the welcome.
+        return [.persist(.playerReadmitted(player: player.id, at: at)), .send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at)
     }
 
     mutating func admitScreen(_ connection: ConnectionID, role: Role, at: ServerTime) -> [RoomDirective] {

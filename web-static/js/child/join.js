@@ -1,6 +1,8 @@
 // The join screen: a room code and a nickname (or one picked for you), and coming back after a refresh
 // with the saved session. A child the teacher blocked from a room keeps that room's token, so this browser
-// asks with it again and the server answers "blocked" (the name is refused by the server as well).
+// asks with it again and the server answers "blocked" (the name is refused by the server as well). A child
+// only removed keeps it too: joining that room again from this browser brings back the same child, with
+// their answers and points (the teacher may have removed them by mistake).
 
 import { $, announce } from "../dom.js";
 import { ERROR, errorText } from "../error-codes.js";
@@ -43,9 +45,10 @@ function submitJoin(event) {
   $("#join-button").disabled = true;
   session.room = code;
   session.nickname = nickname;
-  const blocked = blockedToken(code);
-  session.token = blocked;
-  session.tryingBlockedToken = Boolean(blocked);
+  // Asked once: should the server no longer know it, or refuse it, the next join is a new child's.
+  const token = blockedToken(code) ?? takeRemovedToken(code);
+  session.token = token;
+  session.tryingBlockedToken = Boolean(token);
   connect();
 }
 
@@ -156,6 +159,7 @@ export function kicked(message) {
   services.connection.stop();
   services.player.stop();
   if (message.blocked && session.token) rememberBlocked(session.room, session.token);
+  else if (session.token) rememberRemoved(session.room, session.token);
   forgetSessionKeepingNothing();
   joinError(() => errorText(message));
 }
@@ -164,4 +168,29 @@ function forgetSessionKeepingNothing() {
   forgetSession();
   session.welcomed = false;
   session.tryingBlockedToken = false;
+}
+
+// ---- Removed: the token of a room this browser was removed from (not blocked), kept to come back ----
+
+const REMOVED_KEY = "storycircle.removed";
+
+function rememberRemoved(room, token) {
+  try {
+    const removed = JSON.parse(localStorage.getItem(REMOVED_KEY) ?? "{}");
+    removed[room] = token;
+    localStorage.setItem(REMOVED_KEY, JSON.stringify(removed));
+  } catch { /* private mode: the child joins again as a new one */ }
+}
+
+/** This room's kept token, forgotten as it is handed out. */
+function takeRemovedToken(room) {
+  try {
+    const removed = JSON.parse(localStorage.getItem(REMOVED_KEY) ?? "{}");
+    const token = removed[room] ?? null;
+    delete removed[room];
+    localStorage.setItem(REMOVED_KEY, JSON.stringify(removed));
+    return token;
+  } catch {
+    return null;
+  }
 }
