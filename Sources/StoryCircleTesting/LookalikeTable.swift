@@ -3,14 +3,14 @@ import StoryCircleCore
 /// A pure stand-in for ICU's confusables (`ICUConfusables`) in the shell's tests: ASCII and Cyrillic
 /// look-alikes enough for "P00py Pants", "Аda" and "Ida"/"lda", nothing else. The real folding is tested
 /// with ICU's data in ConfusablesTests.
-package struct LookalikeTable: ConfusableSkeleton {
-    package init() {}
+public struct LookalikeTable: ConfusableSkeleton {
+    public init() {}
 
-    package func foldCase(_ text: String) -> String {
+    public func foldCase(_ text: String) -> String {
         text.lowercased()
     }
 
-    package func skeleton(_ text: String) -> String {
+    public func skeleton(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.flatMap { Self.prototypes[$0] ?? [$0] }))
     }
 
