@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// The layout tells the architecture: a pure core, four small wrappers that are the only code to touch
+// The layout tells the architecture: a pure core, small wrappers that are the only code to touch
 // C libraries, the actor shell (the server), and the executables on top.
 let package = Package(
     name: "StoryCircle",
@@ -38,6 +38,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // ICU's confusables (TR39) and normalisers, for telling look-alike nicknames apart.
+        .systemLibrary(
+            name: "CICU",
+            pkgConfig: "icu-i18n",
+            providers: [.apt(["libicu-dev"])]
+        ),
         .systemLibrary(
             name: "CPostgreSQL",
             pkgConfig: "libpq",
@@ -59,6 +65,7 @@ let package = Package(
         .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
         .target(name: "SQLiteStorage", dependencies: ["CSQLite", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
+        .target(name: "Confusables", dependencies: ["CICU", "StoryCircleCore"]),
 
         // MARK: The shell: actors that carry out what the core decides (rooms, their outboxes, the router,
         // the directory, the leases), over any store, narrator and transport it is given.
@@ -67,7 +74,7 @@ let package = Package(
         // narrator, and the HTTP API.
         .target(
             name: "StoryCircleApp",
-            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage"]
+            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage", "Confusables"]
         ),
 
         // MARK: Test kits: what tests (and only tests) need to drive the shell, kept out of the targets the
@@ -101,6 +108,8 @@ let package = Package(
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "SpeechTests", dependencies: ["Speech"]),
+        // Nicknames folded with ICU's real data: the look-alike cases the core's tests give a pure table.
+        .testTarget(name: "ConfusablesTests", dependencies: ["Confusables", "StoryCircleCore"]),
         .testTarget(name: "SQLiteStorageTests", dependencies: ["SQLiteStorage", "StoryCircleCore", "Locking"]),
         .testTarget(name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "Locking"]),
         // The CLI's parser and terminal, in process (the executable end to end: Tests/Integration/test_cli.py).

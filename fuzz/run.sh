@@ -37,11 +37,11 @@ objects() {
 TARGETS=(
   "client-message ClientMessageFuzz.swift StoryCircleCore"
   "story StoryFuzz.swift StoryCircleCore"
-  "nickname NicknameFuzz.swift StoryCircleCore"
-  "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleApp StoryCircleServer StoryCircleCore WebSocketTransport Speech SQLiteStorage PostgresStorage RoomStoreSupport QRCode Locking"
+  "nickname NicknameFuzz.swift Confusables StoryCircleCore"
+  "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleApp StoryCircleServer StoryCircleCore WebSocketTransport Speech SQLiteStorage PostgresStorage RoomStoreSupport QRCode Locking Confusables"
 )
-C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite -I Sources/CPostgreSQL)
-for flag in $(pkg-config --cflags libwebsockets espeak-ng sqlite3 libpq 2>/dev/null); do C_MODULES+=(-Xcc "$flag"); done
+C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite -I Sources/CPostgreSQL -I Sources/CICU)
+for flag in $(pkg-config --cflags libwebsockets espeak-ng sqlite3 libpq icu-i18n 2>/dev/null); do C_MODULES+=(-Xcc "$flag"); done
 
 for entry in "${TARGETS[@]}"; do
   read -r name file modules <<<"$entry"

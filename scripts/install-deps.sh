@@ -49,6 +49,7 @@ need_pkgconfig espeak-ng libespeak-ng-dev
 need_pkgconfig lame libmp3lame-dev
 need_pkgconfig sqlite3 libsqlite3-dev
 need_pkgconfig libpq libpq-dev
+need_pkgconfig icu-i18n libicu-dev
 need_package espeak-ng-data
 if [ "${NATURAL_VOICE:-1}" != 0 ]; then
   need_command python3 python3

@@ -111,6 +111,15 @@ enum WriterStatements {
             )
             SELECT CASE WHEN (SELECT held FROM lease) THEN 0 ELSE 3 END
             """),
+        // A blocked player is never let back in, whatever a record says.
+        ("sc_player_readmitted", """
+            WITH \(lease), updated AS (
+                UPDATE players SET kicked_at = NULL
+                WHERE room_code = $1::text AND id = $4::text AND NOT blocked AND (SELECT held FROM lease)
+                RETURNING 1
+            )
+            SELECT CASE WHEN (SELECT held FROM lease) THEN 0 ELSE 3 END
+            """),
         ("sc_answer", """
             WITH \(lease), inserted AS (
                 INSERT INTO answers (room_code, player_id, question, option, received_at, elapsed_ms, correct, points)
@@ -200,6 +209,8 @@ enum WriterStatements {
             ("sc_player_kicked", [.text(player), .integer(at.milliseconds)])
         case .playerBlocked(let player, let at):
             ("sc_player_blocked", [.text(player), .integer(at.milliseconds)])
+        case .playerReadmitted(let player, _):
+            ("sc_player_readmitted", [.text(player)])
         case .answer(let answer):
             ("sc_answer", [
                 .text(answer.player), .int(answer.question), .int(answer.option), .integer(answer.receivedAt.milliseconds),

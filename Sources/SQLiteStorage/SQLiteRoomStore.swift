@@ -297,7 +297,7 @@ final class SQLiteCommitter: BatchCommitter, @unchecked Sendable {
 
 /// The writer's prepared statements, made once.
 fileprivate final class WriterStatements {
-    let createRoom, insertPlayer, playerLeft, playerKicked, playerBlocked, insertAnswer, insertTransition, updatePhase, updateRoom, purgeRooms, writeProbe: SQLiteStatement
+    let createRoom, insertPlayer, playerLeft, playerKicked, playerBlocked, playerReadmitted, insertAnswer, insertTransition, updatePhase, updateRoom, purgeRooms, writeProbe: SQLiteStatement
 
     init(_ database: SQLiteDatabase) throws {
         createRoom = try database.prepare("INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at, story_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
@@ -305,6 +305,8 @@ fileprivate final class WriterStatements {
         playerLeft = try database.prepare("UPDATE players SET left_at = ? WHERE room_code = ? AND id = ?")
         playerKicked = try database.prepare("UPDATE players SET kicked_at = ? WHERE room_code = ? AND id = ?")
         playerBlocked = try database.prepare("UPDATE players SET kicked_at = coalesce(kicked_at, ?), blocked = 1 WHERE room_code = ? AND id = ?")
+        // A blocked player is never let back in, whatever a record says.
+        playerReadmitted = try database.prepare("UPDATE players SET kicked_at = NULL WHERE room_code = ? AND id = ? AND blocked = 0")
         insertAnswer = try database.prepare("INSERT INTO answers (room_code, player_id, question, option, received_at, elapsed_ms, correct, points) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         insertTransition = try database.prepare("INSERT INTO transitions (room_code, phase, question, skipped, at) VALUES (?, ?, ?, ?, ?)")
         updatePhase = try database.prepare("UPDATE rooms SET phase = ? WHERE code = ?")
@@ -336,6 +338,8 @@ fileprivate final class WriterStatements {
             try playerKicked.run(.integer(at.milliseconds), .text(code), .text(player))
         case .playerBlocked(let player, let at):
             try playerBlocked.run(.integer(at.milliseconds), .text(code), .text(player))
+        case .playerReadmitted(let player, _):
+            try playerReadmitted.run(.text(code), .text(player))
         case .answer(let answer):
             try insertAnswer.run(
                 .text(code), .text(answer.player), .int(answer.question), .int(answer.option), .integer(answer.receivedAt.milliseconds),

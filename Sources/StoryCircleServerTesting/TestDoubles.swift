@@ -118,7 +118,7 @@ package enum ServerFixtures {
         metrics: ServerMetrics = ServerMetrics(), bindings: ConnectionBindings = ConnectionBindings()
     ) -> (RoomRegistry, AsyncStream<WebSocketTransport.TransportEvent>.Continuation) {
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
-        let registry = RoomRegistry(events: events, transport: transport, store: store, clock: clock, narrator: narrator, metrics: metrics, settings: settings, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), bindings: bindings)
+        let registry = RoomRegistry(events: events, transport: transport, store: store, clock: clock, narrator: narrator, lookalikes: LookalikeTable(), metrics: metrics, settings: settings, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), bindings: bindings)
         Task { await registry.run() }
         return (registry, sink)
     }
@@ -141,7 +141,7 @@ package enum ServerFixtures {
         configure(&settings)
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
         let registry = RoomRegistry(
-            events: events, transport: transport, store: store, clock: clock, narrator: ScriptedNarrator(), metrics: ServerMetrics(),
+            events: events, transport: transport, store: store, clock: clock, narrator: ScriptedNarrator(), lookalikes: LookalikeTable(), metrics: ServerMetrics(),
             settings: settings, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), sharedStore: true,
             leaseClock: leaseClock
         )

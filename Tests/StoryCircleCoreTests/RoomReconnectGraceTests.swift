@@ -97,7 +97,7 @@ import Testing
         room.answer(kids[0], question: 0, option: 2)
         room.answer(kids[1], question: 0, option: 1)
         let takeoverAt = room.now + 1_000
-        let (restored, directives) = RoomState.restore(room.archive(), at: takeoverAt)
+        let (restored, directives) = RoomState.restore(room.archive(), lookalikes: LookalikeTable(), at: takeoverAt)
         var again = RoomDriver(restoring: restored, at: takeoverAt, directives: directives)
         // Ana, Ben and Cat are back; Cat sends her tap as soon as the question opens again. Dan is not back yet.
         var connections: [ConnectionID] = []
@@ -122,7 +122,7 @@ import Testing
         var (room, kids) = try roomAtFirstQuestion(["Ana", "Ben", "Cat"])
         room.answer(kids[0], question: 0, option: 2)
         let takeoverAt = room.now + 1_000
-        let (restored, directives) = RoomState.restore(room.archive(), at: takeoverAt)
+        let (restored, directives) = RoomState.restore(room.archive(), lookalikes: LookalikeTable(), at: takeoverAt)
         var again = RoomDriver(restoring: restored, at: takeoverAt, directives: directives)
         again.apply(.hello(ConnectionID(100), .rejoin(token: kids[0].token), at: again.now))
         again.apply(.hello(ConnectionID(101), .rejoin(token: kids[2].token), at: again.now))

@@ -66,9 +66,9 @@ struct RoomShellDecisionsTests {
         room.advance(by: 5_000)
         try room.command(.end)
         let finished = try #require(room.state.finishedAt)
-        let (restored, _) = RoomState.restore(room.archive(), at: room.now + 60_000)
+        let (restored, _) = RoomState.restore(room.archive(), lookalikes: LookalikeTable(), at: room.now + 60_000)
         #expect(restored.finishedAt == finished)
-        let (unfinished, _) = RoomState.restore(RoomDriver().archive(), at: room.now)
+        let (unfinished, _) = RoomState.restore(RoomDriver().archive(), lookalikes: LookalikeTable(), at: room.now)
         #expect(unfinished.finishedAt == nil)
     }
 

@@ -98,7 +98,7 @@ struct RoomTallyTests {
                 stored += room.persisted
                 var archive = RoomArchive(header: RoomHeader(code: room.state.code, story: room.state.story, settings: settings, credentials: Fixtures.credentials, createdAt: ServerTime(milliseconds: 0)))
                 stored.forEach { archive.apply($0) }
-                let (restored, directives) = RoomState.restore(archive, at: room.now + 1_000)
+                let (restored, directives) = RoomState.restore(archive, lookalikes: LookalikeTable(), at: room.now + 1_000)
                 room = RoomDriver(restoring: restored, at: room.now + 1_000, directives: directives)
                 // Every connection is gone (the driver numbers new ones from 1 again: no clash).
                 for i in kids.indices { kids[i].connection = nil }
@@ -142,7 +142,7 @@ struct RoomTallyTests {
         room.narrateToFirstQuestion()
         room.answer(kids[0], question: 0, option: 2)
         let restartAt = room.now + 1_000
-        let (restored, directives) = RoomState.restore(room.archive(), at: restartAt)
+        let (restored, directives) = RoomState.restore(room.archive(), lookalikes: LookalikeTable(), at: restartAt)
         var again = RoomDriver(restoring: restored, at: restartAt, directives: directives)
         #expect(again.state.tally == RoomState.Tally(active: 2, connected: 0, question: 0, answeredConnected: 0))
         // Ana comes back: she has answered already. Ben comes back and answers: everyone has.

@@ -41,7 +41,7 @@ struct StorageRecoveryTests {
         let previous = room.state
 
         let at = room.now + 6_000
-        var (rebuilt, startUp) = RoomState.restore(stored, at: at)
+        var (rebuilt, startUp) = RoomState.restore(stored, lookalikes: LookalikeTable(), at: at)
         let told = rebuilt.reattach([ana.connection, ben.connection, dan.connection, cat.connection, teacher, board, refused], from: previous, at: at)
 
         #expect(!startUp.contains { if case .persist = $0 { true } else { false } }, "rebuilding writes nothing")
@@ -89,7 +89,7 @@ struct StorageRecoveryTests {
         let ana = try room.child("Ana")
         _ = try room.child("Ben")
         func persists() -> Int {
-            RoomState.restore(room.archive(), at: room.now).1.count { if case .persist = $0 { true } else { false } }
+            RoomState.restore(room.archive(), lookalikes: LookalikeTable(), at: room.now).1.count { if case .persist = $0 { true } else { false } }
         }
         #expect(persists() == 0, "lobby")
         try room.startAndPrepare()

@@ -1,6 +1,11 @@
-// libFuzzer target: the nickname normaliser. What it accepts is non-empty, at most 30 characters, trimmed,
-// free of invisible characters, shows something, and is its own normal form.
+// libFuzzer target: the nickname normaliser and the look-alike keys (with ICU's data, as the server has
+// them). What the normaliser accepts is non-empty, at most 30 characters, trimmed, free of invisible
+// characters, shows something, and is its own normal form; its keys are one or two, none empty, and each
+// folds to itself (the folding settles within its steps).
+import Confusables
 import StoryCircleCore
+
+private let lookalikes = try! ICUConfusables()
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzNickname(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -13,6 +18,10 @@ public func fuzzNickname(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(Nickname.normalize(name) == .success(name), "not idempotent: \(name.debugDescription)")
     precondition(name.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }, "a control character in \(name.debugDescription)")
     precondition(name.contains { !$0.isWhitespace }, "a blank name \(name.debugDescription)")
-    _ = Nickname.uniquenessKey(name)
+    let keys = Nickname.matchingKeys(name, using: lookalikes)
+    precondition((1...2).contains(keys.count) && keys.allSatisfy { !$0.isEmpty }, "keys \(keys.debugDescription) of \(name.debugDescription)")
+    for key in keys {
+        precondition(Nickname.matchingKeys(key, using: lookalikes).first == key, "unsettled key \(key.debugDescription) of \(name.debugDescription)")
+    }
     return 0
 }

@@ -34,6 +34,12 @@ public func fuzzStory(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(StoryLimits.rate.contains(story.narration.rate) && StoryLimits.pitch.contains(story.narration.pitch))
     precondition(StoryLimits.voiceLength.contains(story.narration.voice.count))
     // What a room does with it first: the plan of what will be read.
-    _ = RoomState(code: "000000", story: story, settings: RoomSettings(), credentials: RoomCredentials(teacherToken: "t", dashboardToken: "d"))
+    _ = RoomState(code: "000000", story: story, settings: RoomSettings(), credentials: RoomCredentials(teacherToken: "t", dashboardToken: "d"), lookalikes: CaselessNames())
     return 0
+}
+
+/// Names compared ignoring case only: the story target builds a room but never joins one.
+private struct CaselessNames: ConfusableSkeleton {
+    func foldCase(_ text: String) -> String { text.lowercased() }
+    func skeleton(_ text: String) -> String { text }
 }

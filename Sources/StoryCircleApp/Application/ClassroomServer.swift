@@ -1,3 +1,4 @@
+import Confusables
 import Foundation
 import PostgresStorage
 import Speech
@@ -139,6 +140,13 @@ public final class ClassroomServer: Sendable {
             roomNarrator = made
         }
 
+        let lookalikes: ICUConfusables
+        do {
+            lookalikes = try ICUConfusables()
+        } catch {
+            throw StartError(description: "cannot compare nicknames: \(error)")
+        }
+
         let (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
         let (requests, requestSink) = AsyncStream.makeStream(of: HTTPRequest.self)
         let bindings = ConnectionBindings()
@@ -152,7 +160,7 @@ public final class ClassroomServer: Sendable {
         }
         // PostgreSQL may be shared by several nodes: rooms are then loaded only by the node the proxy sends them to.
         let registry = RoomRegistry(
-            events: events, transport: transport, store: roomStore, clock: clock, narrator: roomNarrator, metrics: metrics,
+            events: events, transport: transport, store: roomStore, clock: clock, narrator: roomNarrator, lookalikes: lookalikes, metrics: metrics,
             settings: configuration.registrySettings, timing: timing, logger: logger, bindings: bindings, sharedStore: store == nil && postgres != nil
         )
         let restored: Int

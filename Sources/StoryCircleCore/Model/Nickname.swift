@@ -1,6 +1,6 @@
 /// The rules for the name a child types: trimmed, inner white space collapsed, 1 to 30 characters, no
-/// control or invisible formatting characters, something visible in it, and unique in the room ignoring
-/// case. Nicknames are always shown as text, never as markup; these rules are about fairness and
+/// control or invisible formatting characters, something visible in it, and unlike every other name in the
+/// room and every name blocked there, look-alikes included (`matchingKeys`). Nicknames are always shown as text, never as markup; these rules are about fairness and
 /// readability, not escaping: a name that shows as a blank on the podium is no name.
 public enum Nickname {
     public static let maximumLength = 30
@@ -46,10 +46,60 @@ public enum Nickname {
         return .success(collapsed)
     }
 
-    /// The key under which two nicknames count as the same ("Ana" and "ANA").
-    public static func uniquenessKey(_ nickname: String) -> String {
-        nickname.lowercased()
+    /// The keys under which a nickname is compared with others: two names are the same name, for
+    /// "taken" and for "blocked", when they share a key. (Documented with examples in docs/protocol.md,
+    /// "How names are compared".)
+    ///
+    /// One step of folding is: NFKC_Casefold (width, compatibility forms, case), TR39's skeleton (look-
+    /// alikes to one prototype, in NFD), then dropping what does not tell names apart to the eye: white
+    /// space, dashes and connectors (`-`, `_`), and the accents of the combining-diacritics blocks (`ö`,
+    /// `ó` and `o` meet; the vowel signs of Devanagari or Arabic, which are letters there, stay). The step
+    /// is repeated until nothing changes, since a skeleton's prototype may fold again (`0` becomes `O`,
+    /// which case-folds to `o`).
+    ///
+    /// There are two keys because case folding and confusability disagree: `I` looks like `l` but folds
+    /// to `i`. The first key folds case first (`Ana`, `ANA`, `Аnа` in Cyrillic meet); the second takes the
+    /// skeleton of the name as written first (`Ida` meets `lda`). A name never has more than two keys.
+    public static func matchingKeys(_ nickname: String, using unicode: any ConfusableSkeleton) -> [String] {
+        let caseFirst = settle(nickname, unicode)
+        let shapeFirst = settle(unicode.skeleton(nickname), unicode)
+        return caseFirst == shapeFirst ? [caseFirst] : [caseFirst, shapeFirst]
     }
+
+    /// The folding step (see `matchingKeys`) repeated until it changes nothing; four steps at most, which
+    /// ICU's data never needs (a key is a fixed point after two), so that a table that cycled could not
+    /// hang a join.
+    private static func settle(_ text: String, _ unicode: any ConfusableSkeleton) -> String {
+        var current = text
+        for _ in 0..<4 {
+            let next = unimportantDropped(unicode.skeleton(unicode.foldCase(current)))
+            if next == current { break }
+            current = next
+        }
+        return current
+    }
+
+    /// `text` (in NFD, as a skeleton is) without white space, dashes, connector punctuation and the
+    /// generic combining accents; `text` itself if nothing would be left (a name of only `-`).
+    private static func unimportantDropped(_ text: String) -> String {
+        var kept = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars where !isUnimportant(scalar) { kept.append(scalar) }
+        return kept.isEmpty ? text : String(kept)
+    }
+
+    private static func isUnimportant(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.properties.isWhitespace { return true }
+        switch scalar.properties.generalCategory {
+        case .dashPunctuation, .connectorPunctuation: return true
+        default: break
+        }
+        return combiningAccents.contains { $0.contains(scalar.value) }
+    }
+
+    /// Combining Diacritical Marks, their Extended and Supplement blocks, and the Combining Half Marks:
+    /// the accents Latin, Greek and Cyrillic letters carry (the marks that other scripts spell with have
+    /// blocks of their own, and are kept).
+    private static let combiningAccents: [ClosedRange<UInt32>] = [0x0300...0x036F, 0x1AB0...0x1AFF, 0x1DC0...0x1DFF, 0xFE20...0xFE2F]
 
     /// Characters that show nothing, or nothing reliable: controls, formatting characters, private use,
     /// unassigned code points, Unicode's default-ignorable code points (among them the Hangul fillers

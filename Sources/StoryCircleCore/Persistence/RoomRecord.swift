@@ -60,6 +60,8 @@ public enum RoomRecord: Sendable, Equatable {
     case playerKicked(player: String, at: ServerTime)
     /// Kicked, and blocked: the player's nickname and resume token stay refused (a kick as well).
     case playerBlocked(player: String, at: ServerTime)
+    /// A kicked (not blocked) player let back in: the same player, with their answers and score.
+    case playerReadmitted(player: String, at: ServerTime)
     case answer(AnswerRecord)
     case phase(PhaseRecord)
     case roomUpdated(settings: RoomSettings, locked: Bool, at: ServerTime)
@@ -71,6 +73,7 @@ public enum RoomRecord: Sendable, Equatable {
         case .playerLeft: "player.left"
         case .playerKicked: "player.kicked"
         case .playerBlocked: "player.blocked"
+        case .playerReadmitted: "player.readmitted"
         case .answer: "answer"
         case .phase: "phase"
         case .roomUpdated: "room.updated"
@@ -159,6 +162,8 @@ extension RoomArchive {
         case .playerBlocked(let player, _):
             kicked.insert(player)
             blocked.insert(player)
+        case .playerReadmitted(let player, _):
+            if !blocked.contains(player) { kicked.remove(player) }
         case .answer(let answer): answers.append(answer)
         case .phase(let phase): phases.append(phase)
         case .roomUpdated(let settings, let locked, _):

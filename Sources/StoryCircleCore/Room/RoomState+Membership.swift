@@ -42,12 +42,14 @@ extension RoomState {
         case .success(let normalized): nickname = normalized
         case .failure(let problem): return refuse(connection, RoomError(.nicknameInvalid, problem.message, params: problem.params))
         }
-        let key = Nickname.uniquenessKey(nickname)
-        if blockedNicknames.contains(key) {
+        // Look-alikes count as the same name (`Nickname.matchingKeys`): "P00py Pants" after "Poopy Pants"
+        // was blocked is blocked too, and a Cyrillic "Аda" beside "Ada" is taken.
+        let keys = Nickname.matchingKeys(nickname, using: lookalikes)
+        if keys.contains(where: blockedNicknames.contains) {
             // Said without blame: another child may have picked the same name innocently.
             return refuse(connection, RoomError(.blocked, "The name \(nickname) can’t be used in this room. Please pick another nickname.", params: ["nickname": nickname]))
         }
-        if nicknameOwners[key] != nil {
+        if keys.contains(where: { nicknameOwners[$0] != nil }) {
             return refuse(connection, RoomError(.nicknameTaken, "Someone in this room is already called \(nickname). Please pick another nickname.", params: ["nickname": nickname]))
         }
 
@@ -64,10 +66,14 @@ extension RoomState {
     }
 
     private mutating func rejoin(_ connection: ConnectionID, token: String, at: ServerTime) -> [RoomDirective] {
-        if blockedTokens.contains(RoomCredentials.hash(token)) {
+        let tokenHash = RoomCredentials.hash(token)
+        if blockedTokens.contains(tokenHash) {
             return refuse(connection, RoomError(.blocked, Self.removedMessage))
         }
-        guard let id = tokenOwners[RoomCredentials.hash(token)], let index = playerIndex[id], !players[index].kicked else {
+        if tokenOwners[tokenHash] == nil, let index = players.lastIndex(where: { $0.kicked && !$0.blocked && $0.tokenHash == tokenHash }) {
+            return readmit(index, connection, at: at)
+        }
+        guard let id = tokenOwners[tokenHash], let index = playerIndex[id], !players[index].kicked else {
             return refuseToken(connection, "We could not find you in this room. Please join again with your nickname.")
         }
         var directives: [RoomDirective] = []
@@ -80,6 +86,34 @@ extension RoomState {
         members[connection] = .child(playerID: id)
         let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
         return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at)
+    }
+
+    /// A child removed (not blocked) coming back with the resume token of this browser: the teacher's
+    /// "remove" may have been a mistake, and a child let back in is the same child, with their answers and
+    /// points, not a second one at 0. Only the token brings a child back (a name alone could be anyone's),
+    /// and only as a join would be let in: not into a room that has ended, is locked or is full, nor while
+    /// another child holds a name that looks like theirs.
+    private mutating func readmit(_ index: Int, _ connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
+        let player = players[index]
+        if phase == .finished {
+            return refuse(connection, RoomError(.roomEnded, "This room has finished. Ask your teacher for a new code."))
+        }
+        if isLocked {
+            return refuse(connection, RoomError(.roomLocked, "This room is locked. Ask your teacher to unlock it."))
+        }
+        if playerCount >= settings.maxPlayers {
+            return refuse(connection, RoomError(.roomFull, "This room is full."))
+        }
+        if player.nameKeys.contains(where: { nicknameOwners[$0] != nil }) {
+            return refuse(connection, RoomError(.nicknameTaken, "Someone in this room is already called \(player.nickname). Please pick another nickname.", params: ["nickname": player.nickname]))
+        }
+        markKicked(index, false)
+        register(player)
+        connect(index, to: connection)
+        members[connection] = .child(playerID: player.id)
+        let welcome = Welcome(role: .child, player: PlayerInfo(id: player.id, nickname: player.nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: player.id)))
+        // Let back in for good only once stored: a restart must not find them removed after the welcome.
+        return [.persist(.playerReadmitted(player: player.id, at: at)), .send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at)
     }
 
     mutating func admitScreen(_ connection: ConnectionID, role: Role, at: ServerTime) -> [RoomDirective] {
@@ -107,19 +141,13 @@ extension RoomState {
     /// same browser cannot rejoin) and their nickname (so they cannot join again under it). A kicked,
     /// unblocked player may join again; blocking one who was already kicked is allowed.
     mutating func kick(_ who: String, block: Bool, at: ServerTime) throws(RoomError) -> [RoomDirective] {
-        let wanted = Nickname.uniquenessKey(SentenceSplitter.collapsingWhitespace(who))
-        let found = players.lastIndex(where: { !$0.kicked && ($0.id == who || Nickname.uniquenessKey($0.nickname) == wanted) })
-            ?? (block ? players.lastIndex(where: { !$0.blocked && ($0.id == who || Nickname.uniquenessKey($0.nickname) == wanted) }) : nil)
-        guard let index = found else {
+        guard let index = removable(who, block: block) else {
             throw RoomError(.playerNotFound, "No player called \"\(who)\" is in this room.", params: ["player": who])
         }
         let player = players[index]
         let wasKicked = player.kicked
         markKicked(index)
-        if !wasKicked {
-            nicknameOwners[Nickname.uniquenessKey(player.nickname)] = nil
-            tokenOwners[player.tokenHash] = nil
-        }
+        if !wasKicked { unregister(player) }
         var directives: [RoomDirective] = []
         if block {
             players[index].blocked = true
@@ -137,5 +165,19 @@ extension RoomState {
             ]
         }
         return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at)
+    }
+
+    /// The player a teacher's kick names, by id or by nickname: the one written so (ignoring case and
+    /// spacing) or else one it looks like (a teacher typing "Ada" for the Cyrillic "Аda"); the latest
+    /// joined first. Players already kicked are found only to be blocked.
+    private func removable(_ who: String, block: Bool) -> Int? {
+        let typed = SentenceSplitter.collapsingWhitespace(who).lowercased()
+        let keys = Set(Nickname.matchingKeys(typed, using: lookalikes))
+        let candidates: [(Player) -> Bool] = [{ !$0.kicked }] + (block ? [{ !$0.blocked }] : [])
+        for candidate in candidates {
+            if let index = players.lastIndex(where: { candidate($0) && ($0.id == who || $0.nickname.lowercased() == typed) }) { return index }
+            if let index = players.lastIndex(where: { candidate($0) && !keys.isDisjoint(with: $0.nameKeys) }) { return index }
+        }
+        return nil
     }
 }

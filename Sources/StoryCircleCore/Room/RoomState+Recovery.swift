@@ -9,9 +9,11 @@ extension RoomState {
     /// - a failed narration: the error state, so the teacher can retry;
     /// - an open question: reopened with its full time limit, starting `timing.recoveryLeadMs` after the
     ///   restart so children have time to reconnect; answers already given stand and cannot be changed.
-    public static func restore(_ archive: RoomArchive, timing: RoomTiming = .init(), at now: ServerTime) -> (RoomState, [RoomDirective]) {
+    public static func restore(
+        _ archive: RoomArchive, timing: RoomTiming = .init(), lookalikes: any ConfusableSkeleton, at now: ServerTime
+    ) -> (RoomState, [RoomDirective]) {
         let header = archive.header
-        var state = RoomState(code: header.code, story: header.story, settings: archive.settings, credentials: header.credentials, timing: timing)
+        var state = RoomState(code: header.code, story: header.story, settings: archive.settings, credentials: header.credentials, timing: timing, lookalikes: lookalikes)
         state.isLocked = archive.locked
         for record in archive.players {
             state.add(Player(id: record.id, nickname: record.nickname, tokenHash: record.tokenHash, joinedAt: record.joinedAt, connection: nil, kicked: archive.kicked.contains(record.id), blocked: archive.blocked.contains(record.id)))

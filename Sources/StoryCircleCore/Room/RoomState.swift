@@ -23,6 +23,8 @@ public struct RoomState: Sendable {
         /// the automatic reveal: a child whose Wi-Fi dropped, or whose room is moving to another node, may
         /// have a tap kept by the page to send on reconnecting.
         var graceUntil: ServerTime?
+        /// The nickname's `Nickname.matchingKeys`, worked out once when the player is added.
+        var nameKeys: [String] = []
     }
 
     enum Member: Sendable, Equatable {
@@ -47,13 +49,16 @@ public struct RoomState: Sendable {
     public internal(set) var isLocked = false
     /// Hashes only: the tokens themselves are never kept.
     public let credentials: RoomCredentials
+    /// How nicknames are told apart (`Nickname.matchingKeys`): ICU's TR39 data in the server.
+    public let lookalikes: any ConfusableSkeleton
 
     /// Everyone who ever joined, in join order; kicked players stay (flagged) so their records stay whole.
     var players: [Player] = []
     var playerIndex: [String: Int] = [:]
+    /// Who holds each name key (`Nickname.matchingKeys`) of the players not kicked.
     var nicknameOwners: [String: String] = [:]
     var tokenOwners: [String: String] = [:]
-    /// What blocked players can no longer use here: their nicknames (uniqueness keys) and token hashes.
+    /// What blocked players can no longer use here: their nicknames (name keys) and token hashes.
     var blockedNicknames: Set<String> = []
     var blockedTokens: Set<String> = []
     var members: [ConnectionID: Member] = [:]
@@ -81,8 +86,12 @@ public struct RoomState: Sendable {
     /// The most round trip a client may claim (at most `answerGraceMs` of it is credited anyway).
     public static let maximumReportedRoundTripMs = 10_000
 
-    public init(code: String, story: Story, settings: RoomSettings = .init(), credentials: RoomCredentials, timing: RoomTiming = .init()) {
+    public init(
+        code: String, story: Story, settings: RoomSettings = .init(), credentials: RoomCredentials, timing: RoomTiming = .init(),
+        lookalikes: any ConfusableSkeleton
+    ) {
         self.code = code
+        self.lookalikes = lookalikes
         self.story = story
         self.settings = settings
         self.credentials = credentials
@@ -187,18 +196,29 @@ public struct RoomState: Sendable {
     }
 
     mutating func add(_ player: Player) {
+        var player = player
+        player.nameKeys = Nickname.matchingKeys(player.nickname, using: lookalikes)
         playerIndex[player.id] = players.count
         players.append(player)
         count(contribution(of: player), sign: 1)
-        if !player.kicked {
-            nicknameOwners[Nickname.uniquenessKey(player.nickname)] = player.id
-            tokenOwners[player.tokenHash] = player.id
-        }
+        if !player.kicked { register(player) }
         if player.blocked { remember(blocked: player) }
     }
 
+    /// Makes the player's names and token theirs (a player who joined, came back or was let back in).
+    mutating func register(_ player: Player) {
+        for key in player.nameKeys { nicknameOwners[key] = player.id }
+        tokenOwners[player.tokenHash] = player.id
+    }
+
+    /// Frees the player's names and token (a player removed).
+    mutating func unregister(_ player: Player) {
+        for key in player.nameKeys where nicknameOwners[key] == player.id { nicknameOwners[key] = nil }
+        if tokenOwners[player.tokenHash] == player.id { tokenOwners[player.tokenHash] = nil }
+    }
+
     mutating func remember(blocked player: Player) {
-        blockedNicknames.insert(Nickname.uniquenessKey(player.nickname))
+        blockedNicknames.formUnion(player.nameKeys)
         blockedTokens.insert(player.tokenHash)
     }
 
@@ -209,9 +229,9 @@ public struct RoomState: Sendable {
         count(contribution(of: players[index]), sign: 1)
     }
 
-    mutating func markKicked(_ index: Int) {
+    mutating func markKicked(_ index: Int, _ kicked: Bool = true) {
         count(contribution(of: players[index]), sign: -1)
-        players[index].kicked = true
+        players[index].kicked = kicked
         count(contribution(of: players[index]), sign: 1)
     }
 

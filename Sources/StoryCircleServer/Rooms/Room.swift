@@ -258,7 +258,7 @@ public actor Room {
         }
         let now = clock.now()
         let previous = state
-        var (rebuilt, startUp) = RoomState.restore(archive, timing: previous.timing, at: now)
+        var (rebuilt, startUp) = RoomState.restore(archive, timing: previous.timing, lookalikes: previous.lookalikes, at: now)
         let told = rebuilt.reattach(Array(peers.keys), from: previous, at: now)
         state = rebuilt
         outbox.reset()

@@ -39,6 +39,7 @@ actor RoomDirectory {
     let refusals: Refusals
     let services: RoomServices
     let timing: RoomTiming
+    let lookalikes: any ConfusableSkeleton
     let roomDefaults: RoomSettings
     let retentionDays: Int
     /// Whether other nodes may share the store: then no room is restored at start or run at creation, only
@@ -49,7 +50,7 @@ actor RoomDirectory {
 
     init(
         services: RoomServices, keeper: LeaseKeeper?, bindings: ConnectionBindings, refusals: Refusals, timing: RoomTiming,
-        roomDefaults: RoomSettings, retentionDays: Int, sharedStore: Bool
+        lookalikes: any ConfusableSkeleton, roomDefaults: RoomSettings, retentionDays: Int, sharedStore: Bool
     ) {
         (notices, noticeSink) = AsyncStream.makeStream(of: RoomNotice.self)
         var services = services
@@ -60,6 +61,7 @@ actor RoomDirectory {
         self.bindings = bindings
         self.refusals = refusals
         self.timing = timing
+        self.lookalikes = lookalikes
         self.roomDefaults = roomDefaults
         self.retentionDays = retentionDays
         self.sharedStore = sharedStore
@@ -92,7 +94,7 @@ actor RoomDirectory {
             let code = try await storeNewRoom(story: story, settings: settings, credentials: credentials, at: now, storyID: storyID)
             if !sharedStore {
                 let lease = try await keeper?.acquire(code)
-                let state = RoomState(code: code, story: story, settings: settings, credentials: credentials, timing: timing)
+                let state = RoomState(code: code, story: story, settings: settings, credentials: credentials, timing: timing, lookalikes: lookalikes)
                 // Stored, so the next start restores it; this server no longer runs anything new.
                 guard await launch(state, createdAt: now, lease: lease, initial: []) != nil else {
                     throw RoomError(.serverShuttingDown, "The server is shutting down.")
@@ -207,7 +209,7 @@ actor RoomDirectory {
     /// Makes a stored room live again, where the records say it was (`RoomState.restore`); `nil` when the
     /// server is shutting down.
     private func adopt(_ archive: RoomArchive, lease: RoomLease?) async -> Room? {
-        let (state, directives) = RoomState.restore(archive, timing: timing, at: clock.now())
+        let (state, directives) = RoomState.restore(archive, timing: timing, lookalikes: lookalikes, at: clock.now())
         let room = await launch(state, createdAt: archive.header.createdAt, lease: lease, initial: directives)
         if room != nil { services.metrics.roomRestored() }
         return room

@@ -41,7 +41,8 @@ public final class RoomRegistry: Sendable {
 
     package init(
         events: AsyncStream<TransportEvent>, transport: any MessageTransport, store: any RoomStore,
-        clock: any ServerClock, narrator: any NarrationPreparing, metrics: ServerMetrics, settings configuration: Settings = Settings(),
+        clock: any ServerClock, narrator: any NarrationPreparing, lookalikes: any ConfusableSkeleton, metrics: ServerMetrics,
+        settings configuration: Settings = Settings(),
         timing: RoomTiming = .init(), logger: StoryCircleLog, bindings: ConnectionBindings = ConnectionBindings(), sharedStore: Bool = false,
         leaseClock: any MonotonicClock = SystemMonotonicClock()
     ) {
@@ -61,7 +62,7 @@ public final class RoomRegistry: Sendable {
             logger: logger, health: health, storageRetryMs: configuration.storageRetrySeconds * 1_000
         )
         directory = RoomDirectory(
-            services: services, keeper: keeper, bindings: bindings, refusals: refusals, timing: timing,
+            services: services, keeper: keeper, bindings: bindings, refusals: refusals, timing: timing, lookalikes: lookalikes,
             roomDefaults: configuration.roomDefaults, retentionDays: configuration.retentionDays, sharedStore: sharedStore
         )
         router = ConnectionRouter(

@@ -16,7 +16,7 @@ struct RoomDriver {
 
     init(story: Story = Fixtures.story, settings: RoomSettings = .init(), timing: RoomTiming = .init()) {
         initialSettings = settings
-        state = RoomState(code: "123456", story: story, settings: settings, credentials: Fixtures.credentials, timing: timing)
+        state = RoomState(code: "123456", story: story, settings: settings, credentials: Fixtures.credentials, timing: timing, lookalikes: LookalikeTable())
     }
 
     init(restoring state: RoomState, at now: ServerTime, directives: [RoomDirective]) {
@@ -94,6 +94,9 @@ struct RoomDriver {
         }
         return child
     }
+
+    /// The connection `newConnection` handed out last (the one a refused `join` used).
+    var lastConnection: UInt64 { nextConnection - 1 }
 
     mutating func dashboard() -> ConnectionID {
         let connection = newConnection()

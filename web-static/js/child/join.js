@@ -1,6 +1,8 @@
 // The join screen: a room code and a nickname (or one picked for you), and coming back after a refresh
 // with the saved session. A child the teacher blocked from a room keeps that room's token, so this browser
-// asks with it again and the server answers "blocked" (the name is refused by the server as well).
+// asks with it again and the server answers "blocked" (the name is refused by the server as well). A child
+// only removed keeps it too: joining that room again from this browser brings back the same child, with
+// their answers and points (the teacher may have removed them by mistake).
 
 import { $, announce } from "../dom.js";
 import { ERROR, errorText } from "../error-codes.js";
@@ -15,7 +17,9 @@ export function startJoin(connectToRoom) {
   const params = new URLSearchParams(location.search);
   const linkedRoom = params.get("room");
   if (linkedRoom) $("#room-code").value = digits(linkedRoom).slice(0, 6);
-  $("#random-name").addEventListener("click", () => { $("#nickname").value = friendlyName(); $("#nickname").focus(); });
+  $("#random-name").addEventListener("click", () => { $("#nickname").value = friendlyName(); showLength(); $("#nickname").focus(); });
+  $("#nickname").addEventListener("input", showLength);
+  showLength();
   $("#join-form").addEventListener("submit", submitJoin);
 
   // Back after a refresh: the saved token rejoins as the same child (into this page's session).
@@ -36,13 +40,15 @@ function submitJoin(event) {
   const nickname = $("#nickname").value.trim().replace(/\s+/g, " ");
   if (code.length !== 6) return joinError(() => t("join.code_six"));
   if (!nickname) return joinError(() => t("join.nickname_needed"));
+  if (letters(nickname) > maxLength()) return joinError(() => t("error.nickname_invalid.too_long", { max: maxLength() }));
   $("#join-error").hidden = true;
   $("#join-button").disabled = true;
   session.room = code;
   session.nickname = nickname;
-  const blocked = blockedToken(code);
-  session.token = blocked;
-  session.tryingBlockedToken = Boolean(blocked);
+  // Asked once: should the server no longer know it, or refuse it, the next join is a new child's.
+  const token = blockedToken(code) ?? takeRemovedToken(code);
+  session.token = token;
+  session.tryingBlockedToken = Boolean(token);
   connect();
 }
 
@@ -62,6 +68,34 @@ function digitValue(c) {
   return zero === undefined ? null : code - zero;
 }
 
+// ---- The nickname's length: shown as it is typed, never cut (the server refuses a longer one, saying
+// the limit; the field has no maxlength, which would cut a pasted name without a word) ----
+
+/** The most letters a nickname may have: the server's `Nickname.maximumLength`, kept on the field. */
+function maxLength() {
+  return Number($("#nickname").dataset.maxLength);
+}
+
+/** Letters as the server counts them: what a reader sees as one (👩‍🚀 and é are one each). */
+function letters(text) {
+  return [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)].length;
+}
+
+let wasTooLong = false;
+
+/** The count under the field; past the limit, a kind word with the limit, said once as it is crossed. */
+function showLength() {
+  const count = letters($("#nickname").value.trim().replace(/\s+/g, " "));
+  const tooLong = count > maxLength();
+  const note = $("#nickname-count");
+  const params = { count, max: maxLength() };
+  note.textContent = t(tooLong ? "names.too_long" : "names.count", params);
+  note.classList.toggle("message", tooLong);
+  note.classList.toggle("muted", !tooLong);
+  if (tooLong && !wasTooLong) announce(note.textContent);
+  wasTooLong = tooLong;
+}
+
 /** The join error as words made now, so a change of language words it again. */
 let joinErrorWords = null;
 
@@ -78,6 +112,7 @@ export function joinError(words) {
 
 /** Words the join screen's error again (the language changed). */
 export function rewordJoin() {
+  showLength();
   if (joinErrorWords && !$("#join-error").hidden) $("#join-error").textContent = joinErrorWords();
 }
 
@@ -124,6 +159,7 @@ export function kicked(message) {
   services.connection.stop();
   services.player.stop();
   if (message.blocked && session.token) rememberBlocked(session.room, session.token);
+  else if (session.token) rememberRemoved(session.room, session.token);
   forgetSessionKeepingNothing();
   joinError(() => errorText(message));
 }
@@ -132,4 +168,29 @@ function forgetSessionKeepingNothing() {
   forgetSession();
   session.welcomed = false;
   session.tryingBlockedToken = false;
+}
+
+// ---- Removed: the token of a room this browser was removed from (not blocked), kept to come back ----
+
+const REMOVED_KEY = "storycircle.removed";
+
+function rememberRemoved(room, token) {
+  try {
+    const removed = JSON.parse(localStorage.getItem(REMOVED_KEY) ?? "{}");
+    removed[room] = token;
+    localStorage.setItem(REMOVED_KEY, JSON.stringify(removed));
+  } catch { /* private mode: the child joins again as a new one */ }
+}
+
+/** This room's kept token, forgotten as it is handed out. */
+function takeRemovedToken(room) {
+  try {
+    const removed = JSON.parse(localStorage.getItem(REMOVED_KEY) ?? "{}");
+    const token = removed[room] ?? null;
+    delete removed[room];
+    localStorage.setItem(REMOVED_KEY, JSON.stringify(removed));
+    return token;
+  } catch {
+    return null;
+  }
 }
