@@ -136,7 +136,7 @@ struct RoomRecoveryTests {
         try room.command(.start)
         let request = try #require(room.narrationRequests.last)
         room.apply(.narration(.failed(preparation: request.preparation, problem: NarrationProblem(.synthesisFailed, "No sound.")), at: room.now))
-        var (restored, _) = RoomState.restore(room.archive(), at: room.now)
+        var (restored, _) = RoomState.restore(room.archive(), lookalikes: LookalikeTable(), at: room.now)
         #expect(restored.phase == .failed(.notReadyAfterRestart))
         let teacher = ConnectionID(900)
         let welcome = restored.handle(.hello(teacher, .control(token: "teacher-secret"), at: room.now))
