@@ -38,6 +38,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // libpng, libjpeg-turbo and libwebp: a small C target, because libpng's and libjpeg's errors are a longjmp
+        // that must land in C (its setjmp is in these files), never across a Swift frame.
+        .target(
+            name: "CImageCodecs",
+            linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg"), .linkedLibrary("webp")]
+        ),
         .systemLibrary(
             name: "CPostgreSQL",
             pkgConfig: "libpq",
@@ -57,6 +63,8 @@ let package = Package(
         // MARK: The wrappers: the only targets that import C.
         .target(name: "WebSocketTransport", dependencies: ["CLibWebSockets", "CLibEV", "Locking"]),
         .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
+        // Pictures checked by decoding (PNG, JPEG, WebP), refused over the limits, re-encoded without metadata.
+        .target(name: "Pictures", dependencies: ["CImageCodecs"]),
         .target(name: "SQLiteStorage", dependencies: ["CSQLite", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
 
@@ -101,6 +109,7 @@ let package = Package(
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode"]),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "SpeechTests", dependencies: ["Speech"]),
+        .testTarget(name: "PicturesTests", dependencies: ["Pictures", "CImageCodecs"]),
         .testTarget(name: "SQLiteStorageTests", dependencies: ["SQLiteStorage", "StoryCircleCore", "Locking"]),
         .testTarget(name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "Locking"]),
         // The CLI's parser and terminal, in process (the executable end to end: Tests/Integration/test_cli.py).
