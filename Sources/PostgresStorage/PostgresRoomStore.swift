@@ -124,7 +124,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
 
     /// Runs `body` on the reader, on the store's thread, replacing a lost connection and trying once more
     /// (reads are safe to repeat).
-    private func read<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
         try await threads.run { [self] in
             guard !isClosed.withLock({ $0 }) else { throw StoreFailure(.unavailable, record: "read", reason: GroupCommit.closedReason) }
             return try reader.withLock { connection in

@@ -60,6 +60,22 @@ enum Migrations {
         (4, """
             CREATE TABLE store_probe (id INTEGER PRIMARY KEY CHECK (id = 1), written_at INTEGER NOT NULL, padding BLOB);
             """),
+        // Version 6: the pictures of stories, cleaned, by content hash (`PictureStore`), with a smaller
+        // copy for phones when the picture is larger than they need.
+        (6, """
+            CREATE TABLE pictures (
+                id TEXT PRIMARY KEY,
+                mime_type TEXT NOT NULL,
+                width INTEGER NOT NULL,
+                height INTEGER NOT NULL,
+                bytes BLOB NOT NULL,
+                phone_mime_type TEXT,
+                phone_width INTEGER,
+                phone_height INTEGER,
+                phone_bytes BLOB,
+                created_at INTEGER NOT NULL
+            );
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -175,7 +175,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     /// Runs `body` in one read transaction, on the store's thread: everything it reads comes from one
     /// committed state.
-    private func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
         try await threads.run { [self] in
             try reader.withLock { reader in
                 try reader.execute("BEGIN")
