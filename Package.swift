@@ -75,7 +75,7 @@ let package = Package(
         // narrator, and the HTTP API.
         .target(
             name: "StoryCircleApp",
-            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage"]
+            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage", "Pictures", "RoomStoreSupport"]
         ),
 
         // MARK: Test kits: what tests (and only tests) need to drive the shell, kept out of the targets the
@@ -92,7 +92,7 @@ let package = Package(
         // MARK: Executables.
         .executableTarget(
             name: "storycircle",
-            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking"]
+            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "Pictures"]
         ),
         .executableTarget(
             name: "storycircle-bench",

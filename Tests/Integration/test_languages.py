@@ -25,7 +25,7 @@ MESSAGE_TYPES = {"narration.plan", "narration.complete", "narration.error", "qui
 # Codes only HTTP answers carry (the pages meet them as a failed request or a refused upgrade, and say
 # their own words for that); every other code a page can be sent has words of its own.
 HTTP_ONLY = {"unauthorized", "not_found", "method_not_allowed", "payload_too_large", "invalid_story", "server_shutting_down",
-             "origin_not_allowed", "too_many_connections", "server_full"}
+             "origin_not_allowed", "too_many_connections", "server_full", "picture_refused"}
 
 
 def sources():

@@ -44,6 +44,8 @@ struct APIHandler: Sendable {
             return await only("GET", request) { await results(code: parts[2], request) }
         case let parts where parts.count == 4 && parts[0] == "api" && parts[1] == "rooms" && parts[3] == "qr.svg" && qrCodes:
             return await only("GET", request) { await qrCode(code: parts[2], request) }
+        case let parts where parts == ["api", "pictures"] || (parts.count == 2 && parts[0] == "pictures"):
+            return await pictureRoute(parts, request)
         case let parts where parts.count == 2 && parts[0] == "audio":
             guard let audio else { return notFound() }
             return await only("GET", request) { audio.response(for: parts[1], ifNoneMatch: request.headers["if-none-match"]) }
@@ -146,6 +148,7 @@ struct APIHandler: Sendable {
                 return .error(RoomError(.invalidSettings, "The settings are not valid: each one is true/false, a number, or a narration mode (devices, dashboard, off)."))
             }
         }
+        if let refusal = await refusePictures(of: story) { return refusal }
         if let narrator, case .failure(let refusal) = narrator.checkNatural(voice: ClassroomServer.voice(of: story, settings: patch)) {
             return .error(RoomError(.voiceNotInstalled, refusal.description))
         }
@@ -272,7 +275,7 @@ struct APIHandler: Sendable {
         }
     }
 
-    private func decodeObject(_ body: [UInt8]) -> Result<[String: JSONValue], RoomError> {
+    func decodeObject(_ body: [UInt8]) -> Result<[String: JSONValue], RoomError> {
         guard !body.isEmpty else { return .failure(RoomError(.invalidMessage, "The request needs a JSON body.")) }
         do {
             guard case .object(let object) = try JSONDecoder().decode(JSONValue.self, from: Data(body)) else {
@@ -284,21 +287,21 @@ struct APIHandler: Sendable {
         }
     }
 
-    private func issuesJSON(_ issues: [ValidationIssue]) -> JSONValue {
+    func issuesJSON(_ issues: [ValidationIssue]) -> JSONValue {
         .array(issues.map { .object(["severity": .string($0.severity.rawValue), "path": .string($0.path), "message": .string($0.message)]) })
     }
 
-    private func only(_ method: String, _ request: HTTPRequest, _ body: () async -> HTTPResponse) async -> HTTPResponse {
+    func only(_ method: String, _ request: HTTPRequest, _ body: () async -> HTTPResponse) async -> HTTPResponse {
         request.method == method || (method == "GET" && request.method == "HEAD") ? await body() : methodNotAllowed(method == "GET" ? "GET, HEAD" : method)
     }
 
-    private func methodNotAllowed(_ allowed: String) -> HTTPResponse {
+    func methodNotAllowed(_ allowed: String) -> HTTPResponse {
         var response = HTTPResponse.error(RoomError(.methodNotAllowed, "Use \(allowed) here."))
         response.headers.append(("allow", allowed))
         return response
     }
 
-    private func notFound() -> HTTPResponse {
+    func notFound() -> HTTPResponse {
         .error(RoomError(.notFound, "There is nothing here. Children join at /, dashboards are at /dashboard."))
     }
 }

@@ -124,3 +124,43 @@ extension DocumentChecker {
         return PictureReference(source: source, alt: alt)
     }
 }
+
+extension Story {
+    /// Where each picture file is named in a story document (`text[0].picture`,
+    /// `quiz.questions[1].options[2].picture`), for messages about the file with the path a teacher finds
+    /// it at. Reads the document as written; anything malformed is for `load` to report.
+    public static func pictureFileLocations(in document: JSONValue) -> [(path: String, file: String)] {
+        guard case .object(let root) = document else { return [] }
+        var found: [(path: String, file: String)] = []
+        func note(_ value: JSONValue?, at path: String) {
+            guard case .object(let picture)? = value, case .string(let file)? = picture["file"] else { return }
+            found.append((path, file))
+        }
+        if case .array(let pieces)? = root["text"] {
+            for (index, piece) in pieces.enumerated() {
+                if case .object(let page) = piece { note(page["picture"], at: DocumentChecker.path(DocumentChecker.path("text", index), "picture")) }
+            }
+        }
+        var questions: [(String, [String: JSONValue])] = []
+        if case .object(let quiz)? = root["quiz"] {
+            if case .array(let items)? = quiz["questions"] {
+                for (index, item) in items.enumerated() {
+                    if case .object(let question) = item { questions.append((DocumentChecker.path("quiz.questions", index), question)) }
+                }
+            } else if quiz["question"] != nil {
+                questions.append(("quiz", quiz))
+            }
+        }
+        for (path, question) in questions {
+            note(question["picture"], at: DocumentChecker.path(path, "picture"))
+            if case .array(let options)? = question["options"] {
+                for (index, option) in options.enumerated() {
+                    if case .object(let object) = option {
+                        note(object["picture"], at: DocumentChecker.path(DocumentChecker.path(DocumentChecker.path(path, "options"), index), "picture"))
+                    }
+                }
+            }
+        }
+        return found
+    }
+}

@@ -35,7 +35,7 @@ struct StartCommand: ParsableCommand {
         logger.takeLibWebSocketsLines()
         let signals = Signals.stream()
         let server = try await ServerOptions.start(configuration, logger: logger)
-        let created = try await server.createRoom(story: story, settings: settings.patch)
+        let created = try await server.createRoom(story: try await server.storingPictures(of: story, storyPath: storyPath), settings: settings.patch)
         guard let room = await server.registry.room(created.room.code) else {
             await server.stop()
             throw CommandFailure("the room disappeared as it was created")

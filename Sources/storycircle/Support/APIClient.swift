@@ -13,7 +13,7 @@ struct APIClient {
         var body: Data
     }
 
-    func send(_ method: String, _ path: String, token: String?, json: Data? = nil) async throws(CommandFailure) -> Response {
+    func send(_ method: String, _ path: String, token: String?, json: Data? = nil, contentType: String = "application/json") async throws(CommandFailure) -> Response {
         guard let url = URL(string: server.trimmingSuffix("/") + path), url.scheme == "http" || url.scheme == "https" else {
             throw CommandFailure("'\(server)' is not a server URL (expected something like http://127.0.0.1:8080).")
         }
@@ -22,7 +22,7 @@ struct APIClient {
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let json {
             request.httpBody = json
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         }
         let outcome: Result<Response, any Error> = await withCheckedContinuation { continuation in
             URLSession.shared.dataTask(with: request) { data, response, error in
