@@ -49,7 +49,9 @@ extension APIHandler {
             if case .tooManyPixels(let width, let height, let limit, let side) = refusal {
                 params.merge(["width": String(width), "height": String(height), "limit": String(limit), "side": String(side)]) { $1 }
             }
-            return .error(RoomError(.pictureRefused, refusal.message, params: params), extra: ["reason": .string(refusal.code)])
+            return .error(RoomError(.pictureRefused, refusal.message, params: params), extra: [
+                "reason": .string(refusal.code), "params": .object(params.mapValues(JSONValue.string)),
+            ])
         case .success(let cleaned):
             picture = cleaned
         }

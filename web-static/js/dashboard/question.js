@@ -4,6 +4,7 @@
 
 import { $, el, clear, announce } from "../dom.js";
 import { OPTION_SHAPES, shapeName, renderOptions, namesColours, barColour } from "../options.js";
+import { showQuestionPictures, showRevealPictures } from "../pictures.js";
 import { t, number, seconds as secondsText, isolate } from "../i18n.js";
 import { Countdown, ticks } from "../countdown.js";
 import { room, services, show, record } from "./store.js";
@@ -37,6 +38,7 @@ export function question(view) {
   const options = $("#options");
   options.hidden = false;
   renderOptions(options, view.options, null);
+  showQuestionPictures(view, { heading: $("#question-text"), options, room: services.pictures.room, phone: false });
   const open = () => { record(`question:${view.index}:shown`); runCountdown(); };
   const wait = services.connection.clock.until(view.opensAt);
   if (wait > 0) {
@@ -85,6 +87,7 @@ export function reveal(message, { quiet = false } = {}) {
       el("div", { class: "track", "aria-hidden": "true" }, fill),
       el("span", { class: "count num" }, number(count), el("span", { class: "visually-hidden", text: ` ${t("reveal.children", { count })}` }))));
   });
+  showRevealPictures(view, rows, { room: services.pictures.room });
   $("#options").hidden = true;
   rows.hidden = false;
   const explanation = $("#explanation");
