@@ -27,6 +27,9 @@ export class StoryPictures {
     this.bySentence = new Map();
     this.figure = null;
     this.shown = null;
+    // Which picture was on screen for which sentence, for the tests (as `window.storycircle.events`).
+    this.log = [];
+    if (window.storycircle) window.storycircle.pictures = this.log;
   }
 
   /** Takes the pictures of a `narration.plan` (none for a story without them) and shows the first. */
@@ -57,6 +60,7 @@ export class StoryPictures {
     let found = null;
     for (let i = index; i >= 0 && !found; i--) found = this.bySentence.get(i) ?? null;
     if (!found) found = this.bySentence.get(Math.min(...this.bySentence.keys()));
+    this.log.push({ sentence: index, picture: found.id });
     if (this.shown?.id === found.id && this.shown?.alt === found.alt) return;
     this.shown = found;
     this.figure.replaceChildren(picture(found, this, "story-image"));
