@@ -102,7 +102,8 @@ bench-lockstep: release bench-deps
 README_SCREENSHOTS := phone-lobby phone-story phone-question-scrolled-countdown phone-reveal-your-answer phone-podium \
 	projector-1920-lobby projector-1920-reveal-colours projector-1280-question-8-options \
 	projector-1920-reveal-8-options-answer-grid teacher-question-roster teacher-finished-results \
-	es-phone-question es-phone-reveal ar-projector-1920-question ar-projector-1920-reveal ar-phone-question
+	es-phone-question es-phone-reveal ar-projector-1920-question ar-projector-1920-reveal ar-phone-question \
+	phone-picture-story phone-picture-question projector-1920-picture-question projector-1920-picture-reveal
 screenshots:
 	@mkdir -p docs/screenshots
 	@for name in $(README_SCREENSHOTS); do cp build/screenshots/$$name.png docs/screenshots/ || exit 1; done
