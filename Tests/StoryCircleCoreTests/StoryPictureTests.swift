@@ -108,3 +108,39 @@ struct StoryPictureTests {
         #expect(!PictureReference.isPictureID("../../etc/passwd"))
     }
 }
+
+/// What screens are sent of a picture story: the sentences' pictures in the plan, the question's and its
+/// options' pictures in the question, never the answer.
+@Suite("Room views of a picture story")
+struct RoomPictureViewTests {
+    static let owl = String(repeating: "a1", count: 32)
+    static let cat = String(repeating: "c4", count: 32)
+
+    static var story: Story {
+        let text = #"""
+        {"title": "Owl", "text": [{"text": "One. Two.", "picture": {"id": "\#(owl)", "alt": "An owl"}}, "Three."],
+         "quiz": {"questions": [{"question": "Who?", "picture": {"id": "\#(cat)", "alt": "A cat"},
+           "options": [{"label": "Owl", "picture": {"id": "\#(owl)"}}, {"label": "Cat", "picture": {"id": "\#(cat)", "alt": "Ginger"}}], "answer": "Cat"}]}}
+        """#
+        return Story.load(json: Data(text.utf8)).value!
+    }
+
+    @Test func thePlanAndTheQuestionCarryThePictures() throws {
+        var room = RoomDriver(story: Self.story)
+        let child = try room.child("Ana")
+        try room.startAndPrepare()
+        let plan = try #require(room.messages(to: child.connection).compactMap { if case .narrationPlan(let p) = $0 { p } else { nil } }.last)
+        #expect(plan.pictures == [
+            SentencePictureView(sentence: 0, picture: PictureView(id: Self.owl, alt: "An owl")),
+            SentencePictureView(sentence: 1, picture: PictureView(id: Self.owl, alt: "An owl")),
+        ])
+        room.narrateToFirstQuestion()
+        let question = try #require(room.messages(to: child.connection).compactMap { if case .question(let q) = $0 { q } else { nil } }.last)
+        #expect(question.picture == PictureView(id: Self.cat, alt: "A cat"))
+        #expect(question.optionPictures == [PictureView(id: Self.owl, alt: "Owl"), PictureView(id: Self.cat, alt: "Ginger")])
+        #expect(question.options == ["Owl", "Cat"])
+        // The encoded message has no answer in it, pictures or not.
+        let json = String(decoding: ServerMessage.question(question).encoded(), as: UTF8.self)
+        #expect(!json.contains("answer") && json.contains("optionPictures"))
+    }
+}
