@@ -224,11 +224,17 @@ struct APIHandler: Sendable {
     }
 
     private func qrCode(code: String, _ request: HTTPRequest) async -> HTTPResponse {
-        if case .failure(let refusal) = await resolve(code, request, needs: .dashboard) { return refusal }
-        guard let svg = JoinCode.qrSVG(for: JoinCode.joinURL(publicURL: publicURL, code: code)) else {
+        let room: Room
+        switch await resolve(code, request, needs: .dashboard) {
+        case .failure(let refusal): return refusal
+        case .success(let found): room = found
+        }
+        let language = await room.report().language
+        guard let svg = JoinCode.qrSVG(for: JoinCode.joinURL(publicURL: publicURL, code: code, language: language)) else {
             return .error(RoomError(.internalError, "The QR code could not be drawn."))
         }
-        return HTTPResponse(status: 200, contentType: "image/svg+xml", headers: [("cache-control", "private, max-age=3600")], body: Array(svg.utf8))
+        // Not cached: the link in it changes with the room's language, which the teacher may change.
+        return HTTPResponse(status: 200, contentType: "image/svg+xml", headers: [("cache-control", "no-store")], body: Array(svg.utf8))
     }
 
     // MARK: - Helpers
@@ -254,7 +260,7 @@ struct APIHandler: Sendable {
             return .failure(.error(RoomError(.storageUnavailable, "The room cannot be read from storage just now (\(StoreFailure.from(error, record: "archive").reason)).")))
         }
         guard let room = found else {
-            return .failure(authority(of: request, credentials: nil) == .admin ? .error(RoomError(.roomNotFound, "There is no room \(code.prefix(12)).")) : refusal)
+            return .failure(authority(of: request, credentials: nil) == .admin ? .error(RoomError(.roomNotFound, "There is no room \(code.prefix(12)).", params: ["code": String(code.prefix(12))])) : refusal)
         }
         guard let granted = authority(of: request, credentials: room.credentials), granted >= needs else {
             return .failure(refusal)
@@ -322,7 +328,7 @@ struct CreatedRoomResponse: Encodable {
         title = room.title
         teacherToken = room.teacherToken
         dashboardToken = room.dashboardToken
-        joinURL = JoinCode.joinURL(publicURL: publicURL, code: room.code)
+        joinURL = JoinCode.joinURL(publicURL: publicURL, code: room.code, language: room.language)
         dashboardURL = "\(publicURL)/dashboard#room=\(room.code)&token=\(room.dashboardToken)"
         teacherURL = "\(publicURL)/teacher#room=\(room.code)&token=\(room.teacherToken)"
         self.warnings = warnings

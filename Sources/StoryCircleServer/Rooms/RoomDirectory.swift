@@ -8,6 +8,8 @@ public struct CreatedRoom: Sendable, Equatable {
     public var teacherToken: String
     public var dashboardToken: String
     public var title: String
+    /// The language its screens speak at first (`RoomLanguage.of(settings:story:)`): the join link carries it.
+    public var language: String = RoomLanguage.fallback
 }
 
 /// The rooms in memory: creates them, restores them, loads them when asked for, and lets them go (evicted,
@@ -98,7 +100,8 @@ actor RoomDirectory {
             }
             services.metrics.roomCreated()
             logger.info("Room created", ["room.code": code])
-            return CreatedRoom(code: code, teacherToken: teacherToken, dashboardToken: dashboardToken, title: story.title)
+            return CreatedRoom(code: code, teacherToken: teacherToken, dashboardToken: dashboardToken, title: story.title,
+                               language: RoomLanguage.of(settings: settings, story: story))
         } catch let error as RoomError {
             throw error
         } catch {
@@ -335,7 +338,7 @@ actor RoomDirectory {
     // MARK: - Storage and shutdown
 
     func storeHealthChanged(_ health: StoreHealth) {
-        storeProblem = health.reason.map(StoreHealthMonitor.teacherMessage)
+        storeProblem = health.reason
         for room in rooms.values { room.submit(.storeHealth(problem: storeProblem)) }
     }
 
