@@ -30,7 +30,9 @@ public enum PictureError: Error, Sendable, Equatable {
         case .tooManyBytes(let bytes, let limit):
             return "The picture is \(bytes) bytes; at most \(limit) bytes are allowed."
         case .unsupportedFormat(let looksLike):
-            let what = looksLike.map { " (it looks like \($0 == "text" ? "text" : "a \($0.uppercased()) file"))" } ?? ""
+            let what = looksLike.map { kind in
+                kind == "text" ? " (it looks like text)" : " (it looks like \(kind == "svg" ? "an" : "a") \(kind.uppercased()) file)"
+            } ?? ""
             return "The file is not a PNG, JPEG or WebP picture\(what)."
         case .tooManyPixels(let width, let height, let limitPixels, let limitSide):
             return "The picture is \(width) × \(height) pixels; at most \(limitPixels) pixels and \(limitSide) on a side are allowed."

@@ -43,6 +43,7 @@ struct PictureCleanerTests {
         #expect(throws: PictureError.unsupportedFormat(looksLike: "svg")) { try PictureCleaner.clean(svg) }
         let bare = Array(#"<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>"#.utf8)
         #expect(throws: PictureError.unsupportedFormat(looksLike: "svg")) { try PictureCleaner.clean(bare) }
+        #expect(PictureError.unsupportedFormat(looksLike: "svg").message == "The file is not a PNG, JPEG or WebP picture (it looks like an SVG file).")
     }
 
     @Test func otherFormatsAndEmptyFilesAreRefused() {
