@@ -44,6 +44,12 @@ let package = Package(
             pkgConfig: "icu-i18n",
             providers: [.apt(["libicu-dev"])]
         ),
+        // libpng, libjpeg-turbo and libwebp: a small C target, because libpng's and libjpeg's errors are a longjmp
+        // that must land in C (its setjmp is in these files), never across a Swift frame.
+        .target(
+            name: "CImageCodecs",
+            linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg"), .linkedLibrary("webp")]
+        ),
         .systemLibrary(
             name: "CPostgreSQL",
             pkgConfig: "libpq",
@@ -63,6 +69,8 @@ let package = Package(
         // MARK: The wrappers: the only targets that import C.
         .target(name: "WebSocketTransport", dependencies: ["CLibWebSockets", "CLibEV", "Locking"]),
         .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
+        // Pictures checked by decoding (PNG, JPEG, WebP), refused over the limits, re-encoded without metadata.
+        .target(name: "Pictures", dependencies: ["CImageCodecs"]),
         .target(name: "SQLiteStorage", dependencies: ["CSQLite", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "Confusables", dependencies: ["CICU", "StoryCircleCore"]),
@@ -74,7 +82,7 @@ let package = Package(
         // narrator, and the HTTP API.
         .target(
             name: "StoryCircleApp",
-            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage", "Confusables"]
+            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage", "Confusables", "Pictures", "RoomStoreSupport"]
         ),
 
         // MARK: Test kits: what tests (and only tests) need to drive the shell, kept out of the targets the
@@ -91,7 +99,7 @@ let package = Package(
         // MARK: Executables.
         .executableTarget(
             name: "storycircle",
-            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking"]
+            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "Pictures"]
         ),
         .executableTarget(
             name: "storycircle-bench",
@@ -110,6 +118,7 @@ let package = Package(
         .testTarget(name: "SpeechTests", dependencies: ["Speech"]),
         // Nicknames folded with ICU's real data: the look-alike cases the core's tests give a pure table.
         .testTarget(name: "ConfusablesTests", dependencies: ["Confusables", "StoryCircleCore"]),
+        .testTarget(name: "PicturesTests", dependencies: ["Pictures", "CImageCodecs"]),
         .testTarget(name: "SQLiteStorageTests", dependencies: ["SQLiteStorage", "StoryCircleCore", "Locking"]),
         .testTarget(name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "Locking"]),
         // The CLI's parser and terminal, in process (the executable end to end: Tests/Integration/test_cli.py).

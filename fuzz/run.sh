@@ -38,9 +38,12 @@ TARGETS=(
   "client-message ClientMessageFuzz.swift StoryCircleCore"
   "story StoryFuzz.swift StoryCircleCore"
   "nickname NicknameFuzz.swift Confusables StoryCircleCore"
-  "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleApp StoryCircleServer StoryCircleCore WebSocketTransport Speech SQLiteStorage PostgresStorage RoomStoreSupport QRCode Locking Confusables"
+  "picture PictureFuzz.swift Pictures CImageCodecs"
+  "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleApp StoryCircleServer StoryCircleCore WebSocketTransport Speech SQLiteStorage PostgresStorage RoomStoreSupport QRCode Locking Confusables Pictures CImageCodecs"
 )
 C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite -I Sources/CPostgreSQL -I Sources/CICU)
+# CImageCodecs is a C target: its module map is the one SwiftPM writes; its libraries are linked by name.
+C_MODULES+=(-Xcc "-fmodule-map-file=$BUILD/CImageCodecs.build/module.modulemap" -I Sources/CImageCodecs/include -lpng16 -ljpeg -lwebp)
 for flag in $(pkg-config --cflags libwebsockets espeak-ng sqlite3 libpq icu-i18n 2>/dev/null); do C_MODULES+=(-Xcc "$flag"); done
 
 for entry in "${TARGETS[@]}"; do

@@ -50,6 +50,10 @@ need_pkgconfig lame libmp3lame-dev
 need_pkgconfig sqlite3 libsqlite3-dev
 need_pkgconfig libpq libpq-dev
 need_pkgconfig icu-i18n libicu-dev
+# Pictures in stories: checked by decoding and re-encoded (Sources/CImageCodecs).
+need_pkgconfig libpng libpng-dev
+need_pkgconfig libjpeg libjpeg62-turbo-dev
+need_pkgconfig libwebp libwebp-dev
 need_package espeak-ng-data
 if [ "${NATURAL_VOICE:-1}" != 0 ]; then
   need_command python3 python3

@@ -116,6 +116,22 @@ enum PostgresMigrations {
             ALTER TABLE rooms ADD COLUMN story_id text;
             CREATE INDEX rooms_by_story ON rooms (story_id) WHERE story_id IS NOT NULL;
             """),
+        // Step 6: the pictures of stories, cleaned, by content hash (`PictureStore`), with a smaller copy for
+        // phones when the picture is larger than they need.
+        (6, """
+            CREATE TABLE pictures (
+                id text PRIMARY KEY,
+                mime_type text NOT NULL,
+                width integer NOT NULL,
+                height integer NOT NULL,
+                bytes bytea NOT NULL,
+                phone_mime_type text,
+                phone_width integer,
+                phone_height integer,
+                phone_bytes bytea,
+                created_at bigint NOT NULL
+            );
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -82,6 +82,22 @@ enum Migrations {
             ALTER TABLE rooms ADD COLUMN story_id TEXT;
             CREATE INDEX rooms_by_story ON rooms(story_id) WHERE story_id IS NOT NULL;
             """),
+        // Version 6: the pictures of stories, cleaned, by content hash (`PictureStore`), with a smaller
+        // copy for phones when the picture is larger than they need.
+        (6, """
+            CREATE TABLE pictures (
+                id TEXT PRIMARY KEY,
+                mime_type TEXT NOT NULL,
+                width INTEGER NOT NULL,
+                height INTEGER NOT NULL,
+                bytes BLOB NOT NULL,
+                phone_mime_type TEXT,
+                phone_width INTEGER,
+                phone_height INTEGER,
+                phone_bytes BLOB,
+                created_at INTEGER NOT NULL
+            );
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -80,6 +80,7 @@ final class SQLiteDatabase {
 enum SQLiteValue {
     case integer(Int64)
     case text(String)
+    case blob([UInt8])
     case null
 
     static func int(_ value: Int) -> SQLiteValue { .integer(Int64(value)) }
@@ -116,6 +117,7 @@ final class SQLiteStatement {
             switch value {
             case .integer(let integer): result = sqlite3_bind_int64(statement, index, integer)
             case .text(let text): result = sqlite3_bind_text(statement, index, text, -1, sc_sqlite_transient())
+            case .blob(let bytes): result = bytes.withUnsafeBytes { sqlite3_bind_blob64(statement, index, $0.baseAddress, sqlite3_uint64($0.count), sc_sqlite_transient()) }
             case .null: result = sqlite3_bind_null(statement, index)
             }
             try SQLiteError.check(result, database.handle, "binding parameter \(index) of \(sql.prefix(60))")
@@ -144,6 +146,12 @@ final class SQLiteStatement {
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
 
     func optionalInt(_ column: Int32) -> Int? { isNull(column) ? nil : int(column) }
+
+    func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count > 0, let start = sqlite3_column_blob(statement, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: start, count: count))
+    }
 
     func text(_ column: Int32) -> String {
         sqlite3_column_text(statement, column).map { String(cString: $0) } ?? ""

@@ -48,8 +48,9 @@ extension WebSocketServer {
         }
         let request = HTTPRequest(id: HTTPRequest.ID(connection: connection.id, sequence: connection.sequence), method: method, path: path, query: query, headers: headers, body: [], peer: connection.peer)
         let declaredLength = Int(headers["content-length"] ?? "") ?? 0
-        if declaredLength > configuration.maxRequestBodyBytes {
-            return answerNow(connection, refusals.httpRefusal(.payloadTooLarge(limit: configuration.maxRequestBodyBytes)))
+        let bodyLimit = configuration.maxRequestBodyBytes(for: path)
+        if declaredLength > bodyLimit {
+            return answerNow(connection, refusals.httpRefusal(.payloadTooLarge(limit: bodyLimit)))
         }
         if declaredLength > 0, ["POST", "PUT", "PATCH"].contains(method) {
             connection.request = request
@@ -65,9 +66,10 @@ extension WebSocketServer {
 
     func receiveBody(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) -> Int32 {
         guard connection.request != nil else { return 0 }
-        if (connection.request?.body.count ?? 0) + bytes.count > configuration.maxRequestBodyBytes {
+        let bodyLimit = configuration.maxRequestBodyBytes(for: connection.request?.path ?? "")
+        if (connection.request?.body.count ?? 0) + bytes.count > bodyLimit {
             connection.request = nil
-            return answerNow(connection, refusals.httpRefusal(.payloadTooLarge(limit: configuration.maxRequestBodyBytes)))
+            return answerNow(connection, refusals.httpRefusal(.payloadTooLarge(limit: bodyLimit)))
         }
         connection.request?.body.append(contentsOf: bytes)
         return 0

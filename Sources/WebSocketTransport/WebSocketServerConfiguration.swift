@@ -14,6 +14,13 @@ public struct WebSocketServerConfiguration: Sendable {
     /// The largest client message accepted; larger ones close the connection with 1009.
     public var maxMessageBytes = 4_096
     public var maxRequestBodyBytes = 256 * 1_024
+    /// Larger body limits for exact paths (a picture upload), instead of raising the limit for every route.
+    public var maxRequestBodyBytesByPath: [String: Int] = [:]
+
+    /// The body limit of a request to `path`.
+    public func maxRequestBodyBytes(for path: String) -> Int {
+        maxRequestBodyBytesByPath[path] ?? maxRequestBodyBytes
+    }
     /// A connection whose unsent messages exceed this is dropped (it can rejoin) instead of growing memory.
     public var maxQueuedBytesPerConnection = 1 << 20
     public var maxQueuedFramesPerConnection = 2_048

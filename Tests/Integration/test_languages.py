@@ -27,7 +27,8 @@ MESSAGE_TYPES = {"narration.plan", "narration.complete", "narration.error", "qui
 HTTP_ONLY = {"unauthorized", "not_found", "method_not_allowed", "payload_too_large", "invalid_story", "server_shutting_down",
              "origin_not_allowed", "too_many_connections", "server_full",
              # The story library's refusals: its page words them from its own catalog keys (library.error.*).
-             "story_not_found", "story_conflict", "story_in_use"}
+             "story_not_found", "story_conflict", "story_in_use",
+             "picture_refused"}
 
 
 def sources():

@@ -33,6 +33,16 @@ public func fuzzStory(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     precondition(StoryLimits.rate.contains(story.narration.rate) && StoryLimits.pitch.contains(story.narration.pitch))
     precondition(StoryLimits.voiceLength.contains(story.narration.voice.count))
+    // Pictures: one per sentence or none, one per option or none, each with its words, within the count.
+    precondition(story.sentencePictures.isEmpty || story.sentencePictures.count == story.sentences.count, "pictures out of step with sentences")
+    for question in story.quiz.questions {
+        precondition(question.optionPictures.isEmpty || question.optionPictures.count == question.options.count, "option pictures out of step")
+    }
+    precondition(story.pictureReferences.count <= StoryLimits.pictureCount.upperBound, "\(story.pictureReferences.count) pictures")
+    precondition(story.pictureReferences.allSatisfy { StoryLimits.altLength.contains($0.alt.count) || StoryLimits.optionLength.contains($0.alt.count) }, "a picture without words")
+    // The form a room stores it in loads back to the same story.
+    let stored = try? JSONEncoder().encode(story.jsonValue())
+    precondition(stored.flatMap { Story.load(json: $0).value } == story, "the stored form does not load back")
     // What a room does with it first: the plan of what will be read.
     _ = RoomState(code: "000000", story: story, settings: RoomSettings(), credentials: RoomCredentials(teacherToken: "t", dashboardToken: "d"), lookalikes: CaselessNames())
     return 0

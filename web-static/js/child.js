@@ -6,6 +6,7 @@ import { $, announce } from "./dom.js";
 import { RoomConnection } from "./connection.js";
 import { CLOSE } from "./close-codes.js";
 import { NarrationPlayer } from "./narration.js";
+import { StoryPictures } from "./pictures.js";
 import { SoundBoard } from "./sound.js";
 import { ERROR, ANSWER_REFUSALS, errorText } from "./error-codes.js";
 import { t, setLanguage, onLanguageChange, ownChoice, browserLanguage, languagePicker } from "./i18n.js";
@@ -23,11 +24,12 @@ import { finished } from "./child/podium.js";
 await setLanguage(ownChoice() ?? new URLSearchParams(location.search).get("lang") ?? browserLanguage());
 languagePicker($("#language-picker"), (picked) => setLanguage(picked ?? room.state.language ?? browserLanguage()));
 
+services.pictures = new StoryPictures({ before: $("#story-text"), room: new URLSearchParams(location.search).get("room"), phone: true });
 services.player = new NarrationPlayer({
   container: $("#story-text"),
   clock: { now: () => services.connection.clock.now(), at: (at, fn) => services.connection.clock.at(at, fn) },
   onAudioBlocked: () => { $("#audio-unlock").hidden = false; },
-  onSentence: (index) => record(`sentence:${index}`),
+  onSentence: (index) => { services.pictures.show(index); record(`sentence:${index}`); },
 });
 // Phones stay silent unless the child turns sound on.
 services.sounds = new SoundBoard({ key: "storycircle.sound.child", defaultOn: false, button: $("#sound-toggle") });

@@ -6,6 +6,7 @@
 import { $ } from "./dom.js";
 import { RoomConnection, fragmentParameters } from "./connection.js";
 import { NarrationPlayer } from "./narration.js";
+import { StoryPictures } from "./pictures.js";
 import { TeacherControls } from "./controls.js";
 import { SoundBoard } from "./sound.js";
 import { LINK_REFUSALS, errorText } from "./error-codes.js";
@@ -36,8 +37,10 @@ services.connection = new RoomConnection({
     $("#connection-text").textContent = t(connectionKey);
   },
 });
+services.pictures = new StoryPictures({ before: $("#story-text"), room: new URLSearchParams(location.hash.slice(1)).get("room"), phone: false });
 services.player = new NarrationPlayer({
   container: $("#story-text"),
+  onSentence: (index) => services.pictures.show(index),
   clock: { now: () => services.connection.clock.now(), at: (at, fn) => services.connection.clock.at(at, fn) },
   onAudioBlocked: () => { $("#audio-unlock").hidden = false; },
 });

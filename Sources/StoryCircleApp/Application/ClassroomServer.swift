@@ -3,6 +3,7 @@ import Foundation
 import PostgresStorage
 import Speech
 import SQLiteStorage
+import Pictures
 import StoryCircleCore
 import WebSocketTransport
 import StoryCircleServer
@@ -255,7 +256,9 @@ public final class ClassroomServer: Sendable {
         transport.bindAddress = configuration.bindAddress
         transport.staticRoot = configuration.webRoot
         transport.pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html"]
-        transport.dynamicPrefixes = ["/api", "/healthz", "/metrics", "/audio"]
+        transport.dynamicPrefixes = ["/api", "/healthz", "/metrics", "/audio", "/pictures"]
+        // A picture upload (`APIHandler+Pictures`): the picture's byte limit and room for nothing else.
+        transport.maxRequestBodyBytesByPath = ["/api/pictures": PictureLimits.standard.maxBytes]
         transport.maxMessageBytes = configuration.maxMessageBytes
         transport.maxConnections = configuration.maxConnections
         transport.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress

@@ -47,6 +47,8 @@ struct APIHandler: Sendable {
             return await only("GET", request) { await results(code: parts[2], request) }
         case let parts where parts.count == 4 && parts[0] == "api" && parts[1] == "rooms" && parts[3] == "qr.svg" && qrCodes:
             return await only("GET", request) { await qrCode(code: parts[2], request) }
+        case let parts where parts == ["api", "pictures"] || (parts.count == 2 && parts[0] == "pictures"):
+            return await pictureRoute(parts, request)
         case let parts where parts.count == 2 && parts[0] == "audio":
             guard let audio else { return notFound() }
             return await only("GET", request) { audio.response(for: parts[1], ifNoneMatch: request.headers["if-none-match"]) }
@@ -161,6 +163,7 @@ struct APIHandler: Sendable {
                 return .error(RoomError(.invalidSettings, "The settings are not valid: each one is true/false, a number, or a narration mode (devices, dashboard, off)."))
             }
         }
+        if let refusal = await refusePictures(of: story) { return refusal }
         if let narrator, case .failure(let refusal) = narrator.checkNatural(voice: ClassroomServer.voice(of: story, settings: patch)) {
             return .error(RoomError(.voiceNotInstalled, refusal.description))
         }
@@ -319,7 +322,7 @@ struct APIHandler: Sendable {
         return response
     }
 
-    private func notFound() -> HTTPResponse {
+    func notFound() -> HTTPResponse {
         .error(RoomError(.notFound, "There is nothing here. Children join at /, dashboards are at /dashboard."))
     }
 }

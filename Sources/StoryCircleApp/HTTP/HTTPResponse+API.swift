@@ -35,7 +35,7 @@ extension HTTPResponse {
         case .methodNotAllowed: 405
         case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen, .storyConflict, .storyInUse: 409
         case .payloadTooLarge, .messageTooBig: 413
-        case .invalidStory, .voiceNotInstalled: 422
+        case .invalidStory, .voiceNotInstalled, .pictureRefused: 422
         case .rateLimited, .tooManyMessages, .tooManyConnections: 429
         case .serverShuttingDown, .serverFull, .storageUnavailable, .tryAgain: 503
         default: 500

@@ -24,7 +24,8 @@ extension Story {
         checker.warnAboutUnknownFields(in: root, at: "", known: knownFields)
 
         let title = checker.string(root["title"], at: "title", limit: StoryLimits.titleLength, what: "a title")
-        let sentences = loadSentences(root["text"], checker: &checker)
+        let loadedText = loadSentences(root["text"], checker: &checker)
+        let sentences = loadedText?.sentences
         let narration = loadNarration(root["narration"], checker: &checker)
         let quiz: Quiz?
         if let quizValue = root["quiz"] {
@@ -37,10 +38,19 @@ extension Story {
         guard !checker.hasErrors, let title, let sentences, let quiz else {
             return Validated(value: nil, issues: checker.issues)
         }
-        return Validated(value: Story(title: title, sentences: sentences, narration: narration, quiz: quiz), issues: checker.issues)
+        let pictures = loadedText?.pictures ?? []
+        let story = Story(title: title, sentences: sentences, narration: narration, quiz: quiz, sentencePictures: pictures.contains { $0 != nil } ? pictures : [])
+        let distinct = story.pictureReferences.count
+        if distinct > StoryLimits.pictureCount.upperBound {
+            checker.error("", "the story has \(distinct) pictures; the limit is \(StoryLimits.pictureCount.upperBound)")
+            return Validated(value: nil, issues: checker.issues)
+        }
+        return Validated(value: story, issues: checker.issues)
     }
 
-    private static func loadSentences(_ value: JSONValue?, checker: inout DocumentChecker) -> [String]? {
+    /// The sentences, and for each the picture of the piece of text it came from (a piece may be
+    /// `{"text": "...", "picture": {...}}`: a page of a picture book).
+    private static func loadSentences(_ value: JSONValue?, checker: inout DocumentChecker) -> (sentences: [String], pictures: [PictureReference?])? {
         let pieces: [(String, JSONValue)]
         switch value {
         case nil:
@@ -60,8 +70,24 @@ extension Story {
         }
 
         var sentences: [String] = []
+        var pictures: [PictureReference?] = []
         var valid = true
-        for (path, piece) in pieces {
+        for (path, rawPiece) in pieces {
+            var piece = rawPiece
+            var picture: PictureReference?
+            if case .object(let page) = rawPiece, path != "text" {
+                checker.warnAboutUnknownFields(in: page, at: path, known: ["text", "picture"])
+                guard let text = page["text"] else {
+                    checker.error(DocumentChecker.path(path, "text"), "a page needs its text: {\"text\": \"…\", \"picture\": {\"file\": \"…\", \"alt\": \"…\"}}")
+                    valid = false
+                    continue
+                }
+                piece = text
+                if let pictureValue = page["picture"], pictureValue != .null {
+                    picture = checker.picture(pictureValue, at: DocumentChecker.path(path, "picture"))
+                    if picture == nil { valid = false }
+                }
+            }
             guard case .string(let text) = piece else {
                 checker.error(path, "expected text, found \(piece.typeName)")
                 valid = false
@@ -77,6 +103,7 @@ extension Story {
                 valid = false
             }
             sentences.append(contentsOf: split)
+            pictures.append(contentsOf: Array(repeating: picture, count: split.count))
         }
         guard valid else { return nil }
         if sentences.count > StoryLimits.sentenceCount.upperBound {
@@ -88,7 +115,7 @@ extension Story {
             checker.error("text", "the story has \(words) words; the limit is \(StoryLimits.wordCount.upperBound)")
             return nil
         }
-        return sentences
+        return (sentences, pictures)
     }
 
     private static func loadNarration(_ value: JSONValue?, checker: inout DocumentChecker) -> NarrationSettings {
@@ -170,12 +197,18 @@ extension Quiz {
 }
 
 extension Question {
-    static let knownFields: Set<String> = ["question", "options", "answer", "time", "explanation"]
+    static let knownFields: Set<String> = ["question", "options", "answer", "time", "explanation", "picture"]
 
     static func load(object: [String: JSONValue], at path: String, checker: inout DocumentChecker) -> Question? {
         checker.warnAboutUnknownFields(in: object, at: path, known: knownFields)
         let text = checker.string(object["question"], at: DocumentChecker.path(path, "question"), limit: StoryLimits.questionLength, what: "the question text")
-        let options = loadOptions(object["options"], at: DocumentChecker.path(path, "options"), checker: &checker)
+        let loadedOptions = loadOptions(object["options"], at: DocumentChecker.path(path, "options"), checker: &checker)
+        let options = loadedOptions?.labels
+        var picture: PictureReference?
+        if let pictureValue = object["picture"], pictureValue != .null {
+            picture = checker.picture(pictureValue, at: DocumentChecker.path(path, "picture"))
+            if picture == nil { return nil }
+        }
         var answer: Int?
         let answerPath = DocumentChecker.path(path, "answer")
         switch object["answer"] {
@@ -201,10 +234,11 @@ extension Question {
         }
         let explanation = checker.optionalString(object["explanation"], at: DocumentChecker.path(path, "explanation"), limit: StoryLimits.explanationLength, what: "the explanation")
         guard let text, let options, let answer else { return nil }
-        return Question(text: text, options: options, answer: answer, timeLimit: timeLimit, explanation: explanation)
+        return Question(text: text, options: options, answer: answer, timeLimit: timeLimit, explanation: explanation, picture: picture, optionPictures: loadedOptions?.pictures ?? [])
     }
 
-    private static func loadOptions(_ value: JSONValue?, at path: String, checker: inout DocumentChecker) -> [String]? {
+    /// Options are text, or all pictures with labels: `{"label": "Owl", "picture": {"file": "owl.png"}}`.
+    private static func loadOptions(_ value: JSONValue?, at path: String, checker: inout DocumentChecker) -> (labels: [String], pictures: [PictureReference?])? {
         guard let value else {
             checker.error(path, "the options are required: a list of \(StoryLimits.optionCount.lowerBound) to \(StoryLimits.optionCount.upperBound) answers to choose from")
             return nil
@@ -220,13 +254,43 @@ extension Question {
             return nil
         }
         var options: [String] = []
+        var pictures: [PictureReference?] = []
         var seen: [String: Int] = [:]
         var valid = true
+        let pictureOptions = items.filter { if case .object = $0 { true } else { false } }.count
+        if pictureOptions > 0, pictureOptions < items.count {
+            checker.error(path, "either every option is a picture with a label, or none is (\(pictureOptions) of \(items.count) are pictures)")
+            return nil
+        }
         for (index, item) in items.enumerated() {
             let itemPath = DocumentChecker.path(path, index)
-            guard let option = checker.string(item, at: itemPath, limit: StoryLimits.optionLength, what: "the option") else {
+            var labelValue: JSONValue? = item
+            var labelPath = itemPath
+            if case .object(let object) = item {
+                checker.warnAboutUnknownFields(in: object, at: itemPath, known: ["label", "picture"])
+                labelValue = object["label"]
+                labelPath = DocumentChecker.path(itemPath, "label")
+                if labelValue == nil {
+                    checker.error(labelPath, "a picture option needs a label: the words a screen reader says for it, shown in the results and the CSV")
+                    valid = false
+                    continue
+                }
+            }
+            guard let option = checker.string(labelValue, at: labelPath, limit: StoryLimits.optionLength, what: "the option") else {
                 valid = false
                 continue
+            }
+            if case .object(let object) = item {
+                guard let pictureValue = object["picture"] else {
+                    checker.error(DocumentChecker.path(itemPath, "picture"), "the option \"\(option)\" has a label but no picture")
+                    valid = false
+                    continue
+                }
+                guard let picture = checker.picture(pictureValue, at: DocumentChecker.path(itemPath, "picture"), defaultAlt: option) else {
+                    valid = false
+                    continue
+                }
+                pictures.append(picture)
             }
             let key = option.lowercased()
             if let first = seen[key] {
@@ -237,7 +301,7 @@ extension Question {
             }
             options.append(option)
         }
-        return valid ? options : nil
+        return valid ? (options, pictures) : nil
     }
 }
 
@@ -246,7 +310,10 @@ extension Story {
     public func jsonValue() -> JSONValue {
         var root: [String: JSONValue] = [
             "title": .string(title),
-            "text": .array(sentences.map(JSONValue.string)),
+            "text": .array(sentences.enumerated().map { index, sentence in
+                guard let picture = picture(forSentence: index) else { return .string(sentence) }
+                return .object(["text": .string(sentence), "picture": picture.jsonValue()])
+            }),
             "narration": .object([
                 "voice": .string(narration.voice),
                 "rate": .number(Double(narration.rate)),
@@ -257,9 +324,13 @@ extension Story {
             "questions": .array(quiz.questions.map { question in
                 var object: [String: JSONValue] = [
                     "question": .string(question.text),
-                    "options": .array(question.options.map(JSONValue.string)),
+                    "options": .array(question.options.enumerated().map { index, option in
+                        guard question.optionPictures.indices.contains(index), let picture = question.optionPictures[index] else { return .string(option) }
+                        return .object(["label": .string(option), "picture": picture.jsonValue(includeAlt: picture.alt != option)])
+                    }),
                     "answer": .string(question.options[question.answer]),
                 ]
+                if let picture = question.picture { object["picture"] = picture.jsonValue() }
                 if let time = question.timeLimit { object["time"] = .number(Double(time)) }
                 if let explanation = question.explanation { object["explanation"] = .string(explanation) }
                 return .object(object)

@@ -8,12 +8,16 @@ public struct Story: Sendable, Equatable {
     public var sentences: [String]
     public var narration: NarrationSettings
     public var quiz: Quiz
+    /// The picture shown while each sentence is read: empty (a story without pictures) or one entry per
+    /// sentence, nil where a sentence has none.
+    public var sentencePictures: [PictureReference?]
 
-    public init(title: String, sentences: [String], narration: NarrationSettings = .init(), quiz: Quiz) {
+    public init(title: String, sentences: [String], narration: NarrationSettings = .init(), quiz: Quiz, sentencePictures: [PictureReference?] = []) {
         self.title = title
         self.sentences = sentences
         self.narration = narration
         self.quiz = quiz
+        self.sentencePictures = sentencePictures
     }
 }
 
@@ -37,13 +41,20 @@ public struct Question: Sendable, Equatable {
     /// Seconds to answer; `nil` takes the room's default.
     public var timeLimit: Int?
     public var explanation: String?
+    /// A picture shown with the question.
+    public var picture: PictureReference?
+    /// Empty (text options), or a picture for every option; each option's text is its label (what screen
+    /// readers say, and what the results and the CSV show).
+    public var optionPictures: [PictureReference?]
 
-    public init(text: String, options: [String], answer: Int, timeLimit: Int? = nil, explanation: String? = nil) {
+    public init(text: String, options: [String], answer: Int, timeLimit: Int? = nil, explanation: String? = nil, picture: PictureReference? = nil, optionPictures: [PictureReference?] = []) {
         self.text = text
         self.options = options
         self.answer = answer
         self.timeLimit = timeLimit
         self.explanation = explanation
+        self.picture = picture
+        self.optionPictures = optionPictures
     }
 }
 

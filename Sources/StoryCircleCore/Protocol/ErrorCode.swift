@@ -50,6 +50,8 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case methodNotAllowed = "method_not_allowed"
     case payloadTooLarge = "payload_too_large"
     case invalidStory = "invalid_story"
+    /// A picture upload that is not a usable picture (params: `reason`, the `PictureError` code).
+    case pictureRefused = "picture_refused"
     /// The story or room names a voice this node does not have (the message lists the ones it has).
     case voiceNotInstalled = "voice_not_installed"
     case serverShuttingDown = "server_shutting_down"

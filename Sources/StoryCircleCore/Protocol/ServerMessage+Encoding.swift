@@ -150,6 +150,7 @@ extension NarrationPlanMessage: JSONObjectWritable {
         writer.field("playsAudio", playsAudio)
         writer.field("sentences", sentences)
         if let notice { writer.field("notice", notice) }
+        if let pictures { writer.field("pictures", pictures) }
     }
 }
 
@@ -199,6 +200,8 @@ extension QuestionView: JSONObjectWritable {
         writer.field("deadline", deadline)
         writer.field("timeLimitMs", timeLimitMs)
         writer.field("audio", audio)
+        if let picture { writer.field("picture", picture) }
+        if let optionPictures { writer.field("optionPictures", optionPictures) }
     }
 }
 

@@ -65,6 +65,8 @@ public struct NarrationPlanMessage: Sendable, Equatable, Codable {
     public var sentences: [NarratedSentence]
     /// Teachers only: how the story is being read, when they should know (`NarrationNotice`).
     public var notice: NarrationNotice?
+    /// The picture of each sentence that has one (a picture story), shown while it is read.
+    public var pictures: [SentencePictureView]? = nil
 }
 
 /// Sentence `sentence` starts (or started) at server time `at`; the following ones follow the plan.
@@ -126,6 +128,10 @@ public struct QuestionView: Sendable, Equatable, Codable {
     public var timeLimitMs: Int?
     /// The question read aloud with its options, if the room reads questions.
     public var audio: String?
+    /// A picture shown with the question.
+    public var picture: PictureView? = nil
+    /// A picture for each option (picture options; `options` are their labels), absent for text options.
+    public var optionPictures: [PictureView]? = nil
 }
 
 public struct AnswerAck: Sendable, Equatable, Codable {

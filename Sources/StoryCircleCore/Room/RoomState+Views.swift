@@ -12,16 +12,25 @@ extension RoomState {
     func planMessage(for role: Role, startAt: ServerTime) -> NarrationPlanMessage {
         let plays = plays(role)
         let sentences = (plays ? plan : plan?.silent)?.sentences ?? []
-        return NarrationPlanMessage(
+        var message = NarrationPlanMessage(
             startAt: startAt, gapMs: timing.sentenceGapMs, mode: settings.narration, playsAudio: plays, sentences: sentences,
             notice: role == .teacher ? plan?.notice : nil
         )
+        let pictures = story.sentencePictures.indices.compactMap { index in
+            PictureView(story.sentencePictures[index]).map { SentencePictureView(sentence: index, picture: $0) }
+        }
+        if !pictures.isEmpty { message.pictures = pictures }
+        return message
     }
 
     func questionView(_ run: QuestionRun, for role: Role) -> QuestionView {
         let question = story.quiz.questions[run.index]
         let audio = plays(role) ? plan?.questionAudio?[safe: run.index] : nil
-        return QuestionView(index: run.index, count: story.quiz.questions.count, text: question.text, options: question.options, opensAt: run.opensAt, deadline: run.deadline, timeLimitMs: run.timeLimitMs, audio: audio)
+        var view = QuestionView(index: run.index, count: story.quiz.questions.count, text: question.text, options: question.options, opensAt: run.opensAt, deadline: run.deadline, timeLimitMs: run.timeLimitMs, audio: audio)
+        view.picture = PictureView(question.picture)
+        let optionPictures = question.optionPictures.compactMap(PictureView.init)
+        if !optionPictures.isEmpty, optionPictures.count == question.options.count { view.optionPictures = optionPictures }
+        return view
     }
 
     /// Active players ranked by score (ties share a rank), as indices into `players`.

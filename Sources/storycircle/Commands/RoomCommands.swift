@@ -16,8 +16,8 @@ struct RoomCreateCommand: ParsableCommand {
     }
 
     func run() async throws -> Int32 {
-        let story = try StoryFile.require(storyPath)
         let token = try client.adminToken()
+        let story = try await PictureUpload.upload(try StoryFile.require(storyPath), storyPath: storyPath, api: client.api, token: token)
         let body = try JSONEncoder().encode(["story": story.jsonValue(), "settings": try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(settings.patch))])
         let response = try await client.api.send("POST", "/api/rooms", token: token, json: body)
         struct Created: Codable {

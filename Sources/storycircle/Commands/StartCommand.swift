@@ -59,7 +59,7 @@ struct StartCommand: ParsableCommand {
             }
         }
         guard let story else { throw CommandFailure("no story to start the room on") }
-        let created = try await server.createRoom(story: story, settings: settings.patch, storyID: storyID)
+        let created = try await server.createRoom(story: try await server.storingPictures(of: story, storyPath: storyPath), settings: settings.patch, storyID: storyID)
         guard let room = await server.registry.room(created.room.code) else {
             await server.stop()
             throw CommandFailure("the room disappeared as it was created")

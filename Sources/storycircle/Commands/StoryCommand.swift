@@ -22,6 +22,16 @@ struct StoryValidateCommand: ParsableCommand {
                 if issue.severity == .error { FileHandle.standardError.write(Data((line + "\n").utf8)) } else { Output.line(line) }
             }
             if let story = result.value {
+                // The pictures, checked as the server will check them (a file missing, not a picture, too big).
+                let pictureProblems = StoryFile.document(path).map { StoryPictures.problems(document: $0, storyPath: path) } ?? []
+                for issue in pictureProblems {
+                    FileHandle.standardError.write(Data("\(path): \(issue)\n".utf8))
+                }
+                if !pictureProblems.isEmpty {
+                    Output.line("\(path): invalid: \(pictureProblems.count) error\(pictureProblems.count == 1 ? "" : "s")")
+                    allValid = false
+                    continue
+                }
                 if catalog == nil, let configuration = try? VoicesCommand.configuration(file: nil) {
                     catalog = await VoicesCommand.catalog(configuration)
                 }
@@ -31,7 +41,9 @@ struct StoryValidateCommand: ParsableCommand {
                     allValid = false
                     continue
                 }
-                Output.line("\(path): valid: \"\(story.title)\", \(story.sentences.count) sentences, \(story.quiz.questions.count) question\(story.quiz.questions.count == 1 ? "" : "s")")
+                let pictures = story.pictureReferences.count
+                let pictureNote = pictures == 0 ? "" : ", \(pictures) picture\(pictures == 1 ? "" : "s")"
+                Output.line("\(path): valid: \"\(story.title)\", \(story.sentences.count) sentences, \(story.quiz.questions.count) question\(story.quiz.questions.count == 1 ? "" : "s")\(pictureNote)")
             } else {
                 allValid = false
                 Output.line("\(path): invalid: \(result.errors.count) error\(result.errors.count == 1 ? "" : "s")")

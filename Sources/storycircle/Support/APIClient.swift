@@ -13,15 +13,15 @@ struct APIClient {
         var body: Data
     }
 
-    func send(_ method: String, _ path: String, token: String?, json: Data? = nil) async throws(CommandFailure) -> Response {
-        let response = try await exchange(method, path, token: token, json: json)
+    func send(_ method: String, _ path: String, token: String?, json: Data? = nil, contentType: String = "application/json") async throws(CommandFailure) -> Response {
+        let response = try await exchange(method, path, token: token, json: json, contentType: contentType)
         guard (200..<300).contains(response.status) else { throw CommandFailure(Self.refusal(response)) }
         return response
     }
 
     /// The server's answer whatever its status (a refusal's body has details a command may show); throws
     /// only when the server cannot be reached.
-    func exchange(_ method: String, _ path: String, token: String?, json: Data? = nil) async throws(CommandFailure) -> Response {
+    func exchange(_ method: String, _ path: String, token: String?, json: Data? = nil, contentType: String = "application/json") async throws(CommandFailure) -> Response {
         guard let url = URL(string: server.trimmingSuffix("/") + path), url.scheme == "http" || url.scheme == "https" else {
             throw CommandFailure("'\(server)' is not a server URL (expected something like http://127.0.0.1:8080).")
         }
@@ -30,7 +30,7 @@ struct APIClient {
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let json {
             request.httpBody = json
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         }
         let outcome: Result<Response, any Error> = await withCheckedContinuation { continuation in
             URLSession.shared.dataTask(with: request) { data, response, error in

@@ -11,6 +11,11 @@ enum StoryFile {
         return Story.load(json: data)
     }
 
+    /// The file as JSON, for a second look (where its pictures are named); nil when unreadable.
+    static func document(_ path: String) -> JSONValue? {
+        FileManager.default.contents(atPath: path).flatMap { try? JSONDecoder().decode(JSONValue.self, from: $0) }
+    }
+
     /// Loads `path` for a command that needs it valid; prints its problems and throws if it is not.
     static func require(_ path: String) throws(CommandFailure) -> Story {
         let result = load(path)

@@ -86,8 +86,15 @@ struct MessageGenerator {
     }
 
     mutating func question() -> QuestionView {
-        QuestionView(index: int(), count: int(), text: string(maxLength: 80), options: list(0...8) { $0.string() }, opensAt: time(),
-                     deadline: maybe { $0.time() }, timeLimitMs: maybe { $0.int() }, audio: maybe { $0.string() })
+        var view = QuestionView(index: int(), count: int(), text: string(maxLength: 80), options: list(0...8) { $0.string() }, opensAt: time(),
+                                deadline: maybe { $0.time() }, timeLimitMs: maybe { $0.int() }, audio: maybe { $0.string() })
+        view.picture = maybe { $0.picture() }
+        view.optionPictures = maybe { $0.list(0...8) { $0.picture() } }
+        return view
+    }
+
+    mutating func picture() -> PictureView {
+        PictureView(id: string(maxLength: 64), alt: string(maxLength: 80))
     }
 
     mutating func reveal() -> Reveal {
@@ -102,7 +109,8 @@ struct MessageGenerator {
                                  NarratedSentence(index: generator.int(), text: generator.string(maxLength: 80), durationMs: generator.int(),
                                                   words: generator.list { WordTiming(at: $0.int(), start: $0.int(), length: $0.int()) }, audio: generator.maybe { $0.string() })
                              },
-                             notice: maybe { NarrationNotice(code: $0.string(), message: $0.string(maxLength: 200)) })
+                             notice: maybe { NarrationNotice(code: $0.string(), message: $0.string(maxLength: 200)) },
+                             pictures: maybe { $0.list(0...3) { SentencePictureView(sentence: $0.int(), picture: $0.picture()) } })
     }
 
     mutating func finished() -> Finished {

@@ -5,6 +5,7 @@
 
 import { $, clear, announce, progressDots } from "../dom.js";
 import { renderOptions } from "../options.js";
+import { showQuestionPictures } from "../pictures.js";
 import { Countdown, ticks } from "../countdown.js";
 import { ERROR, TAP_AGAIN, errorText } from "../error-codes.js";
 import { t, isolate } from "../i18n.js";
@@ -69,6 +70,7 @@ export function showQuestion(view, saved) {
   renderDots();
   const options = $("#options");
   renderOptions(options, view.options, choose);
+  showQuestionPictures(view, { heading: $("#question-text"), options, room: room.state.code ?? session.room, phone: true });
   if (session.pending && session.pending.question !== view.index) {
     // An answer to a question that has closed since: it can no longer count.
     session.pending = null;

@@ -17,6 +17,8 @@ export function narrationPlan(plan) {
   show("story");
   $("#quiz-soon").hidden = true;
   services.player.load(plan);
+  services.pictures.room = room.state.code ?? services.pictures.room;
+  services.pictures.load(plan);
   record("narration.plan");
   announce(t("story.starting"));
 }

@@ -4,6 +4,7 @@
 
 import { $, announce } from "../dom.js";
 import { shapeName, renderOptions } from "../options.js";
+import { showQuestionPictures, showRevealPictures } from "../pictures.js";
 import { t, seconds as secondsText, isolate } from "../i18n.js";
 import { renderAnswerChart } from "../answer-chart.js";
 import { Countdown, ticks } from "../countdown.js";
@@ -38,6 +39,7 @@ export function question(view) {
   const options = $("#options");
   options.hidden = false;
   renderOptions(options, view.options, null);
+  showQuestionPictures(view, { heading: $("#question-text"), options, room: services.pictures.room, phone: false });
   const open = () => { record(`question:${view.index}:shown`); runCountdown(); };
   const wait = services.connection.clock.until(view.opensAt);
   if (wait > 0) {
@@ -69,6 +71,7 @@ export function reveal(message, { quiet = false } = {}) {
   const view = room.state.question;
   const texts = view ? view.options : message.distribution.map((_, i) => t("option.number", { number: i + 1 }));
   const rows = renderAnswerChart($("#distribution"), { distribution: message.distribution, correctOption: message.correctOption, texts });
+  showRevealPictures(view, rows, { room: services.pictures.room });
   $("#options").hidden = true;
   rows.hidden = false;
   const explanation = $("#explanation");

@@ -12,6 +12,7 @@ export function preparing({ ready, total }) {
 export function story(plan) {
   show("story");
   services.player.load(plan);
+  services.pictures.load(plan);
   announce(t("dash.story_starting"));
 }
 
