@@ -59,7 +59,9 @@ struct StartCommand: ParsableCommand {
             }
         }
         guard let story else { throw CommandFailure("no story to start the room on") }
-        let created = try await server.createRoom(story: try await server.storingPictures(of: story, storyPath: storyPath), settings: settings.patch, storyID: storyID)
+        // A story file names its pictures by path beside it; a library story already names stored ones.
+        let roomStory = if let storyPath { try await server.storingPictures(of: story, storyPath: storyPath) } else { story }
+        let created = try await server.createRoom(story: roomStory, settings: settings.patch, storyID: storyID)
         guard let room = await server.registry.room(created.room.code) else {
             await server.stop()
             throw CommandFailure("the room disappeared as it was created")
