@@ -201,6 +201,7 @@ public final class ClassroomServer: Sendable {
     public func stop() async {
         logger.notice("Server stopping")
         await registry.shutDown()
+        await speech?.stop()
         await transport.shutDown()
         finishStreams()
         for loop in loops { loop.cancel() }
