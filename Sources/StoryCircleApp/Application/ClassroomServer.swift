@@ -216,8 +216,8 @@ public final class ClassroomServer: Sendable {
 
     /// A room created in-process (the all-in-one `start` command), with the URLs the API would answer.
     public func createRoom(story: Story, settings: RoomSettingsPatch? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
-        if let speech, case .failure(let refusal) = speech.checkNatural(voice: Self.voice(of: story, settings: settings)) {
-            throw RoomError(.voiceNotInstalled, refusal.description)
+        if let speech, case .failure(let refusal) = speech.check(voice: Self.voice(of: story, settings: settings)) {
+            throw refusal.roomError
         }
         let room = try await registry.createRoom(story: story, settings: settings)
         speech?.prefetch(sentences: story.sentences, settings: Self.narration(of: story, settings: settings))

@@ -146,8 +146,8 @@ struct APIHandler: Sendable {
                 return .error(RoomError(.invalidSettings, "The settings are not valid: each one is true/false, a number, or a narration mode (devices, dashboard, off)."))
             }
         }
-        if let narrator, case .failure(let refusal) = narrator.checkNatural(voice: ClassroomServer.voice(of: story, settings: patch)) {
-            return .error(RoomError(.voiceNotInstalled, refusal.description))
+        if let narrator, case .failure(let refusal) = narrator.check(voice: ClassroomServer.voice(of: story, settings: patch)) {
+            return .error(refusal.roomError)
         }
         do {
             let created = try await registry.createRoom(story: story, settings: patch)

@@ -15,9 +15,11 @@ extension HTTPResponse {
         return HTTPResponse(status: status, contentType: "application/json; charset=utf-8", headers: [("cache-control", "no-store")] + headers, body: Array(body) + [0x0A])
     }
 
-    /// `{"error":{"code":...,"message":...}}` with the status that fits the code.
+    /// `{"error":{"code":...,"message":...,"params":{...}}}` with the status that fits the code.
     static func error(_ error: RoomError, extra: [String: JSONValue] = [:]) -> HTTPResponse {
         var object: [String: JSONValue] = ["code": .string(error.code.rawValue), "message": .string(error.message)]
+        // What the pages put into the catalog's words (a voice's name), as the socket's errors carry them.
+        if let params = error.params { object["params"] = .object(params.mapValues { .string($0) }) }
         object.merge(extra) { current, _ in current }
         // A proxy or a script that sees `Retry-After` comes back once another node has taken the room.
         let headers: [(name: String, value: String)] = error.code == .tryAgain ? [("retry-after", "2")] : []

@@ -35,19 +35,29 @@ public final class SpeechNarrator: NarrationPreparing {
         self.logger = logger
     }
 
-    /// A room's natural voice, checked when the room is created: one this node lacks is refused there,
-    /// not read by another voice. The worker starts now, so the first sentence does not wait for Python
-    /// and the voice to load. (An espeak-ng voice the node lacks is left to the room's error phase, where
-    /// the teacher chooses another in Settings and presses Try again.)
-    public func checkNatural(voice: String) -> Result<Void, VoiceRefusal> {
-        guard voice.hasPrefix(VoiceCatalog.naturalPrefix) else { return .success(()) }
+    /// A room's voice, checked when the room is created and when the teacher changes it: one this node
+    /// lacks (an espeak-ng voice or language it does not have, a natural voice not installed) is refused
+    /// there with the voices it has, never read by another voice. For a natural voice the worker starts
+    /// now, so the first sentence does not wait for Python and the voice to load.
+    public func check(voice: String) -> Result<Void, VoiceRefusal> {
         switch voices.choose(voice) {
         case .failure(let refusal):
             return .failure(refusal)
-        case .success:
+        case .success(.natural):
             piper?.warmUp()
             return .success(())
+        case .success(.espeak):
+            return .success(())
         }
+    }
+
+    /// A voice the teacher typed into a room's settings that this node cannot read is refused with the
+    /// voices it has, before the room changes (an empty one goes back to the story's voice, checked when
+    /// the room was created).
+    public func refusal(for command: TeacherCommand) -> RoomError? {
+        guard case .settings(let patch) = command, let voice = patch.voice?.trimmingCharacters(in: .whitespaces), !voice.isEmpty,
+              case .failure(let refusal) = check(voice: voice) else { return nil }
+        return refusal.roomError
     }
 
     /// Reads a new room's story with its natural voice into the cache in the background, while the

@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import Speech
+import StoryCircleCore
 
 /// The voices this node can narrate with: espeak-ng's (built in) and the natural (Piper) voices found on
 /// disk and checked, with the Piper install that reads them. A story names one as `"voice": "en-gb"`
@@ -79,7 +80,20 @@ public struct VoiceCatalog: Sendable {
         if language.contains("/") || espeak.isEmpty || known {
             return .success(.espeak(voice))
         }
-        return .failure(VoiceRefusal(voice: voice, reason: "espeak-ng has no voice \"\(voice)\"", installed: installedList))
+        return .failure(VoiceRefusal(voice: voice, reason: "espeak-ng has no voice \"\(voice)\"", installed: installedList(like: language)))
+    }
+
+    /// The voices for `voice`'s language ("en" of "en-xx"), or every voice when none speaks it.
+    func installedList(like voice: String) -> String {
+        let language = String(voice.prefix { $0 != "-" && $0 != "_" }).lowercased()
+        func speaks(_ code: String) -> Bool {
+            let code = code.lowercased()
+            return code == language || code.hasPrefix(language + "-") || code.hasPrefix(language + "_")
+        }
+        let espeak = espeak.map(\.language).filter(speaks)
+        guard !language.isEmpty, !espeak.isEmpty else { return installedList }
+        let natural = natural.filter { speaks($0.file.name) }.map(\.id)
+        return (natural + espeak).joined(separator: ", ") + " (those for \"\(language)\")"
     }
 
     /// The installed voices in one line, natural ones first.
@@ -249,6 +263,11 @@ public struct VoiceRefusal: Error, Sendable, Equatable, CustomStringConvertible 
     public var reason: String
     public var installed: String
     public var description: String { "\(reason). Installed voices: \(installed) (storycircle voices lists them)" }
+
+    /// The API's refusal: `voice_not_installed`, naming the voice and the voices there are.
+    public var roomError: RoomError {
+        RoomError(.voiceNotInstalled, description, params: ["voice": voice, "voices": installed])
+    }
 }
 
 /// Files that live beside the project (its venv, its scripts): looked for from the working folder and
