@@ -173,7 +173,7 @@ public final class SpeechNarrator: NarrationPreparing {
         case .inFlight(let task):
             // Read ahead for a room still in its lobby, and now a room waits for it.
             guard case .natural(let voice, let piper, _, _, true) = spoken else { return try await task.value }
-            piper.promote(text, voice: voice.file.name)
+            piper.promote(PiperText.spoken(text), voice: voice.file.name)
             do {
                 return try await task.value
             } catch let failure as NaturalVoiceFailure where failure.failure == .queueFull && !retried {
@@ -238,7 +238,7 @@ public final class SpeechNarrator: NarrationPreparing {
         var attempts = 0
         while true {
             attempts += 1
-            switch await piper.synthesize(text, voice: voice.file.name, lengthScale: lengthScale, urgent: urgent) {
+            switch await piper.synthesize(PiperText.spoken(text), voice: voice.file.name, lengthScale: lengthScale, urgent: urgent) {
             case .success(let spoken):
                 return spoken
             case .failure(let failure):
@@ -295,7 +295,7 @@ enum SpokenEngine: Sendable {
             guard let digest = await voice.digest.value() else {
                 throw NaturalVoiceFailure(failure: .unavailable("its model file cannot be read"))
             }
-            return AudioCache.key(text: text, voice: voice.id, rate: rate, pitch: pitch, engineVersion: "piper-1.8/\(digest)/espeak-ng-\(espeakVersion)")
+            return AudioCache.key(text: text, voice: voice.id, rate: rate, pitch: pitch, engineVersion: "piper-1.8/\(PiperText.version)/\(digest)/espeak-ng-\(espeakVersion)")
         }
     }
 }
