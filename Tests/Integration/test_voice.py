@@ -274,3 +274,36 @@ def test_the_worker_reads_on_one_thread_at_lower_priority():
     finally:
         worker.stdin.close()
         worker.wait(timeout=30)
+
+
+def test_a_stopped_worker_holds_up_no_other_room(make_server):
+    """SIGSTOP the worker while it reads a room's story: the worker's threads wait, the rooms do not. Another
+    room, read by espeak-ng, goes from start to its question and acknowledges its children's answers."""
+    server = make_server()
+    story = json.loads((ROOT / "config" / "stories" / "pip-the-robot.json").read_text())
+    story["narration"] = {"voice": JOE, "rate": 150}
+    server.create_room(story)  # read ahead from its creation
+    reading = wait_for_worker(server, lambda n: n.get("state") == "reading" and n.get("pid"))
+    os.kill(reading["pid"], signal.SIGSTOP)
+    try:
+        other = server.create_room()
+
+        async def scenario():
+            teacher = await screen(server, other, kind="control", token_key="teacherToken")
+            ana, _ = await join(server, other, "Ana")
+            started = time.monotonic()
+            assert server.command(other, "start")[0] == 200
+            await ana.expect("narration.plan", timeout=30)
+            assert server.command(other, "skip")[0] == 200
+            question = await ana.expect("question", timeout=30)
+            await wait_until(question["opensAt"])
+            await ana.send({"type": "answer", "question": 0, "option": 0})
+            await ana.expect("answer.ack", timeout=30)
+            print(f"another room from start to an acknowledged answer in {1000 * (time.monotonic() - started):.0f} ms, the worker stopped")
+            for client in (teacher, ana):
+                await client.close()
+
+        asyncio.run(scenario())
+        assert healthz(server)["naturalVoice"]["pid"] == reading["pid"], "still the stopped worker: nothing waited for it"
+    finally:
+        os.kill(reading["pid"], signal.SIGCONT)
