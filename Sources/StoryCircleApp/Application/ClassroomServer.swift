@@ -119,7 +119,7 @@ public final class ClassroomServer: Sendable {
             }
             audioCache = cache
             let voices = await VoiceCatalog.discoverOffPool(
-                configuration, espeak: await SpeechEngine.shared.voices(),
+                configuration, espeak: await SpeechEngine.shared.voices(), variants: await SpeechEngine.shared.variants(),
                 hashCache: URL(fileURLWithPath: configuration.audioCacheDirectory).appendingPathComponent("voice-hashes.json")
             )
             for problem in voices.problems {

@@ -43,6 +43,8 @@ public struct VoiceCatalog: Sendable {
     public var piper: PiperInstall?
     /// Why natural voices are not offered, when they are not (for `storycircle voices` and the log).
     public var piperMissing: String?
+    /// espeak-ng's variants ("m3" of "en+m3"); empty: not checked.
+    public var espeakVariants: [String] = []
 
     public init(espeak: [EspeakVoice], natural: [NaturalVoice], problems: [PiperVoiceFile.Problem], piper: PiperInstall?, piperMissing: String?) {
         self.espeak = espeak
@@ -78,6 +80,14 @@ public struct VoiceCatalog: Sendable {
             return code == language || code.hasPrefix(language + "-") || voice.name.lowercased() == language
         }
         if language.contains("/") || espeak.isEmpty || known {
+            // espeak-ng reads a voice with a variant it lacks in the voice's plain sound, saying nothing.
+            if let plus = voice.firstIndex(of: "+"), !espeakVariants.isEmpty {
+                let variant = voice[voice.index(after: plus)...].lowercased()
+                if !espeakVariants.contains(where: { $0.lowercased() == variant }) {
+                    return .failure(VoiceRefusal(voice: voice, reason: "espeak-ng has no variant \"\(variant)\" (after + in \"\(voice)\")",
+                                                 installed: "variants: " + espeakVariants.joined(separator: ", ")))
+                }
+            }
             return .success(.espeak(voice))
         }
         return .failure(VoiceRefusal(voice: voice, reason: "espeak-ng has no voice \"\(voice)\"", installed: installedList(like: language)))
@@ -105,7 +115,13 @@ public struct VoiceCatalog: Sendable {
 
     /// Finds Piper and its voices as `configuration` says, reading their configs (model hashes are kept
     /// in `hashCache` once worked out): run off the cooperative pool.
-    public static func discover(_ configuration: ServerConfiguration, espeak: [EspeakVoice], hashCache: URL?) -> VoiceCatalog {
+    public static func discover(_ configuration: ServerConfiguration, espeak: [EspeakVoice], variants: [String] = [], hashCache: URL?) -> VoiceCatalog {
+        var catalog = discoverVoices(configuration, espeak: espeak, hashCache: hashCache)
+        catalog.espeakVariants = variants
+        return catalog
+    }
+
+    private static func discoverVoices(_ configuration: ServerConfiguration, espeak: [EspeakVoice], hashCache: URL?) -> VoiceCatalog {
         guard configuration.naturalVoice else {
             return VoiceCatalog(espeak: espeak, natural: [], problems: [], piper: nil, piperMissing: "natural voices are turned off (naturalVoice: false)")
         }
@@ -136,9 +152,9 @@ public struct VoiceCatalog: Sendable {
     }
 
     /// `discover` on a thread of its own, for async callers.
-    public static func discoverOffPool(_ configuration: ServerConfiguration, espeak: [EspeakVoice], hashCache: URL?) async -> VoiceCatalog {
+    public static func discoverOffPool(_ configuration: ServerConfiguration, espeak: [EspeakVoice], variants: [String] = [], hashCache: URL?) async -> VoiceCatalog {
         await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: discover(configuration, espeak: espeak, hashCache: hashCache)) }
+            let thread = Thread { continuation.resume(returning: discover(configuration, espeak: espeak, variants: variants, hashCache: hashCache)) }
             thread.name = "voice-catalog"
             thread.start()
         }
