@@ -80,7 +80,9 @@ $(BENCH_VENV)/.ready: bench/requirements.txt
 
 ## make bench: release build, then StoryCircle's scenarios and its broadcast against four peers (C
 ## libwebsockets, Python websockets+uvloop, Node.js ws, Go gorilla), 3 runs each, server and generator
-## pinned to separate cores (about 20 minutes). Writes bench/results.json and bench/results.md.
+## pinned to separate cores (about 30 minutes). The headline is the classroom's regime (lock-step, one
+## frame per child, 250 × 40 and 1 × 2,000, 10 s windows); the fan-out's burst follows as "draining a
+## backlog". Writes bench/results.json and bench/results.md.
 ## BENCH_QUICK=1 make bench: small sizes, one run, results under build/bench/ (a check of the machinery).
 bench: release bench-deps $(VENV)/.ready $(BENCH_VENV)/.ready
 	bench/run.sh
@@ -93,16 +95,18 @@ bench-readme: $(VENV)/.ready
 bench-profile: release bench-deps
 	bench/profile.sh
 
-## make bench-lockstep: the classroom's regime, one frame per child (lock-step broadcasts), StoryCircle
-## against the C and Node.js peers, 250 × 40 and 1 × 2,000, 3 runs with the order rotated (bench/lockstep.sh).
+## make bench-lockstep: the classroom's regime alone, one frame per child (lock-step broadcasts), StoryCircle
+## against the C and Node.js peers, 250 × 40 and 1 × 2,000, 3 runs with the order rotated (bench/lockstep.sh;
+## SERVERS="before=DIR after=DIR" compares two builds).
 bench-lockstep: release bench-deps
 	bench/lockstep.sh
 
 ## make screenshots: copies the README's screenshots from build/screenshots/ (made by the browser tests).
 README_SCREENSHOTS := phone-lobby phone-story phone-question-scrolled-countdown phone-reveal-your-answer phone-podium \
 	projector-1920-lobby projector-1920-reveal-colours projector-1280-question-8-options \
-	projector-1920-reveal-8-options-answer-grid teacher-question-roster teacher-finished-results \
-	es-phone-question es-phone-reveal ar-projector-1920-question ar-projector-1920-reveal ar-phone-question
+	projector-1920-reveal-8-options-answer-grid teacher-question-roster teacher-finished-results teacher-roster-32 teacher-reveal-chart \
+	es-phone-question es-phone-reveal ar-projector-1920-question ar-projector-1920-reveal ar-phone-question \
+	teacher-library teacher-editor-problem
 screenshots:
 	@mkdir -p docs/screenshots
 	@for name in $(README_SCREENSHOTS); do cp build/screenshots/$$name.png docs/screenshots/ || exit 1; done

@@ -52,7 +52,12 @@ RESULTS="$OUT/ab-$(date +%Y%m%d-%H%M%S).jsonl"
 one() { # <run> <build label> <bin folder> <scenario>
   local run=$1 label=$2 scenario=$4 args=()
   BIN=$3
-  start_storycircle "$WORK" "$label"
+  # A server that does not start (a starved machine) costs its run, not the runs after it.
+  if ! start_storycircle "$WORK" "$label"; then
+    printf '  run %d %s %-10s FAILED: the server did not start\n' "$run" "$label" "$scenario" >&2
+    stop_server
+    return 0
+  fi
   case "$scenario" in
     fanout) args=(fanout --rooms "$ROOMS" --children "$CHILDREN" --rounds "$ROUNDS" --warmup "$WARMUP" --burst "$BURST") ;;
     bigroom) args=(fanout --rooms 1 --children "$BIG" --rounds "$ROUNDS" --warmup "$WARMUP" --burst $(( BURST * ROOMS * CHILDREN / BIG ))) ;;

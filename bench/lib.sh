@@ -74,6 +74,8 @@ JSON
     cat "$1/serve.log" >&2
     return 1
   done
+  # The port can be printed a moment before the token is written (a starved machine shows it).
+  for _ in $(seq 100); do [ -s "$data/admin-token" ] && break; sleep 0.1; done
   ADMIN=$(cat "$data/admin-token")
 }
 

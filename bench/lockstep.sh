@@ -9,7 +9,11 @@
 #   bench/lockstep.sh                       (the release build of this checkout)
 #   BIN=/tmp/before/.build/release bench/lockstep.sh
 #
-# Environment: RUNS (3), SIZES ("250x40 1x2000"), SERVERS ("storycircle c node"; also go, python),
+#   SERVERS="before=/tmp/before/.build/release after=.build/release" bench/lockstep.sh
+#                                           (two StoryCircle builds, alternated: name=folder)
+#
+# Environment: RUNS (3), SIZES ("250x40 1x2000"), SERVERS ("storycircle c node"; also go, python, and
+# name=folder for a StoryCircle build of that folder, labelled name),
 # LOCKSTEP_SECONDS (10), LOCKSTEP_WARMUP (20 rounds), GENERATOR (BIN's storycircle-bench), AB_OUT
 # (build/lockstep). Writes one JSON line per run and prints bench/ab-report.py's table.
 set -euo pipefail
@@ -28,20 +32,23 @@ GENERATOR=${GENERATOR:-$BIN/storycircle-bench}
 trap 'stop_server' EXIT
 rm -rf "$WORK"
 mkdir -p "$WORK" "$OUT"
-build_peers "$WORK" "$SERVERS"
+peers=$(tr ' ' '\n' <<< "$SERVERS" | grep -v -e = -e '^storycircle$' | tr '\n' ' ' || true)
+[ -z "${peers// /}" ] || build_peers "$WORK" "$peers"
 RESULTS="$OUT/lockstep-$(date +%Y%m%d-%H%M%S).jsonl"
 : > "$RESULTS"
 
 one() { # <run> <server> <rooms> <children>
   local run=$1 server=$2 rooms=$3 children=$4 target=storycircle size=68
-  if [ "$server" = storycircle ]; then
-    start_storycircle "$WORK" lockstep || { printf '  run %d %s FAILED: did not start\n' "$run" "$server" >&2; return 0; }
+  if [ "$server" = storycircle ] || [[ "$server" == *=* ]]; then
+    local bin=$BIN
+    if [[ "$server" == *=* ]]; then bin=$(cd "${server#*=}" && pwd); server=${server%%=*}; fi
+    BIN=$bin start_storycircle "$WORK" lockstep || { printf '  run %d %s FAILED: did not start\n' "$run" "$server" >&2; return 0; }
   else
     target="baseline-$server"
     # The peers send StoryCircle's message size, as measured in this run.
     size=$(python3 -c 'import json,sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-sizes = [r["result"]["messageBytes"] for r in rows if r["build"] == "storycircle" and r["result"]["messageBytes"] > 0]
+sizes = [r["result"]["messageBytes"] for r in rows if r["result"]["target"] == "storycircle" and r["result"]["messageBytes"] > 0]
 print(round(sizes[-1]) if sizes else 68)' "$RESULTS")
     start_peer "$WORK" "$server" || { printf '  run %d %s FAILED: did not start\n' "$run" "$server" >&2; stop_server; return 0; }
   fi

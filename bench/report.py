@@ -113,6 +113,14 @@ class Runs:
     def fanout(self, scenario, target):
         return self.find(lambda r: r.get("scenario") == scenario and r.get("target") == target)
 
+    def lockstep(self, target, rooms, children):
+        return self.find(lambda r: r.get("scenario") == "lockstep" and r.get("target") == target
+                         and r.get("rooms") == rooms and r.get("children") == children)
+
+    def lockstep_sizes(self):
+        return sorted({(line["result"]["rooms"], line["result"]["children"]) for line in self.find(lambda r: r.get("scenario") == "lockstep")},
+                      key=lambda size: -size[0])
+
     def scenario(self, name, **fields):
         return self.find(lambda r: r.get("scenario") == name and all(r.get(k) == v for k, v in fields.items()))
 
@@ -204,9 +212,50 @@ def layout_text(lines, scenario):
     return "250 rooms × 40" if scenario == "fanout" else "one room of 2,000"
 
 
+WRITES = ("sendto", "sendmsg", "write", "writev")
+
+
+def lockstep_table(runs, rooms, children):
+    """The classroom's regime: one frame per child at a time, everything from one measured window."""
+    ours = runs.lockstep("storycircle", rooms, children)
+    layout = f"{rooms} rooms × {children // rooms}" if rooms > 1 else f"one room of {children:,}"
+    seconds = values(ours, "seconds")
+    size = values(ours, "messageBytes")
+    rows = [f"**The classroom's regime**, {layout}: one frame per child at a time (each room broadcasts a teacher's pause/resume, "
+            f"{number(dig(size, 'median'))} bytes, the next only once every child has it; the peers send the same size), "
+            f"windows of {number(dig(seconds, 'median'), 's')}:", "",
+            "| server | server CPU per frame (schedstat ns) | user + system (10 ms ticks) | peer ÷ StoryCircle | write calls per frame (sendto, sendmsg, write, writev) | epoll_ctl per frame | broadcast p50 / p99 | rounds in the window | saturated (server / generator share of a core) |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for target, name in [("storycircle", "StoryCircle")] + [(f"baseline-{key}", label) for key, label in PEERS]:
+        lines = runs.lockstep(target, rooms, children)
+        if not lines and target != "storycircle":
+            continue
+        ns = summary([dig(l["result"], "nanosecondsPerMessage") / 1000 if dig(l["result"], "nanosecondsPerMessage") is not None else None for l in lines])
+        split = f"{number(dig(values(lines, 'cost', 'userMicrosecondsPerMessage'), 'median'))} + {number(dig(values(lines, 'cost', 'systemMicrosecondsPerMessage'), 'median'))} µs" if lines else "—"
+        ratio = "1 (reference)" if target == "storycircle" else spread(paired_ratio(ours, lines, ("nanosecondsPerMessage",)), "×")
+        writes = summary([sum((dig(l["result"], "syscallsPerMessage") or {}).get(call, 0) for call in WRITES) if dig(l["result"], "syscallsPerMessage") else None for l in lines])
+        epoll = summary([(dig(l["result"], "syscallsPerMessage") or {}).get("epoll_ctl") for l in lines])
+        saturated = ", ".join(f"{l['result'].get('saturated', '?')} ({number(dig(l['result'], 'cost', 'serverCPUPercent'))} / {number(dig(l['result'], 'cost', 'generatorCPUPercent'))} %)" for l in lines) or "—"
+        rows.append(f"| {name} | {spread(ns, 'µs')} | {split} | {ratio} | {spread(writes)} | {spread(epoll)} | "
+                    f"{number(dig(values(lines, 'latency', 'p50'), 'median'), 'ms')} / {spread(values(lines, 'latency', 'p99'), 'ms')} | "
+                    f"{spread(values(lines, 'rounds'))} | {saturated} |")
+    rows += ["", "Server CPU per frame divides the server's time on a CPU (its threads' schedstat, in nanoseconds) by every frame it sent in the window, "
+             "the teacher's included (StoryCircle sends its teacher the broadcast and a `room`; a peer sends it nothing). System calls are counted by perf "
+             "on the server for its own window and divided by the frames that arrived within it. A run where neither side was saturated measures cost, "
+             "not capacity: its rounds per window are not the server's limit."]
+    return rows
+
+
+def burst_of(lines):
+    """Frames queued per child at once in a fan-out's burst (the throughput phase's frames per child)."""
+    burst = dig(summary([l["result"]["throughputMessages"] / l["result"]["children"] for l in lines if l["result"].get("children")]), "median")
+    return None if burst is None else int(round(burst))
+
+
 def fanout_table(runs, scenario):
     ours = runs.fanout(scenario, "storycircle")
-    rows = [f"Fan-out, {layout_text(ours, scenario)} (a teacher's pause/resume, {number(values(ours, 'messageBytes')['median'] if ours else None)} bytes; the peers send the same size):", "",
+    rows = [f"Draining a backlog (the burst): fan-out, {layout_text(ours, scenario)} (a teacher's pause/resume, {number(values(ours, 'messageBytes')['median'] if ours else None)} bytes, "
+            f"{number(burst_of(ours))} queued per child at once, which StoryCircle coalesces into one send and the peers write one by one; the peers send the same size):", "",
             "| server | server CPU per message (user + system) | peer ÷ StoryCircle | context switches per message (vol./invol.) | delivered | broadcast p50 / p99 |",
             "| --- | --- | --- | --- | --- | --- |"]
     for target, name in [("storycircle", "StoryCircle")] + [(f"baseline-{key}", label) for key, label in PEERS]:
@@ -326,7 +375,12 @@ def every_run(runs):
         cpu = f"server {number(cost.get('microsecondsPerMessage'), 'µs')}/msg ({number(cost.get('userMicrosecondsPerMessage'))} user + {number(cost.get('systemMicrosecondsPerMessage'))} sys), " \
               f"{number(cost.get('voluntarySwitchesPerMessage'))}+{number(cost.get('involuntarySwitchesPerMessage'))} ctxsw/msg, server {number(cost.get('serverCPUPercent'))} % / generator {number(cost.get('generatorCPUPercent'))} % / others {number(cost.get('otherCPUPercent'))} % of a core" if cost else ""
         scenario = r.get("scenario")
-        if scenario in ("fanout", "bigroom"):
+        if scenario == "lockstep":
+            calls = r.get("syscallsPerMessage") or {}
+            text = (f"{r['rounds']} rounds in {number(r['seconds'], 's')}, p50 {number(r['latency']['p50'], 'ms')}, p99 {number(r['latency']['p99'], 'ms')}, "
+                    f"{number((r.get('nanosecondsPerMessage') or 0) / 1000, 'µs')}/frame on CPU (schedstat), "
+                    f"write calls {number(sum(calls.get(c, 0) for c in WRITES))} and epoll_ctl {number(calls.get('epoll_ctl'))} per frame, saturated: {r.get('saturated')}; {cpu}")
+        elif scenario in ("fanout", "bigroom"):
             text = f"p50 {number(r['latency']['p50'], 'ms')}, p99 {number(r['latency']['p99'], 'ms')}, {number(r['throughputMessagesPerSecond'])} msg/s; {cpu}"
         elif scenario == "quiz":
             text = (f"question p99 {number(r['question']['p99'], 'ms')}, ack p99 {number(r['acknowledgement']['p99'], 'ms')}, reveal p99 {number(r['reveal']['p99'], 'ms')}, "
@@ -351,16 +405,26 @@ def every_run(runs):
     return rows
 
 
+def lockstep_tables(runs):
+    out = []
+    for rooms, children in runs.lockstep_sizes():
+        out += lockstep_table(runs, rooms, children) + [""]
+    return out
+
+
 def readme_block(document):
     runs = Runs(document)
-    return (header(document, runs) + [""] + targets_table(runs) + [""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
+    return (header(document, runs) + [""] + lockstep_tables(runs) + targets_table(runs) + [""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
             + ["", "The same quiz on either store (answers acknowledged only once committed):", ""] + stores_table(runs))
 
 
 def full_report(document):
     runs = Runs(document)
-    out = ["# make bench", ""] + header(document, runs) + ["", "## Targets (issue #14)", ""] + targets_table(runs)
-    out += ["", "## Fan-out against the peers", ""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
+    out = ["# make bench", ""] + header(document, runs)
+    if runs.lockstep_sizes():
+        out += ["", "## The classroom's regime: one frame per child", ""] + lockstep_tables(runs)[:-1]
+    out += ["", "## Targets (issue #14)", ""] + targets_table(runs)
+    out += ["", "## Draining a backlog: the fan-out's burst against the peers", ""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
     out += ["", "## A whole quiz round", ""] + quiz_table(runs)
     out += ["", "## SQLite and PostgreSQL", ""] + stores_table(runs)
     out += ["", disk_sentence(runs)] if runs.disk() else []

@@ -5,6 +5,12 @@
 # the report gives the median with min–max and lists every run. Writes bench/results.json (every run's
 # figures, the machine, the disk) and bench/results.md (the tables).
 #
+# The headline is the classroom's regime, lockstep: one frame per child at a time (every room broadcasts
+# once, the next broadcast only when every child has the last), in LOCKSTEP_SIZES (250×40 and 1×2,000)
+# for windows of LOCKSTEP_SECONDS (10): server CPU per frame in nanoseconds (schedstat), system calls per
+# frame (perf), latency from the same window, which side was saturated; the servers' order rotates from
+# run to run. The fan-out's burst (40 frames queued per child, drained in one send) is the second row.
+#
 # Method: the server is pinned to one core and the generator to the other (SERVER_CPU=0 GENERATOR_CPU=1;
 # PIN=0 turns it off), so the generator's work is not charged to the server and the two do not fight over
 # a core; a fresh server for every run; warm-up rounds are run first and not counted.
@@ -13,8 +19,9 @@
 # For a quick check of the machinery:
 #   BENCH_QUICK=1 bench/run.sh                    (small sizes, 1 run, results under build/bench/)
 # or any of the sizes alone: RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE
-# SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE; and PEERS="c python node go",
-# SCENARIOS="fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover".
+# SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS; and
+# PEERS="c python node go",
+# SCENARIOS="lockstep fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover".
 # failover runs Tests/Integration/test_cluster.py on the release build (nginx + 3 nodes + PostgreSQL, 20
 # rooms × 10 children, one more in headless Chromium, kill -9 of the busiest node) and keeps its figures:
 # how long until every child of the dead node's rooms is welcomed back (p50/p99, the children reconnecting
@@ -28,12 +35,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 full=yes
-for name in BENCH_QUICK PIN RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE PEERS SCENARIOS; do
+for name in BENCH_QUICK PIN RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS PEERS SCENARIOS; do
   [ -n "${!name:-}" ] && full=no
 done
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
   : "${RUNS:=1}" "${ROOMS:=25}" "${CHILDREN:=20}" "${BIG:=300}" "${BURST:=20}" "${ROUNDS:=3}" "${WARMUP:=1}" "${QUESTIONS:=2}"
   : "${ANSWER_RATE:=500}" "${SUSTAINED_ROOMS:=10}" "${SUSTAINED_SECONDS:=35}" "${STORM:=300}" "${STORM_SECONDS:=1}" "${IDLE:=500}"
+  : "${LOCKSTEP_SIZES:=25x40 1x300}" "${LOCKSTEP_SECONDS:=3}"
 fi
 RUNS=${RUNS:-3}
 ROOMS=${ROOMS:-250}
@@ -49,8 +57,10 @@ SUSTAINED_SECONDS=${SUSTAINED_SECONDS:-60}
 STORM=${STORM:-2000}
 STORM_SECONDS=${STORM_SECONDS:-2}
 IDLE=${IDLE:-5000}
+LOCKSTEP_SIZES=${LOCKSTEP_SIZES:-250x40 1x2000}
+LOCKSTEP_SECONDS=${LOCKSTEP_SECONDS:-10}
 PEERS=${PEERS:-c python node go}
-SCENARIOS=${SCENARIOS:-fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover}
+SCENARIOS=${SCENARIOS:-lockstep fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover}
 OUT=${BENCH_OUT:-$([ "$full" = yes ] && echo bench || echo build/bench)}
 # The data folder is on the project's disk (not a tmpfs /tmp): the answer figures depend on its fsync.
 WORK=${BENCH_WORK:-$PWD/.build/bench-work}
@@ -75,7 +85,7 @@ mkdir -p "$WORK" "$OUT"
 : > "$RESULTS"
 
 # The peers, built from bench/baseline/ (see PROTOCOL.md there).
-build_peers "$WORK"
+build_peers "$WORK" "$PEERS"
 
 # The disk under the data folder: its filesystem, and what an fsync costs there (SQLite's commit).
 "$PY" bench/disk.py "$WORK" >> "$RESULTS"
@@ -120,11 +130,38 @@ fanout_round() { # <run> <label> <rooms> <children> <burst>
   done
 }
 
+# The classroom's regime, StoryCircle and every peer at one size, the order rotated by the run's number so
+# that no server always goes first (run 1 starts with StoryCircle). The peers send the size of StoryCircle's
+# first lock-step frames of the bench.
+lockstep_round() { # <run> <rooms> <children>
+  local run=$1 rooms=$2 children=$3 servers=(storycircle $PEERS) shift_by size
+  shift_by=$(( (run - 1) % ${#servers[@]} ))
+  for server in "${servers[@]:shift_by}" "${servers[@]:0:shift_by}"; do
+    if [ "$server" = storycircle ]; then
+      start_storycircle "$WORK" lockstep
+      bench "$run" "lockstep ${rooms}×$children storycircle" lockstep --admin-token "$ADMIN" --rooms "$rooms" --children "$children" \
+        --seconds "$LOCKSTEP_SECONDS" --server-pid "$SERVER_PID"
+    else
+      size=$("$PY" -c 'import json,sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+sizes = [r["result"]["messageBytes"] for r in rows if r.get("result", {}).get("scenario") == "lockstep" and r["result"].get("target") == "storycircle" and r["result"]["messageBytes"] > 0]
+print(round(sizes[0]) if sizes else 70)' "$RESULTS")
+      start_peer "$WORK" "$server"
+      bench "$run" "lockstep ${rooms}×$children $server" lockstep --target "baseline-$server" --rooms "$rooms" --children "$children" \
+        --seconds "$LOCKSTEP_SECONDS" --payload-bytes "$size" --server-pid "$SERVER_PID"
+    fi
+    stop_server
+  done
+}
+
 echo "== StoryCircle $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, pinning: $pinning, runs: $RUNS" >&2
 # Throughput bursts of about 400,000 messages in both layouts: long enough for CPU accounting (10 ms ticks).
 BIG_BURST=$(( BURST * ROOMS * CHILDREN / BIG ))
 for run in $(seq "$RUNS"); do
   echo "== run $run of $RUNS ($(( $(date +%s) - started )) s so far)" >&2
+  if wants lockstep; then
+    for size in $LOCKSTEP_SIZES; do lockstep_round "$run" "${size%x*}" "${size#*x}"; done
+  fi
   wants fanout && fanout_round "$run" fanout "$ROOMS" "$CHILDREN" "$BURST"
   wants bigroom && fanout_round "$run" bigroom 1 "$BIG" "$BIG_BURST"
   if wants quiz-big; then

@@ -96,6 +96,26 @@ enum PostgresMigrations {
         (4, """
             ALTER TABLE room_owners ADD COLUMN locked_on timestamptz;
             """),
+        // Step 5: the story library (`StoryLibrary`), as in SQLite's step 5: the list's columns beside the
+        // document, the sample stories ever seeded, and the story a room was started from.
+        (5, """
+            CREATE TABLE stories (
+                id text PRIMARY KEY,
+                title text NOT NULL,
+                voice text NOT NULL,
+                questions integer NOT NULL,
+                sentences integer NOT NULL,
+                document json NOT NULL,
+                version integer NOT NULL,
+                created_at bigint NOT NULL,
+                updated_at bigint NOT NULL,
+                updated_by text NOT NULL
+            );
+            CREATE INDEX stories_by_change ON stories (updated_at DESC, id DESC);
+            CREATE TABLE story_seeds (key text PRIMARY KEY, seeded_at bigint NOT NULL);
+            ALTER TABLE rooms ADD COLUMN story_id text;
+            CREATE INDEX rooms_by_story ON rooms (story_id) WHERE story_id IS NOT NULL;
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

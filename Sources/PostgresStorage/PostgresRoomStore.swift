@@ -29,10 +29,12 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
     let writer: GroupCommitWriter
     private let reader: Locked<PostgresConnection?>
     private let leaseConnection = Locked<PostgresConnection?>(nil)
-    /// Two: one for reads and one for lease calls, which have a connection each.
-    private let threads = StoreThreads(name: "postgres-store", count: 2)
+    /// The story library's changes (`PostgresRoomStore+Stories`).
+    let libraryConnection = Locked<PostgresConnection?>(nil)
+    /// Three: reads, lease calls and the library's changes have a connection each.
+    let threads = StoreThreads(name: "postgres-store", count: 3)
     /// Set by `close`: reads and lease calls then fail rather than open new connections.
-    private let isClosed = Locked(false)
+    let isClosed = Locked(false)
 
     /// Connects, creating or migrating the schema as needed, and proves it can write there; fails if the
     /// database cannot be reached, cannot be written or is newer than this code.
@@ -118,13 +120,14 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         await threads.shutDown()
         reader.withLock { $0 = nil }
         leaseConnection.withLock { $0 = nil }
+        libraryConnection.withLock { $0 = nil }
     }
 
     // MARK: - Connections
 
     /// Runs `body` on the reader, on the store's thread, replacing a lost connection and trying once more
     /// (reads are safe to repeat).
-    private func read<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
         try await threads.run { [self] in
             guard !isClosed.withLock({ $0 }) else { throw StoreFailure(.unavailable, record: "read", reason: GroupCommit.closedReason) }
             return try reader.withLock { connection in
@@ -202,7 +205,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         case .unfinished: ("SELECT code FROM rooms WHERE phase <> 'finished'", [])
         }
         let header = try connection.query("""
-            SELECT code, title, story, settings, teacher_token_hash, dashboard_token_hash, locked, created_at
+            SELECT code, title, story, settings, teacher_token_hash, dashboard_token_hash, locked, created_at, story_id
             FROM rooms WHERE code IN (\(rooms)) ORDER BY created_at, code
             """, parameters)
         var archives: [RoomArchive] = []
@@ -214,7 +217,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
             }
             let settings = try JSONDecoder().decode(RoomSettings.self, from: Data(header.text(row, 3).utf8))
             let credentials = RoomCredentials(teacherTokenHash: header.text(row, 4), dashboardTokenHash: header.text(row, 5))
-            var archive = RoomArchive(header: RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: ServerTime(milliseconds: header.int64(row, 7))))
+            var archive = RoomArchive(header: RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: ServerTime(milliseconds: header.int64(row, 7)), storyID: header.isNull(row, 8) ? nil : header.text(row, 8)))
             archive.locked = header.bool(row, 6)
             positions[code] = archives.count
             archives.append(archive)

@@ -55,8 +55,8 @@ enum WriterStatements {
     static let definitions: [(name: String, sql: String)] = [
         ("sc_create_room", """
             WITH inserted AS (
-                INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at)
-                VALUES ($1::text, $2::text, $3::json, $4::jsonb, $5::text, $6::text, $7::bigint)
+                INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at, story_id)
+                VALUES ($1::text, $2::text, $3::json, $4::jsonb, $5::text, $6::text, $7::bigint, $8::text)
                 ON CONFLICT (code) DO NOTHING
                 RETURNING 1
             )
@@ -183,6 +183,7 @@ enum WriterStatements {
             parameters: try PostgresValue.encode([
                 .text(header.code), .text(header.story.title), .text(story), .text(try json(header.settings)),
                 .text(header.credentials.teacherTokenHash), .text(header.credentials.dashboardTokenHash), .integer(header.createdAt.milliseconds),
+                header.storyID.map(PostgresValue.text) ?? .null,
             ]),
             room: header.code, epoch: nil, record: "room.created"
         )

@@ -60,6 +60,28 @@ enum Migrations {
         (4, """
             CREATE TABLE store_probe (id INTEGER PRIMARY KEY CHECK (id = 1), written_at INTEGER NOT NULL, padding BLOB);
             """),
+        // Version 5: the story library (`StoryLibrary`). `document` is the story in the file format; the
+        // other columns are what the list shows, kept beside it so a page of 10,000 stories reads no
+        // documents. `story_seeds` remembers which sample stories were ever added, so a deleted one stays
+        // deleted. A room remembers the story it was started from, so that story cannot be deleted under it.
+        (5, """
+            CREATE TABLE stories (
+                id TEXT PRIMARY KEY,
+                title TEXT NOT NULL,
+                voice TEXT NOT NULL,
+                questions INTEGER NOT NULL,
+                sentences INTEGER NOT NULL,
+                document TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                updated_by TEXT NOT NULL
+            );
+            CREATE INDEX stories_by_change ON stories(updated_at DESC, id DESC);
+            CREATE TABLE story_seeds (key TEXT PRIMARY KEY, seeded_at INTEGER NOT NULL);
+            ALTER TABLE rooms ADD COLUMN story_id TEXT;
+            CREATE INDEX rooms_by_story ON rooms(story_id) WHERE story_id IS NOT NULL;
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -28,6 +28,9 @@ final class SQLiteDatabase {
     /// rolled the transaction back by itself: then this is `false`, and statements would autocommit.
     var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
+    /// Rows changed by the last statement that finished on this connection.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
     /// Rows changed on this connection since it opened.
     var totalChanges: Int64 { sqlite3_total_changes64(handle) }
 

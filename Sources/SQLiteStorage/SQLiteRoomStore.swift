@@ -175,7 +175,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     /// Runs `body` in one read transaction, on the store's thread: everything it reads comes from one
     /// committed state.
-    private func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
         try await threads.run { [self] in
             try reader.withLock { reader in
                 try reader.execute("BEGIN")
@@ -186,7 +186,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     private static func loadArchive(_ code: String, from database: SQLiteDatabase) throws -> RoomArchive? {
-        let room = try database.prepare("SELECT title, story, settings, teacher_token_hash, dashboard_token_hash, locked, created_at FROM rooms WHERE code = ?")
+        let room = try database.prepare("SELECT title, story, settings, teacher_token_hash, dashboard_token_hash, locked, created_at, story_id FROM rooms WHERE code = ?")
         try room.bind([.text(code)])
         guard try room.step() else { return nil }
         let storyJSON = room.text(1)
@@ -196,7 +196,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         }
         let settings = try JSONDecoder().decode(RoomSettings.self, from: Data(room.text(2).utf8))
         let credentials = RoomCredentials(teacherTokenHash: room.text(3), dashboardTokenHash: room.text(4))
-        var archive = RoomArchive(header: RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: ServerTime(milliseconds: room.int64(6))))
+        var archive = RoomArchive(header: RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: ServerTime(milliseconds: room.int64(6)), storyID: room.isNull(7) ? nil : room.text(7)))
         archive.locked = room.int(5) != 0
 
         let players = try database.prepare("SELECT id, nickname, token_hash, joined_at, kicked_at, blocked FROM players WHERE room_code = ? ORDER BY joined_at, rowid")
@@ -300,7 +300,7 @@ fileprivate final class WriterStatements {
     let createRoom, insertPlayer, playerLeft, playerKicked, playerBlocked, insertAnswer, insertTransition, updatePhase, updateRoom, purgeRooms, writeProbe: SQLiteStatement
 
     init(_ database: SQLiteDatabase) throws {
-        createRoom = try database.prepare("INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        createRoom = try database.prepare("INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at, story_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         insertPlayer = try database.prepare("INSERT INTO players (room_code, id, nickname, token_hash, joined_at) VALUES (?, ?, ?, ?, ?)")
         playerLeft = try database.prepare("UPDATE players SET left_at = ? WHERE room_code = ? AND id = ?")
         playerKicked = try database.prepare("UPDATE players SET kicked_at = ? WHERE room_code = ? AND id = ?")
@@ -321,7 +321,8 @@ fileprivate final class WriterStatements {
         let story = String(decoding: try JSONEncoder().encode(header.story.jsonValue()), as: UTF8.self)
         try createRoom.run(
             .text(header.code), .text(header.story.title), .text(story), .text(try Self.json(header.settings)),
-            .text(header.credentials.teacherTokenHash), .text(header.credentials.dashboardTokenHash), .integer(header.createdAt.milliseconds)
+            .text(header.credentials.teacherTokenHash), .text(header.credentials.dashboardTokenHash), .integer(header.createdAt.milliseconds),
+            header.storyID.map(SQLiteValue.text) ?? .null
         )
     }
 

@@ -9,7 +9,9 @@ import StoryCircleTesting
 package final class ScriptedNarrator: NarrationPreparing {
     package struct MissingVoice: FriendlyError {
         package var voice: String
-        package var friendlyMessage: String { "Pip could not find the voice \"\(voice)\"." }
+        package var narrationProblem: NarrationProblem {
+            NarrationProblem(.voiceNotInstalled, "Pip could not find the voice \"\(voice)\".", params: ["voice": voice])
+        }
     }
 
     package let missingVoices: Set<String>

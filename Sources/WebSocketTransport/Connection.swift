@@ -23,6 +23,9 @@ final class Connection {
     var state: ConnectionState
     /// Our close frame is out; we wait for the client's before the socket closes.
     var closeFrameSent = false
+    /// The client's close frame came; lws answers it and closes (nothing more is written outside its
+    /// WRITEABLE path).
+    var peerSentClose = false
     /// The address this WebSocket counts against in the per-address limit.
     var countedAddress: String?
     /// The keepalive ping the state asked for is still to be written (`+Keepalive`).

@@ -16,6 +16,8 @@ public final class TransportMetrics: Sendable {
         public var pingsSent: Int
         public var idleHangUps: Int
         public var httpRequests: Int
+        /// Writes made where the service thread was woken, without a WRITEABLE callback (the one-frame path).
+        public var writesAtWakeup: Int
     }
 
     let openConnections = Atomic<Int>(0)
@@ -35,6 +37,7 @@ public final class TransportMetrics: Sendable {
     /// Connections hung up on after `hangUpAfterIdleSeconds` of silence.
     let idleHangUps = Atomic<Int>(0)
     let httpRequests = Atomic<Int>(0)
+    let writesAtWakeup = Atomic<Int>(0)
 
     public var snapshot: Snapshot {
         Snapshot(
@@ -50,7 +53,8 @@ public final class TransportMetrics: Sendable {
             helloTimeouts: helloTimeouts.load(ordering: .relaxed),
             pingsSent: pingsSent.load(ordering: .relaxed),
             idleHangUps: idleHangUps.load(ordering: .relaxed),
-            httpRequests: httpRequests.load(ordering: .relaxed)
+            httpRequests: httpRequests.load(ordering: .relaxed),
+            writesAtWakeup: writesAtWakeup.load(ordering: .relaxed)
         )
     }
 }

@@ -128,12 +128,13 @@ extension WebSocketServer {
 
     // MARK: Woken by another thread
 
-    /// At most this many connections with news (not replies) are asked for writable callbacks per turn of
-    /// the loop: a turn then writes for about a millisecond, and a reply noted meanwhile goes out in the next.
+    /// At most this many connections with news (not replies) are written to (or asked for writable
+    /// callbacks) per turn of the loop: a turn then writes for about a millisecond, and a reply noted
+    /// meanwhile goes out in the next.
     package static let connectionsArmedPerTurn = 128
 
-    /// Woken by `lws_cancel_service()`: ask for writable callbacks where frames or responses wait (replies
-    /// first), and kill connections that fell too far behind.
+    /// Woken by `lws_cancel_service()`: write what waits for WebSockets (`writeAtWakeup`), ask for writable
+    /// callbacks where responses wait (replies first), and kill connections that fell too far behind.
     func serviceWakeups() {
         let wakeups = queues.takeWakeups(limit: Self.connectionsArmedPerTurn)
         // Left for the next turn: the loop must come back for them even if no one sends again.
@@ -143,6 +144,8 @@ extension WebSocketServer {
             switch wakeup {
             case .kill:
                 lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            case .writable where connection.isWebSocket:
+                writeAtWakeup(connection)
             case .writable:
                 if connection.kind == .http, let (sequence, response) = queues.takeResponse(id) {
                     guard sequence == connection.sequence else { continue }

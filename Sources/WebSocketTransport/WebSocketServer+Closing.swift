@@ -62,6 +62,7 @@ extension WebSocketServer {
     func peerClosed(_ wsi: OpaquePointer, _ connection: Connection?, payloadLength: Int) -> Int32 {
         // The answer to our close: nothing to echo (our side is shut), just close.
         if connection?.closeFrameSent == true { return 1 }
+        connection?.peerSentClose = true
         guard payloadLength == 1 else { return 0 }
         metrics.protocolErrors.add(1, ordering: .relaxed)
         connection?.state.close()

@@ -39,20 +39,82 @@ extension WebSocketServer {
         perform(connection.state.helloTimerFired(at: now, policy: connectionPolicy), on: connection, at: now)
     }
 
+    /// `LWS_CALLBACK_SERVER_WRITEABLE`: the keepalive ping if one is due, else what is queued (as much as one
+    /// write takes), else the close.
     func writeNextFrame(_ connection: Connection) -> Int32 {
-        guard let queue = connection.queue else { return 0 }
+        guard connection.queue != nil else { return 0 }
         if connection.pingDue, !connection.closeFrameSent { return writePing(connection) }
-        defer { writeBatch.removeAll(keepingCapacity: true) }
-        switch queues.take(from: queue, maxBytes: Self.coalescedWriteBytes, headerBytes: Self.frameHeaderBytes, into: &writeBatch) {
-        case .frames(let more):
-            let written = writeBatch.count == 1 ? writeFrame(connection, writeBatch[0]) : writeFrames(connection, writeBatch)
-            guard written else { return -1 }
+        switch writeQueuedFrames(connection) {
+        case .written(let more):
             if more { lws_callback_on_writable(connection.wsi) }
             return 0
+        case .failed:
+            return -1
         case .close(let status, let reason):
             return lingeringClose(connection, status: status, reason: reason)
         case .nothing:
             return 0
+        }
+    }
+
+    /// The one-frame path, on the service thread where it was woken for `connection` (`serviceWakeups`):
+    /// what is queued is written at once, without asking lws for a WRITEABLE callback first.
+    ///
+    /// Why: asking turns the socket's POLLOUT interest on, and lws turns it off again before the callback;
+    /// on libev's epoll backend each turn is an `epoll_ctl`, two system calls beside the frame's one `send`
+    /// in the classroom's regime, where a connection has one frame queued at a time (docs/performance.md,
+    /// "The one-frame path"). A socket with room takes the frame whole, so POLLOUT is never touched.
+    ///
+    /// Why it is safe outside WRITEABLE on lws 4.1.6 (lib/core-net/output.c, `lws_issue_raw`): a send the
+    /// kernel takes only part of leaves the rest on lws's `buflist_out`, and lws itself asks for POLLOUT,
+    /// flushes that before any other write and only then calls WRITEABLE; `lws_write` reports the whole
+    /// frame as taken either way. Whatever lws must write first (that remainder, a ping the sweep asked for)
+    /// or anything that closes the connection (our close, lws's own close frame, the peer's close being
+    /// answered) sends the connection down the WRITEABLE path as before, as does anything still queued
+    /// after this write and the close that ends a queue.
+    func writeAtWakeup(_ connection: Connection) {
+        let wsi = connection.wsi
+        guard !connection.pingDue, !connection.closeFrameSent, !connection.peerSentClose, !connection.state.closing,
+              lws_get_close_length(wsi) == 0, lws_partial_buffered(wsi) == 0 else {
+            lws_callback_on_writable(wsi)
+            return
+        }
+        switch writeQueuedFrames(connection) {
+        case .written(let more):
+            metrics.writesAtWakeup.add(1, ordering: .relaxed)
+            if more { lws_callback_on_writable(wsi) }
+        case .failed:
+            // lws marked the socket unusable; outside a callback the way to close it is lws's own timeout.
+            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+        case .close:
+            lws_callback_on_writable(wsi)
+        case .nothing:
+            break
+        }
+    }
+
+    /// What one write of a connection's queue did.
+    enum QueuedWrite {
+        /// Frames went to lws (whole, or their rest buffered by lws); `more`: something is still queued.
+        case written(more: Bool)
+        case failed
+        case close(status: UInt16, reason: String)
+        case nothing
+    }
+
+    /// Takes what one write carries from the connection's queue and writes it: one frame as it is, several
+    /// coalesced into one `send`.
+    private func writeQueuedFrames(_ connection: Connection) -> QueuedWrite {
+        guard let queue = connection.queue else { return .nothing }
+        defer { writeBatch.removeAll(keepingCapacity: true) }
+        switch queues.take(from: queue, maxBytes: Self.coalescedWriteBytes, headerBytes: Self.frameHeaderBytes, into: &writeBatch) {
+        case .frames(let more):
+            let written = writeBatch.count == 1 ? writeFrame(connection, writeBatch[0]) : writeFrames(connection, writeBatch)
+            return written ? .written(more: more) : .failed
+        case .close(let status, let reason):
+            return .close(status: status, reason: reason)
+        case .nothing:
+            return .nothing
         }
     }
 

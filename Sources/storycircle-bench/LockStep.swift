@@ -32,6 +32,8 @@ struct LockStepResult: Encodable {
     /// Per frame: system calls that write to sockets and files, and wake-ups, counted by `perf stat`
     /// tracepoints on the server (nil where perf or its tracepoints are not available).
     var syscallsPerMessage: [String: Double]?
+    /// The frames (children's and teachers') that arrived within perf's window, which the calls divide by.
+    var framesInSyscallWindow: Int?
     /// Which side was the bottleneck: the server's or the generator's CPU at ≥ 90 % of a core.
     var saturated: String
 }
@@ -58,6 +60,12 @@ private struct LockStepRound {
     var children = 0
     var teachers = 0
     var bytes = 0
+    /// perf's own window (it counts for a fixed time from when it started), and the frames received in it:
+    /// the system calls divide by these, not by a rate from the rounds' window, which with a few slow
+    /// rounds (a loaded machine) puts a whole round in or out.
+    var perfFrom: UInt64 = 0
+    var perfUntil: UInt64 = 0
+    var framesInPerf = 0
 
     init(total: Int) { receivedAt = Array(repeating: 0, count: total) }
 }
@@ -79,8 +87,12 @@ func runLockStep(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRo
     clients.onMessage { id, data in
         let now = nanoseconds()
         let first: Bool = state.withLock { state in
+            let inPerf = now >= state.perfFrom && now < state.perfUntil
             guard let index = slots[id] else {
-                if state.counting, teachers.contains(id) { state.teachers += 1 }
+                if state.counting, teachers.contains(id) {
+                    state.teachers += 1
+                    if inPerf { state.framesInPerf += 1 }
+                }
                 return false
             }
             guard state.receivedAt[index] == 0, contains(data, state.marker) else { return false }
@@ -88,6 +100,7 @@ func runLockStep(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRo
             if state.counting {
                 state.children += 1
                 state.bytes += data.count
+                if inPerf { state.framesInPerf += 1 }
             }
             return true
         }
@@ -105,7 +118,14 @@ func runLockStep(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRo
         let measuring = round >= warmup
         if round == warmup {
             if let phaseFile { try "lockstep\n".write(toFile: phaseFile, atomically: true, encoding: .utf8) }
+            let perfFrom = nanoseconds()
             counter = serverPID.flatMap { SyscallCounter(pid: $0, seconds: seconds) }
+            if counter != nil {
+                state.withLock { state in
+                    state.perfFrom = perfFrom
+                    state.perfUntil = perfFrom + UInt64(seconds * 1e9)
+                }
+            }
             // perf attaches within milliseconds; the window is seconds long.
             if counter != nil { try await Task.sleep(for: .milliseconds(200)) }
             sched = serverPID.map(schedNanoseconds) ?? [:]
@@ -135,16 +155,16 @@ func runLockStep(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRo
     }
     // The teacher's own frames of the last round may still be on their way: a moment for them.
     try await Task.sleep(for: .milliseconds(50))
-    let (children, teacherFrames, bytes) = state.withLock { state in
+    let (children, teacherFrames, bytes, framesInPerf) = state.withLock { state in
         state.counting = false
-        return (state.children, state.teachers, state.bytes)
+        return (state.children, state.teachers, state.bytes, state.framesInPerf)
     }
     let messages = children + teacherFrames
     let window = Double(nanoseconds() - started) / 1e9
     let cost = try meter?.finish(messages: messages)
-    // perf counted for exactly `seconds`, the window runs to the end of its last round: rates are compared.
-    let messageRate = Double(messages) / window
-    let calls = await counter?.finish()?.mapValues { Double($0) / seconds / max(messageRate, 1) }
+    // perf counted for exactly `seconds` from its start; the rounds run on past it, so its window is full,
+    // and its calls divide by the frames that arrived inside it.
+    let calls = await counter?.finish()?.mapValues { Double($0) / Double(max(framesInPerf, 1)) }
     var perMessage: Double?
     if let serverPID {
         let after = schedNanoseconds(serverPID)
@@ -160,7 +180,7 @@ func runLockStep(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRo
         target: target.name, rooms: rooms, children: total, warmupRounds: warmup, rounds: measuredRounds, seconds: window,
         latency: Percentiles(nanoseconds: latencies), framesToChildren: children, framesToTeachers: teacherFrames,
         messageBytes: Double(bytes) / Double(max(children, 1)), cost: cost, nanosecondsPerMessage: perMessage,
-        syscallsPerMessage: calls, saturated: saturated
+        syscallsPerMessage: calls, framesInSyscallWindow: counter == nil ? nil : framesInPerf, saturated: saturated
     )
 }
 
@@ -177,7 +197,7 @@ func schedNanoseconds(_ pid: Int32) -> [Int: UInt64] {
     return times
 }
 
-/// `perf stat` counting the server's system calls by tracepoint for `seconds` from the window's start
+/// `perf stat` counting the server's system calls by tracepoint for `seconds` from its start
 /// (`--timeout`: a perf started from here has SIGINT blocked, as the generator's threads do, so it could
 /// not be stopped at the window's end). Absent when perf is not installed; nil counts when perf cannot use
 /// its tracepoints.

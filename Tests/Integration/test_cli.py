@@ -20,7 +20,8 @@ from conftest import BIN, ROOT, SHORT_STORY, STORIES
 HELP = pathlib.Path(__file__).resolve().parent / "cli_help"
 COMMANDS = [[], ["start"], ["serve"], ["room"], ["room", "create"], ["room", "status"], ["room", "list"],
             ["room", "start"], ["room", "next"], ["room", "reveal"], ["room", "pause"], ["room", "resume"],
-            ["room", "end"], ["room", "kick"], ["results"], ["story"], ["story", "validate"], ["voices"]]
+            ["room", "end"], ["room", "kick"], ["results"], ["story"], ["story", "validate"], ["story", "list"], ["story", "push"],
+            ["story", "pull"], ["voices"]]
 
 
 def run(*args, env=None, cwd=ROOT, timeout=60):

@@ -207,6 +207,7 @@ def test_a_full_disk_mid_quiz_loses_no_acknowledged_answer_and_the_room_carries_
                 assert error["message"] == "Your answer could not be saved yet — tap again."
             banner = await storage_banner(teacher, ok=False)
             assert "full" in banner["message"], banner
+            assert banner["reason"] == "disk_full", banner  # the cause as a code, for the page to word
             status, _, body = server.request("GET", "/healthz")
             health = json.loads(body)
             assert status == 503 and health["status"] == "degraded", body
@@ -360,6 +361,7 @@ def test_a_filesystem_turning_read_only_under_the_server_acknowledges_nothing(ex
             reason = json.loads(body)["reason"]
             assert reason.endswith("(Read-only file system)"), reason
             assert reason in banner["message"]
+            assert banner["reason"] == "read_only", banner
             late = await Client.connect(server)
             await late.send({"type": "join", "room": room["code"], "nickname": "Eve"})
             assert (await late.expect("error"))["code"] == "storage_unavailable"

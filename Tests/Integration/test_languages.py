@@ -25,7 +25,9 @@ MESSAGE_TYPES = {"narration.plan", "narration.complete", "narration.error", "qui
 # Codes only HTTP answers carry (the pages meet them as a failed request or a refused upgrade, and say
 # their own words for that); every other code a page can be sent has words of its own.
 HTTP_ONLY = {"unauthorized", "not_found", "method_not_allowed", "payload_too_large", "invalid_story", "server_shutting_down",
-             "origin_not_allowed", "too_many_connections", "server_full"}
+             "origin_not_allowed", "too_many_connections", "server_full",
+             # The story library's refusals: its page words them from its own catalog keys (library.error.*).
+             "story_not_found", "story_conflict", "story_in_use"}
 
 
 def sources():
@@ -92,6 +94,41 @@ def test_no_words_in_the_markup_outside_the_catalogs():
                 assert not re.search(r"[^\W\d_]", value), f"{path.name}: {attribute}=\"{value}\" is not in a catalog"
 
 
+_STRING = r"""("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)"""
+# Where the pages' code puts text on screen or into an accessible name: a literal with letters there is a
+# word outside the catalogs.
+VISIBLE_SINKS = [
+    r"\btext\s*:\s*" + _STRING,
+    r"\.(?:textContent|innerText|innerHTML|title|placeholder|alt|ariaLabel|label)\s*=\s*" + _STRING,
+    r"createTextNode\(\s*" + _STRING,
+    r"setAttribute\(\s*[\"'](?:aria-label|aria-description|aria-valuetext|aria-roledescription|title|alt|placeholder)[\"']\s*,\s*" + _STRING,
+    r"[\"'](?:aria-label|aria-description|aria-valuetext|aria-roledescription|title|alt|placeholder)[\"']\s*:\s*" + _STRING,
+    r"\bannounce\(\s*" + _STRING,
+]
+
+
+def visible_literals(code):
+    """String literals with words in them that the code shows (comments left out)."""
+    code = re.sub(r"/\*.*?\*/", "", code, flags=re.S)
+    code = re.sub(r"(^|[^:\"'\\])//.*$", r"\1", code, flags=re.M)
+    found = []
+    for sink in VISIBLE_SINKS:
+        for match in re.finditer(sink, code):
+            literal = re.sub(r"\$\{[^}]*\}", "", match.group(1)[1:-1])
+            if re.search(r"[^\W\d_]{2,}", literal):
+                found.append(match.group(0))
+    return found
+
+
+def test_no_words_in_the_pages_code_outside_the_catalogs():
+    assert visible_literals('node.textContent = "Saving works again.";'), "the check finds a literal"
+    assert visible_literals('el("span", { class: "x", text: `Time: ${n} s` })')
+    assert not visible_literals('el("span", { text: t("storage.back") }); // textContent = "Words"')
+    for path, code in sources().items():
+        if path.suffix == ".js":
+            assert not visible_literals(code), f"{path.name} shows words of its own: {visible_literals(code)}"
+
+
 def test_the_catalogs_are_the_servers_languages_and_word_every_code_a_page_can_be_sent():
     swift = (ROOT / "Sources/StoryCircleCore/Room/RoomLanguage.swift").read_text()
     available = re.search(r"available = \[([^\]]*)\]", swift).group(1)
@@ -102,6 +139,32 @@ def test_the_catalogs_are_the_servers_languages_and_word_every_code_a_page_can_b
     pages = (WEB / "js/error-codes.js").read_text()
     worded = set(re.findall(r"(\w+): \"(?:error|join)\.", pages)) | {"nickname_invalid", "blocked"}
     assert set(codes) - HTTP_ONLY <= worded, f"codes without words: {sorted(set(codes) - HTTP_ONLY - worded)}"
+
+
+def swift_cases(path):
+    """The raw values of a Swift string enum's cases (`case x = "raw"`, or `case x` for itself)."""
+    found = []
+    for name, raw in re.findall(r'^\s*case (\w+)(?: = "(\w+)")?\s*$', (ROOT / path).read_text(), flags=re.M):
+        found.append(raw or name)
+    return found
+
+
+def test_every_reason_the_server_gives_has_words_in_every_catalog():
+    """The reasons of a narration failure and of a storage failure, and the problems of a refused command
+    or setting, each worded by its own key (in every catalog: the first test checks they agree)."""
+    reasons = {
+        "narration.reason.": swift_cases("Sources/StoryCircleCore/Protocol/NarrationProblem.swift"),
+        "storage.reason.": swift_cases("Sources/StoryCircleCore/Persistence/StoreProblem.swift"),
+        "error.invalid_command.": swift_cases("Sources/StoryCircleCore/Protocol/CommandRefusal.swift"),
+    }
+    for prefix, cases in reasons.items():
+        assert len(cases) >= 5, f"{prefix}: the Swift enum was not read ({cases})"
+        missing = [case for case in cases if prefix + case not in CATALOGS["en"]]
+        assert not missing, f"{prefix}: no words for {missing}"
+    settings = set(re.findall(r'"setting": "(\w+)"', (ROOT / "Sources/StoryCircleCore/Room/RoomSettings.swift").read_text()))
+    pages = (WEB / "js/error-codes.js").read_text()
+    worded = dict(re.findall(r'(\w+): "(error\.invalid_settings\.\w+)"', pages))
+    assert settings and settings <= set(worded), f"settings refused without words: {sorted(settings - set(worded))}"
 
 
 def test_plural_forms_are_the_ones_the_browser_picks(browsers):
@@ -519,3 +582,134 @@ def test_the_teachers_choice_of_language_survives_a_restart(tmp_path, browsers):
         no_page_errors(projector)
     finally:
         again.stop()
+
+
+def test_the_join_link_and_qr_code_carry_the_rooms_language(server, browsers):
+    """A Spanish room's join link (from the API, the teacher page and the projector's QR code) names its
+    language: a child on an English phone opening it sees the join screen in Spanish before joining."""
+    from urllib.parse import urlsplit
+    room = server.create_room(SPANISH)
+    code = room["code"]
+    link = urlsplit(room["joinURL"])
+    assert link.query == f"room={code}&lang=es", room["joinURL"]
+    phone = browsers(**PHONE, language="en")
+    phone.get(f"{server.http}{link.path}?{link.query}")
+    wait(phone, lambda d: visible(d, "#nickname") and d.execute_script("return document.documentElement.lang") == "es",
+         message="the first screen speaks the room's language")
+    Screens("es", SPANISH, []).check(phone, "child: join screen from the link")
+    teacher = browsers(**TEACHER, language="en")
+    teacher.get(f"{server.http}/teacher#room={code}&token={room['teacherToken']}")
+    wait(teacher, lambda d: "lang=es" in (d.find_element(By.ID, "join-link").get_attribute("href") or ""), message="the teacher's join link")
+    # The projector's QR code (whose link the API test checks) is fetched again when the language changes.
+    projector = browsers(**PROJECTOR, language="en")
+    projector.get(f"{server.http}/dashboard#room={code}&token={room['dashboardToken']}")
+    fetched = "return performance.getEntriesByType('resource').filter((e) => e.name.includes('/qr.svg')).length"
+    wait(projector, lambda d: visible(d, "#qr") and d.execute_script(fetched) == 1, message="the QR code")
+    assert server.command(room, "settings", settings={"language": "fr"})[0] == 200
+    wait(teacher, lambda d: "lang=fr" in (d.find_element(By.ID, "join-link").get_attribute("href") or ""), message="the link follows")
+    wait(projector, lambda d: d.execute_script(fetched) == 2 and d.execute_script("return document.documentElement.lang") == "fr",
+         message="the projector fetched the QR code of the French link")
+    no_page_errors(phone)
+    no_page_errors(projector)
+
+
+def test_two_quick_language_switches_leave_the_later_one(server, browsers):
+    """setLanguage("es") whose catalog is slow, then setLanguage("fr") at once: French stays, even when
+    Spanish arrives last (the page used to apply whichever catalog came in last)."""
+    phone = browsers(**PHONE, language="en")
+    phone.get(f"{server.http}/?lang=en")
+    wait(phone, lambda d: visible(d, "#nickname") and d.execute_script("return document.documentElement.lang") == "en")
+    result = phone.execute_async_script("""
+      const done = arguments[arguments.length - 1];
+      (async () => {
+        const i18n = await import("/js/i18n.js");
+        const realFetch = window.fetch;
+        let release;
+        const gate = new Promise((resolve) => { release = resolve; });
+        // Spanish's catalog waits until French has been applied; nothing else is held.
+        window.fetch = async (url, ...rest) => {
+          if (String(url).endsWith("/i18n/es.json")) await gate;
+          return realFetch(url, ...rest);
+        };
+        const slow = i18n.setLanguage("es");
+        const quick = await i18n.setLanguage("fr");
+        const afterQuick = document.documentElement.lang;
+        release();
+        const late = await slow;
+        window.fetch = realFetch;
+        const node = document.querySelector("#join-title");
+        done({ quick, late, afterQuick, lang: document.documentElement.lang, current: i18n.currentLanguage(),
+               key: node.dataset.i18n, text: node.textContent });
+      })().catch((error) => done({ error: String(error) }));
+    """)
+    assert "error" not in result, result
+    assert result["afterQuick"] == "fr"
+    assert result["lang"] == "fr" and result["current"] == "fr", result
+    assert result["late"] == "fr", "the superseded call says which language the page speaks"
+    assert result["key"] == "join.title" and result["text"] == CATALOGS["fr"]["join.title"] != CATALOGS["es"]["join.title"], result
+    no_page_errors(phone)
+
+
+# Masculine singular imperatives (and "you did" written with its masculine vowel): the Arabic catalog
+# asks with "يُرجى" and a verbal noun, invites with "هيّا" and "we", and names buttons with verbal nouns,
+# so that no child (and no teacher) is addressed as a boy only. Diacritics are left out before comparing.
+MASCULINE_ONLY = {
+    "ادخل", "انظر", "حاول", "اختر", "اكتب", "انتظر", "استمع", "استعد", "المس", "اضغط", "انقر", "ابق", "أعد", "اطلب",
+    "استعمل", "راجع", "خذ", "أخرج", "احظر", "ابدأ", "أظهر", "أقفل", "افتح", "أنه", "تابع", "نزل", "احفظ", "اقرأ", "شغل",
+    "أطفئ", "توقف", "تخط", "انتقل", "أعط", "اسأل", "جرب",
+}
+TASHKEEL = re.compile("[\u064B-\u0652\u0670]")
+
+
+def test_the_arabic_catalog_addresses_nobody_as_a_boy_only():
+    found = []
+    for key, value in CATALOGS["ar"].items():
+        for text in flat(value):
+            if re.search("\u062A\u064E(?![\u0600-\u06FF])", text):  # "…تَ": "you (a boy) did"
+                found.append((key, text))
+            bare = TASHKEEL.sub("", text)
+            if set(re.findall(r"[\u0621-\u064A]+", bare)) & MASCULINE_ONLY:
+                found.append((key, text))
+    assert not found, "masculine-only forms:\n" + "\n".join(f"{k}: {t}" for k, t in found)
+
+
+def test_refusals_and_failures_are_worded_from_their_codes_and_params_in_every_language(server, browsers):
+    """What the teacher's page says for a refused command, a refused setting, a missing room, a failed
+    narration and a failing store: each the catalog's own words for its code (not the generic sentence,
+    never the server's English), in every language."""
+    phone = browsers(**PHONE, language="en")
+    phone.get(f"{server.http}/?lang=en")
+    wait(phone, lambda d: visible(d, "#nickname"))
+    worded = phone.execute_async_script("""
+      const done = arguments[arguments.length - 1];
+      (async () => {
+        const i18n = await import("/js/i18n.js");
+        const { errorText } = await import("/js/error-codes.js");
+        const { phaseDetail } = await import("/js/phase.js");
+        const out = {};
+        for (const lang of Object.keys(i18n.LANGUAGES)) {
+          await i18n.setLanguage(lang);
+          out[lang] = {
+            paused: errorText({ code: "invalid_command", message: "The room is already paused.", params: { problem: "already_paused", command: "pause" } }),
+            unknown_problem: errorText({ code: "invalid_command", message: "x", params: { problem: "something_new" } }),
+            seconds: errorText({ code: "invalid_settings", message: "x", params: { setting: "questionSeconds", min: "5", max: "300" } }),
+            missing: errorText({ code: "room_not_found", message: "x", params: { code: "424242" } }),
+            missing_any: errorText({ code: "room_not_found", message: "x" }),
+            voice: phaseDetail({ role: "teacher", phase: "error", error: { reason: "voice_not_installed", params: { voice: "xx-nowhere" } } }),
+            restart: phaseDetail({ role: "teacher", phase: "error", error: { reason: "not_ready_after_restart", params: {} } }),
+          };
+        }
+        done(out);
+      })().catch((error) => done({ error: String(error) }));
+    """)
+    assert "error" not in worded, worded
+    for lang, said in worded.items():
+        catalog = CATALOGS[lang]
+        assert said["paused"] == catalog["error.invalid_command.already_paused"], (lang, said)
+        assert said["unknown_problem"] == catalog["error.invalid_command"], (lang, said)
+        assert said["seconds"].startswith(catalog["error.invalid_settings.question_seconds"].split("{")[0]), (lang, said)
+        assert "{" not in said["seconds"] and said["seconds"] != catalog["error.invalid_settings"], (lang, said)
+        assert "424242" in said["missing"] and said["missing_any"] == catalog["error.room_not_found_any"], (lang, said)
+        assert "xx-nowhere" in said["voice"] and said["voice"].startswith(catalog["narration.reason.voice_not_installed"].split("{")[0]), (lang, said)
+        assert said["restart"] == catalog["narration.reason.not_ready_after_restart"], (lang, said)
+    no_page_errors(phone)

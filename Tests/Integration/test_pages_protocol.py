@@ -291,7 +291,8 @@ def test_the_teacher_sees_a_banner_while_the_server_cannot_save(fakes, browsers)
         await send(ws, {"type": "welcome", "role": "teacher", "serverTime": at, "room": {
             "code": CODE, "title": "Pip's Day", "phase": "lobby", "paused": False, "locked": False, "settings": SETTINGS,
             "questionCount": 2, "playerCount": 1, "players": [{"id": "p1", "nickname": "Ana", "connected": True}], "scoreboard": []}})
-        await send(ws, {"type": "storage", "ok": False, "message": "Answers cannot be saved right now (the disk is full). Children's answers wait."})
+        await send(ws, {"type": "storage", "ok": False, "code": "storage_unavailable", "reason": "read_only",
+                        "message": "Answers cannot be saved right now (the disk is full). Children's answers wait."})
         async for raw in ws:
             if json.loads(raw).get("command") == "unlock":  # the test's signal that it has seen the banner
                 await send(ws, {"type": "storage", "ok": True})
@@ -300,7 +301,8 @@ def test_the_teacher_sees_a_banner_while_the_server_cannot_save(fakes, browsers)
     teacher = browsers(**TEACHER)
     teacher.get(f"{fake.http}/teacher#room={CODE}&token=teacher-token")
     banner = wait(teacher, lambda d: visible(d, "#storage-banner"))
-    assert "disk is full" in banner.text
+    # Worded from the reason's code, never the server's English sentence.
+    assert "read-only" in banner.text and "disk is full" not in banner.text, banner.text
     screenshot(teacher, "teacher-storage-banner")
     axe(teacher, "teacher-storage-banner")
     teacher.execute_script("window.storycircle.connection.send({type: 'command', command: 'unlock'})")
@@ -375,6 +377,7 @@ def test_the_teachers_controls_follow_the_servers_list_of_commands(fakes, browse
         await send(ws, {"type": "welcome", "role": "teacher", "serverTime": now_ms(), "room": {
             "code": CODE, "title": "Pip's Day", "phase": "error", "paused": False, "locked": False, "settings": SETTINGS,
             "questionCount": 2, "playerCount": 1, "error": "The voice \"xx\" is not installed on this computer.",
+            "errorReason": "voice_not_installed", "errorParams": {"voice": "xx"},
             "players": [{"id": "p1", "nickname": "Ana", "connected": True}], "scoreboard": [],
             "commands": error}})
         async for raw in ws:
@@ -390,6 +393,9 @@ def test_the_teachers_controls_follow_the_servers_list_of_commands(fakes, browse
     teacher = browsers(**TEACHER)
     teacher.get(f"{fake.http}/teacher#room={CODE}&token=teacher-token")
     wait(teacher, lambda d: enabled_commands(d) == ["start", "retry", "skip", "lock", "end"], message="the welcome's list")
+    # The reason is worded from its code and the voice from its params (the server's English is not shown).
+    detail = text(teacher, "#phase-detail")
+    assert "does not have the voice" in detail and "xx" in detail and "is not installed" not in detail, detail
     assert teacher.find_element(By.CSS_SELECTOR, "#controls form input[name=speedPoints]").is_enabled(), "settings are listed"
     axe(teacher, "teacher-error-commands")
     teacher.find_element(By.CSS_SELECTOR, 'button[data-command="lock"]').click()

@@ -42,6 +42,8 @@ def test_a_full_disk_asks_the_child_to_tap_again_and_tells_the_teacher_why(small
         open_option(phone, 0)
         banner = wait(teacher, lambda d: visible(d, "#storage-banner"), message="the teacher's banner")
         assert "full" in banner.text, banner.text
+        # A real full disk reaches the page as its code (SQLite's words read as disk_full), worded here.
+        assert banner.find_element(By.CSS_SELECTOR, ".detail").get_attribute("data-reason") == "disk_full"
         assert banner.get_attribute("role") == "alert"
         screenshot(phone, "phone-storage-tap-again")
         screenshot(teacher, "teacher-storage-banner")

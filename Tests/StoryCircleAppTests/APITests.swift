@@ -38,7 +38,8 @@ struct APITests {
         let room = try await createRoom()
         let code = try #require(room["code"] as? String)
         #expect(code.count == 6)
-        #expect(room["joinURL"] as? String == "http://192.168.1.20:8080/?room=\(code)")
+        // The link carries the room's language (Pip is read in English), so the child's first screen speaks it.
+        #expect(room["joinURL"] as? String == "http://192.168.1.20:8080/?room=\(code)&lang=en")
         #expect((room["dashboardURL"] as? String)?.hasPrefix("http://192.168.1.20:8080/dashboard#room=\(code)&token=") == true)
         #expect((room["teacherToken"] as? String)?.count == 43)
         #expect(await registry.room(code)?.report().settings.timer == false)
@@ -100,6 +101,16 @@ struct APITests {
         #expect(svg.status == 200)
         #expect(svg.contentType == "image/svg+xml")
         #expect(String(decoding: svg.body, as: UTF8.self).hasPrefix("<svg"))
+        let code = room["code"] as! String
+        // The encoder is deterministic: the same drawing is the same text, the join URL with the language.
+        #expect(String(decoding: svg.body, as: UTF8.self) == JoinCode.qrSVG(for: "http://192.168.1.20:8080/?room=\(code)&lang=en"))
+        #expect(svg.headers.contains { $0.0 == "cache-control" && $0.1 == "no-store" }, "it changes with the language")
+
+        // The teacher switches the room to Spanish: the QR code's link follows.
+        let changed = await request("POST", "/api/rooms/\(code)/commands", token: room["teacherToken"] as? String, body: #"{"command":"settings","settings":{"language":"es"}}"#)
+        #expect(changed.status == 200)
+        let spanish = await request("GET", "/api/rooms/\(code)/qr.svg", token: room["dashboardToken"] as? String)
+        #expect(String(decoding: spanish.body, as: UTF8.self) == JoinCode.qrSVG(for: "http://192.168.1.20:8080/?room=\(code)&lang=es"))
     }
 
     @Test func resultsOfARoomNoLongerInMemoryComeFromStorage() async throws {

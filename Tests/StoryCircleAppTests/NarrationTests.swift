@@ -61,7 +61,10 @@ struct NarrationTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let narrator = SpeechNarrator(cache: try AudioCache(directory: folder, maxBytes: 1_000_000), metrics: ServerMetrics())
         await #expect(performing: { _ = try await narrator.prepare(request(["Hello."], voice: "xx-nowhere")) { _, _ in } }, throws: { error in
-            (error as? NarrationError)?.friendlyMessage == "The voice \"xx-nowhere\" is not installed on this computer. Choose another voice in Settings, then press Try again."
+            // A code and the voice for the teacher's page to word; English for the API and the CLI.
+            (error as? NarrationError)?.narrationProblem == NarrationProblem(.voiceNotInstalled,
+                "The voice \"xx-nowhere\" is not installed on this computer. Choose another voice in Settings, then press Try again.",
+                params: ["voice": "xx-nowhere"])
         })
     }
 

@@ -79,7 +79,8 @@ struct StorageFaultTests {
         events.send(1, .answer(question: 0, option: 1))
         await store.waitForFailures(1)
         guard case .storage(let banner) = await transport.next("storage", to: 9) else { Issue.record("no storage banner"); return }
-        #expect(banner == StoreHealthStatus(ok: false, message: StoreHealthMonitor.teacherMessage(FailingStore.diskFull)))
+        #expect(banner == StoreHealthStatus.failing(FailingStore.diskFull))
+        #expect(banner.reason == .diskFull, "the page words the cause from its code")
         #expect(await room.report().pendingRecords == 1)
         // A late joiner meanwhile: their record waits behind the failing one, and so does their welcome.
         events.hello(4, .join(room: created.code, nickname: "Cat"))

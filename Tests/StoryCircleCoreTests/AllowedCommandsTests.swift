@@ -15,7 +15,7 @@ struct AllowedCommandsTests {
         var failed = room
         try failed.command(.start)
         rooms.append(("preparing", failed))
-        failed.apply(.narration(.failed(preparation: failed.narrationRequests.last!.preparation, message: "No voice."), at: failed.now))
+        failed.apply(.narration(.failed(preparation: failed.narrationRequests.last!.preparation, problem: NarrationProblem(.unknown, "No voice.")), at: failed.now))
         rooms.append(("error", failed))
 
         try room.startAndPrepare()
@@ -79,9 +79,9 @@ struct AllowedCommandsTests {
 
     @Test func aSecondLockOrUnlockIsRefusedAndChangesNothing() throws {
         var room = RoomDriver()
-        #expect(throws: RoomError(.invalidCommand, "The room is not locked.")) { try room.command(.unlock) }
+        #expect(throws: RoomError(.invalidCommand, "The room is not locked.", params: ["problem": "not_locked", "command": "unlock"])) { try room.command(.unlock) }
         try room.command(.lock)
-        #expect(throws: RoomError(.invalidCommand, "The room is already locked.")) { try room.command(.lock) }
+        #expect(throws: RoomError(.invalidCommand, "The room is already locked.", params: ["problem": "already_locked", "command": "lock"])) { try room.command(.lock) }
         #expect(room.state.isLocked)
     }
 
@@ -150,7 +150,7 @@ struct AllowedCommandsTests {
 
         var failed = room
         var start = failed.log.count
-        failed.apply(.narration(.failed(preparation: failed.narrationRequests.last!.preparation, message: "No voice."), at: failed.now))
+        failed.apply(.narration(.failed(preparation: failed.narrationRequests.last!.preparation, problem: NarrationProblem(.unknown, "No voice.")), at: failed.now))
         #expect(failed.state.phase.name == .error)
         expectTeacherTold(failed, since: start, teacher: teacher, after: { if case .narrationError = $0 { true } else { false } }, "narration failed")
 
@@ -204,7 +204,7 @@ struct AllowedCommandsTests {
         try room.command(.lock); check("lock")
         try room.command(.unlock); check("unlock")
         try room.command(.start); check("start")
-        room.apply(.narration(.failed(preparation: room.narrationRequests.last!.preparation, message: "No voice."), at: room.now)); check("a failure")
+        room.apply(.narration(.failed(preparation: room.narrationRequests.last!.preparation, problem: NarrationProblem(.unknown, "No voice.")), at: room.now)); check("a failure")
         try room.command(.retry); check("retry")
         room.prepared(); check("prepared")
         try room.command(.pause); check("pause")
@@ -236,7 +236,7 @@ struct AllowedCommandsTests {
     @Test func aTeacherWatchingWithTheTeacherTokenIsToldTooAfterAFailure() throws {
         var room = RoomDriver()
         try room.command(.start)
-        room.apply(.narration(.failed(preparation: room.narrationRequests[0].preparation, message: "No voice."), at: room.now))
+        room.apply(.narration(.failed(preparation: room.narrationRequests[0].preparation, problem: NarrationProblem(.unknown, "No voice.")), at: room.now))
         let screen = room.newConnection()
         room.apply(.hello(screen, .watch(token: "teacher-secret"), at: room.now))
         guard case .welcome(let welcome)? = room.messages(to: screen).first else { Issue.record("no welcome"); return }

@@ -25,7 +25,7 @@ struct RoomCommandTests {
         #expect(room.messages(to: ana.connection).last == .paused(Paused(what: "narration", sentence: 0, remainingMs: nil)))
         room.advance(by: 60_000)
         #expect(room.state.phase == .narrating(paused), "nothing moves while paused")
-        #expect(throws: RoomError(.invalidCommand, "The room is already paused.")) { try room.command(.pause) }
+        #expect(throws: RoomError(.invalidCommand, "The room is already paused.", params: ["problem": "already_paused", "command": "pause"])) { try room.command(.pause) }
 
         try room.command(.resume)
         let restart = room.now + RoomTiming().resumeLeadMs
@@ -121,7 +121,7 @@ struct RoomCommandTests {
         var room = RoomDriver()
         _ = try room.child("Ana")
         try room.command(.start)
-        room.apply(.narration(.failed(preparation: room.narrationRequests[0].preparation, message: "No voice."), at: room.now))
+        room.apply(.narration(.failed(preparation: room.narrationRequests[0].preparation, problem: NarrationProblem(.unknown, "No voice.")), at: room.now))
         try room.command(.skip)
         #expect(room.state.phase.name == .question)
     }
@@ -135,7 +135,7 @@ struct RoomCommandTests {
         #expect(room.closed[ben.connection] == CloseReason(status: 4001, reason: "kicked"))
         #expect(room.state.phase == .reveal(question: 0), "with Ben gone, everyone left has answered")
         #expect(room.state.playerCount == 1)
-        #expect(throws: RoomError(.playerNotFound, "No player called \"Ben\" is in this room.")) { try room.command(.kick(player: "Ben")) }
+        #expect(throws: RoomError(.playerNotFound, "No player called \"Ben\" is in this room.", params: ["player": "Ben"])) { try room.command(.kick(player: "Ben")) }
         let again = room.newConnection()
         room.apply(.hello(again, .rejoin(token: ben.token), at: room.now))
         #expect(room.lastError(to: again)?.code == .badToken)
@@ -175,7 +175,7 @@ struct RoomCommandTests {
         try room.command(.settings(RoomSettingsPatch(speedPoints: false, questionSeconds: 30)))
         #expect(room.state.settings.speedPoints == false)
         #expect(room.state.settings.questionSeconds == 30)
-        #expect(throws: RoomError(.invalidSettings, "questionSeconds must be from 5 to 300.")) { try room.command(.settings(RoomSettingsPatch(questionSeconds: 3))) }
+        #expect(throws: RoomError(.invalidSettings, "questionSeconds must be from 5 to 300.", params: ["setting": "questionSeconds", "min": "5", "max": "300"])) { try room.command(.settings(RoomSettingsPatch(questionSeconds: 3))) }
         #expect(room.state.settings.questionSeconds == 30, "a refused change changes nothing")
         try room.command(.start)
         #expect(throws: RoomError.self) { try room.command(.settings(RoomSettingsPatch(timer: false))) }
@@ -183,11 +183,16 @@ struct RoomCommandTests {
 
     @Test func commandsOutOfPlaceAreRefusedWithReasons() throws {
         var room = RoomDriver()
-        #expect(throws: RoomError(.invalidCommand, "Nothing is playing that could be paused.")) { try room.command(.pause) }
-        #expect(throws: RoomError(.invalidCommand, "The room is not paused.")) { try room.command(.resume) }
+        // Each refusal names its problem and command, for the teacher's page to word.
+        #expect(throws: RoomError(.invalidCommand, "Nothing is playing that could be paused.", params: ["problem": "nothing_to_pause", "command": "pause"])) { try room.command(.pause) }
+        #expect(throws: RoomError(.invalidCommand, "The room is not paused.", params: ["problem": "not_paused", "command": "resume"])) { try room.command(.resume) }
         #expect(throws: RoomError.self) { try room.command(.retry) }
-        #expect(throws: RoomError(.invalidCommand, "The room has not started yet; use start.")) { try room.command(.next) }
-        #expect(throws: RoomError.self) { try room.command(.skip) }
+        #expect(throws: RoomError(.invalidCommand, "The room has not started yet; use start.", params: ["problem": "not_started", "command": "next"])) { try room.command(.next) }
+        #expect(throws: RoomError(.invalidCommand, "The room has not started yet; use start.", params: ["problem": "not_started", "command": "skip"])) { try room.command(.skip) }
+        #expect(throws: RoomError(.invalidCommand, "Retry is for when the narration could not be prepared, and nothing has failed.", params: ["problem": "nothing_failed", "command": "retry"])) { try room.command(.retry) }
+        #expect(throws: RoomError(.invalidCommand, "\"dance\" is not a command. Commands: \(TeacherCommand.names.joined(separator: ", ")).", params: ["problem": "unknown_command", "command": "dance"])) {
+            _ = try TeacherCommand.named("dance", player: nil, settings: nil)
+        }
         #expect(throws: RoomError.self) { try room.command(.reveal) }
         #expect(throws: RoomError.self) { try room.command(.replay) }
         #expect(room.state.phase == .lobby)

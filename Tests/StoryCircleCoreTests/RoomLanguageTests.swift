@@ -117,9 +117,35 @@ struct RoomLanguageTests {
         let error = ServerMessage.error(RoomError(.nicknameTaken, "Someone is called \"Zoë\".", params: ["nickname": "Zoë \"ü\"", "a\u{1}": "\u{2028}"]))
         let text = String(decoding: error.encoded(), as: UTF8.self)
         #expect(text == #"{"type":"error","code":"nickname_taken","message":"Someone is called \"Zoë\".","params":{"a\u0001":"\u2028","nickname":"Zoë \"ü\""}}"#)
-        let storage = String(decoding: ServerMessage.storage(StoreHealthStatus(ok: false, message: "disk full")).encoded(), as: UTF8.self)
-        #expect(storage == #"{"type":"storage","ok":false,"code":"storage_unavailable","message":"disk full"}"#)
+        let storage = String(decoding: ServerMessage.storage(StoreHealthStatus(ok: false, message: "disk full", reason: .diskFull)).encoded(), as: UTF8.self)
+        #expect(storage == #"{"type":"storage","ok":false,"code":"storage_unavailable","reason":"disk_full","message":"disk full"}"#)
+        let failure = ServerMessage.narrationError(NarrationFailure(message: "No voice xx.", reason: .voiceNotInstalled, params: ["voice": "xx"]))
+        #expect(String(decoding: failure.encoded(), as: UTF8.self)
+            == #"{"type":"narration.error","code":"narration_failed","message":"No voice xx.","reason":"voice_not_installed","params":{"voice":"xx"}}"#)
         let back = String(decoding: ServerMessage.storage(StoreHealthStatus(ok: true)).encoded(), as: UTF8.self)
         #expect(back == #"{"type":"storage","ok":true}"#)
+    }
+
+    /// The stores' own words, as SQLite, glibc and libpq write them, each read as the cause the teacher's
+    /// page words.
+    @Test(arguments: [
+        ("database or disk is full (No space left on device)", StoreProblem.diskFull),
+        ("disk I/O error (No space left on device)", .diskFull),
+        ("PostgreSQL error 53100 while committing: could not extend file \"base/16384/16385\": No space left on device", .diskFull),
+        ("attempt to write a readonly database (Read-only file system)", .readOnly),
+        ("disk I/O error (Permission denied)", .readOnly),
+        ("disk I/O error (Input/output error)", .ioError),
+        ("disk I/O error", .ioError),
+        ("the room store is closed", .closed),
+        ("PostgreSQL error while connecting: connection to server at \"127.0.0.1\", port 5432 failed: Connection refused", .unreachable),
+        ("PostgreSQL error 25006 while committing: cannot execute INSERT in a read-only transaction", .unreachable),
+        ("PostgreSQL error while committing: no answer from the server within 5 s", .unreachable),
+        ("an earlier record of this room was not stored (database or disk is full)", .diskFull),
+        ("something nobody expected", .unknown),
+    ])
+    func aStoreFailureIsReadAsItsCause(reason: String, cause: StoreProblem) {
+        #expect(StoreProblem(reason: reason) == cause)
+        #expect(StoreHealthStatus.failing(reason).reason == cause)
+        #expect(StoreHealthStatus.failing(reason).message?.contains(reason) == true, "the store's words stay in the English")
     }
 }

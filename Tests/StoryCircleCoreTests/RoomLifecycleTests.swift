@@ -95,20 +95,26 @@ struct RoomLifecycleTests {
         let dashboard = room.dashboard()
         try room.command(.start)
         let request = try #require(room.narrationRequests.last)
-        let reason = "The voice \"xx-nonexistent\" is not installed on this computer."
-        room.apply(.narration(.failed(preparation: request.preparation, message: reason), at: room.now))
-        #expect(room.state.phase == .failed(message: reason))
-        // The teacher reads the reason; children and the projector never see technical text.
-        #expect(room.messages(to: teacher).contains(.narrationError(NarrationFailure(message: reason))))
+        let reason = NarrationProblem(.voiceNotInstalled, "The voice \"xx-nonexistent\" is not installed on this computer.", params: ["voice": "xx-nonexistent"])
+        room.apply(.narration(.failed(preparation: request.preparation, problem: reason), at: room.now))
+        #expect(room.state.phase == .failed(reason))
+        // The teacher reads the reason (a code and its voice, for the page to word); children and the
+        // projector never see technical text, nor the reason's code.
+        #expect(room.messages(to: teacher).contains(.narrationError(NarrationFailure(message: reason.message, reason: .voiceNotInstalled, params: ["voice": "xx-nonexistent"]))))
         for screen in [ana.connection, dashboard] {
-            let failures = room.messages(to: screen).compactMap { if case .narrationError(let f) = $0 { f.message } else { nil } }
-            #expect(failures == [RoomState.childNarrationProblem])
+            let failures = room.messages(to: screen).compactMap { if case .narrationError(let f) = $0 { f } else { nil } }
+            #expect(failures == [NarrationFailure(message: NarrationFailure.childMessage)])
         }
         let late = room.newConnection()
         room.apply(.hello(late, .rejoin(token: ana.token), at: room.now))
-        let snapshot = room.messages(to: late).compactMap { if case .welcome(let w) = $0 { w.room.error } else { nil } }
-        #expect(snapshot == [RoomState.childNarrationProblem])
-        #expect(!RoomState.childNarrationProblem.contains("xx"))
+        let snapshot = room.messages(to: late).compactMap { if case .welcome(let w) = $0 { w.room } else { nil } }
+        #expect(snapshot.map(\.error) == [NarrationFailure.childMessage])
+        #expect(snapshot.allSatisfy { $0.errorReason == nil && $0.errorParams == nil })
+        let teacherLate = room.teacher()
+        let teacherSnapshot = room.messages(to: teacherLate).compactMap { if case .welcome(let w) = $0 { w.room } else { nil } }
+        #expect(teacherSnapshot.map(\.errorReason) == [.voiceNotInstalled])
+        #expect(teacherSnapshot.map(\.errorParams) == [["voice": "xx-nonexistent"]])
+        #expect(!NarrationFailure.childMessage.contains("xx"))
         #expect(throws: RoomError.self) { try room.command(.next) }
 
         try room.command(.retry)

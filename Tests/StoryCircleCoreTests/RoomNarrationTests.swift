@@ -130,6 +130,21 @@ struct RoomRecoveryTests {
         #expect(directives.contains { if case .prepareNarration = $0 { true } else { false } })
     }
 
+    @Test func aRoomRestoredAfterItsNarrationFailedTellsTheTeacherWhyAsACode() throws {
+        var room = RoomDriver()
+        _ = try room.child("Ana")
+        try room.command(.start)
+        let request = try #require(room.narrationRequests.last)
+        room.apply(.narration(.failed(preparation: request.preparation, problem: NarrationProblem(.synthesisFailed, "No sound.")), at: room.now))
+        var (restored, _) = RoomState.restore(room.archive(), at: room.now)
+        #expect(restored.phase == .failed(.notReadyAfterRestart))
+        let teacher = ConnectionID(900)
+        let welcome = restored.handle(.hello(teacher, .control(token: "teacher-secret"), at: room.now))
+        let snapshots = welcome.compactMap { if case .send(.welcome(let w), _) = $0 { w.room } else { nil } }
+        #expect(snapshots.map(\.errorReason) == [.notReadyAfterRestart])
+        #expect(snapshots.map(\.error) == [NarrationProblem.notReadyAfterRestart.message])
+    }
+
     @Test func finishedAndRevealAndLobbyRoomsComeBackAsTheyWere() throws {
         var room = RoomDriver(settings: RoomSettings(speedPoints: false))
         let ana = try room.child("Ana")

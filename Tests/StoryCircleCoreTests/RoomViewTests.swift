@@ -278,6 +278,6 @@ struct RoomViewTests {
         let encoded = String(decoding: try JSONEncoder().encode(ClientMessage.command(.block(player: "Ana"))), as: UTF8.self)
         #expect(encoded.contains(#""player":"Ana""#))
         var room = RoomDriver()
-        #expect(throws: RoomError(.playerNotFound, "No player called \"Zed\" is in this room.")) { try room.command(.block(player: "Zed")) }
+        #expect(throws: RoomError(.playerNotFound, "No player called \"Zed\" is in this room.", params: ["player": "Zed"])) { try room.command(.block(player: "Zed")) }
     }
 }

@@ -110,7 +110,7 @@ struct StorageRecoveryTests {
         let teacher = room.teacher()
 
         let failing = room.apply(.storeHealth(problem: "The disk is full.", at: room.now))
-        #expect(failing == [.sendAtOnce(.storage(StoreHealthStatus(ok: false, message: "The disk is full.")), to: [teacher])])
+        #expect(failing == [.sendAtOnce(.storage(StoreHealthStatus.failing("The disk is full.")), to: [teacher])])
         #expect(room.apply(.storeHealth(problem: "The disk is full.", at: room.now)).isEmpty, "said once")
 
         let late = room.teacher()

@@ -57,7 +57,8 @@ export class TeacherControls {
    * @param send sends a message to the room
    * @param room, token: for the results (the teacher token reads them over HTTP)
    */
-  constructor(container, send, { room, token }) {
+  /** `rosterHost`: where the roster goes (the teacher page's own card); beside the controls without one. */
+  constructor(container, send, { room, token, rosterHost = null }) {
     this.send = send;
     this.code = room;
     this.token = token;
@@ -88,20 +89,25 @@ export class TeacherControls {
       onchange: () => this.send({ type: "command", command: "settings", settings: { language: this.languageSelect.value } }) },
     el("option", { value: "", id: "follow-voice" }),
     ...Object.entries(LANGUAGES).map(([code, { name, dir }]) => el("option", { value: code, lang: code, dir, text: name })));
-    container.append(el("div", { class: "teacher-grid" },
+    // With a card of its own the roster keeps every line for children: what Remove and Block do is said
+    // under the controls instead.
+    const note = worded("p", "controls.roster_note", { class: "muted roster-note" });
+    const roster = el("div", { class: "teacher-roster" },
+      this.rosterHeading,
+      rosterHost ? null : note,
+      el("div", { class: "table-scroll", id: "roster-scroll" }, this.roster));
+    container.append(el("div", { class: `teacher-grid${rosterHost ? " alone" : ""}` },
       el("div", { class: "teacher-controls" },
         this.results,
-        worded("h2", "controls.heading"), grid, this.feedback,
+        worded("h2", "controls.heading"), grid, this.feedback, rosterHost ? note : null,
         worded("h2", "controls.projector"),
         el("label", { class: "check", for: "answer-grid" }, this.gridToggle, worded("span", "controls.grid_toggle")),
         worded("p", "controls.grid_note", { class: "muted" }),
         worded("label", "language.room_label", { for: "room-language" }), this.languageSelect,
         worded("p", "controls.language_note", { class: "muted" }),
         worded("h2", "controls.settings"), this.settingsForm),
-      el("div", { class: "teacher-roster" },
-        this.rosterHeading,
-        worded("p", "controls.roster_note", { class: "muted" }),
-        el("div", { class: "table-scroll" }, this.roster))));
+      rosterHost ? null : roster));
+    rosterHost?.append(roster);
   }
 
   /** Words again what the catalog attributes do not cover (the language changed). */
@@ -189,7 +195,7 @@ export class TeacherControls {
       // Labels are read out, never laid out: the name goes in as it is.
       const name = player.nickname;
       rows.append(el("tr", { "data-player": player.id },
-        el("td", { class: "name" }, written(player.nickname)),
+        el("td", { class: "name" }, el("span", { class: "name-text", title: player.nickname, tabindex: "0" }, written(player.nickname))),
         el("td", { text: player.connected ? t("roster.present") : t("roster.away") }),
         el("td", { class: "answered" }, answered),
         el("td", { class: "num score" }, number(player.score), player.streak >= 2 ? el("span", { class: "streak-mark", title: streakText(player.streak), text: ` 🔥${number(player.streak)}` }) : null),

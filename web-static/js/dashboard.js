@@ -62,7 +62,10 @@ function handle(message) {
     case "progress": progress(message); break;
     case "narration.complete": services.player.finish(); break;
     case "narration.error": problem(); break;
-    case "room": setLanguage(room.state.language); break;
+    case "room":
+      setLanguage(room.state.language);
+      loadQRCode(room.state.code, room.state.language);
+      break;
     case "question": question(message); break;
     case "reveal": reveal(message); break;
     case "paused": services.player.stop(); pauseCountdown(); break;
@@ -84,7 +87,7 @@ function welcome(message) {
     $("#side").classList.add("has-controls");
     services.controls = new TeacherControls($("#controls"), (command) => services.connection.send(command), { room: code, token });
   }
-  loadQRCode(state.code);
+  loadQRCode(state.code, state.language);
   services.player.stop();
   stopTimers();
   resetLobby();

@@ -71,6 +71,18 @@ const WORDS = {
   storage_unavailable: "error.storage_unavailable", try_again: "error.try_again", room_mismatch: "error.room_mismatch",
   internal_error: "error.internal_error", voice_not_installed: "error.voice_not_installed",
 };
+const COMMAND_PROBLEMS = {
+  already_started: "error.invalid_command.already_started", nothing_failed: "error.invalid_command.nothing_failed",
+  already_paused: "error.invalid_command.already_paused", nothing_to_pause: "error.invalid_command.nothing_to_pause",
+  not_paused: "error.invalid_command.not_paused", not_narrating: "error.invalid_command.not_narrating",
+  no_open_question: "error.invalid_command.no_open_question", not_started: "error.invalid_command.not_started",
+  story_not_over: "error.invalid_command.story_not_over", already_locked: "error.invalid_command.already_locked",
+  not_locked: "error.invalid_command.not_locked", unknown_command: "error.invalid_command.unknown_command",
+};
+const SETTINGS_PROBLEMS = {
+  questionSeconds: "error.invalid_settings.question_seconds", maxPlayers: "error.invalid_settings.max_players",
+  voice: "error.invalid_settings.voice", language: "error.invalid_settings.language",
+};
 const NICKNAME_PROBLEMS = {
   empty: "error.nickname_invalid.empty", too_long: "error.nickname_invalid.too_long",
   invalid_characters: "error.nickname_invalid.invalid_characters",
@@ -82,7 +94,14 @@ const NICKNAME_PROBLEMS = {
  */
 export function errorText(error, known = {}) {
   const params = error.params ?? {};
-  if (error.code === ERROR.ROOM_NOT_FOUND) return t("error.room_not_found", { code: known.code ?? "" });
+  if (error.code === ERROR.ROOM_NOT_FOUND) {
+    const asked = params.code ?? known.code;
+    return asked ? t("error.room_not_found", { code: asked }) : t("error.room_not_found_any");
+  }
+  if (error.code === ERROR.INVALID_COMMAND) return t(COMMAND_PROBLEMS[params.problem] ?? "error.invalid_command");
+  if (error.code === ERROR.INVALID_SETTINGS) {
+    return t(SETTINGS_PROBLEMS[params.setting] ?? "error.invalid_settings", { min: Number(params.min ?? 0), max: Number(params.max ?? 0) });
+  }
   const named = (value) => isolate(value ?? "");
   if (error.code === ERROR.NICKNAME_INVALID) {
     return t(NICKNAME_PROBLEMS[params.problem] ?? "error.nickname_invalid.invalid_characters", { max: Number(params.max ?? 30) });

@@ -29,6 +29,8 @@ let catalog = {};
 let fallback = {};
 const listeners = new Set();
 let formats = null;
+/** Counts calls of setLanguage: only the latest may apply its catalog (an older one may load last). */
+let requests = 0;
 
 /** The catalog language for a language tag or voice name ("es-419" → "es", "pt-br" → "pt", "sw" → null). */
 export function catalogLanguage(tag) {
@@ -81,11 +83,18 @@ export function currentLanguage() {
 /**
  * Speaks `wanted` (a tag or voice name; English when there is no catalog for it): loads its catalog,
  * sets `lang` and `dir` on <html>, fills in the markup's words and tells every listener to redraw.
+ * When another call comes while this one's catalog loads, the later call wins: this one then changes
+ * nothing, and answers the language the page speaks at that moment.
  */
 export async function setLanguage(wanted) {
+  const ticket = ++requests;
   const lang = catalogLanguage(wanted) ?? FALLBACK;
-  if (Object.keys(fallback).length === 0) fallback = await load(FALLBACK);
-  const loaded = await load(lang);
+  const [loadedFallback, loaded] = await Promise.all([
+    Object.keys(fallback).length === 0 ? load(FALLBACK) : Promise.resolve(fallback),
+    load(lang),
+  ]);
+  if (Object.keys(fallback).length === 0) fallback = loadedFallback;
+  if (ticket !== requests) return language;
   const changed = lang !== language || loaded !== catalog;
   language = lang;
   catalog = loaded;

@@ -1,7 +1,7 @@
 // One sentence for where the room is, for teachers and dashboards. A failure's reason reaches teachers
-// only (`phaseDetail`, shown as the server wrote it); the projector gets kind words instead.
+// only (`phaseDetail`, worded from its code); the projector gets kind words instead.
 
-import { t } from "./i18n.js";
+import { t, isolate } from "./i18n.js";
 
 export function describePhase(room) {
   const players = room.players.length;
@@ -22,7 +22,20 @@ export function describePhase(room) {
   return text;
 }
 
-/** What went wrong, for the teacher: the server's own words about a failure (a voice's name, say). */
+// The words of each reason a narration fails for (docs/protocol.md, "Error codes"), written out so the
+// catalog test sees every key in use.
+const NARRATION_REASONS = {
+  voice_not_installed: "narration.reason.voice_not_installed",
+  engine_unavailable: "narration.reason.engine_unavailable",
+  synthesis_failed: "narration.reason.synthesis_failed",
+  not_ready_after_restart: "narration.reason.not_ready_after_restart",
+  unknown: "narration.reason.unknown",
+};
+
+/** What went wrong, for the teacher, worded from the failure's reason (with the voice's name, say). */
 export function phaseDetail(room) {
-  return room.role === "teacher" && room.phase === "error" ? room.error ?? "" : "";
+  if (room.role !== "teacher" || room.phase !== "error") return "";
+  const reason = room.error?.reason;
+  const params = room.error?.params ?? {};
+  return t(NARRATION_REASONS[reason] ?? "narration.reason.unknown", { voice: isolate(params.voice ?? "") });
 }

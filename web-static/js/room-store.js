@@ -33,7 +33,7 @@ export function initialState() {
     error: null,
     /** A child's own standing: score, rank, streak, results, the place ahead. */
     you: null,
-    storage: { ok: true, message: "" },
+    storage: { ok: true, reason: null },
     commands: [],
   };
 }
@@ -60,7 +60,7 @@ function apply(state, message) {
     case "narration.plan":
       return { ...state, phase: "narrating", paused: false, plan: message, sentence: null, sentenceAt: null };
     case "progress": return { ...state, sentence: message.sentence, sentenceAt: message.at };
-    case "narration.error": return { ...state, phase: "error", error: message.message, paused: false };
+    case "narration.error": return { ...state, phase: "error", error: problem(message.reason, message.params), paused: false };
     case "question":
       return {
         ...state, phase: "question", question: message, yourAnswer: null, reveal: null, paused: false, answers: null,
@@ -94,9 +94,14 @@ function apply(state, message) {
         scoreboard, players: message.entries ? mergePlayers(scoreboard, scoreboard) : state.players,
       };
     }
-    case "storage": return { ...state, storage: { ok: Boolean(message.ok), message: message.message ?? "" } };
+    case "storage": return { ...state, storage: { ok: Boolean(message.ok), reason: message.ok ? null : message.reason ?? "unknown" } };
     default: return state;
   }
+}
+
+/** Why the narration failed, as codes for the page to word (teachers are sent the reason; others not). */
+function problem(reason, params) {
+  return { reason: reason ?? null, params: params ?? {} };
 }
 
 /** The room as the snapshot in a `welcome` has it, and nothing from before. */
@@ -122,7 +127,7 @@ function welcome(message) {
     yourAnswer: room.yourAnswer ?? null,
     reveal: room.reveal ?? null,
     finished: room.finished ?? null,
-    error: room.error ?? null,
+    error: room.phase === "error" ? problem(room.errorReason, room.errorParams) : null,
     you: room.you ?? null,
     scoreboard: room.scoreboard ?? [],
     players: mergePlayers(room.players ?? [], room.scoreboard ?? []),

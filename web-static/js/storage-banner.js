@@ -3,6 +3,16 @@
 
 import { t } from "./i18n.js";
 
+// The words of each cause (docs/protocol.md, "Error codes"), written out so the catalog test sees them.
+const STORAGE_REASONS = {
+  disk_full: "storage.reason.disk_full",
+  read_only: "storage.reason.read_only",
+  io_error: "storage.reason.io_error",
+  database_unreachable: "storage.reason.database_unreachable",
+  store_closed: "storage.reason.store_closed",
+  unknown: "storage.reason.unknown",
+};
+
 let lastOk = true;
 let calmTimer = null;
 
@@ -10,9 +20,10 @@ export function storageBanner(node, storage) {
   if (!storage.ok) {
     clearTimeout(calmTimer);
     node.className = "message error banner";
-    // Our words, then the server's own about the cause (a full disk, say): a detail, shown as written.
-    const detail = Object.assign(document.createElement("span"), { className: "detail", lang: "en", dir: "auto", textContent: storage.message ?? "" });
-    node.replaceChildren(t("storage.down"), storage.message ? " " : "", detail);
+    // What it means for the class, then the cause (a full disk, say), each worded from its code.
+    const detail = Object.assign(document.createElement("span"), { className: "detail", textContent: t(STORAGE_REASONS[storage.reason] ?? "storage.reason.unknown") });
+    detail.dataset.reason = storage.reason ?? "unknown";
+    node.replaceChildren(t("storage.down"), " ", detail);
     node.hidden = false;
   } else if (!lastOk) {
     node.className = "message good banner";

@@ -11,6 +11,7 @@ import { t, tParts, setLanguage, onLanguageChange, browserLanguage } from "./i18
 // The teacher's page speaks the room's language; until the welcome says which, the browser's.
 await setLanguage(browserLanguage());
 import { storageBanner } from "./storage-banner.js";
+import { renderAnswerChart } from "./answer-chart.js";
 
 const params = fragmentParameters();
 const code = params.get("room");
@@ -32,7 +33,7 @@ let connectionKey = "connection.lost_server";
 const NOTICES = { narration_voice_fallback: "narration.voice_fallback" };
 /** What the room-state line says when it is not the room's phase (a refused link), worded again on a change. */
 let stateWords = null;
-const controls = new TeacherControls($("#controls"), (message) => connection.send(message), { room: code, token });
+const controls = new TeacherControls($("#controls"), (message) => connection.send(message), { room: code, token, rosterHost: $("#roster-card") });
 window.storycircle = { events: [], connection };
 Object.defineProperty(window.storycircle, "room", { get: () => store.state });
 
@@ -54,6 +55,9 @@ function handle(message) {
 function render({ quiet = false } = {}) {
   const room = store.state;
   stateWords = null;
+  // Its words are ours from now on: a later translatePage() (a language loaded after this render) must
+  // not put the placeholder "Room" back over the title.
+  delete $("#room-title").dataset.i18n;
   $("#room-title").textContent = t("teacher.title", { title: room.title ?? t("teacher.room"), code: room.code ?? code });
   $("#room-title").dir = "auto";
   const stateText = describePhase(room);
@@ -65,7 +69,8 @@ function render({ quiet = false } = {}) {
   // Counts only while a question is open: never a stale "2 of 3 answered" on a finished room.
   $("#room-answers").textContent = room.phase === "question" && room.answers
     ? t("teacher.answers", { answered: room.answers.answered, total: room.answers.total, count: room.answers.total }) : "";
-  const join = `${location.origin}/?room=${room.code ?? code}`;
+  // The link carries the room's language: the child's first screen, before joining, speaks it.
+  const join = `${location.origin}/?room=${encodeURIComponent(room.code ?? code)}&lang=${encodeURIComponent(room.language ?? "")}`;
   const link = Object.assign(document.createElement("a"), { id: "join-link", href: join, textContent: join, dir: "ltr" });
   $("#join-at").replaceChildren(...tParts("teacher.join_at", { link }));
   storageBanner($("#storage-banner"), room.storage);
@@ -75,6 +80,14 @@ function render({ quiet = false } = {}) {
   $("#voice-notice").hidden = !notice;
   $("#voice-notice").textContent = notice ? t(NOTICES[notice.code] ?? "narration.notice_unknown") : "";
   if (notice) $("#voice-notice").dataset.code = notice.code;
+  // The projector's answer chart, at the reveal.
+  const reveal = room.phase === "reveal" ? room.reveal : null;
+  $("#teacher-chart").hidden = !reveal;
+  if (reveal) {
+    renderAnswerChart($("#teacher-distribution"), {
+      distribution: reveal.distribution, correctOption: reveal.correctOption, texts: room.question?.options ?? null,
+    });
+  }
   controls.update(room);
 }
 

@@ -105,6 +105,10 @@ public final class ClassroomServer: Sendable {
         } else {
             roomStore = MemoryRoomStore()
         }
+        let library = roomStore as? any StoryLibrary
+        if let library {
+            await SampleStories.seed(library, from: configuration.sampleStoriesDirectory, logger: logger)
+        }
         var audioCache: AudioCache?
         let roomNarrator: any NarrationPreparing
         var speech: SpeechNarrator?
@@ -169,7 +173,7 @@ public final class ClassroomServer: Sendable {
         let api = APIHandler(
             registry: registry, store: roomStore, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: audioCache, qrCodes: true,
-            narrator: speech
+            narrator: speech, library: library
         )
         let routing = Task { await registry.run() }
         let answering = Task {
@@ -215,11 +219,11 @@ public final class ClassroomServer: Sendable {
     public var storageHealth: StoreHealth { store.health }
 
     /// A room created in-process (the all-in-one `start` command), with the URLs the API would answer.
-    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
+    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
         if let speech, case .failure(let refusal) = speech.check(voice: Self.voice(of: story, settings: settings)) {
             throw refusal.roomError
         }
-        let room = try await registry.createRoom(story: story, settings: settings)
+        let room = try await registry.createRoom(story: story, settings: settings, storyID: storyID)
         speech?.prefetch(sentences: story.sentences, settings: Self.narration(of: story, settings: settings))
         let response = CreatedRoomResponse(room, publicURL: publicURL, warnings: [])
         return (room, response.joinURL, response.dashboardURL, response.teacherURL)
@@ -243,7 +247,7 @@ public final class ClassroomServer: Sendable {
         transport.port = configuration.port
         transport.bindAddress = configuration.bindAddress
         transport.staticRoot = configuration.webRoot
-        transport.pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html"]
+        transport.pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html"]
         transport.dynamicPrefixes = ["/api", "/healthz", "/metrics", "/audio"]
         transport.maxMessageBytes = configuration.maxMessageBytes
         transport.maxConnections = configuration.maxConnections

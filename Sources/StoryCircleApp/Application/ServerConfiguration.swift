@@ -72,6 +72,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `.venv-voice` and `scripts/piper-worker.py`, from the working folder or the program's) when unset.
     public var piperPython: String?
     public var piperWorker: String?
+    /// The sample stories put in the story library on first start (each once: one a teacher deleted
+    /// stays deleted). A folder that does not exist adds none.
+    public var sampleStoriesDirectory = "config/stories"
 
     public init() {}
 
@@ -80,7 +83,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxConnectionsPerAddress", "helloTimeoutSeconds", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "messagesPerSecondPerConnection", "messageBurstPerConnection", "pingAfterIdleSeconds", "hangUpAfterIdleSeconds", "allowedOrigins", "trustForwardedFor",
         "retentionDays", "adminToken", "finishedRoomMinutes", "storageRetrySeconds", "joinBurst", "joinsPerSecond", "failedJoinBurst",
         "failedJoinsPerMinute", "roomDefaults", "logLevel", "logFormat", "nodeId", "leaseSeconds",
-        "voicesDirectory", "naturalVoice", "piperPython", "piperWorker",
+        "voicesDirectory", "naturalVoice", "piperPython", "piperWorker", "sampleStoriesDirectory",
     ]
 
     /// A problem with the configuration, said plainly; the server refuses to start on one.
@@ -151,6 +154,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         nodeId = try decode("nodeId", as: String.self) ?? nodeId
         leaseSeconds = try decode("leaseSeconds", as: Int.self) ?? leaseSeconds
         voicesDirectory = try decode("voicesDirectory", as: String.self) ?? voicesDirectory
+        sampleStoriesDirectory = try decode("sampleStoriesDirectory", as: String.self) ?? sampleStoriesDirectory
         naturalVoice = try decode("naturalVoice", as: Bool.self) ?? naturalVoice
         piperPython = try decode("piperPython", as: String.self) ?? piperPython
         piperWorker = try decode("piperWorker", as: String.self) ?? piperWorker
@@ -196,6 +200,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         leaseSeconds = try integer("STORYCIRCLE_LEASE_SECONDS") ?? leaseSeconds
         pingAfterIdleSeconds = try integer("STORYCIRCLE_PING_AFTER_IDLE_SECONDS") ?? pingAfterIdleSeconds
         voicesDirectory = string("STORYCIRCLE_VOICES_DIR") ?? voicesDirectory
+        sampleStoriesDirectory = string("STORYCIRCLE_SAMPLE_STORIES") ?? sampleStoriesDirectory
         piperPython = string("STORYCIRCLE_PIPER_PYTHON") ?? piperPython
         piperWorker = string("STORYCIRCLE_PIPER_WORKER") ?? piperWorker
         if let natural = string("STORYCIRCLE_NATURAL_VOICE") {

@@ -18,6 +18,8 @@ struct APIHandler: Sendable {
     let qrCodes: Bool
     /// The real narrator, for the voices this node has (nil when a test injected a narrator of its own).
     var narrator: SpeechNarrator? = nil
+    /// The story library (`APIHandler+Stories`): the store's, when it keeps one.
+    var library: (any StoryLibrary)? = nil
 
     enum Authority: Comparable {
         case dashboard, teacher, admin
@@ -25,6 +27,7 @@ struct APIHandler: Sendable {
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         let path = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        if let response = await handleStories(path, request) { return response }
         switch path {
         case ["healthz"]:
             return await only("GET", request) { await health() }
@@ -132,11 +135,23 @@ struct APIHandler: Sendable {
         case .success(let object): body = object
         case .failure(let error): return .error(error)
         }
-        // Either {"story": {...}, "settings": {...}} or the story file itself.
-        let storyValue = body["story"] ?? .object(body.filter { $0.key != "settings" })
-        let validated = Story.load(json: storyValue)
-        guard let story = validated.value else {
-            return .error(RoomError(.invalidStory, "The story has problems: \(validated.errors.map(\.description).joined(separator: "; "))"), extra: ["issues": issuesJSON(validated.issues)])
+        // {"storyId": "..."} (a story of the library), {"story": {...}, "settings": {...}} or the story file itself.
+        let story: Story
+        var storyID: String?
+        var warnings: [ValidationIssue] = []
+        if let id = body["storyId"] {
+            switch await libraryStory(id) {
+            case .refused(let refusal): return refusal
+            case .found(let found, let id): (story, storyID) = (found, id)
+            }
+        } else {
+            let storyValue = body["story"] ?? .object(body.filter { $0.key != "settings" })
+            let validated = Story.load(json: storyValue)
+            guard let valid = validated.value else {
+                return .error(RoomError(.invalidStory, "The story has problems: \(validated.errors.map(\.description).joined(separator: "; "))"), extra: ["issues": issuesJSON(validated.issues)])
+            }
+            story = valid
+            warnings = validated.warnings
         }
         var patch: RoomSettingsPatch?
         if let settings = body["settings"] {
@@ -150,9 +165,9 @@ struct APIHandler: Sendable {
             return .error(refusal.roomError)
         }
         do {
-            let created = try await registry.createRoom(story: story, settings: patch)
+            let created = try await registry.createRoom(story: story, settings: patch, storyID: storyID)
             narrator?.prefetch(sentences: story.sentences, settings: ClassroomServer.narration(of: story, settings: patch))
-            return .json(201, CreatedRoomResponse(created, publicURL: publicURL, warnings: validated.warnings.map(\.description)))
+            return .json(201, CreatedRoomResponse(created, publicURL: publicURL, warnings: warnings.map(\.description)))
         } catch let error as RoomError {
             return .error(error)
         } catch {
@@ -221,11 +236,17 @@ struct APIHandler: Sendable {
     }
 
     private func qrCode(code: String, _ request: HTTPRequest) async -> HTTPResponse {
-        if case .failure(let refusal) = await resolve(code, request, needs: .dashboard) { return refusal }
-        guard let svg = JoinCode.qrSVG(for: JoinCode.joinURL(publicURL: publicURL, code: code)) else {
+        let room: Room
+        switch await resolve(code, request, needs: .dashboard) {
+        case .failure(let refusal): return refusal
+        case .success(let found): room = found
+        }
+        let language = await room.report().language
+        guard let svg = JoinCode.qrSVG(for: JoinCode.joinURL(publicURL: publicURL, code: code, language: language)) else {
             return .error(RoomError(.internalError, "The QR code could not be drawn."))
         }
-        return HTTPResponse(status: 200, contentType: "image/svg+xml", headers: [("cache-control", "private, max-age=3600")], body: Array(svg.utf8))
+        // Not cached: the link in it changes with the room's language, which the teacher may change.
+        return HTTPResponse(status: 200, contentType: "image/svg+xml", headers: [("cache-control", "no-store")], body: Array(svg.utf8))
     }
 
     // MARK: - Helpers
@@ -251,7 +272,7 @@ struct APIHandler: Sendable {
             return .failure(.error(RoomError(.storageUnavailable, "The room cannot be read from storage just now (\(StoreFailure.from(error, record: "archive").reason)).")))
         }
         guard let room = found else {
-            return .failure(authority(of: request, credentials: nil) == .admin ? .error(RoomError(.roomNotFound, "There is no room \(code.prefix(12)).")) : refusal)
+            return .failure(authority(of: request, credentials: nil) == .admin ? .error(RoomError(.roomNotFound, "There is no room \(code.prefix(12)).", params: ["code": String(code.prefix(12))])) : refusal)
         }
         guard let granted = authority(of: request, credentials: room.credentials), granted >= needs else {
             return .failure(refusal)
@@ -272,7 +293,7 @@ struct APIHandler: Sendable {
         }
     }
 
-    private func decodeObject(_ body: [UInt8]) -> Result<[String: JSONValue], RoomError> {
+    func decodeObject(_ body: [UInt8]) -> Result<[String: JSONValue], RoomError> {
         guard !body.isEmpty else { return .failure(RoomError(.invalidMessage, "The request needs a JSON body.")) }
         do {
             guard case .object(let object) = try JSONDecoder().decode(JSONValue.self, from: Data(body)) else {
@@ -284,15 +305,15 @@ struct APIHandler: Sendable {
         }
     }
 
-    private func issuesJSON(_ issues: [ValidationIssue]) -> JSONValue {
+    func issuesJSON(_ issues: [ValidationIssue]) -> JSONValue {
         .array(issues.map { .object(["severity": .string($0.severity.rawValue), "path": .string($0.path), "message": .string($0.message)]) })
     }
 
-    private func only(_ method: String, _ request: HTTPRequest, _ body: () async -> HTTPResponse) async -> HTTPResponse {
+    func only(_ method: String, _ request: HTTPRequest, _ body: () async -> HTTPResponse) async -> HTTPResponse {
         request.method == method || (method == "GET" && request.method == "HEAD") ? await body() : methodNotAllowed(method == "GET" ? "GET, HEAD" : method)
     }
 
-    private func methodNotAllowed(_ allowed: String) -> HTTPResponse {
+    func methodNotAllowed(_ allowed: String) -> HTTPResponse {
         var response = HTTPResponse.error(RoomError(.methodNotAllowed, "Use \(allowed) here."))
         response.headers.append(("allow", allowed))
         return response
@@ -319,7 +340,7 @@ struct CreatedRoomResponse: Encodable {
         title = room.title
         teacherToken = room.teacherToken
         dashboardToken = room.dashboardToken
-        joinURL = JoinCode.joinURL(publicURL: publicURL, code: room.code)
+        joinURL = JoinCode.joinURL(publicURL: publicURL, code: room.code, language: room.language)
         dashboardURL = "\(publicURL)/dashboard#room=\(room.code)&token=\(room.dashboardToken)"
         teacherURL = "\(publicURL)/teacher#room=\(room.code)&token=\(room.teacherToken)"
         self.warnings = warnings

@@ -18,8 +18,8 @@ extension HTTPResponse {
     /// `{"error":{"code":...,"message":...,"params":{...}}}` with the status that fits the code.
     static func error(_ error: RoomError, extra: [String: JSONValue] = [:]) -> HTTPResponse {
         var object: [String: JSONValue] = ["code": .string(error.code.rawValue), "message": .string(error.message)]
-        // What the pages put into the catalog's words (a voice's name), as the socket's errors carry them.
-        if let params = error.params { object["params"] = .object(params.mapValues { .string($0) }) }
+        // The parameters a page words the code with, as on the WebSocket.
+        if let params = error.params { object["params"] = .object(params.mapValues(JSONValue.string)) }
         object.merge(extra) { current, _ in current }
         // A proxy or a script that sees `Retry-After` comes back once another node has taken the room.
         let headers: [(name: String, value: String)] = error.code == .tryAgain ? [("retry-after", "2")] : []
@@ -31,9 +31,9 @@ extension HTTPResponse {
         case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid: 400
         case .unauthorized, .badToken: 401
         case .wrongRole, .originNotAllowed: 403
-        case .roomNotFound, .notFound, .playerNotFound: 404
+        case .roomNotFound, .notFound, .playerNotFound, .storyNotFound: 404
         case .methodNotAllowed: 405
-        case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen: 409
+        case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen, .storyConflict, .storyInUse: 409
         case .payloadTooLarge, .messageTooBig: 413
         case .invalidStory, .voiceNotInstalled: 422
         case .rateLimited, .tooManyMessages, .tooManyConnections: 429

@@ -315,14 +315,14 @@ public struct NarrationError: FriendlyError, CustomStringConvertible {
         self.underlying = underlying
     }
 
-    public var friendlyMessage: String {
+    public var narrationProblem: NarrationProblem {
         switch underlying {
         case .unknownVoice(let voice):
-            "The voice \"\(voice)\" is not installed on this computer. Choose another voice in Settings, then press Try again."
+            NarrationProblem(.voiceNotInstalled, "The voice \"\(voice)\" is not installed on this computer. Choose another voice in Settings, then press Try again.", params: ["voice": voice])
         case .engineUnavailable:
-            "The reading voice (espeak-ng) is not installed on this computer. Install it, then press Try again, or skip to the quiz."
+            NarrationProblem(.engineUnavailable, "The reading voice (espeak-ng) is not installed on this computer. Install it, then press Try again, or skip to the quiz.")
         case .synthesisFailed, .encodingFailed:
-            "The story could not be read aloud. Press Try again, or skip to the quiz."
+            NarrationProblem(.synthesisFailed, "The story could not be read aloud. Press Try again, or skip to the quiz.")
         }
     }
 

@@ -88,5 +88,5 @@ public struct NarrationRequest: Sendable, Equatable {
 public enum NarrationUpdate: Sendable, Equatable {
     case progress(preparation: Int, ready: Int, total: Int)
     case prepared(preparation: Int, NarrationPlan)
-    case failed(preparation: Int, message: String)
+    case failed(preparation: Int, problem: NarrationProblem)
 }

@@ -85,13 +85,16 @@ public struct RoomHeader: Sendable, Equatable {
     public var settings: RoomSettings
     public var credentials: RoomCredentials
     public var createdAt: ServerTime
+    /// The library story the room was started from (`StoryLibrary`); nil for a story sent whole.
+    public var storyID: String?
 
-    public init(code: String, story: Story, settings: RoomSettings, credentials: RoomCredentials, createdAt: ServerTime) {
+    public init(code: String, story: Story, settings: RoomSettings, credentials: RoomCredentials, createdAt: ServerTime, storyID: String? = nil) {
         self.code = code
         self.story = story
         self.settings = settings
         self.credentials = credentials
         self.createdAt = createdAt
+        self.storyID = storyID
     }
 }
 

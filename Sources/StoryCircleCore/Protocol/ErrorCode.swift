@@ -67,6 +67,13 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case tryAgain = "try_again"
     /// The hello names a different room from the one in the WebSocket URL (`/ws?room=…`).
     case roomMismatch = "room_mismatch"
+    /// No story with this id in the library (`params.id`).
+    case storyNotFound = "story_not_found"
+    /// A change of a library story based on a version that is no longer the current one (`params.version`
+    /// is the current; the answer carries the current story as `current`).
+    case storyConflict = "story_conflict"
+    /// A library story that rooms still running were started from (`params.rooms`).
+    case storyInUse = "story_in_use"
     case internalError = "internal_error"
 }
 

@@ -62,6 +62,8 @@ extension PhaseName: JSONWritable {}
 extension NarrationMode: JSONWritable {}
 extension QuestionOutcome: JSONWritable {}
 extension ErrorCode: JSONWritable {}
+extension StoreProblem: JSONWritable {}
+extension NarrationProblem.Reason: JSONWritable {}
 
 extension Dictionary: JSONWritable where Key == String, Value == String {
     func write(to writer: inout JSONWriter) { writer.stringObject(self) }
@@ -175,6 +177,8 @@ extension NarrationFailure: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
         writer.field("code", code)
         writer.field("message", message)
+        writer.field("reason", reason)
+        writer.field("params", params)
     }
 }
 
@@ -363,6 +367,7 @@ extension StoreHealthStatus: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
         writer.field("ok", ok)
         writer.field("code", code)
+        writer.field("reason", reason)
         writer.field("message", message)
     }
 }
@@ -380,6 +385,8 @@ extension RoomSnapshot: JSONObjectWritable {
         writer.field("playerCount", playerCount)
         writer.field("preparing", preparing)
         writer.field("error", error)
+        writer.field("errorReason", errorReason)
+        writer.field("errorParams", errorParams)
         writer.field("plan", plan)
         writer.field("sentence", sentence)
         writer.field("sentenceAt", sentenceAt)

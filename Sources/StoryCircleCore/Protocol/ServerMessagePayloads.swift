@@ -84,11 +84,28 @@ public struct NarrationFailure: Sendable, Equatable, Codable {
     public static let code = "narration_failed"
     public var code: String
     public var message: String
+    /// Teachers only: why (`NarrationProblem.Reason`), with what the page words it with.
+    public var reason: NarrationProblem.Reason?
+    public var params: [String: String]?
 
-    public init(message: String) {
+    public init(message: String, reason: NarrationProblem.Reason? = nil, params: [String: String]? = nil) {
         self.code = Self.code
         self.message = message
+        self.reason = reason
+        self.params = params
     }
+
+    /// What `role` is told of `problem`: the teacher the reason, everyone else kind words only.
+    public init(_ problem: NarrationProblem, for role: Role) {
+        if role == .teacher {
+            self.init(message: problem.message, reason: problem.reason, params: problem.params)
+        } else {
+            self.init(message: NarrationFailure.childMessage)
+        }
+    }
+
+    /// The English of what children and the projector are told (the pages word it from the catalog).
+    public static let childMessage = "Pip could not get the story ready. Your teacher is fixing it: stay here!"
 }
 
 public struct QuizUnlock: Sendable, Equatable, Codable {
@@ -253,6 +270,9 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
     public var playerCount: Int
     public var preparing: Preparing?
     public var error: String?
+    /// Teachers only, in the error phase: why the narration failed, and the words' parameters.
+    public var errorReason: NarrationProblem.Reason?
+    public var errorParams: [String: String]?
     public var plan: NarrationPlanMessage?
     /// The sentence being narrated, and when it started (or starts).
     public var sentence: Int?

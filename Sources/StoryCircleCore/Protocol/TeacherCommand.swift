@@ -67,7 +67,7 @@ public enum TeacherCommand: Sendable, Equatable {
             }
             return .settings(settings)
         default:
-            throw RoomError(.invalidCommand, "\"\(name)\" is not a command. Commands: \(names.joined(separator: ", ")).")
+            throw CommandRefusal.unknownCommand.error(name, "\"\(name)\" is not a command. Commands: \(names.joined(separator: ", ")).")
         }
     }
 }

@@ -4,7 +4,7 @@ public enum RoomPhase: Sendable, Equatable {
     /// Synthesising the narration; `ready` of `total` clips are done.
     case preparing(ready: Int, total: Int)
     /// Narration could not be prepared; the teacher can retry (or skip to the quiz).
-    case failed(message: String)
+    case failed(NarrationProblem)
     case narrating(NarrationRun)
     case question(QuestionRun)
     case reveal(question: Int)

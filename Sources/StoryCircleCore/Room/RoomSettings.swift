@@ -88,7 +88,8 @@ public struct RoomSettings: Sendable, Equatable, Codable {
         if let value = patch.timer { settings.timer = value }
         if let value = patch.questionSeconds {
             guard Self.questionSecondsRange.contains(value) else {
-                throw RoomError(.invalidSettings, "questionSeconds must be from \(Self.questionSecondsRange.lowerBound) to \(Self.questionSecondsRange.upperBound).")
+                throw RoomError(.invalidSettings, "questionSeconds must be from \(Self.questionSecondsRange.lowerBound) to \(Self.questionSecondsRange.upperBound).",
+                                params: ["setting": "questionSeconds", "min": String(Self.questionSecondsRange.lowerBound), "max": String(Self.questionSecondsRange.upperBound)])
             }
             settings.questionSeconds = value
         }
@@ -97,14 +98,15 @@ public struct RoomSettings: Sendable, Equatable, Codable {
         if let value = patch.readQuestions { settings.readQuestions = value }
         if let value = patch.maxPlayers {
             guard Self.maxPlayersRange.contains(value) else {
-                throw RoomError(.invalidSettings, "maxPlayers must be from \(Self.maxPlayersRange.lowerBound) to \(Self.maxPlayersRange.upperBound).")
+                throw RoomError(.invalidSettings, "maxPlayers must be from \(Self.maxPlayersRange.lowerBound) to \(Self.maxPlayersRange.upperBound).",
+                                params: ["setting": "maxPlayers", "min": String(Self.maxPlayersRange.lowerBound), "max": String(Self.maxPlayersRange.upperBound)])
             }
             settings.maxPlayers = value
         }
         if let value = patch.voice {
             let name = value.trimmingWhitespace()
             guard name.isEmpty || (StoryLimits.voiceLength.contains(name.count) && NarrationSettings.isWellFormedVoice(name)) else {
-                throw RoomError(.invalidSettings, "voice must be a voice name such as en, en-gb, es or piper:en_US-joe-medium.")
+                throw RoomError(.invalidSettings, "voice must be a voice name such as en, en-gb, es or piper:en_US-joe-medium.", params: ["setting": "voice"])
             }
             settings.voice = name.isEmpty ? nil : name
         }
@@ -112,7 +114,7 @@ public struct RoomSettings: Sendable, Equatable, Codable {
         if let value = patch.language {
             let name = value.trimmingWhitespace().lowercased()
             guard name.isEmpty || RoomLanguage.available.contains(name) else {
-                throw RoomError(.invalidSettings, "language must be one of \(RoomLanguage.available.joined(separator: ", ")) (or empty for the voice's).")
+                throw RoomError(.invalidSettings, "language must be one of \(RoomLanguage.available.joined(separator: ", ")) (or empty for the voice's).", params: ["setting": "language"])
             }
             settings.language = name.isEmpty ? nil : name
         }

@@ -29,50 +29,50 @@ extension RoomState {
             switch phase {
             case .lobby, .failed: return .prepare
             case .finished: throw ended
-            default: throw RoomError(.invalidCommand, "The room has already started.")
+            default: throw CommandRefusal.alreadyStarted.error(command.name, "The room has already started.")
             }
         case .retry:
             guard case .failed = phase else {
-                throw RoomError(.invalidCommand, "Retry is for when the narration could not be prepared, and nothing has failed.")
+                throw CommandRefusal.nothingFailed.error(command.name, "Retry is for when the narration could not be prepared, and nothing has failed.")
             }
             return .prepare
         case .pause:
             switch phase {
             case .narrating(let run) where run.pausedAt == nil: return .pauseNarration(run)
             case .question(let run) where run.pausedAt == nil: return .pauseQuestion(run)
-            case .narrating, .question: throw RoomError(.invalidCommand, "The room is already paused.")
-            default: throw RoomError(.invalidCommand, "Nothing is playing that could be paused.")
+            case .narrating, .question: throw CommandRefusal.alreadyPaused.error(command.name, "The room is already paused.")
+            default: throw CommandRefusal.nothingToPause.error(command.name, "Nothing is playing that could be paused.")
             }
         case .resume:
             switch phase {
             case .narrating(let run) where run.pausedAt != nil: return .resumeNarration(run)
             case .question(let run) where run.pausedAt != nil: return .resumeQuestion(run, pausedAt: run.pausedAt ?? ServerTime(milliseconds: 0))
-            default: throw RoomError(.invalidCommand, "The room is not paused.")
+            default: throw CommandRefusal.notPaused.error(command.name, "The room is not paused.")
             }
         case .replay:
             guard case .narrating(let run) = phase else {
-                throw RoomError(.invalidCommand, "Replay works while the story is being told.")
+                throw CommandRefusal.notNarrating.error(command.name, "Replay works while the story is being told.")
             }
             return .replay(run)
         case .reveal:
             guard case .question = phase else {
-                throw RoomError(.invalidCommand, "There is no open question to reveal.")
+                throw CommandRefusal.noOpenQuestion.error(command.name, "There is no open question to reveal.")
             }
             return .reveal
         case .next:
             switch phase {
             case .reveal(let index): return .advance(after: index)
             case .question: return .reveal
-            case .lobby: throw RoomError(.invalidCommand, "The room has not started yet; use start.")
+            case .lobby: throw CommandRefusal.notStarted.error(command.name, "The room has not started yet; use start.")
             case .finished: throw ended
-            default: throw RoomError(.invalidCommand, "The story is still being prepared or told; use skip to go straight to the quiz.")
+            default: throw CommandRefusal.storyNotOver.error(command.name, "The story is still being prepared or told; use skip to go straight to the quiz.")
             }
         case .skip:
             switch phase {
             case .preparing, .failed, .narrating: return .completeNarration
             case .question(let run): return .skipQuestion(run)
             case .reveal(let index): return .advance(after: index)
-            case .lobby: throw RoomError(.invalidCommand, "The room has not started yet; use start.")
+            case .lobby: throw CommandRefusal.notStarted.error(command.name, "The room has not started yet; use start.")
             case .finished: throw ended
             }
         case .lock, .unlock:
@@ -80,7 +80,9 @@ extension RoomState {
             let lock = command == .lock
             // Refused rather than repeated, like a second pause: the teacher's screen offers only the one that changes something.
             guard lock != locked else {
-                throw RoomError(.invalidCommand, lock ? "The room is already locked." : "The room is not locked.")
+                throw lock
+                    ? CommandRefusal.alreadyLocked.error(command.name, "The room is already locked.")
+                    : CommandRefusal.notLocked.error(command.name, "The room is not locked.")
             }
             return .setLocked(lock)
         case .end:
@@ -179,6 +181,6 @@ extension RoomState {
     /// The language the room's screens speak: the teacher's choice, else the language of the voice the
     /// story is read in (the room's voice, or the story's), else English.
     public var language: String {
-        settings.language ?? RoomLanguage.of(voice: settings.voice ?? story.narration.voice) ?? RoomLanguage.fallback
+        RoomLanguage.of(settings: settings, story: story)
     }
 }

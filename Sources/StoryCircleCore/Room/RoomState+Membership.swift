@@ -111,7 +111,7 @@ extension RoomState {
         let found = players.lastIndex(where: { !$0.kicked && ($0.id == who || Nickname.uniquenessKey($0.nickname) == wanted) })
             ?? (block ? players.lastIndex(where: { !$0.blocked && ($0.id == who || Nickname.uniquenessKey($0.nickname) == wanted) }) : nil)
         guard let index = found else {
-            throw RoomError(.playerNotFound, "No player called \"\(who)\" is in this room.")
+            throw RoomError(.playerNotFound, "No player called \"\(who)\" is in this room.", params: ["player": who])
         }
         let player = players[index]
         let wasKicked = player.kicked

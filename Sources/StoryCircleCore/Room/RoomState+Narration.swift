@@ -31,12 +31,12 @@ extension RoomState {
             return [.persist(.phase(PhaseRecord(phase: .narrating, at: at)))]
                 + sendToAll { role in .narrationPlan(self.planMessage(for: role, startAt: startAt)) }
                 + narrate(from: 0, startingAt: startAt)
-        case .failed(let id, let message):
+        case .failed(let id, let problem):
             guard id == preparation else { return [] }
             epoch += 1
-            phase = .failed(message: message)
+            phase = .failed(problem)
             return [.persist(.phase(PhaseRecord(phase: .error, at: at)))]
-                + sendToAll { role in .narrationError(NarrationFailure(message: self.narrationProblem(message, for: role))) }
+                + sendToAll { role in .narrationError(NarrationFailure(problem, for: role)) }
         }
     }
 

@@ -56,7 +56,7 @@ extension RoomState {
         case .preparing, .narrating:
             return prepare(at: now)
         case .error:
-            phase = .failed(message: "The narration was not ready when the server restarted. Press retry to prepare it again.")
+            phase = .failed(.notReadyAfterRestart)
             return []
         case .question:
             let index = last.question ?? concluded

@@ -97,11 +97,6 @@ extension RoomState {
 
     /// Why the narration failed, as `role` should read it: the reason for the teacher, and for children and
     /// the projector a kind sentence with nothing technical in it.
-    func narrationProblem(_ message: String, for role: Role) -> String {
-        role == .teacher ? message : Self.childNarrationProblem
-    }
-
-    static let childNarrationProblem = "Pip could not get the story ready. Your teacher is fixing it: stay here!"
 
     /// The whole board, for screens; while a question is open each entry says whether that child answered.
     func board(includeResults: Bool, ranked: [(rank: Int, index: Int)]? = nil) -> [ScoreboardEntry] {
@@ -145,8 +140,11 @@ extension RoomState {
             break
         case .preparing(let ready, let total):
             snapshot.preparing = Preparing(ready: ready, total: total)
-        case .failed(let message):
-            snapshot.error = narrationProblem(message, for: role)
+        case .failed(let problem):
+            let failure = NarrationFailure(problem, for: role)
+            snapshot.error = failure.message
+            snapshot.errorReason = failure.reason
+            snapshot.errorParams = failure.params
         case .narrating(let run):
             snapshot.plan = planMessage(for: role, startAt: run.startedAt)
             snapshot.sentence = run.sentence

@@ -336,7 +336,7 @@ public struct RoomState: Sendable {
     }
 
     var storeHealthStatus: StoreHealthStatus {
-        storeProblem.map { StoreHealthStatus(ok: false, message: $0) } ?? StoreHealthStatus(ok: true)
+        storeProblem.map(StoreHealthStatus.failing) ?? StoreHealthStatus(ok: true)
     }
 
     // MARK: - Timers

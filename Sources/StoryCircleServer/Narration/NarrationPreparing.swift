@@ -15,8 +15,9 @@ extension NarrationPreparing {
     public func refusal(for command: TeacherCommand) -> RoomError? { nil }
 }
 
-/// An error whose message is fit for a teacher: what went wrong and what to do. The room shows it in the
-/// teacher's error state; children never see it.
+/// An error a teacher can act on: why (a code the teacher's page words from its catalog, with its
+/// parameters) and an English sentence saying what to do, for the API, the CLI and logs. The room shows
+/// it in the teacher's error state; children never see it.
 public protocol FriendlyError: Error {
-    var friendlyMessage: String { get }
+    var narrationProblem: NarrationProblem { get }
 }

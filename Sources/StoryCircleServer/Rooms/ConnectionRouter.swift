@@ -124,8 +124,10 @@ actor ConnectionRouter {
         guard let queued = waiting.removeValue(forKey: connection) else { return }
         guard let room = found else {
             _ = failedHellos.allow(peer, at: now)
-            let shown = trimmed.count <= 12 && trimmed.allSatisfy(\.isNumber) ? " \(trimmed)" : ""
-            return refusals.refuse(connection, RoomError(.roomNotFound, "There is no room with the code\(shown). Check the code on the board and try again."))
+            let wellFormed = trimmed.count <= 12 && trimmed.allSatisfy(\.isNumber)
+            let shown = wellFormed ? " \(trimmed)" : ""
+            return refusals.refuse(connection, RoomError(.roomNotFound, "There is no room with the code\(shown). Check the code on the board and try again.",
+                                                         params: wellFormed ? ["code": trimmed] : nil))
         }
         bind(connection, message, to: room, peer: peer, then: queued)
     }

@@ -365,9 +365,9 @@ public actor Room {
             } catch {
                 services.metrics.narrationPrepared(success: false)
                 services.logger.warning("Narration could not be prepared", ["room.code": code, "error": String(describing: error)])
-                let message = (error as? any FriendlyError)?.friendlyMessage
-                    ?? "Pip could not prepare the story. Your teacher can try again."
-                inbox.yield(.narration(.failed(preparation: request.preparation, message: message), generation: generation))
+                let problem = (error as? any FriendlyError)?.narrationProblem
+                    ?? NarrationProblem(.unknown, "Pip could not prepare the story. Your teacher can try again.")
+                inbox.yield(.narration(.failed(preparation: request.preparation, problem: problem), generation: generation))
             }
         }
     }
@@ -388,7 +388,11 @@ public struct RoomReport: Sendable, Codable, Equatable {
     public var answers: Int?
     /// Why the narration failed, in the error phase.
     public var errorMessage: String?
+    /// Its code (`NarrationProblem.Reason`).
+    public var errorReason: NarrationProblem.Reason?
     public var settings: RoomSettings
+    /// The language the room's screens speak now.
+    public var language: String
     public var createdAt: ServerTime
     /// Records waiting to be written; non-zero only for a moment under load.
     public var pendingRecords: Int
@@ -409,8 +413,12 @@ public struct RoomReport: Sendable, Codable, Equatable {
         }
         questionCount = state.story.quiz.questions.count
         answers = state.phase.name == .question ? state.answersToCurrentQuestion : nil
-        if case .failed(let message) = state.phase { errorMessage = message }
+        if case .failed(let problem) = state.phase {
+            errorMessage = problem.message
+            errorReason = problem.reason
+        }
         settings = state.settings
+        language = state.language
         self.createdAt = createdAt
         self.pendingRecords = pendingRecords
     }

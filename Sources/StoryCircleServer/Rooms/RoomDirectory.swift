@@ -8,6 +8,8 @@ public struct CreatedRoom: Sendable, Equatable {
     public var teacherToken: String
     public var dashboardToken: String
     public var title: String
+    /// The language its screens speak at first (`RoomLanguage.of(settings:story:)`): the join link carries it.
+    public var language: String = RoomLanguage.fallback
 }
 
 /// The rooms in memory: creates them, restores them, loads them when asked for, and lets them go (evicted,
@@ -79,7 +81,7 @@ actor RoomDirectory {
     // MARK: - Creating and finding rooms
 
     /// Creates a room for `story`, stores it, and returns its code and tokens.
-    func createRoom(story: Story, settings patch: RoomSettingsPatch?) async throws -> CreatedRoom {
+    func createRoom(story: Story, settings patch: RoomSettingsPatch?, storyID: String? = nil) async throws -> CreatedRoom {
         guard acceptingRooms else { throw RoomError(.serverShuttingDown, "The server is shutting down.") }
         let settings = try roomDefaults.applying(patch ?? RoomSettingsPatch())
         do {
@@ -87,7 +89,7 @@ actor RoomDirectory {
             let dashboardToken = Tokens.generate()
             let credentials = RoomCredentials(teacherToken: teacherToken, dashboardToken: dashboardToken)
             let now = clock.now()
-            let code = try await storeNewRoom(story: story, settings: settings, credentials: credentials, at: now)
+            let code = try await storeNewRoom(story: story, settings: settings, credentials: credentials, at: now, storyID: storyID)
             if !sharedStore {
                 let lease = try await keeper?.acquire(code)
                 let state = RoomState(code: code, story: story, settings: settings, credentials: credentials, timing: timing)
@@ -98,7 +100,8 @@ actor RoomDirectory {
             }
             services.metrics.roomCreated()
             logger.info("Room created", ["room.code": code])
-            return CreatedRoom(code: code, teacherToken: teacherToken, dashboardToken: dashboardToken, title: story.title)
+            return CreatedRoom(code: code, teacherToken: teacherToken, dashboardToken: dashboardToken, title: story.title,
+                               language: RoomLanguage.of(settings: settings, story: story))
         } catch let error as RoomError {
             throw error
         } catch {
@@ -110,13 +113,13 @@ actor RoomDirectory {
     }
 
     /// Draws codes until one is free, and stores the room under it.
-    private func storeNewRoom(story: Story, settings: RoomSettings, credentials: RoomCredentials, at now: ServerTime) async throws -> String {
+    private func storeNewRoom(story: Story, settings: RoomSettings, credentials: RoomCredentials, at now: ServerTime, storyID: String?) async throws -> String {
         for _ in 1..<1_000 {
             let code = Tokens.roomCode()
             if rooms[code] != nil { continue }
             if try await store.codeExists(code) { continue }
             do {
-                try await store.createRoom(RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: now))
+                try await store.createRoom(RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: now, storyID: storyID))
                 return code
             } catch let failure as StoreFailure where failure.kind == .rejected {
                 // Another node took the same code between the check and the insert (the code is the table's
@@ -335,7 +338,7 @@ actor RoomDirectory {
     // MARK: - Storage and shutdown
 
     func storeHealthChanged(_ health: StoreHealth) {
-        storeProblem = health.reason.map(StoreHealthMonitor.teacherMessage)
+        storeProblem = health.reason
         for room in rooms.values { room.submit(.storeHealth(problem: storeProblem)) }
     }
 

@@ -90,8 +90,9 @@ public final class RoomRegistry: Sendable {
     }
 
     /// Creates a room for `story`, stores it, and returns its code and tokens.
-    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil) async throws -> CreatedRoom {
-        try await directory.createRoom(story: story, settings: settings)
+    /// `storyID`: the library story it is started from (which then cannot be deleted while the room runs).
+    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil) async throws -> CreatedRoom {
+        try await directory.createRoom(story: story, settings: settings, storyID: storyID)
     }
 
     /// Brings back every room that had not finished when the server stopped (none with a shared store).

@@ -69,9 +69,4 @@ final class StoreHealthMonitor: Sendable {
             await changed(health)
         }
     }
-
-    /// What the teacher's banner says while storage fails.
-    static func teacherMessage(_ reason: String) -> String {
-        "Results cannot be saved right now (\(reason)). Children's answers are not confirmed, and they will be asked to tap again. Free some disk space or fix the storage: the room carries on by itself."
-    }
 }

@@ -6,8 +6,8 @@ enum Commands {
     static let start = CommandSpec(
         name: "start", path: ["storycircle"],
         overview: "Start a server and a room on one story: the all-in-one classroom command.",
-        arguments: [.init(name: "story", help: "The story file (JSON).")],
-        options: ServerOptions.all + RoomSettingOptions.all + [StartCommand.noKeys, CommandSpec.helpOption],
+        arguments: [.init(name: "story", help: "The story file (JSON), or none with --story-id.", optional: true)],
+        options: ServerOptions.all + RoomSettingOptions.all + [StartCommand.storyID, StartCommand.noKeys, CommandSpec.helpOption],
         kind: .command(StartCommand.self),
         discussion: "Prints the join code, a QR code and the dashboard and teacher links, then a live status line.\nKeys: s start, n next, r reveal, p pause/resume, k skip the story, q end the room (it asks first).\nWith --no-keys the terminal only shows the status; the teacher page has the controls."
     )
@@ -92,11 +92,35 @@ enum Commands {
         discussion: "Exits with 0 when every file is valid and 1 when any has an error (warnings do not count)."
     )
 
+    static let storyList = CommandSpec(
+        name: "list", path: ["storycircle", "story"],
+        overview: "List the stories in a running server's library.",
+        options: ClientOptions.admin + [StoryListCommand.search, OutputOptions.json, CommandSpec.helpOption],
+        kind: .command(StoryListCommand.self)
+    )
+
+    static let storyPush = CommandSpec(
+        name: "push", path: ["storycircle", "story"],
+        overview: "Add a story file to a running server's library, or replace one of its stories.",
+        arguments: [.init(name: "file", help: "The story file (JSON).")],
+        options: ClientOptions.admin + [StoryPushCommand.id, StoryPushCommand.basedOn, CommandSpec.helpOption],
+        kind: .command(StoryPushCommand.self),
+        discussion: "The server checks it first, as 'story validate' does, and lists every problem; nothing is saved then.\nA story changed since the version it was based on is not replaced."
+    )
+
+    static let storyPull = CommandSpec(
+        name: "pull", path: ["storycircle", "story"],
+        overview: "Print a story of a running server's library as a story file.",
+        arguments: [.init(name: "id", help: "The story's id (from 'story list').")],
+        options: ClientOptions.admin + [StoryPullCommand.out, CommandSpec.helpOption],
+        kind: .command(StoryPullCommand.self)
+    )
+
     static let story = CommandSpec(
         name: "story", path: ["storycircle"],
-        overview: "Work with story files.",
+        overview: "Work with story files and a server's story library.",
         options: [CommandSpec.helpOption],
-        kind: .group([storyValidate])
+        kind: .group([storyValidate, storyList, storyPush, storyPull])
     )
 
     static let voices = CommandSpec(

@@ -20,6 +20,9 @@ struct ServeCommand: ParsableCommand {
         if let file = server.adminTokenFile {
             Output.line("Admin token: in \(file) (the CLI reads it from there; HTTP clients send it as 'Authorization: Bearer …')")
         }
+        if let library = try? server.libraryURL() {
+            Output.line("Story library: \(library)")
+        }
         if server.restoredRooms > 0 {
             Output.line("Restored \(server.restoredRooms) unfinished room\(server.restoredRooms == 1 ? "" : "s"): children can rejoin where they were.")
         }

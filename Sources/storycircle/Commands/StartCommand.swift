@@ -7,6 +7,7 @@ import StoryCircleServer
 /// `storycircle start STORY.json`: a server and one room, for a teacher who stays in the terminal.
 struct StartCommand: ParsableCommand {
     static let noKeys = CommandSpec.Option(long: "no-keys", valueName: nil, help: "Do not read single-key controls from the terminal (and show no key hints).")
+    static let storyID = CommandSpec.Option(long: "story-id", valueName: "id", help: "Start the room on this story of the library (see 'story list') instead of a file.")
 
     private enum Event {
         case key(UInt8)
@@ -14,13 +15,22 @@ struct StartCommand: ParsableCommand {
         case signal
     }
 
-    var storyPath: String
+    var storyPath: String?
+    var storyID: String?
     var serverOptions: ServerOptions
     var settings: RoomSettingOptions
     var readsKeys: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
-        storyPath = arguments.positional[0]
+        storyPath = arguments.positional.first
+        storyID = arguments.value(of: Self.storyID)
+        switch (storyPath, storyID) {
+        case (nil, nil): throw UsageError("Missing expected argument '<story>'.")
+        case (_?, _?): throw UsageError("Give a story file or --story-id, not both.")
+        case (nil, let id?) where !StoryLibraryIDs.isWellFormed(id):
+            throw UsageError("The value '\(id)' is invalid for '\(Self.storyID.usage)': use an id from 'story list'.")
+        default: break
+        }
         serverOptions = try ServerOptions(arguments)
         settings = try RoomSettingOptions(arguments)
         readsKeys = !arguments.isSet(Self.noKeys)
@@ -28,14 +38,28 @@ struct StartCommand: ParsableCommand {
 
     func run() async throws -> Int32 {
         let configuration = try serverOptions.configuration()
-        let story = try StoryFile.require(storyPath)
+        // A file is checked before the server starts; a library story once it has.
+        var story = try storyPath.map { path throws(CommandFailure) in try StoryFile.require(path) }
         // The server's log lines go above the status line, never through it.
         let status = StatusLine(interactive: Terminal.outputIsInteractive)
         let logger = configuration.log { line in status.log(line) }
         logger.takeLibWebSocketsLines()
         let signals = Signals.stream()
         let server = try await ServerOptions.start(configuration, logger: logger)
-        let created = try await server.createRoom(story: story, settings: settings.patch)
+        if let storyID {
+            do {
+                guard let library = server.library else { throw CommandFailure("this server keeps no story library (it runs without a database); give a story file.") }
+                guard let stored = try await library.story(storyID) else {
+                    throw CommandFailure("there is no story \(storyID) in the library; 'storycircle story list' shows the stories there are.")
+                }
+                story = stored.story
+            } catch {
+                await server.stop()
+                throw error
+            }
+        }
+        guard let story else { throw CommandFailure("no story to start the room on") }
+        let created = try await server.createRoom(story: story, settings: settings.patch, storyID: storyID)
         guard let room = await server.registry.room(created.room.code) else {
             await server.stop()
             throw CommandFailure("the room disappeared as it was created")
@@ -173,6 +197,9 @@ struct StartCommand: ParsableCommand {
         Output.line("  Join link:          \(joinURL)")
         Output.line("  Dashboard (board):  \(dashboardURL)")
         Output.line("  Teacher controls:   \(teacherURL)")
+        if let library = try? server.libraryURL() {
+            Output.line("  Story library:      \(library)")
+        }
         Output.line()
         if keys {
             Output.line("Keys: s start · n next · r reveal · p pause/resume · k skip the story · q end the room · Ctrl-C stop")

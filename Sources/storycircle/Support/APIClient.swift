@@ -14,6 +14,14 @@ struct APIClient {
     }
 
     func send(_ method: String, _ path: String, token: String?, json: Data? = nil) async throws(CommandFailure) -> Response {
+        let response = try await exchange(method, path, token: token, json: json)
+        guard (200..<300).contains(response.status) else { throw CommandFailure(Self.refusal(response)) }
+        return response
+    }
+
+    /// The server's answer whatever its status (a refusal's body has details a command may show); throws
+    /// only when the server cannot be reached.
+    func exchange(_ method: String, _ path: String, token: String?, json: Data? = nil) async throws(CommandFailure) -> Response {
         guard let url = URL(string: server.trimmingSuffix("/") + path), url.scheme == "http" || url.scheme == "https" else {
             throw CommandFailure("'\(server)' is not a server URL (expected something like http://127.0.0.1:8080).")
         }
@@ -35,14 +43,13 @@ struct APIClient {
         }
         switch outcome {
         case .success(let response):
-            guard (200..<300).contains(response.status) else { throw CommandFailure(Self.refusal(response)) }
             return response
         case .failure(let error):
             throw CommandFailure("cannot reach the StoryCircle server at \(server) (\(Self.describe(error))). Is it running? Start one with 'storycircle serve', or pass --server.")
         }
     }
 
-    private static func refusal(_ response: Response) -> String {
+    static func refusal(_ response: Response) -> String {
         struct Body: Decodable {
             struct Refusal: Decodable { var code: String; var message: String }
             var error: Refusal

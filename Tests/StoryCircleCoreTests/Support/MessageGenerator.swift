@@ -119,6 +119,8 @@ struct MessageGenerator {
                                     paused: bool(), locked: bool(), settings: settings(), language: string(), questionCount: int(), playerCount: int())
         snapshot.preparing = maybe { Preparing(ready: $0.int(), total: $0.int()) }
         snapshot.error = maybe { $0.string() }
+        snapshot.errorReason = maybe { NarrationProblem.Reason.allCases.randomElement(using: &$0.random)! }
+        snapshot.errorParams = maybe { ["voice": $0.string()] }
         snapshot.plan = maybe { $0.plan() }
         snapshot.sentence = maybe { $0.int() }
         snapshot.sentenceAt = maybe { $0.time() }
@@ -148,7 +150,7 @@ struct MessageGenerator {
         case 5: .narrationPlan(plan())
         case 6: .progress(SentenceProgress(sentence: int(), at: time()))
         case 7: .narrationComplete(Instant(at: time()))
-        case 8: .narrationError(NarrationFailure(message: string(maxLength: 80)))
+        case 8: .narrationError(NarrationFailure(message: string(maxLength: 80), reason: maybe { NarrationProblem.Reason.allCases.randomElement(using: &$0.random)! }, params: maybe { ["voice": $0.string(maxLength: 20)] }))
         case 9: .quizUnlock(QuizUnlock(at: time(), questionCount: int()))
         case 10: .question(question())
         case 11: .answerAck(AnswerAck(question: int(), option: int()))

@@ -37,10 +37,14 @@ export function renderLobby({ quiet = false } = {}) {
 }
 
 let qrLoaded = null;
-/** The QR code comes from the server (it knows the address children use), fetched with our token. */
-export async function loadQRCode(roomCode) {
-  if (qrLoaded === roomCode) return;
-  qrLoaded = roomCode;
+/**
+ * The QR code comes from the server (it knows the address children use), fetched with our token. Its
+ * link carries the room's language, so it is fetched again when the teacher changes that.
+ */
+export async function loadQRCode(roomCode, language) {
+  const key = `${roomCode} ${language}`;
+  if (qrLoaded === key) return;
+  qrLoaded = key;
   try {
     const response = await fetch(`/api/rooms/${encodeURIComponent(roomCode)}/qr.svg`, { headers: { Authorization: `Bearer ${services.token}` } });
     if (!response.ok) return;

@@ -2,9 +2,10 @@
 // deadline (the last five seconds tick), then how the class answered, the right answer in words, and the
 // explanation.
 
-import { $, el, clear, announce } from "../dom.js";
-import { OPTION_SHAPES, shapeName, renderOptions, namesColours, barColour } from "../options.js";
-import { t, number, seconds as secondsText, isolate } from "../i18n.js";
+import { $, announce } from "../dom.js";
+import { shapeName, renderOptions } from "../options.js";
+import { t, seconds as secondsText, isolate } from "../i18n.js";
+import { renderAnswerChart } from "../answer-chart.js";
 import { Countdown, ticks } from "../countdown.js";
 import { room, services, show, record } from "./store.js";
 
@@ -67,24 +68,7 @@ export function reveal(message, { quiet = false } = {}) {
   timer().clear(() => t("countdown.answer"));
   const view = room.state.question;
   const texts = view ? view.options : message.distribution.map((_, i) => t("option.number", { number: i + 1 }));
-  const neutral = namesColours(texts);
-  const total = message.distribution.reduce((a, b) => a + b, 0);
-  const rows = clear($("#distribution"));
-  rows.classList.toggle("many", message.distribution.length > 4);
-  message.distribution.forEach((count, index) => {
-    const correct = index === message.correctOption;
-    const fill = el("div", { class: "fill" });
-    fill.style.width = `${total ? (100 * count) / total : 0}%`;
-    fill.style.setProperty("--bar-color", barColour(index, texts[index], neutral));
-    rows.append(el("li", { class: correct ? "correct" : "", "data-index": index },
-      el("span", { class: "shape", "aria-hidden": "true", text: OPTION_SHAPES[index % 8] }),
-      el("span", { class: "text" },
-        el("span", { class: "visually-hidden", text: `${shapeName(index)}: ` }),
-        el("bdi", { dir: "auto", text: texts[index] ?? "" }),
-        correct ? el("span", { class: "right", text: t("option.right") }) : null),
-      el("div", { class: "track", "aria-hidden": "true" }, fill),
-      el("span", { class: "count num" }, number(count), el("span", { class: "visually-hidden", text: ` ${t("reveal.children", { count })}` }))));
-  });
+  const rows = renderAnswerChart($("#distribution"), { distribution: message.distribution, correctOption: message.correctOption, texts });
   $("#options").hidden = true;
   rows.hidden = false;
   const explanation = $("#explanation");

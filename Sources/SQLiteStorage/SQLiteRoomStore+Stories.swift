@@ -1,0 +1,138 @@
+import Foundation
+import StoryCircleCore
+
+/// The story library in SQLite. Reads use the reader connection on the store's thread; changes are turns
+/// of the writer thread (`GroupCommitWriter.turn`), each its own transaction on the writer connection, so
+/// they are ordered with the rooms' writes (a room created from a story and that story's deletion cannot
+/// interleave) and durable (`synchronous=FULL`) when they return.
+extension SQLiteRoomStore: StoryLibrary {
+    static let entryColumns = "id, title, voice, questions, sentences, updated_at, updated_by, version"
+
+    public func listStories(matching: String?, after cursor: StoryCursor?, limit: Int) async throws -> StoryPage {
+        let limit = min(max(limit, 1), StoryLibraryIDs.maxPage)
+        return try await read { database in
+            var conditions: [String] = []
+            var values: [SQLiteValue] = []
+            if let matching, !matching.isEmpty {
+                conditions.append("title LIKE ? ESCAPE '\\'")
+                values.append(.text(StoryLibraryIDs.likePattern(matching)))
+            }
+            if let cursor {
+                conditions.append("(updated_at < ? OR (updated_at = ? AND id < ?))")
+                values += [.integer(cursor.updatedAt.milliseconds), .integer(cursor.updatedAt.milliseconds), .text(cursor.id)]
+            }
+            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            let statement = try database.prepare("SELECT \(Self.entryColumns) FROM stories \(filter) ORDER BY updated_at DESC, id DESC LIMIT \(limit + 1)")
+            try statement.bind(values)
+            var rows: [StoryEntry] = []
+            while try statement.step() { rows.append(Self.entry(statement)) }
+            return StoryPage(rows: rows, limit: limit)
+        }
+    }
+
+    public func story(_ id: String) async throws -> StoredStory? {
+        try await read { try Self.loadStory(id, from: $0) }
+    }
+
+    public func createStory(_ story: Story, by author: String) async throws -> StoredStory {
+        let stored = StoredStory(id: StoryLibraryIDs.make(), story: story, version: 1, updatedAt: Self.now(), updatedBy: author)
+        try await change { database in
+            try Self.insert(stored, into: database)
+            return stored
+        }
+        return stored
+    }
+
+    public func updateStory(_ id: String, to story: Story, basedOn version: Int, by author: String) async throws -> StoredStory {
+        let updated = StoredStory(id: id, story: story, version: version + 1, updatedAt: Self.now(), updatedBy: author)
+        return try await change { database in
+            try database.prepare("""
+                UPDATE stories SET title = ?, voice = ?, questions = ?, sentences = ?, document = ?, version = version + 1,
+                    updated_at = ?, updated_by = ?
+                WHERE id = ? AND version = ?
+                """).run(
+                .text(story.title), .text(story.narration.voice), .int(story.quiz.questions.count), .int(story.sentences.count),
+                .text(updated.documentText), .integer(updated.entry.updatedAt.milliseconds), .text(author), .text(id), .int(version)
+            )
+            if database.changes == 1 { return updated }
+            guard let current = try Self.loadStory(id, from: database) else { throw StoryLibraryError.notFound(id: id) }
+            throw StoryLibraryError.conflict(current: current)
+        }
+    }
+
+    public func deleteStory(_ id: String) async throws {
+        try await change { database in
+            let rooms = try database.prepare("SELECT code FROM rooms WHERE story_id = ? AND phase <> 'finished' ORDER BY created_at")
+            try rooms.bind([.text(id)])
+            var codes: [String] = []
+            while try rooms.step() { codes.append(rooms.text(0)) }
+            guard codes.isEmpty else { throw StoryLibraryError.inUse(id: id, rooms: codes) }
+            try database.prepare("DELETE FROM stories WHERE id = ?").run(.text(id))
+            guard database.changes == 1 else { throw StoryLibraryError.notFound(id: id) }
+        }
+    }
+
+    public func seedStories(_ seeds: [StorySeed]) async throws -> Int {
+        guard !seeds.isEmpty else { return 0 }
+        let now = Self.now()
+        return try await change { database in
+            var added = 0
+            for seed in seeds {
+                try database.prepare("INSERT OR IGNORE INTO story_seeds (key, seeded_at) VALUES (?, ?)").run(.text(seed.key), .integer(now.milliseconds))
+                guard database.changes == 1 else { continue }
+                try Self.insert(StoredStory(id: StoryLibraryIDs.make(), story: seed.story, version: 1, updatedAt: now, updatedBy: "sample"), into: database)
+                added += 1
+            }
+            return added
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Runs `body` in one transaction on the writer connection, at its turn in the writer's queue.
+    @discardableResult
+    private func change<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
+        do {
+            return try await writer.turn(as: SQLiteCommitter.self) { committer in
+                try committer.database.transaction { try body(committer.database) }
+            }
+        } catch let error as StoryLibraryError {
+            throw error
+        } catch let error as SQLiteError {
+            throw StoreFailure(error.isStatementProblem ? .rejected : .unavailable, record: "story", reason: error.reason)
+        }
+    }
+
+    private static func insert(_ stored: StoredStory, into database: SQLiteDatabase) throws {
+        let entry = stored.entry
+        try database.prepare("""
+            INSERT INTO stories (id, title, voice, questions, sentences, document, version, created_at, updated_at, updated_by)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).run(
+            .text(entry.id), .text(entry.title), .text(entry.voice), .int(entry.questions), .int(entry.sentences), .text(stored.documentText),
+            .int(entry.version), .integer(entry.updatedAt.milliseconds), .integer(entry.updatedAt.milliseconds), .text(entry.updatedBy)
+        )
+    }
+
+    private static func loadStory(_ id: String, from database: SQLiteDatabase) throws -> StoredStory? {
+        let statement = try database.prepare("SELECT \(entryColumns), document FROM stories WHERE id = ?")
+        try statement.bind([.text(id)])
+        guard try statement.step() else { return nil }
+        let loaded = Story.load(json: Data(statement.text(8).utf8))
+        guard let story = loaded.value else {
+            throw StoreFailure(.rejected, record: "story", reason: "the stored story \(id) no longer loads: \(loaded.errors.map(\.description).joined(separator: "; "))")
+        }
+        return StoredStory(entry: entry(statement), story: story)
+    }
+
+    private static func entry(_ statement: SQLiteStatement) -> StoryEntry {
+        StoryEntry(
+            id: statement.text(0), title: statement.text(1), voice: statement.text(2), questions: statement.int(3), sentences: statement.int(4),
+            updatedAt: ServerTime(milliseconds: statement.int64(5)), updatedBy: statement.text(6), version: statement.int(7)
+        )
+    }
+
+    static func now() -> ServerTime {
+        ServerTime(milliseconds: Int64((Date().timeIntervalSince1970 * 1_000).rounded()))
+    }
+}

@@ -1,0 +1,344 @@
+import Foundation
+import StoryCircleCore
+import WebSocketTransport
+import StoryCircleServer
+
+/// The story library's routes (`docs/protocol.md`, "Story library"): `GET|POST /api/stories`,
+/// `GET|PUT|DELETE /api/stories/{id}`, `POST /api/stories/validate`, and rooms started from a library
+/// story (`POST /api/rooms` with `storyId`). All of them need the admin token; a room's teacher token is
+/// refused with 403 (`wrong_role`), since it speaks for one room, not for the school's library.
+extension APIHandler {
+    /// The answer for a path under `/api/stories`, or nil when the path is not one of them.
+    func handleStories(_ path: [String], _ request: HTTPRequest) async -> HTTPResponse? {
+        guard path.count >= 2, path[0] == "api", path[1] == "stories", path.count <= 3 else { return nil }
+        if let refusal = storyAuthorityRefusal(request) { return refusal }
+        guard let library else {
+            return .error(RoomError(.notFound, "This server keeps no story library (it runs without a database)."))
+        }
+        if path.count == 2 {
+            switch request.method {
+            case "GET", "HEAD": return await listStories(library, request)
+            case "POST": return await createStory(library, request)
+            default: return methodNotAllowed("GET, HEAD, POST")
+            }
+        }
+        if path[2] == "validate" {
+            return await only("POST", request) { validateStory(request) }
+        }
+        if path[2] == "listen" {
+            return await only("POST", request) { await listen(request) }
+        }
+        if path[2] == "voices" {
+            return await only("GET", request) { voices() }
+        }
+        let id = path[2]
+        guard StoryLibraryIDs.isWellFormed(id) else { return storyNotFound(id) }
+        switch request.method {
+        case "GET", "HEAD": return await readStory(library, id)
+        case "PUT": return await updateStory(library, id, request)
+        case "DELETE": return await deleteStory(library, id)
+        default: return methodNotAllowed("GET, HEAD, PUT, DELETE")
+        }
+    }
+
+    /// Nil for the admin token; a clear refusal otherwise (403 for a room's token, 401 for none).
+    private func storyAuthorityRefusal(_ request: HTTPRequest) -> HTTPResponse? {
+        switch authority(of: request, credentials: nil) {
+        case .admin?: return nil
+        default:
+            guard request.headers["authorization"] != nil else {
+                return .error(RoomError(.unauthorized, "The story library needs the admin token (Authorization: Bearer …); the server printed where it keeps it."))
+            }
+            return .error(RoomError(.wrongRole, "The story library needs the admin token; a room's teacher or dashboard token cannot change the school's stories."))
+        }
+    }
+
+    // MARK: - Routes
+
+    private func listStories(_ library: any StoryLibrary, _ request: HTTPRequest) async -> HTTPResponse {
+        var cursor: StoryCursor?
+        if let after = request.query["after"], !after.isEmpty {
+            guard let parsed = StoryCursor(token: after) else {
+                return .error(RoomError(.invalidMessage, "after must be the next value of the previous page."))
+            }
+            cursor = parsed
+        }
+        var limit = StoryLibraryIDs.defaultPage
+        if let text = request.query["limit"] {
+            guard let value = Int(text), value > 0 else { return .error(RoomError(.invalidMessage, "limit must be a positive whole number.")) }
+            limit = min(value, StoryLibraryIDs.maxPage)
+        }
+        let query = request.query["q"].map { String($0.prefix(StoryLimits.titleLength.upperBound)) }
+        do {
+            let page = try await library.listStories(matching: query, after: cursor, limit: limit)
+            return .json(200, StoryListResponse(stories: page.stories, next: page.next?.token))
+        } catch {
+            return storeRefusal(error, "The stories could not be read from storage")
+        }
+    }
+
+    private func createStory(_ library: any StoryLibrary, _ request: HTTPRequest) async -> HTTPResponse {
+        let body: [String: JSONValue]
+        switch decodeObject(request.body) {
+        case .success(let object): body = object
+        case .failure(let error): return .error(error)
+        }
+        // Either {"story": {...}, "by": "..."} or the story file itself (either seed shape too).
+        let (story, issues) = checkedStory(body["story"] ?? .object(body.filter { $0.key != "by" }))
+        guard let story else { return invalidStory(issues) }
+        do {
+            let stored = try await library.createStory(story, by: author(body))
+            return .json(201, StoryResponse(stored, warnings: issues))
+        } catch {
+            return storeRefusal(error, "The story could not be saved")
+        }
+    }
+
+    private func readStory(_ library: any StoryLibrary, _ id: String) async -> HTTPResponse {
+        do {
+            guard let stored = try await library.story(id) else { return storyNotFound(id) }
+            return .json(200, StoryResponse(stored))
+        } catch {
+            return storeRefusal(error, "The story could not be read from storage")
+        }
+    }
+
+    private func updateStory(_ library: any StoryLibrary, _ id: String, _ request: HTTPRequest) async -> HTTPResponse {
+        let body: [String: JSONValue]
+        switch decodeObject(request.body) {
+        case .success(let object): body = object
+        case .failure(let error): return .error(error)
+        }
+        guard case .number(let number)? = body["version"], let version = Int(exactly: number), version > 0 else {
+            return .error(RoomError(.invalidMessage, "Send {\"story\": {...}, \"version\": N}, N being the version the change was based on (GET answers it)."))
+        }
+        guard let document = body["story"] else {
+            return .error(RoomError(.invalidMessage, "Send {\"story\": {...}, \"version\": N}: the story is missing."))
+        }
+        let (story, issues) = checkedStory(document)
+        guard let story else { return invalidStory(issues) }
+        do {
+            let stored = try await library.updateStory(id, to: story, basedOn: version, by: author(body))
+            return .json(200, StoryResponse(stored, warnings: issues))
+        } catch {
+            return storeRefusal(error, "The story could not be saved")
+        }
+    }
+
+    private func deleteStory(_ library: any StoryLibrary, _ id: String) async -> HTTPResponse {
+        do {
+            try await library.deleteStory(id)
+            return .json(200, ["deleted": id])
+        } catch {
+            return storeRefusal(error, "The story could not be deleted")
+        }
+    }
+
+    /// The validator of `story validate`, with the voices this node has; never stores anything.
+    private func validateStory(_ request: HTTPRequest) -> HTTPResponse {
+        guard !request.body.isEmpty else { return .error(RoomError(.invalidMessage, "The request needs a JSON body.")) }
+        guard let document = try? JSONDecoder().decode(JSONValue.self, from: Data(request.body)) else {
+            // The validator's own words for JSON that does not parse, with where.
+            return .json(200, ValidationResponse(story: nil, issues: Story.load(json: Data(request.body)).issues))
+        }
+        var wrapped = document
+        if case .object(let object) = document, let inner = object["story"] { wrapped = inner }
+        let (story, issues) = checkedStory(wrapped)
+        var response = ValidationResponse(story: story, issues: issues)
+        // The sentences as the server splits them even while something else is wrong (the editor shows
+        // them as the teacher types).
+        if response.sentences == nil, case .object(let object) = wrapped {
+            switch object["text"] {
+            case .string(let text)?: response.sentences = SentenceSplitter.sentences(in: text)
+            case .array(let items)?: response.sentences = items.flatMap { item -> [String] in
+                if case .string(let text) = item { return SentenceSplitter.sentences(in: text) }
+                return []
+            }
+            default: break
+            }
+        }
+        return .json(200, response)
+    }
+
+    /// One sentence read aloud as a room would read it (the same engine, through the audio cache):
+    /// `{"text", "voice", "rate", "pitch"}` answers `{"audio": "/audio/KEY.mp3", "durationMs"}`.
+    private func listen(_ request: HTTPRequest) async -> HTTPResponse {
+        struct Body: Decodable {
+            var text: String
+            var voice: String?
+            var rate: Int?
+            var pitch: Int?
+        }
+        struct Listened: Encodable {
+            var audio: String
+            var durationMs: Int
+        }
+        guard let narrator else { return .error(RoomError(.notFound, "This server reads no stories aloud.")) }
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
+            return .error(RoomError(.invalidMessage, "Send {\"text\": \"a sentence\", \"voice\": \"en\", \"rate\": 150, \"pitch\": 50}."))
+        }
+        let text = body.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard StoryLimits.sentenceLength.contains(text.count) else {
+            return .error(RoomError(.invalidMessage, "The text must be one sentence of 1 to \(StoryLimits.sentenceLength.upperBound) characters."))
+        }
+        var settings = NarrationSettings()
+        settings.voice = body.voice ?? settings.voice
+        settings.rate = min(max(body.rate ?? settings.rate, StoryLimits.rate.lowerBound), StoryLimits.rate.upperBound)
+        settings.pitch = min(max(body.pitch ?? settings.pitch, StoryLimits.pitch.lowerBound), StoryLimits.pitch.upperBound)
+        if case .failure(let refusal) = narrator.voices.choose(settings.voice) {
+            return .error(RoomError(.voiceNotInstalled, refusal.description))
+        }
+        do {
+            let plan = try await narrator.prepare(NarrationRequest(preparation: 0, sentences: [text], settings: settings, questions: nil)) { _, _ in }
+            guard let sentence = plan.sentences.first, let audio = sentence.audio else { return .error(RoomError(.internalError, "Nothing was read.")) }
+            return .json(200, Listened(audio: audio, durationMs: sentence.durationMs))
+        } catch {
+            return .error(RoomError(.internalError, "The sentence could not be read aloud (\(error))."))
+        }
+    }
+
+    /// The voices this node reads with, each with the pages' language for it (nil when none).
+    private func voices() -> HTTPResponse {
+        struct Voice: Encodable {
+            var name: String
+            var language: String?
+        }
+        let names = narrator?.voices.names ?? []
+        return .json(200, ["voices": names.map { Voice(name: $0, language: RoomLanguage.of(voice: $0)) }])
+    }
+
+    // MARK: - Rooms from the library
+
+    /// `POST /api/rooms` with `{"storyId": …}`: the story as the library has it now.
+    func libraryStory(_ value: JSONValue) async -> LibraryStoryLookup {
+        guard case .string(let id) = value, StoryLibraryIDs.isWellFormed(id) else {
+            return .refused(.error(RoomError(.invalidMessage, "storyId must be the id of a story in the library (GET /api/stories lists them).")))
+        }
+        guard let library else {
+            return .refused(.error(RoomError(.notFound, "This server keeps no story library (it runs without a database).")))
+        }
+        do {
+            guard let stored = try await library.story(id) else { return .refused(storyNotFound(id)) }
+            return .found(stored.story, id: id)
+        } catch {
+            return .refused(storeRefusal(error, "The story could not be read from storage"))
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// The story and every issue found: the file validator's, then whether this node has its voice.
+    func checkedStory(_ document: JSONValue) -> (Story?, [ValidationIssue]) {
+        let validated = Story.load(json: document)
+        guard let story = validated.value else { return (nil, validated.issues) }
+        if let narrator, case .failure(let refusal) = narrator.voices.choose(story.narration.voice) {
+            return (nil, validated.issues + [ValidationIssue(.error, at: "narration.voice", refusal.description)])
+        }
+        return (story, validated.issues)
+    }
+
+    private func invalidStory(_ issues: [ValidationIssue]) -> HTTPResponse {
+        let errors = issues.filter { $0.severity == .error }
+        return .error(RoomError(.invalidStory, "The story has problems: \(errors.map(\.description).joined(separator: "; "))"), extra: ["issues": issuesJSON(issues)])
+    }
+
+    private func author(_ body: [String: JSONValue]) -> String {
+        guard case .string(let name)? = body["by"] else { return "admin" }
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? "admin" : String(trimmed.prefix(60))
+    }
+
+    private func storyNotFound(_ id: String) -> HTTPResponse {
+        .error(RoomError(.storyNotFound, "There is no story \(id.prefix(64)) in the library.", params: ["id": String(id.prefix(64))]))
+    }
+
+    private func storeRefusal(_ error: any Error, _ what: String) -> HTTPResponse {
+        switch error {
+        case StoryLibraryError.notFound(let id):
+            return storyNotFound(id)
+        case StoryLibraryError.conflict(let current):
+            return .error(
+                RoomError(.storyConflict, "The story was changed (now version \(current.entry.version), by \(current.entry.updatedBy)) since the version this change was based on; nothing was overwritten.", params: ["version": String(current.entry.version)]),
+                extra: ["current": StoryResponse(current).jsonValue]
+            )
+        case StoryLibraryError.inUse(let id, let rooms):
+            return .error(
+                RoomError(.storyInUse, "Story \(id) is used by rooms that have not finished (\(rooms.joined(separator: ", "))); end them first.", params: ["rooms": rooms.joined(separator: ",")]),
+                extra: ["rooms": .array(rooms.map(JSONValue.string))]
+            )
+        default:
+            return .error(RoomError(.storageUnavailable, "\(what) (\(StoreFailure.from(error, record: "story").reason)); nothing was changed. Try again once storage works."))
+        }
+    }
+}
+
+/// A story of the library for a new room, or why not.
+enum LibraryStoryLookup {
+    case found(Story, id: String)
+    case refused(HTTPResponse)
+}
+
+/// A page of the list.
+struct StoryListResponse: Encodable {
+    var stories: [StoryEntry]
+    var next: String?
+}
+
+/// A story of the library: what the list shows, and the story in the file format.
+struct StoryResponse: Encodable {
+    var id: String
+    var title: String
+    var voice: String
+    var language: String?
+    var questions: Int
+    var sentences: Int
+    var updatedAt: ServerTime
+    var updatedBy: String
+    var version: Int
+    var story: JSONValue
+    var warnings: [String]?
+
+    init(_ stored: StoredStory, warnings: [ValidationIssue] = []) {
+        let entry = stored.entry
+        id = entry.id
+        title = entry.title
+        voice = entry.voice
+        language = entry.language
+        questions = entry.questions
+        sentences = entry.sentences
+        updatedAt = entry.updatedAt
+        updatedBy = entry.updatedBy
+        version = entry.version
+        story = stored.story.jsonValue()
+        let words = warnings.filter { $0.severity == .warning }.map(\.description)
+        self.warnings = words.isEmpty ? nil : words
+    }
+
+    var jsonValue: JSONValue {
+        (try? JSONDecoder().decode(JSONValue.self, from: HTTPResponse.jsonEncoder.encode(self))) ?? .null
+    }
+}
+
+/// What the validator found: every issue with its path, and, for a valid story, what the server will
+/// narrate (the sentences, one at a time) and ask.
+struct ValidationResponse: Encodable {
+    struct Issue: Encodable {
+        var severity: String
+        var path: String
+        var message: String
+    }
+
+    var valid: Bool
+    var issues: [Issue]
+    var sentences: [String]?
+    var questions: Int?
+    var language: String?
+
+    init(story: Story?, issues: [ValidationIssue]) {
+        valid = story != nil
+        self.issues = issues.map { Issue(severity: $0.severity.rawValue, path: $0.path, message: $0.message) }
+        sentences = story?.sentences
+        questions = story?.quiz.questions.count
+        language = story.flatMap { RoomLanguage.of(voice: $0.narration.voice) }
+    }
+}

@@ -1,0 +1,149 @@
+"""The story library page (/stories) in headless Chromium: list, search, duplicate, delete with a
+confirmation, import of both seed shapes, export, and "Start a room"; axe-core at phone, laptop and
+projector sizes."""
+import json
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from browser_support import PHONE, PROJECTOR, TEACHER, axe, browsers, plain, screenshot, text, visible, wait  # noqa: F401
+
+
+def stories(server):
+    status, _, body = server.request("GET", "/api/stories", server.admin_token)
+    assert status == 200
+    return json.loads(body)["stories"]
+
+
+def titles(driver):
+    return [plain(node.text) for node in driver.find_elements(By.CSS_SELECTOR, ".library-story h2")]
+
+
+def story_item(driver, title):
+    for node in driver.find_elements(By.CSS_SELECTOR, ".library-story"):
+        if plain(node.find_element(By.CSS_SELECTOR, "h2").text) == title:
+            return node
+    return None
+
+
+def open_library(driver, server):
+    driver.get(f"{server.http}/stories#token={server.admin_token}")
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".library-story")) >= 3, message="the sample stories are listed")
+
+
+def test_the_library_lists_searches_duplicates_deletes_imports_and_exports(server, browsers, tmp_path):
+    driver = browsers(**TEACHER)
+    open_library(driver, server)
+    assert set(titles(driver)) == {story["title"] for story in stories(server)}
+    pip = story_item(driver, "Pip the Robot and the Lost Gear")
+    facts = plain(pip.find_element(By.CSS_SELECTOR, ".facts").text)
+    assert facts.startswith("English · 3 questions · changed ") and facts.endswith(" by sample"), facts
+    screenshot(driver, "teacher-library")
+    axe(driver, "library-laptop")
+
+    # Search, as the teacher types.
+    search = driver.find_element(By.ID, "library-search")
+    search.send_keys("tortuga")
+    wait(driver, lambda d: titles(d) == ["La tortuga que quería volar"], message="the search keeps the one story")
+    assert "Español" in text(driver, ".library-story .facts")
+    search.send_keys(Keys.CONTROL, "a", Keys.BACKSPACE)
+    wait(driver, lambda d: len(titles(d)) == 3)
+
+    # Duplicate, then delete the copy after saying no once and yes once.
+    story_item(driver, "Pip the Robot and the Lost Gear").find_element(By.CSS_SELECTOR, "[data-action=duplicate]").click()
+    copy = "Pip the Robot and the Lost Gear (copy)"
+    wait(driver, lambda d: copy in titles(d), message="the copy is listed")
+    story_item(driver, copy).find_element(By.CSS_SELECTOR, "[data-action=delete]").click()
+    dialog = wait(driver, lambda d: visible(d, "#library-confirm"))
+    assert copy in plain(dialog.text)
+    axe(driver, "library-delete-confirmation")
+    assert driver.switch_to.active_element.get_attribute("id") == "library-confirm-no"
+    driver.find_element(By.ID, "library-confirm-no").click()
+    assert copy in titles(driver) and copy in {story["title"] for story in stories(server)}
+    story_item(driver, copy).find_element(By.CSS_SELECTOR, "[data-action=delete]").click()
+    wait(driver, lambda d: visible(d, "#library-confirm"))
+    driver.find_element(By.ID, "library-confirm-yes").click()
+    wait(driver, lambda d: copy not in titles(d), message="the copy is gone")
+    assert copy not in {story["title"] for story in stories(server)}
+    assert "was deleted" in text(driver, "#library-message")
+
+    # Import: a single-question seed, a quiz-shaped seed, and a file that is not a story.
+    single = tmp_path / "single.json"
+    single.write_text(json.dumps({"title": "Imported single", "text": "One. Two.",
+                                  "quiz": {"question": "How many?", "options": ["One", "Two"], "answer": "Two"}}))
+    quiz = tmp_path / "quiz.json"
+    quiz.write_text(json.dumps({"title": "Imported quiz", "text": ["One.", "Two."],
+                                "quiz": {"title": "Q", "questions": [{"question": "A?", "options": ["Yes", "No"], "answer": "Yes", "time": 10}]}}))
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"title": "Broken", "text": "One.", "quiz": {"questions": [{"question": "A?", "options": ["Yes"], "answer": "Yes"}]}}))
+    upload = driver.find_element(By.ID, "library-import")
+    for path, title in [(single, "Imported single"), (quiz, "Imported quiz")]:
+        upload.send_keys(str(path))
+        wait(driver, lambda d: title in titles(d), message=f"{title} is imported")
+    upload.send_keys(str(broken))
+    wait(driver, lambda d: "problem" in text(d, "#library-message"), message="the broken file is refused")
+    assert "quiz.questions[0].options" in text(driver, "#library-message .library-issues")
+    assert "Broken" not in {story["title"] for story in stories(server)}
+    axe(driver, "library-import-refused")
+
+    # Export: the file the page makes is the story in the file format.
+    # (The page's own CSP keeps a test from fetching the blob: the blob is read as it is made.)
+    driver.execute_script("""
+        window.exported = null;
+        const make = URL.createObjectURL;
+        URL.createObjectURL = (blob) => { blob.text().then(t => { window.exportedText = t; }); return make(blob); };
+        const click = HTMLAnchorElement.prototype.click;
+        HTMLAnchorElement.prototype.click = function () {
+          if (this.download) { const name = this.download; const poll = () => window.exportedText ? (window.exported = {name, text: window.exportedText}) : setTimeout(poll, 20); poll(); return; }
+          return click.call(this);
+        };""")
+    story_item(driver, "Imported quiz").find_element(By.CSS_SELECTOR, "[data-action=export]").click()
+    exported = wait(driver, lambda d: d.execute_script("return window.exported"))
+    assert exported["name"] == "imported-quiz.json"
+    assert json.loads(exported["text"])["quiz"]["questions"][0]["question"] == "A?"
+    # The one failed request is the refused import (Chromium logs every 4xx answer).
+    severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and "favicon" not in e["message"]
+              and not ("/api/stories" in e["message"] and "status of 422" in e["message"])]
+    assert not severe, severe
+
+
+def test_start_a_room_opens_the_teacher_page_with_the_projector_link_beside_it(server, browsers):
+    driver = browsers(**TEACHER)
+    open_library(driver, server)
+    story_item(driver, "Pip the Robot and the Lost Gear").find_element(By.CSS_SELECTOR, "[data-action=start]").click()
+    started = wait(driver, lambda d: visible(d, "#room-started"))
+    code = plain(started.find_element(By.ID, "room-started-title").text)[-6:]
+    assert code.isdigit()
+    projector = driver.find_element(By.ID, "room-projector-link").get_attribute("href")
+    assert f"/dashboard#room={code}&token=" in projector
+    teacher = driver.find_element(By.ID, "room-teacher-link")
+    assert driver.switch_to.active_element == teacher
+    axe(driver, "library-room-started")
+    teacher.click()
+    wait(driver, lambda d: f"#room={code}&token=" in d.current_url and "/teacher" in d.current_url)
+    wait(driver, lambda d: "Waiting to start" in text(d, "#room-state"), message="the teacher page controls the room")
+    # The story cannot be deleted while its room runs.
+    pip = next(story for story in stories(server) if story["title"].startswith("Pip"))
+    status, _, body = server.request("DELETE", f"/api/stories/{pip['id']}", server.admin_token)
+    assert status == 409 and json.loads(body)["error"]["rooms"] == [code]
+
+
+@pytest.mark.parametrize("size", [PHONE, PROJECTOR], ids=["phone", "projector"])
+def test_the_library_passes_axe_at_phone_and_projector_sizes(server, browsers, size):
+    driver = browsers(**size)
+    open_library(driver, server)
+    name = "phone" if size is PHONE else "projector"
+    screenshot(driver, f"{name}-library")
+    axe(driver, f"library-{name}")
+    # Nothing is wider than the screen.
+    assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+
+
+def test_a_link_without_the_token_says_so(server, browsers):
+    driver = browsers(**PHONE)
+    driver.get(f"{server.http}/stories")
+    wait(driver, lambda d: "missing its key" in text(d, "#library-status"))
+    driver.get(f"{server.http}/stories#token=wrong")
+    driver.refresh()
+    wait(driver, lambda d: "does not open the library" in text(d, "#library-status"))

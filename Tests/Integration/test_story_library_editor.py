@@ -1,0 +1,197 @@
+"""The story editor (/stories/edit) in headless Chromium, driven with the keyboard only: a teacher writes a
+three-question story from nothing, sees a validation problem at its field, fixes it, listens to a
+sentence (the page gets an MP3 that plays), has the draft survive a reload, saves, reloads, meets the
+conflict screen on a stale save, starts a room from the library, and a child joins and hears that story.
+axe-core on the editor at phone, laptop and projector sizes."""
+import asyncio
+import json
+import urllib.request
+
+import pytest
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from browser_support import PHONE, PROJECTOR, TEACHER, axe, browsers, plain, screenshot, text, visible, wait  # noqa: F401
+from conftest import join, screen
+
+
+def tab_to(driver, target, limit=300):
+    """Presses Tab (Shift-Tab with `back`) until the element matching `target` has the focus, as a teacher
+    without a mouse would."""
+    for _ in range(limit):
+        try:
+            active = driver.switch_to.active_element
+            if active.get_attribute("id") == target:
+                return active
+            active.send_keys(Keys.TAB)
+        except StaleElementReferenceException:
+            # The element that had the focus was drawn anew (the sentences after a validation): ask again.
+            continue
+    raise AssertionError(f"Tab never reached #{target}")
+
+
+def typed(driver, target, words):
+    field = tab_to(driver, target)
+    field.send_keys(words)
+    return field
+
+
+def stored(server, story_id):
+    status, _, body = server.request("GET", f"/api/stories/{story_id}", server.admin_token)
+    assert status == 200
+    return json.loads(body)
+
+
+def ready(driver):
+    wait(driver, lambda d: d.execute_script("return window.storycircle && window.storycircle.ready === true"), message="the editor is ready")
+
+
+def test_a_teacher_writes_a_story_with_the_keyboard_listens_saves_and_a_child_hears_it(server, browsers):
+    driver = browsers(**TEACHER)
+    driver.get(f"{server.http}/stories#token={server.admin_token}")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".library-story"))
+    tab_to(driver, "library-new").send_keys(Keys.ENTER)
+    wait(driver, lambda d: "/stories/edit" in d.current_url)
+    ready(driver)
+
+    typed(driver, "edit-title", "The Brave Little Kite")
+    typed(driver, "edit-text", "Kim had a red kite. The wind took it up high! Kim ran after it.")
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#edit-sentences [data-sentence]")) == 3, message="three sentences to be narrated")
+    assert [plain(n.text) for n in driver.find_elements(By.CSS_SELECTOR, "#edit-sentences li span")] == \
+        ["Kim had a red kite.", "The wind took it up high!", "Kim ran after it."]
+
+    typed(driver, "q-0-text", "What colour was the kite?")
+    typed(driver, "q-0-option-0", "Red")
+    typed(driver, "q-0-option-1", "Blue")
+    tab_to(driver, "edit-add-question").send_keys(Keys.ENTER)
+    wait(driver, lambda d: d.switch_to.active_element.get_attribute("id") == "q-1-text")
+    driver.switch_to.active_element.send_keys("Who ran after the kite?")
+    typed(driver, "q-1-option-0", "The wind")
+    typed(driver, "q-1-option-1", "Kim")
+    # Kim is the right one: the radio of the second answer, chosen with the arrow key.
+    tab_to(driver, "q-1-correct-0").send_keys(Keys.ARROW_DOWN)
+    wait(driver, lambda d: d.find_element(By.ID, "q-1-correct-1").is_selected())
+    # Reordering keeps the right answer: "Kim" moves up to be the first answer and stays the right one.
+    tab_to(driver, "q-1-option-up-1").send_keys(Keys.ENTER)
+    wait(driver, lambda d: d.find_element(By.ID, "q-1-option-0").get_attribute("value") == "Kim")
+    assert driver.find_element(By.ID, "q-1-correct-0").is_selected()
+
+    typed(driver, "q-1-explanation", "Kim ran after it.")
+    tab_to(driver, "edit-add-question").send_keys(Keys.ENTER)
+    wait(driver, lambda d: d.switch_to.active_element.get_attribute("id") == "q-2-text")
+    driver.switch_to.active_element.send_keys("Where did the wind take the kite?")
+    typed(driver, "q-2-option-0", "Up high")
+    typed(driver, "q-2-option-1", "Into a box")
+    tab_to(driver, "q-2-add-option").send_keys(Keys.ENTER)
+    wait(driver, lambda d: d.switch_to.active_element.get_attribute("id") == "q-2-option-2")
+    driver.switch_to.active_element.send_keys("up high")
+
+    # The validator's problem appears at its field, as the teacher types.
+    # (A moment before, while it was still empty, it said so.)
+    problem = wait(driver, lambda d: "same as option 1" in text(d, "#q-2-option-2-problem") and visible(d, "#q-2-option-2-problem"),
+                   message="the duplicate option is pointed out")
+    assert driver.find_element(By.ID, "q-2-option-2").get_attribute("aria-invalid") == "true"
+    screenshot(driver, "teacher-editor-problem")
+    axe(driver, "editor-laptop-problem")
+    field = driver.switch_to.active_element
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("Far away")
+    wait(driver, lambda d: not visible(d, "#q-2-option-2-problem"), message="the problem goes once fixed")
+    assert driver.find_element(By.ID, "q-2-option-2").get_attribute("aria-invalid") is None
+
+    # Listen: the server reads the sentence through its audio cache; the page plays the MP3.
+    tab_to(driver, "edit-title")
+    listen = driver.find_element(By.CSS_SELECTOR, "#edit-sentences [data-sentence='1']")
+    for _ in range(200):
+        if driver.switch_to.active_element == listen:
+            break
+        driver.switch_to.active_element.send_keys(Keys.TAB)
+    assert driver.switch_to.active_element == listen
+    listen.send_keys(Keys.ENTER)
+    heard = wait(driver, lambda d: d.execute_script("return window.storycircle.listened[0]"), message="the sentence is read")
+    assert heard["sentence"] == "The wind took it up high!" and heard["audio"].endswith(".mp3")
+    wait(driver, lambda d: d.execute_script("return window.storycircle.playing") == heard["audio"], message="the MP3 plays")
+    with urllib.request.urlopen(server.http + heard["audio"], timeout=15) as response:
+        assert response.headers["content-type"] == "audio/mpeg"
+        head = response.read(3)
+        assert head == b"ID3" or head[0] == 0xFF
+
+    # The draft survives a reload before it is saved.
+    driver.refresh()
+    ready(driver)
+    assert driver.find_element(By.ID, "edit-title").get_attribute("value") == "The Brave Little Kite"
+    assert driver.find_element(By.ID, "q-2-option-2").get_attribute("value") == "Far away"
+    assert "brought back" in text(driver, "#editor-message")
+
+    tab_to(driver, "edit-save").send_keys(Keys.ENTER)
+    wait(driver, lambda d: "Saved (version 1)" in text(d, "#editor-message"), message="saved")
+    story_id = driver.execute_script("return window.storycircle.editor.id")
+    assert f"id={story_id}" in driver.current_url
+    saved = stored(server, story_id)
+    assert saved["title"] == "The Brave Little Kite" and saved["questions"] == 3 and saved["sentences"] == 3
+    assert saved["story"]["quiz"]["questions"][1]["answer"] == "Kim"
+    assert saved["story"]["quiz"]["questions"][1]["options"] == ["Kim", "The wind"]
+    assert saved["story"]["quiz"]["questions"][2]["options"] == ["Up high", "Into a box", "Far away"]
+
+    # Reloaded, it comes from the server (no draft left).
+    driver.refresh()
+    ready(driver)
+    assert "version 1" in text(driver, "#editor-heading")
+    assert visible(driver, "#editor-message") is None
+
+    # A child joins a room started from the library and hears that story.
+    status, _, body = server.request("POST", "/api/rooms", server.admin_token, {"storyId": story_id})
+    assert status == 201
+    room = json.loads(body)
+
+    async def hear():
+        child, welcome = await join(server, room, "Ana")
+        teacher = await screen(server, room, kind="control", token_key="teacherToken")
+        await teacher.send({"type": "command", "command": "start"})
+        plan = await child.expect("narration.plan", timeout=60)
+        return welcome, plan
+    welcome, plan = asyncio.run(hear())
+    assert [sentence["text"] for sentence in plan["sentences"]] == ["Kim had a red kite.", "The wind took it up high!", "Kim ran after it."]
+    assert plan["playsAudio"] and all(".mp3" in sentence.get("audio", "") for sentence in plan["sentences"]), plan
+
+
+def test_a_stale_save_gets_the_conflict_screen_with_both_versions(server, browsers):
+    document = {"title": "Shared story", "text": "One. Two.",
+                "quiz": {"questions": [{"question": "How many?", "options": ["One", "Two"], "answer": "Two"}]}}
+    status, _, body = server.request("POST", "/api/stories", server.admin_token, {"story": document})
+    story_id = json.loads(body)["id"]
+    driver = browsers(**TEACHER)
+    driver.get(f"{server.http}/stories/edit#id={story_id}&token={server.admin_token}")
+    ready(driver)
+    # Meanwhile another teacher saves version 2.
+    other = dict(document, title="Shared story, by the other teacher")
+    assert server.request("PUT", f"/api/stories/{story_id}", server.admin_token, {"story": other, "version": 1, "by": "Mr Chen"})[0] == 200
+
+    field = typed(driver, "edit-title", Keys.END + ", mine")
+    tab_to(driver, "edit-save").send_keys(Keys.ENTER)
+    conflict = wait(driver, lambda d: visible(d, "#editor-conflict"), message="the conflict screen")
+    assert "Shared story, by the other teacher" in plain(conflict.find_element(By.ID, "conflict-theirs").text)
+    assert "Shared story, mine" in plain(conflict.find_element(By.ID, "conflict-yours").text)
+    assert "Mr Chen" in text(driver, "#conflict-text")
+    assert stored(server, story_id)["title"] == "Shared story, by the other teacher", "nothing was overwritten"
+    axe(driver, "editor-conflict")
+    assert driver.switch_to.active_element.get_attribute("id") == "conflict-keep-mine"
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
+    wait(driver, lambda d: "Saved (version 3)" in text(d, "#editor-message"))
+    assert stored(server, story_id)["title"] == "Shared story, mine"
+    assert field is not None
+
+
+@pytest.mark.parametrize("size", [PHONE, TEACHER, PROJECTOR], ids=["phone", "laptop", "projector"])
+def test_the_editor_passes_axe_at_every_size(server, browsers, size):
+    status, _, body = server.request("GET", "/api/stories", server.admin_token)
+    pip = next(story for story in json.loads(body)["stories"] if story["title"].startswith("Pip"))
+    driver = browsers(**size)
+    driver.get(f"{server.http}/stories/edit#id={pip['id']}&token={server.admin_token}")
+    ready(driver)
+    name = {id(PHONE): "phone", id(TEACHER): "laptop", id(PROJECTOR): "projector"}[id(size)]
+    if size is TEACHER:
+        screenshot(driver, "teacher-editor")
+    axe(driver, f"editor-{name}")
+    assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")

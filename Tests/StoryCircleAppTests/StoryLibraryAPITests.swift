@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import WebSocketTransport
+import WebSocketTransportTesting
+@testable import SQLiteStorage
+@testable import StoryCircleApp
+@testable import StoryCircleCore
+@testable import StoryCircleServer
+@testable import StoryCircleServerTesting
+
+/// The story library's routes in process, over a real SQLite store (the pytest suite drives the same
+/// routes over sockets, with the real voices).
+@Suite("HTTP API: the story library")
+struct StoryLibraryAPITests {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("storycircle-library-api-\(UUID().uuidString)")
+
+    private func handler(library: Bool = true) throws -> (APIHandler, SQLiteRoomStore, RoomRegistry) {
+        let store = try SQLiteRoomStore(path: folder.appendingPathComponent("rooms.sqlite").path)
+        let clock = ManualClock()
+        let (registry, _) = ServerFixtures.registry(transport: RecordingTransport(), store: store, clock: clock)
+        let api = APIHandler(
+            registry: registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin-token"),
+            publicURL: "http://192.0.2.1:8080", startedAt: clock.now(), audio: nil, qrCodes: true, library: library ? store : nil
+        )
+        return (api, store, registry)
+    }
+
+    private func request(_ api: APIHandler, _ method: String, _ path: String, token: String? = "admin-token", body: String = "", query: [String: String] = [:]) async -> (Int, [String: Any]) {
+        let response = await api.handle(.testRequest(method: method, path: path, query: query, headers: token.map { ["authorization": "Bearer \($0)"] } ?? [:], body: Array(body.utf8)))
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+        return (response.status, object)
+    }
+
+    private static let story = #"{"title": "Kite", "text": "Kim had a kite. It flew.", "quiz": {"question": "What flew?", "options": ["A kite", "A cat"], "answer": "A kite"}}"#
+
+    private static func code(_ object: [String: Any]) -> String? {
+        (object["error"] as? [String: Any])?["code"] as? String
+    }
+
+    @Test func aRoomsTokenIsRefusedWith403AndNoTokenWith401() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (api, store, registry) = try handler()
+        defer { Task { await registry.shutDown(); await store.close() } }
+        let room = try await registry.createRoom(story: ServerFixtures.story)
+        for (method, path) in [("GET", "/api/stories"), ("POST", "/api/stories"), ("POST", "/api/stories/validate"), ("DELETE", "/api/stories/abc")] {
+            let (status, body) = await request(api, method, path, token: room.teacherToken, body: Self.story)
+            #expect(status == 403 && Self.code(body) == "wrong_role", "\(method) \(path)")
+            #expect(await request(api, method, path, token: nil, body: Self.story).0 == 401)
+        }
+        #expect(await request(api, "PATCH", "/api/stories/abc").0 == 405)
+    }
+
+    @Test func withoutALibraryTheRoutesSaySo() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (api, store, registry) = try handler(library: false)
+        defer { Task { await registry.shutDown(); await store.close() } }
+        let (status, body) = await request(api, "GET", "/api/stories")
+        #expect(status == 404 && Self.code(body) == "not_found")
+    }
+
+    @Test func aRoomFromALibraryStoryRemembersItAndKeepsItFromBeingDeleted() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (api, store, registry) = try handler()
+        defer { Task { await registry.shutDown(); await store.close() } }
+        let (created, body) = await request(api, "POST", "/api/stories", body: Self.story)
+        #expect(created == 201)
+        let id = try #require(body["id"] as? String)
+
+        let (stale, refused) = await request(api, "PUT", "/api/stories/\(id)", body: #"{"story": \#(Self.story), "version": 7}"#)
+        #expect(stale == 409 && Self.code(refused) == "story_conflict")
+        #expect(((refused["error"] as? [String: Any])?["current"] as? [String: Any])?["version"] as? Int == 1)
+
+        let (roomStatus, room) = await request(api, "POST", "/api/rooms", body: #"{"storyId": "\#(id)"}"#)
+        #expect(roomStatus == 201)
+        let code = try #require(room["code"] as? String)
+        #expect(try await store.archive(room: code)?.header.storyID == id)
+        let (inUse, refusal) = await request(api, "DELETE", "/api/stories/\(id)")
+        #expect(inUse == 409 && Self.code(refusal) == "story_in_use")
+        #expect((refusal["error"] as? [String: Any])?["rooms"] as? [String] == [code])
+        #expect(await request(api, "POST", "/api/rooms", body: #"{"storyId": "Not An Id!"}"#).0 == 400)
+        #expect(await request(api, "POST", "/api/rooms", body: #"{"storyId": "abcdef"}"#).0 == 404)
+    }
+}

@@ -1,0 +1,54 @@
+// The story library's HTTP API (docs/protocol.md, "Story library") for the library page and the editor.
+// The admin token comes in the page's fragment (#token=…), never in a URL a server or a log sees.
+
+import { fragmentParameters } from "../connection.js";
+import { t, list } from "../i18n.js";
+
+export const token = fragmentParameters().get("token") ?? "";
+
+/** A refusal the server answered: its code, params and the rest of its error object. */
+export class Refused extends Error {
+  constructor(status, error) {
+    super(error?.code ?? `http_${status}`);
+    this.status = status;
+    this.error = error ?? { code: "internal_error" };
+  }
+}
+
+/** Calls the API; answers the JSON body, or throws `Refused` (the server said no) or a network error. */
+export async function call(method, path, body) {
+  const headers = { Authorization: `Bearer ${token}` };
+  const init = { method, headers };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const data = await response.json().catch(() => null);
+  if (!response.ok) throw new Refused(response.status, data?.error);
+  return data;
+}
+
+/** What a failed call says to a teacher, from the catalog. */
+export function failureText(failure) {
+  if (!(failure instanceof Refused)) return t("library.error.network");
+  const { code, params = {} } = failure.error;
+  switch (code) {
+    case "story_not_found": return t("library.error.story_not_found");
+    case "story_conflict": return t("library.error.story_conflict", { version: params.version ?? "" });
+    case "story_in_use": return t("library.error.story_in_use", { rooms: list((params.rooms ?? "").split(",").filter(Boolean)) });
+    case "invalid_story": return t("library.error.invalid_story", { count: failure.error.issues?.filter((i) => i.severity === "error").length ?? 0 });
+    case "invalid_json": return t("library.error.invalid_json");
+    case "unauthorized": case "wrong_role": return t("library.error.token");
+    case "payload_too_large": return t("library.error.too_large");
+    case "voice_not_installed": return t("library.error.voice");
+    case "storage_unavailable": return t("library.error.storage");
+    default: return t("library.error.other");
+  }
+}
+
+/** A link to another page of the library, carrying the token (and `extra`) in its fragment. */
+export function pageLink(path, extra = {}) {
+  const fragment = new URLSearchParams({ ...extra, token });
+  return `${path}#${fragment}`;
+}
