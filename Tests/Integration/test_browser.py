@@ -509,7 +509,7 @@ def test_children_never_see_technical_text_and_the_teacher_sees_the_reason(serve
     page = child.find_element(By.TAG_NAME, "body").text
     assert "Your teacher is fixing it" in page
     assert "audio-cache" not in page and "could not prepare" not in page and "espeak" not in page
-    wait(teacher, lambda d: "could not prepare the story" in text(d, "#phase-detail"), message="the teacher reads the reason")
+    wait(teacher, lambda d: "went wrong while the story was being prepared" in text(d, "#phase-detail"), message="the teacher reads the reason")
     screenshot(child, "phone-narration-problem")
     screenshot(teacher, "teacher-narration-problem")
     axe(child, "phone-problem")
