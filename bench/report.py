@@ -358,9 +358,9 @@ def storm_and_more(runs):
     unlock = runs.scenario("unlock")
     if unlock:
         rows.append(f"| one room of {unlock[0]['result']['children']:,}, quiz unlock | display spread (clock sync) | {spread(values(unlock, 'displaySpreadMs'), 'ms')} |")
-    narration = runs.scenario("narration")
-    if narration:
-        rows.append(f"| narration, {narration[0]['result']['words']} words | first sentence / whole story (empty cache) / cached | "
+    for voice in sorted({r["result"].get("voice", "en") for r in runs.scenario("narration")}):
+        narration = [r for r in runs.scenario("narration") if r["result"].get("voice", "en") == voice]
+        rows.append(f"| narration ({voice}), {narration[0]['result']['words']} words | first sentence / whole story (empty cache) / cached | "
                     f"{spread(values(narration, 'firstSentenceColdMs'), 'ms')} / {spread(values(narration, 'wholeStoryColdMs'), 'ms')} / {spread(values(narration, 'wholeStoryCachedMs'), 'ms')} |")
     return rows
 

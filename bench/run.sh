@@ -219,6 +219,10 @@ for run in $(seq "$RUNS"); do
   if wants narration; then
     start_storycircle "$WORK" narration
     bench "$run" narration narration --admin-token "$ADMIN"
+    # The natural voice too, when it is installed (NATURAL_VOICE=0 leaves it out).
+    if [ -e .venv-voice/.ready ]; then
+      bench "$run" narration-piper narration --voice piper:en_US-joe-medium --admin-token "$ADMIN"
+    fi
     stop_server
   fi
 done

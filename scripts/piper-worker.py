@@ -20,6 +20,25 @@ import os
 import sys
 
 
+def load_voice(model: str, threads: int, onnxruntime, PiperVoice, PiperConfig):
+    """A voice whose onnxruntime session computes on `threads` threads.
+
+    `PiperVoice.load` makes its session with default options: an intra-op pool of one thread per core,
+    which spins on every core while it reads and would take the CPU from the server's messages. The
+    session is made here instead, as `PiperVoice.load` makes it (CPU provider, the model's own config)
+    but with its thread pools bounded and no spinning between operators.
+    """
+    with open(model + ".json", "r", encoding="utf-8") as config_file:
+        config = PiperConfig.from_dict(json.load(config_file))
+    session_options = onnxruntime.SessionOptions()
+    session_options.intra_op_num_threads = threads
+    session_options.inter_op_num_threads = 1
+    session_options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    session_options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = onnxruntime.InferenceSession(model, sess_options=session_options, providers=["CPUExecutionProvider"])
+    return PiperVoice(session=session, config=config)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--voice", action="append", default=[], metavar="NAME=MODEL.onnx")
@@ -37,10 +56,9 @@ def main() -> int:
     try:
         if options.nice:
             os.nice(options.nice)
-        # Before onnxruntime is imported: it reads these when its thread pools start.
-        os.environ.setdefault("OMP_NUM_THREADS", str(options.threads))
-        import onnxruntime  # noqa: F401  (imported first so a missing runtime is named plainly)
+        import onnxruntime  # imported first so that a missing runtime is named plainly
         from piper import PiperVoice, SynthesisConfig
+        from piper.config import PiperConfig
     except Exception as error:  # a missing or broken install: said once, then exit
         say({"ready": False, "error": f"piper-tts cannot be imported: {error}"})
         return 1
@@ -50,7 +68,7 @@ def main() -> int:
     for spec in options.voice:
         name, _, model = spec.partition("=")
         try:
-            voice = PiperVoice.load(model, config_path=model + ".json")
+            voice = load_voice(model, options.threads, onnxruntime, PiperVoice, PiperConfig)
         except Exception as error:
             say({"ready": False, "error": f"voice {name} did not load: {type(error).__name__}: {error}"})
             return 1

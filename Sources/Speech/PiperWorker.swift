@@ -7,8 +7,10 @@ import Locking
 /// `PiperWorkerPolicy` (a bounded queue, a deadline per request, a restart budget).
 ///
 /// Callers only put an event under a lock and await their answer, so nothing here blocks Swift's
-/// cooperative pool: the process is launched, written to and killed by the `piper-supervisor` thread, and
-/// each process's output is read by a `piper-reader` thread of its own.
+/// cooperative pool: the process is launched and killed by the `piper-supervisor` thread, and each
+/// process's input is written by a `piper-writer` thread and its output read by a `piper-reader` thread of
+/// its own. So a worker that stops reading (stopped, stuck) blocks only its writer: the supervisor still
+/// keeps the deadlines and kills it.
 public final class PiperWorker: Sendable {
     public struct Configuration: Sendable, Equatable {
         /// The Python that has `piper-tts` installed (the project's `.venv-voice/bin/python`).
@@ -45,6 +47,7 @@ public final class PiperWorker: Sendable {
     private enum Event {
         case submit(id: Int, Job)
         case warmUp
+        case shutDown
         case promote(voice: String, text: String)
         case ready(generation: Int)
         case launchFailed(generation: Int, String)
@@ -100,6 +103,12 @@ public final class PiperWorker: Sendable {
         shared.withLockAndWake { $0.events.append(.warmUp) }
     }
 
+    /// The server is stopping: whatever waits for the worker fails now (as `.unavailable`), the process is
+    /// killed and none is started again.
+    public func stop() {
+        shared.withLockAndWake { $0.events.append(.shutDown) }
+    }
+
     public var status: Status {
         shared.withLock { $0.status }
     }
@@ -118,7 +127,7 @@ public final class PiperWorker: Sendable {
         var policy: PiperWorkerPolicy
         var jobs: [Int: Job] = [:]
         var process: Process?
-        var input: FileHandle?
+        var input: Writer?
         var generation = 0
         var wakeAtMs: Int?
 
@@ -159,6 +168,8 @@ public final class PiperWorker: Sendable {
                 carryOut(policy.submit(id: id, timeoutMs: configuration.limits.timeoutMs(characters: job.text.count), urgent: job.urgent, nowMs: now))
             case .warmUp:
                 carryOut(policy.warmUp(nowMs: now))
+            case .shutDown:
+                carryOut(policy.shutDown(nowMs: now))
             case .promote(let voice, let text):
                 for (id, job) in jobs where job.voice == voice && job.text == text && !job.urgent {
                     jobs[id]?.urgent = true
@@ -179,6 +190,7 @@ public final class PiperWorker: Sendable {
                 }
             case .exited(let from) where from == generation:
                 process = nil
+                input?.close()
                 input = nil
                 carryOut(policy.exited(nowMs: now))
             case .ready, .launchFailed, .answered, .exited:
@@ -246,7 +258,11 @@ public final class PiperWorker: Sendable {
                 return
             }
             self.process = process
-            self.input = stdin.fileHandleForWriting
+            let writer = Writer(descriptor: stdin.fileHandleForWriting.fileDescriptor, keeping: stdin)
+            self.input = writer
+            let writing = Thread { writer.run() }
+            writing.name = "piper-writer"
+            writing.start()
             let reader = Reader(handle: stdout.fileHandleForReading, process: process, generation: generation, shared: shared)
             let thread = Thread { reader.run() }
             thread.name = "piper-reader"
@@ -261,11 +277,65 @@ public final class PiperWorker: Sendable {
             let request: [String: Any] = ["id": id, "voice": job.voice, "text": job.text, "lengthScale": job.lengthScale]
             guard var line = try? JSONSerialization.data(withJSONObject: request) else { return }
             line.append(0x0A)
-            do {
-                try input.write(contentsOf: line)
-            } catch {
-                // The pipe broke: the worker is gone, and its reader reports the exit.
-                if let pid = process?.processIdentifier { Glibc.kill(pid, SIGKILL) }
+            input.write(line)
+        }
+    }
+
+    /// Writes one process's requests in order, on a thread of its own, until it is closed or the pipe
+    /// breaks (the worker is gone: its reader reports the exit). Lines not yet written when it is closed
+    /// are dropped; their requests were already failed by the policy.
+    private final class Writer: @unchecked Sendable {
+        private struct State {
+            var lines: [Data] = []
+            var closed = false
+        }
+
+        private let descriptor: Int32
+        /// Holds the pipe, whose handle closes the descriptor when it goes.
+        private let pipe: Pipe
+        private let state = LockedCondition(State())
+
+        init(descriptor: Int32, keeping pipe: Pipe) {
+            self.descriptor = descriptor
+            self.pipe = pipe
+        }
+
+        func write(_ line: Data) {
+            state.withLockAndWake { $0.lines.append(line) }
+        }
+
+        func close() {
+            state.withLockAndWake { $0.closed = true }
+        }
+
+        func run() {
+            // A write to a worker that died raises SIGPIPE on this thread: blocked here, the write just
+            // fails with EPIPE instead of ending the server.
+            var pipeSignal = sigset_t()
+            sigemptyset(&pipeSignal)
+            sigaddset(&pipeSignal, SIGPIPE)
+            pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
+            while true {
+                let next = state.waitUntil({ !$0.lines.isEmpty || $0.closed }) { state -> Data? in
+                    state.closed ? nil : state.lines.removeFirst()
+                }
+                guard let next, writeAll(next) else { break }
+            }
+            try? pipe.fileHandleForWriting.close()
+        }
+
+        private func writeAll(_ data: Data) -> Bool {
+            data.withUnsafeBytes { raw -> Bool in
+                var offset = 0
+                while offset < raw.count {
+                    let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        return false
+                    }
+                    offset += written
+                }
+                return true
             }
         }
     }

@@ -11,6 +11,9 @@
 public struct PiperWorkerPolicy: Sendable, Equatable {
     public struct Limits: Sendable, Equatable {
         public var maxQueued = 64
+        /// Places in the queue that reading ahead never takes: a room waiting in "preparing" always finds
+        /// room, however many rooms are reading ahead in their lobbies.
+        public var urgentReserve = 16
         /// From launch to the worker's "ready" (Python, onnxruntime and the voices loading: about 1-3 s).
         public var startTimeoutMs = 30_000
         /// Per request: `requestBaseMs` plus `requestPerCharacterMs` for each character of text, generous
@@ -80,6 +83,8 @@ public struct PiperWorkerPolicy: Sendable, Equatable {
     public private(set) var failures: [Int] = []
     public private(set) var givenUpUntilMs: Int?
     public private(set) var lastProblem: String?
+    /// The server is stopping: nothing more is read.
+    public private(set) var shutDown = false
 
     public init(limits: Limits = Limits()) {
         self.limits = limits
@@ -96,33 +101,41 @@ public struct PiperWorkerPolicy: Sendable, Equatable {
     }
 
     public mutating func submit(id: Int, timeoutMs: Int, urgent: Bool = true, nowMs now: Int) -> [Directive] {
+        guard !shutDown else { return [.fail(id: id, .unavailable(Self.stopping))] }
         if let until = givenUpUntilMs {
             guard now >= until else { return [.fail(id: id, .unavailable(lastProblem ?? "it kept failing"))] }
             givenUpUntilMs = nil
             failures = []
         }
-        guard queue.count < limits.maxQueued else { return [.fail(id: id, .queueFull)] }
+        var directives: [Directive] = []
         if urgent {
+            if queue.count >= limits.maxQueued {
+                // Full: the newest request read ahead gives its place (its room is still in the lobby, and
+                // asks again at start); only a queue full of rooms waiting refuses one more.
+                guard let readAhead = queue.lastIndex(where: { !$0.urgent }) else { return [.fail(id: id, .queueFull)] }
+                directives.append(.fail(id: queue.remove(at: readAhead).id, .queueFull))
+            }
             queue.insert((id, timeoutMs, true), at: queue.firstIndex { !$0.urgent } ?? queue.endIndex)
         } else {
+            guard queue.count < limits.maxQueued - limits.urgentReserve else { return [.fail(id: id, .queueFull)] }
             queue.append((id, timeoutMs, false))
         }
         switch worker {
         case .stopped:
             let deadline = now + limits.startTimeoutMs
             worker = .starting(deadlineMs: deadline)
-            return [.launch, .wake(atMs: deadline)]
+            return directives + [.launch, .wake(atMs: deadline)]
         case .idle:
-            return sendNext(nowMs: now)
+            return directives + sendNext(nowMs: now)
         case .starting, .working, .stopping:
-            return []
+            return directives
         }
     }
 
     /// Starts the worker ahead of its first request (a room that will need it was created), so the first
     /// sentence does not wait for Python and the voices to load.
     public mutating func warmUp(nowMs now: Int) -> [Directive] {
-        guard case .stopped = worker, isAvailable(atMs: now) else { return [] }
+        guard case .stopped = worker, isAvailable(atMs: now), !shutDown else { return [] }
         let deadline = now + limits.startTimeoutMs
         worker = .starting(deadlineMs: deadline)
         return [.launch, .wake(atMs: deadline)]
@@ -134,6 +147,27 @@ public struct PiperWorkerPolicy: Sendable, Equatable {
         let request = queue.remove(at: index)
         queue.insert((request.id, request.timeoutMs, true), at: queue.firstIndex { !$0.urgent } ?? queue.endIndex)
         return []
+    }
+
+    static let stopping = "the server is stopping"
+
+    /// The server is stopping: every request waiting or being read fails now, the worker is killed, and
+    /// nothing is read or launched again.
+    public mutating func shutDown(nowMs now: Int) -> [Directive] {
+        shutDown = true
+        lastProblem = Self.stopping
+        var directives: [Directive] = queue.map { .fail(id: $0.id, .unavailable(Self.stopping)) }
+        queue = []
+        switch worker {
+        case .stopped, .stopping:
+            return directives
+        case .working(let id, _):
+            directives.append(.fail(id: id, .unavailable(Self.stopping)))
+        case .starting, .idle:
+            break
+        }
+        worker = .stopping
+        return directives + [.kill]
     }
 
     /// The worker printed its ready line.
@@ -184,7 +218,7 @@ public struct PiperWorkerPolicy: Sendable, Equatable {
             directives.append(.fail(id: id, .workerDied))
         }
         worker = .stopped
-        return directives + afterFailure(nowMs: now)
+        return shutDown ? directives : directives + afterFailure(nowMs: now)
     }
 
     public mutating func tick(nowMs now: Int) -> [Directive] {

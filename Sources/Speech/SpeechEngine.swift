@@ -52,7 +52,33 @@ public final class SpeechEngine: Sendable {
         }
     }
 
+    /// The variants a voice name may add after `+` ("en+m3"), as espeak-ng names their files.
+    public func variants() async -> [String] {
+        await withCheckedContinuation { continuation in
+            enqueue { continuation.resume(returning: Self.listVariants()) }
+        }
+    }
+
     // MARK: - The engine thread
+
+    /// Engine thread only. Variants are listed as voices of the language "variant", identified `!v/NAME`.
+    private static func listVariants() -> [String] {
+        guard case .success? = SpeechEngine.shared.startupResult else { return [] }
+        var spec = espeak_VOICE()
+        let list: UnsafeMutablePointer<UnsafePointer<espeak_VOICE>?>? = "variant".withCString { pointer in
+            spec.languages = pointer
+            return espeak_ListVoices(&spec)
+        }
+        guard let list else { return [] }
+        var names: [String] = []
+        var index = 0
+        while let voice = list[index] {
+            index += 1
+            guard let identifier = voice.pointee.identifier.map({ String(cString: $0) }), identifier.hasPrefix("!v/") else { continue }
+            names.append(String(identifier.dropFirst(3)))
+        }
+        return names.sorted()
+    }
 
     /// Engine thread only. A voice's `languages` is a list of (priority byte, NUL-terminated language),
     /// ended by a zero priority; the first is the one it is chosen by.

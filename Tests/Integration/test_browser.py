@@ -5,6 +5,7 @@ build/screenshots/axe-report.json."""
 import json
 import pathlib
 import re
+import shutil
 import time
 
 import pytest
@@ -493,7 +494,12 @@ def test_the_teacher_removes_and_blocks_and_the_block_survives_a_restart(tmp_pat
 
 
 def test_children_never_see_technical_text_and_the_teacher_sees_the_reason(server, browsers):
-    room = server.create_room(settings={"voice": "xx-nonexistent"})
+    room = server.create_room()
+    # A fault the teacher has to hear about: the audio cache's folder is now a file, so no clip is stored.
+    # (An unknown voice no longer gets this far: the room is refused when it is created.)
+    cache = server.data / "audio-cache"
+    shutil.rmtree(cache)
+    cache.write_text("not a folder")
     teacher = browsers(**TEACHER)
     teacher.get(f"{server.http}/teacher#room={room['code']}&token={room['teacherToken']}")
     child = browsers(**PHONE)
@@ -502,8 +508,8 @@ def test_children_never_see_technical_text_and_the_teacher_sees_the_reason(serve
     wait(child, lambda d: visible(d, "#problem"), timeout=30)
     page = child.find_element(By.TAG_NAME, "body").text
     assert "Your teacher is fixing it" in page
-    assert "xx-nonexistent" not in page and "espeak" not in page
-    wait(teacher, lambda d: "xx-nonexistent" in text(d, "#phase-detail"), message="the teacher reads the reason")
+    assert "audio-cache" not in page and "could not prepare" not in page and "espeak" not in page
+    wait(teacher, lambda d: "went wrong while the story was being prepared" in text(d, "#phase-detail"), message="the teacher reads the reason")
     screenshot(child, "phone-narration-problem")
     screenshot(teacher, "teacher-narration-problem")
     axe(child, "phone-problem")

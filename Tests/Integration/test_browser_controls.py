@@ -2,6 +2,8 @@
 the commands the server lists (docs/protocol.md, "What the teacher may send now"), whether the room got
 there by a command or by itself. After a failed narration `start` is offered as well as "Try again",
 since the core accepts both."""
+import shutil
+
 from selenium.webdriver.common.by import By
 
 from browser_support import PROJECTOR, TEACHER, axe, wait
@@ -20,8 +22,12 @@ def shown(commands):
 
 
 def test_the_teachers_buttons_are_the_servers_commands_after_a_failure_and_as_the_room_moves_on(server, browsers):
-    # A voice espeak-ng does not have: the narration fails, and the room waits in the error phase.
-    room = server.create_room(settings={"voice": "xx"})
+    # The audio cache's folder is a file: no clip can be stored, the narration fails, and the room waits
+    # in the error phase.
+    room = server.create_room()
+    cache = server.data / "audio-cache"
+    shutil.rmtree(cache)
+    cache.write_text("not a folder")
     code = room["code"]
     teacher = browsers(**TEACHER)
     teacher.get(f"{server.http}/teacher#room={code}&token={room['teacherToken']}")

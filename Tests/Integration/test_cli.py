@@ -8,6 +8,7 @@ import pathlib
 import pty
 import re
 import select
+import shutil
 import signal
 import subprocess
 import time
@@ -275,19 +276,23 @@ def test_start_with_no_keys_shows_no_key_hints_and_prints_log_lines_above_the_st
     if pid == 0:
         os.chdir(ROOT)
         os.execv(BIN, [BIN, "start", str(SHORT_STORY), "--port", "0", "--data", str(tmp_path / "data"),
-                       "--no-keys", "--voice", "xx-nonexistent"])
+                       "--no-keys"])
     reader = PtyReader(fd)
     try:
         banner = reader.expect(r"● 0 children")
         assert "Keys:" not in banner
         teacher = re.search(r"Teacher controls: +(http://\S+)/teacher#room=(\d{6})&token=(\S+)", banner)
         base, code, token = teacher.groups()
-        # Start from the API (there are no keys): the voice does not exist, so the server logs a warning.
+        # Start from the API (there are no keys): the audio cache's folder is now a file, so no clip can be
+        # stored, and the server logs a warning.
+        cache = tmp_path / "data" / "audio-cache"
+        shutil.rmtree(cache)
+        cache.write_text("not a folder")
         import urllib.request
         request = urllib.request.Request(f"{base}/api/rooms/{code}/commands", data=b'{"command":"start"}', method="POST",
                                          headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
         assert urllib.request.urlopen(request, timeout=10).status == 200
-        output = banner + reader.expect(r"Narration could not be prepared[^\n]*\n[\s\S]*narration failed: The voice \"xx-nonexistent\" is not installed")
+        output = banner + reader.expect(r"Narration could not be prepared[^\n]*\n[\s\S]*narration failed: Pip could not prepare the story")
         # Every status line drawn, and none of them has a key hint.
         statuses = [line for line in re.split(r"\r|\n|\x1b\[2K", output) if line.startswith("● ")]
         hints = ("· press ", "· s to ", "· k to ", "· p to ", "· r to ", "· n for ", "· q to ")

@@ -237,3 +237,73 @@ def test_chromium_a_child_follows_a_piper_story_with_the_highlight_moving(make_s
     finally:
         phone.quit()
         teacher.quit()
+
+
+def test_the_worker_reads_on_one_thread_at_lower_priority():
+    """onnxruntime's default session has a thread per core spinning while it reads; the worker's session
+    has one, and the process runs at nice 10: measured from /proc while it reads a long request."""
+    worker = subprocess.Popen(
+        [str(VENV / "bin" / "python"), "-u", str(ROOT / "scripts" / "piper-worker.py"), "--voice", f"joe={JOE_DATA / 'en_US-joe-medium.onnx'}"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert json.loads(worker.stdout.readline())["ready"] is True
+        tasks = pathlib.Path(f"/proc/{worker.pid}/task")
+
+        def cpu_ticks():
+            ticks = {}
+            for task in tasks.iterdir():
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                ticks[task.name] = int(fields[11]) + int(fields[12])  # utime + stime
+            return ticks
+
+        nice = int((pathlib.Path(f"/proc/{worker.pid}/stat")).read_text().rsplit(")", 1)[1].split()[16])
+        before = cpu_ticks()
+        text = " ".join(SENTENCES)
+        worker.stdin.write((json.dumps({"id": 1, "voice": "joe", "text": text}) + "\n").encode())
+        worker.stdin.flush()
+        answer = json.loads(worker.stdout.readline())
+        assert answer["ok"] and answer["bytes"] > 0
+        after = cpu_ticks()
+        worker.stdout.read(answer["bytes"])
+        used = sorted((after[t] - before.get(t, 0) for t in after), reverse=True)
+        print(f"worker nice {nice}, {len(after)} threads, CPU ticks per thread while reading: {used}")
+        assert nice == 10
+        assert used[0] >= 20, "the reading took real CPU time"
+        # The one thread that computes; any other did next to nothing (a pool would share the work).
+        assert all(other <= 0.1 * used[0] for other in used[1:]), used
+    finally:
+        worker.stdin.close()
+        worker.wait(timeout=30)
+
+
+def test_a_stopped_worker_holds_up_no_other_room(make_server):
+    """SIGSTOP the worker while it reads a room's story: the worker's threads wait, the rooms do not. Another
+    room, read by espeak-ng, goes from start to its question and acknowledges its children's answers."""
+    server = make_server()
+    story = json.loads((ROOT / "config" / "stories" / "pip-the-robot.json").read_text())
+    story["narration"] = {"voice": JOE, "rate": 150}
+    server.create_room(story)  # read ahead from its creation
+    reading = wait_for_worker(server, lambda n: n.get("state") == "reading" and n.get("pid"))
+    os.kill(reading["pid"], signal.SIGSTOP)
+    try:
+        other = server.create_room()
+
+        async def scenario():
+            teacher = await screen(server, other, kind="control", token_key="teacherToken")
+            ana, _ = await join(server, other, "Ana")
+            started = time.monotonic()
+            assert server.command(other, "start")[0] == 200
+            await ana.expect("narration.plan", timeout=30)
+            assert server.command(other, "skip")[0] == 200
+            question = await ana.expect("question", timeout=30)
+            await wait_until(question["opensAt"])
+            await ana.send({"type": "answer", "question": 0, "option": 0})
+            await ana.expect("answer.ack", timeout=30)
+            print(f"another room from start to an acknowledged answer in {1000 * (time.monotonic() - started):.0f} ms, the worker stopped")
+            for client in (teacher, ana):
+                await client.close()
+
+        asyncio.run(scenario())
+        assert healthz(server)["naturalVoice"]["pid"] == reading["pid"], "still the stopped worker: nothing waited for it"
+    finally:
+        os.kill(reading["pid"], signal.SIGCONT)

@@ -4,9 +4,10 @@ import Testing
 /// The worker's rules on a clock of plain milliseconds: no process, no thread, no sleep.
 @Suite("Piper worker policy")
 struct PiperWorkerPolicyTests {
-    func limits(queue: Int = 4, budget: Int = 2) -> PiperWorkerPolicy.Limits {
+    func limits(queue: Int = 4, budget: Int = 2, reserve: Int = 0) -> PiperWorkerPolicy.Limits {
         var limits = PiperWorkerPolicy.Limits()
         limits.maxQueued = queue
+        limits.urgentReserve = reserve
         limits.restartBudget = budget
         limits.startTimeoutMs = 1_000
         limits.budgetWindowMs = 10_000
@@ -53,6 +54,40 @@ struct PiperWorkerPolicyTests {
         #expect(policy.submit(id: 3, timeoutMs: 500, nowMs: 0) == [.fail(id: 3, .queueFull)])
         _ = policy.ready(nowMs: 10)
         #expect(policy.submit(id: 4, timeoutMs: 500, nowMs: 20) == [], "one left the queue for the worker: room again")
+    }
+
+    @Test func readingAheadNeverTakesThePlacesKeptForRoomsThatWait() {
+        var policy = PiperWorkerPolicy(limits: limits(queue: 4, reserve: 2))
+        #expect(policy.submit(id: 1, timeoutMs: 500, urgent: false, nowMs: 0) == [.launch, .wake(atMs: 1_000)])
+        #expect(policy.submit(id: 2, timeoutMs: 500, urgent: false, nowMs: 0) == [])
+        #expect(policy.submit(id: 3, timeoutMs: 500, urgent: false, nowMs: 0) == [.fail(id: 3, .queueFull)], "two of four kept")
+        #expect(policy.submit(id: 4, timeoutMs: 500, urgent: true, nowMs: 0) == [])
+        #expect(policy.submit(id: 5, timeoutMs: 500, urgent: true, nowMs: 0) == [])
+        #expect(policy.queue.map(\.id) == [4, 5, 1, 2])
+    }
+
+    @Test func anUrgentRequestAtAFullQueueTakesThePlaceOfTheNewestReadAhead() {
+        var policy = PiperWorkerPolicy(limits: limits(queue: 3))
+        for id in 1...3 { _ = policy.submit(id: id, timeoutMs: 500, urgent: false, nowMs: 0) }
+        #expect(policy.submit(id: 4, timeoutMs: 500, urgent: true, nowMs: 0) == [.fail(id: 3, .queueFull)])
+        #expect(policy.queue.map(\.id) == [4, 1, 2])
+        #expect(policy.submit(id: 5, timeoutMs: 500, urgent: true, nowMs: 0) == [.fail(id: 2, .queueFull)])
+        #expect(policy.submit(id: 6, timeoutMs: 500, urgent: true, nowMs: 0) == [.fail(id: 1, .queueFull)])
+        #expect(policy.submit(id: 7, timeoutMs: 500, urgent: true, nowMs: 0) == [.fail(id: 7, .queueFull)], "only rooms that wait: refused")
+        #expect(policy.queue.map(\.id) == [4, 5, 6])
+        #expect(policy.ready(nowMs: 10) == [.send(id: 4), .wake(atMs: 510)])
+    }
+
+    @Test func shuttingDownFailsEveryoneKillsTheWorkerAndLaunchesNothingAgain() {
+        var policy = PiperWorkerPolicy(limits: limits(queue: 8))
+        _ = policy.submit(id: 1, timeoutMs: 500, nowMs: 0)
+        _ = policy.ready(nowMs: 10)
+        _ = policy.submit(id: 2, timeoutMs: 500, urgent: false, nowMs: 20)
+        #expect(policy.shutDown(nowMs: 30) == [.fail(id: 2, .unavailable("the server is stopping")), .fail(id: 1, .unavailable("the server is stopping")), .kill])
+        #expect(policy.exited(nowMs: 40) == [], "no relaunch")
+        #expect(policy.submit(id: 3, timeoutMs: 500, nowMs: 50) == [.fail(id: 3, .unavailable("the server is stopping"))])
+        #expect(policy.warmUp(nowMs: 60) == [])
+        #expect(policy.worker == .stopped)
     }
 
     @Test func aRequestPastItsDeadlineKillsTheWorkerWhichStartsAgainForTheRest() {

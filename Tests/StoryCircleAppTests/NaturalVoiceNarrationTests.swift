@@ -96,4 +96,50 @@ struct NaturalVoiceNarrationTests {
         }
         #expect(worker.status.launches >= 2, "it died and was started again")
     }
+
+    /// Reading ahead is owned: `stop` (the server stopping) ends it and returns, even with the worker
+    /// reading a sentence it will never finish.
+    @Test func stoppingEndsReadingAheadEvenWhileTheWorkerIsStuck() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let voice = try voice()
+        let cache = try AudioCache(directory: folder.appendingPathComponent("cache"), maxBytes: 64 << 20)
+        let script = folder.appendingPathComponent("silent-worker.py")
+        try Data("""
+        import sys
+        sys.stdout.buffer.write(b'{"ready": true, "voices": []}\\n'); sys.stdout.buffer.flush()
+        for line in sys.stdin.buffer:
+            pass
+        """.utf8).write(to: script)
+        var configuration = PiperWorker.Configuration(python: "/usr/bin/python3", script: script.path, voices: [(voice.file.name, voice.file.modelPath)])
+        configuration.limits.requestBaseMs = 600_000
+        let worker = PiperWorker(configuration: configuration)
+        let catalog = VoiceCatalog(espeak: [], natural: [voice], problems: [], piper: .init(python: "/usr/bin/python3", worker: script.path), piperMissing: nil)
+        let narrator = SpeechNarrator(cache: cache, metrics: ServerMetrics(), voices: catalog, piper: worker)
+        narrator.prefetch(sentences: Self.sentences, settings: NarrationSettings(voice: voice.id))
+        #expect(narrator.readingAheadCount == 1)
+        let (stream, sink) = AsyncStream.makeStream(of: Bool.self)
+        Task {
+            await narrator.stop()
+            sink.yield(true)
+        }
+        let timer = Task {
+            try? await Task.sleep(for: .seconds(60))
+            sink.yield(false)
+        }
+        var stopped = false
+        for await answer in stream {
+            stopped = answer
+            break
+        }
+        timer.cancel()
+        #expect(stopped, "stop returned")
+        #expect(narrator.readingAheadCount == 0)
+        #expect(worker.status.lastProblem == "the server is stopping")
+        // Nothing is read any more: a room's request fails at once, and its story goes to espeak-ng.
+        let failed = await worker.synthesize("One more.", voice: voice.file.name)
+        guard case .failure(.unavailable) = failed else {
+            Issue.record("after stop: \(failed)")
+            return
+        }
+    }
 }

@@ -125,7 +125,7 @@ public final class ClassroomServer: Sendable {
             }
             audioCache = cache
             let voices = await VoiceCatalog.discoverOffPool(
-                configuration, espeak: await SpeechEngine.shared.voices(),
+                configuration, espeak: await SpeechEngine.shared.voices(), variants: await SpeechEngine.shared.variants(),
                 hashCache: URL(fileURLWithPath: configuration.audioCacheDirectory).appendingPathComponent("voice-hashes.json")
             )
             for problem in voices.problems {
@@ -214,6 +214,7 @@ public final class ClassroomServer: Sendable {
     public func stop() async {
         logger.notice("Server stopping")
         await registry.shutDown()
+        await speech?.stop()
         await transport.shutDown()
         finishStreams()
         for loop in loops { loop.cancel() }
@@ -228,8 +229,8 @@ public final class ClassroomServer: Sendable {
 
     /// A room created in-process (the all-in-one `start` command), with the URLs the API would answer.
     public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
-        if let speech, case .failure(let refusal) = speech.checkNatural(voice: Self.voice(of: story, settings: settings)) {
-            throw RoomError(.voiceNotInstalled, refusal.description)
+        if let speech, case .failure(let refusal) = speech.check(voice: Self.voice(of: story, settings: settings)) {
+            throw refusal.roomError
         }
         let room = try await registry.createRoom(story: story, settings: settings, storyID: storyID)
         speech?.prefetch(sentences: story.sentences, settings: Self.narration(of: story, settings: settings))

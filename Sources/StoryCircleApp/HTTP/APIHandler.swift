@@ -164,8 +164,8 @@ struct APIHandler: Sendable {
             }
         }
         if let refusal = await refusePictures(of: story) { return refusal }
-        if let narrator, case .failure(let refusal) = narrator.checkNatural(voice: ClassroomServer.voice(of: story, settings: patch)) {
-            return .error(RoomError(.voiceNotInstalled, refusal.description))
+        if let narrator, case .failure(let refusal) = narrator.check(voice: ClassroomServer.voice(of: story, settings: patch)) {
+            return .error(refusal.roomError)
         }
         do {
             let created = try await registry.createRoom(story: story, settings: patch, storyID: storyID)

@@ -20,6 +20,7 @@ public final class SpeechNarrator: NarrationPreparing {
     public let piper: PiperWorker?
     private let logger: StoryCircleLog?
     private let inFlight = Locked<[String: Task<AudioCache.Clip, any Error>]>([:])
+    private let readingAhead = Locked(ReadingAhead())
 
     public init(
         engine: SpeechEngine = .shared, cache: AudioCache, metrics: ServerMetrics,
@@ -34,19 +35,29 @@ public final class SpeechNarrator: NarrationPreparing {
         self.logger = logger
     }
 
-    /// A room's natural voice, checked when the room is created: one this node lacks is refused there,
-    /// not read by another voice. The worker starts now, so the first sentence does not wait for Python
-    /// and the voice to load. (An espeak-ng voice the node lacks is left to the room's error phase, where
-    /// the teacher chooses another in Settings and presses Try again.)
-    public func checkNatural(voice: String) -> Result<Void, VoiceRefusal> {
-        guard voice.hasPrefix(VoiceCatalog.naturalPrefix) else { return .success(()) }
+    /// A room's voice, checked when the room is created and when the teacher changes it: one this node
+    /// lacks (an espeak-ng voice or language it does not have, a natural voice not installed) is refused
+    /// there with the voices it has, never read by another voice. For a natural voice the worker starts
+    /// now, so the first sentence does not wait for Python and the voice to load.
+    public func check(voice: String) -> Result<Void, VoiceRefusal> {
         switch voices.choose(voice) {
         case .failure(let refusal):
             return .failure(refusal)
-        case .success:
+        case .success(.natural):
             piper?.warmUp()
             return .success(())
+        case .success(.espeak):
+            return .success(())
         }
+    }
+
+    /// A voice the teacher typed into a room's settings that this node cannot read is refused with the
+    /// voices it has, before the room changes (an empty one goes back to the story's voice, checked when
+    /// the room was created).
+    public func refusal(for command: TeacherCommand) -> RoomError? {
+        guard case .settings(let patch) = command, let voice = patch.voice?.trimmingCharacters(in: .whitespaces), !voice.isEmpty,
+              case .failure(let refusal) = check(voice: voice) else { return nil }
+        return refusal.roomError
     }
 
     /// Reads a new room's story with its natural voice into the cache in the background, while the
@@ -56,12 +67,27 @@ public final class SpeechNarrator: NarrationPreparing {
     public func prefetch(sentences: [String], settings: NarrationSettings) {
         guard let piper, case .success(.natural(let voice)) = voices.choose(settings.voice) else { return }
         let engine = SpokenEngine.natural(voice, piper, rate: settings.rate, pitch: settings.pitch, urgent: false)
-        Task { [self] in
+        let id = UUID()
+        let task = Task { [self] in
+            defer { readingAhead.withLock { $0.finished(id) } }
             for text in sentences {
-                guard (try? await clip(for: text, engine: engine)) != nil else { return }
+                guard !Task.isCancelled, (try? await clip(for: text, engine: engine)) != nil else { return }
             }
         }
+        if readingAhead.withLock({ $0.keep(task, id: id) }) == false { task.cancel() }
     }
+
+    /// The server is stopping: reading ahead stops, the worker fails what waits for it and is killed, and
+    /// this returns when nothing read ahead is left running.
+    public func stop() async {
+        let running = readingAhead.withLock { $0.stop() }
+        for task in running { task.cancel() }
+        piper?.stop()
+        for task in running { await task.value }
+    }
+
+    /// The read-ahead tasks still running, so that `stop` can end them.
+    var readingAheadCount: Int { readingAhead.withLock { $0.running.count } }
 
     public func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> NarrationPlan {
         let settings = request.settings
@@ -117,7 +143,7 @@ public final class SpeechNarrator: NarrationPreparing {
     }
 
     /// The clip for `text` read by `engine`, from the cache or synthesised now.
-    func clip(for text: String, engine spoken: SpokenEngine) async throws -> AudioCache.Clip {
+    func clip(for text: String, engine spoken: SpokenEngine, retried: Bool = false) async throws -> AudioCache.Clip {
         guard let version = engine.version else {
             throw NarrationError(.engineUnavailable("espeak-ng did not start"))
         }
@@ -146,8 +172,15 @@ public final class SpeechNarrator: NarrationPreparing {
             return clip
         case .inFlight(let task):
             // Read ahead for a room still in its lobby, and now a room waits for it.
-            if case .natural(let voice, let piper, _, _, true) = spoken { piper.promote(text, voice: voice.file.name) }
-            return try await task.value
+            guard case .natural(let voice, let piper, _, _, true) = spoken else { return try await task.value }
+            piper.promote(PiperText.spoken(text), voice: voice.file.name)
+            do {
+                return try await task.value
+            } catch let failure as NaturalVoiceFailure where failure.failure == .queueFull && !retried {
+                // The read-ahead request gave its place to a room that waits before it could be promoted:
+                // asked again, as urgent (a full queue of rooms that wait refuses it again).
+                return try await clip(for: text, engine: spoken, retried: true)
+            }
         }
     }
 
@@ -205,13 +238,38 @@ public final class SpeechNarrator: NarrationPreparing {
         var attempts = 0
         while true {
             attempts += 1
-            switch await piper.synthesize(text, voice: voice.file.name, lengthScale: lengthScale, urgent: urgent) {
+            switch await piper.synthesize(PiperText.spoken(text), voice: voice.file.name, lengthScale: lengthScale, urgent: urgent) {
             case .success(let spoken):
                 return spoken
             case .failure(let failure):
                 let worthRetrying = failure == .workerDied || failure == .timedOut
                 guard worthRetrying, attempts < 2, !piper.status.givenUp else { throw NaturalVoiceFailure(failure: failure) }
             }
+        }
+    }
+
+    /// The read-ahead tasks, owned: each kept until it ends, all cancelled and awaited by `stop`.
+    struct ReadingAhead {
+        var running: [UUID: Task<Void, Never>] = [:]
+        /// Ended before `keep` could record them.
+        var done: Set<UUID> = []
+        var stopped = false
+
+        /// Whether the task may run (false once stopped: the caller cancels it).
+        mutating func keep(_ task: Task<Void, Never>, id: UUID) -> Bool {
+            guard !stopped else { return false }
+            if done.remove(id) == nil { running[id] = task }
+            return true
+        }
+
+        mutating func finished(_ id: UUID) {
+            if running.removeValue(forKey: id) == nil { done.insert(id) }
+        }
+
+        mutating func stop() -> [Task<Void, Never>] {
+            stopped = true
+            defer { running = [:] }
+            return Array(running.values)
         }
     }
 
@@ -237,7 +295,7 @@ enum SpokenEngine: Sendable {
             guard let digest = await voice.digest.value() else {
                 throw NaturalVoiceFailure(failure: .unavailable("its model file cannot be read"))
             }
-            return AudioCache.key(text: text, voice: voice.id, rate: rate, pitch: pitch, engineVersion: "piper-1.8/\(digest)/espeak-ng-\(espeakVersion)")
+            return AudioCache.key(text: text, voice: voice.id, rate: rate, pitch: pitch, engineVersion: "piper-1.8/\(PiperText.version)/\(digest)/espeak-ng-\(espeakVersion)")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import Speech
+import StoryCircleCore
 
 /// The voices this node can narrate with: espeak-ng's (built in) and the natural (Piper) voices found on
 /// disk and checked, with the Piper install that reads them. A story names one as `"voice": "en-gb"`
@@ -42,6 +43,8 @@ public struct VoiceCatalog: Sendable {
     public var piper: PiperInstall?
     /// Why natural voices are not offered, when they are not (for `storycircle voices` and the log).
     public var piperMissing: String?
+    /// espeak-ng's variants ("m3" of "en+m3"); empty: not checked.
+    public var espeakVariants: [String] = []
 
     public init(espeak: [EspeakVoice], natural: [NaturalVoice], problems: [PiperVoiceFile.Problem], piper: PiperInstall?, piperMissing: String?) {
         self.espeak = espeak
@@ -77,9 +80,30 @@ public struct VoiceCatalog: Sendable {
             return code == language || code.hasPrefix(language + "-") || voice.name.lowercased() == language
         }
         if language.contains("/") || espeak.isEmpty || known {
+            // espeak-ng reads a voice with a variant it lacks in the voice's plain sound, saying nothing.
+            if let plus = voice.firstIndex(of: "+"), !espeakVariants.isEmpty {
+                let variant = voice[voice.index(after: plus)...].lowercased()
+                if !espeakVariants.contains(where: { $0.lowercased() == variant }) {
+                    return .failure(VoiceRefusal(voice: voice, reason: "espeak-ng has no variant \"\(variant)\" (after + in \"\(voice)\")",
+                                                 installed: "variants: " + espeakVariants.joined(separator: ", ")))
+                }
+            }
             return .success(.espeak(voice))
         }
-        return .failure(VoiceRefusal(voice: voice, reason: "espeak-ng has no voice \"\(voice)\"", installed: installedList))
+        return .failure(VoiceRefusal(voice: voice, reason: "espeak-ng has no voice \"\(voice)\"", installed: installedList(like: language)))
+    }
+
+    /// The voices for `voice`'s language ("en" of "en-xx"), or every voice when none speaks it.
+    func installedList(like voice: String) -> String {
+        let language = String(voice.prefix { $0 != "-" && $0 != "_" }).lowercased()
+        func speaks(_ code: String) -> Bool {
+            let code = code.lowercased()
+            return code == language || code.hasPrefix(language + "-") || code.hasPrefix(language + "_")
+        }
+        let espeak = espeak.map(\.language).filter(speaks)
+        guard !language.isEmpty, !espeak.isEmpty else { return installedList }
+        let natural = natural.filter { speaks($0.file.name) }.map(\.id)
+        return (natural + espeak).joined(separator: ", ") + " (those for \"\(language)\")"
     }
 
     /// The installed voices in one line, natural ones first.
@@ -91,7 +115,13 @@ public struct VoiceCatalog: Sendable {
 
     /// Finds Piper and its voices as `configuration` says, reading their configs (model hashes are kept
     /// in `hashCache` once worked out): run off the cooperative pool.
-    public static func discover(_ configuration: ServerConfiguration, espeak: [EspeakVoice], hashCache: URL?) -> VoiceCatalog {
+    public static func discover(_ configuration: ServerConfiguration, espeak: [EspeakVoice], variants: [String] = [], hashCache: URL?) -> VoiceCatalog {
+        var catalog = discoverVoices(configuration, espeak: espeak, hashCache: hashCache)
+        catalog.espeakVariants = variants
+        return catalog
+    }
+
+    private static func discoverVoices(_ configuration: ServerConfiguration, espeak: [EspeakVoice], hashCache: URL?) -> VoiceCatalog {
         guard configuration.naturalVoice else {
             return VoiceCatalog(espeak: espeak, natural: [], problems: [], piper: nil, piperMissing: "natural voices are turned off (naturalVoice: false)")
         }
@@ -122,9 +152,9 @@ public struct VoiceCatalog: Sendable {
     }
 
     /// `discover` on a thread of its own, for async callers.
-    public static func discoverOffPool(_ configuration: ServerConfiguration, espeak: [EspeakVoice], hashCache: URL?) async -> VoiceCatalog {
+    public static func discoverOffPool(_ configuration: ServerConfiguration, espeak: [EspeakVoice], variants: [String] = [], hashCache: URL?) async -> VoiceCatalog {
         await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: discover(configuration, espeak: espeak, hashCache: hashCache)) }
+            let thread = Thread { continuation.resume(returning: discover(configuration, espeak: espeak, variants: variants, hashCache: hashCache)) }
             thread.name = "voice-catalog"
             thread.start()
         }
@@ -249,6 +279,11 @@ public struct VoiceRefusal: Error, Sendable, Equatable, CustomStringConvertible 
     public var reason: String
     public var installed: String
     public var description: String { "\(reason). Installed voices: \(installed) (storycircle voices lists them)" }
+
+    /// The API's refusal: `voice_not_installed`, naming the voice and the voices there are.
+    public var roomError: RoomError {
+        RoomError(.voiceNotInstalled, description, params: ["voice": voice, "voices": installed])
+    }
 }
 
 /// Files that live beside the project (its venv, its scripts): looked for from the working folder and

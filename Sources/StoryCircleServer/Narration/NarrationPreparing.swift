@@ -5,6 +5,14 @@ import StoryCircleCore
 public protocol NarrationPreparing: Sendable {
     /// Prepares `request`, calling `progress(ready, total)` as clips become ready.
     func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (_ ready: Int, _ total: Int) -> Void) async throws -> NarrationPlan
+
+    /// Why `command` cannot be carried out here (it sets a voice this node cannot read), or nil.
+    func refusal(for command: TeacherCommand) -> RoomError?
+}
+
+extension NarrationPreparing {
+    /// Narrators that read any voice (the tests' fakes) refuse nothing.
+    public func refusal(for command: TeacherCommand) -> RoomError? { nil }
 }
 
 /// An error a teacher can act on: why (a code the teacher's page words from its catalog, with its

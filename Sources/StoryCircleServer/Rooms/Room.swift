@@ -159,6 +159,7 @@ public actor Room {
     public func perform(_ command: TeacherCommand) async throws(RoomError) -> RoomReport {
         // While the room reads itself back, its state is about to be replaced: nothing can happen to it.
         guard deferred == nil else { throw Self.unsaved(services.store) }
+        if let refusal = services.narrator.refusal(for: command) { throw refusal }
         carryOut(try state.perform(command, at: clock.now()))
         guard await outbox.waitUntilDurable() else { throw Self.unsaved(services.store) }
         return report()
@@ -204,7 +205,13 @@ public actor Room {
         case .message(let connection, let bytes):
             switch ClientMessage.decode(bytes) {
             case .failure(let error): carryOut(state.handle(.unreadable(connection, error, at: now)))
-            case .success(let message): carryOut(state.handle(.message(connection, message, at: now)))
+            case .success(let message):
+                if case .command(let command) = message, let error = services.narrator.refusal(for: command),
+                   let refusal = state.refusedCommand(from: connection, error) {
+                    carryOut(refusal)
+                } else {
+                    carryOut(state.handle(.message(connection, message, at: now)))
+                }
             }
         case .disconnected(let connection):
             peers[connection] = nil

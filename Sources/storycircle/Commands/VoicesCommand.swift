@@ -67,7 +67,7 @@ struct VoicesCommand: ParsableCommand {
 
     static func catalog(_ configuration: ServerConfiguration) async -> VoiceCatalog {
         await VoiceCatalog.discoverOffPool(
-            configuration, espeak: await SpeechEngine.shared.voices(),
+            configuration, espeak: await SpeechEngine.shared.voices(), variants: await SpeechEngine.shared.variants(),
             hashCache: URL(fileURLWithPath: configuration.audioCacheDirectory).appendingPathComponent("voice-hashes.json")
         )
     }
