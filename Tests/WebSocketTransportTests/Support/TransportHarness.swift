@@ -17,6 +17,10 @@ final class TransportHarness: Sendable {
         configuration.port = 0
         configuration.staticRoot = root.path
         configuration.dynamicPrefixes = ["/api", "/healthz"]
+        // Keepalive off unless a test turns it on: on a loaded machine a test's socket can sit idle past the
+        // production 20 s, and a reader expecting the application's frames would be handed a ping.
+        configuration.pingAfterIdleSeconds = 0
+        configuration.hangUpAfterIdleSeconds = 0
         configure(&configuration)
         let events = EventRecorder()
         let box = Locked<WebSocketServer?>(nil)
