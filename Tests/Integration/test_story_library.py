@@ -37,6 +37,10 @@ def test_the_sample_stories_are_in_the_library_once_and_a_deleted_one_stays_dele
     for story in listed["stories"]:
         assert story["version"] == 1 and story["updatedBy"] == "sample" and story["questions"] >= 1
         assert story["updatedAt"] > 0 and story["language"] in ("en", "es")
+    # The picture sample holds its pictures by stored id, so it starts a room.
+    olive = next(story for story in listed["stories"] if story["title"] == "Olive the Owl")
+    status, room = api(server, "POST", "/api/rooms", {"storyId": olive["id"]})
+    assert status == 201, room
     pip = next(story for story in listed["stories"] if story["title"].startswith("Pip"))
     assert api(server, "DELETE", f"/api/stories/{pip['id']}")[0] == 200
     server.stop()

@@ -80,4 +80,21 @@ struct StoryLibraryAPITests {
         #expect(await request(api, "POST", "/api/rooms", body: #"{"storyId": "Not An Id!"}"#).0 == 400)
         #expect(await request(api, "POST", "/api/rooms", body: #"{"storyId": "abcdef"}"#).0 == 404)
     }
+
+    private static let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("config/stories").path
+
+    @Test func aSeededPictureSampleHoldsStoredPicturesAndStartsARoomByItsId() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (api, store, registry) = try handler()
+        defer { Task { await registry.shutDown(); await store.close() } }
+        await SampleStories.seed(store, from: Self.samples, logger: StoryCircleLog(label: "test", minimumLevel: .error), now: ServerTime(milliseconds: 1))
+        let (_, listed) = await request(api, "GET", "/api/stories")
+        let olive = try #require((listed["stories"] as? [[String: Any]])?.first { ($0["title"] as? String) == "Olive the Owl" })
+        let id = try #require(olive["id"] as? String)
+        let stored = try #require(try await store.story(id))
+        #expect(!stored.story.pictureReferences.isEmpty)
+        #expect(stored.story.pictureReferences.allSatisfy { $0.storedID != nil })
+        let (status, room) = await request(api, "POST", "/api/rooms", body: #"{"storyId": "\#(id)"}"#)
+        #expect(status == 201, "\(room)")
+    }
 }

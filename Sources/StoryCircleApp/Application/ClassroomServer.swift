@@ -109,7 +109,7 @@ public final class ClassroomServer: Sendable {
         }
         let library = roomStore as? any StoryLibrary
         if let library {
-            await SampleStories.seed(library, from: configuration.sampleStoriesDirectory, logger: logger)
+            await SampleStories.seed(library, from: configuration.sampleStoriesDirectory, logger: logger, now: clock.now())
         }
         var audioCache: AudioCache?
         let roomNarrator: any NarrationPreparing

@@ -7,8 +7,27 @@ import StoryCircleServer
 enum SampleStories {
     /// Seeds `library` from the files in `directory`; a file that does not load is logged and left out, and
     /// a store that cannot be written now is logged (the next start tries again): neither stops a server.
-    static func seed(_ library: any StoryLibrary, from directory: String, logger: StoryCircleLog) async {
-        let seeds = await load(directory, logger: logger)
+    /// A sample's pictures go into the picture store first and the library holds it naming them by id:
+    /// a story with picture files could never start a room.
+    static func seed(_ library: any StoryLibrary, from directory: String, logger: StoryCircleLog, now: ServerTime) async {
+        var seeds: [StorySeed] = []
+        for (seed, path) in await load(directory, logger: logger) {
+            guard !seed.story.pictureReferences.isEmpty else {
+                seeds.append(seed)
+                continue
+            }
+            guard let pictures = library as? any PictureStore else {
+                logger.warning("Sample story not added", ["file": path, "reason": "this server's store keeps no pictures"])
+                continue
+            }
+            do {
+                seeds.append(StorySeed(key: seed.key, story: try await StoryPictures.storing(seed.story, storyPath: path, in: pictures, now: now)))
+            } catch let failure as StoryPictures.StoryPictureFailure {
+                logger.warning("Sample story not added", ["file": path, "reason": failure.description])
+            } catch {
+                logger.warning("Sample story not added", ["file": path, "reason": StoreFailure.from(error, record: "picture").reason])
+            }
+        }
         guard !seeds.isEmpty else { return }
         do {
             let added = try await library.seedStories(seeds)
@@ -19,8 +38,8 @@ enum SampleStories {
     }
 
     /// The stories of `directory`, read on a thread of their own (file reads stay off Swift's pool).
-    static func load(_ directory: String, logger: StoryCircleLog) async -> [StorySeed] {
-        let (seeds, problems) = await withCheckedContinuation { (continuation: CheckedContinuation<([StorySeed], [(String, String)]), Never>) in
+    static func load(_ directory: String, logger: StoryCircleLog) async -> [(StorySeed, path: String)] {
+        let (seeds, problems) = await withCheckedContinuation { (continuation: CheckedContinuation<([(StorySeed, path: String)], [(String, String)]), Never>) in
             let thread = Thread { continuation.resume(returning: read(directory)) }
             thread.name = "sample-stories"
             thread.start()
@@ -31,9 +50,9 @@ enum SampleStories {
         return seeds
     }
 
-    static func read(_ directory: String) -> ([StorySeed], [(String, String)]) {
+    static func read(_ directory: String) -> ([(StorySeed, path: String)], [(String, String)]) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return ([], []) }
-        var seeds: [StorySeed] = []
+        var seeds: [(StorySeed, path: String)] = []
         var problems: [(String, String)] = []
         for name in names.sorted() where name.hasSuffix(".json") {
             let path = (directory as NSString).appendingPathComponent(name)
@@ -46,7 +65,7 @@ enum SampleStories {
                 problems.append((path, loaded.errors.map(\.description).joined(separator: "; ")))
                 continue
             }
-            seeds.append(StorySeed(key: name, story: story))
+            seeds.append((StorySeed(key: name, story: story), path: path))
         }
         return (seeds, problems)
     }

@@ -97,6 +97,25 @@ public enum StoryPictures {
     }
 }
 
+extension StoryPictures {
+    /// Stores the pictures of `story` (read next to `storyPath`) in `pictures`, as an upload to
+    /// `POST /api/pictures` would (cleaned on the picture threads), and answers the story naming them by id.
+    public static func storing(_ story: Story, storyPath: String, in pictures: any PictureStore, now: ServerTime) async throws -> Story {
+        guard !story.pictureReferences.isEmpty else { return story }
+        return try await storing(story, storyPath: storyPath) { bytes in
+            let outcome = try await APIHandler.pictureThreads.run {
+                Result { () throws(PictureError) -> StoredPicture in
+                    let clean = try PictureCleaner.clean(bytes)
+                    return StoredPicture(large: APIHandler.rendition(clean.large), phone: clean.phone.map(APIHandler.rendition), createdAt: now)
+                }
+            }
+            let picture = try outcome.mapError { StoryPictureFailure(description: $0.message) }.get()
+            try await pictures.storePicture(picture)
+            return (picture.id, picture.storedBytes)
+        }
+    }
+}
+
 extension ClassroomServer {
     /// Stores the pictures of `story` (read next to `storyPath`) in this server's store, as an upload to
     /// `POST /api/pictures` would, and answers the story naming them by id (`storycircle start`).
@@ -106,16 +125,6 @@ extension ClassroomServer {
             throw StoryPictures.StoryPictureFailure(description: "this server's store keeps no pictures")
         }
         let now = ServerTime(milliseconds: Int64((Date().timeIntervalSince1970 * 1_000).rounded()))
-        return try await StoryPictures.storing(story, storyPath: storyPath) { bytes in
-            let outcome = try await APIHandler.pictureThreads.run {
-                Result { () throws(PictureError) -> StoredPicture in
-                    let clean = try PictureCleaner.clean(bytes)
-                    return StoredPicture(large: APIHandler.rendition(clean.large), phone: clean.phone.map(APIHandler.rendition), createdAt: now)
-                }
-            }
-            let picture = try outcome.mapError { StoryPictures.StoryPictureFailure(description: $0.message) }.get()
-            try await pictures.storePicture(picture)
-            return (picture.id, picture.storedBytes)
-        }
+        return try await StoryPictures.storing(story, storyPath: storyPath, in: pictures, now: now)
     }
 }
