@@ -246,6 +246,23 @@ def test_story_push_list_pull_and_push_back_on_a_version(server, tmp_path):
     assert api(server, "GET", f"/api/stories/{story_id}")[1]["title"] == "From the terminal, edited"
 
 
+def test_story_push_uploads_the_pictures_first_and_the_api_refuses_picture_files(server):
+    owl = ROOT / "config/stories/olive-the-owl.json"
+    pushed = cli(server, "story", "push", str(owl))
+    assert pushed.returncode == 0, pushed.stderr
+    story_id = re.search(r"saved as story (\S+), version 1", pushed.stdout).group(1)
+    stored = api(server, "GET", f"/api/stories/{story_id}")[1]["story"]
+    first = stored["text"][0]["picture"]
+    assert "file" not in first and re.fullmatch(r"[0-9a-f]{64}", first["id"])
+    status, room = api(server, "POST", "/api/rooms", {"storyId": story_id})
+    assert status == 201, room
+
+    status, body = api(server, "POST", "/api/stories", json.loads(owl.read_text()))
+    assert status == 422 and body["error"]["code"] == "invalid_story"
+    assert body["error"]["issues"][0]["path"] == "text[0].picture.file"
+    assert "story push" in body["error"]["issues"][0]["message"]
+
+
 def test_story_push_of_a_bad_story_prints_every_problem_and_saves_nothing(server, tmp_path):
     before = len(api(server, "GET", "/api/stories")[1]["stories"])
     wrong = short_story()

@@ -97,4 +97,24 @@ struct StoryLibraryAPITests {
         let (status, room) = await request(api, "POST", "/api/rooms", body: #"{"storyId": "\#(id)"}"#)
         #expect(status == 201, "\(room)")
     }
+
+    @Test func aStoryNamingPictureFilesIsRefusedAtEachFieldAndNothingIsSaved() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (api, store, registry) = try handler()
+        defer { Task { await registry.shutDown(); await store.close() } }
+        let pictured = #"{"title": "Kite", "text": [{"text": "Kim had a kite.", "picture": {"file": "kite.png", "alt": "A kite"}}, "It flew."], "quiz": {"question": "What flew?", "options": [{"label": "A kite", "picture": {"file": "../kite.png"}}, "A cat"], "answer": "A kite"}}"#
+        let (status, body) = await request(api, "POST", "/api/stories", body: pictured)
+        #expect(status == 422 && Self.code(body) == "invalid_story", "\(body)")
+        let issues = try #require((body["error"] as? [String: Any])?["issues"] as? [[String: Any]])
+        #expect(issues.compactMap { $0["path"] as? String } == ["text[0].picture.file", "quiz.options[0].picture.file"])
+        #expect(issues.allSatisfy { ($0["message"] as? String)?.contains("story push") == true })
+        #expect(try await store.listStories(matching: nil, after: nil, limit: 10).stories.isEmpty)
+
+        let (created, saved) = await request(api, "POST", "/api/stories", body: Self.story)
+        #expect(created == 201)
+        let id = try #require(saved["id"] as? String)
+        let (updated, refusal) = await request(api, "PUT", "/api/stories/\(id)", body: #"{"story": \#(pictured), "version": 1}"#)
+        #expect(updated == 422 && Self.code(refusal) == "invalid_story")
+        #expect(try await store.story(id)?.entry.version == 1)
+    }
 }

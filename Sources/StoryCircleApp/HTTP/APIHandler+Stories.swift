@@ -84,8 +84,10 @@ extension APIHandler {
         case .failure(let error): return .error(error)
         }
         // Either {"story": {...}, "by": "..."} or the story file itself (either seed shape too).
-        let (story, issues) = checkedStory(body["story"] ?? .object(body.filter { $0.key != "by" }))
+        let document = body["story"] ?? .object(body.filter { $0.key != "by" })
+        let (story, issues) = checkedStory(document)
         guard let story else { return invalidStory(issues) }
+        if let refusal = refuseUnstoredPictures(document) { return refusal }
         do {
             let stored = try await library.createStory(story, by: author(body))
             return .json(201, StoryResponse(stored, warnings: issues))
@@ -117,6 +119,7 @@ extension APIHandler {
         }
         let (story, issues) = checkedStory(document)
         guard let story else { return invalidStory(issues) }
+        if let refusal = refuseUnstoredPictures(document) { return refusal }
         do {
             let stored = try await library.updateStory(id, to: story, basedOn: version, by: author(body))
             return .json(200, StoryResponse(stored, warnings: issues))
@@ -235,6 +238,16 @@ extension APIHandler {
             return (nil, validated.issues + [ValidationIssue(.error, at: "narration.voice", refusal.description)])
         }
         return (story, validated.issues)
+    }
+
+    /// A library story starts rooms, so its pictures must be stored ones: a file path names a file on the
+    /// computer that sent it, which this server never sees.
+    private func refuseUnstoredPictures(_ document: JSONValue) -> HTTPResponse? {
+        let files = Story.pictureFileLocations(in: document)
+        guard !files.isEmpty else { return nil }
+        return invalidStory(files.map { location in
+            ValidationIssue(.error, at: location.path + ".file", "the picture \(location.file) was not uploaded: upload it to POST /api/pictures first and name it by its id (storycircle story push does this)")
+        })
     }
 
     private func invalidStory(_ issues: [ValidationIssue]) -> HTTPResponse {

@@ -101,7 +101,7 @@ struct StoryPushCommand: ParsableCommand {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw CommandFailure("cannot open \(file): \(FileManager.default.fileExists(atPath: file) ? "it cannot be read" : "there is no such file")")
         }
-        let document: JSONValue
+        var document: JSONValue
         do {
             document = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
@@ -110,6 +110,11 @@ struct StoryPushCommand: ParsableCommand {
             throw CommandFailure("\(file) is not a valid story; nothing was sent.")
         }
         let token = try client.adminToken()
+        // Picture files go up first (as for `room create`): the library keeps a story naming its pictures
+        // by stored id. A story that does not load is sent as it is, for the server's validator to word.
+        if !Story.pictureFileLocations(in: document).isEmpty, let story = Story.load(json: document).value {
+            document = try await PictureUpload.upload(story, storyPath: file, api: client.api, token: token).jsonValue()
+        }
         let author = "cli:" + (ProcessInfo.processInfo.environment["USER"] ?? "admin")
         let response: APIClient.Response
         if let id {
