@@ -6,21 +6,54 @@ import StoryCircleCore
 /// are relative to it), checked and cleaned exactly as the server does, and replaced in the story by the
 /// ids they are stored under.
 public enum StoryPictures {
-    /// The file a picture path names, relative to the story file's folder.
-    public static func resolve(_ file: String, storyPath: String) -> String {
-        if file.hasPrefix("/") { return file }
-        return URL(fileURLWithPath: storyPath).deletingLastPathComponent().appendingPathComponent(file).standardizedFileURL.path
+    /// The file a picture path names: relative to the story file's folder, and, symlinks resolved, inside
+    /// it (a story file from somewhere else must not read, and upload, any file this account can read).
+    public static func resolve(_ file: String, storyPath: String) throws(StoryPictureFailure) -> String {
+        guard !file.hasPrefix("/") else {
+            throw StoryPictureFailure(description: "a picture's path must be relative to the story file's folder, not absolute")
+        }
+        let folderURL = URL(fileURLWithPath: storyPath).deletingLastPathComponent()
+        let folder = realPath(folderURL.path) ?? folderURL.standardizedFileURL.path
+        let named = URL(fileURLWithPath: folder).appendingPathComponent(file).standardizedFileURL.path
+        // A file that does not exist is judged by its path; reading it then says it is missing.
+        let located = realPath(named) ?? named
+        guard located.hasPrefix(folder.hasSuffix("/") ? folder : folder + "/") else {
+            throw StoryPictureFailure(description: "the picture must be in the story file's folder or a folder inside it; this path leads outside it")
+        }
+        return located
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Every problem with the pictures of the story at `storyPath` (already loaded as `document`): a
-    /// missing or unreadable file, a file that is not a usable picture, a story whose pictures are over
-    /// the limits together. Each with the path of the field that names the file.
-    public static func problems(document: JSONValue, storyPath: String, limits: PictureLimits = .standard) -> [ValidationIssue] {
+    /// path leading outside the story's folder, a missing or unreadable file, a file that is not a usable
+    /// picture, a story whose pictures are over the limits together. Each with the path of the field that
+    /// names the file. The files are read and decoded on the picture threads, off Swift's pool.
+    public static func problems(document: JSONValue, storyPath: String, limits: PictureLimits = .standard) async -> [ValidationIssue] {
+        do {
+            return try await APIHandler.pictureThreads.run { checkedNow(document: document, storyPath: storyPath, limits: limits) }
+        } catch {
+            return [ValidationIssue(.error, at: "", "the pictures could not be checked: \(error)")]
+        }
+    }
+
+    /// `problems`, on the calling thread: blocking file reads and decoding.
+    static func checkedNow(document: JSONValue, storyPath: String, limits: PictureLimits) -> [ValidationIssue] {
         var issues: [ValidationIssue] = []
         var checked: [String: Int?] = [:]  // file -> stored bytes (nil when refused)
         var total = 0
         for (path, file) in Story.pictureFileLocations(in: document) {
-            let resolved = resolve(file, storyPath: storyPath)
+            let resolved: String
+            do {
+                resolved = try resolve(file, storyPath: storyPath)
+            } catch {
+                issues.append(ValidationIssue(.error, at: path, "\(file): \(error.description)"))
+                continue
+            }
             if let earlier = checked[resolved] {
                 if earlier == nil { issues.append(ValidationIssue(.error, at: path, "\(file): see above")) }
                 continue
@@ -54,11 +87,20 @@ public enum StoryPictures {
         var total = 0
         for reference in story.pictureReferences {
             guard case .file(let file) = reference.source, ids[file] == nil else { continue }
-            let bytes: [UInt8]
+            let located: String
             do {
-                bytes = try PictureFile.read(path: resolve(file, storyPath: storyPath), limits: limits)
+                located = try resolve(file, storyPath: storyPath)
             } catch {
-                throw StoryPictureFailure(description: "\(file): \(describe(error))")
+                throw StoryPictureFailure(description: "\(file): \(error.description)")
+            }
+            // A blocking read: on the picture threads, off Swift's pool.
+            let read = try await APIHandler.pictureThreads.run {
+                Result { () throws(PictureFile.ReadError) -> [UInt8] in try PictureFile.read(path: located, limits: limits) }
+            }
+            let bytes: [UInt8]
+            switch read {
+            case .success(let content): bytes = content
+            case .failure(let error): throw StoryPictureFailure(description: "\(file): \(describe(error))")
             }
             let stored: (id: String, storedBytes: Int)
             do {

@@ -23,7 +23,7 @@ struct StoryValidateCommand: ParsableCommand {
             }
             if let story = result.value {
                 // The pictures, checked as the server will check them (a file missing, not a picture, too big).
-                let pictureProblems = StoryFile.document(path).map { StoryPictures.problems(document: $0, storyPath: path) } ?? []
+                let pictureProblems = if let document = StoryFile.document(path) { await StoryPictures.problems(document: document, storyPath: path) } else { [ValidationIssue]() }
                 for issue in pictureProblems {
                     FileHandle.standardError.write(Data("\(path): \(issue)\n".utf8))
                 }
