@@ -29,6 +29,18 @@ static void sc_jpeg_emit_message(j_common_ptr cinfo, int level) {
     }
 }
 
+/// A progressive picture may name any number of scans, each one a pass over all its coefficients: a
+/// small file with thousands of them is minutes of CPU. Real pictures have about ten (libjpeg-turbo's
+/// own tools stop at 500 as well).
+enum { SC_JPEG_MAX_SCANS = 500 };
+
+static void sc_jpeg_progress(j_common_ptr cinfo) {
+    if (!cinfo->is_decompressor || ((j_decompress_ptr)cinfo)->input_scan_number <= SC_JPEG_MAX_SCANS) return;
+    sc_jpeg_error *error = (sc_jpeg_error *)cinfo->err;
+    sc_copy_message(error->message, error->message_capacity, "the picture has more scans than any real picture has");
+    longjmp(error->jump, 1);
+}
+
 static void sc_jpeg_install(struct jpeg_decompress_struct *cinfo, sc_jpeg_error *error, char *message, size_t capacity) {
     cinfo->err = jpeg_std_error(&error->base);
     error->base.error_exit = sc_jpeg_error_exit;
@@ -69,6 +81,8 @@ sc_image_status sc_jpeg_decode(const uint8_t *data, size_t length, sc_image_limi
         return SC_IMAGE_CORRUPT;
     }
     jpeg_create_decompress(&cinfo);
+    struct jpeg_progress_mgr progress = {.progress_monitor = sc_jpeg_progress};
+    cinfo.progress = &progress;
     jpeg_mem_src(&cinfo, data, (unsigned long)length);
     jpeg_read_header(&cinfo, TRUE);
     if (!sc_within_limits(cinfo.image_width, cinfo.image_height, limits)) {

@@ -85,7 +85,13 @@ sc_image_status sc_png_decode(const uint8_t *data, size_t length, sc_image_limit
 
     pixels = malloc((size_t)width * height * 4);
     rows = malloc(sizeof(png_bytep) * height);
-    if (!pixels || !rows) png_error(png, "out of memory");
+    if (!pixels || !rows) {
+        // Not the file's fault: said as such, not as a damaged picture.
+        free(pixels);
+        free(rows);
+        png_destroy_read_struct(&png, &info, NULL);
+        return SC_IMAGE_NO_MEMORY;
+    }
     for (png_uint_32 y = 0; y < height; y++) rows[y] = pixels + (size_t)y * width * 4;
     png_read_image(png, rows);
     // The end too: a file cut after its pixels (no IEND) is damaged all the same.
