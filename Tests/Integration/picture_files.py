@@ -51,5 +51,21 @@ def jpeg_with_gps(width=320, height=240):
     return plain[:2] + segment(0xE1, exif_gps()) + segment(0xE1, xmp) + plain[2:]
 
 
+def jpeg_many_scans(scans=600):
+    """A small progressive JPEG whose first scan is repeated `scans` times: libjpeg only warns about the
+    bogus progression and decodes every one of them."""
+    buffer = io.BytesIO()
+    Image.new("RGB", (64, 48), (30, 120, 200)).save(buffer, "JPEG", quality=90, progressive=True)
+    data = buffer.getvalue()
+    start = data.index(b"\xff\xda")
+    end = start + 2
+    while True:
+        end = data.index(b"\xff", end)
+        if data[end + 1] != 0 and not 0xD0 <= data[end + 1] <= 0xD7:
+            break
+        end += 2
+    return data[:end] + data[start:end] * scans + data[end:]
+
+
 SVG = b'<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><circle r="9"/></svg>'
 TEXT = b"This is my dragon. It is green and it likes apples.\n"

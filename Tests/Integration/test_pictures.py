@@ -11,7 +11,7 @@ import shutil
 import subprocess
 
 from conftest import BIN, ROOT, join, screen
-from picture_files import SVG, TEXT, jpeg_with_gps, png, png_bomb
+from picture_files import SVG, TEXT, jpeg_many_scans, jpeg_with_gps, png, png_bomb
 
 OWL = ROOT / "config" / "stories" / "olive-the-owl.json"
 
@@ -40,6 +40,9 @@ def test_each_bad_picture_is_refused_with_its_reason_and_nothing_else_is_lost(se
     status, code, reason, error = refused(server, png_bomb())
     assert (status, code, reason) == (422, "picture_refused", "picture_too_many_pixels")
     assert error["params"]["width"] == "30000" and error["params"]["height"] == "30000"
+    # Hundreds of scans in a small file: refused, not decoded for minutes.
+    assert refused(server, jpeg_many_scans(600))[:3] == (422, "picture_refused", "picture_damaged")
+    assert upload(server, jpeg_many_scans(20))[0] == 201
 
     # 50 MB: refused from its Content-Length, before a byte of it is read.
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=15)
@@ -51,6 +54,18 @@ def test_each_bad_picture_is_refused_with_its_reason_and_nothing_else_is_lost(se
     assert response.status == 413
     assert json.loads(response.read())["error"]["code"] == "payload_too_large"
     connection.close()
+
+    # Without a bearer token only the normal body limit: 1 MB is refused before the route would be reached.
+    for authorization in (None, "Basic eDp5"):
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=15)
+        connection.putrequest("POST", "/api/pictures")
+        if authorization:
+            connection.putheader("Authorization", authorization)
+        connection.putheader("Content-Length", str(1024 * 1024))
+        connection.endheaders()
+        response = connection.getresponse()
+        assert response.status == 413 and json.loads(response.read())["error"]["code"] == "payload_too_large"
+        connection.close()
 
     # A phone's photo with its location: stored, without the location.
     status, cleaned = upload(server, jpeg_with_gps())
@@ -130,6 +145,25 @@ def test_story_validate_checks_every_picture_file_with_its_path(tmp_path):
     assert f"{bad}: quiz.questions[0].options[2].picture: pictures/missing.png: there is no such file" in result.stderr
     assert f"{bad}: quiz.questions[1].picture: pictures/cut.png: The PNG picture is damaged or cut short" in result.stderr
     assert f"{bad}: invalid: 4 errors" in result.stdout
+
+
+def test_picture_paths_may_not_lead_outside_the_story_files_folder(tmp_path):
+    shutil.copytree(OWL.parent / "pictures", tmp_path / "stories" / "pictures")
+    secret = tmp_path / "secret.png"
+    shutil.copy(OWL.parent / "pictures" / "owl.png", secret)
+    (tmp_path / "stories" / "pictures" / "link.png").symlink_to(secret)
+    story = json.loads(OWL.read_text())
+    story["text"][0]["picture"]["file"] = str(secret)
+    story["text"][1]["picture"]["file"] = "../secret.png"
+    story["text"][2]["picture"]["file"] = "pictures/link.png"
+    bad = tmp_path / "stories" / "bad.json"
+    bad.write_text(json.dumps(story))
+    result = run("story", "validate", str(bad))
+    assert result.returncode == 1
+    assert f"{bad}: text[0].picture: {secret}: a picture's path must be relative to the story file's folder, not absolute" in result.stderr
+    assert f"{bad}: text[1].picture: ../secret.png: the picture must be in the story file's folder" in result.stderr
+    assert f"{bad}: text[2].picture: pictures/link.png: the picture must be in the story file's folder" in result.stderr
+    assert f"{bad}: invalid: 3 errors" in result.stdout
 
 
 def test_room_create_uploads_the_pictures_and_every_screen_is_sent_them(server, tmp_path):
