@@ -102,11 +102,11 @@ struct StoryLibraryAPITests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let (api, store, registry) = try handler()
         defer { Task { await registry.shutDown(); await store.close() } }
-        let pictured = #"{"title": "Kite", "text": [{"text": "Kim had a kite.", "picture": {"file": "kite.png", "alt": "A kite"}}, "It flew."], "quiz": {"question": "What flew?", "options": [{"label": "A kite", "picture": {"file": "../kite.png"}}, "A cat"], "answer": "A kite"}}"#
+        let pictured = #"{"title": "Kite", "text": [{"text": "Kim had a kite.", "picture": {"file": "kite.png", "alt": "A kite"}}, "It flew."], "quiz": {"question": "What flew?", "options": [{"label": "A kite", "picture": {"file": "../kite.png"}}, {"label": "A cat", "picture": {"file": "cat.png"}}], "answer": "A kite"}}"#
         let (status, body) = await request(api, "POST", "/api/stories", body: pictured)
         #expect(status == 422 && Self.code(body) == "invalid_story", "\(body)")
         let issues = try #require((body["error"] as? [String: Any])?["issues"] as? [[String: Any]])
-        #expect(issues.compactMap { $0["path"] as? String } == ["text[0].picture.file", "quiz.options[0].picture.file"])
+        #expect(issues.compactMap { $0["path"] as? String } == ["text[0].picture.file", "quiz.options[0].picture.file", "quiz.options[1].picture.file"])
         #expect(issues.allSatisfy { ($0["message"] as? String)?.contains("story push") == true })
         #expect(try await store.listStories(matching: nil, after: nil, limit: 10).stories.isEmpty)
 
