@@ -48,7 +48,7 @@ extension WebSocketServer {
         }
         let request = HTTPRequest(id: HTTPRequest.ID(connection: connection.id, sequence: connection.sequence), method: method, path: path, query: query, headers: headers, body: [], peer: connection.peer)
         let declaredLength = Int(headers["content-length"] ?? "") ?? 0
-        let bodyLimit = configuration.maxRequestBodyBytes(for: path)
+        let bodyLimit = configuration.maxRequestBodyBytes(for: path, headers: headers)
         if declaredLength > bodyLimit {
             return answerNow(connection, refusals.httpRefusal(.payloadTooLarge(limit: bodyLimit)))
         }
@@ -66,7 +66,7 @@ extension WebSocketServer {
 
     func receiveBody(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) -> Int32 {
         guard connection.request != nil else { return 0 }
-        let bodyLimit = configuration.maxRequestBodyBytes(for: connection.request?.path ?? "")
+        let bodyLimit = configuration.maxRequestBodyBytes(for: connection.request?.path ?? "", headers: connection.request?.headers ?? [:])
         if (connection.request?.body.count ?? 0) + bytes.count > bodyLimit {
             connection.request = nil
             return answerNow(connection, refusals.httpRefusal(.payloadTooLarge(limit: bodyLimit)))

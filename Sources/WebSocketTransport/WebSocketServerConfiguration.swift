@@ -17,9 +17,13 @@ public struct WebSocketServerConfiguration: Sendable {
     /// Larger body limits for exact paths (a picture upload), instead of raising the limit for every route.
     public var maxRequestBodyBytesByPath: [String: Int] = [:]
 
-    /// The body limit of a request to `path`.
-    public func maxRequestBodyBytes(for path: String) -> Int {
-        maxRequestBodyBytesByPath[path] ?? maxRequestBodyBytes
+    /// The body limit of a request to `path` with `headers`. A path's larger limit only for a request
+    /// carrying a bearer token (its route checks which): an anonymous client cannot make the server hold
+    /// megabytes before the route refuses it.
+    public func maxRequestBodyBytes(for path: String, headers: [String: String]) -> Int {
+        guard let limit = maxRequestBodyBytesByPath[path] else { return maxRequestBodyBytes }
+        let bearer = headers["authorization"]?.lowercased().hasPrefix("bearer ") == true
+        return bearer ? limit : min(limit, maxRequestBodyBytes)
     }
     /// A connection whose unsent messages exceed this is dropped (it can rejoin) instead of growing memory.
     public var maxQueuedBytesPerConnection = 1 << 20
