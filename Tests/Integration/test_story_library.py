@@ -310,6 +310,8 @@ def test_listen_reads_one_sentence_through_the_audio_cache_and_voices_lists_the_
     assert api(server, "POST", "/api/stories/listen", {"text": "Kim had a red kite.", "voice": "en", "rate": 160, "pitch": 40})[1]["audio"] == body["audio"]
     status, refused = api(server, "POST", "/api/stories/listen", {"text": "Hello.", "voice": "xx-nobody"})
     assert status == 422 and refused["error"]["code"] == "voice_not_installed"
+    # The params the pages word the refusal with: the voice asked for and the ones there are.
+    assert refused["error"]["params"]["voice"] == "xx-nobody" and "en" in refused["error"]["params"]["voices"], refused
     status, refused = api(server, "POST", "/api/stories/listen", {"text": "x" * 700})
     assert status == 400 and refused["error"]["code"] == "invalid_message"
 
