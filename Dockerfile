@@ -2,6 +2,7 @@
 FROM swift:6.3-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
       pkg-config libwebsockets-dev libev-dev libwebsockets-evlib-ev libespeak-ng-dev espeak-ng-data libmp3lame-dev libsqlite3-dev libpq-dev \
+      libicu-dev libpng-dev libjpeg62-turbo-dev libwebp-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -14,6 +15,7 @@ RUN swift build -c release --static-swift-stdlib --product storycircle \
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends \
       libwebsockets17 libwebsockets-evlib-ev libev4 libespeak-ng1 espeak-ng-data libmp3lame0 libsqlite3-0 libpq5 ca-certificates \
+      libicu72 libpng16-16 libjpeg62-turbo libwebp7 \
       libcurl4 libxml2 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/storycircle /usr/local/bin/storycircle

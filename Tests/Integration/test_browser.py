@@ -19,10 +19,11 @@ from conftest import SHORT_STORY, STORIES, Server
 
 CLASSROOM = STORIES / "classroom.json"
 XSS = "<img src=x onerror=alert(1)>"  # a nickname that would run script if a page inserted it as HTML
-# Thirty children more: long names, a name that looks like HTML, names that must wrap between words.
+# Thirty children more: long names (one of the longest allowed, 40 letters unbroken), a name that looks like
+# HTML, names that must wrap between words.
 CROWD = ["Maximilian Alexander", "Anne-Sophie Marguerite", XSS, "Zoë", "Oliver", "Amelia", "Noah", "Isla", "Leo",
          "Mia", "Arthur", "Freya", "Theo", "Ivy", "Finley", "Rosie", "Jack", "Lily", "Harry", "Evie", "Charlie",
-         "Ella", "George", "Grace", "Oscar", "Ava", "Alfie", "Sofia", "Henry", "Willow Rainbow-Smith"]
+         "Ella", "George", "Grace", "Oscar", "Ava", "Alfie", "Sofia", "Henry", "M" * 40]
 # The colours the story's first question names, as the options draw them (options.js).
 NAMED = {"Blue": (21, 101, 192), "Green": (46, 125, 50), "Yellow": (253, 216, 53), "Red": (211, 47, 47)}
 

@@ -9,10 +9,10 @@ from selenium.webdriver.common.by import By
 from browser_support import TEACHER, axe, browsers, no_page_errors, screenshot, visible, wait  # noqa: F401 (browsers is a fixture)
 from test_browser import CLASSROOM, CROWD, Crowd
 
-# The nickname limit is 30 characters (Nickname.maximumLength): the 34 letters of the word are refused at
-# the door, so the longest the roster can meet is its first 30, and 30 of the widest letter.
-LONG = "Supercalifragilisticexpialidocious"[:30]
-WIDE = "W" * 30
+# The nickname limit is 40 characters (Nickname.maximumLength): the whole 34-letter word joins, and the
+# longest the roster can meet is 40 of the widest letter.
+LONG = "Supercalifragilisticexpialidocious"
+WIDE = "W" * 40
 CLASS = [LONG, WIDE, *CROWD]
 
 # What the teacher sees of the roster now: rows wholly on screen (inside the roster's scrolling box and
@@ -69,7 +69,7 @@ def test_the_roster_shows_25_children_at_1366x768_and_every_button(server, brows
     screenshot(teacher, "teacher-roster-32" if lang == "en" else f"{lang}-teacher-roster-32")
 
     # The long names: whole in the title (hover) and in the text a screen reader reads; one wider than its
-    # column is cut short on screen (30 W's are wider than the name column in any language here).
+    # column is cut short on screen (40 W's are wider than the name column in any language here).
     for name in (LONG, WIDE):
         row = next(r for r in seen["rows"] if r["name"] == name)
         assert row["title"] == name and row["buttonsAcross"], row

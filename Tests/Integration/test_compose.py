@@ -172,3 +172,16 @@ def test_the_containers_health_checks_pass_on_a_healthy_server_and_fail_without_
         assert subprocess.run(on_server, capture_output=True, timeout=10).returncode == 0, f"{where}: {command}"
         nobody = [part.replace("/8080", "/1") for part in command]
         assert subprocess.run(nobody, capture_output=True, timeout=10).returncode != 0, where
+
+
+def test_the_image_builds_with_every_library_the_build_needs():
+    """The container's build stage installs every Debian package scripts/install-deps.sh installs to build
+    (a C library added to the package and to install-deps but not to the Dockerfile breaks only the image,
+    which no other test builds), and its runtime stage carries the matching shared libraries."""
+    deps = (ROOT / "scripts" / "install-deps.sh").read_text().split('if [ "$want_test" = yes ]', 1)[0]
+    needed = re.findall(r"^need_(?:pkgconfig \S+|package) (\S+)$", deps, re.M)
+    build, runtime = (ROOT / "Dockerfile").read_text().split("\nFROM debian:", 1)
+    missing = [package for package in needed if not re.search(rf"(?<![\w.+-]){re.escape(package)}(?![\w.+-])", build)]
+    assert not missing, f"the Dockerfile's build stage lacks {missing}"
+    for library in ["libicu72", "libpng16-16", "libjpeg62-turbo", "libwebp7", "libwebsockets17", "libpq5"]:
+        assert library in runtime, f"the image's runtime stage lacks {library}"

@@ -68,17 +68,17 @@ def test_a_name_too_long_is_refused_with_the_limit_and_the_page_shows_the_same_l
     async def scenario():
         reply = await refusal(server, room, long_name)
         assert reply["code"] == "nickname_invalid"
-        assert reply["params"] == {"problem": "too_long", "length": "44", "max": "30"}
-        assert "at most 30" in reply["message"]
-        # Thirty letters, emoji counted as one each as the page counts them, are welcome.
-        _, welcome = await join(server, room, "👩‍🚀" * 30)
-        assert welcome["player"]["nickname"] == "👩‍🚀" * 30
+        assert reply["params"] == {"problem": "too_long", "length": "44", "max": "40"}
+        assert "at most 40" in reply["message"]
+        # Forty letters, emoji counted as one each as the page counts them, are welcome.
+        _, welcome = await join(server, room, "👩‍🚀" * 40)
+        assert welcome["player"]["nickname"] == "👩‍🚀" * 40
 
     asyncio.run(scenario())
     status, _, body = server.request("GET", "/index.html")
     assert status == 200
     field = re.search(r'<input id="nickname"[^>]*>', body.decode()).group(0)
-    assert 'data-max-length="30"' in field and "maxlength" not in field, "the page shows the limit and never cuts"
+    assert 'data-max-length="40"' in field and "maxlength" not in field, "the page shows the limit and never cuts"
     catalogs = {lang: json.loads((server_root() / f"web-static/i18n/{lang}.json").read_text()) for lang in ["en", "es", "fr", "de", "pt", "ar"]}
     for lang, catalog in catalogs.items():
         assert "{max}" in catalog["names.too_long"] and "{count}" in catalog["names.too_long"], lang

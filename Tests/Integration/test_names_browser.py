@@ -16,23 +16,23 @@ def test_a_long_name_is_counted_not_cut_and_a_removed_child_comes_back_as_themse
     code = room["code"]
     phone = browsers(**PHONE)
     phone.get(f"{server.http}/?room={code}")
-    wait(phone, lambda d: visible(d, "#nickname") and text(d, "#nickname-count") == "Letters: 0 of 30", message="the count under the field")
+    wait(phone, lambda d: visible(d, "#nickname") and text(d, "#nickname-count") == "Letters: 0 of 40", message="the count under the field")
     field = phone.find_element(By.ID, "nickname")
     field.send_keys(LONG)
     assert field.get_attribute("value") == LONG, "nothing is cut"
-    wait(phone, lambda d: text(d, "#nickname-count") == "Nearly! A nickname can have up to 30 letters, and this one has 44. Try a shorter one.")
+    wait(phone, lambda d: text(d, "#nickname-count") == "Nearly! A nickname can have up to 40 letters, and this one has 44. Try a shorter one.")
     assert field.get_attribute("aria-describedby") == "nickname-count"
     axe(phone, "phone-join-name-too-long")
     screenshot(phone, "phone-join-name-too-long")
     phone.find_element(By.ID, "join-button").click()
-    wait(phone, lambda d: visible(d, "#join-error") and text(d, "#join-error") == "That nickname is a bit long: please use at most 30 letters.")
+    wait(phone, lambda d: visible(d, "#join-error") and text(d, "#join-error") == "That nickname is a bit long: please use at most 40 letters.")
     status, _, body = server.request("GET", f"/api/rooms/{code}", room["teacherToken"])
     assert status == 200 and json.loads(body)["players"] == 0, body
 
     # A shorter name; emoji count one each, as the server counts them.
     field.clear()
     field.send_keys("Ana 🦊")
-    wait(phone, lambda d: text(d, "#nickname-count") == "Letters: 5 of 30")
+    wait(phone, lambda d: text(d, "#nickname-count") == "Letters: 5 of 40")
     phone.find_element(By.ID, "join-button").click()
     wait(phone, lambda d: visible(d, "#lobby"), message="Ana 🦊 reached the lobby")
 

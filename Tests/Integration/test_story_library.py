@@ -2,6 +2,7 @@
 `story list|push|pull` and `start --story-id`, judged by an independent client."""
 import json
 import os
+import pty
 import re
 import signal
 import subprocess
@@ -28,8 +29,12 @@ def short_story(title="Test: The Short Story"):
 def test_the_sample_stories_are_in_the_library_once_and_a_deleted_one_stays_deleted(make_server, tmp_path):
     data = tmp_path / "data"
     server = make_server(data=data)
-    # `serve` prints the library page's link, the admin token in its fragment.
-    server.wait_for_output(f"/stories#token={server.admin_token}")
+    # `serve`'s stdout here is a pipe (as under systemd or Docker, where it is the log): the library page's
+    # link without the token, and where the token is kept.
+    server.wait_for_output("Story library: ")
+    line = next(line for line in server.output if line.startswith("Story library: "))
+    assert re.match(r"Story library: http://\S+/stories \(open it as \S+/stories#token=<the admin token in \S+/admin-token>\)$", line.strip()), line
+    assert server.admin_token not in "".join(server.output), "the token stays out of the log"
     status, listed = api(server, "GET", "/api/stories")
     assert status == 200
     titles = {json.loads(path.read_text())["title"] for path in SAMPLES}
@@ -326,6 +331,8 @@ def test_listen_reads_one_sentence_through_the_audio_cache_and_voices_lists_the_
     assert api(server, "POST", "/api/stories/listen", {"text": "Kim had a red kite.", "voice": "en", "rate": 160, "pitch": 40})[1]["audio"] == body["audio"]
     status, refused = api(server, "POST", "/api/stories/listen", {"text": "Hello.", "voice": "xx-nobody"})
     assert status == 422 and refused["error"]["code"] == "voice_not_installed"
+    # The params the pages word the refusal with: the voice asked for and the ones there are.
+    assert refused["error"]["params"]["voice"] == "xx-nobody" and "en" in refused["error"]["params"]["voices"], refused
     status, refused = api(server, "POST", "/api/stories/listen", {"text": "x" * 700})
     assert status == 400 and refused["error"]["code"] == "invalid_message"
 
@@ -354,3 +361,28 @@ def test_a_saved_story_survives_a_kill_9_at_once(make_server, tmp_path):
     again = make_server(data=data)
     status, read = api(again, "GET", f"/api/stories/{created['id']}")
     assert status == 200 and read["version"] == 2 and read["title"] == "Kept, version 2"
+
+
+def test_serve_on_a_terminal_prints_the_library_link_with_the_token(tmp_path):
+    # A person reading a terminal gets the link that opens the page; a pipe (the test above) does not.
+    primary, secondary = pty.openpty()
+    data = tmp_path / "data"
+    process = subprocess.Popen([BIN, "serve", "--port", "0", "--data", str(data)], cwd=ROOT,
+                               stdin=subprocess.DEVNULL, stdout=secondary, stderr=subprocess.DEVNULL)
+    os.close(secondary)
+    try:
+        seen = b""
+        while b"Press Ctrl-C" not in seen:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:  # EIO: the server closed the terminal (it exited)
+                chunk = b""
+            assert chunk, seen
+            seen += chunk
+        token = (data / "admin-token").read_text().strip()
+        assert re.search(rf"Story library: http://\S+/stories#token={token}\r?\n".encode(), seen), seen
+    finally:
+        # The terminal stays open until the server has stopped: it writes "Stopping…" to it.
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=20)
+        os.close(primary)

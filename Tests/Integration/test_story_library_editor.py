@@ -195,3 +195,36 @@ def test_the_editor_passes_axe_at_every_size(server, browsers, size):
         screenshot(driver, "teacher-editor")
     axe(driver, f"editor-{name}")
     assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+
+
+def test_a_picture_story_opens_read_only_and_nothing_in_it_is_corrupted_or_lost(server, browsers):
+    # The seeded "Olive the Owl" (config/stories/olive-the-owl.json): pages as {text, picture}, options as
+    # {label, picture}, a question with a picture. The editor's form has no place for those.
+    status, _, body = server.request("GET", "/api/stories", server.admin_token)
+    olive = next(story for story in json.loads(body)["stories"] if story["title"] == "Olive the Owl")
+    before = stored(server, olive["id"])
+    assert any(isinstance(page, dict) for page in before["story"]["text"]), "the seed has picture pages"
+    driver = browsers(**TEACHER)
+    driver.get(f"{server.http}/stories/edit#id={olive['id']}&token={server.admin_token}")
+    ready(driver)
+    wait(driver, lambda d: "has pictures" in text(d, "#editor-message"), message="the read-only notice")
+
+    story_text = driver.find_element(By.ID, "edit-text").get_attribute("value")
+    assert "[object Object]" not in story_text
+    assert story_text.startswith("Olive the owl wakes up when the sun goes down.")
+    assert driver.find_element(By.ID, "q-0-option-1").get_attribute("value") == "A cat"
+    assert driver.find_element(By.ID, "q-1-option-0").get_attribute("value") == "The moon"
+    assert driver.find_element(By.ID, "q-0-correct-0").is_selected()
+    for field in ["edit-save", "edit-title", "edit-text", "edit-voice", "q-0-option-0", "q-0-correct-1", "edit-add-question"]:
+        assert not driver.find_element(By.ID, field).is_enabled(), f"#{field} is read-only"
+    # The sentences come from the stored story itself, and Listen still works.
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#edit-sentences [data-sentence]"), message="the sentences")
+    first = driver.find_element(By.CSS_SELECTOR, "#edit-sentences [data-sentence]")
+    assert first.is_enabled()
+    assert plain(driver.find_element(By.CSS_SELECTOR, "#edit-sentences li span").text).startswith("Olive the owl wakes up")
+
+    # Submitting anyway (Enter in a field would) writes nothing: save() returns before any request.
+    driver.execute_script("document.getElementById('editor-form').requestSubmit()")
+    assert driver.execute_script("return localStorage.getItem(arguments[0])", f"storycircle.draft.{olive['id']}") is None
+    assert stored(server, olive["id"]) == before, "nothing changed or lost"
+    axe(driver, "editor-read-only")

@@ -56,6 +56,14 @@ struct StoryLibraryAPITests {
         defer { Task { await registry.shutDown(); await store.close() } }
         let (status, body) = await request(api, "GET", "/api/stories")
         #expect(status == 404 && Self.code(body) == "not_found")
+        // Checking a story and listing the voices need no stored stories.
+        let (validated, report) = await request(api, "POST", "/api/stories/validate", body: #"{"story": \#(Self.story)}"#)
+        #expect(validated == 200 && (report["issues"] as? [Any])?.isEmpty == true, "\(report)")
+        let (listed, voices) = await request(api, "GET", "/api/stories/voices")
+        #expect(listed == 200 && voices["voices"] is [Any])
+        // This handler has no narrator: listen says so, not that there is no library.
+        let (listened, refused) = await request(api, "POST", "/api/stories/listen", body: #"{"text": "Hello."}"#)
+        #expect(listened == 404 && !((refused["error"] as? [String: Any])?["message"] as? String ?? "").contains("library"), "\(refused)")
     }
 
     @Test func aRoomFromALibraryStoryRemembersItAndKeepsItFromBeingDeleted() async throws {

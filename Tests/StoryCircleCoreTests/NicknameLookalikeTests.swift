@@ -77,8 +77,8 @@ struct NicknameLookalikeTests {
         #expect(room.join(long) == nil)
         let error = room.lastError(to: ConnectionID(room.lastConnection))
         #expect(error?.code == .nicknameInvalid)
-        #expect(error?.params == ["problem": "too_long", "length": String(long.count), "max": "30"])
-        #expect(error?.message.contains("at most 30") == true)
+        #expect(error?.params == ["problem": "too_long", "length": String(long.count), "max": "40"])
+        #expect(error?.message.contains("at most 40") == true)
         #expect(room.state.playerCount == 0)
     }
 }

@@ -97,8 +97,8 @@ struct RoomLanguageTests {
         #expect(room.lastError(to: second)?.params == ["nickname": "ana"])
 
         let long = room.newConnection()
-        room.apply(.hello(long, .join(nickname: String(repeating: "x", count: 40), resumeToken: "token-\(UUID().uuidString)"), at: room.now))
-        #expect(room.lastError(to: long)?.params == ["problem": "too_long", "length": "40", "max": "30"])
+        room.apply(.hello(long, .join(nickname: String(repeating: "x", count: 41), resumeToken: "token-\(UUID().uuidString)"), at: room.now))
+        #expect(room.lastError(to: long)?.params == ["problem": "too_long", "length": "41", "max": "40"])
     }
 
     @Test func aRemovedChildIsToldWithACode() throws {

@@ -26,7 +26,8 @@ struct NicknameTests {
 
     @Test func rejectsEmptyTooLongAndInvisible() {
         #expect(Nickname.normalize("   ") == .failure(.empty))
-        #expect(Nickname.normalize(String(repeating: "x", count: 31)) == .failure(.tooLong(31)))
+        #expect(Nickname.normalize(String(repeating: "x", count: 41)) == .failure(.tooLong(41)))
+        #expect(Nickname.normalize(String(repeating: "x", count: 40)) == .success(String(repeating: "x", count: 40)), "the limit itself is allowed")
         #expect(Nickname.normalize("Ana\u{200B}") == .failure(.invalidCharacters))
         #expect(Nickname.normalize("A\u{0007}") == .failure(.invalidCharacters))
     }

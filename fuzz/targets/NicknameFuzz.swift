@@ -1,5 +1,5 @@
 // libFuzzer target: the nickname normaliser and the look-alike keys (with ICU's data, as the server has
-// them). What the normaliser accepts is non-empty, at most 30 characters, trimmed, free of invisible
+// them). What the normaliser accepts is non-empty, at most 40 characters, trimmed, free of invisible
 // characters, shows something, and is its own normal form; its keys are one or two, none empty, and each
 // folds to itself (the folding settles within its steps).
 import Confusables

@@ -104,7 +104,7 @@ export function errorText(error, known = {}) {
   }
   const named = (value) => isolate(value ?? "");
   if (error.code === ERROR.NICKNAME_INVALID) {
-    return t(NICKNAME_PROBLEMS[params.problem] ?? "error.nickname_invalid.invalid_characters", { max: Number(params.max ?? 30) });
+    return t(NICKNAME_PROBLEMS[params.problem] ?? "error.nickname_invalid.invalid_characters", { max: Number(params.max ?? 40) });
   }
   if (error.code === ERROR.BLOCKED) return params.nickname ? t("error.blocked_name", { nickname: named(params.nickname) }) : t("join.removed");
   if (error.code === ERROR.NICKNAME_TAKEN) return t("error.nickname_taken", { nickname: named(params.nickname) });

@@ -8,8 +8,14 @@ extension ClassroomServer {
     /// The library page's link, with the admin token in the fragment (never sent to a server or a log),
     /// as the dashboard and teacher links carry theirs; nil without a library.
     public func libraryURL() throws -> String? {
-        guard library != nil else { return nil }
+        guard let page = libraryPageURL else { return nil }
         let token = try Self.adminToken(configuration).token
-        return "\(publicURL)/stories#token=\(token)"
+        return "\(page)#token=\(token)"
+    }
+
+    /// The library page's link without the token, for output that may be kept (a service's log); nil
+    /// without a library.
+    public var libraryPageURL: String? {
+        library == nil ? nil : "\(publicURL)/stories"
     }
 }

@@ -12,6 +12,16 @@ extension APIHandler {
     func handleStories(_ path: [String], _ request: HTTPRequest) async -> HTTPResponse? {
         guard path.count >= 2, path[0] == "api", path[1] == "stories", path.count <= 3 else { return nil }
         if let refusal = storyAuthorityRefusal(request) { return refusal }
+        // Checking a story, listening to a sentence and listing the voices need no stored stories.
+        if path.count == 3, path[2] == "validate" {
+            return await only("POST", request) { validateStory(request) }
+        }
+        if path.count == 3, path[2] == "listen" {
+            return await only("POST", request) { await listen(request) }
+        }
+        if path.count == 3, path[2] == "voices" {
+            return await only("GET", request) { voices() }
+        }
         guard let library else {
             return .error(RoomError(.notFound, "This server keeps no story library (it runs without a database)."))
         }
@@ -21,15 +31,6 @@ extension APIHandler {
             case "POST": return await createStory(library, request)
             default: return methodNotAllowed("GET, HEAD, POST")
             }
-        }
-        if path[2] == "validate" {
-            return await only("POST", request) { validateStory(request) }
-        }
-        if path[2] == "listen" {
-            return await only("POST", request) { await listen(request) }
-        }
-        if path[2] == "voices" {
-            return await only("GET", request) { voices() }
         }
         let id = path[2]
         guard StoryLibraryIDs.isWellFormed(id) else { return storyNotFound(id) }
@@ -189,7 +190,7 @@ extension APIHandler {
         settings.rate = min(max(body.rate ?? settings.rate, StoryLimits.rate.lowerBound), StoryLimits.rate.upperBound)
         settings.pitch = min(max(body.pitch ?? settings.pitch, StoryLimits.pitch.lowerBound), StoryLimits.pitch.upperBound)
         if case .failure(let refusal) = narrator.voices.choose(settings.voice) {
-            return .error(RoomError(.voiceNotInstalled, refusal.description))
+            return .error(refusal.roomError)
         }
         do {
             let plan = try await narrator.prepare(NarrationRequest(preparation: 0, sentences: [text], settings: settings, questions: nil)) { _, _ in }

@@ -1,9 +1,9 @@
-/// The rules for the name a child types: trimmed, inner white space collapsed, 1 to 30 characters, no
+/// The rules for the name a child types: trimmed, inner white space collapsed, 1 to 40 characters, no
 /// control or invisible formatting characters, something visible in it, and unlike every other name in the
 /// room and every name blocked there, look-alikes included (`matchingKeys`). Nicknames are always shown as text, never as markup; these rules are about fairness and
 /// readability, not escaping: a name that shows as a blank on the podium is no name.
 public enum Nickname {
-    public static let maximumLength = 30
+    public static let maximumLength = 40
 
     public enum Problem: Error, Equatable, Sendable {
         case empty

@@ -20,8 +20,13 @@ struct ServeCommand: ParsableCommand {
         if let file = server.adminTokenFile {
             Output.line("Admin token: in \(file) (the CLI reads it from there; HTTP clients send it as 'Authorization: Bearer …')")
         }
-        if let library = try? server.libraryURL() {
+        // Under systemd or Docker stdout is the log, which must never hold a token: the link carries it only
+        // when a person is reading a terminal.
+        if Terminal.outputIsInteractive, let library = try? server.libraryURL() {
             Output.line("Story library: \(library)")
+        } else if let page = server.libraryPageURL {
+            let kept = server.adminTokenFile.map { " in \($0)" } ?? ""
+            Output.line("Story library: \(page) (open it as \(page)#token=<the admin token\(kept)>)")
         }
         if server.restoredRooms > 0 {
             Output.line("Restored \(server.restoredRooms) unfinished room\(server.restoredRooms == 1 ? "" : "s"): children can rejoin where they were.")

@@ -4,7 +4,8 @@
 // freely). The server's validator runs as the teacher types and each problem is shown at its field. The
 // draft is kept in this browser on every change, so a reload or a dropped connection loses nothing; Save
 // sends it with the version it was based on, and a story saved by someone else meanwhile opens the
-// conflict screen with both versions.
+// conflict screen with both versions. A story with pictures opens read-only: the form has no place for them,
+// so saving it would drop them.
 
 import { $, el, clear, announce } from "../dom.js";
 import { t, setLanguage, browserLanguage, catalogLanguage, LANGUAGES } from "../i18n.js";
@@ -33,9 +34,19 @@ function blankQuestion() {
   return { question: "", options: ["", ""], answer: 0, time: 20, explanation: "" };
 }
 
+/** Whether a stored story has pictures (a page, a question or an option with one), which this editor cannot edit. */
+function hasPictures(story) {
+  const pages = Array.isArray(story?.text) ? story.text : [];
+  return pages.some((page) => typeof page !== "string")
+    || (story?.quiz?.questions ?? []).some((q) => q.picture || (q.options ?? []).some((option) => typeof option !== "string"));
+}
+
+const pageText = (page) => (typeof page === "string" ? page : String(page?.text ?? ""));
+const optionLabel = (option) => (typeof option === "string" ? option : String(option?.label ?? ""));
+
 /** The editor's form of a stored story: the text as paragraphs, each answer as its option's index. */
 function fromStored(story) {
-  const text = Array.isArray(story.text) ? story.text.join("\n\n") : String(story.text ?? "");
+  const text = Array.isArray(story.text) ? story.text.map(pageText).join("\n\n") : String(story.text ?? "");
   return {
     title: story.title ?? "",
     text,
@@ -43,7 +54,7 @@ function fromStored(story) {
     quizTitle: story.quiz?.title,
     quiz: {
       questions: (story.quiz?.questions ?? []).map((q) => ({
-        question: q.question ?? "", options: [...(q.options ?? [])], answer: Math.max(0, (q.options ?? []).indexOf(q.answer)),
+        question: q.question ?? "", options: (q.options ?? []).map(optionLabel), answer: Math.max(0, (q.options ?? []).map(optionLabel).indexOf(q.answer)),
         time: q.time ?? 20, explanation: q.explanation ?? "",
       })),
     },
@@ -239,6 +250,7 @@ function renderAll() {
 let validateTimer = null;
 
 function changed() {
+  if (state.readOnly) return;
   saveDraft();
   clearTimeout(validateTimer);
   validateTimer = setTimeout(validate, 300);
@@ -254,7 +266,7 @@ let validating = 0;
 async function validate() {
   const ticket = ++validating;
   try {
-    const result = await call("POST", "/api/stories/validate", { story: toStory(state.doc) });
+    const result = await call("POST", "/api/stories/validate", { story: state.readOnly ? state.stored : toStory(state.doc) });
     if (ticket !== validating) return;
     state.issues = result.issues;
     const sentences = result.sentences ?? [];
@@ -296,6 +308,8 @@ function showMessage(text, { good = false } = {}) {
 }
 
 async function save(version = state.version) {
+  // Saving the editor's form of a picture story would drop its pictures.
+  if (state.readOnly) return;
   $("#editor-message").hidden = true;
   const story = toStory(state.doc);
   try {
@@ -352,7 +366,10 @@ $("#conflict-keep-theirs").addEventListener("click", () => {
   state.conflict = null;
   dropDraft();
   $("#editor-conflict").hidden = true;
+  state.stored = current.story;
+  state.readOnly = hasPictures(current.story);
   renderAll();
+  if (state.readOnly) showReadOnly();
   validate();
   $("#edit-title").focus();
   $("#edit-status").textContent = t("library.editor.took_theirs", { version: current.version });
@@ -379,6 +396,15 @@ $("#edit-discard").addEventListener("click", async () => {
 });
 $("#editor-back").href = pageLink("/stories");
 
+/** A picture story is shown but not editable: every field and tool is off; Listen still works. */
+function showReadOnly() {
+  for (const node of $("#editor-form").querySelectorAll("input, select, textarea, button")) {
+    if (!node.hasAttribute("data-sentence")) node.disabled = true;
+  }
+  $("#edit-discard").hidden = true;
+  showMessage(t("library.editor.pictures_read_only"), { good: true });
+}
+
 async function load({ ignoreDraft = false } = {}) {
   try {
     const voices = await call("GET", "/api/stories/voices");
@@ -392,7 +418,9 @@ async function load({ ignoreDraft = false } = {}) {
       showMessage(failureText(failure));
     }
   }
-  const draft = ignoreDraft ? null : readDraft();
+  state.stored = stored?.story ?? null;
+  state.readOnly = hasPictures(state.stored);
+  const draft = ignoreDraft || state.readOnly ? null : readDraft();
   if (draft?.doc) {
     state.doc = draft.doc;
     state.version = draft.version ?? stored?.version ?? null;
@@ -403,6 +431,7 @@ async function load({ ignoreDraft = false } = {}) {
     state.version = stored?.version ?? null;
   }
   renderAll();
+  if (state.readOnly) showReadOnly();
   // A blank new story is not told what it lacks before the teacher has typed anything.
   if (stored || draft?.doc) await validate();
   window.storycircle.ready = true;
