@@ -17,10 +17,12 @@ final class TransportHarness: Sendable {
         configuration.port = 0
         configuration.staticRoot = root.path
         configuration.dynamicPrefixes = ["/api", "/healthz"]
-        // Keepalive off unless a test turns it on: on a loaded machine a test's socket can sit idle past the
-        // production 20 s, and a reader expecting the application's frames would be handed a ping.
-        configuration.pingAfterIdleSeconds = 0
-        configuration.hangUpAfterIdleSeconds = 0
+        // Pings only after 10 minutes unless a test asks sooner: on a loaded machine a test's socket can sit
+        // idle past the production 20 s, and a reader expecting the application's frames would be handed a
+        // ping. Not off: the keepalive sweep is the loop's once-a-second wake-up, and with it gone some
+        // connections' hello timers fired late (ConnectionLimitTests).
+        configuration.pingAfterIdleSeconds = 600
+        configuration.hangUpAfterIdleSeconds = 1_800
         configure(&configuration)
         let events = EventRecorder()
         let box = Locked<WebSocketServer?>(nil)
