@@ -35,6 +35,13 @@ struct PostgresSettingsTests {
 /// What only PostgreSQL can do wrong: lose its connection, lose it during a COMMIT, refuse to let us in.
 @Suite("PostgreSQL store faults", .enabled(if: !TestPostgres.optedOut, "STORYCIRCLE_TEST_POSTGRES=skip"))
 struct PostgresStoreTests {
+    /// A frozen node's session must not hold its locks for ever: the store's sessions end a transaction
+    /// left idle for 5 s.
+    @Test func theStoresSessionsEndATransactionLeftIdle() throws {
+        let connection = try TestPostgres.admin()
+        #expect(try connection.query("SHOW idle_in_transaction_session_timeout").text(0, 0) == "5s")
+    }
+
     /// A name PostgreSQL shows in `pg_stat_activity`, to find this test's connections.
     private static func applicationName() -> String {
         "sc_" + UUID().uuidString.prefix(8).lowercased()
