@@ -55,7 +55,7 @@ public struct PostgresSettings: Sendable, Equatable {
             ("tcp_user_timeout", "10000"),
             // A node frozen inside a transaction (SIGSTOP, a VM paused) would keep the rows it touched, its
             // rooms' lease rows among them, locked for as long as it stays frozen, and every node taking one
-            // of those rooms would wait behind it. Our transactions are pipelined and never sit idle, so a
+            // of those rooms would wait behind it. Our transactions are pipelined and do not sit idle, so a
             // session idle in one for 5 s belongs to such a node: the server ends it and frees its locks.
             ("options", "-c idle_in_transaction_session_timeout=5000"),
         ]
