@@ -10,19 +10,23 @@ struct NarrationResult: Encodable {
     var voice: String
     var sentences: Int
     var words: Int
-    /// From `start` to the first sentence ready (espeak-ng + MP3 + cache write), on an empty cache.
+    /// From `start` to the first sentence ready (synthesis + MP3 + cache write): the story's
+    /// `narration.plan`, which starts it. The first room's story (the worker cold for a natural voice).
     var firstSentenceColdMs: Double
-    /// From `start` to the whole plan, on an empty cache.
+    /// The same for a second story in the same run (a new text, the worker warm).
+    var firstSentenceWarmMs: Double
+    /// From `start` to the last sentence (the plan whole), on an empty cache.
     var wholeStoryColdMs: Double
-    /// The same story in a second room: every sentence from the cache.
+    /// The same story in another room: every sentence from the cache.
     var wholeStoryCachedMs: Double
     /// `GET /audio/<key>.mp3` of a cached sentence, over one keep-alive connection.
     var cachedSentenceHTTP: Percentiles
     var audioBytes: Int
 }
 
-/// A story of about 300 words, every sentence different (so nothing repeats in the cache).
-func benchStory(words: Int, voice: String = "en") -> [String: Any] {
+/// A story of about 300 words, every sentence different (so nothing repeats in the cache); `variant`
+/// makes another story of the same shape.
+func benchStory(words: Int, voice: String = "en", variant: Int = 0) -> [String: Any] {
     let subjects = ["Pip", "Dot", "The little cloud", "A brave otter", "The old robot", "Lola the turtle", "A sleepy owl", "The teacher"]
     let verbs = ["found", "painted", "carried", "counted", "followed", "built", "noticed", "shared"]
     let things = ["a shiny blue gear", "seven golden apples", "a map of the river", "the tallest ladder", "a basket of warm bread", "a box of coloured chalk", "the missing key", "a paper boat"]
@@ -31,7 +35,7 @@ func benchStory(words: Int, voice: String = "en") -> [String: Any] {
     var count = 0
     var i = 0
     while count < words {
-        let sentence = "\(subjects[i % 8]) \(verbs[(i / 8) % 8]) \(things[(i / 3) % 8]) \(places[(i / 5) % 8]) on day \(i + 1)."
+        let sentence = "\(subjects[(i + variant) % 8]) \(verbs[(i / 8) % 8]) \(things[(i / 3) % 8]) \(places[(i / 5) % 8]) on day \(i + 1)."
         sentences.append(sentence)
         count += sentence.split(separator: " ").count
         i += 1
@@ -48,36 +52,42 @@ func runNarration(port: Int, adminToken: String, requests: Int, voice: String = 
     let clients = try LoadClients(port: port)
     defer { clients.stop() }
 
-    /// Starts a room on the story and times the first ready sentence and the plan.
-    func prepare() async throws -> (first: Double, whole: Double, audio: String) {
+    /// Starts a room on `story` and times its first sentence (the plan that starts the story) and its last
+    /// (the plan whole: a plan without `total`, or the streamed sentence that makes it whole).
+    func prepare(_ story: [String: Any]) async throws -> (first: Double, whole: Double, audio: String) {
         let room = try await createRoom(port: port, adminToken: adminToken, story: story)
         let teacher = try await clients.connect(1)[0]
-        let times = Locked<(first: UInt64, plan: UInt64, audio: String)>((0, 0, ""))
+        let times = Locked<(first: UInt64, whole: UInt64, audio: String)>((0, 0, ""))
         let welcomed = Latch(1)
-        let planned = Latch(1)
+        let whole = Latch(1)
         clients.onMessage { _, data in
             let now = nanoseconds()
             if contains(data, Array(#""type":"welcome""#.utf8)) { welcomed.countDown() }
-            if contains(data, Array(#""type":"preparing""#.utf8)), numberField(data, "ready") == 1 {
-                times.withLock { if $0.first == 0 { $0.first = now } }
-            }
             if contains(data, Array(#""type":"narration.plan""#.utf8)) {
-                times.withLock { $0.plan = now; $0.audio = stringField(data, "audio") ?? "" }
-                planned.countDown()
+                times.withLock { if $0.first == 0 { $0.first = now; $0.audio = stringField(data, "audio") ?? "" } }
+                if !contains(data, Array(#""total":"#.utf8)) {
+                    times.withLock { $0.whole = now }
+                    whole.countDown()
+                }
+            }
+            if contains(data, Array(#""type":"narration.sentence""#.utf8)), let ready = numberField(data, "ready"), ready == numberField(data, "total") {
+                times.withLock { $0.whole = now }
+                whole.countDown()
             }
         }
         clients.send(#"{"type":"control","room":"\#(room.code)","token":"\#(room.teacherToken)"}"#, to: teacher)
         guard await welcomed.wait(timeout: 10) else { throw BenchError("no welcome") }
         let start = nanoseconds()
         clients.send(#"{"type":"command","command":"start"}"#, to: teacher)
-        guard await planned.wait(timeout: 120) else { throw BenchError("no narration plan in 120 s") }
+        guard await whole.wait(timeout: 120) else { throw BenchError("the story was not whole in 120 s") }
         let result = times.withLock { $0 }
-        guard result.first >= start, result.plan >= start else { throw BenchError("no preparing progress was seen") }
-        return (Double(result.first - start) / 1e6, Double(result.plan - start) / 1e6, result.audio)
+        guard result.first >= start, result.whole >= result.first else { throw BenchError("no narration plan was seen") }
+        return (Double(result.first - start) / 1e6, Double(result.whole - start) / 1e6, result.audio)
     }
 
-    let cold = try await prepare()
-    let warm = try await prepare()
+    let cold = try await prepare(story)
+    let warm = try await prepare(story)
+    let warmFirst = try await prepare(benchStory(words: 300, voice: voice, variant: 1))
     guard !cold.audio.isEmpty else { throw BenchError("the plan carried no audio") }
 
     // Cached sentence over HTTP, one keep-alive connection (as a browser fetches the story's clips).
@@ -92,7 +102,7 @@ func runNarration(port: Int, adminToken: String, requests: Int, voice: String = 
         bytes = data.count
     }
     let words = sentences.reduce(0) { $0 + $1.split(separator: " ").count }
-    return NarrationResult(voice: voice, sentences: sentences.count, words: words, firstSentenceColdMs: cold.first, wholeStoryColdMs: cold.whole,
+    return NarrationResult(voice: voice, sentences: sentences.count, words: words, firstSentenceColdMs: cold.first, firstSentenceWarmMs: warmFirst.first, wholeStoryColdMs: cold.whole,
                            wholeStoryCachedMs: warm.whole, cachedSentenceHTTP: Percentiles(nanoseconds: latencies), audioBytes: bytes)
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Locking
 import Speech
 @testable import StoryCircleCore
 @testable import StoryCircleApp
@@ -73,6 +74,36 @@ struct NaturalVoiceNarrationTests {
         ) { _, _ in }
         #expect(plan.sentences.map(\.audio) == reference.sentences.map(\.audio))
         #expect(plan.sentences.map(\.words) == reference.sentences.map(\.words))
+    }
+
+    @Test func streamedSentencesOfAVoiceThatFailsMidStoryAreDroppedAndTheStoryStartsAgainInEspeakNg() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let voice = try voice()
+        let cache = try AudioCache(directory: folder.appendingPathComponent("cache"), maxBytes: 64 << 20)
+        let (narrator, _) = narrator(python: "/usr/bin/python3", script: try flakyWorker(), voice: voice, cache: cache)
+        let steps = Locked<[NarrationStep]>([])
+        let request = NarrationRequest(preparation: 1, sentences: Self.sentences, settings: NarrationSettings(voice: voice.id), questions: nil)
+        let plan = try await narrator.prepare(request) { step in
+            if case .progress = step { return }
+            steps.withLock { $0.append(step) }
+        }
+        let reported = steps.withLock { $0 }
+        let restart = try #require(reported.firstIndex(of: .restarted), "the natural voice failed part-way: \(reported)")
+        let before = reported[..<restart].compactMap { if case .sentence(let s, let notice) = $0 { (s, notice) } else { nil } }
+        #expect(!before.isEmpty, "the worker read the first sentence, streamed before it failed")
+        #expect(before.map(\.0.index) == Array(0..<before.count) && before.allSatisfy { $0.1 == nil })
+        let after = reported[(restart + 1)...].compactMap { if case .sentence(let s, let notice) = $0 { (s, notice) } else { nil } }
+        #expect(after.count == reported.count - restart - 1, "nothing but sentences after the restart")
+        #expect(after.map(\.0.index) == Array(Self.sentences.indices), "read again from the first sentence")
+        #expect(after.allSatisfy { $0.1 == .naturalVoiceFallback })
+        #expect(after.map(\.0) == plan.sentences)
+
+        let espeak = SpeechNarrator(cache: cache, metrics: ServerMetrics())
+        let reference = try await espeak.prepare(
+            NarrationRequest(preparation: 1, sentences: Self.sentences, settings: NarrationSettings(voice: "en-us"), questions: nil)
+        ) { _, _ in }
+        #expect(after.map(\.0.audio) == reference.sentences.map(\.audio), "every sentence after the restart is espeak-ng's")
+        #expect(!before.contains { reference.sentences.map(\.audio).contains($0.0.audio) }, "and none before it was")
     }
 
     @Test func aWorkerThatAnswersReadsTheStoryWithEstimatedTimings() async throws {

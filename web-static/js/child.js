@@ -14,7 +14,7 @@ import { showSnapshot } from "./snapshot.js";
 import { room, session, services, record, saveSession, renderScore } from "./child/store.js";
 import { startJoin, joinRefused, kicked, rewordJoin } from "./child/join.js";
 import { showLobby } from "./child/lobby.js";
-import { preparing, narrationPlan, progress, narrationComplete, problem, quizSoon, rewordStory } from "./child/story.js";
+import { preparing, narrationPlan, narrationSentence, progress, narrationComplete, problem, quizSoon, rewordStory } from "./child/story.js";
 import { showQuestion, acknowledged, answerRefused, pauseQuestion, resumeQuestion, stopTimers, rewordQuestion } from "./child/question.js";
 import { showReveal } from "./child/reveal.js";
 import { finished } from "./child/podium.js";
@@ -95,6 +95,7 @@ function handle(message) {
     case "welcome": return welcome(message);
     case "preparing": return preparing(message);
     case "narration.plan": return narrationPlan(message);
+    case "narration.sentence": return narrationSentence(message);
     case "progress": return progress(message);
     case "narration.complete": return narrationComplete();
     case "narration.error": return problem();

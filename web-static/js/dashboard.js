@@ -14,7 +14,7 @@ import { t, tParts, setLanguage, onLanguageChange, browserLanguage } from "./i18
 import { showSnapshot } from "./snapshot.js";
 import { room, services } from "./dashboard/store.js";
 import { renderLobby, resetLobby, loadQRCode } from "./dashboard/lobby.js";
-import { preparing, story, progress, problem } from "./dashboard/story.js";
+import { preparing, story, sentence, progress, problem } from "./dashboard/story.js";
 import { question, reveal, runCountdown, pauseCountdown, stopTimers, rewordQuestion } from "./dashboard/question.js";
 import { finished } from "./dashboard/podium.js";
 import { renderSide } from "./dashboard/side.js";
@@ -62,6 +62,7 @@ function handle(message) {
     case "lobby": renderLobby(); break;
     case "preparing": preparing(message); break;
     case "narration.plan": story(message); break;
+    case "narration.sentence": sentence(message); break;
     case "progress": progress(message); break;
     case "narration.complete": services.player.finish(); break;
     case "narration.error": problem(); break;

@@ -1,6 +1,8 @@
 // Follows the narration as the server schedules it: sentence i starts at a server instant, the next ones
 // follow the durations in the plan. Highlights the sentence and the word being spoken, scrolls along,
-// and plays the audio when this screen is the one that speaks.
+// and plays the audio when this screen is the one that speaks. A streamed plan grows: later sentences
+// arrive while the first play (`append`); one that arrives after its turn waits for the server's
+// `progress`, and until then the highlight holds at the end of the sentence before it.
 
 import { el, clear, reducedMotion } from "./dom.js";
 
@@ -21,25 +23,45 @@ export class NarrationPlayer {
   load(plan) {
     this.stop();
     this.plan = plan;
+    this.next = null;
     clear(this.container);
-    this.sentences = plan.sentences.map((sentence) => {
-      const node = el("p", { class: "sentence", "data-index": sentence.index });
-      const words = [];
-      let cursor = 0;
-      for (const word of sentence.words ?? []) {
-        if (word.start < cursor) continue;
-        if (word.start > cursor) node.append(document.createTextNode(sentence.text.slice(cursor, word.start)));
-        const span = el("span", { class: "word", text: sentence.text.slice(word.start, word.start + word.length) });
-        node.append(span);
-        words.push({ at: word.at, node: span });
-        cursor = word.start + word.length;
-      }
-      if (cursor < sentence.text.length) node.append(document.createTextNode(sentence.text.slice(cursor)));
-      this.container.append(node);
-      return { node, words, durationMs: sentence.durationMs, audio: sentence.audio };
-    });
+    this.sentences = [];
+    for (const sentence of plan.sentences) this.add(sentence);
     // Start fetching the first clips now, so they play on time.
     this.preload(0);
+  }
+
+  /** A sentence's text, each word its own span (for the highlight). */
+  add(sentence) {
+    const node = el("p", { class: "sentence", "data-index": sentence.index });
+    const words = [];
+    let cursor = 0;
+    for (const word of sentence.words ?? []) {
+      if (word.start < cursor) continue;
+      if (word.start > cursor) node.append(document.createTextNode(sentence.text.slice(cursor, word.start)));
+      const span = el("span", { class: "word", text: sentence.text.slice(word.start, word.start + word.length) });
+      node.append(span);
+      words.push({ at: word.at, node: span });
+      cursor = word.start + word.length;
+    }
+    if (cursor < sentence.text.length) node.append(document.createTextNode(sentence.text.slice(cursor)));
+    this.container.append(node);
+    this.sentences.push({ node, words, durationMs: sentence.durationMs, audio: sentence.audio });
+  }
+
+  /**
+   * One more sentence of a growing plan (`narration.sentence`). In time for its turn it is scheduled
+   * where the plan puts it; late, it waits for the server's `progress`, which says when it starts.
+   */
+  append(sentence) {
+    if (!this.plan || sentence.index !== this.sentences.length) return;
+    this.add(sentence);
+    const next = this.next;
+    if (next && next.index === sentence.index && this.clock.now() < next.at) {
+      this.timers.push(this.clock.at(next.at, () => this.begin(sentence.index, next.at)));
+      this.next = { index: sentence.index + 1, at: next.at + sentence.durationMs + this.plan.gapMs };
+    }
+    if (this.current >= sentence.index - 2) this.preload(sentence.index);
   }
 
   preload(index) {
@@ -62,6 +84,8 @@ export class NarrationPlayer {
       this.timers.push(this.clock.at(begin, () => this.begin(sentenceIndex, begin)));
       start += this.sentences[i].durationMs + this.plan.gapMs;
     }
+    // Where the sentence after the last one here would start, if it arrives in time.
+    this.next = { index: this.sentences.length, at: start };
   }
 
   begin(index, startedAt) {
@@ -97,6 +121,7 @@ export class NarrationPlayer {
   stop() {
     this.timers.forEach((cancel) => (typeof cancel === "function" ? cancel() : clearTimeout(cancel)));
     this.timers = [];
+    this.next = null;
     this.audio.pause();
   }
 

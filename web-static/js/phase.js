@@ -34,7 +34,15 @@ const NARRATION_REASONS = {
 
 /** What went wrong, for the teacher, worded from the failure's reason (with the voice's name, say). */
 export function phaseDetail(room) {
-  if (room.role !== "teacher" || room.phase !== "error") return "";
+  if (room.role !== "teacher") return "";
+  // Real progress: the clips synthesised so far, then, while the first sentences play, those read ahead.
+  if (room.phase === "preparing" && room.preparing?.total) {
+    return t("phase.detail_preparing", { ready: room.preparing.ready, total: room.preparing.total });
+  }
+  if (room.phase === "narrating" && room.plan?.total) {
+    return t("phase.detail_reading_ahead", { ready: room.plan.sentences.length, total: room.plan.total });
+  }
+  if (room.phase !== "error") return "";
   const reason = room.error?.reason;
   const params = room.error?.params ?? {};
   return t(NARRATION_REASONS[reason] ?? "narration.reason.unknown", { voice: isolate(params.voice ?? "") });

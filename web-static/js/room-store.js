@@ -59,6 +59,13 @@ function apply(state, message) {
       return { ...state, phase: "preparing", preparing: { ready: message.ready, total: message.total }, error: null, answers: null };
     case "narration.plan":
       return { ...state, phase: "narrating", paused: false, plan: message, sentence: null, sentenceAt: null };
+    case "narration.sentence": {
+      // A growing plan: the sentence follows the ones before it (a repeat or a gap is not added).
+      if (!state.plan || message.sentence.index !== state.plan.sentences.length) return state;
+      const sentences = [...state.plan.sentences, message.sentence];
+      const total = sentences.length < message.total ? message.total : undefined;
+      return { ...state, plan: { ...state.plan, sentences, total } };
+    }
     case "progress": return { ...state, sentence: message.sentence, sentenceAt: message.at };
     case "narration.error": return { ...state, phase: "error", error: problem(message.reason, message.params), paused: false };
     case "question":

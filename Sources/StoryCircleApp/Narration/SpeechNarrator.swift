@@ -90,39 +90,49 @@ public final class SpeechNarrator: NarrationPreparing {
     var readingAheadCount: Int { readingAhead.withLock { $0.running.count } }
 
     public func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> NarrationPlan {
+        try await prepare(request) { step in
+            if case .progress(let ready, let total) = step { progress(ready, total) }
+        }
+    }
+
+    /// Reports each sentence as soon as it is ready, in order, so the story starts while the rest are
+    /// synthesised. When the natural voice fails part-way (after its worker was restarted and the sentence
+    /// asked again), what was reported is dropped (`restarted`) and espeak-ng reads the story from its
+    /// first sentence, with the notice for the teacher: one story never mixes voices.
+    public func prepare(_ request: NarrationRequest, report: @escaping @Sendable (NarrationStep) -> Void) async throws -> NarrationPlan {
         let settings = request.settings
         switch voices.choose(settings.voice) {
         case .failure:
             throw NarrationError(.unknownVoice(settings.voice))
         case .success(.espeak(let name)):
-            return try await prepare(request, engine: .espeak(Voice(name: name, rate: settings.rate, pitch: settings.pitch)), progress: progress)
+            return try await prepare(request, engine: .espeak(Voice(name: name, rate: settings.rate, pitch: settings.pitch)), notice: nil, report: report)
         case .success(.natural(let voice)):
             let fallback = SpokenEngine.espeak(Voice(name: voice.file.espeakVoice, rate: settings.rate, pitch: settings.pitch))
             guard let piper else {
-                var plan = try await prepare(request, engine: fallback, progress: progress)
-                plan.notice = .naturalVoiceFallback
-                return plan
+                return try await prepare(request, engine: fallback, notice: .naturalVoiceFallback, report: report)
             }
             do {
-                return try await prepare(request, engine: .natural(voice, piper, rate: settings.rate, pitch: settings.pitch, urgent: true), progress: progress)
+                return try await prepare(request, engine: .natural(voice, piper, rate: settings.rate, pitch: settings.pitch, urgent: true), notice: nil, report: report)
             } catch let failure as NaturalVoiceFailure {
                 logger?.warning("Natural voice failed; the story is read by espeak-ng", ["voice": voice.id, "error": failure.failure.description])
-                progress(0, request.sentences.count + (request.questions?.count ?? 0))
-                var plan = try await prepare(request, engine: fallback, progress: progress)
-                plan.notice = .naturalVoiceFallback
-                return plan
+                report(.restarted)
+                return try await prepare(request, engine: fallback, notice: .naturalVoiceFallback, report: report)
             }
         }
     }
 
-    private func prepare(_ request: NarrationRequest, engine: SpokenEngine, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> NarrationPlan {
+    private func prepare(
+        _ request: NarrationRequest, engine: SpokenEngine, notice: NarrationNotice?, report: @escaping @Sendable (NarrationStep) -> Void
+    ) async throws -> NarrationPlan {
         let total = request.sentences.count + (request.questions?.count ?? 0)
         var sentences: [NarratedSentence] = []
         for (index, text) in request.sentences.enumerated() {
             try Task.checkCancellation()
             let clip = try await clip(for: text, engine: engine)
-            sentences.append(NarratedSentence(index: index, text: text, durationMs: clip.durationMs, words: clip.words, audio: clip.path))
-            progress(index + 1, total)
+            let sentence = NarratedSentence(index: index, text: text, durationMs: clip.durationMs, words: clip.words, audio: clip.path)
+            sentences.append(sentence)
+            report(.sentence(sentence, notice: notice))
+            report(.progress(ready: index + 1, total: total))
         }
         var questionAudio: [String]?
         if let questions = request.questions {
@@ -130,11 +140,11 @@ public final class SpeechNarrator: NarrationPreparing {
             for (index, text) in questions.enumerated() {
                 try Task.checkCancellation()
                 paths.append(try await clip(for: text, engine: engine).path)
-                progress(request.sentences.count + index + 1, total)
+                report(.progress(ready: request.sentences.count + index + 1, total: total))
             }
             questionAudio = paths
         }
-        return NarrationPlan(sentences: sentences, questionAudio: questionAudio)
+        return NarrationPlan(sentences: sentences, questionAudio: questionAudio, notice: notice)
     }
 
     /// The espeak-ng clip for `text`, from the cache or synthesised now.

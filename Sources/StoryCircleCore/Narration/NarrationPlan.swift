@@ -15,7 +15,7 @@ public struct NarrationPlan: Sendable, Equatable, Codable {
 
     /// The plan without audio, for screens that follow along silently.
     public var silent: NarrationPlan {
-        NarrationPlan(sentences: sentences.map { var s = $0; s.audio = nil; return s }, questionAudio: nil, notice: notice)
+        NarrationPlan(sentences: sentences.map(\.silent), questionAudio: nil, notice: notice)
     }
 }
 
@@ -51,6 +51,13 @@ public struct NarratedSentence: Sendable, Equatable, Codable {
         self.words = words
         self.audio = audio
     }
+
+    /// The sentence without its audio, for screens that follow along silently.
+    public var silent: NarratedSentence {
+        var sentence = self
+        sentence.audio = nil
+        return sentence
+    }
 }
 
 /// When a word starts being spoken, and where it is in the sentence text (UTF-16 offsets, as JavaScript
@@ -84,9 +91,16 @@ public struct NarrationRequest: Sendable, Equatable {
     }
 }
 
-/// What the shell reports back about a `NarrationRequest`.
+/// What the shell reports back about a `NarrationRequest`. A narrator that streams reports each sentence
+/// as it is ready, in order (`sentence`), then the whole plan (`prepared`); one that does not sends only
+/// `prepared`.
 public enum NarrationUpdate: Sendable, Equatable {
     case progress(preparation: Int, ready: Int, total: Int)
+    /// Sentence `sentence.index` is ready; `notice` (on every sentence of the story) is the teacher's.
+    case sentence(preparation: Int, NarratedSentence, notice: NarrationNotice?)
+    /// The sentences reported so far are dropped: the story is read again from its first sentence by
+    /// another voice (the natural voice failed mid-story, and one story never mixes voices).
+    case restarted(preparation: Int)
     case prepared(preparation: Int, NarrationPlan)
     case failed(preparation: Int, problem: NarrationProblem)
 }

@@ -18,6 +18,7 @@ extension ServerMessage {
         case .lobby(let payload): payload.writeMembers(to: &writer)
         case .preparing(let payload): payload.writeMembers(to: &writer)
         case .narrationPlan(let payload): payload.writeMembers(to: &writer)
+        case .narrationSentence(let payload): payload.writeMembers(to: &writer)
         case .progress(let payload): payload.writeMembers(to: &writer)
         case .narrationComplete(let payload): payload.writeMembers(to: &writer)
         case .narrationError(let payload): payload.writeMembers(to: &writer)
@@ -51,7 +52,7 @@ extension ServerMessage {
         switch self {
         case .answerAck, .pong, .progress, .preparing, .narrationComplete, .quizUnlock, .paused, .resumed: 96
         case .error, .kicked, .narrationError, .room, .storage: 384
-        case .reveal, .finished, .question: 1_024
+        case .reveal, .finished, .question, .narrationSentence: 1_024
         case .welcome, .lobby, .narrationPlan, .scoreboard: 4_096
         }
     }
@@ -151,6 +152,15 @@ extension NarrationPlanMessage: JSONObjectWritable {
         writer.field("sentences", sentences)
         if let notice { writer.field("notice", notice) }
         if let pictures { writer.field("pictures", pictures) }
+        if let total { writer.field("total", total) }
+    }
+}
+
+extension NarrationSentenceMessage: JSONObjectWritable {
+    func writeMembers(to writer: inout JSONWriter) {
+        writer.field("sentence", sentence)
+        writer.field("ready", ready)
+        writer.field("total", total)
     }
 }
 

@@ -9,6 +9,7 @@ public enum ServerMessage: Sendable, Equatable {
     case lobby(Lobby)
     case preparing(Preparing)
     case narrationPlan(NarrationPlanMessage)
+    case narrationSentence(NarrationSentenceMessage)
     case progress(SentenceProgress)
     case narrationComplete(Instant)
     case narrationError(NarrationFailure)
@@ -32,6 +33,7 @@ public enum ServerMessage: Sendable, Equatable {
         case .lobby: "lobby"
         case .preparing: "preparing"
         case .narrationPlan: "narration.plan"
+        case .narrationSentence: "narration.sentence"
         case .progress: "progress"
         case .narrationComplete: "narration.complete"
         case .narrationError: "narration.error"
@@ -79,6 +81,7 @@ extension ServerMessage: Codable {
         case .lobby(let payload): try payload.encode(to: encoder)
         case .preparing(let payload): try payload.encode(to: encoder)
         case .narrationPlan(let payload): try payload.encode(to: encoder)
+        case .narrationSentence(let payload): try payload.encode(to: encoder)
         case .progress(let payload): try payload.encode(to: encoder)
         case .narrationComplete(let payload): try payload.encode(to: encoder)
         case .narrationError(let payload): try payload.encode(to: encoder)
@@ -105,6 +108,7 @@ extension ServerMessage: Codable {
         case "lobby": self = .lobby(try Lobby(from: decoder))
         case "preparing": self = .preparing(try Preparing(from: decoder))
         case "narration.plan": self = .narrationPlan(try NarrationPlanMessage(from: decoder))
+        case "narration.sentence": self = .narrationSentence(try NarrationSentenceMessage(from: decoder))
         case "progress": self = .progress(try SentenceProgress(from: decoder))
         case "narration.complete": self = .narrationComplete(try Instant(from: decoder))
         case "narration.error": self = .narrationError(try NarrationFailure(from: decoder))

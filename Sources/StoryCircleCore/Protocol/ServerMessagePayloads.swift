@@ -67,6 +67,15 @@ public struct NarrationPlanMessage: Sendable, Equatable, Codable {
     public var notice: NarrationNotice?
     /// The picture of each sentence that has one (a picture story), shown while it is read.
     public var pictures: [SentencePictureView]? = nil
+    /// While the plan still grows: how many sentences the story has (the rest come as `narration.sentence`).
+    public var total: Int? = nil
+}
+
+/// One more sentence of a plan that grows, ready `ready` of `total`: it follows the ones before it.
+public struct NarrationSentenceMessage: Sendable, Equatable, Codable {
+    public var sentence: NarratedSentence
+    public var ready: Int
+    public var total: Int
 }
 
 /// Sentence `sentence` starts (or started) at server time `at`; the following ones follow the plan.

@@ -31,11 +31,13 @@ public enum RoomPhase: Sendable, Equatable {
     }
 }
 
-/// The narration in progress: `sentence` started (or starts) at `startedAt`.
+/// The narration in progress: `sentence` started (or starts) at `startedAt`. `waiting`: it has ended and
+/// the next sentence is not synthesised yet, so the story holds at this boundary until it is.
 public struct NarrationRun: Sendable, Equatable {
     public var sentence: Int
     public var startedAt: ServerTime
     public var pausedAt: ServerTime?
+    public var waiting = false
 }
 
 /// An open question. A pause moves the deadline (and the opening, if it had not happened yet) by the length

@@ -170,6 +170,9 @@ public struct RoomTiming: Sendable, Equatable {
     public var planLeadMs = 2_000
     public var sentenceGapMs = 300
     public var resumeLeadMs = 800
+    /// A streamed sentence that arrives after the one before it ended starts this long after it arrives,
+    /// so every screen has it (and can fetch its audio) first.
+    public var lateSentenceLeadMs = 800
     public var unlockLeadMs = 1_500
     public var questionLeadMs = 1_000
     /// The most network delay (half a round trip) credited to an answer, for speed and for the deadline.

@@ -4,6 +4,7 @@ extension RoomState {
         preparation += 1
         epoch += 1
         plan = nil
+        planGrowing = false
         let questions = settings.readQuestions && settings.narration != .off
             ? story.quiz.questions.map { ([$0.text] + $0.options).joined(separator: " … ") }
             : nil
@@ -17,27 +18,129 @@ extension RoomState {
             + [.prepareNarration(request)]
     }
 
+    /// The clips a preparation makes: every sentence, and each question when they are read aloud.
+    private var clipCount: Int {
+        story.sentences.count + (settings.readQuestions && settings.narration != .off ? story.quiz.questions.count : 0)
+    }
+
     mutating func narrationUpdate(_ update: NarrationUpdate, at: ServerTime) -> [RoomDirective] {
-        guard case .preparing = phase else { return [] }
         switch update {
         case .progress(let id, let ready, let total):
-            guard id == preparation else { return [] }
+            guard id == preparation, case .preparing = phase else { return [] }
             phase = .preparing(ready: ready, total: total)
             return sendToAll(.preparing(Preparing(ready: ready, total: total)))
+        case .sentence(let id, let sentence, let notice):
+            guard id == preparation else { return [] }
+            return sentenceReady(sentence, notice: notice, at: at)
+        case .restarted(let id):
+            guard id == preparation, isPreparingNarration else { return [] }
+            return restartPreparation(at: at)
         case .prepared(let id, let plan):
             guard id == preparation, !plan.sentences.isEmpty else { return [] }
-            self.plan = plan
-            let startAt = at + timing.planLeadMs
-            return [.persist(.phase(PhaseRecord(phase: .narrating, at: at)))]
-                + sendToAll { role in .narrationPlan(self.planMessage(for: role, startAt: startAt)) }
-                + narrate(from: 0, startingAt: startAt)
+            switch phase {
+            case .preparing:
+                self.plan = plan
+                planGrowing = false
+                let startAt = at + timing.planLeadMs
+                return [.persist(.phase(PhaseRecord(phase: .narrating, at: at)))]
+                    + sendToAll { role in .narrationPlan(self.planMessage(for: role, startAt: startAt)) }
+                    + narrate(from: 0, startingAt: startAt)
+            case .narrating(let run) where planGrowing:
+                return planCompleted(plan, run: run, at: at)
+            default:
+                return []
+            }
         case .failed(let id, let problem):
-            guard id == preparation else { return [] }
+            guard id == preparation, isPreparingNarration else { return [] }
             epoch += 1
+            plan = nil
+            planGrowing = false
             phase = .failed(problem)
             return [.persist(.phase(PhaseRecord(phase: .error, at: at)))]
                 + sendToAll { role in .narrationError(NarrationFailure(problem, for: role)) }
         }
+    }
+
+    /// Preparing, or narrating a story whose later sentences are still being synthesised.
+    private var isPreparingNarration: Bool {
+        switch phase {
+        case .preparing: true
+        case .narrating: planGrowing
+        default: false
+        }
+    }
+
+    /// A streamed sentence is ready. The first starts the story (announced ahead, as a whole plan would
+    /// be); a later one goes to every screen, and starts at once if the story was waiting for it.
+    private mutating func sentenceReady(_ sentence: NarratedSentence, notice: NarrationNotice?, at: ServerTime) -> [RoomDirective] {
+        switch phase {
+        case .preparing:
+            guard sentence.index == 0, story.sentences.count > 0 else { return [] }
+            plan = NarrationPlan(sentences: [sentence], notice: notice)
+            planGrowing = true
+            let startAt = at + timing.planLeadMs
+            return [.persist(.phase(PhaseRecord(phase: .narrating, at: at)))]
+                + sendToAll { role in .narrationPlan(self.planMessage(for: role, startAt: startAt)) }
+                + narrate(from: 0, startingAt: startAt)
+        case .narrating(var run) where planGrowing:
+            guard var grown = plan, sentence.index == grown.sentences.count, sentence.index < story.sentences.count else { return [] }
+            grown.sentences.append(sentence)
+            plan = grown
+            let ready = grown.sentences.count, total = story.sentences.count
+            var directives = sendToAll { role in
+                .narrationSentence(NarrationSentenceMessage(sentence: self.plays(role) ? sentence : sentence.silent, ready: ready, total: total))
+            }
+            if run.waiting, run.pausedAt == nil, sentence.index == run.sentence + 1 {
+                run.waiting = false
+                run.sentence = sentence.index
+                run.startedAt = at + timing.lateSentenceLeadMs
+                epoch += 1
+                phase = .narrating(run)
+                directives += sendToAll(.progress(SentenceProgress(sentence: run.sentence, at: run.startedAt))) + [scheduleBoundary(after: run)]
+            }
+            return directives
+        default:
+            return []
+        }
+    }
+
+    /// The streamed plan is whole (the question audio with it): a story waiting at its end goes on.
+    private mutating func planCompleted(_ whole: NarrationPlan, run: NarrationRun, at: ServerTime) -> [RoomDirective] {
+        var run = run
+        var directives: [RoomDirective] = []
+        var merged = plan ?? whole
+        // Sentences the stream had not reported yet (a narrator may report only some) reach the screens now.
+        for sentence in whole.sentences.dropFirst(merged.sentences.count) {
+            merged.sentences.append(sentence)
+            let ready = merged.sentences.count, total = whole.sentences.count
+            directives += sendToAll { role in
+                .narrationSentence(NarrationSentenceMessage(sentence: self.plays(role) ? sentence : sentence.silent, ready: ready, total: total))
+            }
+        }
+        merged.questionAudio = whole.questionAudio
+        merged.notice = merged.notice ?? whole.notice
+        plan = merged
+        planGrowing = false
+        guard run.waiting, run.pausedAt == nil else { return directives }
+        guard run.sentence + 1 < merged.sentences.count else { return directives + completeNarration(at: at) }
+        run.waiting = false
+        run.sentence += 1
+        run.startedAt = at + timing.lateSentenceLeadMs
+        epoch += 1
+        phase = .narrating(run)
+        return directives + sendToAll(.progress(SentenceProgress(sentence: run.sentence, at: run.startedAt))) + [scheduleBoundary(after: run)]
+    }
+
+    /// The narrator reads the story again from its first sentence with another voice: every screen goes
+    /// back to "getting the story ready" and the story starts over when that voice's first sentence is.
+    private mutating func restartPreparation(at: ServerTime) -> [RoomDirective] {
+        epoch += 1
+        plan = nil
+        planGrowing = false
+        let total = clipCount
+        phase = .preparing(ready: 0, total: total)
+        return [.persist(.phase(PhaseRecord(phase: .preparing, at: at)))]
+            + sendToAll(.preparing(Preparing(ready: 0, total: total)))
     }
 
     /// Sentence `sentence` starts at `startAt` (announced now, ahead of time); the rest follow the plan.
@@ -58,10 +161,15 @@ extension RoomState {
     }
 
     mutating func narrationBoundary(sentence: Int, at: ServerTime) -> [RoomDirective] {
-        guard case .narrating(var run) = phase, run.pausedAt == nil, sentence == run.sentence + 1, let plan else { return [] }
+        guard case .narrating(var run) = phase, run.pausedAt == nil, !run.waiting, sentence == run.sentence + 1, let plan else { return [] }
         let startAt = boundary(after: run)
         guard sentence < plan.sentences.count else {
-            return completeNarration(at: at)
+            guard planGrowing else { return completeNarration(at: at) }
+            // The next sentence (or the question audio) is still being synthesised: hold here, never cut
+            // a sentence or start the quiz early; it starts when it arrives.
+            run.waiting = true
+            phase = .narrating(run)
+            return []
         }
         run.sentence = sentence
         run.startedAt = startAt
@@ -72,6 +180,7 @@ extension RoomState {
     /// The story is over: tell everyone, and unlock the quiz for all at one instant, announced ahead.
     mutating func completeNarration(at: ServerTime) -> [RoomDirective] {
         preparation += 1
+        planGrowing = false
         let opensAt = at + timing.unlockLeadMs
         return sendToAll(.narrationComplete(Instant(at: at)))
             + sendToAll(.quizUnlock(QuizUnlock(at: opensAt, questionCount: story.quiz.questions.count)))

@@ -20,6 +20,7 @@ extension RoomState {
             PictureView(story.sentencePictures[index]).map { SentencePictureView(sentence: index, picture: $0) }
         }
         if !pictures.isEmpty { message.pictures = pictures }
+        if planGrowing { message.total = story.sentences.count }
         return message
     }
 

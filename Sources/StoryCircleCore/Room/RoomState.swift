@@ -73,6 +73,8 @@ public struct RoomState: Sendable {
     var concluded = 0
     var skipped: Set<Int> = []
     var plan: NarrationPlan?
+    /// The plan still grows: sentences arrive one by one as they are synthesised, while the first play.
+    var planGrowing = false
     var preparation = 0
     var epoch = 0
     var screensDirty = false

@@ -6,11 +6,20 @@ public protocol NarrationPreparing: Sendable {
     /// Prepares `request`, calling `progress(ready, total)` as clips become ready.
     func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (_ ready: Int, _ total: Int) -> Void) async throws -> NarrationPlan
 
+    /// Prepares `request`, reporting each step (a narrator that streams reports each sentence as it is
+    /// ready, so the story starts before the last one is synthesised).
+    func prepare(_ request: NarrationRequest, report: @escaping @Sendable (NarrationStep) -> Void) async throws -> NarrationPlan
+
     /// Why `command` cannot be carried out here (it sets a voice this node cannot read), or nil.
     func refusal(for command: TeacherCommand) -> RoomError?
 }
 
 extension NarrationPreparing {
+    /// Narrators that do not stream report progress only; the story starts when all of it is ready.
+    public func prepare(_ request: NarrationRequest, report: @escaping @Sendable (NarrationStep) -> Void) async throws -> NarrationPlan {
+        try await prepare(request) { ready, total in report(.progress(ready: ready, total: total)) }
+    }
+
     /// Narrators that read any voice (the tests' fakes) refuse nothing.
     public func refusal(for command: TeacherCommand) -> RoomError? { nil }
 }

@@ -351,12 +351,22 @@ public actor Room {
         let code = self.code
         narration = Task { [services, inbox, generation] in
             do {
-                var plan = try await services.narrator.prepare(request) { ready, total in
-                    inbox.yield(.narration(.progress(preparation: request.preparation, ready: ready, total: total), generation: generation))
-                }
                 // Behind a proxy that routes by room, the room in the audio's URL brings the request to this
                 // node, whose cache holds the clips it just prepared (audio is per node).
-                plan.sentences = plan.sentences.map { var sentence = $0; sentence.audio = sentence.audio.map { Self.routed($0, room: code) }; return sentence }
+                let routed: @Sendable (NarratedSentence) -> NarratedSentence = { sentence in
+                    var sentence = sentence
+                    sentence.audio = sentence.audio.map { Self.routed($0, room: code) }
+                    return sentence
+                }
+                var plan = try await services.narrator.prepare(request) { step in
+                    let update: NarrationUpdate = switch step {
+                    case .progress(let ready, let total): .progress(preparation: request.preparation, ready: ready, total: total)
+                    case .sentence(let sentence, let notice): .sentence(preparation: request.preparation, routed(sentence), notice: notice)
+                    case .restarted: .restarted(preparation: request.preparation)
+                    }
+                    inbox.yield(.narration(update, generation: generation))
+                }
+                plan.sentences = plan.sentences.map(routed)
                 plan.questionAudio = plan.questionAudio?.map { Self.routed($0, room: code) }
                 services.metrics.narrationPrepared(success: true)
                 inbox.yield(.narration(.prepared(preparation: request.preparation, plan), generation: generation))

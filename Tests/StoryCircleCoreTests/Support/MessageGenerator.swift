@@ -105,12 +105,15 @@ struct MessageGenerator {
 
     mutating func plan() -> NarrationPlanMessage {
         NarrationPlanMessage(startAt: time(), gapMs: int(), mode: NarrationMode.allCases.randomElement(using: &random)!, playsAudio: bool(),
-                             sentences: list(0...3) { generator in
-                                 NarratedSentence(index: generator.int(), text: generator.string(maxLength: 80), durationMs: generator.int(),
-                                                  words: generator.list { WordTiming(at: $0.int(), start: $0.int(), length: $0.int()) }, audio: generator.maybe { $0.string() })
-                             },
+                             sentences: list(0...3) { $0.sentence() },
                              notice: maybe { NarrationNotice(code: $0.string(), message: $0.string(maxLength: 200)) },
-                             pictures: maybe { $0.list(0...3) { SentencePictureView(sentence: $0.int(), picture: $0.picture()) } })
+                             pictures: maybe { $0.list(0...3) { SentencePictureView(sentence: $0.int(), picture: $0.picture()) } },
+                             total: maybe { $0.int() })
+    }
+
+    mutating func sentence() -> NarratedSentence {
+        NarratedSentence(index: int(), text: string(maxLength: 80), durationMs: int(),
+                         words: list { WordTiming(at: $0.int(), start: $0.int(), length: $0.int()) }, audio: maybe { $0.string() })
     }
 
     mutating func finished() -> Finished {
@@ -144,7 +147,7 @@ struct MessageGenerator {
     }
 
     /// One message of kind `kind` (0 ..< `kinds`), so a test can be sure every kind comes up.
-    static let kinds = 20
+    static let kinds = 21
 
     mutating func message(kind: Int) -> ServerMessage {
         switch kind {
@@ -169,6 +172,7 @@ struct MessageGenerator {
         case 16: .room(RoomStatus(locked: bool(), settings: settings(), language: string(), commands: maybe { $0.list { $0.string() } }))
         case 17: .finished(finished())
         case 18: .kicked(Notice(code: [.kicked, .blocked].randomElement(using: &random)!, message: string(), blocked: maybe { $0.bool() }))
+        case 19: .narrationSentence(NarrationSentenceMessage(sentence: sentence(), ready: int(), total: int()))
         default: .storage(StoreHealthStatus(ok: bool(), message: maybe { $0.string(maxLength: 80) }))
         }
     }

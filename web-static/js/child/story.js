@@ -6,6 +6,8 @@ import { t } from "../i18n.js";
 import { room, services, show, record } from "./store.js";
 
 export function preparing({ ready, total }, { quiet = false } = {}) {
+  // Also when a story starts again from its first sentence (read by another voice): the old one stops.
+  services.player?.stop();
   show("preparing");
   const percent = total > 0 ? Math.round((ready / total) * 100) : 0;
   $("#preparing-bar .progress-fill").style.width = `${percent}%`;
@@ -21,6 +23,12 @@ export function narrationPlan(plan) {
   services.pictures.load(plan);
   record("narration.plan");
   announce(t("story.starting"));
+}
+
+/** One more sentence of a story that is still being read ahead. */
+export function narrationSentence(message) {
+  services.player.append(message.sentence);
+  record("narration.sentence");
 }
 
 export function progress(message) {

@@ -5,6 +5,8 @@ import { t } from "../i18n.js";
 import { room, services, show } from "./store.js";
 
 export function preparing({ ready, total }) {
+  // Also when a story starts again from its first sentence (read by another voice): the old one stops.
+  services.player?.stop();
   show("preparing");
   $("#preparing-fill").style.width = `${total ? (100 * ready) / total : 0}%`;
 }
@@ -14,6 +16,11 @@ export function story(plan) {
   services.player.load(plan);
   services.pictures.load(plan);
   announce(t("dash.story_starting"));
+}
+
+/** One more sentence of a story that is still being read ahead. */
+export function sentence(message) {
+  services.player.append(message.sentence);
 }
 
 export function progress(message) {
