@@ -184,6 +184,7 @@ def test_kill_9_of_the_worker_during_a_story_the_room_carries_on_and_loses_nothi
         print(f"whole story ready {1000 * (time.monotonic() - started):.0f} ms after start, the worker killed once")
         after = healthz(server)["naturalVoice"]
         notices = [plan.get("notice", {}).get("code") for plan in seen["plans"]]
+        print("after the kill: " + ("the story started again in espeak-ng" if seen["restarts"] else f"the worker restarted ({after['launches']} launches), one voice"))
         if seen["restarts"]:
             # The natural voice gave up: the story started again from its first sentence, all of it in
             # espeak-ng, and the teacher was told.

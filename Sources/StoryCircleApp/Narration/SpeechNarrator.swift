@@ -95,10 +95,12 @@ public final class SpeechNarrator: NarrationPreparing {
         }
     }
 
-    /// Reports each sentence as soon as it is ready, in order, so the story starts while the rest are
-    /// synthesised. When the natural voice fails part-way (after its worker was restarted and the sentence
-    /// asked again), what was reported is dropped (`restarted`) and espeak-ng reads the story from its
-    /// first sentence, with the notice for the teacher: one story never mixes voices.
+    /// With the natural voice, reports each sentence as soon as it is ready, in order, so the story starts
+    /// while the rest are synthesised. espeak-ng reads a whole story in about a second, well inside the
+    /// plan's lead, so its plan comes whole (and screens get one message rather than one per sentence).
+    /// When the natural voice fails part-way (after its worker was restarted and the sentence asked
+    /// again), what was reported is dropped (`restarted`) and espeak-ng reads the story from its first
+    /// sentence, with the notice for the teacher: one story never mixes voices.
     public func prepare(_ request: NarrationRequest, report: @escaping @Sendable (NarrationStep) -> Void) async throws -> NarrationPlan {
         let settings = request.settings
         switch voices.choose(settings.voice) {
@@ -131,7 +133,7 @@ public final class SpeechNarrator: NarrationPreparing {
             let clip = try await clip(for: text, engine: engine)
             let sentence = NarratedSentence(index: index, text: text, durationMs: clip.durationMs, words: clip.words, audio: clip.path)
             sentences.append(sentence)
-            report(.sentence(sentence, notice: notice))
+            if case .natural = engine { report(.sentence(sentence, notice: notice)) }
             report(.progress(ready: index + 1, total: total))
         }
         var questionAudio: [String]?
