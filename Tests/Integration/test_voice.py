@@ -118,10 +118,20 @@ def test_a_piper_story_starts_with_its_first_sentence_while_the_rest_are_synthes
         ben, _ = await join(server, room, "Ben")
         started = time.monotonic()
         assert server.command(room, "start")[0] == 200
+        first_plan = await ana.expect("narration.plan", timeout=60)
+        first_at = time.monotonic()
+        ana.pending = [first_plan]  # read again by follow_story; what came before it is the first preparing
+        # A child who joins now gets the sentences so far in the welcome, and the rest as they come.
+        cat, welcome = await join(server, room, "Cat")
         seen = await follow_story(ana)
         first = seen["plans"][0]
         total = seen["total"]
-        print(f"first sentence's plan {1000 * (seen['arrivals'][0] - started):.0f} ms after start, the story whole after "
+        late = list(welcome["room"]["plan"]["sentences"])
+        while len(late) < total:
+            message = await cat.expect("narration.sentence", timeout=60)
+            late.append(message["sentence"])
+        assert [s["index"] for s in late] == list(range(total)) and [s["audio"] for s in late] == [s["audio"] for s in seen["sentences"]]
+        print(f"first sentence's plan {1000 * (first_at - started):.0f} ms after start, the story whole after "
               f"{1000 * (max(seen['arrivals'].values()) - started):.0f} ms (worker warm, read ahead since the room was created)")
         # The story started before its last sentence was synthesised: the plan grows.
         assert total >= 6 and first.get("total") == total and len(first["sentences"]) < total, first
@@ -148,7 +158,7 @@ def test_a_piper_story_starts_with_its_first_sentence_while_the_rest_are_synthes
         assert complete["at"] >= schedule[-1] + seen["sentences"][-1]["durationMs"]
         waited = sum(schedule[i] - (schedule[i - 1] + seen["sentences"][i - 1]["durationMs"] + first["gapMs"]) for i in range(1, total))
         print(f"the story waited {waited} ms in all at sentence boundaries for sentences not ready yet")
-        for client in (teacher, ana, ben):
+        for client in (teacher, ana, ben, cat):
             await client.close()
 
     asyncio.run(scenario())
@@ -298,13 +308,13 @@ def test_a_missing_or_corrupt_voice_is_a_clear_error_at_validation_and_at_start(
 
 def test_chromium_a_child_follows_a_streamed_piper_story_with_the_highlight_moving(make_server):
     from selenium.webdriver.common.by import By
-    from browser_support import PHONE, TEACHER, browser, visible, wait
+    from browser_support import PHONE, PROJECTOR, TEACHER, browser, visible, wait
 
     server = make_server()
     # A first room starts the worker.
     server.create_room(STORIES / "piper.json")
     wait_for_worker(server, lambda n: n.get("state") in ("ready", "reading"))
-    phone, teacher = browser(**PHONE), browser(**TEACHER)
+    phone, teacher, projector = browser(**PHONE), browser(**TEACHER), browser(**PROJECTOR)
     try:
         # Created read by espeak-ng, so nothing is read ahead with the natural voice; the teacher then
         # chooses it in the lobby, and its sentences are synthesised from the start.
@@ -318,6 +328,8 @@ def test_chromium_a_child_follows_a_streamed_piper_story_with_the_highlight_movi
         wait(phone, lambda d: visible(d, "#lobby"), message="Ana reached the lobby")
         teacher.get(f"{server.http}/teacher#room={room['code']}&token={room['teacherToken']}")
         wait(teacher, lambda d: d.find_element(By.CSS_SELECTOR, 'button[data-command="start"]').is_enabled())
+        projector.get(f"{server.http}/dashboard#room={room['code']}&token={room['dashboardToken']}")
+        wait(projector, lambda d: d.find_elements(By.ID, "join-code") and d.find_element(By.ID, "join-code").text.strip(), message="the projector's lobby")
         status, body = server.command(room, "settings", settings={"voice": JOE})
         assert status == 200, body
         assert server.command(room, "start")[0] == 200
@@ -340,6 +352,9 @@ def test_chromium_a_child_follows_a_streamed_piper_story_with_the_highlight_movi
         # And on into a sentence that reached the page after the story had started.
         streamed = f'.sentence[data-index="{first}"].current .word.spoken'
         wait(phone, lambda d: d.find_elements(By.CSS_SELECTOR, streamed), timeout=90, message="the highlight reaches a streamed sentence")
+        # The projector follows the same story silently, the streamed sentence highlighted there too.
+        wait(projector, lambda d: d.find_elements(By.CSS_SELECTOR, f'.sentence[data-index="{first}"].current'), timeout=30,
+             message="the projector follows the streamed sentence")
         # The page fetched the story's clips (the natural voice's MP3s, as the plan names them).
         fetched = phone.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
         clips = [url for url in fetched if "/audio/" in url and ".mp3" in url]
@@ -348,6 +363,7 @@ def test_chromium_a_child_follows_a_streamed_piper_story_with_the_highlight_movi
     finally:
         phone.quit()
         teacher.quit()
+        projector.quit()
 
 
 def test_the_worker_reads_on_one_thread_at_lower_priority():
