@@ -28,6 +28,10 @@ export const session = {
   pending: null,
   /** This join is a blocked token asking again (see join.js). */
   tryingBlockedToken: false,
+  /** The page asked a class room for its names and shows the name-picker (child/picker.js). */
+  picking: false,
+  /** The class child whose name this page tapped, until the welcome. */
+  member: null,
 };
 
 /** Whether the open question takes answers now: not revealed, not paused. */
