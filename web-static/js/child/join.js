@@ -12,6 +12,8 @@ import { room, session, services, show, loadSession, forgetSession, blockedToken
 import { setPickerConnect, startPicking, stopPicking, pickRefused } from "./picker.js";
 
 let connect = () => {};
+/** The refusals of a `names` hello by a server that has no class rooms. */
+const NAMES_UNKNOWN = new Set([ERROR.UNKNOWN_TYPE, ERROR.HELLO_REQUIRED, ERROR.INVALID_MESSAGE]);
 
 export function startJoin(connectToRoom) {
   connect = connectToRoom;
@@ -127,6 +129,13 @@ export function rewordJoin() {
 /** A refusal before the welcome: the hello did not get in. */
 export function joinRefused(error) {
   if (session.picking && (error.code === ERROR.NAME_TAKEN || error.code === ERROR.MEMBER_NOT_FOUND)) return pickRefused(error);
+  if (session.picking && !session.member && NAMES_UNKNOWN.has(error.code)) {
+    // A server without class rooms does not know the `names` hello: the typed join, as before.
+    services.connection.stop();
+    stopPicking();
+    $("#nickname").focus();
+    return undefined;
+  }
   if (error.code === ERROR.CLASS_ROOM) {
     // A typed name in a class room: the children of this class pick theirs.
     return startPicking(session.room, () => errorText(error));
