@@ -140,11 +140,12 @@ struct MessageGenerator {
         snapshot.players = maybe { $0.list { $0.lobbyPlayer() } }
         snapshot.scoreboard = maybe { $0.list { $0.entry() } }
         snapshot.commands = maybe { $0.list { $0.string() } }
+        snapshot.schoolClass = maybe { ClassRosterView(id: $0.string(), name: $0.string(), members: $0.list(0...4) { $0.rosterMember() }) }
         return snapshot
     }
 
     /// One message of kind `kind` (0 ..< `kinds`), so a test can be sure every kind comes up.
-    static let kinds = 20
+    static let kinds = 22
 
     mutating func message(kind: Int) -> ServerMessage {
         switch kind {
@@ -169,8 +170,15 @@ struct MessageGenerator {
         case 16: .room(RoomStatus(locked: bool(), settings: settings(), language: string(), commands: maybe { $0.list { $0.string() } }))
         case 17: .finished(finished())
         case 18: .kicked(Notice(code: [.kicked, .blocked].randomElement(using: &random)!, message: string(), blocked: maybe { $0.bool() }))
-        default: .storage(StoreHealthStatus(ok: bool(), message: maybe { $0.string(maxLength: 80) }))
+        case 19: .storage(StoreHealthStatus(ok: bool(), message: maybe { $0.string(maxLength: 80) }))
+        case 20: .names(NamesList(room: string(), schoolClass: maybe { ClassRef(id: $0.string(), name: $0.string()) },
+                                  children: list(0...5) { NameChoice(id: $0.string(), name: $0.string(), avatar: $0.string(), taken: $0.bool()) }))
+        default: .classRoster(ClassRosterUpdate(members: list(0...5) { $0.rosterMember() }))
         }
+    }
+
+    mutating func rosterMember() -> RosterMember {
+        RosterMember(member: string(), name: string(), avatar: string(), player: maybe { $0.string() }, taken: bool(), connected: bool())
     }
 
     mutating func message() -> ServerMessage {
