@@ -124,6 +124,7 @@ function welcome(message) {
   session.welcomed = true;
   session.helloPending = false;
   session.tryingBlockedToken = false;
+  if (session.member) session.classMember = session.member;
   forgetPicker();
   session.playerId = message.player.id;
   session.nickname = message.player.nickname;

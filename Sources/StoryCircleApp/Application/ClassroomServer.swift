@@ -256,7 +256,7 @@ public final class ClassroomServer: Sendable {
         transport.port = configuration.port
         transport.bindAddress = configuration.bindAddress
         transport.staticRoot = configuration.webRoot
-        transport.pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html"]
+        transport.pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html", "/classes": "classes.html"]
         transport.dynamicPrefixes = ["/api", "/healthz", "/metrics", "/audio", "/pictures"]
         // A picture upload (`APIHandler+Pictures`): the picture's byte limit and room for nothing else.
         transport.maxRequestBodyBytesByPath = ["/api/pictures": PictureLimits.standard.maxBytes]

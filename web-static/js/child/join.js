@@ -29,7 +29,7 @@ export function startJoin(connectToRoom) {
   // Back after a refresh: the saved token rejoins as the same child (into this page's session).
   const saved = loadSession();
   if (saved && saved.token && (!linkedRoom || linkedRoom === saved.room)) {
-    Object.assign(session, { room: saved.room, token: saved.token, nickname: saved.nickname, playerId: saved.playerId, pending: saved.pending ?? null });
+    Object.assign(session, { room: saved.room, token: saved.token, nickname: saved.nickname, playerId: saved.playerId, pending: saved.pending ?? null, classMember: saved.classMember ?? null });
     show("lobby");
     connect();
   } else if (linkedRoom && digits(linkedRoom).length === 6) {
@@ -185,7 +185,7 @@ export function joinRefused(error) {
 export function kicked(message) {
   services.connection.stop();
   services.player.stop();
-  if (message.code === ERROR.RELEASED || (!message.blocked && room.state.player?.member)) {
+  if (message.code === ERROR.RELEASED || (!message.blocked && (room.state.player?.member ?? session.classMember))) {
     // A class child: released (their name is on another device now) or removed; their token is no use,
     // and picking their name again brings back the same child.
     forgetSessionKeepingNothing();

@@ -32,6 +32,8 @@ export const session = {
   picking: false,
   /** The class child whose name this page tapped, until the welcome. */
   member: null,
+  /** The class child this page is (a class room), kept with the token: a removal sends it back to the names. */
+  classMember: null,
 };
 
 /** Whether the open question takes answers now: not revealed, not paused. */
@@ -57,7 +59,7 @@ export function record(event) {
 // ---- The session: the resume token survives a refresh or a dropped Wi-Fi ----
 
 export function saveSession() {
-  const saved = { room: session.room, token: session.token, nickname: session.nickname, playerId: session.playerId, pending: session.pending };
+  const saved = { room: session.room, token: session.token, nickname: session.nickname, playerId: session.playerId, pending: session.pending, classMember: session.classMember };
   try { localStorage.setItem(SESSION_KEY, JSON.stringify(saved)); } catch { /* private mode */ }
 }
 
@@ -73,6 +75,7 @@ export function forgetSession() {
   try { localStorage.removeItem(SESSION_KEY); } catch { /* private mode */ }
   session.token = null;
   session.pending = null;
+  session.classMember = null;
 }
 
 // ---- Blocked: the token of a room this browser was blocked from, kept to show that again ----

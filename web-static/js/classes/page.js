@@ -146,10 +146,13 @@ function renderRooms(rooms) {
     const rows = room.questions.map((question) => {
       const share = Number(question.shareRight ?? 0);
       const wrong = question.mostChosenWrong;
+      // Through the CSSOM: the pages' Content-Security-Policy refuses style attributes.
+      const fill = el("div", { class: "share-fill" });
+      fill.style.width = `${Math.round(share * 100)}%`;
       return el("tr", { "data-question": question.index },
         el("th", { scope: "row", class: "question-cell" }, el("span", { class: "num", text: `${number(question.index + 1)}. ` }), written(question.prompt, "span")),
         el("td", {}, el("div", { class: "share" },
-          el("div", { class: "share-track", "aria-hidden": "true" }, el("div", { class: "share-fill", style: `width: ${Math.round(share * 100)}%` })),
+          el("div", { class: "share-track", "aria-hidden": "true" }, fill),
           el("span", { class: "share-text", text: t("classes.share", { share: percent().format(share), right: question.right, answered: question.answered, count: question.answered }) }))),
         el("td", { class: "wrong-cell" }, wrong
           ? el("span", {}, written(wrong.text, "bdi"), el("span", { class: "muted", text: ` ${t("classes.wrong_count", { count: wrong.count })}` }))
@@ -158,7 +161,8 @@ function renderRooms(rooms) {
     box.append(el("section", { class: "report-room", "data-room": room.code, "aria-labelledby": heading },
       el("h3", { id: heading, dir: "auto", text: t("classes.room_title", { title: isolate(room.title), code: room.code }) }),
       el("p", { class: "muted", text: t("classes.room_facts", { started: dateFormat().format(new Date(room.startedAt)), count: room.players }) }),
-      el("div", { class: "table-scroll" }, el("table", { class: "players-table" },
+      // Scrolls sideways on a phone: reachable by keyboard, named by its room.
+      el("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-labelledby": heading }, el("table", { class: "players-table" },
         el("thead", {}, el("tr", {},
           el("th", { scope: "col", text: t("classes.col_question") }),
           el("th", { scope: "col", text: t("classes.col_right") }),
