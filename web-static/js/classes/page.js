@@ -153,7 +153,8 @@ function renderRooms(rooms) {
         el("th", { scope: "row", class: "question-cell" }, el("span", { class: "num", text: `${number(question.index + 1)}. ` }), written(question.prompt, "span")),
         el("td", {}, el("div", { class: "share" },
           el("div", { class: "share-track", "aria-hidden": "true" }, fill),
-          el("span", { class: "share-text", text: t("classes.share", { share: percent().format(share), right: question.right, answered: question.answered, count: question.answered }) }))),
+          el("span", { class: "share-text", text: question.answered === 0 ? t("classes.share_none")
+            : t("classes.share", { share: percent().format(share), right: question.right, answered: question.answered, count: question.answered }) }))),
         el("td", { class: "wrong-cell" }, wrong
           ? el("span", {}, written(wrong.text, "bdi"), el("span", { class: "muted", text: ` ${t("classes.wrong_count", { count: wrong.count })}` }))
           : el("span", { class: "muted", text: t("classes.no_wrong") })));
