@@ -290,3 +290,30 @@ def test_a_class_is_made_and_edited_from_the_page_and_two_editors_see_the_confli
     # The refusals the page showed (400 for the look-alike, 409 for the conflict) are the only failures.
     refused = [e for e in laptop.get_log("browser") if e["level"] == "SEVERE" and "favicon" not in e["message"]]
     assert all("/api/classes" in e["message"] and ("400" in e["message"] or "409" in e["message"]) for e in refused), refused
+
+
+def test_a_name_typed_for_a_class_room_brings_the_names_and_a_room_without_a_class_keeps_typing(server, browsers):
+    class_id, _ = make_class(server)
+    room = class_room(server, class_id)
+    phone = browsers(**PHONE)
+    # The code typed by hand (no link): the typed name is refused kindly, and the class's names come up.
+    phone.get(f"{server.http}/")
+    wait(phone, lambda d: visible(d, "#room-code"))
+    phone.find_element(By.ID, "room-code").send_keys(room["code"])
+    phone.find_element(By.ID, "nickname").send_keys("Ada")
+    phone.find_element(By.ID, "join-button").click()
+    picker_shows(phone, ["Ada", "Bo", "Cy"])
+    assert "This room is for Class 1B: tap your own name." in plain(text(phone, "#picker-error"))
+    assert typing_fields(phone) == []
+    pick_buttons(phone)["Ada"].click()
+    wait(phone, lambda d: visible(d, "#lobby"), message="Ada in the lobby")
+
+    # A room without a class, from its link: the nickname field as ever, focused once the room has answered.
+    plain_room = server.create_room()
+    other = browsers(**PHONE)
+    other.get(f"{server.http}/?room={plain_room['code']}")
+    wait(other, lambda d: visible(d, "#nickname") and d.switch_to.active_element.get_attribute("id") == "nickname",
+         message="the nickname field, focused")
+    assert not visible(other, "#picker")
+    no_page_errors(phone)
+    no_page_errors(other)
