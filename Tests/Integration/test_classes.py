@@ -7,6 +7,8 @@ import asyncio
 import csv
 import io
 import json
+import re
+import signal
 import sqlite3
 import subprocess
 
@@ -304,3 +306,37 @@ def test_a_token_of_another_room_and_an_unknown_class_are_refused_clearly(make_s
     assert status == 404 and body["error"]["code"] == "class_not_found"
     status, body = api(server, "DELETE", f"/api/classes/{schoolclass['id']}")
     assert status == 409 and body["error"]["code"] == "class_in_use"
+
+
+def test_start_with_a_class_runs_a_class_room(make_server, tmp_path):
+    data = tmp_path / "data"
+    server = make_server(data=data)
+    schoolclass = make_class(server, "5E", [{"name": "Ada", "avatar": "owl"}])
+    server.stop()
+
+    process = subprocess.Popen([BIN, "start", str(SHORT_STORY), "--class", "5e", "--port", "0", "--data", str(data), "--no-keys"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if line.startswith("● "):
+                break
+        banner = "".join(lines)
+        port, code = re.search(r"Join link: +http://[^:/]+:(\d+)/\?room=(\d{6})", banner).groups()
+
+        async def names():
+            import websockets
+            async with websockets.connect(f"ws://127.0.0.1:{port}/ws") as ws:
+                await ws.send(json.dumps({"type": "names", "room": code}))
+                return json.loads(await asyncio.wait_for(ws.recv(), 15))
+
+        answer = asyncio.run(names())
+        assert answer["class"] == {"id": schoolclass["id"], "name": "5E"}, banner
+        assert [c["name"] for c in answer["children"]] == ["Ada"]
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=20)
+    missing = subprocess.run([BIN, "start", str(SHORT_STORY), "--class", "nobody", "--port", "0", "--data", str(data), "--no-keys"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 1 and "Error: there is no class called nobody" in missing.stderr
