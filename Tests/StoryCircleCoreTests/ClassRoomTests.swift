@@ -138,6 +138,18 @@ struct ClassRoomTests {
         #expect(board.room.schoolClass == nil, "dashboards do not get the roster")
     }
 
+    @Test func aPickerGoesOnPickingWhenTheRoomIsRebuiltFromStorage() throws {
+        var room = classRoom()
+        let waiting = picker(&room)
+        _ = try #require(pick(&room, "mem_ada", token: "123456.a"))
+        let (rebuilt, _) = RoomState.restore(room.archive(), lookalikes: LookalikeTable(), classRoster: Self.roster, at: room.now)
+        var after = rebuilt
+        let told = after.reattach([waiting], from: room.state, at: room.now)
+        #expect(told == [.send(.names(after.namesList), to: [waiting])])
+        #expect(after.namesList.children.map(\.taken) == [true, false])
+        #expect(after.isPicker(waiting))
+    }
+
     @Test func aResumeTokenOfAnotherRoomIsToldApart() {
         var room = classRoom()
         let connection = room.newConnection()

@@ -228,11 +228,11 @@ public final class ClassroomServer: Sendable {
     public var storageHealth: StoreHealth { store.health }
 
     /// A room created in-process (the all-in-one `start` command), with the URLs the API would answer.
-    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
+    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil, schoolClass: SchoolClass? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
         if let speech, case .failure(let refusal) = speech.check(voice: Self.voice(of: story, settings: settings)) {
             throw refusal.roomError
         }
-        let room = try await registry.createRoom(story: story, settings: settings, storyID: storyID)
+        let room = try await registry.createRoom(story: story, settings: settings, storyID: storyID, classRoster: schoolClass.map(ClassRoster.init))
         speech?.prefetch(sentences: story.sentences, settings: Self.narration(of: story, settings: settings))
         let response = CreatedRoomResponse(room, publicURL: publicURL, warnings: [])
         return (room, response.joinURL, response.dashboardURL, response.teacherURL)

@@ -51,7 +51,13 @@ extension APIHandler {
         case let rest where rest.count == 3 && rest[0] == "members" && rest[2] == "data":
             guard request.method == "DELETE" else { return methodNotAllowed("DELETE") }
             guard admin else { return classRefusal(request) }
-            return await change { try await classes.eraseMember(rest[1], ofClass: id); return HTTPResponse(status: 204, contentType: "application/json; charset=utf-8", body: []) }
+            return await change {
+                try await classes.eraseMember(rest[1], ofClass: id)
+                // The class's rooms (all finished: the store refuses otherwise) may still be in memory with
+                // the child in them; they are read back from the store the next time they are asked for.
+                await registry.forgetFinished(try await classes.classRooms(id).map(\.header.code))
+                return HTTPResponse(status: 204, contentType: "application/json; charset=utf-8", body: [])
+            }
         default:
             return notFound()
         }

@@ -117,6 +117,10 @@ extension RoomState {
                 if lostAnswer {
                     directives += reply(connection, RoomError(.storageUnavailable, "Your answer could not be saved yet — tap again."))
                 }
+            case nil where previous.pickers.contains(connection):
+                // A name-picker had nothing stored to lose: it goes on picking, from the names as stored.
+                pickers.insert(connection)
+                directives.append(.send(.names(namesList), to: [connection]))
             case nil:
                 directives += Self.storageLost([connection], RoomError(.storageUnavailable, "The room could not save its work just now. Please try again in a moment."))
             }

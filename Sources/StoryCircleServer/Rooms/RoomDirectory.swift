@@ -257,6 +257,15 @@ actor RoomDirectory {
         return (evicted, purged)
     }
 
+    /// Lets finished rooms among `codes` go from memory, so that the next request reads them from the
+    /// store (after a child's data was erased there).
+    func forgetFinished(_ codes: [String]) async {
+        for code in codes {
+            guard let room = rooms[code], await room.phase == .finished else { continue }
+            await remove(code, room, RoomError(.roomEnded, "This room has finished."))
+        }
+    }
+
     /// Takes a room out of memory: every connection bound to it is told why and closed. Its lease is given
     /// up (`releasing`), so another node need not wait for it to expire.
     @discardableResult

@@ -120,6 +120,11 @@ public final class RoomRegistry: Sendable {
         get async { await directory.liveRooms }
     }
 
+    /// Lets the finished rooms among `codes` go from memory (`RoomDirectory.forgetFinished`).
+    public func forgetFinished(_ codes: [String]) async {
+        await directory.forgetFinished(codes)
+    }
+
     /// Lets finished rooms go and deletes rooms past their retention (`RoomDirectory.sweep`).
     public func sweep(finishedBefore cutoff: ServerTime, createdBefore retentionCutoff: ServerTime) async -> (evicted: Int, purged: Int) {
         await directory.sweep(finishedBefore: cutoff, createdBefore: retentionCutoff)
