@@ -105,7 +105,8 @@ function render() {
     const taken = Boolean(child.taken);
     const button = el("button", {
       type: "button", class: `name-pick${taken ? " taken" : ""}`, "data-member": child.id,
-      "aria-disabled": taken ? "true" : "false", onclick: () => pick(child),
+      // While a tap is on its way, no other name can be picked (a fresh list may come meanwhile).
+      "aria-disabled": taken || session.member ? "true" : "false", onclick: () => pick(child),
     },
     avatarPicture(child.avatar, child.name, "avatar pick-avatar"),
     written(child.name, "span", { class: "pick-name" }),
