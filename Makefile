@@ -106,7 +106,7 @@ README_SCREENSHOTS := phone-lobby phone-story phone-question-scrolled-countdown 
 	projector-1920-lobby projector-1920-reveal-colours projector-1280-question-8-options \
 	projector-1920-reveal-8-options-answer-grid teacher-question-roster teacher-finished-results teacher-roster-32 teacher-reveal-chart \
 	es-phone-question es-phone-reveal ar-projector-1920-question ar-projector-1920-reveal ar-phone-question \
-	teacher-library teacher-editor-problem \
+	teacher-library teacher-editor-problem phone-name-picker teacher-class-page \
 	phone-picture-story phone-picture-question projector-1920-picture-question projector-1920-picture-reveal
 screenshots:
 	@mkdir -p docs/screenshots

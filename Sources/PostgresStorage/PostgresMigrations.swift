@@ -132,6 +132,43 @@ enum PostgresMigrations {
                 created_at bigint NOT NULL
             );
             """),
+        // Step 7: classes (`ClassBook`), as in SQLite's step 7: names unique by their look-alike keys, members
+        // kept after they leave the class (`removed_at`), a room's class, a player's member, and the resume
+        // tokens of released names.
+        (7, """
+            CREATE TABLE classes (
+                id text PRIMARY KEY,
+                name text NOT NULL,
+                version integer NOT NULL,
+                created_at bigint NOT NULL,
+                changed_at bigint NOT NULL
+            );
+            CREATE TABLE class_name_keys (
+                key text PRIMARY KEY,
+                class_id text NOT NULL REFERENCES classes (id) ON DELETE CASCADE
+            );
+            CREATE TABLE class_members (
+                id text PRIMARY KEY,
+                class_id text NOT NULL REFERENCES classes (id) ON DELETE CASCADE,
+                name text NOT NULL,
+                avatar text NOT NULL,
+                position integer NOT NULL,
+                removed_at bigint
+            );
+            CREATE INDEX class_members_by_class ON class_members (class_id, position);
+            ALTER TABLE rooms ADD COLUMN class_id text;
+            CREATE INDEX rooms_by_class ON rooms (class_id) WHERE class_id IS NOT NULL;
+            ALTER TABLE players ADD COLUMN member_id text;
+            ALTER TABLE players ADD COLUMN released_at bigint;
+            CREATE INDEX players_by_member ON players (member_id) WHERE member_id IS NOT NULL;
+            CREATE TABLE released_tokens (
+                room_code text NOT NULL REFERENCES rooms (code) ON DELETE CASCADE,
+                token_hash text NOT NULL,
+                player_id text NOT NULL,
+                released_at bigint NOT NULL,
+                PRIMARY KEY (room_code, token_hash)
+            );
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -180,14 +180,16 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
 
     // MARK: - Reading
 
-    private enum Selection {
+    enum Selection {
         case room(String)
         case unfinished
+        /// The rooms of a class, newest first.
+        case ofClass(String)
     }
 
     /// Every room of `selection` with everything about it, from one snapshot (a repeatable-read transaction),
     /// in four queries whatever the number of rooms.
-    private static func loadArchives(_ selection: Selection, from connection: PostgresConnection) throws -> [RoomArchive] {
+    static func loadArchives(_ selection: Selection, from connection: PostgresConnection) throws -> [RoomArchive] {
         try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do {
             let archives = try loadArchivesInTransaction(selection, from: connection)
@@ -203,9 +205,10 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         let (rooms, parameters): (String, [PostgresValue]) = switch selection {
         case .room(let code): ("SELECT code FROM rooms WHERE code = $1::text", [.text(code)])
         case .unfinished: ("SELECT code FROM rooms WHERE phase <> 'finished'", [])
+        case .ofClass(let id): ("SELECT code FROM rooms WHERE class_id = $1::text", [.text(id)])
         }
         let header = try connection.query("""
-            SELECT code, title, story, settings, teacher_token_hash, dashboard_token_hash, locked, created_at, story_id
+            SELECT code, title, story, settings, teacher_token_hash, dashboard_token_hash, locked, created_at, story_id, class_id
             FROM rooms WHERE code IN (\(rooms)) ORDER BY created_at, code
             """, parameters)
         var archives: [RoomArchive] = []
@@ -217,7 +220,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
             }
             let settings = try JSONDecoder().decode(RoomSettings.self, from: Data(header.text(row, 3).utf8))
             let credentials = RoomCredentials(teacherTokenHash: header.text(row, 4), dashboardTokenHash: header.text(row, 5))
-            var archive = RoomArchive(header: RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: ServerTime(milliseconds: header.int64(row, 7)), storyID: header.isNull(row, 8) ? nil : header.text(row, 8)))
+            var archive = RoomArchive(header: RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: ServerTime(milliseconds: header.int64(row, 7)), storyID: header.isNull(row, 8) ? nil : header.text(row, 8), classID: header.isNull(row, 9) ? nil : header.text(row, 9)))
             archive.locked = header.bool(row, 6)
             positions[code] = archives.count
             archives.append(archive)
@@ -225,15 +228,24 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         guard !archives.isEmpty else { return [] }
 
         let players = try connection.query("""
-            SELECT room_code, id, nickname, token_hash, joined_at, kicked_at, blocked FROM players
+            SELECT room_code, id, nickname, token_hash, joined_at, kicked_at, blocked, member_id, released_at FROM players
             WHERE room_code IN (\(rooms)) ORDER BY room_code, joined_at, seq
             """, parameters)
         for row in 0..<players.count {
             guard let position = positions[players.text(row, 0)] else { continue }
             let id = players.text(row, 1)
-            archives[position].players.append(PlayerRecord(id: id, nickname: players.text(row, 2), tokenHash: players.text(row, 3), joinedAt: ServerTime(milliseconds: players.int64(row, 4))))
+            archives[position].players.append(PlayerRecord(
+                id: id, nickname: players.text(row, 2), tokenHash: players.text(row, 3), joinedAt: ServerTime(milliseconds: players.int64(row, 4)),
+                member: players.isNull(row, 7) ? nil : players.text(row, 7)
+            ))
             if !players.isNull(row, 5) { archives[position].kicked.insert(id) }
             if players.bool(row, 6) { archives[position].blocked.insert(id) }
+            if !players.isNull(row, 8) { archives[position].released.insert(id) }
+        }
+        let releasedTokens = try connection.query("SELECT room_code, token_hash FROM released_tokens WHERE room_code IN (\(rooms))", parameters)
+        for row in 0..<releasedTokens.count {
+            guard let position = positions[releasedTokens.text(row, 0)] else { continue }
+            archives[position].releasedTokenHashes.insert(releasedTokens.text(row, 1))
         }
         let answers = try connection.query("""
             SELECT room_code, player_id, question, option, received_at, elapsed_ms, correct, points FROM answers

@@ -55,8 +55,8 @@ enum WriterStatements {
     static let definitions: [(name: String, sql: String)] = [
         ("sc_create_room", """
             WITH inserted AS (
-                INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at, story_id)
-                VALUES ($1::text, $2::text, $3::json, $4::jsonb, $5::text, $6::text, $7::bigint, $8::text)
+                INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at, story_id, class_id)
+                VALUES ($1::text, $2::text, $3::json, $4::jsonb, $5::text, $6::text, $7::bigint, $8::text, $9::text)
                 ON CONFLICT (code) DO NOTHING
                 RETURNING 1
             )
@@ -71,8 +71,8 @@ enum WriterStatements {
             """),
         ("sc_player_joined", """
             WITH \(lease), inserted AS (
-                INSERT INTO players (room_code, id, nickname, token_hash, joined_at)
-                SELECT $1::text, $4::text, $5::text, $6::text, $7::bigint FROM lease WHERE held
+                INSERT INTO players (room_code, id, nickname, token_hash, joined_at, member_id)
+                SELECT $1::text, $4::text, $5::text, $6::text, $7::bigint, $8::text FROM lease WHERE held
                 ON CONFLICT (room_code, id) DO NOTHING
                 RETURNING 1
             )
@@ -82,6 +82,7 @@ enum WriterStatements {
                 WHEN EXISTS (
                     SELECT 1 FROM players WHERE room_code = $1::text AND id = $4::text
                     AND nickname = $5::text AND token_hash = $6::text AND joined_at = $7::bigint
+                    AND member_id IS NOT DISTINCT FROM $8::text
                 ) THEN 1
                 ELSE storycircle_refuse('player')
             END
@@ -116,6 +117,30 @@ enum WriterStatements {
             WITH \(lease), updated AS (
                 UPDATE players SET kicked_at = NULL
                 WHERE room_code = $1::text AND id = $4::text AND NOT blocked AND (SELECT held FROM lease)
+                RETURNING 1
+            )
+            SELECT CASE WHEN (SELECT held FROM lease) THEN 0 ELSE 3 END
+            """),
+        // The token a released name had is kept, so that it is refused as released; written again after an
+        // unknown outcome, the same token is already there.
+        ("sc_player_released", """
+            WITH \(lease), kept AS (
+                INSERT INTO released_tokens (room_code, token_hash, player_id, released_at)
+                SELECT room_code, token_hash, id, $5::bigint FROM players
+                WHERE room_code = $1::text AND id = $4::text AND (SELECT held FROM lease)
+                ON CONFLICT DO NOTHING
+                RETURNING 1
+            ), updated AS (
+                UPDATE players SET released_at = $5::bigint
+                WHERE room_code = $1::text AND id = $4::text AND (SELECT held FROM lease)
+                RETURNING 1
+            )
+            SELECT CASE WHEN (SELECT held FROM lease) THEN 0 ELSE 3 END
+            """),
+        ("sc_player_reclaimed", """
+            WITH \(lease), updated AS (
+                UPDATE players SET released_at = NULL, token_hash = $5::text
+                WHERE room_code = $1::text AND id = $4::text AND (SELECT held FROM lease)
                 RETURNING 1
             )
             SELECT CASE WHEN (SELECT held FROM lease) THEN 0 ELSE 3 END
@@ -192,7 +217,7 @@ enum WriterStatements {
             parameters: try PostgresValue.encode([
                 .text(header.code), .text(header.story.title), .text(story), .text(try json(header.settings)),
                 .text(header.credentials.teacherTokenHash), .text(header.credentials.dashboardTokenHash), .integer(header.createdAt.milliseconds),
-                header.storyID.map(PostgresValue.text) ?? .null,
+                header.storyID.map(PostgresValue.text) ?? .null, header.classID.map(PostgresValue.text) ?? .null,
             ]),
             room: header.code, epoch: nil, record: "room.created"
         )
@@ -202,7 +227,7 @@ enum WriterStatements {
         let fence: [PostgresValue] = [.text(code), lease.map { .integer($0.epoch) } ?? .null, lease.map { .text($0.node) } ?? .null]
         let (name, fields): (String, [PostgresValue]) = switch record {
         case .playerJoined(let player):
-            ("sc_player_joined", [.text(player.id), .text(player.nickname), .text(player.tokenHash), .integer(player.joinedAt.milliseconds)])
+            ("sc_player_joined", [.text(player.id), .text(player.nickname), .text(player.tokenHash), .integer(player.joinedAt.milliseconds), player.member.map(PostgresValue.text) ?? .null])
         case .playerLeft(let player, let at):
             ("sc_player_left", [.text(player), .integer(at.milliseconds)])
         case .playerKicked(let player, let at):
@@ -211,6 +236,10 @@ enum WriterStatements {
             ("sc_player_blocked", [.text(player), .integer(at.milliseconds)])
         case .playerReadmitted(let player, _):
             ("sc_player_readmitted", [.text(player)])
+        case .playerReleased(let player, let at):
+            ("sc_player_released", [.text(player), .integer(at.milliseconds)])
+        case .playerReclaimed(let player, let tokenHash, _):
+            ("sc_player_reclaimed", [.text(player), .text(tokenHash)])
         case .answer(let answer):
             ("sc_answer", [
                 .text(answer.player), .int(answer.question), .int(answer.option), .integer(answer.receivedAt.milliseconds),

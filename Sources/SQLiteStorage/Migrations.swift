@@ -98,6 +98,45 @@ enum Migrations {
                 created_at INTEGER NOT NULL
             );
             """),
+        // Version 7: classes (`ClassBook`). A class's name is unique by its look-alike keys
+        // (`class_name_keys`, one row per key). A member taken out of a class keeps its row
+        // (`removed_at`), so their past rooms still name them and erasing them later finds them. A room
+        // remembers its class, a player the member they are; a released name's old resume tokens are
+        // kept (`released_tokens`) so they are refused as released rather than unknown.
+        (7, """
+            CREATE TABLE classes (
+                id TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                changed_at INTEGER NOT NULL
+            );
+            CREATE TABLE class_name_keys (
+                key TEXT PRIMARY KEY,
+                class_id TEXT NOT NULL REFERENCES classes(id) ON DELETE CASCADE
+            );
+            CREATE TABLE class_members (
+                id TEXT PRIMARY KEY,
+                class_id TEXT NOT NULL REFERENCES classes(id) ON DELETE CASCADE,
+                name TEXT NOT NULL,
+                avatar TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                removed_at INTEGER
+            );
+            CREATE INDEX class_members_by_class ON class_members(class_id, position);
+            ALTER TABLE rooms ADD COLUMN class_id TEXT;
+            CREATE INDEX rooms_by_class ON rooms(class_id) WHERE class_id IS NOT NULL;
+            ALTER TABLE players ADD COLUMN member_id TEXT;
+            ALTER TABLE players ADD COLUMN released_at INTEGER;
+            CREATE INDEX players_by_member ON players(member_id) WHERE member_id IS NOT NULL;
+            CREATE TABLE released_tokens (
+                room_code TEXT NOT NULL REFERENCES rooms(code) ON DELETE CASCADE,
+                token_hash TEXT NOT NULL,
+                player_id TEXT NOT NULL,
+                released_at INTEGER NOT NULL,
+                PRIMARY KEY (room_code, token_hash)
+            );
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

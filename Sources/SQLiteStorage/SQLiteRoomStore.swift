@@ -185,8 +185,8 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         }
     }
 
-    private static func loadArchive(_ code: String, from database: SQLiteDatabase) throws -> RoomArchive? {
-        let room = try database.prepare("SELECT title, story, settings, teacher_token_hash, dashboard_token_hash, locked, created_at, story_id FROM rooms WHERE code = ?")
+    static func loadArchive(_ code: String, from database: SQLiteDatabase) throws -> RoomArchive? {
+        let room = try database.prepare("SELECT title, story, settings, teacher_token_hash, dashboard_token_hash, locked, created_at, story_id, class_id FROM rooms WHERE code = ?")
         try room.bind([.text(code)])
         guard try room.step() else { return nil }
         let storyJSON = room.text(1)
@@ -196,17 +196,24 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         }
         let settings = try JSONDecoder().decode(RoomSettings.self, from: Data(room.text(2).utf8))
         let credentials = RoomCredentials(teacherTokenHash: room.text(3), dashboardTokenHash: room.text(4))
-        var archive = RoomArchive(header: RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: ServerTime(milliseconds: room.int64(6)), storyID: room.isNull(7) ? nil : room.text(7)))
+        var archive = RoomArchive(header: RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: ServerTime(milliseconds: room.int64(6)), storyID: room.isNull(7) ? nil : room.text(7), classID: room.isNull(8) ? nil : room.text(8)))
         archive.locked = room.int(5) != 0
 
-        let players = try database.prepare("SELECT id, nickname, token_hash, joined_at, kicked_at, blocked FROM players WHERE room_code = ? ORDER BY joined_at, rowid")
+        let players = try database.prepare("SELECT id, nickname, token_hash, joined_at, kicked_at, blocked, member_id, released_at FROM players WHERE room_code = ? ORDER BY joined_at, rowid")
         try players.bind([.text(code)])
         while try players.step() {
             let id = players.text(0)
-            archive.players.append(PlayerRecord(id: id, nickname: players.text(1), tokenHash: players.text(2), joinedAt: ServerTime(milliseconds: players.int64(3))))
+            archive.players.append(PlayerRecord(
+                id: id, nickname: players.text(1), tokenHash: players.text(2), joinedAt: ServerTime(milliseconds: players.int64(3)),
+                member: players.isNull(6) ? nil : players.text(6)
+            ))
             if !players.isNull(4) { archive.kicked.insert(id) }
             if players.int(5) != 0 { archive.blocked.insert(id) }
+            if !players.isNull(7) { archive.released.insert(id) }
         }
+        let releasedTokens = try database.prepare("SELECT token_hash FROM released_tokens WHERE room_code = ?")
+        try releasedTokens.bind([.text(code)])
+        while try releasedTokens.step() { archive.releasedTokenHashes.insert(releasedTokens.text(0)) }
         let answers = try database.prepare("SELECT player_id, question, option, received_at, elapsed_ms, correct, points FROM answers WHERE room_code = ? ORDER BY received_at, rowid")
         try answers.bind([.text(code)])
         while try answers.step() {
@@ -297,16 +304,19 @@ final class SQLiteCommitter: BatchCommitter, @unchecked Sendable {
 
 /// The writer's prepared statements, made once.
 fileprivate final class WriterStatements {
-    let createRoom, insertPlayer, playerLeft, playerKicked, playerBlocked, playerReadmitted, insertAnswer, insertTransition, updatePhase, updateRoom, purgeRooms, writeProbe: SQLiteStatement
+    let createRoom, insertPlayer, playerLeft, playerKicked, playerBlocked, playerReadmitted, playerReleased, releaseToken, playerReclaimed, insertAnswer, insertTransition, updatePhase, updateRoom, purgeRooms, writeProbe: SQLiteStatement
 
     init(_ database: SQLiteDatabase) throws {
-        createRoom = try database.prepare("INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at, story_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-        insertPlayer = try database.prepare("INSERT INTO players (room_code, id, nickname, token_hash, joined_at) VALUES (?, ?, ?, ?, ?)")
+        createRoom = try database.prepare("INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at, story_id, class_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        insertPlayer = try database.prepare("INSERT INTO players (room_code, id, nickname, token_hash, joined_at, member_id) VALUES (?, ?, ?, ?, ?, ?)")
         playerLeft = try database.prepare("UPDATE players SET left_at = ? WHERE room_code = ? AND id = ?")
         playerKicked = try database.prepare("UPDATE players SET kicked_at = ? WHERE room_code = ? AND id = ?")
         playerBlocked = try database.prepare("UPDATE players SET kicked_at = coalesce(kicked_at, ?), blocked = 1 WHERE room_code = ? AND id = ?")
         // A blocked player is never let back in, whatever a record says.
         playerReadmitted = try database.prepare("UPDATE players SET kicked_at = NULL WHERE room_code = ? AND id = ? AND blocked = 0")
+        releaseToken = try database.prepare("INSERT OR IGNORE INTO released_tokens (room_code, token_hash, player_id, released_at) SELECT room_code, token_hash, id, ? FROM players WHERE room_code = ? AND id = ?")
+        playerReleased = try database.prepare("UPDATE players SET released_at = ? WHERE room_code = ? AND id = ?")
+        playerReclaimed = try database.prepare("UPDATE players SET released_at = NULL, token_hash = ? WHERE room_code = ? AND id = ?")
         insertAnswer = try database.prepare("INSERT INTO answers (room_code, player_id, question, option, received_at, elapsed_ms, correct, points) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
         insertTransition = try database.prepare("INSERT INTO transitions (room_code, phase, question, skipped, at) VALUES (?, ?, ?, ?, ?)")
         updatePhase = try database.prepare("UPDATE rooms SET phase = ? WHERE code = ?")
@@ -324,14 +334,14 @@ fileprivate final class WriterStatements {
         try createRoom.run(
             .text(header.code), .text(header.story.title), .text(story), .text(try Self.json(header.settings)),
             .text(header.credentials.teacherTokenHash), .text(header.credentials.dashboardTokenHash), .integer(header.createdAt.milliseconds),
-            header.storyID.map(SQLiteValue.text) ?? .null
+            header.storyID.map(SQLiteValue.text) ?? .null, header.classID.map(SQLiteValue.text) ?? .null
         )
     }
 
     func write(_ record: RoomRecord, room code: String) throws {
         switch record {
         case .playerJoined(let player):
-            try insertPlayer.run(.text(code), .text(player.id), .text(player.nickname), .text(player.tokenHash), .integer(player.joinedAt.milliseconds))
+            try insertPlayer.run(.text(code), .text(player.id), .text(player.nickname), .text(player.tokenHash), .integer(player.joinedAt.milliseconds), player.member.map(SQLiteValue.text) ?? .null)
         case .playerLeft(let player, let at):
             try playerLeft.run(.integer(at.milliseconds), .text(code), .text(player))
         case .playerKicked(let player, let at):
@@ -340,6 +350,11 @@ fileprivate final class WriterStatements {
             try playerBlocked.run(.integer(at.milliseconds), .text(code), .text(player))
         case .playerReadmitted(let player, _):
             try playerReadmitted.run(.text(code), .text(player))
+        case .playerReleased(let player, let at):
+            try releaseToken.run(.integer(at.milliseconds), .text(code), .text(player))
+            try playerReleased.run(.integer(at.milliseconds), .text(code), .text(player))
+        case .playerReclaimed(let player, let tokenHash, _):
+            try playerReclaimed.run(.text(tokenHash), .text(code), .text(player))
         case .answer(let answer):
             try insertAnswer.run(
                 .text(code), .text(answer.player), .int(answer.question), .int(answer.option), .integer(answer.receivedAt.milliseconds),

@@ -21,7 +21,8 @@ HELP = pathlib.Path(__file__).resolve().parent / "cli_help"
 COMMANDS = [[], ["start"], ["serve"], ["room"], ["room", "create"], ["room", "status"], ["room", "list"],
             ["room", "start"], ["room", "next"], ["room", "reveal"], ["room", "pause"], ["room", "resume"],
             ["room", "end"], ["room", "kick"], ["results"], ["story"], ["story", "validate"], ["story", "list"], ["story", "push"],
-            ["story", "pull"], ["voices"]]
+            ["story", "pull"], ["class"], ["class", "create"], ["class", "list"], ["class", "show"], ["class", "add"],
+            ["class", "remove"], ["class", "erase"], ["voices"]]
 
 
 def run(*args, env=None, cwd=ROOT, timeout=60):

@@ -13,6 +13,7 @@ import { t, setLanguage, onLanguageChange, ownChoice, browserLanguage, languageP
 import { showSnapshot } from "./snapshot.js";
 import { room, session, services, record, saveSession, renderScore } from "./child/store.js";
 import { startJoin, joinRefused, kicked, rewordJoin } from "./child/join.js";
+import { names, forgetPicker, rewordPicker } from "./child/picker.js";
 import { showLobby } from "./child/lobby.js";
 import { preparing, narrationPlan, narrationSentence, progress, narrationComplete, problem, quizSoon, rewordStory } from "./child/story.js";
 import { showQuestion, acknowledged, answerRefused, pauseQuestion, resumeQuestion, stopTimers, rewordQuestion } from "./child/question.js";
@@ -38,9 +39,15 @@ function connect() {
   if (services.connection) services.connection.stop();
   session.welcomed = false;
   services.connection = new RoomConnection({
-    hello: () => (session.token
-      ? { type: "rejoin", room: session.room, token: session.token }
-      : { type: "join", room: session.room, nickname: session.nickname }),
+    hello: () => {
+      if (session.token) return { type: "rejoin", room: session.room, token: session.token };
+      // A class room's name-picker asks for the names again after a drop (the tap, if any, was lost).
+      if (session.picking) {
+        session.member = null;
+        return { type: "names", room: session.room };
+      }
+      return { type: "join", room: session.room, nickname: session.nickname };
+    },
     room: () => session.room,
     onMessage: handle,
     onStatus: status,
@@ -93,6 +100,7 @@ function handle(message) {
   room.apply(message);
   switch (message.type) {
     case "welcome": return welcome(message);
+    case "names": return names(message);
     case "preparing": return preparing(message);
     case "narration.plan": return narrationPlan(message);
     case "narration.sentence": return narrationSentence(message);
@@ -117,6 +125,8 @@ function welcome(message) {
   session.welcomed = true;
   session.helloPending = false;
   session.tryingBlockedToken = false;
+  if (session.member) session.classMember = session.member;
+  forgetPicker();
   session.playerId = message.player.id;
   session.nickname = message.player.nickname;
   if (message.token) session.token = message.token;
@@ -160,6 +170,7 @@ function followRoomLanguage() {
 onLanguageChange(() => {
   if (bannerKey) banner(bannerKey);
   rewordJoin();
+  rewordPicker();
   if (!session.welcomed) return;
   const state = room.state;
   renderScore();

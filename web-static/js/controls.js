@@ -5,6 +5,7 @@
 // grid (any time); at the end, the results. Ending the room and removing a child ask first.
 
 import { el, clear, announce, progressDots, streakText, written } from "./dom.js";
+import { avatarPicture } from "./avatars.js";
 import { t, tParts, number, isolate, LANGUAGES } from "./i18n.js";
 import { errorText } from "./error-codes.js";
 
@@ -107,12 +108,20 @@ export class TeacherControls {
         worded("p", "controls.language_note", { class: "muted" }),
         worded("h2", "controls.settings"), this.settingsForm),
       rosterHost ? null : roster));
+    // A class room: every child of the class, here or missing, with "Release name" on a taken one.
+    this.classHeading = el("h2", { id: "class-heading" });
+    this.classMembers = el("ul", { class: "class-members", id: "class-members", "aria-labelledby": "class-heading" });
+    this.classBox = el("div", { class: "class-roster", id: "class-roster", hidden: true },
+      this.classHeading, worded("p", "members.note", { class: "muted" }), this.classMembers);
+    this.lastMembers = "";
+    roster.append(this.classBox);
     rosterHost?.append(roster);
   }
 
   /** Words again what the catalog attributes do not cover (the language changed). */
   reword() {
     this.lastPlayers = "";
+    this.lastMembers = "";
     this.feedback.textContent = this.feedbackWords();
     if (this.room) this.update(this.room);
   }
@@ -167,6 +176,7 @@ export class TeacherControls {
     this.results.hidden = !finished;
     if (appearing) this.results.scrollIntoView({ block: "nearest" });
     this.renderRoster(room);
+    this.renderClass(room);
     const editable = allowed.has("settings");
     for (const input of this.settingsForm.querySelectorAll("input, select, button")) input.disabled = !editable;
     if (!this.settingsForm.contains(document.activeElement)) this.fillSettings(room.settings);
@@ -207,6 +217,42 @@ export class TeacherControls {
             "aria-label": t("roster.block_label", { name }), disabled: !canBlock, onclick: () => this.remove(player, true) })))));
     }
     if (focused) rows.querySelector(`[data-player="${CSS.escape(focused)}"]`)?.focus();
+  }
+
+  renderClass(room) {
+    const classRoom = room.classRoom;
+    this.classBox.hidden = !classRoom;
+    if (!classRoom) return;
+    const canRelease = room.commands.includes("release");
+    const key = JSON.stringify([classRoom, canRelease]);
+    if (key === this.lastMembers) return;
+    this.lastMembers = key;
+    const members = classRoom.members ?? [];
+    const here = members.filter((member) => member.connected).length;
+    this.classHeading.textContent = t("members.heading", { class: isolate(classRoom.name), here, count: members.length });
+    const focused = document.activeElement?.dataset?.member;
+    const list = clear(this.classMembers);
+    for (const member of members) {
+      const state = member.connected ? "members.here" : member.taken ? "members.away" : "members.missing";
+      const name = isolate(member.name);
+      list.append(el("li", { class: `class-member${member.taken ? "" : " missing"}`, "data-member-row": member.member },
+        avatarPicture(member.avatar, member.name, "avatar member-avatar"),
+        el("span", { class: "member-text" }, written(member.name, "strong"), el("span", { class: "member-state", text: t(state) })),
+        member.taken ? el("button", { type: "button", class: "secondary", "data-member": member.member, "data-action": "release",
+          text: t("members.release"), "aria-label": t("members.release_label", { name }), disabled: !canRelease,
+          onclick: () => this.release(member) }) : null));
+    }
+    if (focused) list.querySelector(`[data-member="${CSS.escape(focused)}"]`)?.focus();
+  }
+
+  /** Frees a taken name for a child on another device, after asking. */
+  async release(member) {
+    const name = isolate(member.name);
+    const sure = await confirmDialog({ title: t("members.release_title", { name }), body: t("members.release_body", { name }),
+      confirm: t("members.release_confirm"), danger: false });
+    if (!sure) return;
+    this.send({ type: "command", command: "release", member: member.member });
+    this.say(() => t("members.release_sent", { name }));
   }
 
   buildResults() {

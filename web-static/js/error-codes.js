@@ -40,6 +40,15 @@ export const ERROR = Object.freeze({
   TRY_AGAIN: "try_again",
   ROOM_MISMATCH: "room_mismatch",
   INTERNAL_ERROR: "internal_error",
+  CLASS_ROOM: "class_room",
+  NAME_TAKEN: "name_taken",
+  RELEASED: "released",
+  TOKEN_NOT_FOR_ROOM: "token_not_for_room",
+  MEMBER_NOT_FOUND: "member_not_found",
+  CLASS_NOT_FOUND: "class_not_found",
+  INVALID_CLASS: "invalid_class",
+  VERSION_CONFLICT: "version_conflict",
+  CLASS_IN_USE: "class_in_use",
 });
 
 /** Refusals of a child's answer: they belong under the question, not on the join screen. */
@@ -70,6 +79,9 @@ const WORDS = {
   settings_locked: "error.settings_locked", invalid_settings: "error.invalid_settings",
   storage_unavailable: "error.storage_unavailable", try_again: "error.try_again", room_mismatch: "error.room_mismatch",
   internal_error: "error.internal_error", voice_not_installed: "error.voice_not_installed",
+  class_room: "error.class_room", name_taken: "error.name_taken", released: "error.released", token_not_for_room: "error.token_not_for_room", member_not_found: "error.member_not_found",
+  class_not_found: "error.class_not_found", invalid_class: "error.invalid_class", version_conflict: "error.version_conflict",
+  class_in_use: "error.class_in_use",
 };
 const COMMAND_PROBLEMS = {
   already_started: "error.invalid_command.already_started", nothing_failed: "error.invalid_command.nothing_failed",
@@ -78,6 +90,7 @@ const COMMAND_PROBLEMS = {
   no_open_question: "error.invalid_command.no_open_question", not_started: "error.invalid_command.not_started",
   story_not_over: "error.invalid_command.story_not_over", already_locked: "error.invalid_command.already_locked",
   not_locked: "error.invalid_command.not_locked", unknown_command: "error.invalid_command.unknown_command",
+  not_taken: "error.invalid_command.not_taken",
 };
 const SETTINGS_PROBLEMS = {
   questionSeconds: "error.invalid_settings.question_seconds", maxPlayers: "error.invalid_settings.max_players",
@@ -107,6 +120,8 @@ export function errorText(error, known = {}) {
     return t(NICKNAME_PROBLEMS[params.problem] ?? "error.nickname_invalid.invalid_characters", { max: Number(params.max ?? 40) });
   }
   if (error.code === ERROR.BLOCKED) return params.nickname ? t("error.blocked_name", { nickname: named(params.nickname) }) : t("join.removed");
+  if (error.code === ERROR.CLASS_ROOM) return t("error.class_room", { class: named(params.class) });
+  if (error.code === ERROR.NAME_TAKEN) return t("error.name_taken", { name: named(params.name) });
   if (error.code === ERROR.NICKNAME_TAKEN) return t("error.nickname_taken", { nickname: named(params.nickname) });
   return t(WORDS[error.code] ?? "error.unknown");
 }

@@ -35,6 +35,8 @@ export function initialState() {
     you: null,
     storage: { ok: true, reason: null },
     commands: [],
+    /** A class room, for its teacher: the class and every child of it, here or missing (else null). */
+    classRoom: null,
   };
 }
 
@@ -49,6 +51,8 @@ export function reduce(state, message) {
 function apply(state, message) {
   switch (message.type) {
     case "welcome": return welcome(message);
+    case "class.roster":
+      return state.classRoom ? { ...state, classRoom: { ...state.classRoom, members: message.members ?? [] } } : state;
     case "lobby": return { ...state, players: mergePlayers(message.players, state.scoreboard) };
     case "scoreboard":
       return {
@@ -139,6 +143,7 @@ function welcome(message) {
     scoreboard: room.scoreboard ?? [],
     players: mergePlayers(room.players ?? [], room.scoreboard ?? []),
     commands: room.commands ?? [],
+    classRoom: room.class && Array.isArray(room.class.members) ? room.class : null,
   };
 }
 

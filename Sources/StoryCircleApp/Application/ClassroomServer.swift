@@ -182,7 +182,7 @@ public final class ClassroomServer: Sendable {
         let api = APIHandler(
             registry: registry, store: roomStore, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: audioCache, qrCodes: true,
-            narrator: speech, library: library
+            narrator: speech, library: library, classes: roomStore as? any ClassBook, lookalikes: lookalikes
         )
         let routing = Task { await registry.run() }
         let answering = Task {
@@ -228,11 +228,11 @@ public final class ClassroomServer: Sendable {
     public var storageHealth: StoreHealth { store.health }
 
     /// A room created in-process (the all-in-one `start` command), with the URLs the API would answer.
-    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
+    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil, schoolClass: SchoolClass? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
         if let speech, case .failure(let refusal) = speech.check(voice: Self.voice(of: story, settings: settings)) {
             throw refusal.roomError
         }
-        let room = try await registry.createRoom(story: story, settings: settings, storyID: storyID)
+        let room = try await registry.createRoom(story: story, settings: settings, storyID: storyID, classRoster: schoolClass.map(ClassRoster.init))
         speech?.prefetch(sentences: story.sentences, settings: Self.narration(of: story, settings: settings))
         let response = CreatedRoomResponse(room, publicURL: publicURL, warnings: [])
         return (room, response.joinURL, response.dashboardURL, response.teacherURL)
@@ -256,7 +256,7 @@ public final class ClassroomServer: Sendable {
         transport.port = configuration.port
         transport.bindAddress = configuration.bindAddress
         transport.staticRoot = configuration.webRoot
-        transport.pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html"]
+        transport.pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html", "/classes": "classes.html"]
         transport.dynamicPrefixes = ["/api", "/healthz", "/metrics", "/audio", "/pictures"]
         // A picture upload (`APIHandler+Pictures`): the picture's byte limit and room for nothing else.
         transport.maxRequestBodyBytesByPath = ["/api/pictures": PictureLimits.standard.maxBytes]

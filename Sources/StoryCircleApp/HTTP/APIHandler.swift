@@ -20,6 +20,10 @@ struct APIHandler: Sendable {
     var narrator: SpeechNarrator? = nil
     /// The story library (`APIHandler+Stories`): the store's, when it keeps one.
     var library: (any StoryLibrary)? = nil
+    /// The classes (`APIHandler+Classes`): the store's, when it keeps them.
+    var classes: (any ClassBook)? = nil
+    /// How names are told apart, for class names and children's names.
+    var lookalikes: (any ConfusableSkeleton)? = nil
 
     enum Authority: Comparable {
         case dashboard, teacher, admin
@@ -28,6 +32,7 @@ struct APIHandler: Sendable {
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         let path = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         if let response = await handleStories(path, request) { return response }
+        if let response = await handleClasses(path, request) { return response }
         switch path {
         case ["healthz"]:
             return await only("GET", request) { await health() }
@@ -163,12 +168,19 @@ struct APIHandler: Sendable {
                 return .error(RoomError(.invalidSettings, "The settings are not valid: each one is true/false, a number, or a narration mode (devices, dashboard, off)."))
             }
         }
+        var classRoster: ClassRoster?
+        if let classID = body["classId"] {
+            switch await classForRoom(classID) {
+            case .failure(let refusal): return refusal.response
+            case .success(let found): classRoster = ClassRoster(found)
+            }
+        }
         if let refusal = await refusePictures(of: story) { return refusal }
         if let narrator, case .failure(let refusal) = narrator.check(voice: ClassroomServer.voice(of: story, settings: patch)) {
             return .error(refusal.roomError)
         }
         do {
-            let created = try await registry.createRoom(story: story, settings: patch, storyID: storyID)
+            let created = try await registry.createRoom(story: story, settings: patch, storyID: storyID, classRoster: classRoster)
             narrator?.prefetch(sentences: story.sentences, settings: ClassroomServer.narration(of: story, settings: patch))
             return .json(201, CreatedRoomResponse(created, publicURL: publicURL, warnings: warnings.map(\.description)))
         } catch let error as RoomError {
@@ -200,6 +212,7 @@ struct APIHandler: Sendable {
         struct Body: Decodable {
             var command: String
             var player: String?
+            var member: String?
             var settings: RoomSettingsPatch?
         }
         let room: Room
@@ -214,7 +227,7 @@ struct APIHandler: Sendable {
             return .error(RoomError(.invalidMessage, "Send {\"command\": \"next\"} (and \"player\" for kick, \"settings\" for settings)."))
         }
         do {
-            let command = try TeacherCommand.named(body.command, player: body.player, settings: body.settings)
+            let command = try TeacherCommand.named(body.command, player: body.player, settings: body.settings, member: body.member)
             // Answers once the command's records are stored, or 503 if they cannot be (then it did not happen).
             return .json(200, try await room.perform(command))
         } catch {

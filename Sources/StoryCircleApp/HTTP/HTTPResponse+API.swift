@@ -28,12 +28,12 @@ extension HTTPResponse {
 
     static func status(for code: ErrorCode) -> Int {
         switch code {
-        case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid: 400
-        case .unauthorized, .badToken: 401
+        case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass: 400
+        case .unauthorized, .badToken, .tokenNotForRoom: 401
         case .wrongRole, .originNotAllowed: 403
-        case .roomNotFound, .notFound, .playerNotFound, .storyNotFound: 404
+        case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound: 404
         case .methodNotAllowed: 405
-        case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen, .storyConflict, .storyInUse: 409
+        case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen, .storyConflict, .storyInUse, .versionConflict, .classInUse, .classRoom, .nameTaken, .released: 409
         case .payloadTooLarge, .messageTooBig: 413
         case .invalidStory, .voiceNotInstalled, .pictureRefused: 422
         case .rateLimited, .tooManyMessages, .tooManyConnections: 429

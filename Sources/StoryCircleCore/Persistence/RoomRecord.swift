@@ -4,12 +4,15 @@ public struct PlayerRecord: Sendable, Equatable, Codable {
     public var nickname: String
     public var tokenHash: String
     public var joinedAt: ServerTime
+    /// The child of the room's class this player is (`ClassMember.id`); nil in a room without a class.
+    public var member: String?
 
-    public init(id: String, nickname: String, tokenHash: String, joinedAt: ServerTime) {
+    public init(id: String, nickname: String, tokenHash: String, joinedAt: ServerTime, member: String? = nil) {
         self.id = id
         self.nickname = nickname
         self.tokenHash = tokenHash
         self.joinedAt = joinedAt
+        self.member = member
     }
 }
 
@@ -62,6 +65,11 @@ public enum RoomRecord: Sendable, Equatable {
     case playerBlocked(player: String, at: ServerTime)
     /// A kicked (not blocked) player let back in: the same player, with their answers and score.
     case playerReadmitted(player: String, at: ServerTime)
+    /// A class child's name freed by the teacher for another device: their resume token is refused from
+    /// now on, and nobody holds the name until it is picked again.
+    case playerReleased(player: String, at: ServerTime)
+    /// A released class child's name picked again: the same player, on a device with a new resume token.
+    case playerReclaimed(player: String, tokenHash: String, at: ServerTime)
     case answer(AnswerRecord)
     case phase(PhaseRecord)
     case roomUpdated(settings: RoomSettings, locked: Bool, at: ServerTime)
@@ -74,6 +82,8 @@ public enum RoomRecord: Sendable, Equatable {
         case .playerKicked: "player.kicked"
         case .playerBlocked: "player.blocked"
         case .playerReadmitted: "player.readmitted"
+        case .playerReleased: "player.released"
+        case .playerReclaimed: "player.reclaimed"
         case .answer: "answer"
         case .phase: "phase"
         case .roomUpdated: "room.updated"
@@ -90,14 +100,18 @@ public struct RoomHeader: Sendable, Equatable {
     public var createdAt: ServerTime
     /// The library story the room was started from (`StoryLibrary`); nil for a story sent whole.
     public var storyID: String?
+    /// The class the room was started for (`ClassBook`): children join by picking their name. nil for a
+    /// room where children type one.
+    public var classID: String?
 
-    public init(code: String, story: Story, settings: RoomSettings, credentials: RoomCredentials, createdAt: ServerTime, storyID: String? = nil) {
+    public init(code: String, story: Story, settings: RoomSettings, credentials: RoomCredentials, createdAt: ServerTime, storyID: String? = nil, classID: String? = nil) {
         self.code = code
         self.story = story
         self.settings = settings
         self.credentials = credentials
         self.createdAt = createdAt
         self.storyID = storyID
+        self.classID = classID
     }
 }
 
@@ -110,6 +124,11 @@ public struct RoomArchive: Sendable, Equatable {
     public var kicked: Set<String>
     /// Players blocked for good (each is also in `kicked`).
     public var blocked: Set<String>
+    /// Class children whose name the teacher released and who have not picked it again.
+    public var released: Set<String> = []
+    /// The resume tokens (hashes) released names had: refused with `released`, never taken for a
+    /// player again.
+    public var releasedTokenHashes: Set<String> = []
     public var answers: [AnswerRecord]
     /// In the order they happened.
     public var phases: [PhaseRecord]
@@ -164,6 +183,14 @@ extension RoomArchive {
             blocked.insert(player)
         case .playerReadmitted(let player, _):
             if !blocked.contains(player) { kicked.remove(player) }
+        case .playerReleased(let player, _):
+            guard let index = players.firstIndex(where: { $0.id == player }) else { break }
+            released.insert(player)
+            releasedTokenHashes.insert(players[index].tokenHash)
+        case .playerReclaimed(let player, let tokenHash, _):
+            guard let index = players.firstIndex(where: { $0.id == player }) else { break }
+            released.remove(player)
+            players[index].tokenHash = tokenHash
         case .answer(let answer): answers.append(answer)
         case .phase(let phase): phases.append(phase)
         case .roomUpdated(let settings, let locked, _):

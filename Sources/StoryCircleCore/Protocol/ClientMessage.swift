@@ -4,6 +4,10 @@ import FoundationEssentials
 /// `join`, `rejoin`, `watch` or `control`.
 public enum ClientMessage: Sendable, Equatable {
     case join(room: String, nickname: String)
+    /// A child of a class room picking their name (`join` with `member` instead of `nickname`).
+    case pick(room: String, member: String)
+    /// A name-picker's hello: the class's children and which names are taken.
+    case names(room: String)
     case rejoin(room: String, token: String)
     case watch(room: String, token: String)
     case control(room: String, token: String)
@@ -16,14 +20,15 @@ public enum ClientMessage: Sendable, Equatable {
     /// The room code of a hello, `nil` for other messages.
     public var helloRoom: String? {
         switch self {
-        case .join(let room, _), .rejoin(let room, _), .watch(let room, _), .control(let room, _): room
+        case .join(let room, _), .rejoin(let room, _), .watch(let room, _), .control(let room, _), .pick(let room, _), .names(let room): room
         default: nil
         }
     }
 
     public var typeName: String {
         switch self {
-        case .join: "join"
+        case .join, .pick: "join"
+        case .names: "names"
         case .rejoin: "rejoin"
         case .watch: "watch"
         case .control: "control"
@@ -33,7 +38,7 @@ public enum ClientMessage: Sendable, Equatable {
         }
     }
 
-    public static let typeNames = ["join", "rejoin", "watch", "control", "answer", "ping", "command"]
+    public static let typeNames = ["join", "rejoin", "watch", "control", "names", "answer", "ping", "command"]
 
     /// Every field any client message may carry, read from the parsed object one by one, so that a wrong
     /// type or a missing field is reported precisely, and a field that is JSON but not what the protocol
@@ -50,6 +55,7 @@ public enum ClientMessage: Sendable, Equatable {
         var rtt: Int?
         var command: String?
         var player: String?
+        var member: String?
         var settings: RoomSettingsPatch?
 
         init(_ object: [String: JSONValue]) throws(RoomError) {
@@ -85,6 +91,7 @@ public enum ClientMessage: Sendable, Equatable {
             rtt = try integer("rtt")
             command = try string("command")
             player = try string("player")
+            member = try string("member")
             if let value = present("settings") {
                 do {
                     settings = try JSONDecoder().decode(RoomSettingsPatch.self, from: JSONEncoder().encode(value))
@@ -153,14 +160,17 @@ public enum ClientMessage: Sendable, Equatable {
             return value
         }
         switch type {
-        case "join": return .join(room: try require(fields.room, "room"), nickname: try require(fields.nickname, "nickname"))
+        case "join":
+            if fields.nickname == nil, let member = fields.member { return .pick(room: try require(fields.room, "room"), member: member) }
+            return .join(room: try require(fields.room, "room"), nickname: try require(fields.nickname, "nickname"))
+        case "names": return .names(room: try require(fields.room, "room"))
         case "rejoin": return .rejoin(room: try require(fields.room, "room"), token: try require(fields.token, "token"))
         case "watch": return .watch(room: try require(fields.room, "room"), token: try require(fields.token, "token"))
         case "control": return .control(room: try require(fields.room, "room"), token: try require(fields.token, "token"))
         case "answer": return .answer(question: try require(fields.question, "question"), option: try require(fields.option, "option"))
         case "ping": return .ping(id: fields.id ?? 0, clientTime: fields.clientTime, roundTripMs: fields.rtt)
         case "command":
-            return .command(try TeacherCommand.named(try require(fields.command, "command"), player: fields.player, settings: fields.settings))
+            return .command(try TeacherCommand.named(try require(fields.command, "command"), player: fields.player, settings: fields.settings, member: fields.member))
         default:
             throw RoomError(.unknownType, "\"\(type.prefix(40))\" is not a message type. Types: \(typeNames.joined(separator: ", ")).")
         }
@@ -169,7 +179,7 @@ public enum ClientMessage: Sendable, Equatable {
 
 extension ClientMessage: Encodable {
     private enum CodingKeys: String, CodingKey {
-        case type, room, nickname, token, question, option, id, clientTime, rtt, command, player, settings
+        case type, room, nickname, token, question, option, id, clientTime, rtt, command, player, member, settings
     }
 
     /// Encodes the message as a client sends it (used by the load generator and tests).
@@ -180,6 +190,11 @@ extension ClientMessage: Encodable {
         case .join(let room, let nickname):
             try container.encode(room, forKey: .room)
             try container.encode(nickname, forKey: .nickname)
+        case .pick(let room, let member):
+            try container.encode(room, forKey: .room)
+            try container.encode(member, forKey: .member)
+        case .names(let room):
+            try container.encode(room, forKey: .room)
         case .rejoin(let room, let token), .watch(let room, let token), .control(let room, let token):
             try container.encode(room, forKey: .room)
             try container.encode(token, forKey: .token)
@@ -193,6 +208,7 @@ extension ClientMessage: Encodable {
         case .command(let command):
             try container.encode(command.name, forKey: .command)
             try container.encodeIfPresent(command.player, forKey: .player)
+            try container.encodeIfPresent(command.member, forKey: .member)
             if case .settings(let patch) = command { try container.encode(patch, forKey: .settings) }
         }
     }

@@ -13,6 +13,8 @@ public enum CommandRefusal: String, Sendable, Equatable, CaseIterable {
     case storyNotOver = "story_not_over"
     case alreadyLocked = "already_locked"
     case notLocked = "not_locked"
+    /// A release of a child's name that nobody holds.
+    case notTaken = "not_taken"
     case unknownCommand = "unknown_command"
 
     /// The refusal of `command` for this reason; `message` is the English for the API and the CLI.

@@ -76,6 +76,21 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case storyConflict = "story_conflict"
     /// A library story that rooms still running were started from (`params.rooms`).
     case storyInUse = "story_in_use"
+    /// A typed nickname in a room of a class: children pick their name (`names`).
+    case classRoom = "class_room"
+    /// The picked child's name is held by a player of the room.
+    case nameTaken = "name_taken"
+    /// The teacher released this child's name for another device: this resume token no longer works.
+    case released = "released"
+    /// A resume token of another room.
+    case tokenNotForRoom = "token_not_for_room"
+    case memberNotFound = "member_not_found"
+    case classNotFound = "class_not_found"
+    case invalidClass = "invalid_class"
+    /// The class changed since the version a change was based on.
+    case versionConflict = "version_conflict"
+    /// A room of the class has not finished.
+    case classInUse = "class_in_use"
     case internalError = "internal_error"
 }
 

@@ -33,6 +33,8 @@ extension ServerMessage {
         case .finished(let payload): payload.writeMembers(to: &writer)
         case .kicked(let payload): payload.writeMembers(to: &writer)
         case .storage(let payload): payload.writeMembers(to: &writer)
+        case .names(let payload): payload.writeMembers(to: &writer)
+        case .classRoster(let payload): payload.writeMembers(to: &writer)
         }
         writer.endObject()
         // Only a non-finite number (a `Pong` made in code, never one decoded from JSON) has no JSON form.
@@ -52,6 +54,7 @@ extension ServerMessage {
         switch self {
         case .answerAck, .pong, .progress, .preparing, .narrationComplete, .quizUnlock, .paused, .resumed: 96
         case .error, .kicked, .narrationError, .room, .storage: 384
+        case .names, .classRoster: 4_096
         case .reveal, .finished, .question, .narrationSentence: 1_024
         case .welcome, .lobby, .narrationPlan, .scoreboard: 4_096
         }
@@ -411,5 +414,55 @@ extension RoomSnapshot: JSONObjectWritable {
         writer.field("players", players)
         writer.field("scoreboard", scoreboard)
         writer.field("commands", commands)
+        writer.field("class", schoolClass)
+    }
+}
+
+extension ClassRef: JSONObjectWritable {
+    func writeMembers(to writer: inout JSONWriter) {
+        writer.field("id", id)
+        writer.field("name", name)
+    }
+}
+
+extension NameChoice: JSONObjectWritable {
+    func writeMembers(to writer: inout JSONWriter) {
+        writer.field("id", id)
+        writer.field("name", name)
+        writer.field("avatar", avatar)
+        writer.field("taken", taken)
+    }
+}
+
+extension NamesList: JSONObjectWritable {
+    func writeMembers(to writer: inout JSONWriter) {
+        writer.field("room", room)
+        writer.fieldOrNull("class", schoolClass)
+        writer.field("children", children)
+    }
+}
+
+extension RosterMember: JSONObjectWritable {
+    func writeMembers(to writer: inout JSONWriter) {
+        writer.field("member", member)
+        writer.field("name", name)
+        writer.field("avatar", avatar)
+        writer.fieldOrNull("player", player)
+        writer.field("taken", taken)
+        writer.field("connected", connected)
+    }
+}
+
+extension ClassRosterUpdate: JSONObjectWritable {
+    func writeMembers(to writer: inout JSONWriter) {
+        writer.field("members", members)
+    }
+}
+
+extension ClassRosterView: JSONObjectWritable {
+    func writeMembers(to writer: inout JSONWriter) {
+        writer.field("id", id)
+        writer.field("name", name)
+        writer.field("members", members)
     }
 }

@@ -24,6 +24,10 @@ public enum ServerMessage: Sendable, Equatable {
     case finished(Finished)
     case kicked(Notice)
     case storage(StoreHealthStatus)
+    /// To name-pickers: the class's children and which names are taken.
+    case names(NamesList)
+    /// To teachers of a class room: every member, taken and connected or not.
+    case classRoster(ClassRosterUpdate)
 
     public var type: String {
         switch self {
@@ -48,6 +52,8 @@ public enum ServerMessage: Sendable, Equatable {
         case .finished: "finished"
         case .kicked: "kicked"
         case .storage: "storage"
+        case .names: "names"
+        case .classRoster: "class.roster"
         }
     }
 
@@ -96,6 +102,8 @@ extension ServerMessage: Codable {
         case .finished(let payload): try payload.encode(to: encoder)
         case .kicked(let payload): try payload.encode(to: encoder)
         case .storage(let payload): try payload.encode(to: encoder)
+        case .names(let payload): try payload.encode(to: encoder)
+        case .classRoster(let payload): try payload.encode(to: encoder)
         }
     }
 
@@ -123,6 +131,8 @@ extension ServerMessage: Codable {
         case "finished": self = .finished(try Finished(from: decoder))
         case "kicked": self = .kicked(try Notice(from: decoder))
         case "storage": self = .storage(try StoreHealthStatus(from: decoder))
+        case "names": self = .names(try NamesList(from: decoder))
+        case "class.roster": self = .classRoster(try ClassRosterUpdate(from: decoder))
         default:
             throw DecodingError.dataCorrupted(.init(codingPath: [TypeKey.type], debugDescription: "Unknown message type \(type)"))
         }

@@ -302,4 +302,120 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
     public var scoreboard: [ScoreboardEntry]?
     /// For teachers: the commands allowed now (a `room` follows whenever that changes).
     public var commands: [String]?
+    /// For teachers of a class room: the class and every member, present or not.
+    public var schoolClass: ClassRosterView?
+
+    enum CodingKeys: String, CodingKey {
+        case code, title, phase, paused, locked, settings, language, questionCount, playerCount, preparing, error, errorReason, errorParams
+        case plan, sentence, sentenceAt, question, yourAnswer, reveal, finished, you, players, scoreboard, commands
+        case schoolClass = "class"
+    }
+}
+
+/// A class as a room's messages name it.
+public struct ClassRef: Sendable, Equatable, Codable {
+    public var id: String
+    public var name: String
+
+    public init(id: String, name: String) {
+        self.id = id
+        self.name = name
+    }
+}
+
+/// One name a child can pick.
+public struct NameChoice: Sendable, Equatable, Codable {
+    public var id: String
+    public var name: String
+    public var avatar: String
+    /// A player of the room holds this name (connected or not, not removed).
+    public var taken: Bool
+}
+
+/// The answer to `names`, and what a name-picker gets whenever a name is taken or freed. `class` is
+/// `null` (present) in a room without a class.
+public struct NamesList: Sendable, Equatable, Codable {
+    public var room: String
+    public var schoolClass: ClassRef?
+    public var children: [NameChoice]
+
+    enum CodingKeys: String, CodingKey {
+        case room, children
+        case schoolClass = "class"
+    }
+
+    public init(room: String, schoolClass: ClassRef?, children: [NameChoice]) {
+        self.room = room
+        self.schoolClass = schoolClass
+        self.children = children
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        room = try container.decode(String.self, forKey: .room)
+        schoolClass = try container.decodeIfPresent(ClassRef.self, forKey: .schoolClass)
+        children = try container.decode([NameChoice].self, forKey: .children)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(room, forKey: .room)
+        try container.encode(schoolClass, forKey: .schoolClass)
+        try container.encode(children, forKey: .children)
+    }
+}
+
+/// A member of a class room as the teacher sees them.
+public struct RosterMember: Sendable, Equatable, Codable {
+    public var member: String
+    public var name: String
+    public var avatar: String
+    /// The room player holding the name; `null` when nobody has picked it.
+    public var player: String?
+    public var taken: Bool
+    public var connected: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case member, name, avatar, player, taken, connected
+    }
+
+    public init(member: String, name: String, avatar: String, player: String?, taken: Bool, connected: Bool) {
+        self.member = member
+        self.name = name
+        self.avatar = avatar
+        self.player = player
+        self.taken = taken
+        self.connected = connected
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        member = try container.decode(String.self, forKey: .member)
+        name = try container.decode(String.self, forKey: .name)
+        avatar = try container.decode(String.self, forKey: .avatar)
+        player = try container.decodeIfPresent(String.self, forKey: .player)
+        taken = try container.decode(Bool.self, forKey: .taken)
+        connected = try container.decode(Bool.self, forKey: .connected)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(member, forKey: .member)
+        try container.encode(name, forKey: .name)
+        try container.encode(avatar, forKey: .avatar)
+        try container.encode(player, forKey: .player)
+        try container.encode(taken, forKey: .taken)
+        try container.encode(connected, forKey: .connected)
+    }
+}
+
+public struct ClassRosterUpdate: Sendable, Equatable, Codable {
+    public var members: [RosterMember]
+}
+
+/// The class of a room in a teacher's snapshot.
+public struct ClassRosterView: Sendable, Equatable, Codable {
+    public var id: String
+    public var name: String
+    public var members: [RosterMember]
 }

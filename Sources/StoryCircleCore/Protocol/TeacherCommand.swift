@@ -8,6 +8,9 @@ public enum TeacherCommand: Sendable, Equatable {
     case block(player: String)
     /// Changes room settings; only in the lobby.
     case settings(RoomSettingsPatch)
+    /// Frees a class child's name for a new device (a class room): the device holding it is let go, its
+    /// resume token refused, and the next pick of the name is the same player.
+    case release(member: String)
 
     public static let simpleCommands: [String: TeacherCommand] = [
         "start": .start, "pause": .pause, "resume": .resume, "replay": .replay, "retry": .retry,
@@ -23,7 +26,7 @@ public enum TeacherCommand: Sendable, Equatable {
     ]
 
     /// Every command name, for help text and error messages.
-    public static let names = ["start", "pause", "resume", "replay", "retry", "reveal", "next", "skip", "kick", "block", "lock", "unlock", "end", "settings"]
+    public static let names = ["start", "pause", "resume", "replay", "retry", "reveal", "next", "skip", "kick", "block", "release", "lock", "unlock", "end", "settings"]
 
     public var name: String {
         switch self {
@@ -41,7 +44,14 @@ public enum TeacherCommand: Sendable, Equatable {
         case .kick: "kick"
         case .block: "block"
         case .settings: "settings"
+        case .release: "release"
         }
+    }
+
+    /// The member a `release` names.
+    public var member: String? {
+        if case .release(let member) = self { return member }
+        return nil
     }
 
     /// The player a `kick` or `block` names.
@@ -53,9 +63,14 @@ public enum TeacherCommand: Sendable, Equatable {
     }
 
     /// The command named `name`, with its argument when it takes one.
-    public static func named(_ name: String, player: String?, settings: RoomSettingsPatch?) throws(RoomError) -> TeacherCommand {
+    public static func named(_ name: String, player: String?, settings: RoomSettingsPatch?, member: String? = nil) throws(RoomError) -> TeacherCommand {
         if let command = simpleCommands[name] { return command }
         switch name {
+        case "release":
+            guard let member, !member.isEmpty else {
+                throw RoomError(.invalidMessage, "The release command needs \"member\": the id of the child of the class.")
+            }
+            return .release(member: member)
         case "kick", "block":
             guard let player, !player.isEmpty else {
                 throw RoomError(.invalidMessage, "The \(name) command needs \"player\": a player id or nickname.")

@@ -29,6 +29,8 @@ public struct RoomResults: Sendable, Equatable, Codable {
         public var score: Int
         public var correct: Int
         public var answers: [AnswerResult]
+        /// In a class room: the child of the class this player is.
+        public var member: String? = nil
     }
 
     public var code: String
@@ -56,7 +58,7 @@ extension RoomState {
                     points: counts ? answer?.points ?? 0 : 0
                 )
             }
-            return RoomResults.PlayerResults(rank: rank, id: player.id, nickname: player.nickname, score: player.score, correct: playerAnswers.count { $0.correct == true && $0.points > 0 }, answers: playerAnswers)
+            return RoomResults.PlayerResults(rank: rank, id: player.id, nickname: player.nickname, score: player.score, correct: playerAnswers.count { $0.correct == true && $0.points > 0 }, answers: playerAnswers, member: player.member)
         }
         return RoomResults(code: code, title: story.title, phase: phase.name, questions: questions, players: ranked)
     }
@@ -68,11 +70,15 @@ extension RoomResults {
     /// One row per child per question, for a spreadsheet. Cells that a spreadsheet would run as a formula
     /// (a nickname starting with `=`, `+`, `-` or `@`) are prefixed with `'` so they stay text.
     public func csv() -> String {
-        var lines = [Self.csvHeader.joined(separator: ",")]
+        // A class room's rows also say which child of the class each player is.
+        let classRoom = players.contains { $0.member != nil }
+        var header = Self.csvHeader
+        if classRoom { header.insert("member", at: 3) }
+        var lines = [header.joined(separator: ",")]
         for player in players {
             for answer in player.answers {
                 let cells: [String] = [
-                    String(player.rank), player.nickname, player.id, String(answer.question + 1),
+                    String(player.rank), player.nickname, player.id] + (classRoom ? [player.member ?? ""] : []) + [String(answer.question + 1),
                     questions[answer.question].text, answer.answer ?? "",
                     answer.correct.map { $0 ? "yes" : "no" } ?? "", answer.timeMs.map(String.init) ?? "",
                     String(answer.points), String(player.score),

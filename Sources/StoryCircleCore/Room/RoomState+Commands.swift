@@ -18,6 +18,7 @@ extension RoomState {
         case finish
         case kick(player: String, block: Bool)
         case settings(RoomSettingsPatch)
+        case release(member: String)
     }
 
     /// What `command` would do in `phase`, or why it cannot be done there. Depends only on the phase (its
@@ -92,6 +93,8 @@ extension RoomState {
             return .kick(player: player, block: false)
         case .block(let player):
             return .kick(player: player, block: true)
+        case .release(let member):
+            return .release(member: member)
         case .settings(let patch):
             switch phase {
             case .lobby, .failed: return .settings(patch)
@@ -126,6 +129,7 @@ extension RoomState {
             return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))] + sendToAll { role in .room(self.status(for: role)) }
         case .finish: return finish(at: at)
         case .kick(let player, let block): return try kick(player, block: block, at: at)
+        case .release(let member): return try release(member, at: at)
         case .settings(let patch):
             let before = settings
             settings = try settings.applying(patch)
@@ -141,7 +145,14 @@ extension RoomState {
     /// The names of the commands a teacher may send now, in `TeacherCommand.names` order: exactly those
     /// `perform` would carry out (for `kick` and `block`, given a player who is here; for `settings`, a
     /// change of the room's rules: a change of the answer grid alone is allowed in any phase).
-    public var allowedCommands: [String] { Self.allowedCommands(phase: phase, locked: isLocked) }
+    public var allowedCommands: [String] {
+        let allowed = Self.allowedCommands(phase: phase, locked: isLocked)
+        // In a class room a name can be released whenever a child can be removed.
+        guard classRoster != nil, let kick = allowed.firstIndex(of: "block") ?? allowed.firstIndex(of: "kick") else { return allowed }
+        var withRelease = allowed
+        withRelease.insert("release", at: kick + 1)
+        return withRelease
+    }
 
     static func allowedCommands(phase: RoomPhase, locked: Bool) -> [String] {
         TeacherCommand.representatives.compactMap { command in

@@ -5,15 +5,27 @@ extension RoomState {
         }
         switch hello {
         case .join(let nickname, let resumeToken):
+            if let classRoster {
+                let refusal = RoomError(.classRoom, "Children of \(classRoster.name) tap their own name to join this room.", params: ["class": classRoster.name])
+                return pickers.contains(connection) ? reply(connection, refusal) : refuse(connection, refusal)
+            }
+            pickers.remove(connection)
             return join(connection, nickname: nickname, resumeToken: resumeToken, at: at)
+        case .names:
+            return greetPicker(connection, at: at)
+        case .pick(let member, let resumeToken):
+            return pick(connection, member: member, resumeToken: resumeToken, at: at)
         case .rejoin(let token):
+            if pickers.contains(connection) { return reply(connection, RoomError(.invalidCommand, "Pick your name first.")) }
             return rejoin(connection, token: token, at: at)
         case .watch(let token):
+            if pickers.contains(connection) { return reply(connection, RoomError(.invalidCommand, "Pick your name first.")) }
             guard let role = credentials.watchRole(for: token) else {
                 return refuseToken(connection, "That dashboard link is not valid for this room.")
             }
             return admitScreen(connection, role: role, at: at)
         case .control(let token):
+            if pickers.contains(connection) { return reply(connection, RoomError(.invalidCommand, "Pick your name first.")) }
             if credentials.isTeacher(token) {
                 return admitScreen(connection, role: .teacher, at: at)
             }
@@ -24,19 +36,25 @@ extension RoomState {
         }
     }
 
-    private mutating func join(_ connection: ConnectionID, nickname raw: String, resumeToken: String, at: ServerTime) -> [RoomDirective] {
+    /// Why a new child cannot come in now, if they cannot.
+    func joinRefusal() -> RoomError? {
         if phase == .finished {
-            return refuse(connection, RoomError(.roomEnded, "This room has finished. Ask your teacher for a new code."))
+            return RoomError(.roomEnded, "This room has finished. Ask your teacher for a new code.")
         }
         if isLocked {
-            return refuse(connection, RoomError(.roomLocked, "This room is locked. Ask your teacher to unlock it."))
+            return RoomError(.roomLocked, "This room is locked. Ask your teacher to unlock it.")
         }
         if phase != .lobby, !settings.lateJoin {
-            return refuse(connection, RoomError(.joinClosed, "The story has already started, and this room does not take late joiners."))
+            return RoomError(.joinClosed, "The story has already started, and this room does not take late joiners.")
         }
         if playerCount >= settings.maxPlayers {
-            return refuse(connection, RoomError(.roomFull, "This room is full."))
+            return RoomError(.roomFull, "This room is full.")
         }
+        return nil
+    }
+
+    private mutating func join(_ connection: ConnectionID, nickname raw: String, resumeToken: String, at: ServerTime) -> [RoomDirective] {
+        if let refusal = joinRefusal() { return refuse(connection, refusal) }
         let nickname: String
         switch Nickname.normalize(raw) {
         case .success(let normalized): nickname = normalized
@@ -70,6 +88,12 @@ extension RoomState {
         if blockedTokens.contains(tokenHash) {
             return refuse(connection, RoomError(.blocked, Self.removedMessage))
         }
+        if releasedTokens.contains(tokenHash) {
+            return refuse(connection, RoomError(.released, "Your teacher gave your name to another device. Please tap your name again."))
+        }
+        if tokenOwners[tokenHash] == nil, let room = Self.room(ofResumeToken: token), room != code {
+            return [.failedToken(connection)] + refuse(connection, RoomError(.tokenNotForRoom, "This page remembers another room. Please pick your name again."))
+        }
         if tokenOwners[tokenHash] == nil, let index = players.lastIndex(where: { $0.kicked && !$0.blocked && $0.tokenHash == tokenHash }) {
             return readmit(index, connection, at: at)
         }
@@ -85,7 +109,7 @@ extension RoomState {
         connect(index, to: connection)
         members[connection] = .child(playerID: id)
         let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
-        return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at)
+        return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + rosterChanged()
     }
 
     /// A child removed (not blocked) coming back with the resume token of this browser: the teacher's
@@ -113,7 +137,7 @@ extension RoomState {
         members[connection] = .child(playerID: player.id)
         let welcome = Welcome(role: .child, player: PlayerInfo(id: player.id, nickname: player.nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: player.id)))
         // Let back in for good only once stored: a restart must not find them removed after the welcome.
-        return [.persist(.playerReadmitted(player: player.id, at: at)), .send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at)
+        return [.persist(.playerReadmitted(player: player.id, at: at)), .send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + namesChanged()
     }
 
     mutating func admitScreen(_ connection: ConnectionID, role: Role, at: ServerTime) -> [RoomDirective] {
@@ -127,12 +151,13 @@ extension RoomState {
 
     mutating func disconnect(_ connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
         roundTrips[connection] = nil
+        pickers.remove(connection)
         guard let member = members.removeValue(forKey: connection) else { return [] }
         guard case .child(let id) = member, let index = playerIndex[id], players[index].connection == connection else { return [] }
         connect(index, to: nil)
         players[index].graceUntil = at + Self.reconnectGraceMs
         // A child who leaves no longer holds up "everyone has answered", once their grace has run out.
-        return [.persist(.playerLeft(player: id, at: at))] + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at)
+        return [.persist(.playerLeft(player: id, at: at))] + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + rosterChanged()
     }
 
     static let removedMessage = "Your teacher removed you from this room."
@@ -164,7 +189,7 @@ extension RoomState {
                 .close(connection, CloseReason(status: 4001, reason: ErrorCode.kicked.rawValue)),
             ]
         }
-        return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at)
+        return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + namesChanged()
     }
 
     /// The player a teacher's kick names, by id or by nickname: the one written so (ignoring case and

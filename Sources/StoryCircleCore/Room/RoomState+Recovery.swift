@@ -10,13 +10,19 @@ extension RoomState {
     /// - an open question: reopened with its full time limit, starting `timing.recoveryLeadMs` after the
     ///   restart so children have time to reconnect; answers already given stand and cannot be changed.
     public static func restore(
-        _ archive: RoomArchive, timing: RoomTiming = .init(), lookalikes: any ConfusableSkeleton, at now: ServerTime
+        _ archive: RoomArchive, timing: RoomTiming = .init(), lookalikes: any ConfusableSkeleton, classRoster: ClassRoster? = nil, at now: ServerTime
     ) -> (RoomState, [RoomDirective]) {
         let header = archive.header
-        var state = RoomState(code: header.code, story: header.story, settings: archive.settings, credentials: header.credentials, timing: timing, lookalikes: lookalikes)
+        // A class room whose class is gone (deleted after the room finished) still knows it was one.
+        let roster = classRoster ?? header.classID.map { ClassRoster(id: $0, name: "", members: []) }
+        var state = RoomState(code: header.code, story: header.story, settings: archive.settings, credentials: header.credentials, timing: timing, lookalikes: lookalikes, classRoster: roster)
         state.isLocked = archive.locked
+        state.releasedTokens = archive.releasedTokenHashes
         for record in archive.players {
-            state.add(Player(id: record.id, nickname: record.nickname, tokenHash: record.tokenHash, joinedAt: record.joinedAt, connection: nil, kicked: archive.kicked.contains(record.id), blocked: archive.blocked.contains(record.id)))
+            state.add(Player(
+                id: record.id, nickname: record.nickname, tokenHash: record.tokenHash, joinedAt: record.joinedAt, member: record.member, connection: nil,
+                kicked: archive.kicked.contains(record.id), blocked: archive.blocked.contains(record.id), released: archive.released.contains(record.id)
+            ))
             if let number = Int(record.id.dropFirst()) { state.nextPlayerNumber = max(state.nextPlayerNumber, number + 1) }
         }
         for answer in archive.answers {
@@ -111,6 +117,10 @@ extension RoomState {
                 if lostAnswer {
                     directives += reply(connection, RoomError(.storageUnavailable, "Your answer could not be saved yet — tap again."))
                 }
+            case nil where previous.pickers.contains(connection):
+                // A name-picker had nothing stored to lose: it goes on picking, from the names as stored.
+                pickers.insert(connection)
+                directives.append(.send(.names(namesList), to: [connection]))
             case nil:
                 directives += Self.storageLost([connection], RoomError(.storageUnavailable, "The room could not save its work just now. Please try again in a moment."))
             }

@@ -173,6 +173,7 @@ extension RoomState {
                 ? Finished(podium: podium.entries, podiumMore: podium.more, you: nil, entries: entries(ranked[...], includeResults: showsResults(to: role)))
                 : Finished(podium: podium.entries, podiumMore: podium.more, you: player.map { standing(of: $0, rank: rank(of: $0), ahead: placeAhead(of: $0)) }, entries: nil)
         }
+        if role == .teacher { snapshot.schoolClass = rosterView }
         if let player {
             snapshot.you = standing(of: player, rank: rank(of: player), ahead: placeAhead(of: player))
         } else {

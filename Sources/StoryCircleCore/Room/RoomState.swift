@@ -8,8 +8,11 @@ public struct RoomState: Sendable {
     struct Player: Sendable, Equatable {
         let id: String
         var nickname: String
-        let tokenHash: String
+        /// Changes only when a released class child picks their name again on a new device.
+        var tokenHash: String
         let joinedAt: ServerTime
+        /// The child of the room's class this player is.
+        var member: String? = nil
         /// Set only through `connect(_:to:)`, which keeps `tally` in step.
         fileprivate(set) var connection: ConnectionID?
         var score = 0
@@ -25,6 +28,8 @@ public struct RoomState: Sendable {
         var graceUntil: ServerTime?
         /// The nickname's `Nickname.matchingKeys`, worked out once when the player is added.
         var nameKeys: [String] = []
+        /// A class child whose name the teacher released: nobody holds it until it is picked again.
+        var released = false
     }
 
     enum Member: Sendable, Equatable {
@@ -51,6 +56,15 @@ public struct RoomState: Sendable {
     public let credentials: RoomCredentials
     /// How nicknames are told apart (`Nickname.matchingKeys`): ICU's TR39 data in the server.
     public let lookalikes: any ConfusableSkeleton
+
+    /// The class the room was started for: children pick their name from it. nil: they type one.
+    public internal(set) var classRoster: ClassRoster?
+    /// Connections that said `names` and have not picked yet.
+    var pickers: Set<ConnectionID> = []
+    /// The player each member of the class became here.
+    var memberPlayers: [String: String] = [:]
+    /// Resume tokens (hashes) of released names: refused as released.
+    var releasedTokens: Set<String> = []
 
     /// Everyone who ever joined, in join order; kicked players stay (flagged) so their records stay whole.
     var players: [Player] = []
@@ -90,9 +104,10 @@ public struct RoomState: Sendable {
 
     public init(
         code: String, story: Story, settings: RoomSettings = .init(), credentials: RoomCredentials, timing: RoomTiming = .init(),
-        lookalikes: any ConfusableSkeleton
+        lookalikes: any ConfusableSkeleton, classRoster: ClassRoster? = nil
     ) {
         self.code = code
+        self.classRoster = classRoster
         self.lookalikes = lookalikes
         self.story = story
         self.settings = settings
@@ -201,9 +216,10 @@ public struct RoomState: Sendable {
         var player = player
         player.nameKeys = Nickname.matchingKeys(player.nickname, using: lookalikes)
         playerIndex[player.id] = players.count
+        if let member = player.member { memberPlayers[member] = player.id }
         players.append(player)
         count(contribution(of: player), sign: 1)
-        if !player.kicked { register(player) }
+        if !player.kicked, !player.released { register(player) }
         if player.blocked { remember(blocked: player) }
     }
 
@@ -319,11 +335,14 @@ public struct RoomState: Sendable {
             if let roundTrip, members[connection] != nil { roundTrips[connection] = min(max(roundTrip, 0), Self.maximumReportedRoundTripMs) }
             return [.sendAtOnce(.pong(Pong(id: id, clientTime: clientTime, serverTime: at)), to: [connection])]
         }
+        if pickers.contains(connection) {
+            return reply(connection, RoomError(.invalidCommand, "Pick your name first."))
+        }
         guard let member = members[connection] else {
             return refuse(connection, RoomError(.helloRequired, "Say who you are first: join, rejoin, watch or control."))
         }
         switch message {
-        case .join, .rejoin, .watch, .control:
+        case .join, .rejoin, .watch, .control, .pick, .names:
             return reply(connection, RoomError(.alreadyIdentified, "This connection has already said who it is."))
         case .ping:
             return []

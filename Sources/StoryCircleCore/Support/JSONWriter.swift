@@ -180,6 +180,14 @@ struct JSONWriter {
         append(written: Array(text.utf8))
     }
 
+    /// `"name":value`, or `"name":null` when there is none (a field a client reads as "none", not absent).
+    mutating func fieldOrNull<Value: JSONWritable>(_ name: StaticString, _ value: Value?) {
+        key(name)
+        if let value { value.write(to: &self) } else { append(written: Self.nullBytes) }
+    }
+
+    private static let nullBytes = Array("null".utf8)
+
     mutating func boolean(_ value: Bool) {
         append(written: value ? Self.trueBytes : Self.falseBytes)
     }

@@ -137,7 +137,9 @@ actor ConnectionRouter {
     private func bind(_ connection: UInt64, _ message: ClientMessage, to room: Room, peer: String, then queued: [[UInt8]]) {
         let hello: Hello
         switch message {
-        case .join(_, let nickname): hello = .join(nickname: nickname, resumeToken: Tokens.generate())
+        case .join(_, let nickname): hello = .join(nickname: nickname, resumeToken: Tokens.resume(room: room.code))
+        case .pick(_, let member): hello = .pick(member: member, resumeToken: Tokens.resume(room: room.code))
+        case .names: hello = .names
         case .rejoin(_, let token): hello = .rejoin(token: token)
         case .watch(_, let token): hello = .watch(token: token)
         case .control(_, let token): hello = .control(token: token)

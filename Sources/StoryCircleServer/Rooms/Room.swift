@@ -205,6 +205,11 @@ public actor Room {
         case .message(let connection, let bytes):
             switch ClientMessage.decode(bytes) {
             case .failure(let error): carryOut(state.handle(.unreadable(connection, error, at: now)))
+            case .success(.pick(let room, let member)) where room == code:
+                // A name-picker's pick says who the connection is, like a hello: it gets a resume token.
+                carryOut(state.handle(.hello(connection, .pick(member: member, resumeToken: Tokens.resume(room: code)), at: now)))
+            case .success(.join(let room, let nickname)) where room == code && state.isPicker(connection):
+                carryOut(state.handle(.hello(connection, .join(nickname: nickname, resumeToken: Tokens.resume(room: code)), at: now)))
             case .success(let message):
                 if case .command(let command) = message, let error = services.narrator.refusal(for: command),
                    let refusal = state.refusedCommand(from: connection, error) {
@@ -265,7 +270,7 @@ public actor Room {
         }
         let now = clock.now()
         let previous = state
-        var (rebuilt, startUp) = RoomState.restore(archive, timing: previous.timing, lookalikes: previous.lookalikes, at: now)
+        var (rebuilt, startUp) = RoomState.restore(archive, timing: previous.timing, lookalikes: previous.lookalikes, classRoster: previous.classRoster, at: now)
         let told = rebuilt.reattach(Array(peers.keys), from: previous, at: now)
         state = rebuilt
         outbox.reset()

@@ -83,7 +83,7 @@ actor RoomDirectory {
     // MARK: - Creating and finding rooms
 
     /// Creates a room for `story`, stores it, and returns its code and tokens.
-    func createRoom(story: Story, settings patch: RoomSettingsPatch?, storyID: String? = nil) async throws -> CreatedRoom {
+    func createRoom(story: Story, settings patch: RoomSettingsPatch?, storyID: String? = nil, classRoster: ClassRoster? = nil) async throws -> CreatedRoom {
         guard acceptingRooms else { throw RoomError(.serverShuttingDown, "The server is shutting down.") }
         let settings = try roomDefaults.applying(patch ?? RoomSettingsPatch())
         do {
@@ -91,10 +91,10 @@ actor RoomDirectory {
             let dashboardToken = Tokens.generate()
             let credentials = RoomCredentials(teacherToken: teacherToken, dashboardToken: dashboardToken)
             let now = clock.now()
-            let code = try await storeNewRoom(story: story, settings: settings, credentials: credentials, at: now, storyID: storyID)
+            let code = try await storeNewRoom(story: story, settings: settings, credentials: credentials, at: now, storyID: storyID, classID: classRoster?.id)
             if !sharedStore {
                 let lease = try await keeper?.acquire(code)
-                let state = RoomState(code: code, story: story, settings: settings, credentials: credentials, timing: timing, lookalikes: lookalikes)
+                let state = RoomState(code: code, story: story, settings: settings, credentials: credentials, timing: timing, lookalikes: lookalikes, classRoster: classRoster)
                 // Stored, so the next start restores it; this server no longer runs anything new.
                 guard await launch(state, createdAt: now, lease: lease, initial: []) != nil else {
                     throw RoomError(.serverShuttingDown, "The server is shutting down.")
@@ -115,13 +115,13 @@ actor RoomDirectory {
     }
 
     /// Draws codes until one is free, and stores the room under it.
-    private func storeNewRoom(story: Story, settings: RoomSettings, credentials: RoomCredentials, at now: ServerTime, storyID: String?) async throws -> String {
+    private func storeNewRoom(story: Story, settings: RoomSettings, credentials: RoomCredentials, at now: ServerTime, storyID: String?, classID: String?) async throws -> String {
         for _ in 1..<1_000 {
             let code = Tokens.roomCode()
             if rooms[code] != nil { continue }
             if try await store.codeExists(code) { continue }
             do {
-                try await store.createRoom(RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: now, storyID: storyID))
+                try await store.createRoom(RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: now, storyID: storyID, classID: classID))
                 return code
             } catch let failure as StoreFailure where failure.kind == .rejected {
                 // Another node took the same code between the check and the insert (the code is the table's
@@ -209,7 +209,13 @@ actor RoomDirectory {
     /// Makes a stored room live again, where the records say it was (`RoomState.restore`); `nil` when the
     /// server is shutting down.
     private func adopt(_ archive: RoomArchive, lease: RoomLease?) async -> Room? {
-        let (state, directives) = RoomState.restore(archive, timing: timing, lookalikes: lookalikes, at: clock.now())
+        // A class room's names come from its class as it is now; a class that cannot be read leaves the
+        // room knowing only that it is one (children then see no names, and nothing is lost).
+        var roster: ClassRoster?
+        if let classID = archive.header.classID, let book = store as? any ClassBook {
+            roster = (try? await book.schoolClass(classID)).flatMap { $0 }.map(ClassRoster.init)
+        }
+        let (state, directives) = RoomState.restore(archive, timing: timing, lookalikes: lookalikes, classRoster: roster, at: clock.now())
         let room = await launch(state, createdAt: archive.header.createdAt, lease: lease, initial: directives)
         if room != nil { services.metrics.roomRestored() }
         return room
@@ -249,6 +255,15 @@ actor RoomDirectory {
         let purged = (try? await store.purge(createdBefore: retentionCutoff)) ?? 0
         if purged > 0 { logger.notice("Old rooms purged", ["rooms": String(purged)]) }
         return (evicted, purged)
+    }
+
+    /// Lets finished rooms among `codes` go from memory, so that the next request reads them from the
+    /// store (after a child's data was erased there).
+    func forgetFinished(_ codes: [String]) async {
+        for code in codes {
+            guard let room = rooms[code], await room.phase == .finished else { continue }
+            await remove(code, room, RoomError(.roomEnded, "This room has finished."))
+        }
     }
 
     /// Takes a room out of memory: every connection bound to it is told why and closed. Its lease is given

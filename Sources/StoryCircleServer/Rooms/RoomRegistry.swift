@@ -92,8 +92,8 @@ public final class RoomRegistry: Sendable {
 
     /// Creates a room for `story`, stores it, and returns its code and tokens.
     /// `storyID`: the library story it is started from (which then cannot be deleted while the room runs).
-    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil) async throws -> CreatedRoom {
-        try await directory.createRoom(story: story, settings: settings, storyID: storyID)
+    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil, classRoster: ClassRoster? = nil) async throws -> CreatedRoom {
+        try await directory.createRoom(story: story, settings: settings, storyID: storyID, classRoster: classRoster)
     }
 
     /// Brings back every room that had not finished when the server stopped (none with a shared store).
@@ -118,6 +118,11 @@ public final class RoomRegistry: Sendable {
 
     public var liveRooms: [Room] {
         get async { await directory.liveRooms }
+    }
+
+    /// Lets the finished rooms among `codes` go from memory (`RoomDirectory.forgetFinished`).
+    public func forgetFinished(_ codes: [String]) async {
+        await directory.forgetFinished(codes)
     }
 
     /// Lets finished rooms go and deletes rooms past their retention (`RoomDirectory.sweep`).

@@ -12,6 +12,12 @@ package enum Tokens {
             .replacingOccurrences(of: "=", with: "")
     }
 
+    /// A child's resume token: the room's code, a dot and 256 random bits, so that a token of another
+    /// room is told apart from a wrong one (`RoomState.room(ofResumeToken:)`).
+    package static func resume(room code: String) -> String {
+        "\(code).\(generate())"
+    }
+
     /// A six-digit room code: short enough to type on a tablet, so guessable by design, which is why
     /// hellos are rate-limited per address. Never starts with 0 (some keyboards and people drop it).
     package static func roomCode() -> String {

@@ -71,9 +71,12 @@ protocol ParsableCommand: RunnableCommand {
 struct ParsedArguments {
     var positional: [String] = []
     private var values: [String: String] = [:]
+    /// Every value of an option given more than once (`--child Ada --child Bo`), in order.
+    private var repeated: [String: [String]] = [:]
     private var flags: Set<String> = []
 
     func value(of option: CommandSpec.Option) -> String? { values[option.long] }
+    func values(of option: CommandSpec.Option) -> [String] { repeated[option.long] ?? [] }
     func isSet(_ flag: CommandSpec.Option) -> Bool { flags.contains(flag.long) }
 
     /// The option's value converted by `convert`, or `nil` when it was not given; a value `convert`
@@ -86,7 +89,10 @@ struct ParsedArguments {
         return value
     }
 
-    fileprivate mutating func set(_ option: CommandSpec.Option, to value: String) { values[option.long] = value }
+    fileprivate mutating func set(_ option: CommandSpec.Option, to value: String) {
+        values[option.long] = value
+        repeated[option.long, default: []].append(value)
+    }
     fileprivate mutating func set(_ flag: CommandSpec.Option) { flags.insert(flag.long) }
 }
 

@@ -1,3 +1,5 @@
+import StoryCircleCore
+
 /// Every command's interface and the type that runs it. The help texts are compared exactly by the CLI
 /// tests (`Tests/Integration/test_cli.py`, `Tests/StoryCircleCLITests`): change both together.
 enum Commands {
@@ -7,7 +9,7 @@ enum Commands {
         name: "start", path: ["storycircle"],
         overview: "Start a server and a room on one story: the all-in-one classroom command.",
         arguments: [.init(name: "story", help: "The story file (JSON), or none with --story-id.", optional: true)],
-        options: ServerOptions.all + RoomSettingOptions.all + [StartCommand.storyID, StartCommand.noKeys, CommandSpec.helpOption],
+        options: ServerOptions.all + RoomSettingOptions.all + [StartCommand.storyID, StartCommand.schoolClass, StartCommand.noKeys, CommandSpec.helpOption],
         kind: .command(StartCommand.self),
         discussion: "Prints the join code, a QR code and the dashboard and teacher links, then a live status line.\nKeys: s start, n next, r reveal, p pause/resume, k skip the story, q end the room (it asks first).\nWith --no-keys the terminal only shows the status; the teacher page has the controls."
     )
@@ -123,6 +125,62 @@ enum Commands {
         kind: .group([storyValidate, storyList, storyPush, storyPull])
     )
 
+    static let classCreate = CommandSpec(
+        name: "create", path: ["storycircle", "class"],
+        overview: "Add a class to a running server: its name and its children, each with a picture.",
+        arguments: [.init(name: "name", help: "The class's name (1 to 60 characters).")],
+        options: ClientOptions.admin + [ClassCreateCommand.child, ClassCreateCommand.from, CommandSpec.helpOption],
+        kind: .command(ClassCreateCommand.self),
+        discussion: "A child is NAME or NAME:PICTURE; the pictures are \(ClassRules.avatars.joined(separator: " ")), or emoji:🦊.\nFILE is JSON {\"children\": [{\"name\": \"Ada\", \"avatar\": \"owl\"}]} or one name per line.\nA class has at most \(ClassRules.maximumChildren) children, and no two whose names look the same."
+    )
+
+    static let classList = CommandSpec(
+        name: "list", path: ["storycircle", "class"],
+        overview: "List the classes of a running server.",
+        options: ClientOptions.admin + [OutputOptions.json, CommandSpec.helpOption],
+        kind: .command(ClassListCommand.self)
+    )
+
+    static let classShow = CommandSpec(
+        name: "show", path: ["storycircle", "class"],
+        overview: "Show a class's children with their pictures.",
+        arguments: [.init(name: "class", help: "The class's name or id.")],
+        options: ClientOptions.admin + [OutputOptions.json, CommandSpec.helpOption],
+        kind: .command(ClassShowCommand.self)
+    )
+
+    static let classAdd = CommandSpec(
+        name: "add", path: ["storycircle", "class"],
+        overview: "Add a child to a class.",
+        arguments: [.init(name: "class", help: "The class's name or id."), .init(name: "child", help: "The child's name.")],
+        options: ClientOptions.admin + [ClassAddCommand.avatar, CommandSpec.helpOption],
+        kind: .command(ClassAddCommand.self)
+    )
+
+    static let classRemove = CommandSpec(
+        name: "remove", path: ["storycircle", "class"],
+        overview: "Take a child out of a class (their past results stay in the rooms they played).",
+        arguments: [.init(name: "class", help: "The class's name or id."), .init(name: "child", help: "The child's name.")],
+        options: ClientOptions.admin + [CommandSpec.helpOption],
+        kind: .command(ClassRemoveCommand.self)
+    )
+
+    static let classErase = CommandSpec(
+        name: "erase", path: ["storycircle", "class"],
+        overview: "Delete everything of one child of a class, in every room: it cannot be undone.",
+        arguments: [.init(name: "class", help: "The class's name or id."), .init(name: "child", help: "The child's name.")],
+        options: ClientOptions.admin + [ClassEraseCommand.yes, CommandSpec.helpOption],
+        kind: .command(ClassEraseCommand.self),
+        discussion: "Without --yes it says what would be deleted and deletes nothing."
+    )
+
+    static let schoolClass = CommandSpec(
+        name: "class", path: ["storycircle"],
+        overview: "Keep a server's classes: children join a class's rooms by tapping their name.",
+        options: [CommandSpec.helpOption],
+        kind: .group([classCreate, classList, classShow, classAdd, classRemove, classErase])
+    )
+
     static let voices = CommandSpec(
         name: "voices", path: ["storycircle"],
         overview: "List the voices this computer can read stories with (natural and espeak-ng).",
@@ -135,6 +193,6 @@ enum Commands {
         name: "storycircle", path: [],
         overview: "Live story-and-quiz rooms for a classroom, from one computer.",
         options: [version, CommandSpec.helpOption],
-        kind: .group([start, serve, room, results, story, voices])
+        kind: .group([start, serve, room, results, story, schoolClass, voices])
     )
 }

@@ -8,6 +8,7 @@ import StoryCircleServer
 struct StartCommand: ParsableCommand {
     static let noKeys = CommandSpec.Option(long: "no-keys", valueName: nil, help: "Do not read single-key controls from the terminal (and show no key hints).")
     static let storyID = CommandSpec.Option(long: "story-id", valueName: "id", help: "Start the room on this story of the library (see 'story list') instead of a file.")
+    static let schoolClass = CommandSpec.Option(long: "class", valueName: "class", help: "A room for this class (its name or id, see 'class list'): children tap their name to join.")
 
     private enum Event {
         case key(UInt8)
@@ -17,6 +18,7 @@ struct StartCommand: ParsableCommand {
 
     var storyPath: String?
     var storyID: String?
+    var className: String?
     var serverOptions: ServerOptions
     var settings: RoomSettingOptions
     var readsKeys: Bool
@@ -24,6 +26,7 @@ struct StartCommand: ParsableCommand {
     init(_ arguments: ParsedArguments) throws(UsageError) {
         storyPath = arguments.positional.first
         storyID = arguments.value(of: Self.storyID)
+        className = arguments.value(of: Self.schoolClass)
         switch (storyPath, storyID) {
         case (nil, nil): throw UsageError("Missing expected argument '<story>'.")
         case (_?, _?): throw UsageError("Give a story file or --story-id, not both.")
@@ -58,10 +61,22 @@ struct StartCommand: ParsableCommand {
                 throw error
             }
         }
+        var schoolClass: SchoolClass?
+        if let className {
+            do {
+                guard let found = try await server.findClass(className) else {
+                    throw CommandFailure("there is no class called \(className); 'storycircle class list' shows the classes there are.")
+                }
+                schoolClass = found
+            } catch {
+                await server.stop()
+                throw error
+            }
+        }
         guard let story else { throw CommandFailure("no story to start the room on") }
         // A story file names its pictures by path beside it; a library story already names stored ones.
         let roomStory = if let storyPath { try await server.storingPictures(of: story, storyPath: storyPath) } else { story }
-        let created = try await server.createRoom(story: roomStory, settings: settings.patch, storyID: storyID)
+        let created = try await server.createRoom(story: roomStory, settings: settings.patch, storyID: storyID, schoolClass: schoolClass)
         guard let room = await server.registry.room(created.room.code) else {
             await server.stop()
             throw CommandFailure("the room disappeared as it was created")

@@ -143,11 +143,12 @@ struct MessageGenerator {
         snapshot.players = maybe { $0.list { $0.lobbyPlayer() } }
         snapshot.scoreboard = maybe { $0.list { $0.entry() } }
         snapshot.commands = maybe { $0.list { $0.string() } }
+        snapshot.schoolClass = maybe { ClassRosterView(id: $0.string(), name: $0.string(), members: $0.list(0...4) { $0.rosterMember() }) }
         return snapshot
     }
 
     /// One message of kind `kind` (0 ..< `kinds`), so a test can be sure every kind comes up.
-    static let kinds = 21
+    static let kinds = 23
 
     mutating func message(kind: Int) -> ServerMessage {
         switch kind {
@@ -173,8 +174,15 @@ struct MessageGenerator {
         case 17: .finished(finished())
         case 18: .kicked(Notice(code: [.kicked, .blocked].randomElement(using: &random)!, message: string(), blocked: maybe { $0.bool() }))
         case 19: .narrationSentence(NarrationSentenceMessage(sentence: sentence(), ready: int(), total: int()))
-        default: .storage(StoreHealthStatus(ok: bool(), message: maybe { $0.string(maxLength: 80) }))
+        case 20: .storage(StoreHealthStatus(ok: bool(), message: maybe { $0.string(maxLength: 80) }))
+        case 21: .names(NamesList(room: string(), schoolClass: maybe { ClassRef(id: $0.string(), name: $0.string()) },
+                                  children: list(0...5) { NameChoice(id: $0.string(), name: $0.string(), avatar: $0.string(), taken: $0.bool()) }))
+        default: .classRoster(ClassRosterUpdate(members: list(0...5) { $0.rosterMember() }))
         }
+    }
+
+    mutating func rosterMember() -> RosterMember {
+        RosterMember(member: string(), name: string(), avatar: string(), player: maybe { $0.string() }, taken: bool(), connected: bool())
     }
 
     mutating func message() -> ServerMessage {

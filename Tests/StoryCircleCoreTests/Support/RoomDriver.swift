@@ -14,9 +14,9 @@ struct RoomDriver {
 
     private var initialSettings = RoomSettings()
 
-    init(story: Story = Fixtures.story, settings: RoomSettings = .init(), timing: RoomTiming = .init()) {
+    init(story: Story = Fixtures.story, settings: RoomSettings = .init(), timing: RoomTiming = .init(), classRoster: ClassRoster? = nil) {
         initialSettings = settings
-        state = RoomState(code: "123456", story: story, settings: settings, credentials: Fixtures.credentials, timing: timing, lookalikes: LookalikeTable())
+        state = RoomState(code: "123456", story: story, settings: settings, credentials: Fixtures.credentials, timing: timing, lookalikes: LookalikeTable(), classRoster: classRoster)
     }
 
     init(restoring state: RoomState, at now: ServerTime, directives: [RoomDirective]) {
@@ -170,7 +170,7 @@ struct RoomDriver {
 
     /// The archive a store would hold after this run.
     func archive() -> RoomArchive {
-        var archive = RoomArchive(header: RoomHeader(code: state.code, story: state.story, settings: initialSettings, credentials: Fixtures.credentials, createdAt: ServerTime(milliseconds: 0)))
+        var archive = RoomArchive(header: RoomHeader(code: state.code, story: state.story, settings: initialSettings, credentials: Fixtures.credentials, createdAt: ServerTime(milliseconds: 0), classID: state.classRoster?.id))
         persisted.forEach { archive.apply($0) }
         return archive
     }

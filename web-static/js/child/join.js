@@ -8,12 +8,16 @@ import { $, announce } from "../dom.js";
 import { ERROR, errorText } from "../error-codes.js";
 import { t } from "../i18n.js";
 import { friendlyName } from "../names.js";
-import { session, services, show, loadSession, forgetSession, blockedToken, rememberBlocked, forgetBlocked } from "./store.js";
+import { room, session, services, show, loadSession, forgetSession, blockedToken, rememberBlocked, forgetBlocked } from "./store.js";
+import { setPickerConnect, startPicking, stopPicking, pickRefused } from "./picker.js";
 
 let connect = () => {};
+/** The refusals of a `names` hello by a server that has no class rooms. */
+const NAMES_UNKNOWN = new Set([ERROR.UNKNOWN_TYPE, ERROR.HELLO_REQUIRED, ERROR.INVALID_MESSAGE]);
 
 export function startJoin(connectToRoom) {
   connect = connectToRoom;
+  setPickerConnect(connectToRoom);
   const params = new URLSearchParams(location.search);
   const linkedRoom = params.get("room");
   if (linkedRoom) $("#room-code").value = digits(linkedRoom).slice(0, 6);
@@ -25,12 +29,17 @@ export function startJoin(connectToRoom) {
   // Back after a refresh: the saved token rejoins as the same child (into this page's session).
   const saved = loadSession();
   if (saved && saved.token && (!linkedRoom || linkedRoom === saved.room)) {
-    Object.assign(session, { room: saved.room, token: saved.token, nickname: saved.nickname, playerId: saved.playerId, pending: saved.pending ?? null });
+    Object.assign(session, { room: saved.room, token: saved.token, nickname: saved.nickname, playerId: saved.playerId, pending: saved.pending ?? null, classMember: saved.classMember ?? null });
     show("lobby");
     connect();
+  } else if (linkedRoom && digits(linkedRoom).length === 6) {
+    // A link (or the QR code) names the room: ask it for its names first. A class room shows the
+    // name-picker; any other brings back the nickname field, focused then (not before: no keyboard
+    // comes up over a class's names).
+    startPicking(digits(linkedRoom).slice(0, 6));
   } else {
     show("join");
-    (linkedRoom ? $("#nickname") : $("#room-code")).focus();
+    $("#room-code").focus();
   }
 }
 
@@ -101,6 +110,7 @@ let joinErrorWords = null;
 
 export function joinError(words) {
   joinErrorWords = words;
+  stopPicking();
   show("join");
   $("#join-button").disabled = false;
   const box = $("#join-error");
@@ -118,6 +128,23 @@ export function rewordJoin() {
 
 /** A refusal before the welcome: the hello did not get in. */
 export function joinRefused(error) {
+  if (session.picking && (error.code === ERROR.NAME_TAKEN || error.code === ERROR.MEMBER_NOT_FOUND)) return pickRefused(error);
+  if (session.picking && !session.member && NAMES_UNKNOWN.has(error.code)) {
+    // A server without class rooms does not know the `names` hello: the typed join, as before.
+    services.connection.stop();
+    stopPicking();
+    $("#nickname").focus();
+    return undefined;
+  }
+  if (error.code === ERROR.CLASS_ROOM) {
+    // A typed name in a class room: the children of this class pick theirs.
+    return startPicking(session.room, () => errorText(error));
+  }
+  if (error.code === ERROR.RELEASED || error.code === ERROR.TOKEN_NOT_FOR_ROOM) {
+    // This browser's name was given to another device, or the token is another room's: pick again.
+    forgetSessionKeepingNothing();
+    return startPicking(session.room, () => errorText(error));
+  }
   if (error.code === ERROR.BLOCKED) {
     services.connection.stop();
     // Asked with this browser's token: this browser was blocked. Asked with a name: that name was.
@@ -158,6 +185,12 @@ export function joinRefused(error) {
 export function kicked(message) {
   services.connection.stop();
   services.player.stop();
+  if (message.code === ERROR.RELEASED || (!message.blocked && (room.state.player?.member ?? session.classMember))) {
+    // A class child: released (their name is on another device now) or removed; their token is no use,
+    // and picking their name again brings back the same child.
+    forgetSessionKeepingNothing();
+    return startPicking(session.room, () => errorText(message));
+  }
   if (message.blocked && session.token) rememberBlocked(session.room, session.token);
   else if (session.token) rememberRemoved(session.room, session.token);
   forgetSessionKeepingNothing();

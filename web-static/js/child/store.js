@@ -28,6 +28,12 @@ export const session = {
   pending: null,
   /** This join is a blocked token asking again (see join.js). */
   tryingBlockedToken: false,
+  /** The page asked a class room for its names and shows the name-picker (child/picker.js). */
+  picking: false,
+  /** The class child whose name this page tapped, until the welcome. */
+  member: null,
+  /** The class child this page is (a class room), kept with the token: a removal sends it back to the names. */
+  classMember: null,
 };
 
 /** Whether the open question takes answers now: not revealed, not paused. */
@@ -53,7 +59,7 @@ export function record(event) {
 // ---- The session: the resume token survives a refresh or a dropped Wi-Fi ----
 
 export function saveSession() {
-  const saved = { room: session.room, token: session.token, nickname: session.nickname, playerId: session.playerId, pending: session.pending };
+  const saved = { room: session.room, token: session.token, nickname: session.nickname, playerId: session.playerId, pending: session.pending, classMember: session.classMember };
   try { localStorage.setItem(SESSION_KEY, JSON.stringify(saved)); } catch { /* private mode */ }
 }
 
@@ -69,6 +75,7 @@ export function forgetSession() {
   try { localStorage.removeItem(SESSION_KEY); } catch { /* private mode */ }
   session.token = null;
   session.pending = null;
+  session.classMember = null;
 }
 
 // ---- Blocked: the token of a room this browser was blocked from, kept to show that again ----

@@ -194,6 +194,7 @@ $("#library-search").addEventListener("input", (event) => {
 });
 $("#library-more").addEventListener("click", () => load({ more: true }));
 $("#library-new").href = pageLink("/stories/edit");
+$("#library-classes").href = pageLink("/classes");
 
 if (!token) {
   $("#library-status").textContent = t("library.link_missing");

@@ -1,0 +1,175 @@
+import Foundation
+import StoryCircleCore
+
+/// The classes in SQLite. Reads use the reader connection; changes are turns of the writer thread, each
+/// one transaction, so they are ordered with the rooms' writes: a class erased while a room of it is
+/// created cannot interleave with it.
+extension SQLiteRoomStore: ClassBook {
+    public func listClasses() async throws -> [ClassEntry] {
+        try await read { database in
+            let statement = try database.prepare("""
+                SELECT c.id, c.name, c.version, c.changed_at,
+                       (SELECT count(*) FROM class_members m WHERE m.class_id = c.id AND m.removed_at IS NULL)
+                FROM classes c ORDER BY c.name, c.id
+                """)
+            try statement.bind([])
+            var entries: [ClassEntry] = []
+            while try statement.step() {
+                entries.append(ClassEntry(
+                    id: statement.text(0), name: statement.text(1), children: statement.int(4), version: statement.int(2),
+                    changedAt: ServerTime(milliseconds: statement.int64(3))
+                ))
+            }
+            return entries
+        }
+    }
+
+    public func schoolClass(_ id: String) async throws -> SchoolClass? {
+        try await read { try Self.loadClass(id, from: $0) }
+    }
+
+    public func createClass(_ draft: ClassDraft) async throws -> SchoolClass {
+        let now = Self.now()
+        return try await classChange { database in
+            let id = ClassIDs.makeClass()
+            try Self.claimName(draft, for: id, in: database)
+            try database.prepare("INSERT INTO classes (id, name, version, created_at, changed_at) VALUES (?, ?, 1, ?, ?)")
+                .run(.text(id), .text(draft.name), .integer(now.milliseconds), .integer(now.milliseconds))
+            try Self.insertKeys(draft, for: id, in: database)
+            try Self.writeMembers(draft, for: id, at: now, in: database)
+            return try Self.loadClass(id, from: database)!
+        }
+    }
+
+    public func updateClass(_ id: String, to draft: ClassDraft, basedOn version: Int) async throws -> SchoolClass {
+        let now = Self.now()
+        return try await classChange { database in
+            guard let current = try Self.loadClass(id, from: database) else { throw ClassBookError.notFound(id: id) }
+            guard current.version == version else { throw ClassBookError.conflict(current: current) }
+            try Self.claimName(draft, for: id, in: database)
+            try database.prepare("UPDATE classes SET name = ?, version = version + 1, changed_at = ? WHERE id = ?")
+                .run(.text(draft.name), .integer(now.milliseconds), .text(id))
+            try database.prepare("DELETE FROM class_name_keys WHERE class_id = ?").run(.text(id))
+            try Self.insertKeys(draft, for: id, in: database)
+            try Self.writeMembers(draft, for: id, at: now, in: database)
+            return try Self.loadClass(id, from: database)!
+        }
+    }
+
+    public func deleteClass(_ id: String) async throws {
+        try await classChange { database in
+            let rooms = try Self.liveRooms(of: id, in: database)
+            guard rooms.isEmpty else { throw ClassBookError.inUse(id: id, rooms: rooms) }
+            try database.prepare("DELETE FROM classes WHERE id = ?").run(.text(id))
+            guard database.changes == 1 else { throw ClassBookError.notFound(id: id) }
+            // The rooms keep their results, under the children's names; the links go.
+            try database.prepare("UPDATE players SET member_id = NULL WHERE member_id IN (SELECT id FROM class_members WHERE class_id = ?)").run(.text(id))
+        }
+    }
+
+    public func eraseMember(_ member: String, ofClass id: String) async throws {
+        try await classChange { database in
+            guard try database.integer("SELECT 1 FROM classes WHERE id = ?", .text(id)) != nil else { throw ClassBookError.notFound(id: id) }
+            let belongs = try database.integer("SELECT 1 FROM class_members WHERE id = ? AND class_id = ?", .text(member), .text(id)) != nil
+            let played = try database.integer("SELECT 1 FROM players p JOIN rooms r ON r.code = p.room_code WHERE p.member_id = ? AND r.class_id = ?", .text(member), .text(id)) != nil
+            guard belongs || played else { throw ClassBookError.memberNotFound(id: member) }
+            let rooms = try Self.liveRooms(of: id, in: database)
+            guard rooms.isEmpty else { throw ClassBookError.inUse(id: id, rooms: rooms) }
+            let inRooms = "SELECT room_code, id FROM players WHERE member_id = ?"
+            try database.prepare("DELETE FROM answers WHERE (room_code, player_id) IN (\(inRooms))").run(.text(member))
+            try database.prepare("DELETE FROM released_tokens WHERE (room_code, player_id) IN (\(inRooms))").run(.text(member))
+            try database.prepare("DELETE FROM players WHERE member_id = ?").run(.text(member))
+            try database.prepare("DELETE FROM class_members WHERE id = ?").run(.text(member))
+        }
+    }
+
+    public func classRooms(_ id: String) async throws -> [RoomArchive] {
+        try await read { database in
+            let statement = try database.prepare("SELECT code FROM rooms WHERE class_id = ? ORDER BY created_at DESC, code DESC")
+            try statement.bind([.text(id)])
+            var codes: [String] = []
+            while try statement.step() { codes.append(statement.text(0)) }
+            return try codes.compactMap { try Self.loadArchive($0, from: database) }
+        }
+    }
+
+    // MARK: - Helpers
+
+    @discardableResult
+    private func classChange<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
+        do {
+            return try await writer.turn(as: SQLiteCommitter.self) { committer in
+                try committer.database.transaction { try body(committer.database) }
+            }
+        } catch let error as ClassBookError {
+            throw error
+        } catch let error as SQLiteError {
+            throw StoreFailure(error.isStatementProblem ? .rejected : .unavailable, record: "class", reason: error.reason)
+        }
+    }
+
+    private static func liveRooms(of id: String, in database: SQLiteDatabase) throws -> [String] {
+        let statement = try database.prepare("SELECT code FROM rooms WHERE class_id = ? AND phase <> 'finished' ORDER BY created_at, code")
+        try statement.bind([.text(id)])
+        var codes: [String] = []
+        while try statement.step() { codes.append(statement.text(0)) }
+        return codes
+    }
+
+    /// Throws `.nameTaken` when another class has a name that shares a key with the draft's.
+    private static func claimName(_ draft: ClassDraft, for id: String, in database: SQLiteDatabase) throws {
+        for key in draft.nameKeys {
+            if try database.integer("SELECT 1 FROM class_name_keys WHERE key = ? AND class_id <> ?", .text(key), .text(id)) != nil {
+                throw ClassBookError.nameTaken(name: draft.name)
+            }
+        }
+    }
+
+    private static func insertKeys(_ draft: ClassDraft, for id: String, in database: SQLiteDatabase) throws {
+        for key in Set(draft.nameKeys) {
+            try database.prepare("INSERT INTO class_name_keys (key, class_id) VALUES (?, ?)").run(.text(key), .text(id))
+        }
+    }
+
+    /// The draft's children become the class's members in its order; present members it leaves out are
+    /// marked removed, and an id the class does not have is refused.
+    private static func writeMembers(_ draft: ClassDraft, for id: String, at now: ServerTime, in database: SQLiteDatabase) throws {
+        var kept: Set<String> = []
+        for (position, child) in draft.children.enumerated() {
+            if let member = child.id {
+                try database.prepare("UPDATE class_members SET name = ?, avatar = ?, position = ?, removed_at = NULL WHERE id = ? AND class_id = ?")
+                    .run(.text(child.name), .text(child.avatar), .int(position), .text(member), .text(id))
+                guard database.changes == 1 else { throw ClassBookError.memberNotFound(id: member) }
+                kept.insert(member)
+            } else {
+                let member = ClassIDs.makeMember()
+                try database.prepare("INSERT INTO class_members (id, class_id, name, avatar, position) VALUES (?, ?, ?, ?, ?)")
+                    .run(.text(member), .text(id), .text(child.name), .text(child.avatar), .int(position))
+                kept.insert(member)
+            }
+        }
+        let present = try database.prepare("SELECT id FROM class_members WHERE class_id = ? AND removed_at IS NULL")
+        try present.bind([.text(id)])
+        var leaving: [String] = []
+        while try present.step() {
+            let member = present.text(0)
+            if !kept.contains(member) { leaving.append(member) }
+        }
+        for member in leaving {
+            try database.prepare("UPDATE class_members SET removed_at = ? WHERE id = ?").run(.integer(now.milliseconds), .text(member))
+        }
+    }
+
+    static func loadClass(_ id: String, from database: SQLiteDatabase) throws -> SchoolClass? {
+        let row = try database.prepare("SELECT name, version, changed_at FROM classes WHERE id = ?")
+        try row.bind([.text(id)])
+        guard try row.step() else { return nil }
+        var schoolClass = SchoolClass(id: id, name: row.text(0), version: row.int(1), changedAt: ServerTime(milliseconds: row.int64(2)), members: [])
+        let members = try database.prepare("SELECT id, name, avatar FROM class_members WHERE class_id = ? AND removed_at IS NULL ORDER BY position, id")
+        try members.bind([.text(id)])
+        while try members.step() {
+            schoolClass.members.append(ClassMember(id: members.text(0), name: members.text(1), avatar: members.text(2)))
+        }
+        return schoolClass
+    }
+}

@@ -1,0 +1,149 @@
+/// Class rooms (docs/protocol.md, "Class rooms"): children pick their own name and picture instead of
+/// typing one. A connection that says `names` becomes a name-picker, kept up to date with which names are
+/// taken, until it picks one; the teacher can release a name for a child on a new device, and the next
+/// pick of it is the same player, with their points and answers.
+extension RoomState {
+    /// A resume token names the room it was made for (`<code>.<random>`), so that one of another room is
+    /// told apart from one that is simply wrong.
+    public static func room(ofResumeToken token: String) -> String? {
+        guard let dot = token.firstIndex(of: "."), dot != token.startIndex else { return nil }
+        let room = token[..<dot]
+        return room.count <= 12 && room.allSatisfy(\.isASCII) && room.allSatisfy(\.isNumber) ? String(room) : nil
+    }
+
+    /// Whether the connection is a name-picker (its `join` is its hello).
+    public func isPicker(_ connection: ConnectionID) -> Bool { pickers.contains(connection) }
+
+    mutating func greetPicker(_ connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
+        if pickers.contains(connection) {
+            return reply(connection, RoomError(.invalidCommand, "Pick your name first."))
+        }
+        if phase == .finished {
+            return refuse(connection, RoomError(.roomEnded, "This room has finished. Ask your teacher for a new code."))
+        }
+        pickers.insert(connection)
+        return [.send(.names(namesList), to: [connection])]
+    }
+
+    /// A child picking their name: a new player linked to the member, or the player they already are
+    /// here (after a release, or a removal), on this device.
+    mutating func pick(_ connection: ConnectionID, member id: String, resumeToken: String, at: ServerTime) -> [RoomDirective] {
+        let wasPicker = pickers.contains(connection)
+        // A mistaken pick leaves a picker picking; a pick as the first message is refused and closed.
+        func answer(_ error: RoomError) -> [RoomDirective] { wasPicker ? reply(connection, error) : refuse(connection, error) }
+        guard let classRoster else {
+            return answer(RoomError(.memberNotFound, "This room has no class: type your nickname.", params: ["id": String(id.prefix(64))]))
+        }
+        guard let member = classRoster.member(id) else {
+            return answer(RoomError(.memberNotFound, "That name is not in this class.", params: ["id": String(id.prefix(64))]))
+        }
+        let existing = memberPlayers[id].flatMap { playerIndex[$0] }
+        if let existing, players[existing].blocked {
+            return refuse(connection, RoomError(.blocked, "The name \(member.name) can’t be used in this room.", params: ["nickname": member.name]))
+        }
+        if let existing, !players[existing].kicked, !players[existing].released {
+            return answer(RoomError(.nameTaken, "Someone here has already picked \(member.name). Ask your teacher.", params: ["name": member.name]))
+        }
+        // A child coming back is let in as a join would be: not into a room that has ended or is
+        // locked, and (if they were removed) not into a full one.
+        if phase == .finished {
+            return refuse(connection, RoomError(.roomEnded, "This room has finished. Ask your teacher for a new code."))
+        }
+        if existing == nil || players[existing!].kicked, let refusal = joinRefusal(), existing == nil || refusal.code != .joinClosed {
+            return refuse(connection, refusal)
+        }
+        pickers.remove(connection)
+        let tokenHash = RoomCredentials.hash(resumeToken)
+        var directives: [RoomDirective]
+        let playerID: String
+        if let index = existing {
+            let player = players[index]
+            playerID = player.id
+            directives = []
+            if player.kicked {
+                markKicked(index, false)
+                directives.append(.persist(.playerReadmitted(player: player.id, at: at)))
+            }
+            unregister(player)
+            players[index].released = false
+            players[index].tokenHash = tokenHash
+            register(players[index])
+            connect(index, to: connection)
+            directives.append(.persist(.playerReclaimed(player: player.id, tokenHash: tokenHash, at: at)))
+        } else {
+            playerID = "p\(nextPlayerNumber)"
+            nextPlayerNumber += 1
+            add(Player(id: playerID, nickname: member.name, tokenHash: tokenHash, joinedAt: at, member: member.id, connection: connection))
+            directives = [.persist(.playerJoined(PlayerRecord(id: playerID, nickname: member.name, tokenHash: tokenHash, joinedAt: at, member: member.id)))]
+        }
+        members[connection] = .child(playerID: playerID)
+        let welcome = Welcome(role: .child, player: PlayerInfo(id: playerID, nickname: member.name), token: resumeToken, serverTime: at, room: snapshot(for: .child(playerID: playerID)))
+        // The welcome carries the resume token: the player (or their new token) is durable before it goes.
+        return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + namesChanged()
+    }
+
+    /// The teacher frees a child's name: the device holding it is let go and its token refused from now
+    /// on; the name is free for the child's new device.
+    mutating func release(_ id: String, at: ServerTime) throws(RoomError) -> [RoomDirective] {
+        guard let classRoster, let member = classRoster.member(id) else {
+            throw RoomError(.memberNotFound, "That name is not in this room's class.", params: ["id": String(id.prefix(64))])
+        }
+        guard let playerID = memberPlayers[id], let index = playerIndex[playerID], !players[index].kicked, !players[index].released else {
+            throw CommandRefusal.notTaken.error("release", "Nobody holds the name \(member.name) now.")
+        }
+        let player = players[index]
+        unregister(player)
+        players[index].released = true
+        releasedTokens.insert(player.tokenHash)
+        var directives: [RoomDirective] = [.persist(.playerReleased(player: playerID, at: at))]
+        if let connection = player.connection {
+            members[connection] = nil
+            connect(index, to: nil)
+            directives += [
+                .send(.kicked(Notice(code: .released, message: "Your teacher gave your name to another device.")), to: [connection]),
+                .close(connection, CloseReason(status: 1008, reason: ErrorCode.released.rawValue)),
+            ]
+        }
+        return directives + markScreensDirty(at: at) + namesChanged()
+    }
+
+    /// Whether a player of the room holds member `id`'s name (connected or not, not removed, not released).
+    func holdsName(_ id: String) -> Player? {
+        guard let playerID = memberPlayers[id], let index = playerIndex[playerID] else { return nil }
+        let player = players[index]
+        return player.kicked || player.released ? nil : player
+    }
+
+    var namesList: NamesList {
+        guard let classRoster else { return NamesList(room: code, schoolClass: nil, children: []) }
+        return NamesList(
+            room: code, schoolClass: ClassRef(id: classRoster.id, name: classRoster.name),
+            children: classRoster.members.map { NameChoice(id: $0.id, name: $0.name, avatar: $0.avatar, taken: holdsName($0.id) != nil) }
+        )
+    }
+
+    var rosterMembers: [RosterMember] {
+        (classRoster?.members ?? []).map { member in
+            let holder = holdsName(member.id)
+            return RosterMember(member: member.id, name: member.name, avatar: member.avatar, player: holder?.id, taken: holder != nil, connected: holder?.connection != nil)
+        }
+    }
+
+    var rosterView: ClassRosterView? {
+        classRoster.map { ClassRosterView(id: $0.id, name: $0.name, members: rosterMembers) }
+    }
+
+    /// A name was taken or freed: pickers get the names again, teachers the roster.
+    func namesChanged() -> [RoomDirective] {
+        guard classRoster != nil else { return [] }
+        let pickers = pickers.sorted()
+        return (pickers.isEmpty ? [] : [.send(.names(namesList), to: pickers)]) + rosterChanged()
+    }
+
+    /// Who is here changed: teachers of a class room get the roster.
+    func rosterChanged() -> [RoomDirective] {
+        guard classRoster != nil else { return [] }
+        let teachers = teacherConnections
+        return teachers.isEmpty ? [] : [.send(.classRoster(ClassRosterUpdate(members: rosterMembers)), to: teachers)]
+    }
+}

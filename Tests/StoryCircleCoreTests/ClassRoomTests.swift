@@ -1,0 +1,177 @@
+import Testing
+@testable import StoryCircleCore
+
+/// Rooms of a class (docs/protocol.md, "Class rooms"): name-pickers, joining by member, typed names
+/// refused, releasing a name for a new device, the teacher's roster, tokens of other rooms.
+@Suite("Class rooms")
+struct ClassRoomTests {
+    static let roster = ClassRoster(id: "cls_1b", name: "Class 1B", members: [
+        ClassMember(id: "mem_ada", name: "Ada", avatar: "owl"),
+        ClassMember(id: "mem_bo", name: "Bo", avatar: "emoji:🦊"),
+    ])
+
+    func classRoom() -> RoomDriver { RoomDriver(classRoster: Self.roster) }
+
+    func names(_ room: RoomDriver, to connection: ConnectionID) -> NamesList? {
+        room.messages(to: connection).reversed().lazy.compactMap { if case .names(let list) = $0 { list } else { nil } }.first
+    }
+
+    func picker(_ room: inout RoomDriver) -> ConnectionID {
+        let connection = room.newConnection()
+        room.apply(.hello(connection, .names, at: room.now))
+        return connection
+    }
+
+    /// Picks `member` on `connection` (a picker, or a new connection); the welcome, if any.
+    @discardableResult
+    func pick(_ room: inout RoomDriver, _ member: String, on connection: ConnectionID? = nil, token: String) -> Welcome? {
+        let connection = connection ?? room.newConnection()
+        for case .send(.welcome(let welcome), _) in room.apply(.hello(connection, .pick(member: member, resumeToken: token), at: room.now)) {
+            return welcome
+        }
+        return nil
+    }
+
+    @Test func aPickerGetsTheNamesAndSeesThemTakenAsChildrenPick() throws {
+        var room = classRoom()
+        let first = picker(&room)
+        let second = picker(&room)
+        #expect(names(room, to: first) == NamesList(room: "123456", schoolClass: ClassRef(id: "cls_1b", name: "Class 1B"), children: [
+            NameChoice(id: "mem_ada", name: "Ada", avatar: "owl", taken: false), NameChoice(id: "mem_bo", name: "Bo", avatar: "emoji:🦊", taken: false),
+        ]))
+        let welcome = try #require(pick(&room, "mem_ada", on: first, token: "123456.ada"))
+        #expect(welcome.token == "123456.ada")
+        #expect(welcome.player?.nickname == "Ada")
+        #expect(room.state.role(of: first) == .child)
+        // Stored (with the member) before the welcome goes.
+        let joined = try #require(room.log.firstIndex { if case .persist(.playerJoined(let player)) = $0 { player.member == "mem_ada" } else { false } })
+        let welcomed = try #require(room.log.firstIndex { if case .send(.welcome, let to) = $0 { to == [first] } else { false } })
+        #expect(joined < welcomed)
+        #expect(names(room, to: second)?.children.map(\.taken) == [true, false], "the other picker sees Ada taken")
+
+        // A taken name: the connection stays a picker, and may pick another.
+        #expect(pick(&room, "mem_ada", on: second, token: "123456.x") == nil)
+        #expect(room.lastError(to: second) == RoomError(.nameTaken, "Someone here has already picked Ada. Ask your teacher.", params: ["name": "Ada"]))
+        #expect(room.closed[second] == nil)
+        room.apply(.message(second, .answer(question: 0, option: 0), at: room.now))
+        #expect(room.lastError(to: second)?.code == .invalidCommand, "a picker sends nothing but its pick")
+        #expect(pick(&room, "mem_nobody", on: second, token: "123456.y") == nil)
+        #expect(room.lastError(to: second)?.code == .memberNotFound)
+        #expect(pick(&room, "mem_bo", on: second, token: "123456.bo")?.player?.nickname == "Bo")
+    }
+
+    @Test func aTypedNicknameIsRefusedInAClassRoomAndWelcomeInAnyOther() {
+        var room = classRoom()
+        #expect(room.join("Ada") == nil)
+        #expect(room.lastError(to: ConnectionID(room.lastConnection)) == RoomError(.classRoom, "Children of Class 1B tap their own name to join this room.", params: ["class": "Class 1B"]))
+        #expect(room.closed[ConnectionID(room.lastConnection)] != nil)
+
+        var plain = RoomDriver()
+        let connection = picker(&plain)
+        #expect(names(plain, to: connection) == NamesList(room: "123456", schoolClass: nil, children: []))
+        plain.apply(.hello(connection, .join(nickname: "Kim", resumeToken: "123456.kim"), at: plain.now))
+        #expect(plain.state.role(of: connection) == .child, "a picker of a room without a class joins by typing")
+    }
+
+    @Test func aReleaseFreesTheNameAndTheNextPickIsTheSamePlayerWithTheirPoints() throws {
+        var room = classRoom()
+        let tablet = room.newConnection()
+        let ada = try #require(pick(&room, "mem_ada", on: tablet, token: "123456.old"))
+        let teacher = room.teacher()
+        try room.startAndPrepare()
+        room.narrateToFirstQuestion()
+        room.apply(.message(tablet, .answer(question: 0, option: Fixtures.story.quiz.questions[0].answer), at: room.now))
+        // Everyone has answered: the question is revealed by itself.
+        #expect(room.state.phase.name == .reveal)
+        let points = try #require(room.state.results().players.first { $0.id == ada.player?.id }?.score)
+        #expect(points > 0)
+        #expect(room.state.allowedCommands.contains("release"))
+
+        let waiting = picker(&room)
+        #expect(names(room, to: waiting)?.children.first?.taken == true)
+        let released = try room.command(.release(member: "mem_ada"))
+        #expect(released.first == .persist(.playerReleased(player: ada.player!.id, at: room.now)), "stored before anything is said")
+        #expect(room.closed[tablet] == CloseReason(status: 1008, reason: "released"))
+        #expect(room.messages(to: tablet).contains { if case .kicked(let notice) = $0 { notice.code == .released } else { false } })
+        #expect(names(room, to: waiting)?.children.first?.taken == false)
+        #expect(room.messages(to: teacher).contains { if case .classRoster(let update) = $0 { update.members.first?.taken == false } else { false } })
+
+        // The old device's token is refused as released; the new device is Ada, with her points.
+        let old = room.newConnection()
+        room.apply(.hello(old, .rejoin(token: "123456.old"), at: room.now))
+        #expect(room.lastError(to: old)?.code == .released)
+        let again = try #require(pick(&room, "mem_ada", on: waiting, token: "123456.new"))
+        #expect(again.player?.id == ada.player?.id)
+        #expect(again.room.you?.score == points)
+        #expect(room.persisted.last { if case .playerReclaimed = $0 { true } else { false } } == .playerReclaimed(player: ada.player!.id, tokenHash: RoomCredentials.hash("123456.new"), at: room.now))
+        #expect(throws: RoomError.self) { try room.command(.release(member: "mem_bo")) }
+
+        // A restart keeps all of it: the release, the new token, the member, the points.
+        let (restored, _) = RoomState.restore(room.archive(), lookalikes: LookalikeTable(), classRoster: Self.roster, at: room.now)
+        var after = RoomDriver(restoring: restored, at: room.now, directives: [])
+        let back = after.newConnection()
+        after.apply(.hello(back, .rejoin(token: "123456.new"), at: after.now))
+        #expect(after.state.playerID(of: back) == ada.player?.id)
+        let stale = after.newConnection()
+        after.apply(.hello(stale, .rejoin(token: "123456.old"), at: after.now))
+        #expect(after.lastError(to: stale)?.code == .released)
+        #expect(after.state.results().players.first { $0.id == ada.player?.id }?.member == "mem_ada")
+    }
+
+    @Test func theTeachersWelcomeListsEveryMemberPresentOrNot() throws {
+        var room = classRoom()
+        let ada = room.newConnection()
+        _ = try #require(pick(&room, "mem_ada", on: ada, token: "123456.ada"))
+        let teacher = room.teacher()
+        let welcome = try #require(room.messages(to: teacher).lazy.compactMap { if case .welcome(let welcome) = $0 { welcome } else { nil } }.first)
+        #expect(welcome.room.schoolClass == ClassRosterView(id: "cls_1b", name: "Class 1B", members: [
+            RosterMember(member: "mem_ada", name: "Ada", avatar: "owl", player: "p1", taken: true, connected: true),
+            RosterMember(member: "mem_bo", name: "Bo", avatar: "emoji:🦊", player: nil, taken: false, connected: false),
+        ]))
+        room.apply(.disconnected(ada, at: room.now))
+        #expect(room.messages(to: teacher).last == .classRoster(ClassRosterUpdate(members: [
+            RosterMember(member: "mem_ada", name: "Ada", avatar: "owl", player: "p1", taken: true, connected: false),
+            RosterMember(member: "mem_bo", name: "Bo", avatar: "emoji:🦊", player: nil, taken: false, connected: false),
+        ])), "a name still taken while its child is away")
+        let dashboard = room.dashboard()
+        let board = try #require(room.messages(to: dashboard).lazy.compactMap { if case .welcome(let welcome) = $0 { welcome } else { nil } }.first)
+        #expect(board.room.schoolClass == nil, "dashboards do not get the roster")
+    }
+
+    @Test func aPickerGoesOnPickingWhenTheRoomIsRebuiltFromStorage() throws {
+        var room = classRoom()
+        let waiting = picker(&room)
+        _ = try #require(pick(&room, "mem_ada", token: "123456.a"))
+        let (rebuilt, _) = RoomState.restore(room.archive(), lookalikes: LookalikeTable(), classRoster: Self.roster, at: room.now)
+        var after = rebuilt
+        let told = after.reattach([waiting], from: room.state, at: room.now)
+        #expect(told == [.send(.names(after.namesList), to: [waiting])])
+        #expect(after.namesList.children.map(\.taken) == [true, false])
+        #expect(after.isPicker(waiting))
+    }
+
+    @Test func aResumeTokenOfAnotherRoomIsToldApart() {
+        var room = classRoom()
+        let connection = room.newConnection()
+        let directives = room.apply(.hello(connection, .rejoin(token: "654321.abc"), at: room.now))
+        #expect(room.lastError(to: connection)?.code == .tokenNotForRoom)
+        #expect(directives.contains(.failedToken(connection)), "still counted as a failed try")
+        let other = room.newConnection()
+        room.apply(.hello(other, .rejoin(token: "no-room-in-it"), at: room.now))
+        #expect(room.lastError(to: other)?.code == .badToken)
+        #expect(RoomState.room(ofResumeToken: "482913.q3X") == "482913")
+        #expect(RoomState.room(ofResumeToken: "q3X.482913") == nil)
+    }
+
+    @Test func aKickedChildPickingTheirNameAgainIsTheSamePlayerAndABlockedOneIsNot() throws {
+        var room = classRoom()
+        let first = try #require(pick(&room, "mem_ada", token: "123456.a"))
+        _ = try #require(pick(&room, "mem_bo", token: "123456.b"))
+        try room.command(.kick(player: "Ada"))
+        let back = try #require(pick(&room, "mem_ada", token: "123456.a2"))
+        #expect(back.player?.id == first.player?.id)
+        try room.command(.block(player: "Bo"))
+        #expect(pick(&room, "mem_bo", token: "123456.b2") == nil)
+        #expect(room.lastError(to: ConnectionID(room.lastConnection))?.code == .blocked)
+    }
+}

@@ -1,0 +1,467 @@
+// The class page: `/classes#token=ADMIN-TOKEN` lists the classes; `…&id=cls_…` shows one: its report
+// ("what do I teach again tomorrow": every room it played with each question's share right and most
+// chosen wrong answer, the children who need help, each child's rooms over time), the class CSV, a room
+// started for it from a story of the library, and, per child, the deletion of their data (after a
+// confirmation). `…&edit=1` (or "New class") edits the names and pictures; a save based on an old
+// version shows both versions and lets the teacher choose. docs/protocol.md, "Classes".
+
+import { $, el, clear, announce, written } from "../dom.js";
+import { t, setLanguage, browserLanguage, number, isolate } from "../i18n.js";
+import { fragmentParameters } from "../connection.js";
+import { call, token, Refused } from "../stories/api.js";
+import { AVATARS, avatarPicture, avatarLabel } from "../avatars.js";
+
+await setLanguage(fragmentParameters().get("lang") ?? browserLanguage());
+
+const MAX_CHILDREN = 60;
+const SCREENS = ["class-list", "class-edit", "class-view"];
+const state = { classes: [], current: null, report: null, editing: null, conflict: null };
+window.storycircle = { classes: state };
+const dateFormat = () => new Intl.DateTimeFormat(document.documentElement.lang || undefined, { dateStyle: "medium", timeStyle: "short" });
+const percent = () => new Intl.NumberFormat(document.documentElement.lang || undefined, { style: "percent" });
+
+// ---- Words for what the server said ----
+
+const PROBLEMS = {
+  name_empty: "classes.problem.name_empty", name_too_long: "classes.problem.name_too_long",
+  duplicate_name: "classes.problem.duplicate_name", avatar_unknown: "classes.problem.avatar_unknown",
+  class_too_large: "classes.problem.class_too_large", class_name_taken: "classes.problem.class_name_taken",
+  member_not_found: "classes.problem.member_not_found",
+};
+
+function failureText(failure) {
+  if (!(failure instanceof Refused)) return t("classes.error.network");
+  const { code, params = {} } = failure.error;
+  switch (code) {
+    case "class_not_found": return t("classes.error.class_not_found");
+    case "member_not_found": return t("classes.error.member_not_found");
+    case "class_in_use": return t("classes.error.class_in_use");
+    case "invalid_class": return t("classes.error.invalid_class", { count: failure.error.problems?.length ?? 0 });
+    case "story_not_found": return t("library.error.story_not_found");
+    case "unauthorized": case "wrong_role": return t("classes.error.token");
+    case "storage_unavailable": return t("library.error.storage");
+    case "version_conflict": return t("classes.conflict_text", { version: params.version ?? "" });
+    default: return t("library.error.other");
+  }
+}
+
+function problemText(problem) {
+  const params = problem.params ?? {};
+  return t(PROBLEMS[problem.code] ?? "classes.problem.other", {
+    max: Number(params.max ?? 0), count: Number(params.count ?? 0), name: isolate(params.name ?? ""), other: otherName(params.other),
+  });
+}
+
+/** "children[0].name" → that child's name as the form has it now. */
+function otherName(path) {
+  const index = Number(/children\[(\d+)\]/.exec(path ?? "")?.[1]);
+  return Number.isInteger(index) ? isolate(state.editing?.children[index]?.name ?? "") : "";
+}
+
+function showMessage(text, { good = false } = {}) {
+  const box = $("#classes-message");
+  box.className = good ? "message good" : "message error";
+  box.setAttribute("role", good ? "status" : "alert");
+  box.textContent = text;
+  box.hidden = false;
+}
+
+function hideMessage() {
+  $("#classes-message").hidden = true;
+}
+
+function show(screen) {
+  for (const id of SCREENS) $(`#${id}`).hidden = id !== screen;
+  $("#class-conflict").hidden = true;
+}
+
+function link(extra = {}) {
+  return `/classes#${new URLSearchParams({ token, ...extra })}`;
+}
+
+// ---- The list ----
+
+async function showList() {
+  show("class-list");
+  try {
+    const { classes } = await call("GET", "/api/classes");
+    state.classes = classes;
+    const list = clear($("#class-list-items"));
+    for (const item of classes) {
+      const title = `class-${item.id}`;
+      list.append(el("li", { class: "library-story", "data-class": item.id, "aria-labelledby": title },
+        el("h2", { id: title }, el("a", { href: link({ id: item.id }), dir: "auto", text: item.name })),
+        el("p", { class: "facts", text: t("classes.facts", { count: item.children, changed: dateFormat().format(new Date(item.changedAt)) }) })));
+    }
+    $("#class-list-status").textContent = classes.length ? t("classes.count", { count: classes.length }) : t("classes.empty");
+  } catch (failure) {
+    $("#class-list-status").textContent = failureText(failure);
+  }
+}
+
+// ---- One class: the report ----
+
+async function showClass(id) {
+  show("class-view");
+  try {
+    const [current, report] = await Promise.all([
+      call("GET", `/api/classes/${encodeURIComponent(id)}`),
+      call("GET", `/api/classes/${encodeURIComponent(id)}/report`),
+    ]);
+    state.current = current;
+    state.report = report;
+    renderClass();
+    loadStories();
+  } catch (failure) {
+    showMessage(failureText(failure));
+  }
+}
+
+function renderClass() {
+  const { current, report } = state;
+  $("#class-view-title").textContent = current.name;
+  document.title = `${t("classes.page")} · ${current.name}`;
+  $("#class-view-facts").textContent = t("classes.view_facts", { count: current.children.length, rooms: report.rooms.length });
+  renderHelp(report.needsHelp);
+  renderRooms(report.rooms);
+  renderChildren(report.children);
+}
+
+function renderHelp(children) {
+  const list = clear($("#report-help"));
+  if (children.length === 0) list.append(el("li", { class: "muted", text: t("classes.help_nobody") }));
+  for (const child of children) {
+    list.append(el("li", { class: "class-member", "data-help": child.member },
+      avatarPicture(child.avatar, child.name, "avatar member-avatar"),
+      el("span", { class: "member-text" }, written(child.name, "strong"),
+        el("span", { class: "member-state", text: t("classes.help_line", { wrong: child.wrong, answered: child.answered, count: child.rooms }) }))));
+  }
+}
+
+function renderRooms(rooms) {
+  const box = clear($("#report-rooms"));
+  if (rooms.length === 0) box.append(el("p", { class: "muted", text: t("classes.rooms_none") }));
+  for (const room of rooms) {
+    const heading = `room-${room.code}`;
+    const rows = room.questions.map((question) => {
+      const share = Number(question.shareRight ?? 0);
+      const wrong = question.mostChosenWrong;
+      // Through the CSSOM: the pages' Content-Security-Policy refuses style attributes.
+      const fill = el("div", { class: "share-fill" });
+      fill.style.width = `${Math.round(share * 100)}%`;
+      return el("tr", { "data-question": question.index },
+        el("th", { scope: "row", class: "question-cell" }, el("span", { class: "num", text: `${number(question.index + 1)}. ` }), written(question.prompt, "span")),
+        el("td", {}, el("div", { class: "share" },
+          el("div", { class: "share-track", "aria-hidden": "true" }, fill),
+          el("span", { class: "share-text", text: question.answered === 0 ? t("classes.share_none")
+            : t("classes.share", { share: percent().format(share), right: question.right, answered: question.answered, count: question.answered }) }))),
+        el("td", { class: "wrong-cell" }, wrong
+          ? el("span", {}, written(wrong.text, "bdi"), el("span", { class: "muted", text: ` ${t("classes.wrong_count", { count: wrong.count })}` }))
+          : el("span", { class: "muted", text: t("classes.no_wrong") })));
+    });
+    box.append(el("section", { class: "report-room", "data-room": room.code, "aria-labelledby": heading },
+      el("h3", { id: heading, dir: "auto", text: t("classes.room_title", { title: isolate(room.title), code: room.code }) }),
+      el("p", { class: "muted", text: t("classes.room_facts", { started: dateFormat().format(new Date(room.startedAt)), count: room.players }) }),
+      // Scrolls sideways on a phone: reachable by keyboard, named by its room.
+      el("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-labelledby": heading }, el("table", { class: "players-table" },
+        el("thead", {}, el("tr", {},
+          el("th", { scope: "col", text: t("classes.col_question") }),
+          el("th", { scope: "col", text: t("classes.col_right") }),
+          el("th", { scope: "col", text: t("classes.col_wrong") }))),
+        el("tbody", {}, rows)))));
+  }
+}
+
+function renderChildren(children) {
+  const rows = clear($("#report-children tbody"));
+  for (const child of children) {
+    const name = isolate(child.name);
+    const rooms = child.rooms.length === 0 ? el("span", { class: "muted", text: t("classes.child_no_rooms") })
+      : el("ul", { class: "child-rooms" }, child.rooms.map((room) => el("li", { text: t("classes.child_room", {
+        started: dateFormat().format(new Date(room.startedAt)), code: room.code, points: room.points, right: room.right, answered: room.answered, count: room.answered,
+      }) })));
+    rows.append(el("tr", { "data-child": child.member },
+      el("th", { scope: "row" }, el("span", { class: "share" }, avatarPicture(child.avatar, child.name, "avatar member-avatar"), written(child.name, "span"))),
+      el("td", {}, rooms),
+      el("td", {}, el("button", { type: "button", class: "danger", "data-action": "erase", "data-member": child.member,
+        "aria-label": t("classes.erase_label", { name }), text: t("classes.erase"), onclick: () => erase(child) }))));
+  }
+}
+
+async function erase(child) {
+  const name = isolate(child.name);
+  const sure = await confirm({ title: t("classes.erase_title", { name }), body: t("classes.erase_body", { name }), yes: t("classes.erase_yes") });
+  if (!sure) return;
+  try {
+    await call("DELETE", `/api/classes/${encodeURIComponent(state.current.id)}/members/${encodeURIComponent(child.member)}/data`);
+    showMessage(t("classes.erased", { name }), { good: true });
+    await showClass(state.current.id);
+    $("#class-view-title").focus?.();
+  } catch (failure) {
+    showMessage(failureText(failure));
+  }
+}
+
+async function loadStories() {
+  const select = $("#class-story");
+  try {
+    const { stories } = await call("GET", "/api/stories?limit=100");
+    const before = select.value;
+    clear(select).append(...stories.map((story) => el("option", { value: story.id, dir: "auto", text: story.title })));
+    if (before) select.value = before;
+    $("#class-start").disabled = stories.length === 0;
+  } catch {
+    $("#class-start").disabled = true;
+  }
+}
+
+async function startRoom() {
+  hideMessage();
+  const storyId = $("#class-story").value;
+  if (!storyId) return;
+  try {
+    const room = await call("POST", "/api/rooms", { storyId, classId: state.current.id });
+    $("#class-room-started-text").textContent = t("library.room_started", { title: room.title, code: room.code });
+    $("#class-room-teacher").href = room.teacherURL;
+    $("#class-room-projector").href = room.dashboardURL;
+    $("#class-room-started").hidden = false;
+    $("#class-room-teacher").focus();
+  } catch (failure) {
+    showMessage(failureText(failure));
+  }
+}
+
+/** The class CSV comes with the token, so it is fetched and handed to the browser as a file. */
+async function downloadCSV() {
+  try {
+    const response = await fetch(`/api/classes/${encodeURIComponent(state.current.id)}/results.csv`, { headers: { Authorization: `Bearer ${token}` } });
+    if (!response.ok) throw new Refused(response.status, (await response.json().catch(() => null))?.error);
+    const url = URL.createObjectURL(await response.blob());
+    const anchor = el("a", { href: url, download: `storycircle-class-${state.current.id}.csv`, hidden: true });
+    document.body.append(anchor);
+    anchor.click();
+    anchor.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    announce(t("classes.csv_done"));
+  } catch (failure) {
+    showMessage(failureText(failure));
+  }
+}
+
+async function deleteClass() {
+  const name = isolate(state.current.name);
+  const sure = await confirm({ title: t("classes.delete_title", { name }), body: t("classes.delete_body", { name }), yes: t("classes.delete_yes") });
+  if (!sure) return;
+  try {
+    await call("DELETE", `/api/classes/${encodeURIComponent(state.current.id)}`);
+    location.hash = new URLSearchParams({ token }).toString();
+    showMessage(t("classes.deleted", { name }), { good: true });
+  } catch (failure) {
+    showMessage(failureText(failure));
+  }
+}
+
+// ---- Editing: the name, and each child's name and picture ----
+
+function startEditing(current) {
+  hideMessage();
+  state.editing = current
+    ? { id: current.id, version: current.version, name: current.name, children: current.children.map((c) => ({ ...c })) }
+    : { id: null, version: null, name: "", children: [] };
+  show("class-edit");
+  const title = $("#class-edit-title");
+  title.textContent = current ? t("classes.edit_title", { name: isolate(current.name) }) : t("classes.new_title");
+  title.dir = "auto";
+  $("#class-name").value = state.editing.name;
+  clearProblems();
+  renderChildRows();
+  $("#class-name").focus();
+}
+
+let nextRow = 0;
+
+function renderChildRows(focusIndex = null) {
+  const list = clear($("#class-children"));
+  state.editing.children.forEach((child, index) => {
+    child.row ??= ++nextRow;
+    const nameId = `child-name-${child.row}`;
+    const avatarId = `child-avatar-${child.row}`;
+    const problemId = `child-problem-${child.row}`;
+    const picture = el("span", { class: "child-picture" }, avatarPicture(child.avatar, child.name, "avatar member-avatar"));
+    const nameInput = el("input", { id: nameId, type: "text", autocomplete: "off", dir: "auto", value: child.name, "aria-describedby": problemId,
+      oninput: (event) => { child.name = event.target.value; } });
+    const avatarSelect = el("select", { id: avatarId, onchange: (event) => {
+      child.avatar = event.target.value;
+      picture.replaceChildren(avatarPicture(child.avatar, child.name, "avatar member-avatar"));
+    } },
+    Object.keys(AVATARS).map((name) => el("option", { value: name, text: avatarLabel(name) })),
+    child.avatar && !Object.hasOwn(AVATARS, child.avatar) ? el("option", { value: child.avatar, text: avatarLabel(child.avatar) }) : null);
+    avatarSelect.value = child.avatar ?? "owl";
+    child.avatar = avatarSelect.value;
+    list.append(el("li", { class: "class-child", "data-row": index },
+      picture,
+      el("div", {},
+        el("div", { class: "child-fields" },
+          el("div", {}, el("label", { for: nameId, text: t("classes.child_name", { number: index + 1 }) }), nameInput),
+          el("div", {}, el("label", { for: avatarId, text: t("classes.child_avatar") }), avatarSelect),
+          el("button", { type: "button", class: "quiet", "data-action": "remove-child",
+            "aria-label": t("classes.remove_child_label", { number: index + 1, name: isolate(child.name) }), text: t("classes.remove_child"),
+            onclick: () => removeChild(index) })),
+        el("p", { id: problemId, class: "field-problem", hidden: true }))));
+  });
+  $("#class-add-child").disabled = state.editing.children.length >= MAX_CHILDREN;
+  if (focusIndex !== null) list.querySelectorAll("input")[focusIndex]?.focus();
+}
+
+function addChild() {
+  const used = new Set(state.editing.children.map((c) => c.avatar));
+  const avatar = Object.keys(AVATARS).find((name) => !used.has(name)) ?? Object.keys(AVATARS)[state.editing.children.length % 16];
+  state.editing.children.push({ name: "", avatar });
+  renderChildRows(state.editing.children.length - 1);
+}
+
+function removeChild(index) {
+  const [child] = state.editing.children.splice(index, 1);
+  renderChildRows();
+  announce(t("classes.child_removed", { name: isolate(child?.name ?? "") }));
+  const buttons = $("#class-children").querySelectorAll("[data-action='remove-child']");
+  (buttons[Math.min(index, buttons.length - 1)] ?? $("#class-add-child")).focus();
+}
+
+function clearProblems() {
+  for (const node of document.querySelectorAll(".field-problem")) { node.hidden = true; node.textContent = ""; }
+  for (const node of document.querySelectorAll("[aria-invalid]")) node.removeAttribute("aria-invalid");
+}
+
+/** Each problem beside its field (`name`, `children`, `children[3].name`); the first such field focused. */
+function showProblems(problems) {
+  clearProblems();
+  let first = null;
+  const rows = $("#class-children").children;
+  for (const problem of problems) {
+    const child = /^children\[(\d+)\]\.(\w+)$/.exec(problem.path ?? "");
+    let box;
+    let field;
+    if (child) {
+      const row = rows[Number(child[1])];
+      box = row?.querySelector(".field-problem");
+      field = row?.querySelector(child[2] === "avatar" ? "select" : "input");
+    } else if (problem.path === "name") {
+      box = $("#class-name-problem");
+      field = $("#class-name");
+    } else {
+      box = $("#class-children-problem");
+      field = $("#class-add-child");
+    }
+    if (!box) continue;
+    box.textContent = box.textContent ? `${box.textContent} ${problemText(problem)}` : problemText(problem);
+    box.hidden = false;
+    if (field && field.tagName !== "BUTTON") field.setAttribute("aria-invalid", "true");
+    first ??= field;
+  }
+  first?.focus();
+}
+
+function editedBody(version = state.editing.version) {
+  const children = state.editing.children.map(({ id, name, avatar }) => (id ? { id, name: name.trim(), avatar } : { name: name.trim(), avatar }));
+  return version === null ? { name: $("#class-name").value.trim(), children } : { version, name: $("#class-name").value.trim(), children };
+}
+
+async function save(version = state.editing.version) {
+  hideMessage();
+  state.editing.name = $("#class-name").value;
+  try {
+    if (state.editing.id) {
+      await call("PUT", `/api/classes/${encodeURIComponent(state.editing.id)}`, editedBody(version));
+    } else {
+      const made = await call("POST", "/api/classes", editedBody(null));
+      state.editing.id = made.id;
+    }
+    const id = state.editing.id;
+    state.editing = null;
+    showMessage(t("classes.saved"), { good: true });
+    goTo({ id });
+  } catch (failure) {
+    if (failure instanceof Refused && failure.error.code === "version_conflict" && failure.error.current) return showConflict(failure.error.current);
+    if (failure instanceof Refused && failure.error.code === "invalid_class") showProblems(failure.error.problems ?? []);
+    showMessage(failureText(failure));
+  }
+}
+
+function showConflict(current) {
+  state.conflict = current;
+  $("#class-conflict-text").textContent = t("classes.conflict_text", { version: current.version });
+  const names = (children) => children.map((child) => el("li", {}, avatarPicture(child.avatar, child.name, "avatar member-avatar"), " ", written(child.name)));
+  clear($("#class-conflict-theirs")).append(...names(current.children));
+  clear($("#class-conflict-yours")).append(...names(state.editing.children));
+  $("#class-conflict").hidden = false;
+  $("#class-conflict-load").focus();
+}
+
+// ---- Dialog ----
+
+let answer = null;
+
+function confirm({ title, body, yes }) {
+  $("#classes-confirm-title").textContent = title;
+  $("#classes-confirm-text").textContent = body;
+  $("#classes-confirm-yes").textContent = yes;
+  const returnTo = document.activeElement;
+  $("#classes-confirm").showModal();
+  $("#classes-confirm-no").focus();
+  return new Promise((resolve) => {
+    answer = (value) => {
+      answer = null;
+      $("#classes-confirm").close();
+      returnTo?.focus?.();
+      resolve(value);
+    };
+  });
+}
+
+$("#classes-confirm-no").addEventListener("click", () => answer?.(false));
+$("#classes-confirm-yes").addEventListener("click", () => answer?.(true));
+$("#classes-confirm").addEventListener("cancel", (event) => { event.preventDefault(); answer?.(false); });
+
+// ---- Where the page is: the fragment says ----
+
+function goTo(extra) {
+  const next = new URLSearchParams({ token, ...extra }).toString();
+  if (location.hash.slice(1) === next) route();
+  else location.hash = next;
+}
+
+async function route() {
+  const params = fragmentParameters();
+  const id = params.get("id");
+  $("#library-link").href = `/stories#${new URLSearchParams({ token })}`;
+  $("#class-back").href = link();
+  if (!id) return showList();
+  if (params.get("edit")) {
+    try {
+      return startEditing(await call("GET", `/api/classes/${encodeURIComponent(id)}`));
+    } catch (failure) {
+      return showMessage(failureText(failure));
+    }
+  }
+  return showClass(id);
+}
+
+$("#class-new").addEventListener("click", () => startEditing(null));
+$("#class-add-child").addEventListener("click", addChild);
+$("#class-form").addEventListener("submit", (event) => { event.preventDefault(); save(); });
+$("#class-cancel").addEventListener("click", () => { state.editing = null; route(); });
+$("#class-edit-button").addEventListener("click", () => goTo({ id: state.current.id, edit: "1" }));
+$("#class-start").addEventListener("click", startRoom);
+$("#class-csv").addEventListener("click", downloadCSV);
+$("#class-delete").addEventListener("click", deleteClass);
+$("#class-conflict-load").addEventListener("click", () => { const current = state.conflict; state.conflict = null; startEditing(current); });
+$("#class-conflict-keep").addEventListener("click", () => { const current = state.conflict; state.conflict = null; save(current.version); });
+window.addEventListener("hashchange", () => route());
+
+if (!token) {
+  show("class-list");
+  $("#class-list-status").textContent = t("classes.link_missing");
+} else {
+  route();
+}
