@@ -89,7 +89,7 @@ def test_a_teacher_writes_a_story_with_the_keyboard_listens_saves_and_a_child_he
 
     # The validator's problem appears at its field, as the teacher types.
     # (A moment before, while it was still empty, it said so.)
-    problem = wait(driver, lambda d: "same as option 1" in text(d, "#q-2-option-2-problem") and visible(d, "#q-2-option-2-problem"),
+    problem = wait(driver, lambda d: "same as answer 1" in text(d, "#q-2-option-2-problem") and visible(d, "#q-2-option-2-problem"),
                    message="the duplicate option is pointed out")
     assert driver.find_element(By.ID, "q-2-option-2").get_attribute("aria-invalid") == "true"
     screenshot(driver, "teacher-editor-problem")
@@ -197,34 +197,87 @@ def test_the_editor_passes_axe_at_every_size(server, browsers, size):
     assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
 
 
-def test_a_picture_story_opens_read_only_and_nothing_in_it_is_corrupted_or_lost(server, browsers):
+def pictures_of(story):
+    """Every picture a stored story names, by where: the pages', the questions' and the options'."""
+    found = {}
+    for index, page in enumerate(story["text"]):
+        if isinstance(page, dict) and page.get("picture"):
+            found[f"text[{index}]"] = page["picture"]["id"]
+    for qi, question in enumerate(story["quiz"]["questions"]):
+        if question.get("picture"):
+            found[f"q{qi}"] = question["picture"]["id"]
+        for option in question["options"]:
+            if isinstance(option, dict):
+                found[f"q{qi}:{option['label']}"] = option["picture"]["id"]
+    return found
+
+
+def picture_bytes(server, ids):
+    result = {}
+    for picture in sorted(set(ids)):
+        status, _, body = server.request("GET", f"/pictures/{picture}", None)
+        assert status == 200, picture
+        result[picture] = body
+    return result
+
+
+def test_a_picture_story_is_edited_with_the_keyboard_and_keeps_every_picture(server, browsers):
     # The seeded "Olive the Owl" (config/stories/olive-the-owl.json): pages as {text, picture}, options as
-    # {label, picture}, a question with a picture. The editor's form has no place for those.
+    # {label, picture}, a question with a picture.
     status, _, body = server.request("GET", "/api/stories", server.admin_token)
     olive = next(story for story in json.loads(body)["stories"] if story["title"] == "Olive the Owl")
     before = stored(server, olive["id"])
-    assert any(isinstance(page, dict) for page in before["story"]["text"]), "the seed has picture pages"
+    pictures = pictures_of(before["story"])
+    assert len(pictures) >= 10, "the seed has pictures on its pages, a question and its options"
+    bytes_before = picture_bytes(server, pictures.values())
     driver = browsers(**TEACHER)
     driver.get(f"{server.http}/stories/edit#id={olive['id']}&token={server.admin_token}")
     ready(driver)
-    wait(driver, lambda d: "has pictures" in text(d, "#editor-message"), message="the read-only notice")
-
-    story_text = driver.find_element(By.ID, "edit-text").get_attribute("value")
-    assert "[object Object]" not in story_text
-    assert story_text.startswith("Olive the owl wakes up when the sun goes down.")
+    assert visible(driver, "#editor-message") is None, "no read-only notice"
+    assert not visible(driver, "#edit-text"), "a picture story is edited page by page"
+    first_page = driver.find_element(By.ID, "edit-page-0")
+    assert first_page.get_attribute("value") == "Olive the owl wakes up when the sun goes down."
+    assert "[object Object]" not in driver.find_element(By.ID, "edit-pages").text
+    assert "A brown owl" in text(driver, "#edit-page-0-picture")
     assert driver.find_element(By.ID, "q-0-option-1").get_attribute("value") == "A cat"
-    assert driver.find_element(By.ID, "q-1-option-0").get_attribute("value") == "The moon"
-    assert driver.find_element(By.ID, "q-0-correct-0").is_selected()
-    for field in ["edit-save", "edit-title", "edit-text", "edit-voice", "q-0-option-0", "q-0-correct-1", "edit-add-question"]:
-        assert not driver.find_element(By.ID, field).is_enabled(), f"#{field} is read-only"
-    # The sentences come from the stored story itself, and Listen still works.
-    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#edit-sentences [data-sentence]"), message="the sentences")
-    first = driver.find_element(By.CSS_SELECTOR, "#edit-sentences [data-sentence]")
-    assert first.is_enabled()
-    assert plain(driver.find_element(By.CSS_SELECTOR, "#edit-sentences li span").text).startswith("Olive the owl wakes up")
+    assert not driver.find_element(By.ID, "q-0-add-option").is_enabled(), "no answer without a picture among picture answers"
 
-    # Submitting anyway (Enter in a field would) writes nothing: save() returns before any request.
-    driver.execute_script("document.getElementById('editor-form').requestSubmit()")
-    assert driver.execute_script("return localStorage.getItem(arguments[0])", f"storycircle.draft.{olive['id']}") is None
-    assert stored(server, olive["id"]) == before, "nothing changed or lost"
-    axe(driver, "editor-read-only")
+    # Keyboard only: a page's words, a question's words, and a picture answer moved down with its picture.
+    page = tab_to(driver, "edit-page-1")
+    page.send_keys(Keys.END, " She blinks.")
+    question = tab_to(driver, "q-0-text")
+    question.send_keys(Keys.CONTROL, "a")
+    question.send_keys("Who wakes up at night?")
+    tab_to(driver, "q-0-option-down-0").send_keys(Keys.ENTER)
+    wait(driver, lambda d: d.find_element(By.ID, "q-0-option-1").get_attribute("value") == "An owl")
+    assert driver.find_element(By.ID, "q-0-correct-1").is_selected(), "the right answer moved with its option"
+    assert driver.switch_to.active_element.get_attribute("id") == "q-0-option-down-1", "the focus follows the moved answer"
+    tab_to(driver, "edit-save").send_keys(Keys.ENTER)
+    wait(driver, lambda d: f"Saved (version {before['version'] + 1})" in text(d, "#editor-message"), message="saved")
+
+    after = stored(server, olive["id"])
+    questions = after["story"]["quiz"]["questions"]
+    assert questions[0]["question"] == "Who wakes up at night?"
+    assert [option["label"] for option in questions[0]["options"]] == ["A cat", "An owl", "A fish"]
+    assert questions[0]["answer"] == "An owl"
+    # The page now reads as two sentences, both with the page's picture; every other picture where it was.
+    pages_before = [(page["text"], page["picture"]["id"]) for page in before["story"]["text"]]
+    pages_after = [(page["text"], page["picture"]["id"]) for page in after["story"]["text"]]
+    assert pages_after == pages_before[:2] + [("She blinks.", pages_before[1][1])] + pages_before[2:]
+    others = lambda found: {key: value for key, value in found.items() if not key.startswith("text[")}  # noqa: E731
+    assert others(pictures_of(after["story"])) == others(pictures), "each question and answer keeps its own picture"
+    assert picture_bytes(server, pictures_of(after["story"]).values()) == bytes_before, "the same pictures, byte for byte"
+
+    # The room shows them: the plan names the pages' pictures, the question its picture and its answers'.
+    status, _, body = server.request("POST", "/api/rooms", server.admin_token, {"storyId": olive["id"]})
+    assert status == 201
+    room = json.loads(body)
+
+    async def run():
+        child, _ = await join(server, room, "Ana")
+        teacher = await screen(server, room, kind="control", token_key="teacherToken")
+        await teacher.send({"type": "command", "command": "start"})
+        return await child.expect("narration.plan", timeout=60)
+    plan = asyncio.run(run())
+    assert [(entry["sentence"], entry["id"]) for entry in plan["pictures"]] == [(index, picture) for index, (_, picture) in enumerate(pages_after)]
+    axe(driver, "editor-picture-story")
