@@ -9,6 +9,7 @@ import urllib.request
 
 import pytest
 from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -140,15 +141,32 @@ def test_a_teacher_writes_a_story_with_the_keyboard_listens_saves_and_a_child_he
     assert "version 1" in text(driver, "#editor-heading")
     assert visible(driver, "#editor-message") is None
 
-    # A child joins a room started from the library and hears that story.
-    status, _, body = server.request("POST", "/api/rooms", server.admin_token, {"storyId": story_id})
-    assert status == 201
-    room = json.loads(body)
+    # Back to the library, "Start a room" on the new story, the teacher page (the projector link beside
+    # it); a child joins, the teacher starts the story there, and the child hears that story.
+    tab_to(driver, "editor-back").send_keys(Keys.ENTER)
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f".library-story[data-story='{story_id}']"), message="the library lists it")
+    start = driver.find_element(By.CSS_SELECTOR, f".library-story[data-story='{story_id}'] [data-action=start]")
+    # Tab goes to the page, not to an element: on the import button's file field, keys would name a file.
+    for _ in range(300):
+        if driver.switch_to.active_element == start:
+            break
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+    assert driver.switch_to.active_element == start
+    start.send_keys(Keys.ENTER)
+    started = wait(driver, lambda d: visible(d, "#room-started"), message="the room is ready")
+    code = plain(started.find_element(By.ID, "room-started-title").text)[-6:]
+    assert code.isdigit() and "The Brave Little Kite" in plain(started.text)
+    assert f"/dashboard#room={code}&token=" in driver.find_element(By.ID, "room-projector-link").get_attribute("href")
+    assert driver.switch_to.active_element.get_attribute("id") == "room-teacher-link"
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
+    wait(driver, lambda d: "/teacher" in d.current_url and f"#room={code}&token=" in d.current_url, message="the teacher page")
 
     async def hear():
-        child, welcome = await join(server, room, "Ana")
-        teacher = await screen(server, room, kind="control", token_key="teacherToken")
-        await teacher.send({"type": "command", "command": "start"})
+        child, welcome = await join(server, {"code": code}, "Ana")
+        # The teacher starts the story on the teacher page, with the keyboard.
+        button = wait(driver, lambda d: (b := d.find_element(By.CSS_SELECTOR, 'button[data-command="start"]')).is_enabled() and b,
+                      message="Start story can be pressed")
+        button.send_keys(Keys.ENTER)
         plan = await child.expect("narration.plan", timeout=60)
         return welcome, plan
     welcome, plan = asyncio.run(hear())
