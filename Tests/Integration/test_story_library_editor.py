@@ -270,6 +270,13 @@ def test_a_picture_story_is_edited_with_the_keyboard_and_keeps_every_picture(ser
     wait(driver, lambda d: d.find_element(By.ID, "q-0-option-1").get_attribute("value") == "An owl")
     assert driver.find_element(By.ID, "q-0-correct-1").is_selected(), "the right answer moved with its option"
     assert driver.switch_to.active_element.get_attribute("id") == "q-0-option-down-1", "the focus follows the moved answer"
+    # A picture answer's words emptied: the problem (at `…options[2].label`) is shown at that answer.
+    label = tab_to(driver, "q-0-option-2")
+    label.send_keys(Keys.CONTROL, "a", Keys.BACKSPACE)
+    wait(driver, lambda d: visible(d, "#q-0-option-2-problem") and text(d, "#q-0-option-2-problem") == "This is empty: write something here.",
+         message="the empty label is pointed out at its answer")
+    label.send_keys("A fish")
+    wait(driver, lambda d: not visible(d, "#q-0-option-2-problem"))
     tab_to(driver, "edit-save").send_keys(Keys.ENTER)
     wait(driver, lambda d: f"Saved (version {before['version'] + 1})" in text(d, "#editor-message"), message="saved")
 

@@ -110,7 +110,7 @@ function dropDraft() {
 
 function fieldId(path) {
   // quiz.questions[2].options[1] → q-2-option-1; quiz.questions[2].answer → q-2-answer, …
-  let match = path.match(/^quiz\.questions\[(\d+)\]\.options\[(\d+)\]$/);
+  let match = path.match(/^quiz\.questions\[(\d+)\]\.options\[(\d+)\](?:\.label)?$/);
   if (match) return `q-${match[1]}-option-${match[2]}`;
   match = path.match(/^quiz\.questions\[(\d+)\](?:\.(\w+))?$/);
   if (match) return match[2] ? `q-${match[1]}-${match[2] === "question" ? "text" : match[2]}` : `q-${match[1]}-text`;
