@@ -213,6 +213,10 @@ def test_the_editor_passes_axe_at_every_size(server, browsers, size):
         screenshot(driver, "teacher-editor")
     axe(driver, f"editor-{name}")
     assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+    # Every answer's field keeps room to read and type in, beside its radio and its three buttons.
+    widths, screen_width = driver.execute_script(
+        "return [[...document.querySelectorAll('.option-row input[type=text]')].map(i => i.getBoundingClientRect().width), innerWidth]")
+    assert widths and min(widths) >= 0.4 * screen_width, (widths, screen_width)
 
 
 def pictures_of(story):
