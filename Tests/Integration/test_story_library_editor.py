@@ -1,6 +1,6 @@
 """The story editor (/stories/edit) in headless Chromium, driven with the keyboard only: a teacher writes a
 three-question story from nothing, sees a validation problem at its field, fixes it, listens to a
-sentence (the page gets an MP3 that plays), has the draft survive a reload, saves, reloads, meets the
+sentence (the page gets an MP3 that plays), has the draft survive a reload (and a closed tab), saves, reloads, meets the
 conflict screen on a stale save, starts a room from the library, and a child joins and hears that story.
 axe-core on the editor at phone, laptop and projector sizes."""
 import asyncio
@@ -310,3 +310,20 @@ def test_a_picture_story_is_edited_with_the_keyboard_and_keeps_every_picture(ser
     plan = asyncio.run(run())
     assert [(entry["sentence"], entry["id"]) for entry in plan["pictures"]] == [(index, picture) for index, (_, picture) in enumerate(pages_after)]
     axe(driver, "editor-picture-story")
+
+
+def test_a_draft_survives_a_closed_tab(server, browsers):
+    driver = browsers(**TEACHER)
+    first = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    driver.get(f"{server.http}/stories/edit#token={server.admin_token}")
+    ready(driver)
+    typed(driver, "edit-title", "Written before the tab closed")
+    wait(driver, lambda d: "kept in this browser" in text(d, "#edit-status"), message="the draft is kept")
+    driver.close()
+    driver.switch_to.window(first)
+    driver.switch_to.new_window("tab")
+    driver.get(f"{server.http}/stories/edit#token={server.admin_token}")
+    ready(driver)
+    assert driver.find_element(By.ID, "edit-title").get_attribute("value") == "Written before the tab closed"
+    assert "brought back" in text(driver, "#editor-message")
