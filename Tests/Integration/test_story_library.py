@@ -125,11 +125,17 @@ def test_bad_input_gets_a_clear_error_and_nothing_is_stored(server):
     assert status == 422 and body["error"]["code"] == "invalid_story"
     paths = {issue["path"] for issue in body["error"]["issues"]}
     assert {"quiz.questions[0].options", "quiz.questions[1].answer", "narration.rate"} <= paths
+    # Each problem with its code and the values its words need, for the pages to word in any language.
+    coded = {issue["path"]: (issue["code"], issue["params"]) for issue in body["error"]["issues"]}
+    assert coded["quiz.questions[0].options"] == ("too_few_options", {"count": "1", "min": "2"})
+    assert coded["narration.rate"] == ("out_of_range", {"value": "9000", "min": "80", "max": "450"})
+    assert coded["quiz.questions[1].answer"][0] in {"answer_not_an_option", "answer_not_an_option_case"}
 
     unknown = short_story()
     unknown["narration"]["voice"] = "xx-nobody"
     status, body = api(server, "POST", "/api/stories", unknown)
     assert status == 422 and [issue["path"] for issue in body["error"]["issues"]] == ["narration.voice"]
+    assert body["error"]["issues"][0]["code"] == "voice_not_installed" and body["error"]["issues"][0]["params"] == {"voice": "xx-nobody"}
 
     huge = short_story()
     huge["text"] = ["Word " * 60_000]
@@ -158,12 +164,32 @@ def test_validate_gives_the_same_problems_and_words_as_story_validate(server, tm
     api_lines = {f"{issue['path']}: {issue['message']}" for issue in body["issues"]}
     assert api_lines == cli_lines
     assert any(issue["severity"] == "warning" and issue["path"] == "titel" for issue in body["issues"])
+    codes = {issue["path"]: (issue["code"], issue["params"]) for issue in body["issues"]}
+    assert codes["titel"] == ("unknown_field_typo", {"field": "titel", "suggestion": "title"})
+    assert codes["quiz.questions[2].time"] == ("out_of_range", {"value": "3", "min": "5", "max": "300"})
 
     status, body = api(server, "POST", "/api/stories/validate", raw=b"{nope")
     assert status == 200 and body["valid"] is False and body["issues"][0]["message"].startswith("not valid JSON")
+    assert body["issues"][0]["code"] == "invalid_json"
 
     status, body = api(server, "POST", "/api/stories/validate", {"story": short_story()})
     assert body["valid"] is True and body["sentences"] == ["Pip found a blue gear.", "Dot said thank you."] and body["questions"] == 3
+
+
+def test_every_code_the_validator_can_give_has_words_in_every_catalog():
+    """The codes come from the Swift enum every problem is made with (`ValidationCode`: a problem cannot be
+    made without one), each mapped to its key by the pages and worded in all six catalogs."""
+    swift = (ROOT / "Sources/StoryCircleCore/Model/ValidationCode.swift").read_text()
+    codes = re.findall(r'^\s*case \w+ = "(\w+)"\s*$', swift, flags=re.M)
+    assert len(codes) >= 40 and "option_duplicate" in codes, f"the Swift enum was not read ({codes})"
+    pages = (ROOT / "web-static/js/stories/problems.js").read_text()
+    mapped = dict(re.findall(r'^  (\w+): "(library\.problem\.\w+)",$', pages, flags=re.M))
+    assert set(mapped) == set(codes), f"codes without words on the pages: {sorted(set(codes) - set(mapped))}"
+    for path in sorted((ROOT / "web-static/i18n").glob("*.json")):
+        catalog = json.loads(path.read_text(encoding="utf-8"))
+        missing = [code for code in codes if not str(catalog.get(mapped[code], "")).strip()]
+        assert not missing, f"{path.name}: no words for {missing}"
+        assert str(catalog.get("library.problem.unknown", "")).strip(), f"{path.name}: no words for an unknown problem"
 
 
 def test_both_seed_shapes_are_taken_as_stories(server):

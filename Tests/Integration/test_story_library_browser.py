@@ -2,10 +2,12 @@
 confirmation, import of both seed shapes, export, and "Start a room"; axe-core at phone, laptop and
 projector sizes."""
 import json
+from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
 from browser_support import PHONE, PROJECTOR, TEACHER, axe, browsers, plain, screenshot, text, visible, wait  # noqa: F401
 
@@ -84,6 +86,8 @@ def test_the_library_lists_searches_duplicates_deletes_imports_and_exports(serve
     upload.send_keys(str(broken))
     wait(driver, lambda d: "problem" in text(d, "#library-message"), message="the broken file is refused")
     assert "quiz.questions[0].options" in text(driver, "#library-message .library-issues")
+    # In the catalog's words, with the numbers filled in, not the server's English.
+    assert "A question needs at least 2 answers to choose from; this one has 1." in text(driver, "#library-message .library-issues")
     assert "Broken" not in {story["title"] for story in stories(server)}
     axe(driver, "library-import-refused")
 
@@ -147,3 +151,53 @@ def test_a_link_without_the_token_says_so(server, browsers):
     driver.get(f"{server.http}/stories#token=wrong")
     driver.refresh()
     wait(driver, lambda d: "does not open the library" in text(d, "#library-status"))
+
+
+CATALOGS = {lang: json.loads((Path(__file__).resolve().parents[2] / f"web-static/i18n/{lang}.json").read_text(encoding="utf-8"))
+            for lang in ("en", "es", "fr", "de", "pt", "ar")}
+
+
+def filled(words, **params):
+    for name, value in params.items():
+        words = words.replace("{" + name + "}", str(value))
+    return words
+
+
+@pytest.mark.parametrize("lang", ["es", "ar"])
+def test_the_teacher_picks_the_library_s_language_and_the_editor_words_its_problems_in_it(server, browsers, lang):
+    driver = browsers(**TEACHER)
+    open_library(driver, server)
+    picker = driver.find_element(By.ID, "language-picker")
+    assert picker.get_attribute("value") == "", "it follows the browser until the teacher picks"
+    Select(picker).select_by_value(lang)
+    catalog = CATALOGS[lang]
+    wait(driver, lambda d: d.execute_script("return document.documentElement.lang") == lang and
+         plain(d.find_element(By.ID, "library-title").text) == catalog["library.heading"], message="the page in the language picked")
+    assert text(driver, "[data-action=start]") == catalog["library.start"], "the list is drawn again in it"
+    assert driver.execute_script("return document.documentElement.dir") == ("rtl" if lang == "ar" else "ltr")
+    axe(driver, f"library-{lang}")
+
+    # Kept in this browser: the editor opens in it, and so does the library after a reload.
+    driver.get(f"{server.http}/stories/edit#token={server.admin_token}")
+    wait(driver, lambda d: d.execute_script("return window.storycircle && window.storycircle.ready === true"))
+    assert driver.execute_script("return document.documentElement.lang") == lang
+    assert driver.find_element(By.ID, "language-picker").get_attribute("value") == lang
+    assert plain(driver.find_element(By.ID, "editor-heading").text) == catalog["library.editor.heading"]
+    # A problem at its field, in the catalog's words with its numbers: two answers alike.
+    driver.find_element(By.ID, "edit-title").send_keys("T")
+    driver.find_element(By.ID, "edit-text").send_keys("One. Two.")
+    driver.find_element(By.ID, "q-0-text").send_keys("Q?")
+    driver.find_element(By.ID, "q-0-option-0").send_keys("Kim")
+    driver.find_element(By.ID, "q-0-option-1").send_keys("kim")
+    expected = filled(catalog["library.problem.option_duplicate"], option="kim", first=1)
+    wait(driver, lambda d: text(d, "#q-0-option-1-problem") == expected, message="the problem in the language picked")
+    problem = driver.find_element(By.ID, "q-0-option-1-problem")
+    assert problem.get_attribute("lang") in (None, ""), "in the page's language, not marked English"
+    screenshot(driver, f"teacher-editor-{lang}")
+    axe(driver, f"editor-{lang}-problem")
+    # Switching language on the editor words the same problem anew, and loses nothing typed.
+    Select(driver.find_element(By.ID, "language-picker")).select_by_value("fr")
+    wait(driver, lambda d: text(d, "#q-0-option-1-problem") == filled(CATALOGS["fr"]["library.problem.option_duplicate"], option="kim", first=1))
+    assert driver.find_element(By.ID, "q-0-option-1").get_attribute("value") == "kim"
+    driver.get(f"{server.http}/stories#token={server.admin_token}")
+    wait(driver, lambda d: d.execute_script("return document.documentElement.lang") == "fr")

@@ -1,6 +1,6 @@
 """The story editor (/stories/edit) in headless Chromium, driven with the keyboard only: a teacher writes a
 three-question story from nothing, sees a validation problem at its field, fixes it, listens to a
-sentence (the page gets an MP3 that plays), has the draft survive a reload, saves, reloads, meets the
+sentence (the page gets an MP3 that plays), has the draft survive a reload (and a closed tab), saves, reloads, meets the
 conflict screen on a stale save, starts a room from the library, and a child joins and hears that story.
 axe-core on the editor at phone, laptop and projector sizes."""
 import asyncio
@@ -9,6 +9,7 @@ import urllib.request
 
 import pytest
 from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -89,7 +90,7 @@ def test_a_teacher_writes_a_story_with_the_keyboard_listens_saves_and_a_child_he
 
     # The validator's problem appears at its field, as the teacher types.
     # (A moment before, while it was still empty, it said so.)
-    problem = wait(driver, lambda d: "same as option 1" in text(d, "#q-2-option-2-problem") and visible(d, "#q-2-option-2-problem"),
+    problem = wait(driver, lambda d: "same as answer 1" in text(d, "#q-2-option-2-problem") and visible(d, "#q-2-option-2-problem"),
                    message="the duplicate option is pointed out")
     assert driver.find_element(By.ID, "q-2-option-2").get_attribute("aria-invalid") == "true"
     screenshot(driver, "teacher-editor-problem")
@@ -140,15 +141,32 @@ def test_a_teacher_writes_a_story_with_the_keyboard_listens_saves_and_a_child_he
     assert "version 1" in text(driver, "#editor-heading")
     assert visible(driver, "#editor-message") is None
 
-    # A child joins a room started from the library and hears that story.
-    status, _, body = server.request("POST", "/api/rooms", server.admin_token, {"storyId": story_id})
-    assert status == 201
-    room = json.loads(body)
+    # Back to the library, "Start a room" on the new story, the teacher page (the projector link beside
+    # it); a child joins, the teacher starts the story there, and the child hears that story.
+    tab_to(driver, "editor-back").send_keys(Keys.ENTER)
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f".library-story[data-story='{story_id}']"), message="the library lists it")
+    start = driver.find_element(By.CSS_SELECTOR, f".library-story[data-story='{story_id}'] [data-action=start]")
+    # Tab goes to the page, not to an element: on the import button's file field, keys would name a file.
+    for _ in range(300):
+        if driver.switch_to.active_element == start:
+            break
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+    assert driver.switch_to.active_element == start
+    start.send_keys(Keys.ENTER)
+    started = wait(driver, lambda d: visible(d, "#room-started"), message="the room is ready")
+    code = plain(started.find_element(By.ID, "room-started-title").text)[-6:]
+    assert code.isdigit() and "The Brave Little Kite" in plain(started.text)
+    assert f"/dashboard#room={code}&token=" in driver.find_element(By.ID, "room-projector-link").get_attribute("href")
+    assert driver.switch_to.active_element.get_attribute("id") == "room-teacher-link"
+    driver.switch_to.active_element.send_keys(Keys.ENTER)
+    wait(driver, lambda d: "/teacher" in d.current_url and f"#room={code}&token=" in d.current_url, message="the teacher page")
 
     async def hear():
-        child, welcome = await join(server, room, "Ana")
-        teacher = await screen(server, room, kind="control", token_key="teacherToken")
-        await teacher.send({"type": "command", "command": "start"})
+        child, welcome = await join(server, {"code": code}, "Ana")
+        # The teacher starts the story on the teacher page, with the keyboard.
+        button = wait(driver, lambda d: (b := d.find_element(By.CSS_SELECTOR, 'button[data-command="start"]')).is_enabled() and b,
+                      message="Start story can be pressed")
+        button.send_keys(Keys.ENTER)
         plan = await child.expect("narration.plan", timeout=60)
         return welcome, plan
     welcome, plan = asyncio.run(hear())
@@ -195,36 +213,117 @@ def test_the_editor_passes_axe_at_every_size(server, browsers, size):
         screenshot(driver, "teacher-editor")
     axe(driver, f"editor-{name}")
     assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+    # Every answer's field keeps room to read and type in, beside its radio and its three buttons.
+    widths, screen_width = driver.execute_script(
+        "return [[...document.querySelectorAll('.option-row input[type=text]')].map(i => i.getBoundingClientRect().width), innerWidth]")
+    assert widths and min(widths) >= 0.4 * screen_width, (widths, screen_width)
 
 
-def test_a_picture_story_opens_read_only_and_nothing_in_it_is_corrupted_or_lost(server, browsers):
+def pictures_of(story):
+    """Every picture a stored story names, by where: the pages', the questions' and the options'."""
+    found = {}
+    for index, page in enumerate(story["text"]):
+        if isinstance(page, dict) and page.get("picture"):
+            found[f"text[{index}]"] = page["picture"]["id"]
+    for qi, question in enumerate(story["quiz"]["questions"]):
+        if question.get("picture"):
+            found[f"q{qi}"] = question["picture"]["id"]
+        for option in question["options"]:
+            if isinstance(option, dict):
+                found[f"q{qi}:{option['label']}"] = option["picture"]["id"]
+    return found
+
+
+def picture_bytes(server, ids):
+    result = {}
+    for picture in sorted(set(ids)):
+        status, _, body = server.request("GET", f"/pictures/{picture}", None)
+        assert status == 200, picture
+        result[picture] = body
+    return result
+
+
+def test_a_picture_story_is_edited_with_the_keyboard_and_keeps_every_picture(server, browsers):
     # The seeded "Olive the Owl" (config/stories/olive-the-owl.json): pages as {text, picture}, options as
-    # {label, picture}, a question with a picture. The editor's form has no place for those.
+    # {label, picture}, a question with a picture.
     status, _, body = server.request("GET", "/api/stories", server.admin_token)
     olive = next(story for story in json.loads(body)["stories"] if story["title"] == "Olive the Owl")
     before = stored(server, olive["id"])
-    assert any(isinstance(page, dict) for page in before["story"]["text"]), "the seed has picture pages"
+    pictures = pictures_of(before["story"])
+    assert len(pictures) >= 10, "the seed has pictures on its pages, a question and its options"
+    bytes_before = picture_bytes(server, pictures.values())
     driver = browsers(**TEACHER)
     driver.get(f"{server.http}/stories/edit#id={olive['id']}&token={server.admin_token}")
     ready(driver)
-    wait(driver, lambda d: "has pictures" in text(d, "#editor-message"), message="the read-only notice")
-
-    story_text = driver.find_element(By.ID, "edit-text").get_attribute("value")
-    assert "[object Object]" not in story_text
-    assert story_text.startswith("Olive the owl wakes up when the sun goes down.")
+    assert visible(driver, "#editor-message") is None, "no read-only notice"
+    assert not visible(driver, "#edit-text"), "a picture story is edited page by page"
+    first_page = driver.find_element(By.ID, "edit-page-0")
+    assert first_page.get_attribute("value") == "Olive the owl wakes up when the sun goes down."
+    assert "[object Object]" not in driver.find_element(By.ID, "edit-pages").text
+    assert "A brown owl" in text(driver, "#edit-page-0-picture")
     assert driver.find_element(By.ID, "q-0-option-1").get_attribute("value") == "A cat"
-    assert driver.find_element(By.ID, "q-1-option-0").get_attribute("value") == "The moon"
-    assert driver.find_element(By.ID, "q-0-correct-0").is_selected()
-    for field in ["edit-save", "edit-title", "edit-text", "edit-voice", "q-0-option-0", "q-0-correct-1", "edit-add-question"]:
-        assert not driver.find_element(By.ID, field).is_enabled(), f"#{field} is read-only"
-    # The sentences come from the stored story itself, and Listen still works.
-    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#edit-sentences [data-sentence]"), message="the sentences")
-    first = driver.find_element(By.CSS_SELECTOR, "#edit-sentences [data-sentence]")
-    assert first.is_enabled()
-    assert plain(driver.find_element(By.CSS_SELECTOR, "#edit-sentences li span").text).startswith("Olive the owl wakes up")
+    assert not driver.find_element(By.ID, "q-0-add-option").is_enabled(), "no answer without a picture among picture answers"
 
-    # Submitting anyway (Enter in a field would) writes nothing: save() returns before any request.
-    driver.execute_script("document.getElementById('editor-form').requestSubmit()")
-    assert driver.execute_script("return localStorage.getItem(arguments[0])", f"storycircle.draft.{olive['id']}") is None
-    assert stored(server, olive["id"]) == before, "nothing changed or lost"
-    axe(driver, "editor-read-only")
+    # Keyboard only: a page's words, a question's words, and a picture answer moved down with its picture.
+    page = tab_to(driver, "edit-page-1")
+    page.send_keys(Keys.END, " She blinks.")
+    question = tab_to(driver, "q-0-text")
+    question.send_keys(Keys.CONTROL, "a")
+    question.send_keys("Who wakes up at night?")
+    tab_to(driver, "q-0-option-down-0").send_keys(Keys.ENTER)
+    wait(driver, lambda d: d.find_element(By.ID, "q-0-option-1").get_attribute("value") == "An owl")
+    assert driver.find_element(By.ID, "q-0-correct-1").is_selected(), "the right answer moved with its option"
+    assert driver.switch_to.active_element.get_attribute("id") == "q-0-option-down-1", "the focus follows the moved answer"
+    # A picture answer's words emptied: the problem (at `…options[2].label`) is shown at that answer.
+    label = tab_to(driver, "q-0-option-2")
+    label.send_keys(Keys.CONTROL, "a", Keys.BACKSPACE)
+    wait(driver, lambda d: visible(d, "#q-0-option-2-problem") and text(d, "#q-0-option-2-problem") == "This is empty: write something here.",
+         message="the empty label is pointed out at its answer")
+    label.send_keys("A fish")
+    wait(driver, lambda d: not visible(d, "#q-0-option-2-problem"))
+    tab_to(driver, "edit-save").send_keys(Keys.ENTER)
+    wait(driver, lambda d: f"Saved (version {before['version'] + 1})" in text(d, "#editor-message"), message="saved")
+
+    after = stored(server, olive["id"])
+    questions = after["story"]["quiz"]["questions"]
+    assert questions[0]["question"] == "Who wakes up at night?"
+    assert [option["label"] for option in questions[0]["options"]] == ["A cat", "An owl", "A fish"]
+    assert questions[0]["answer"] == "An owl"
+    # The page now reads as two sentences, both with the page's picture; every other picture where it was.
+    pages_before = [(page["text"], page["picture"]["id"]) for page in before["story"]["text"]]
+    pages_after = [(page["text"], page["picture"]["id"]) for page in after["story"]["text"]]
+    assert pages_after == pages_before[:2] + [("She blinks.", pages_before[1][1])] + pages_before[2:]
+    others = lambda found: {key: value for key, value in found.items() if not key.startswith("text[")}  # noqa: E731
+    assert others(pictures_of(after["story"])) == others(pictures), "each question and answer keeps its own picture"
+    assert picture_bytes(server, pictures_of(after["story"]).values()) == bytes_before, "the same pictures, byte for byte"
+
+    # The room shows them: the plan names the pages' pictures, the question its picture and its answers'.
+    status, _, body = server.request("POST", "/api/rooms", server.admin_token, {"storyId": olive["id"]})
+    assert status == 201
+    room = json.loads(body)
+
+    async def run():
+        child, _ = await join(server, room, "Ana")
+        teacher = await screen(server, room, kind="control", token_key="teacherToken")
+        await teacher.send({"type": "command", "command": "start"})
+        return await child.expect("narration.plan", timeout=60)
+    plan = asyncio.run(run())
+    assert [(entry["sentence"], entry["id"]) for entry in plan["pictures"]] == [(index, picture) for index, (_, picture) in enumerate(pages_after)]
+    axe(driver, "editor-picture-story")
+
+
+def test_a_draft_survives_a_closed_tab(server, browsers):
+    driver = browsers(**TEACHER)
+    first = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    driver.get(f"{server.http}/stories/edit#token={server.admin_token}")
+    ready(driver)
+    typed(driver, "edit-title", "Written before the tab closed")
+    wait(driver, lambda d: "kept in this browser" in text(d, "#edit-status"), message="the draft is kept")
+    driver.close()
+    driver.switch_to.window(first)
+    driver.switch_to.new_window("tab")
+    driver.get(f"{server.http}/stories/edit#token={server.admin_token}")
+    ready(driver)
+    assert driver.find_element(By.ID, "edit-title").get_attribute("value") == "Written before the tab closed"
+    assert "brought back" in text(driver, "#editor-message")

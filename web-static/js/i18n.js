@@ -229,11 +229,11 @@ export function translatePage(root = document) {
  * A picker of the page's language for a child: "the class's language" or one named in itself. The
  * choice stays in this browser; `onPick(lang or null)` is told.
  */
-export function languagePicker(select, onPick) {
+export function languagePicker(select, onPick, followKey = "language.follow_room") {
   select.replaceChildren();
   const follow = document.createElement("option");
   follow.value = "";
-  follow.dataset.i18n = "language.follow_room";
+  follow.dataset.i18n = followKey;
   select.append(follow);
   for (const [code, { name, dir }] of Object.entries(LANGUAGES)) {
     const option = document.createElement("option");

@@ -37,7 +37,7 @@ public enum StoryPictures {
         do {
             return try await APIHandler.pictureThreads.run { checkedNow(document: document, storyPath: storyPath, limits: limits) }
         } catch {
-            return [ValidationIssue(.error, at: "", "the pictures could not be checked: \(error)")]
+            return [ValidationIssue(.error, at: "", .picturesUnchecked, "the pictures could not be checked: \(error)")]
         }
     }
 
@@ -51,11 +51,11 @@ public enum StoryPictures {
             do {
                 resolved = try resolve(file, storyPath: storyPath)
             } catch {
-                issues.append(ValidationIssue(.error, at: path, "\(file): \(error.description)"))
+                issues.append(ValidationIssue(.error, at: path, .pictureUnusable, ["file": file], "\(file): \(error.description)"))
                 continue
             }
             if let earlier = checked[resolved] {
-                if earlier == nil { issues.append(ValidationIssue(.error, at: path, "\(file): see above")) }
+                if earlier == nil { issues.append(ValidationIssue(.error, at: path, .pictureUnusable, ["file": file], "\(file): see above")) }
                 continue
             }
             do {
@@ -65,14 +65,14 @@ public enum StoryPictures {
                 total += clean.storedBytes
             } catch {
                 checked[resolved] = .some(nil)
-                issues.append(ValidationIssue(.error, at: path, "\(file): \(describe(error))"))
+                issues.append(ValidationIssue(.error, at: path, .pictureUnusable, ["file": file], "\(file): \(describe(error))"))
             }
         }
         if checked.count > limits.maxPerStory {
-            issues.append(ValidationIssue(.error, at: "", "the story has \(checked.count) pictures; the limit is \(limits.maxPerStory)"))
+            issues.append(ValidationIssue(.error, at: "", .tooManyPictures, ["count": String(checked.count), "limit": String(limits.maxPerStory)], "the story has \(checked.count) pictures; the limit is \(limits.maxPerStory)"))
         }
         if total > limits.maxStoredBytesPerStory {
-            issues.append(ValidationIssue(.error, at: "", "the story's pictures come to \(total) bytes once cleaned; the limit is \(limits.maxStoredBytesPerStory)"))
+            issues.append(ValidationIssue(.error, at: "", .picturesTooLarge, ["bytes": String(total), "limit": String(limits.maxStoredBytesPerStory)], "the story's pictures come to \(total) bytes once cleaned; the limit is \(limits.maxStoredBytesPerStory)"))
         }
         return issues
     }

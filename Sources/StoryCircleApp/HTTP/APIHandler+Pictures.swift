@@ -96,7 +96,7 @@ extension APIHandler {
         let ids = references.compactMap(\.storedID)
         for reference in references {
             if case .file(let path) = reference.source {
-                issues.append(ValidationIssue(.error, at: "", "the picture \(path) was not uploaded: send it to POST /api/pictures and name it by its id (storycircle does this)"))
+                issues.append(ValidationIssue(.error, at: "", .pictureNotUploaded, ["file": path], "the picture \(path) was not uploaded: send it to POST /api/pictures and name it by its id (storycircle does this)"))
             }
         }
         let stored: Set<String>
@@ -106,7 +106,7 @@ extension APIHandler {
             return .error(RoomError(.storageUnavailable, "The story's pictures cannot be checked in storage just now."))
         }
         for id in ids where !stored.contains(id) {
-            issues.append(ValidationIssue(.error, at: "", "there is no stored picture \(id)"))
+            issues.append(ValidationIssue(.error, at: "", .pictureNotStored, ["id": id], "there is no stored picture \(id)"))
         }
         guard !issues.isEmpty else { return nil }
         return .error(RoomError(.invalidStory, "The story has problems: \(issues.map(\.description).joined(separator: "; "))"), extra: ["issues": issuesJSON(issues)])

@@ -236,7 +236,7 @@ extension APIHandler {
         let validated = Story.load(json: document)
         guard let story = validated.value else { return (nil, validated.issues) }
         if let narrator, case .failure(let refusal) = narrator.voices.choose(story.narration.voice) {
-            return (nil, validated.issues + [ValidationIssue(.error, at: "narration.voice", refusal.description)])
+            return (nil, validated.issues + [ValidationIssue(.error, at: "narration.voice", .voiceNotInstalled, ["voice": refusal.voice], refusal.description)])
         }
         return (story, validated.issues)
     }
@@ -247,7 +247,7 @@ extension APIHandler {
         let files = Story.pictureFileLocations(in: document)
         guard !files.isEmpty else { return nil }
         return invalidStory(files.map { location in
-            ValidationIssue(.error, at: location.path + ".file", "the picture \(location.file) was not uploaded: upload it to POST /api/pictures first and name it by its id (storycircle story push does this)")
+            ValidationIssue(.error, at: location.path + ".file", .pictureNotUploaded, ["file": location.file], "the picture \(location.file) was not uploaded: upload it to POST /api/pictures first and name it by its id (storycircle story push does this)")
         })
     }
 
@@ -339,6 +339,8 @@ struct ValidationResponse: Encodable {
     struct Issue: Encodable {
         var severity: String
         var path: String
+        var code: String
+        var params: [String: String]
         var message: String
     }
 
@@ -350,7 +352,7 @@ struct ValidationResponse: Encodable {
 
     init(story: Story?, issues: [ValidationIssue]) {
         valid = story != nil
-        self.issues = issues.map { Issue(severity: $0.severity.rawValue, path: $0.path, message: $0.message) }
+        self.issues = issues.map { Issue(severity: $0.severity.rawValue, path: $0.path, code: $0.code.rawValue, params: $0.params, message: $0.message) }
         sentences = story?.sentences
         questions = story?.quiz.questions.count
         language = story.flatMap { RoomLanguage.of(voice: $0.narration.voice) }

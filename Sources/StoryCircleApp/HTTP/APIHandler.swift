@@ -322,7 +322,12 @@ struct APIHandler: Sendable {
     }
 
     func issuesJSON(_ issues: [ValidationIssue]) -> JSONValue {
-        .array(issues.map { .object(["severity": .string($0.severity.rawValue), "path": .string($0.path), "message": .string($0.message)]) })
+        .array(issues.map {
+            .object([
+                "severity": .string($0.severity.rawValue), "path": .string($0.path), "code": .string($0.code.rawValue),
+                "params": .object($0.params.mapValues(JSONValue.string)), "message": .string($0.message),
+            ])
+        })
     }
 
     func only(_ method: String, _ request: HTTPRequest, _ body: () async -> HTTPResponse) async -> HTTPResponse {

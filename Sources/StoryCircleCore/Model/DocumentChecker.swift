@@ -5,12 +5,16 @@ struct DocumentChecker {
 
     var hasErrors: Bool { issues.contains { $0.severity == .error } }
 
-    mutating func error(_ path: String, _ message: String) {
-        issues.append(ValidationIssue(.error, at: path, message))
+    mutating func error(_ path: String, _ code: ValidationCode, _ params: [String: String], _ message: String) {
+        issues.append(ValidationIssue(.error, at: path, code, params, message))
     }
 
-    mutating func warning(_ path: String, _ message: String) {
-        issues.append(ValidationIssue(.warning, at: path, message))
+    mutating func error(_ path: String, _ code: ValidationCode, _ message: String) {
+        error(path, code, [:], message)
+    }
+
+    mutating func warning(_ path: String, _ code: ValidationCode, _ params: [String: String], _ message: String) {
+        issues.append(ValidationIssue(.warning, at: path, code, params, message))
     }
 
     static func path(_ base: String, _ key: String) -> String {
@@ -23,7 +27,7 @@ struct DocumentChecker {
 
     mutating func object(_ value: JSONValue, at path: String, what: String) -> [String: JSONValue]? {
         guard case .object(let object) = value else {
-            error(path, "expected \(what) (a JSON object), found \(value.typeName)")
+            error(path, .notAnObject, ["found": value.typeName], "expected \(what) (a JSON object), found \(value.typeName)")
             return nil
         }
         return object
@@ -34,26 +38,30 @@ struct DocumentChecker {
         for key in object.keys.sorted() where !known.contains(key) {
             let suggestion = known.sorted().first { Self.isLikelyTypo(key, of: $0) }
             let hint = suggestion.map { " (did you mean \"\($0)\"?)" } ?? ""
-            warning(Self.path(path, key), "unknown field is ignored\(hint)")
+            if let suggestion {
+                warning(Self.path(path, key), .unknownFieldTypo, ["field": key, "suggestion": suggestion], "unknown field is ignored\(hint)")
+            } else {
+                warning(Self.path(path, key), .unknownField, ["field": key], "unknown field is ignored")
+            }
         }
     }
 
     mutating func string(_ value: JSONValue?, at path: String, limit: ClosedRange<Int>, what: String) -> String? {
         guard let value else {
-            error(path, "\(what) is required")
+            error(path, .required, "\(what) is required")
             return nil
         }
         guard case .string(let raw) = value else {
-            error(path, "expected \(what) as text, found \(value.typeName)")
+            error(path, .notText, ["found": value.typeName], "expected \(what) as text, found \(value.typeName)")
             return nil
         }
         let text = SentenceSplitter.collapsingWhitespace(raw)
         if text.isEmpty {
-            error(path, "\(what) is empty")
+            error(path, .empty, "\(what) is empty")
             return nil
         }
         if text.count > limit.upperBound {
-            error(path, "\(what) is \(text.count) characters long; the limit is \(limit.upperBound)")
+            error(path, .tooLong, ["length": String(text.count), "limit": String(limit.upperBound)], "\(what) is \(text.count) characters long; the limit is \(limit.upperBound)")
             return nil
         }
         return text
@@ -66,16 +74,16 @@ struct DocumentChecker {
 
     mutating func integer(_ value: JSONValue, at path: String, range: ClosedRange<Int>, unit: String) -> Int? {
         guard case .number(let number) = value else {
-            error(path, "expected a whole number of \(unit), found \(value.typeName)")
+            error(path, .notWholeNumber, ["found": value.typeName], "expected a whole number of \(unit), found \(value.typeName)")
             return nil
         }
         guard number.rounded() == number, abs(number) < 1e9 else {
-            error(path, "expected a whole number of \(unit), found \(Self.format(number))")
+            error(path, .notWholeNumber, ["found": Self.format(number)], "expected a whole number of \(unit), found \(Self.format(number))")
             return nil
         }
         let integer = Int(number)
         guard range.contains(integer) else {
-            error(path, "\(integer) \(unit) is outside the allowed \(range.lowerBound) to \(range.upperBound) \(unit)")
+            error(path, .outOfRange, ["value": String(integer), "min": String(range.lowerBound), "max": String(range.upperBound)], "\(integer) \(unit) is outside the allowed \(range.lowerBound) to \(range.upperBound) \(unit)")
             return nil
         }
         return integer

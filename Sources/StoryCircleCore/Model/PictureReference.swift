@@ -104,13 +104,13 @@ extension DocumentChecker {
         case (nil, let id?):
             if let id = string(id, at: DocumentChecker.path(path, "id"), limit: 64...64, what: "a picture id") {
                 if PictureReference.isPictureID(id) { source = .stored(id: id) } else {
-                    error(DocumentChecker.path(path, "id"), "\"\(id.prefix(70))\" is not a picture id (64 lowercase hexadecimal digits)")
+                    error(DocumentChecker.path(path, "id"), .pictureIDMalformed, "\"\(id.prefix(70))\" is not a picture id (64 lowercase hexadecimal digits)")
                 }
             }
         case (nil, nil):
-            error(path, "the picture needs a file: {\"file\": \"pictures/owl.png\", \"alt\": \"…\"}")
+            error(path, .pictureFileRequired, "the picture needs a file: {\"file\": \"pictures/owl.png\", \"alt\": \"…\"}")
         case (_?, _?):
-            error(path, "a picture has either a file or an id, not both")
+            error(path, .pictureFileAndID, "a picture has either a file or an id, not both")
         }
         var alt: String?
         if let altValue = object["alt"] {
@@ -118,7 +118,7 @@ extension DocumentChecker {
         } else if let defaultAlt {
             alt = defaultAlt
         } else {
-            error(DocumentChecker.path(path, "alt"), "the picture needs alt text: a few words saying what it shows, read to children who use a screen reader")
+            error(DocumentChecker.path(path, "alt"), .pictureAltRequired, "the picture needs alt text: a few words saying what it shows, read to children who use a screen reader")
         }
         guard let source, let alt else { return nil }
         return PictureReference(source: source, alt: alt)

@@ -10,7 +10,7 @@ extension Story {
         do {
             document = try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
-            return Validated(value: nil, issues: [ValidationIssue(.error, at: "", "not valid JSON: \(describe(error))")])
+            return Validated(value: nil, issues: [ValidationIssue(.error, at: "", .invalidJSON, "not valid JSON: \(describe(error))")])
         }
         return load(json: document)
     }
@@ -31,7 +31,7 @@ extension Story {
         if let quizValue = root["quiz"] {
             quiz = Quiz.load(json: quizValue, at: "quiz", checker: &checker)
         } else {
-            checker.error("quiz", "a quiz is required: {\"questions\": [{\"question\": ..., \"options\": [...], \"answer\": ...}]}")
+            checker.error("quiz", .quizRequired, "a quiz is required: {\"questions\": [{\"question\": ..., \"options\": [...], \"answer\": ...}]}")
             quiz = nil
         }
 
@@ -42,7 +42,7 @@ extension Story {
         let story = Story(title: title, sentences: sentences, narration: narration, quiz: quiz, sentencePictures: pictures.contains { $0 != nil } ? pictures : [])
         let distinct = story.pictureReferences.count
         if distinct > StoryLimits.pictureCount.upperBound {
-            checker.error("", "the story has \(distinct) pictures; the limit is \(StoryLimits.pictureCount.upperBound)")
+            checker.error("", .tooManyPictures, ["count": String(distinct), "limit": String(StoryLimits.pictureCount.upperBound)], "the story has \(distinct) pictures; the limit is \(StoryLimits.pictureCount.upperBound)")
             return Validated(value: nil, issues: checker.issues)
         }
         return Validated(value: story, issues: checker.issues)
@@ -54,18 +54,18 @@ extension Story {
         let pieces: [(String, JSONValue)]
         switch value {
         case nil:
-            checker.error("text", "the story text is required (a string, or a list of paragraphs or sentences)")
+            checker.error("text", .textRequired, "the story text is required (a string, or a list of paragraphs or sentences)")
             return nil
         case .string?:
             pieces = [("text", value!)]
         case .array(let items)?:
             if items.isEmpty {
-                checker.error("text", "the story text is empty")
+                checker.error("text", .textEmpty, "the story text is empty")
                 return nil
             }
             pieces = items.enumerated().map { (DocumentChecker.path("text", $0.offset), $0.element) }
         case let other?:
-            checker.error("text", "expected the story text as a string or a list of strings, found \(other.typeName)")
+            checker.error("text", .textWrongType, "expected the story text as a string or a list of strings, found \(other.typeName)")
             return nil
         }
 
@@ -78,7 +78,7 @@ extension Story {
             if case .object(let page) = rawPiece, path != "text" {
                 checker.warnAboutUnknownFields(in: page, at: path, known: ["text", "picture"])
                 guard let text = page["text"] else {
-                    checker.error(DocumentChecker.path(path, "text"), "a page needs its text: {\"text\": \"…\", \"picture\": {\"file\": \"…\", \"alt\": \"…\"}}")
+                    checker.error(DocumentChecker.path(path, "text"), .pageTextRequired, "a page needs its text: {\"text\": \"…\", \"picture\": {\"file\": \"…\", \"alt\": \"…\"}}")
                     valid = false
                     continue
                 }
@@ -89,17 +89,17 @@ extension Story {
                 }
             }
             guard case .string(let text) = piece else {
-                checker.error(path, "expected text, found \(piece.typeName)")
+                checker.error(path, .notText, ["found": piece.typeName], "expected text, found \(piece.typeName)")
                 valid = false
                 continue
             }
             let split = SentenceSplitter.sentences(in: text)
             if split.isEmpty {
-                checker.error(path, "the story text is empty")
+                checker.error(path, .textEmpty, "the story text is empty")
                 valid = false
             }
             for sentence in split where sentence.count > StoryLimits.sentenceLength.upperBound {
-                checker.error(path, "a sentence is \(sentence.count) characters long (limit \(StoryLimits.sentenceLength.upperBound)): \"\(sentence.prefix(40))…\"")
+                checker.error(path, .sentenceTooLong, ["length": String(sentence.count), "limit": String(StoryLimits.sentenceLength.upperBound), "start": String(sentence.prefix(40))], "a sentence is \(sentence.count) characters long (limit \(StoryLimits.sentenceLength.upperBound)): \"\(sentence.prefix(40))…\"")
                 valid = false
             }
             sentences.append(contentsOf: split)
@@ -107,12 +107,12 @@ extension Story {
         }
         guard valid else { return nil }
         if sentences.count > StoryLimits.sentenceCount.upperBound {
-            checker.error("text", "the story has \(sentences.count) sentences; the limit is \(StoryLimits.sentenceCount.upperBound)")
+            checker.error("text", .tooManySentences, ["count": String(sentences.count), "limit": String(StoryLimits.sentenceCount.upperBound)], "the story has \(sentences.count) sentences; the limit is \(StoryLimits.sentenceCount.upperBound)")
             return nil
         }
         let words = sentences.reduce(0) { $0 + $1.split(whereSeparator: \.isWhitespace).count }
         if words > StoryLimits.wordCount.upperBound {
-            checker.error("text", "the story has \(words) words; the limit is \(StoryLimits.wordCount.upperBound)")
+            checker.error("text", .tooManyWords, ["count": String(words), "limit": String(StoryLimits.wordCount.upperBound)], "the story has \(words) words; the limit is \(StoryLimits.wordCount.upperBound)")
             return nil
         }
         return (sentences, pictures)
@@ -128,7 +128,7 @@ extension Story {
                 if NarrationSettings.isWellFormedVoice(name) {
                     settings.voice = name
                 } else {
-                    checker.error("narration.voice", "\"\(name)\" is not a voice name (such as \"en\", \"en-gb\" or \"es\" for espeak-ng, or \"piper:en_US-joe-medium\" for a natural voice)")
+                    checker.error("narration.voice", .voiceMalformed, ["voice": name], "\"\(name)\" is not a voice name (such as \"en\", \"en-gb\" or \"es\" for espeak-ng, or \"piper:en_US-joe-medium\" for a natural voice)")
                 }
             }
         }
@@ -171,17 +171,19 @@ extension Quiz {
         let title = checker.optionalString(object["title"], at: DocumentChecker.path(path, "title"), limit: StoryLimits.titleLength, what: "a quiz title")
         let questionsPath = DocumentChecker.path(path, "questions")
         guard let questionsValue = object["questions"] else {
-            checker.error(questionsPath, "the quiz needs a list of questions")
+            checker.error(questionsPath, .questionsRequired, "the quiz needs a list of questions")
             return nil
         }
         guard case .array(let items) = questionsValue else {
-            checker.error(questionsPath, "expected a list of questions, found \(questionsValue.typeName)")
+            checker.error(questionsPath, .questionsWrongType, "expected a list of questions, found \(questionsValue.typeName)")
             return nil
         }
         guard StoryLimits.questionCount.contains(items.count) else {
-            checker.error(questionsPath, items.isEmpty
-                ? "the quiz has no questions; add at least one"
-                : "the quiz has \(items.count) questions; the limit is \(StoryLimits.questionCount.upperBound)")
+            if items.isEmpty {
+                checker.error(questionsPath, .noQuestions, "the quiz has no questions; add at least one")
+            } else {
+                checker.error(questionsPath, .tooManyQuestions, ["count": String(items.count), "limit": String(StoryLimits.questionCount.upperBound)], "the quiz has \(items.count) questions; the limit is \(StoryLimits.questionCount.upperBound)")
+            }
             return nil
         }
         var questions: [Question] = []
@@ -213,7 +215,7 @@ extension Question {
         let answerPath = DocumentChecker.path(path, "answer")
         switch object["answer"] {
         case nil:
-            checker.error(answerPath, "the answer is required: the text of the right option")
+            checker.error(answerPath, .answerRequired, "the answer is required: the text of the right option")
         case .string(let raw)?:
             let wanted = SentenceSplitter.collapsingWhitespace(raw)
             if let options {
@@ -221,11 +223,14 @@ extension Question {
                 if answer == nil {
                     let near = options.first { $0.lowercased() == wanted.lowercased() }
                     let hint = near.map { " (did you mean \"\($0)\"?)" } ?? ""
-                    checker.error(answerPath, "\"\(raw)\" is not one of the options \(DocumentChecker.quotedList(options))\(hint)")
+                    let code: ValidationCode = near == nil ? .answerNotAnOption : .answerNotAnOptionCase
+                    var params = ["answer": raw]
+                    if let near { params["suggestion"] = near }
+                    checker.error(answerPath, code, params, "\"\(raw)\" is not one of the options \(DocumentChecker.quotedList(options))\(hint)")
                 }
             }
         case let other?:
-            checker.error(answerPath, "expected the text of the right option, found \(other.typeName)")
+            checker.error(answerPath, .answerWrongType, "expected the text of the right option, found \(other.typeName)")
         }
         var timeLimit: Int?
         if let time = object["time"], time != .null {
@@ -240,17 +245,19 @@ extension Question {
     /// Options are text, or all pictures with labels: `{"label": "Owl", "picture": {"file": "owl.png"}}`.
     private static func loadOptions(_ value: JSONValue?, at path: String, checker: inout DocumentChecker) -> (labels: [String], pictures: [PictureReference?])? {
         guard let value else {
-            checker.error(path, "the options are required: a list of \(StoryLimits.optionCount.lowerBound) to \(StoryLimits.optionCount.upperBound) answers to choose from")
+            checker.error(path, .optionsRequired, ["min": String(StoryLimits.optionCount.lowerBound), "max": String(StoryLimits.optionCount.upperBound)], "the options are required: a list of \(StoryLimits.optionCount.lowerBound) to \(StoryLimits.optionCount.upperBound) answers to choose from")
             return nil
         }
         guard case .array(let items) = value else {
-            checker.error(path, "expected a list of options, found \(value.typeName)")
+            checker.error(path, .optionsWrongType, "expected a list of options, found \(value.typeName)")
             return nil
         }
         guard StoryLimits.optionCount.contains(items.count) else {
-            checker.error(path, items.count < StoryLimits.optionCount.lowerBound
-                ? "needs at least \(StoryLimits.optionCount.lowerBound) options, found \(items.count)"
-                : "has \(items.count) options; the limit is \(StoryLimits.optionCount.upperBound)")
+            if items.count < StoryLimits.optionCount.lowerBound {
+                checker.error(path, .tooFewOptions, ["count": String(items.count), "min": String(StoryLimits.optionCount.lowerBound)], "needs at least \(StoryLimits.optionCount.lowerBound) options, found \(items.count)")
+            } else {
+                checker.error(path, .tooManyOptions, ["count": String(items.count), "max": String(StoryLimits.optionCount.upperBound)], "has \(items.count) options; the limit is \(StoryLimits.optionCount.upperBound)")
+            }
             return nil
         }
         var options: [String] = []
@@ -259,7 +266,7 @@ extension Question {
         var valid = true
         let pictureOptions = items.filter { if case .object = $0 { true } else { false } }.count
         if pictureOptions > 0, pictureOptions < items.count {
-            checker.error(path, "either every option is a picture with a label, or none is (\(pictureOptions) of \(items.count) are pictures)")
+            checker.error(path, .optionsMixedPictures, ["pictures": String(pictureOptions), "count": String(items.count)], "either every option is a picture with a label, or none is (\(pictureOptions) of \(items.count) are pictures)")
             return nil
         }
         for (index, item) in items.enumerated() {
@@ -271,7 +278,7 @@ extension Question {
                 labelValue = object["label"]
                 labelPath = DocumentChecker.path(itemPath, "label")
                 if labelValue == nil {
-                    checker.error(labelPath, "a picture option needs a label: the words a screen reader says for it, shown in the results and the CSV")
+                    checker.error(labelPath, .optionLabelRequired, "a picture option needs a label: the words a screen reader says for it, shown in the results and the CSV")
                     valid = false
                     continue
                 }
@@ -282,7 +289,7 @@ extension Question {
             }
             if case .object(let object) = item {
                 guard let pictureValue = object["picture"] else {
-                    checker.error(DocumentChecker.path(itemPath, "picture"), "the option \"\(option)\" has a label but no picture")
+                    checker.error(DocumentChecker.path(itemPath, "picture"), .optionPictureRequired, ["option": option], "the option \"\(option)\" has a label but no picture")
                     valid = false
                     continue
                 }
@@ -294,7 +301,7 @@ extension Question {
             }
             let key = option.lowercased()
             if let first = seen[key] {
-                checker.error(itemPath, "\"\(option)\" is the same as option \(first + 1); options must be different")
+                checker.error(itemPath, .optionDuplicate, ["option": option, "first": String(first + 1)], "\"\(option)\" is the same as option \(first + 1); options must be different")
                 valid = false
             } else {
                 seen[key] = index

@@ -6,7 +6,7 @@ enum StoryFile {
     static func load(_ path: String) -> Validated<Story> {
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "it cannot be read" : "there is no such file"
-            return Validated(value: nil, issues: [ValidationIssue(.error, at: "", "cannot open \(path): \(reason)")])
+            return Validated(value: nil, issues: [ValidationIssue(.error, at: "", .fileUnreadable, ["file": path], "cannot open \(path): \(reason)")])
         }
         return Story.load(json: data)
     }

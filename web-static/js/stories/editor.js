@@ -4,15 +4,20 @@
 // freely). The server's validator runs as the teacher types and each problem is shown at its field. The
 // draft is kept in this browser on every change, so a reload or a dropped connection loses nothing; Save
 // sends it with the version it was based on, and a story saved by someone else meanwhile opens the
-// conflict screen with both versions. A story with pictures opens read-only: the form has no place for them,
-// so saving it would drop them.
+// conflict screen with both versions. A story with pictures keeps them: its pages are edited one by one
+// (each keeps its picture), and its questions and answers keep theirs as they are edited, moved or removed;
+// the editor uploads no pictures, so it adds no answer to a question whose answers are pictures.
 
 import { $, el, clear, announce } from "../dom.js";
-import { t, setLanguage, browserLanguage, catalogLanguage, LANGUAGES } from "../i18n.js";
+import { t, setLanguage, browserLanguage, catalogLanguage, LANGUAGES, ownChoice, languagePicker, onLanguageChange } from "../i18n.js";
 import { call, failureText, pageLink, token, Refused } from "./api.js";
+import { problemText } from "./problems.js";
 import { fragmentParameters } from "../connection.js";
 
-await setLanguage(fragmentParameters().get("lang") ?? browserLanguage());
+// The teacher's own choice on this browser (kept like a child's), else the link's, else the browser's.
+const linkLanguage = fragmentParameters().get("lang");
+await setLanguage(ownChoice() ?? linkLanguage ?? browserLanguage());
+languagePicker($("#language-picker"), (picked) => setLanguage(picked ?? linkLanguage ?? browserLanguage()), "library.language_follow");
 
 const MIN_OPTIONS = 2;
 const MAX_OPTIONS = 8;
@@ -34,28 +39,28 @@ function blankQuestion() {
   return { question: "", options: ["", ""], answer: 0, time: 20, explanation: "" };
 }
 
-/** Whether a stored story has pictures (a page, a question or an option with one), which this editor cannot edit. */
-function hasPictures(story) {
-  const pages = Array.isArray(story?.text) ? story.text : [];
-  return pages.some((page) => typeof page !== "string")
-    || (story?.quiz?.questions ?? []).some((q) => q.picture || (q.options ?? []).some((option) => typeof option !== "string"));
-}
-
 const pageText = (page) => (typeof page === "string" ? page : String(page?.text ?? ""));
 const optionLabel = (option) => (typeof option === "string" ? option : String(option?.label ?? ""));
 
-/** The editor's form of a stored story: the text as paragraphs, each answer as its option's index. */
+/** The editor's form of a stored story: the text as paragraphs (or, with pictures, as its pages, each with
+ * its picture), each answer as its option's index, every picture kept as stored. */
 function fromStored(story) {
-  const text = Array.isArray(story.text) ? story.text.map(pageText).join("\n\n") : String(story.text ?? "");
+  const pieces = Array.isArray(story.text) ? story.text : null;
+  const text = pieces ? pieces.map(pageText).join("\n\n") : String(story.text ?? "");
+  const pictured = pieces?.some((page) => typeof page !== "string" && page?.picture);
   return {
     title: story.title ?? "",
     text,
+    pages: pictured ? pieces.map((page) => ({ text: pageText(page), picture: typeof page === "string" ? null : page.picture ?? null })) : undefined,
     narration: { voice: story.narration?.voice ?? "en", rate: story.narration?.rate ?? 150, pitch: story.narration?.pitch ?? 50 },
     quizTitle: story.quiz?.title,
     quiz: {
       questions: (story.quiz?.questions ?? []).map((q) => ({
         question: q.question ?? "", options: (q.options ?? []).map(optionLabel), answer: Math.max(0, (q.options ?? []).map(optionLabel).indexOf(q.answer)),
         time: q.time ?? 20, explanation: q.explanation ?? "",
+        picture: q.picture ?? undefined,
+        optionPictures: (q.options ?? []).some((option) => typeof option !== "string")
+          ? q.options.map((option) => (typeof option === "string" ? null : option.picture ?? null)) : undefined,
       })),
     },
   };
@@ -65,7 +70,9 @@ function fromStored(story) {
 function toStory(doc) {
   const quiz = {
     questions: doc.quiz.questions.map((q) => {
-      const question = { question: q.question, options: q.options, answer: q.options[q.answer] ?? "" };
+      const options = q.optionPictures ? q.options.map((label, index) => ({ label, picture: q.optionPictures[index] })) : q.options;
+      const question = { question: q.question, options, answer: q.options[q.answer] ?? "" };
+      if (q.picture) question.picture = q.picture;
       if (q.time !== "" && q.time !== null && q.time !== undefined) question.time = Number(q.time);
       if (q.explanation.trim()) question.explanation = q.explanation;
       return question;
@@ -74,7 +81,7 @@ function toStory(doc) {
   if (doc.quizTitle) quiz.title = doc.quizTitle;
   return {
     title: doc.title,
-    text: doc.text,
+    text: doc.pages ? doc.pages.map((page) => (page.picture ? { text: page.text, picture: page.picture } : page.text)) : doc.text,
     narration: { voice: doc.narration.voice, rate: Number(doc.narration.rate), pitch: Number(doc.narration.pitch) },
     quiz,
   };
@@ -103,13 +110,15 @@ function dropDraft() {
 
 function fieldId(path) {
   // quiz.questions[2].options[1] → q-2-option-1; quiz.questions[2].answer → q-2-answer, …
-  let match = path.match(/^quiz\.questions\[(\d+)\]\.options\[(\d+)\]$/);
+  let match = path.match(/^quiz\.questions\[(\d+)\]\.options\[(\d+)\](?:\.label)?$/);
   if (match) return `q-${match[1]}-option-${match[2]}`;
   match = path.match(/^quiz\.questions\[(\d+)\](?:\.(\w+))?$/);
   if (match) return match[2] ? `q-${match[1]}-${match[2] === "question" ? "text" : match[2]}` : `q-${match[1]}-text`;
   if (/^quiz(\.questions)?(\b|$)/.test(path)) return "edit-questions";
   if (path === "title") return "edit-title";
-  if (path === "text" || path.startsWith("text[")) return "edit-text";
+  match = path.match(/^text\[(\d+)\]/);
+  if (match && state.doc?.pages) return `edit-page-${match[1]}`;
+  if (path === "text" || path.startsWith("text[")) return state.doc?.pages ? "edit-pages" : "edit-text";
   if (path.startsWith("narration.")) return `edit-${path.slice("narration.".length)}`;
   return null;
 }
@@ -129,7 +138,8 @@ function showIssues() {
     const id = fieldId(issue.path);
     const problem = (id && problemNode(id)) || $("#editor-general-problem");
     if (!problem.hidden && issue.severity !== "error") continue;
-    problem.textContent = problem.hidden ? issue.message : `${problem.textContent} ${issue.message}`;
+    const words = problemText(issue);
+    problem.textContent = problem.hidden ? words : `${problem.textContent} ${words}`;
     problem.hidden = false;
     const field = id && document.getElementById(id);
     if (field && issue.severity === "error") field.setAttribute("aria-invalid", "true");
@@ -164,10 +174,11 @@ function renderVoices() {
   select.value = state.doc.narration.voice;
 }
 
-/** Moves option `from` to `to`; the right answer stays the same option. */
+/** Moves option `from` to `to`, with its picture; the right answer stays the same option. */
 function moveOption(q, from, to) {
   const [moved] = q.options.splice(from, 1);
   q.options.splice(to, 0, moved);
+  if (q.optionPictures) q.optionPictures.splice(to, 0, q.optionPictures.splice(from, 1)[0]);
   if (q.answer === from) q.answer = to;
   else if (from < q.answer && q.answer <= to) q.answer -= 1;
   else if (to <= q.answer && q.answer < from) q.answer += 1;
@@ -187,27 +198,33 @@ function renderQuestions(focus = null) {
       el("button", { type: "button", class: "quiet", id: `q-${qi}-option-up-${oi}`, disabled: oi === 0,
         "aria-label": t("library.editor.option_up", { number: oi + 1 }), text: "↑",
         onclick: () => { moveOption(q, oi, oi - 1); structural(`q-${qi}-option-up-${Math.max(oi - 1, 1)}`); } }),
+      el("button", { type: "button", class: "quiet", id: `q-${qi}-option-down-${oi}`, disabled: oi === q.options.length - 1,
+        "aria-label": t("library.editor.option_down", { number: oi + 1 }), text: "↓",
+        onclick: () => { moveOption(q, oi, oi + 1); structural(oi + 1 === q.options.length - 1 ? `q-${qi}-option-up-${oi + 1}` : `q-${qi}-option-down-${oi + 1}`); } }),
       el("button", { type: "button", class: "quiet", id: `q-${qi}-remove-${oi}`, disabled: q.options.length <= MIN_OPTIONS,
         "aria-label": t("library.editor.remove_option", { number: oi + 1 }), text: "✕",
         onclick: () => {
           q.options.splice(oi, 1);
+          q.optionPictures?.splice(oi, 1);
           if (q.answer >= q.options.length || q.answer === oi) q.answer = Math.max(0, q.answer > oi ? q.answer - 1 : 0);
           else if (q.answer > oi) q.answer -= 1;
           structural(`q-${qi}-option-${Math.min(oi, q.options.length - 1)}`);
         } }),
-    ), el("p", { id: `q-${qi}-option-${oi}-problem`, class: "field-problem", lang: "en", dir: "ltr", hidden: true })]);
+    ), el("p", { id: `q-${qi}-option-${oi}-problem`, class: "field-problem", hidden: true })]);
     box.append(el("fieldset", { class: "question", id: `q-${qi}` },
       el("legend", { text: t("library.editor.question_number", { number: qi + 1 }) }),
       el("label", { for: `q-${qi}-text`, text: t("library.editor.question_text") }),
+      q.picture ? el("p", { class: "muted", dir: "auto", text: t("library.editor.has_picture", { alt: q.picture.alt ?? "" }) }) : null,
       el("input", { type: "text", id: `q-${qi}-text`, value: q.question, maxlength: 300, dir: "auto", "aria-describedby": `q-${qi}-text-problem`,
         oninput: (event) => { q.question = event.target.value; changed(); } }),
-      el("p", { id: `q-${qi}-text-problem`, class: "field-problem", lang: "en", dir: "ltr", hidden: true }),
+      el("p", { id: `q-${qi}-text-problem`, class: "field-problem", hidden: true }),
       el("fieldset", { class: "edit-options", id: `q-${qi}-options`, "aria-describedby": `q-${qi}-options-problem q-${qi}-answer-problem` },
         el("legend", { text: t("library.editor.options") }),
         optionRows.flat(),
-        el("p", { id: `q-${qi}-options-problem`, class: "field-problem", lang: "en", dir: "ltr", hidden: true }),
-        el("p", { id: `q-${qi}-answer-problem`, class: "field-problem", lang: "en", dir: "ltr", hidden: true }),
-        el("button", { type: "button", class: "secondary", id: `q-${qi}-add-option`, disabled: q.options.length >= MAX_OPTIONS,
+        el("p", { id: `q-${qi}-options-problem`, class: "field-problem", hidden: true }),
+        el("p", { id: `q-${qi}-answer-problem`, class: "field-problem", hidden: true }),
+        q.optionPictures ? el("p", { class: "muted", text: t("library.editor.picture_options") }) : null,
+        el("button", { type: "button", class: "secondary", id: `q-${qi}-add-option`, disabled: q.options.length >= MAX_OPTIONS || Boolean(q.optionPictures),
           text: t("library.editor.add_option"),
           onclick: () => { q.options.push(""); structural(`q-${qi}-option-${q.options.length - 1}`); } })),
       el("div", { class: "editor-row" },
@@ -215,12 +232,12 @@ function renderQuestions(focus = null) {
           el("label", { for: `q-${qi}-time`, text: t("library.editor.time") }),
           el("input", { type: "number", id: `q-${qi}-time`, value: q.time, min: 5, max: 300, "aria-describedby": `q-${qi}-time-problem`,
             oninput: (event) => { q.time = event.target.value; changed(); } }),
-          el("p", { id: `q-${qi}-time-problem`, class: "field-problem", lang: "en", dir: "ltr", hidden: true })),
+          el("p", { id: `q-${qi}-time-problem`, class: "field-problem", hidden: true })),
         el("div", {},
           el("label", { for: `q-${qi}-explanation`, text: t("library.editor.explanation") }),
           el("input", { type: "text", id: `q-${qi}-explanation`, value: q.explanation, maxlength: 500, dir: "auto", "aria-describedby": `q-${qi}-explanation-problem`,
             oninput: (event) => { q.explanation = event.target.value; changed(); } }),
-          el("p", { id: `q-${qi}-explanation-problem`, class: "field-problem", lang: "en", dir: "ltr", hidden: true }))),
+          el("p", { id: `q-${qi}-explanation-problem`, class: "field-problem", hidden: true }))),
       el("div", { class: "question-tools" },
         el("button", { type: "button", class: "quiet", id: `q-${qi}-up`, disabled: qi === 0, text: t("library.editor.move_up"),
           onclick: () => { questions.splice(qi - 1, 0, questions.splice(qi, 1)[0]); structural(`q-${qi - 1}-up`); } }),
@@ -234,9 +251,30 @@ function renderQuestions(focus = null) {
   if (focus) document.getElementById(focus)?.focus();
 }
 
+/** A picture story's pages, each its own text box with its picture named beside it. */
+function renderPages() {
+  const box = clear($("#edit-pages"));
+  const pages = state.doc.pages;
+  $("#edit-text-box").hidden = Boolean(pages);
+  box.hidden = !pages;
+  if (!pages) return;
+  box.append(el("legend", { text: t("library.editor.text") }), el("p", { class: "muted", text: t("library.editor.pages_hint") }));
+  pages.forEach((page, index) => {
+    const id = `edit-page-${index}`;
+    box.append(el("div", { class: "edit-page" },
+      el("label", { for: id, text: t("library.editor.page_number", { number: index + 1 }) }),
+      page.picture ? el("p", { class: "muted", id: `${id}-picture`, dir: "auto", text: t("library.editor.has_picture", { alt: page.picture.alt ?? "" }) }) : null,
+      el("textarea", { id, rows: 2, dir: "auto", "aria-describedby": `${page.picture ? `${id}-picture ` : ""}${id}-problem`,
+        oninput: (event) => { page.text = event.target.value; changed(); } }),
+      el("p", { id: `${id}-problem`, class: "field-problem", hidden: true })));
+    box.lastChild.querySelector("textarea").value = page.text;
+  });
+}
+
 function renderAll() {
   $("#edit-title").value = state.doc.title;
   $("#edit-text").value = state.doc.text;
+  renderPages();
   $("#edit-rate").value = state.doc.narration.rate;
   $("#edit-pitch").value = state.doc.narration.pitch;
   renderVoices();
@@ -245,12 +283,15 @@ function renderAll() {
   $("#editor-heading").textContent = state.id ? t("library.editor.heading_version", { version: state.version ?? 0 }) : t("library.editor.heading");
 }
 
+// The form's words (labels, problems, the voices' languages) in the language just picked; what the teacher
+// typed is the state's, so nothing of it is lost.
+onLanguageChange(() => { if (state.doc) renderAll(); });
+
 // ---- Changes, validation, listening, saving ----
 
 let validateTimer = null;
 
 function changed() {
-  if (state.readOnly) return;
   saveDraft();
   clearTimeout(validateTimer);
   validateTimer = setTimeout(validate, 300);
@@ -266,7 +307,7 @@ let validating = 0;
 async function validate() {
   const ticket = ++validating;
   try {
-    const result = await call("POST", "/api/stories/validate", { story: state.readOnly ? state.stored : toStory(state.doc) });
+    const result = await call("POST", "/api/stories/validate", { story: toStory(state.doc) });
     if (ticket !== validating) return;
     state.issues = result.issues;
     const sentences = result.sentences ?? [];
@@ -308,8 +349,6 @@ function showMessage(text, { good = false } = {}) {
 }
 
 async function save(version = state.version) {
-  // Saving the editor's form of a picture story would drop its pictures.
-  if (state.readOnly) return;
   $("#editor-message").hidden = true;
   const story = toStory(state.doc);
   try {
@@ -344,7 +383,7 @@ async function save(version = state.version) {
 function summary(doc) {
   return el("div", {},
     el("p", { dir: "auto" }, el("strong", { text: doc.title })),
-    el("p", { class: "muted", dir: "auto", text: doc.text.slice(0, 240) }),
+    el("p", { class: "muted", dir: "auto", text: (doc.pages ? doc.pages.map((page) => page.text).join(" ") : doc.text).slice(0, 240) }),
     el("ol", {}, doc.quiz.questions.map((q) => el("li", { dir: "auto", text: q.question }))));
 }
 
@@ -366,10 +405,7 @@ $("#conflict-keep-theirs").addEventListener("click", () => {
   state.conflict = null;
   dropDraft();
   $("#editor-conflict").hidden = true;
-  state.stored = current.story;
-  state.readOnly = hasPictures(current.story);
   renderAll();
-  if (state.readOnly) showReadOnly();
   validate();
   $("#edit-title").focus();
   $("#edit-status").textContent = t("library.editor.took_theirs", { version: current.version });
@@ -396,15 +432,6 @@ $("#edit-discard").addEventListener("click", async () => {
 });
 $("#editor-back").href = pageLink("/stories");
 
-/** A picture story is shown but not editable: every field and tool is off; Listen still works. */
-function showReadOnly() {
-  for (const node of $("#editor-form").querySelectorAll("input, select, textarea, button")) {
-    if (!node.hasAttribute("data-sentence")) node.disabled = true;
-  }
-  $("#edit-discard").hidden = true;
-  showMessage(t("library.editor.pictures_read_only"), { good: true });
-}
-
 async function load({ ignoreDraft = false } = {}) {
   try {
     const voices = await call("GET", "/api/stories/voices");
@@ -418,9 +445,7 @@ async function load({ ignoreDraft = false } = {}) {
       showMessage(failureText(failure));
     }
   }
-  state.stored = stored?.story ?? null;
-  state.readOnly = hasPictures(state.stored);
-  const draft = ignoreDraft || state.readOnly ? null : readDraft();
+  const draft = ignoreDraft ? null : readDraft();
   if (draft?.doc) {
     state.doc = draft.doc;
     state.version = draft.version ?? stored?.version ?? null;
@@ -431,7 +456,6 @@ async function load({ ignoreDraft = false } = {}) {
     state.version = stored?.version ?? null;
   }
   renderAll();
-  if (state.readOnly) showReadOnly();
   // A blank new story is not told what it lacks before the teacher has typed anything.
   if (stored || draft?.doc) await validate();
   window.storycircle.ready = true;

@@ -4,10 +4,14 @@
 // teacher page with the projector link beside it.
 
 import { $, el, clear, announce } from "../dom.js";
-import { t, setLanguage, browserLanguage, number, LANGUAGES } from "../i18n.js";
+import { t, setLanguage, browserLanguage, number, LANGUAGES, ownChoice, languagePicker, onLanguageChange } from "../i18n.js";
 import { call, failureText, pageLink, token, Refused } from "./api.js";
+import { problemText } from "./problems.js";
 
-await setLanguage(new URLSearchParams(location.hash.slice(1)).get("lang") ?? browserLanguage());
+// The teacher's own choice on this browser (kept like a child's), else the link's, else the browser's.
+const linkLanguage = new URLSearchParams(location.hash.slice(1)).get("lang");
+await setLanguage(ownChoice() ?? linkLanguage ?? browserLanguage());
+languagePicker($("#language-picker"), (picked) => setLanguage(picked ?? linkLanguage ?? browserLanguage()), "library.language_follow");
 
 const PAGE = 100;
 const state = { stories: [], next: null, query: "", loading: 0 };
@@ -21,8 +25,9 @@ function showMessage(text, { good = false, details = [] } = {}) {
   box.setAttribute("role", good ? "status" : "alert");
   box.append(el("p", { text }));
   if (details.length) {
-    // The validator's own sentences (English, as `story validate` prints them), each with its place.
-    box.append(el("ul", { class: "library-issues", lang: "en", dir: "ltr" }, details.map((issue) => el("li", { text: issue.path ? `${issue.path}: ${issue.message}` : issue.message }))));
+    // Each problem in the page's language, with its place in the file (a path, left to right).
+    box.append(el("ul", { class: "library-issues" }, details.map((issue) => el("li", { dir: "auto" },
+      issue.path ? el("code", { dir: "ltr", text: issue.path }) : null, issue.path ? " " : null, el("span", { text: problemText(issue) })))));
   }
   box.hidden = false;
 }
@@ -41,6 +46,7 @@ async function load({ more = false } = {}) {
     if (ticket !== state.loading) return;
     state.stories = more ? state.stories.concat(page.stories) : page.stories;
     state.next = page.next ?? null;
+    state.loaded = true;
     render();
   } catch (failure) {
     if (ticket !== state.loading) return;
@@ -77,6 +83,9 @@ function render() {
     : (state.query ? t("library.none_found") : t("library.empty"));
   $("#library-more").hidden = !state.next;
 }
+
+// The list's words (counts, dates, buttons) in the language just picked.
+onLanguageChange(() => { if (state.loaded) render(); });
 
 async function startRoom(story) {
   hideMessage();
