@@ -31,6 +31,8 @@ package final class OutboundQueues: Sendable {
     enum Taken {
         /// Frames were taken; `more`: something is still queued (frames or the close).
         case frames(more: Bool)
+        /// The one frame queued was taken (not put in `frames`).
+        case frame(OutboundFrame, more: Bool)
         case close(status: UInt16, reason: String)
         case nothing
     }
@@ -43,6 +45,10 @@ package final class OutboundQueues: Sendable {
     /// thread touches.
     package final class Queue: @unchecked Sendable {
         let id: UInt64
+        /// The frame queued when nothing else was: the classroom's usual case, kept out of `frames` so
+        /// queueing and taking it touch no array (whose storage is one more cache miss per frame). When a
+        /// frame joins it, it moves to the front of `frames`, so it is always the oldest.
+        var lone: OutboundFrame?
         var frames: [OutboundFrame] = []
         var head = 0
         var bytes = 0
@@ -56,7 +62,7 @@ package final class OutboundQueues: Sendable {
 
         init(id: UInt64) { self.id = id }
 
-        var pending: Int { frames.count - head }
+        var pending: Int { (lone == nil ? 0 : 1) + frames.count - head }
     }
 
     /// What `takeWakeups` hands the service thread: connections in the order to ask for their callbacks.
@@ -150,6 +156,7 @@ package final class OutboundQueues: Sendable {
                 guard let queue = queues[connection], !queue.killed, queue.close == nil else { continue }
                 if queue.pending >= maxFrames || queue.bytes + frame.count > maxBytes {
                     queue.killed = true
+                    queue.lone = nil
                     queue.frames = []
                     queue.head = 0
                     queue.bytes = 0
@@ -157,7 +164,15 @@ package final class OutboundQueues: Sendable {
                     dropped += 1
                     continue
                 }
-                queue.frames.append(frame)
+                if queue.pending == 0 {
+                    queue.lone = frame
+                } else {
+                    if let lone = queue.lone {
+                        queue.lone = nil
+                        queue.frames.append(lone)
+                    }
+                    queue.frames.append(frame)
+                }
                 queue.bytes += frame.count
                 if queue.pending == 1 || reply, wantsWriting(queue, reply: reply) { woken = true }
             }
@@ -302,10 +317,16 @@ package final class OutboundQueues: Sendable {
     }
 
     /// Takes the queued frames that fit in one write of `maxBytes` (each frame with `headerBytes` of its
-    /// header; always at least one frame), appending them to `frames`: one lock for the whole burst.
+    /// header; always at least one frame), appending them to `frames`: one lock for the whole burst. A
+    /// frame queued alone is returned as it is (`.frame`).
     func take(from queue: Queue, maxBytes: Int, headerBytes: (Int) -> Int, into frames: inout [OutboundFrame]) -> Taken {
         state.withLock { _ in
             guard !queue.killed else { return .nothing }
+            if let lone = queue.lone {
+                queue.lone = nil
+                queue.bytes -= lone.count
+                return .frame(lone, more: queue.close != nil)
+            }
             var bytes = 0
             var end = queue.head
             while end < queue.frames.count {
@@ -330,7 +351,9 @@ package final class OutboundQueues: Sendable {
     /// Drops the frames before `head` once they are many, or all of them.
     private static func compact(_ queue: Queue) {
         if queue.head == queue.frames.count {
-            queue.frames.removeAll(keepingCapacity: queue.frames.count <= 64)
+            // Not kept: an empty array is the shared empty storage, so `pending` reads no buffer of this
+            // queue's (a burst's buffer is allocated again at the next burst).
+            queue.frames.removeAll()
             queue.head = 0
         } else if queue.head >= 64, queue.head * 2 >= queue.frames.count {
             queue.frames.removeFirst(queue.head)
@@ -340,6 +363,11 @@ package final class OutboundQueues: Sendable {
 
     private static func pop(_ queue: Queue) -> Next {
         guard !queue.killed else { return .nothing }
+        if let lone = queue.lone {
+            queue.lone = nil
+            queue.bytes -= lone.count
+            return .frame(lone, more: queue.close != nil)
+        }
         if queue.head < queue.frames.count {
             let frame = queue.frames[queue.head]
             queue.head += 1

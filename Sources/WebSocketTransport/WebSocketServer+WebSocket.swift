@@ -110,6 +110,8 @@ extension WebSocketServer {
         // A limit of 0 takes exactly one frame (`take` always takes one).
         let maxBytes = configuration.coalesceWrites ? Self.coalescedWriteBytes : 0
         switch queues.take(from: queue, maxBytes: maxBytes, headerBytes: Self.frameHeaderBytes, into: &writeBatch) {
+        case .frame(let frame, let more):
+            return writeFrame(connection, frame) ? .written(more: more) : .failed
         case .frames(let more):
             let written = writeBatch.count == 1 ? writeFrame(connection, writeBatch[0]) : writeFrames(connection, writeBatch)
             return written ? .written(more: more) : .failed

@@ -123,6 +123,28 @@ struct OutboundQueuesTests {
         #expect(taken.taken.map(\.connection) == [2, 1] && taken.taken.first?.wakeup == .kill && !taken.more)
     }
 
+    /// A frame queued alone is taken as it is; one queued behind it keeps the order, and a kill drops both.
+    @Test func aLoneFrameIsTakenAloneAndFirst() {
+        let queues = OutboundQueues(maxBytes: 1 << 20, maxFrames: 3)
+        let queue = queues.open(1)
+        var frames: [OutboundFrame] = []
+        _ = queues.enqueue(OutboundFrame(text: "alone"), to: [1])
+        guard case .frame(let alone, more: false) = queues.take(from: queue, maxBytes: 1 << 14, headerBytes: { _ in 2 }, into: &frames) else {
+            Issue.record("the frame queued alone, nothing after it")
+            return
+        }
+        #expect(alone.bytes == Array("alone".utf8) && frames.isEmpty)
+        for text in ["first", "second"] { _ = queues.enqueue(OutboundFrame(text: text), to: [1]) }
+        guard case .frames(more: false) = queues.take(from: queue, maxBytes: 1 << 14, headerBytes: { _ in 2 }, into: &frames) else {
+            Issue.record("two frames, coalesced")
+            return
+        }
+        #expect(frames.map { String(decoding: $0.bytes, as: UTF8.self) } == ["first", "second"])
+        for text in ["a", "b", "c"] { _ = queues.enqueue(OutboundFrame(text: text), to: [1]) }
+        #expect(queues.enqueue(OutboundFrame(text: "d"), to: [1]).dropped == 1, "the fourth overflows the queue")
+        #expect(Self.text(queues, 1) == [], "nothing of a dropped connection is written")
+    }
+
     /// A wake-up noted on a queue hands the service thread that very queue, and a queue removed while noted
     /// is neither taken nor counted as still waiting.
     @Test func aWakeupCarriesItsQueueAndARemovedOneIsForgotten() {
@@ -201,7 +223,16 @@ struct OutboundQueuesTests {
                 var again: [OutboundQueues.Queue] = []
                 for queue in writable {
                     var frames: [OutboundFrame] = []
-                    guard case .frames(let more) = queues.take(from: queue, maxBytes: 0, headerBytes: { _ in 2 }, into: &frames) else { continue }
+                    let more: Bool
+                    switch queues.take(from: queue, maxBytes: 0, headerBytes: { _ in 2 }, into: &frames) {
+                    case .frame(let frame, let rest):
+                        frames = [frame]
+                        more = rest
+                    case .frames(let rest):
+                        more = rest
+                    case .close, .nothing:
+                        continue
+                    }
                     for frame in frames {
                         let parts = String(decoding: frame.bytes, as: UTF8.self).split(separator: " ").compactMap { Int($0) }
                         if let last = lastIndex[queue.id]?[parts[0]], last >= parts[1] { inOrder = false }
