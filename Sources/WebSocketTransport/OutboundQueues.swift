@@ -31,63 +31,122 @@ package final class OutboundQueues: Sendable {
     enum Taken {
         /// Frames were taken; `more`: something is still queued (frames or the close).
         case frames(more: Bool)
+        /// The one frame queued was taken (not put in `frames`).
+        case frame(OutboundFrame, more: Bool)
         case close(status: UInt16, reason: String)
         case nothing
     }
 
     /// One connection's queue. The service thread keeps a reference to it so writing a frame needs no table
-    /// lookup; `@unchecked Sendable` because its fields are read and written only while `state`'s lock is
-    /// held (every method of `OutboundQueues` takes it first).
+    /// lookup, and a wake-up is noted on the queue itself: a frame to a connection costs no hashing
+    /// on either side (each table lookup was a few cache misses per frame, with thousands of connections).
+    /// `@unchecked Sendable` because its fields are read and written only while `state`'s lock is held
+    /// (every method of `OutboundQueues` takes it first), except `connection`, which only the service
+    /// thread touches.
     package final class Queue: @unchecked Sendable {
+        let id: UInt64
+        /// The frame queued when nothing else was: the classroom's usual case, kept out of `frames` so
+        /// queueing and taking it touch no array (whose storage is one more cache miss per frame). When a
+        /// frame joins it, it moves to the front of `frames`, so it is always the oldest.
+        var lone: OutboundFrame?
         var frames: [OutboundFrame] = []
         var head = 0
         var bytes = 0
         var close: (status: UInt16, reason: String)?
         var killed = false
+        /// Noted for the service thread (in a lane) and not yet taken; whether it waits in the reply lane.
+        var noted: Wakeup?
+        var notedReply = false
+        /// The service thread's connection for this queue, from registration to unregistration.
+        var connection: Connection?
 
-        var pending: Int { frames.count - head }
+        init(id: UInt64) { self.id = id }
+
+        var pending: Int { (lone == nil ? 0 : 1) + frames.count - head }
     }
 
     /// What `takeWakeups` hands the service thread: connections in the order to ask for their callbacks.
     package struct Wakeups {
-        package var taken: [(connection: UInt64, wakeup: Wakeup)] = []
+        package struct Entry {
+            package var connection: UInt64
+            package var wakeup: Wakeup
+            /// The WebSocket's queue; nil for an HTTP connection's response.
+            package var queue: Queue?
+        }
+        package var taken: [Entry] = []
         /// Some were left for the next turn (the limit): the service thread must wake itself again.
         package var more = false
     }
 
+    /// A connection in a lane: a WebSocket's queue, or an HTTP connection with a response waiting.
+    private enum Noted {
+        case queue(Queue)
+        case http(UInt64)
+    }
+
     private struct State {
         var queues: [UInt64: Queue] = [:]
-        /// Connections noted since the service thread last looked, and whether each waits in the reply lane.
-        var wakeups: [UInt64: (wakeup: Wakeup, reply: Bool)] = [:]
+        /// HTTP connections with a response noted since the service thread last looked (they have no queue).
+        var httpNoted: Set<UInt64> = []
+        /// How many connections are noted (queues whose `noted` is set, and `httpNoted`).
+        var noted = 0
         /// The order it looks in: the reply lane first (a reply, a kill, an HTTP response), then the rest in
-        /// the order they came. An id whose entry was taken or removed is skipped there.
-        var replyLane: [UInt64] = []
-        var otherLane: [UInt64] = []
+        /// the order they came. An entry taken or removed since is skipped there.
+        var replyLane: [Noted] = []
+        var otherLane: [Noted] = []
         /// Where the other lane starts: it is taken from the front, a turn's worth at a time.
         var otherHead = 0
         var responses: [UInt64: (sequence: UInt64, response: HTTPResponse)] = [:]
 
-        /// Notes that `connection` wants writing; true if the set was empty (the caller must wake the loop).
-        /// A connection already noted for other frames moves up when a reply joins its queue.
-        mutating func wantsWriting(_ connection: UInt64, reply: Bool = false) -> Bool {
-            if let noted = wakeups[connection] {
-                if reply, !noted.reply {
-                    wakeups[connection] = (noted.wakeup, true)
-                    replyLane.append(connection)
+        /// Notes that `queue` wants writing; true if nothing was noted (the caller must wake the loop).
+        /// A queue already noted for other frames moves up when a reply joins it.
+        mutating func wantsWriting(_ queue: Queue, reply: Bool = false) -> Bool {
+            if queue.noted != nil {
+                if reply, !queue.notedReply {
+                    queue.notedReply = true
+                    replyLane.append(.queue(queue))
                 }
                 return false
             }
-            wakeups[connection] = (.writable, reply)
-            if reply { replyLane.append(connection) } else { otherLane.append(connection) }
-            return wakeups.count == 1
+            queue.noted = .writable
+            queue.notedReply = reply
+            if reply { replyLane.append(.queue(queue)) } else { otherLane.append(.queue(queue)) }
+            noted += 1
+            return noted == 1
         }
 
-        /// Notes that `connection` is to be killed; true if the set was empty.
-        mutating func wantsKilling(_ connection: UInt64) -> Bool {
-            let wasEmpty = wakeups.isEmpty
-            if wakeups[connection]?.reply != true { replyLane.append(connection) }
-            wakeups[connection] = (.kill, true)
+        /// Notes that an HTTP connection has its response; true if nothing was noted.
+        mutating func wantsResponding(_ connection: UInt64) -> Bool {
+            guard httpNoted.insert(connection).inserted else { return false }
+            replyLane.append(.http(connection))
+            noted += 1
+            return noted == 1
+        }
+
+        /// Notes that `queue`'s connection is to be killed; true if nothing was noted.
+        mutating func wantsKilling(_ queue: Queue) -> Bool {
+            let wasEmpty = noted == 0
+            if queue.noted == nil { noted += 1 }
+            if !queue.notedReply { replyLane.append(.queue(queue)) }
+            queue.noted = .kill
+            queue.notedReply = true
             return wasEmpty
+        }
+
+        /// Takes one lane entry: what the service thread must do for it, or nil if it was taken or removed.
+        mutating func take(_ entry: Noted) -> Wakeups.Entry? {
+            switch entry {
+            case .queue(let queue):
+                guard let wakeup = queue.noted else { return nil }
+                queue.noted = nil
+                queue.notedReply = false
+                noted -= 1
+                return Wakeups.Entry(connection: queue.id, wakeup: wakeup, queue: queue)
+            case .http(let connection):
+                guard httpNoted.remove(connection) != nil else { return nil }
+                noted -= 1
+                return Wakeups.Entry(connection: connection, wakeup: .writable, queue: nil)
+            }
         }
 
         /// Appends `frame` to each open queue of `connections`, or kills the queues it would overflow.
@@ -97,16 +156,25 @@ package final class OutboundQueues: Sendable {
                 guard let queue = queues[connection], !queue.killed, queue.close == nil else { continue }
                 if queue.pending >= maxFrames || queue.bytes + frame.count > maxBytes {
                     queue.killed = true
+                    queue.lone = nil
                     queue.frames = []
                     queue.head = 0
                     queue.bytes = 0
-                    if wantsKilling(connection) { woken = true }
+                    if wantsKilling(queue) { woken = true }
                     dropped += 1
                     continue
                 }
-                queue.frames.append(frame)
+                if queue.pending == 0 {
+                    queue.lone = frame
+                } else {
+                    if let lone = queue.lone {
+                        queue.lone = nil
+                        queue.frames.append(lone)
+                    }
+                    queue.frames.append(frame)
+                }
                 queue.bytes += frame.count
-                if queue.pending == 1 || reply, wantsWriting(connection, reply: reply) { woken = true }
+                if queue.pending == 1 || reply, wantsWriting(queue, reply: reply) { woken = true }
             }
         }
     }
@@ -122,17 +190,22 @@ package final class OutboundQueues: Sendable {
 
     @discardableResult
     package func open(_ connection: UInt64) -> Queue {
-        let queue = Queue()
+        let queue = Queue(id: connection)
         state.withLock { $0.queues[connection] = queue }
         return queue
     }
 
     package func remove(_ connection: UInt64) {
         state.withLock { state in
-            state.queues[connection] = nil
-            state.wakeups[connection] = nil
+            if let queue = state.queues.removeValue(forKey: connection), queue.noted != nil {
+                // Its lane entries stay until the lane is taken or emptied; they are skipped there.
+                queue.noted = nil
+                queue.notedReply = false
+                state.noted -= 1
+            }
+            if state.httpNoted.remove(connection) != nil { state.noted -= 1 }
             state.responses[connection] = nil
-            if state.wakeups.isEmpty {
+            if state.noted == 0 {
                 state.replyLane.removeAll(keepingCapacity: true)
                 state.otherLane.removeAll(keepingCapacity: true)
                 state.otherHead = 0
@@ -169,7 +242,7 @@ package final class OutboundQueues: Sendable {
         state.withLock { state in
             guard let queue = state.queues[connection], queue.close == nil, !queue.killed else { return false }
             queue.close = (status, reason)
-            return state.wantsWriting(connection)
+            return state.wantsWriting(queue)
         }
     }
 
@@ -177,9 +250,9 @@ package final class OutboundQueues: Sendable {
     /// wakes the loop regardless.)
     func closeAll(status: UInt16, reason: String) {
         state.withLock { state in
-            for (connection, queue) in state.queues where queue.close == nil && !queue.killed {
+            for queue in state.queues.values where queue.close == nil && !queue.killed {
                 queue.close = (status, reason)
-                _ = state.wantsWriting(connection)
+                _ = state.wantsWriting(queue)
             }
         }
     }
@@ -193,7 +266,7 @@ package final class OutboundQueues: Sendable {
     func respond(_ connection: UInt64, sequence: UInt64, with response: HTTPResponse) -> Bool {
         state.withLock { state in
             state.responses[connection] = (sequence, response)
-            return state.wantsWriting(connection, reply: true)
+            return state.wantsResponding(connection)
         }
     }
 
@@ -203,16 +276,16 @@ package final class OutboundQueues: Sendable {
     package func takeWakeups(limit: Int = .max) -> Wakeups {
         state.withLock { state in
             var result = Wakeups()
-            for connection in state.replyLane {
-                if let noted = state.wakeups.removeValue(forKey: connection) { result.taken.append((connection, noted.wakeup)) }
+            for entry in state.replyLane {
+                if let taken = state.take(entry) { result.taken.append(taken) }
             }
             state.replyLane.removeAll(keepingCapacity: true)
             var others = 0
             while others < limit, state.otherHead < state.otherLane.count {
-                let connection = state.otherLane[state.otherHead]
+                let entry = state.otherLane[state.otherHead]
                 state.otherHead += 1
-                guard let noted = state.wakeups.removeValue(forKey: connection) else { continue }
-                result.taken.append((connection, noted.wakeup))
+                guard let taken = state.take(entry) else { continue }
+                result.taken.append(taken)
                 others += 1
             }
             if state.otherHead == state.otherLane.count {
@@ -222,7 +295,7 @@ package final class OutboundQueues: Sendable {
                 state.otherLane.removeFirst(state.otherHead)
                 state.otherHead = 0
             }
-            result.more = !state.wakeups.isEmpty
+            result.more = state.noted > 0
             return result
         }
     }
@@ -244,10 +317,16 @@ package final class OutboundQueues: Sendable {
     }
 
     /// Takes the queued frames that fit in one write of `maxBytes` (each frame with `headerBytes` of its
-    /// header; always at least one frame), appending them to `frames`: one lock for the whole burst.
+    /// header; always at least one frame), appending them to `frames`: one lock for the whole burst. A
+    /// frame queued alone is returned as it is (`.frame`).
     func take(from queue: Queue, maxBytes: Int, headerBytes: (Int) -> Int, into frames: inout [OutboundFrame]) -> Taken {
         state.withLock { _ in
             guard !queue.killed else { return .nothing }
+            if let lone = queue.lone {
+                queue.lone = nil
+                queue.bytes -= lone.count
+                return .frame(lone, more: queue.close != nil)
+            }
             var bytes = 0
             var end = queue.head
             while end < queue.frames.count {
@@ -272,7 +351,9 @@ package final class OutboundQueues: Sendable {
     /// Drops the frames before `head` once they are many, or all of them.
     private static func compact(_ queue: Queue) {
         if queue.head == queue.frames.count {
-            queue.frames.removeAll(keepingCapacity: queue.frames.count <= 64)
+            // Not kept: an empty array is the shared empty storage, so `pending` reads no buffer of this
+            // queue's (a burst's buffer is allocated again at the next burst).
+            queue.frames.removeAll()
             queue.head = 0
         } else if queue.head >= 64, queue.head * 2 >= queue.frames.count {
             queue.frames.removeFirst(queue.head)
@@ -282,6 +363,11 @@ package final class OutboundQueues: Sendable {
 
     private static func pop(_ queue: Queue) -> Next {
         guard !queue.killed else { return .nothing }
+        if let lone = queue.lone {
+            queue.lone = nil
+            queue.bytes -= lone.count
+            return .frame(lone, more: queue.close != nil)
+        }
         if queue.head < queue.frames.count {
             let frame = queue.frames[queue.head]
             queue.head += 1

@@ -18,6 +18,8 @@ public final class TransportMetrics: Sendable {
         public var httpRequests: Int
         /// Writes made where the service thread was woken, without a WRITEABLE callback (the one-frame path).
         public var writesAtWakeup: Int
+        /// Frames that went out in a write with others (`coalesceWrites`).
+        public var framesCoalesced: Int
     }
 
     let openConnections = Atomic<Int>(0)
@@ -38,6 +40,7 @@ public final class TransportMetrics: Sendable {
     let idleHangUps = Atomic<Int>(0)
     let httpRequests = Atomic<Int>(0)
     let writesAtWakeup = Atomic<Int>(0)
+    let framesCoalesced = Atomic<Int>(0)
 
     public var snapshot: Snapshot {
         Snapshot(
@@ -54,7 +57,8 @@ public final class TransportMetrics: Sendable {
             pingsSent: pingsSent.load(ordering: .relaxed),
             idleHangUps: idleHangUps.load(ordering: .relaxed),
             httpRequests: httpRequests.load(ordering: .relaxed),
-            writesAtWakeup: writesAtWakeup.load(ordering: .relaxed)
+            writesAtWakeup: writesAtWakeup.load(ordering: .relaxed),
+            framesCoalesced: framesCoalesced.load(ordering: .relaxed)
         )
     }
 }

@@ -111,7 +111,9 @@ extension WebSocketServer {
         connections[id] = connection
         user.storeBytes(of: UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()), as: UInt.self)
         if kind == .webSocket {
-            connection.queue = queues.open(id)
+            let queue = queues.open(id)
+            queue.connection = connection
+            connection.queue = queue
             metrics.openConnections.add(1, ordering: .relaxed)
             metrics.connectionsTotal.add(1, ordering: .relaxed)
         }
@@ -122,6 +124,8 @@ extension WebSocketServer {
         user?.storeBytes(of: 0, as: UInt.self)
         guard connections.removeValue(forKey: connection.id) != nil else { return }
         queues.remove(connection.id)
+        // The queue may outlive the connection in a lane the service thread has yet to take (skipped there).
+        connection.queue?.connection = nil
         if connection.isWebSocket { metrics.openConnections.subtract(1, ordering: .relaxed) }
         if let address = connection.countedAddress { webSocketsPerAddress.remove(address) }
     }
@@ -139,9 +143,13 @@ extension WebSocketServer {
         let wakeups = queues.takeWakeups(limit: Self.connectionsArmedPerTurn)
         // Left for the next turn: the loop must come back for them even if no one sends again.
         if wakeups.more { wake() }
-        for (id, wakeup) in wakeups.taken {
-            guard let connection = connections[id] else { continue }
-            switch wakeup {
+        for entry in wakeups.taken {
+            // A WebSocket's queue leads to its connection (nil once it is unregistered); an HTTP connection is
+            // looked up.
+            let found = if let queue = entry.queue { queue.connection } else { connections[entry.connection] }
+            guard let connection = found else { continue }
+            let id = entry.connection
+            switch entry.wakeup {
             case .kill:
                 lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
             case .writable where connection.isWebSocket:

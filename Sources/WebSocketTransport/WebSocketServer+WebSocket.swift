@@ -107,7 +107,11 @@ extension WebSocketServer {
     private func writeQueuedFrames(_ connection: Connection) -> QueuedWrite {
         guard let queue = connection.queue else { return .nothing }
         defer { writeBatch.removeAll(keepingCapacity: true) }
-        switch queues.take(from: queue, maxBytes: Self.coalescedWriteBytes, headerBytes: Self.frameHeaderBytes, into: &writeBatch) {
+        // A limit of 0 takes exactly one frame (`take` always takes one).
+        let maxBytes = configuration.coalesceWrites ? Self.coalescedWriteBytes : 0
+        switch queues.take(from: queue, maxBytes: maxBytes, headerBytes: Self.frameHeaderBytes, into: &writeBatch) {
+        case .frame(let frame, let more):
+            return writeFrame(connection, frame) ? .written(more: more) : .failed
         case .frames(let more):
             let written = writeBatch.count == 1 ? writeFrame(connection, writeBatch[0]) : writeFrames(connection, writeBatch)
             return written ? .written(more: more) : .failed
@@ -171,6 +175,7 @@ extension WebSocketServer {
         guard lws_write(connection.wsi, bytes, offset, LWS_WRITE_HTTP) >= offset else { return false }
         metrics.messagesSent.add(frames.count, ordering: .relaxed)
         metrics.bytesSent.add(payloadBytes, ordering: .relaxed)
+        metrics.framesCoalesced.add(frames.count, ordering: .relaxed)
         return true
     }
 }

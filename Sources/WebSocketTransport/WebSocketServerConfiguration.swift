@@ -31,6 +31,9 @@ public struct WebSocketServerConfiguration: Sendable {
     /// The kernel's send buffer per WebSocket: without a cap it grows to megabytes for a client that stops
     /// reading, memory no queue bound sees. 0 leaves the system default.
     public var socketSendBufferBytes = 256 * 1_024
+    /// Several frames queued for one connection go out in one write (one `send`). Off, each frame is a
+    /// write of its own: for measuring what coalescing buys, never for a classroom.
+    public var coalesceWrites = true
     /// Sustained and burst message rates per connection; beyond them the connection is closed.
     public var messagesPerSecond = 10.0
     public var messageBurst = 40.0

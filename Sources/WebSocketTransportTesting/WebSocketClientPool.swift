@@ -138,9 +138,9 @@ public final class WebSocketClientPool: @unchecked Sendable {
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
             openPending()
-            for (connection, wakeup) in queues.takeWakeups().taken {
-                guard let wsi = connections[connection]?.wsi else { continue }
-                if wakeup == .kill {
+            for entry in queues.takeWakeups().taken {
+                guard let wsi = connections[entry.connection]?.wsi else { continue }
+                if entry.wakeup == .kill {
                     lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
                 } else {
                     lws_callback_on_writable(wsi)

@@ -15,4 +15,16 @@ struct ConfigurationTests {
             String(describing: error).hasPrefix("keepalive: pingAfterIdleSeconds must be 1 to 3600")
         })
     }
+
+    /// The benchmarks' "coalescing off" row: a file key, on unless the file says false, handed to the
+    /// transport.
+    @Test func coalescingWritesIsOnUnlessTheFileTurnsItOff() throws {
+        #expect(try ServerConfiguration.load(file: nil, environment: [:]).coalesceWrites)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("coalesce-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(#"{"coalesceWrites": false}"#.utf8)))
+        let configuration = try ServerConfiguration.load(file: file, environment: [:])
+        #expect(!configuration.coalesceWrites)
+        #expect(!ClassroomServer.transportConfiguration(configuration).coalesceWrites)
+    }
 }

@@ -71,6 +71,36 @@ struct OneFramePathTests {
         #expect(metrics.writesAtWakeup == 1, "frames behind lws's buffered rest went the WRITEABLE way")
     }
 
+    /// Two threads send to the same connections at once, one frame at a time, so frames are queued while the
+    /// service thread is writing that connection's last (at its wake-up, or in a WRITEABLE callback): every
+    /// frame arrives, each sender's in its order, without anyone sending again.
+    @Test func framesQueuedWhileTheServiceThreadWritesAreNotLost() async throws {
+        let harness = try TransportHarness()
+        defer { harness.stop() }
+        let clients = try await SendingTests.open(3, on: harness)
+        let ids = clients.map(\.1)
+        let server = harness.server
+        let perSender = 400
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for sender in 0..<2 {
+                group.addTask {
+                    try await offPool {
+                        for index in 0..<perSender { server.send(OutboundFrame(text: "\(sender) \(index)"), to: ids) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let sockets = clients.map(\.0)
+        let received: [[String]] = try await offPool { sockets.map { SendingTests.read(2 * perSender, from: $0) } }
+        for texts in received {
+            #expect(texts.count == 2 * perSender, "every frame arrived")
+            for sender in 0..<2 {
+                #expect(texts.filter { $0.hasPrefix("\(sender) ") } == (0..<perSender).map { "\(sender) \($0)" })
+            }
+        }
+    }
+
     /// A client that has gone with a reset while frames are sent to it: whether lws sees the reset on its
     /// read or the write at a wake-up fails (the socket is then closed through lws's timeout), the
     /// connection is closed and reported, and the others are served on.

@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import Testing
 @testable import WebSocketTransport
 
@@ -119,5 +121,132 @@ struct OutboundQueuesTests {
         _ = queues.enqueue(OutboundFrame(text: "too much"), to: [2])
         let taken = queues.takeWakeups(limit: 1)
         #expect(taken.taken.map(\.connection) == [2, 1] && taken.taken.first?.wakeup == .kill && !taken.more)
+    }
+
+    /// A frame queued alone is taken as it is; one queued behind it keeps the order, and a kill drops both.
+    @Test func aLoneFrameIsTakenAloneAndFirst() {
+        let queues = OutboundQueues(maxBytes: 1 << 20, maxFrames: 3)
+        let queue = queues.open(1)
+        var frames: [OutboundFrame] = []
+        _ = queues.enqueue(OutboundFrame(text: "alone"), to: [1])
+        guard case .frame(let alone, more: false) = queues.take(from: queue, maxBytes: 1 << 14, headerBytes: { _ in 2 }, into: &frames) else {
+            Issue.record("the frame queued alone, nothing after it")
+            return
+        }
+        #expect(alone.bytes == Array("alone".utf8) && frames.isEmpty)
+        for text in ["first", "second"] { _ = queues.enqueue(OutboundFrame(text: text), to: [1]) }
+        guard case .frames(more: false) = queues.take(from: queue, maxBytes: 1 << 14, headerBytes: { _ in 2 }, into: &frames) else {
+            Issue.record("two frames, coalesced")
+            return
+        }
+        #expect(frames.map { String(decoding: $0.bytes, as: UTF8.self) } == ["first", "second"])
+        for text in ["a", "b", "c"] { _ = queues.enqueue(OutboundFrame(text: text), to: [1]) }
+        #expect(queues.enqueue(OutboundFrame(text: "d"), to: [1]).dropped == 1, "the fourth overflows the queue")
+        #expect(Self.text(queues, 1) == [], "nothing of a dropped connection is written")
+    }
+
+    /// A wake-up noted on a queue hands the service thread that very queue, and a queue removed while noted
+    /// is neither taken nor counted as still waiting.
+    @Test func aWakeupCarriesItsQueueAndARemovedOneIsForgotten() {
+        let queues = OutboundQueues(maxBytes: 1 << 20, maxFrames: 100)
+        let first = queues.open(1)
+        queues.open(2)
+        #expect(queues.enqueue(OutboundFrame(text: "news"), to: [1, 2]).woken)
+        queues.remove(2)
+        let taken = queues.takeWakeups()
+        #expect(taken.taken.map(\.connection) == [1])
+        #expect(taken.taken.first?.queue === first)
+        #expect(!taken.more, "the removed connection is not left waiting")
+        #expect(queues.enqueue(OutboundFrame(text: "again"), to: [1]).woken == false, "1 still has a frame: its writes go on")
+        #expect(Self.text(queues, 1) == ["news", "again"])
+        #expect(queues.enqueue(OutboundFrame(text: "later"), to: [1]).woken, "all taken: the next frame wakes the loop")
+    }
+
+    /// An HTTP response is noted by connection id (an HTTP connection has no queue), in the reply lane, once.
+    @Test func aResponseIsTakenOnceAheadOfNews() {
+        let queues = OutboundQueues(maxBytes: 1 << 20, maxFrames: 100)
+        queues.open(1)
+        #expect(queues.enqueue(OutboundFrame(text: "news"), to: [1]).woken)
+        #expect(!queues.respond(7, sequence: 1, with: HTTPResponse(status: 200)))
+        #expect(!queues.respond(7, sequence: 2, with: HTTPResponse(status: 204)), "already noted")
+        let taken = queues.takeWakeups()
+        #expect(taken.taken.map(\.connection) == [7, 1])
+        #expect(taken.taken.first?.queue == nil)
+        #expect(queues.takeResponse(7)?.sequence == 2)
+        #expect(queues.respond(7, sequence: 3, with: HTTPResponse(status: 200)), "taken: the next response wakes the loop")
+    }
+
+    /// The wake-up protocol under contention: four threads send to 64 connections while a service thread
+    /// takes wake-ups only when woken (a turn at a time, waking itself for what is left, as the server
+    /// does) and writes one frame per connection per write, the rest later in the turn, as WRITEABLE
+    /// callbacks would. Frames queued while a connection is being written must still be written, and no
+    /// frame may wait for a wake-up that never comes: every frame arrives, in each sender's order.
+    @Test func noFrameWaitsForAWakeupThatNeverComes() {
+        let queues = OutboundQueues(maxBytes: 1 << 30, maxFrames: 1 << 20)
+        let connections = 64
+        let senders = 4
+        let perSender = 2_000
+        for connection in 1...connections { queues.open(UInt64(connection)) }
+        let woken = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        for sender in 0..<senders {
+            done.enter()
+            Thread {
+                for index in 0..<perSender {
+                    let targets = [UInt64(1 + (index * 7 + sender) % connections), UInt64(1 + (index * 13 + sender * 5) % connections)]
+                    let frame = OutboundFrame(text: "\(sender) \(index)", priority: index % 50 == 0 ? .reply : .normal)
+                    if queues.enqueue(frame, to: Array(Set(targets))).woken { woken.signal() }
+                }
+                done.leave()
+            }.start()
+        }
+        var expected = 0
+        for sender in 0..<senders {
+            for index in 0..<perSender {
+                let targets = Set([1 + (index * 7 + sender) % connections, 1 + (index * 13 + sender * 5) % connections])
+                expected += targets.count
+            }
+        }
+        var received = 0
+        var lastIndex: [UInt64: [Int: Int]] = [:]
+        var inOrder = true
+        var lost = false
+        while received < expected {
+            guard woken.wait(timeout: .now() + 10) == .success else {
+                lost = true
+                break
+            }
+            let wakeups = queues.takeWakeups(limit: 8)
+            if wakeups.more { woken.signal() }
+            var writable = wakeups.taken.compactMap(\.queue)
+            while !writable.isEmpty {
+                var again: [OutboundQueues.Queue] = []
+                for queue in writable {
+                    var frames: [OutboundFrame] = []
+                    let more: Bool
+                    switch queues.take(from: queue, maxBytes: 0, headerBytes: { _ in 2 }, into: &frames) {
+                    case .frame(let frame, let rest):
+                        frames = [frame]
+                        more = rest
+                    case .frames(let rest):
+                        more = rest
+                    case .close, .nothing:
+                        continue
+                    }
+                    for frame in frames {
+                        let parts = String(decoding: frame.bytes, as: UTF8.self).split(separator: " ").compactMap { Int($0) }
+                        if let last = lastIndex[queue.id]?[parts[0]], last >= parts[1] { inOrder = false }
+                        lastIndex[queue.id, default: [:]][parts[0]] = parts[1]
+                        received += 1
+                    }
+                    if more { again.append(queue) }
+                }
+                writable = again
+            }
+        }
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(!lost, "the service thread waited 10 s for a wake-up with \(expected - received) frames queued")
+        #expect(received == expected)
+        #expect(inOrder, "each sender's frames in its order on every connection")
     }
 }

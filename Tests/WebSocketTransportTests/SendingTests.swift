@@ -44,6 +44,23 @@ struct SendingTests {
         #expect(received[2] == ["reveal 2", "scoreboard"])
     }
 
+    /// Frames queued together for one connection (one batch, one lock) go out in one write; with
+    /// `coalesceWrites` off each is a write of its own. Either way they all arrive, in order.
+    @Test(arguments: [true, false]) func framesQueuedTogetherAreCoalescedOnlyWhenAskedTo(coalesce: Bool) async throws {
+        let harness = try TransportHarness { $0.coalesceWrites = coalesce }
+        defer { harness.stop() }
+        let (socket, id) = try await Self.open(1, on: harness)[0]
+        let count = 10
+        harness.server.send((0..<count).map { (OutboundFrame(text: "news \($0)"), [id]) })
+        let received: [String] = try await offPool { Self.read(count, from: socket) }
+        #expect(received == (0..<count).map { "news \($0)" })
+        socket.send(RawSocket.clientFrame(opcode: 0x1, Array("done".utf8)))
+        #expect(await harness.events.wait { EventRecorder.messages(in: $0).contains("done") })
+        let metrics = harness.server.metrics.snapshot
+        #expect(metrics.messagesSent == count)
+        #expect(metrics.framesCoalesced == (coalesce ? count : 0))
+    }
+
     /// More connections with news than one turn of the loop arms (`connectionsArmedPerTurn`): the rest are
     /// armed in later turns without anyone sending again, and a reply queued last is not left behind.
     @Test func newsForMoreConnectionsThanOneTurnArmsReachesEveryOne() async throws {

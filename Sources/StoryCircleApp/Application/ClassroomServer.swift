@@ -267,6 +267,7 @@ public final class ClassroomServer: Sendable {
         transport.maxQueuedBytesPerConnection = configuration.maxQueuedKilobytesPerConnection * 1_024
         transport.maxQueuedFramesPerConnection = configuration.maxQueuedMessagesPerConnection
         transport.socketSendBufferBytes = configuration.socketSendBufferKilobytes * 1_024
+        transport.coalesceWrites = configuration.coalesceWrites
         transport.pingAfterIdleSeconds = configuration.pingAfterIdleSeconds
         transport.hangUpAfterIdleSeconds = configuration.hangUpAfterIdleSeconds
         transport.messagesPerSecond = configuration.messagesPerSecondPerConnection

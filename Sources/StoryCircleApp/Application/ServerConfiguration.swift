@@ -29,6 +29,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxQueuedMessagesPerConnection = 2_048
     /// The kernel send buffer per connection (the rest of what a stalled device can make us hold).
     public var socketSendBufferKilobytes = 256
+    /// Frames queued together for one connection go out in one `send`. `false` is for measuring only
+    /// (docs/operations.md).
+    public var coalesceWrites = true
     /// Keepalive: a connection silent this long is pinged, and one that stays silent this long is closed
     /// (a tablet that slept or left the Wi-Fi without saying goodbye).
     public var pingAfterIdleSeconds = 20
@@ -80,7 +83,7 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     static let fieldNames: Set<String> = [
         "port", "bindAddress", "publicURL", "webRoot", "dataDirectory", "database", "audioCacheDirectory",
-        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxConnectionsPerAddress", "helloTimeoutSeconds", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "messagesPerSecondPerConnection", "messageBurstPerConnection", "pingAfterIdleSeconds", "hangUpAfterIdleSeconds", "allowedOrigins", "trustForwardedFor",
+        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxConnectionsPerAddress", "helloTimeoutSeconds", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "coalesceWrites", "messagesPerSecondPerConnection", "messageBurstPerConnection", "pingAfterIdleSeconds", "hangUpAfterIdleSeconds", "allowedOrigins", "trustForwardedFor",
         "retentionDays", "adminToken", "finishedRoomMinutes", "storageRetrySeconds", "joinBurst", "joinsPerSecond", "failedJoinBurst",
         "failedJoinsPerMinute", "roomDefaults", "logLevel", "logFormat", "nodeId", "leaseSeconds",
         "voicesDirectory", "naturalVoice", "piperPython", "piperWorker", "sampleStoriesDirectory",
@@ -144,6 +147,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         maxQueuedKilobytesPerConnection = try decode("maxQueuedKilobytesPerConnection", as: Int.self) ?? maxQueuedKilobytesPerConnection
         maxQueuedMessagesPerConnection = try decode("maxQueuedMessagesPerConnection", as: Int.self) ?? maxQueuedMessagesPerConnection
         socketSendBufferKilobytes = try decode("socketSendBufferKilobytes", as: Int.self) ?? socketSendBufferKilobytes
+        coalesceWrites = try decode("coalesceWrites", as: Bool.self) ?? coalesceWrites
         messagesPerSecondPerConnection = try decode("messagesPerSecondPerConnection", as: Double.self) ?? messagesPerSecondPerConnection
         messageBurstPerConnection = try decode("messageBurstPerConnection", as: Int.self) ?? messageBurstPerConnection
         pingAfterIdleSeconds = try decode("pingAfterIdleSeconds", as: Int.self) ?? pingAfterIdleSeconds
