@@ -56,7 +56,7 @@ build_peers() { # <folder> [peers: c c-batch go go-batch (default all four)]
 # before `maxConnectionsPerAddress` and `helloTimeoutSeconds` existed refuses them as unknown settings, so
 # they are dropped when it does: an older commit can still be measured. Sets SERVER_PID, PORT and ADMIN.
 start_storycircle() { # <work folder> <name> [more settings, e.g. ', "coalesceWrites": false']
-  local data="$1/data-$2" newer=', "maxConnectionsPerAddress": 0, "helloTimeoutSeconds": 600'"${3:-}"
+  local data="$1/data-$2" newer=', "maxConnectionsPerAddress": '"${MAX_PER_ADDRESS:-0}"', "helloTimeoutSeconds": 600'"${3:-}"
   for attempt in with-newer without; do
     rm -rf "$data"
     mkdir -p "$data"
