@@ -151,6 +151,17 @@ def paired_ratio(ours, theirs, path):
                     if by_run.get(line["run"]) and dig(line["result"], *path)])
 
 
+def saturation(result):
+    """Which side was at ≥ 90 % of its core: the run's own word, or (for a document from before the
+    generator said it) worked out from its cost."""
+    if result.get("saturated"):
+        return result["saturated"]
+    server, generator = dig(result, "cost", "serverCPUPercent"), dig(result, "cost", "generatorCPUPercent")
+    if server is None or generator is None:
+        return "?"
+    return {(True, True): "both", (True, False): "server", (False, True): "generator"}.get((server >= 90, generator >= 90), "neither")
+
+
 def values(lines, *path):
     return summary([dig(line["result"], *path) for line in lines])
 
@@ -250,7 +261,7 @@ def lockstep_table(runs, rooms, children):
         ratio = "1 (reference)" if target == "storycircle" else spread(paired_ratio(ours, lines, ("nanosecondsPerMessage",)), "×")
         writes = summary([sum((dig(l["result"], "syscallsPerMessage") or {}).get(call, 0) for call in WRITES) if dig(l["result"], "syscallsPerMessage") else None for l in lines])
         epoll = summary([(dig(l["result"], "syscallsPerMessage") or {}).get("epoll_ctl") for l in lines])
-        saturated = ", ".join(f"{l['result'].get('saturated', '?')} ({number(dig(l['result'], 'cost', 'serverCPUPercent'))} / {number(dig(l['result'], 'cost', 'generatorCPUPercent'))} %)" for l in lines) or "—"
+        saturated = ", ".join(f"{saturation(l['result'])} ({number(dig(l['result'], 'cost', 'serverCPUPercent'))} / {number(dig(l['result'], 'cost', 'generatorCPUPercent'))} %)" for l in lines) or "—"
         rows.append(f"| {name} | {spread(ns, 'µs')} | {split} | {ratio} | {spread(writes)} | {spread(epoll)} | "
                     f"{number(dig(values(lines, 'latency', 'p50'), 'median'), 'ms')} / {spread(values(lines, 'latency', 'p99'), 'ms')} | "
                     f"{spread(values(lines, 'rounds'))} | {saturated} |")
@@ -283,8 +294,8 @@ def fanout_table(runs, scenario):
         ratio = "1 (reference)" if target == "storycircle" else spread(paired_ratio(ours, lines, ("nanosecondsPerMessage",)) or paired_ratio(ours, lines, ("cost", "microsecondsPerMessage")), "×")
         writes = summary([sum((dig(l["result"], "syscallsPerMessage") or {}).get(call, 0) for call in WRITES) if dig(l["result"], "syscallsPerMessage") else None for l in lines])
         switches = f"{number(dig(values(lines, 'cost', 'voluntarySwitchesPerMessage'), 'median'))} / {number(dig(values(lines, 'cost', 'involuntarySwitchesPerMessage'), 'median'))}" if lines else "—"
-        saturated = ", ".join(f"{l['result'].get('saturated', '?')} ({number(dig(l['result'], 'cost', 'serverCPUPercent'))} / {number(dig(l['result'], 'cost', 'generatorCPUPercent'))} %)" for l in lines) or "—"
-        bound = [l for l in lines if l["result"].get("saturated") == "generator"]
+        saturated = ", ".join(f"{saturation(l['result'])} ({number(dig(l['result'], 'cost', 'serverCPUPercent'))} / {number(dig(l['result'], 'cost', 'generatorCPUPercent'))} %)" for l in lines) or "—"
+        bound = [l for l in lines if saturation(l["result"]) == "generator"]
         delivered = spread(values(lines, "throughputMessagesPerSecond"), "msg/s") + (" (bound by the generator: not the server's)" if bound else "")
         rows.append(f"| {name} | {spread(ns, 'µs')} | {cpu}{split} | {ratio} | {spread(writes)} | {switches} | {delivered} | "
                     f"{number(dig(values(lines, 'latency', 'p50'), 'median'), 'ms')} / {spread(values(lines, 'latency', 'p99'), 'ms')} | {saturated} |")
@@ -477,7 +488,8 @@ def lockstep_tables(runs):
 
 def readme_block(document):
     runs = Runs(document)
-    return (header(document, runs) + [""] + lockstep_tables(runs) + targets_table(runs) + [""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
+    capacity = ["**A node's capacity** at classroom rates (the sustained scenario ramped until its p99 reaches 25 ms, bench/capacity.sh):", ""] + capacity_rows(runs) + [""] if runs.scenario("capacity") else []
+    return (header(document, runs) + [""] + lockstep_tables(runs) + capacity + targets_table(runs) + [""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
             + ["", "The same quiz on either store (answers acknowledged only once committed):", ""] + stores_table(runs))
 
 
