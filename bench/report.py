@@ -348,7 +348,7 @@ def capacity_rows(runs):
         bound = " (generator ≥ 90 %: its limit, not the server's)" if generator is not None and generator >= 90 else ""
         rows.append(f"| {r['children']:,} from {r['sourceAddresses']} loopback addresses | {number(s['latency']['p99'], 'ms')} | {s['unanswered']:,} | "
                     f"{number(cost.get('serverCPUPercent'))} / {number(generator)} %{bound} | {number(per_child * 1e6 if per_child else None, 'µs')} | "
-                    f"{number(int(1 / per_child) if per_child else None)} | {number(cost.get('microsecondsPerMessage'), 'µs')} | "
+                    f"{number(round(1 / per_child) if per_child else None)} | {number(cost.get('microsecondsPerMessage'), 'µs')} | "
                     f"{number((r['rssPeakKiB'] - r['rssBaselineKiB']) / r['children'] if r['children'] else None, 'KiB')} |")
     for line in failed:
         rows.append(f"| {line['label'].split()[-1]} | **failed**: {line['error'].splitlines()[-1] if line['error'] else '(no message)'} | | | | | | |")
