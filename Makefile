@@ -11,7 +11,7 @@ RELEASE := .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps test-deps bench-deps build release run test swift-test tsan-test fuzz integration-test bench bench-readme bench-profile bench-lockstep store-bench cluster clean screenshots
+.PHONY: all deps test-deps bench-deps build release run test swift-test tsan-test fuzz integration-test bench bench-readme bench-profile bench-lockstep bench-capacity store-bench cluster clean screenshots
 
 all: build
 
@@ -79,10 +79,12 @@ $(BENCH_VENV)/.ready: bench/requirements.txt
 	touch $@
 
 ## make bench: release build, then StoryCircle's scenarios and its broadcast against four peers (C
-## libwebsockets, Python websockets+uvloop, Node.js ws, Go gorilla), 3 runs each, server and generator
-## pinned to separate cores (about 30 minutes). The headline is the classroom's regime (lock-step, one
-## frame per child, 250 × 40 and 1 × 2,000, 10 s windows); the fan-out's burst follows as "draining a
-## backlog". Writes bench/results.json and bench/results.md.
+## libwebsockets, Python websockets+uvloop, Node.js ws, Go gorilla), each in its ordinary form (one write per
+## frame) and its batching form (bench/baseline/PROTOCOL.md), and StoryCircle with coalescing off; 3 runs
+## each, the servers' order rotated, server and generator pinned to separate cores. The headline is the
+## classroom's regime (lock-step, one frame per child, 250 × 40 and 1 × 2,000, 10 s windows); the fan-out's
+## burst follows as "draining a backlog"; last, a node's capacity (bench/capacity.sh). Writes
+## bench/results.json and bench/results.md.
 ## BENCH_QUICK=1 make bench: small sizes, one run, results under build/bench/ (a check of the machinery).
 bench: release bench-deps $(VENV)/.ready $(BENCH_VENV)/.ready
 	bench/run.sh
@@ -100,6 +102,11 @@ bench-profile: release bench-deps
 ## SERVERS="before=DIR after=DIR" compares two builds).
 bench-lockstep: release bench-deps
 	bench/lockstep.sh
+
+## make bench-capacity: a node's capacity alone: the sustained classroom load ramped 10,000 → 20,000 →
+## 40,000 → … children until p99 ≥ 25 ms or an error (bench/capacity.sh; CAPACITY_LOADS, CAPACITY_SECONDS).
+bench-capacity: release
+	bench/capacity.sh
 
 ## make screenshots: copies the README's screenshots from build/screenshots/ (made by the browser tests).
 README_SCREENSHOTS := phone-lobby phone-story phone-question-scrolled-countdown phone-reveal-your-answer phone-podium \

@@ -35,13 +35,19 @@ stop_server() {
   SERVER_PID=""
 }
 
-build_peers() { # <folder> [peers: c go (default both)]
-  local peers=${2:-c go}
+build_peers() { # <folder> [peers: c c-batch go go-batch (default all four)]
+  local peers=${2:-c c-batch go go-batch}
   if [[ " $peers " == *" c "* ]]; then
     gcc -O2 -Wall -o "$1/lws-broadcast" bench/baseline/lws_broadcast.c $(pkg-config --cflags --libs libwebsockets)
   fi
+  if [[ " $peers " == *" c-batch "* ]]; then
+    gcc -O2 -Wall -o "$1/lws-batch-broadcast" bench/baseline/lws_batch_broadcast.c $(pkg-config --cflags --libs libwebsockets) -lev
+  fi
   if [[ " $peers " == *" go "* ]]; then
     GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE="$1/gocache" go build -o "$1/go-broadcast" bench/baseline/go_broadcast.go
+  fi
+  if [[ " $peers " == *" go-batch "* ]]; then
+    GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE="$1/gocache" go build -o "$1/go-batch-broadcast" bench/baseline/go_batch_broadcast.go
   fi
 }
 
@@ -49,15 +55,15 @@ build_peers() { # <folder> [peers: c go (default both)]
 # simulated child comes from 127.0.0.1, and 10,000 connections take a while to say hello. A server built
 # before `maxConnectionsPerAddress` and `helloTimeoutSeconds` existed refuses them as unknown settings, so
 # they are dropped when it does: an older commit can still be measured. Sets SERVER_PID, PORT and ADMIN.
-start_storycircle() { # <work folder> <name>
-  local data="$1/data-$2" newer=', "maxConnectionsPerAddress": 0, "helloTimeoutSeconds": 600'
+start_storycircle() { # <work folder> <name> [more settings, e.g. ', "coalesceWrites": false']
+  local data="$1/data-$2" newer=', "maxConnectionsPerAddress": '"${MAX_PER_ADDRESS:-0}"', "helloTimeoutSeconds": 600'"${3:-}"
   for attempt in with-newer without; do
     rm -rf "$data"
     mkdir -p "$data"
     cat > "$1/config.json" <<JSON
 {"joinBurst": 1000000, "joinsPerSecond": 1000000, "failedJoinBurst": 1000000, "failedJoinsPerMinute": 1000000,
  "messagesPerSecondPerConnection": 1000000, "messageBurstPerConnection": 1000000, "logLevel": "warning",
- "maxConnections": 20000${newer}}
+ "maxConnections": ${MAX_CONNECTIONS:-20000}${newer}}
 JSON
     "${pin_server[@]}" "$BIN/storycircle" serve --config "$1/config.json" --port 0 --data "$data" > "$1/serve.log" 2>&1 &
     SERVER_PID=$!
@@ -70,7 +76,8 @@ JSON
     done
     [ -n "$PORT" ] && break
     stop_server
-    if [ "$attempt" = with-newer ] && grep -q "unknown setting" "$1/serve.log"; then newer=""; continue; fi
+    # (Not when the caller asked for settings of its own: a variant must not run as the default silently.)
+    if [ "$attempt" = with-newer ] && [ -z "${3:-}" ] && grep -q "unknown setting" "$1/serve.log"; then newer=""; continue; fi
     cat "$1/serve.log" >&2
     return 1
   done
@@ -79,7 +86,8 @@ JSON
   ADMIN=$(cat "$data/admin-token")
 }
 
-# A peer (bench/baseline/PROTOCOL.md): c, python, node or go. Sets SERVER_PID and PORT.
+# A peer (bench/baseline/PROTOCOL.md), in its ordinary form (c, python, node, go) or its batching form
+# (c-batch, python-batch, node-cork, go-batch). Sets SERVER_PID and PORT.
 start_peer() { # <work folder> <peer>
   # Below the kernel's ephemeral range (32768+), which thousands of client sockets have just used.
   PORT=$(( 20000 + RANDOM % 12000 ))
@@ -88,6 +96,10 @@ start_peer() { # <work folder> <peer>
     python) "${pin_server[@]}" "$PEER_PY" bench/baseline/python_broadcast.py "$PORT" > "$1/peer.log" 2>&1 & ;;
     node) NODE_PATH=/usr/share/nodejs "${pin_server[@]}" node bench/baseline/node_broadcast.js "$PORT" > "$1/peer.log" 2>&1 & ;;
     go) "${pin_server[@]}" "$1/go-broadcast" "$PORT" > "$1/peer.log" 2>&1 & ;;
+    c-batch) "${pin_server[@]}" "$1/lws-batch-broadcast" "$PORT" > "$1/peer.log" 2>&1 & ;;
+    python-batch) "${pin_server[@]}" "$PEER_PY" bench/baseline/python_batch_broadcast.py "$PORT" > "$1/peer.log" 2>&1 & ;;
+    node-cork) NODE_PATH=/usr/share/nodejs "${pin_server[@]}" node bench/baseline/node_cork_broadcast.js "$PORT" > "$1/peer.log" 2>&1 & ;;
+    go-batch) "${pin_server[@]}" "$1/go-batch-broadcast" "$PORT" > "$1/peer.log" 2>&1 & ;;
     *) echo "no such peer: $2" >&2; return 1 ;;
   esac
   SERVER_PID=$!

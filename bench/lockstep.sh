@@ -12,8 +12,9 @@
 #   SERVERS="before=/tmp/before/.build/release after=.build/release" bench/lockstep.sh
 #                                           (two StoryCircle builds, alternated: name=folder)
 #
-# Environment: RUNS (3), SIZES ("250x40 1x2000"), SERVERS ("storycircle c node"; also go, python, and
-# name=folder for a StoryCircle build of that folder, labelled name),
+# Environment: RUNS (3), SIZES ("250x40 1x2000"), SERVERS ("storycircle c node"; also go, python, the
+# peers' batching forms c-batch, python-batch, node-cork, go-batch, and name=folder for a StoryCircle
+# build of that folder, labelled name),
 # LOCKSTEP_SECONDS (10), LOCKSTEP_WARMUP (20 rounds), GENERATOR (BIN's storycircle-bench), AB_OUT
 # (build/lockstep). Writes one JSON line per run and prints bench/ab-report.py's table.
 set -euo pipefail

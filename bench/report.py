@@ -17,7 +17,22 @@ import statistics
 import subprocess
 import time
 
-PEERS = [("c", "C libwebsockets"), ("python", "Python websockets + uvloop"), ("node", "Node.js ws"), ("go", "Go gorilla/websocket")]
+# Each peer in its two forms: the ordinary one (one write per frame) and its batching one (what waits for a
+# connection leaves in one write), named for what it is.
+PEERS = [("c", "C libwebsockets, one lws_write per writeable callback (poll loop)"),
+         ("c-batch", "C libwebsockets on libev, every waiting frame in one write per writeable callback"),
+         ("python", "Python websockets + uvloop, broadcast() (one write per frame)"),
+         ("python-batch", "Python websockets + uvloop, one writelines per connection per loop turn"),
+         ("node", "Node.js ws, ws.send per frame"),
+         ("node-cork", "Node.js ws, cork()/uncork() per loop turn"),
+         ("go", "Go gorilla/websocket, WritePreparedMessage per frame"),
+         ("go-batch", "Go gorilla/websocket, writer draining its channel into one buffered write")]
+# StoryCircle itself and its variants (bench/run.sh VARIANTS).
+SERVERS = [("storycircle", "StoryCircle"), ("storycircle-uncoalesced", "StoryCircle, coalescing off (`coalesceWrites: false`)")]
+
+
+def servers():
+    return SERVERS + [(f"baseline-{key}", label) for key, label in PEERS]
 BEGIN, END = "<!-- bench-table:begin -->", "<!-- bench-table:end -->"
 
 
@@ -136,6 +151,17 @@ def paired_ratio(ours, theirs, path):
                     if by_run.get(line["run"]) and dig(line["result"], *path)])
 
 
+def saturation(result):
+    """Which side was at ≥ 90 % of its core: the run's own word, or (for a document from before the
+    generator said it) worked out from its cost."""
+    if result.get("saturated"):
+        return result["saturated"]
+    server, generator = dig(result, "cost", "serverCPUPercent"), dig(result, "cost", "generatorCPUPercent")
+    if server is None or generator is None:
+        return "?"
+    return {(True, True): "both", (True, False): "server", (False, True): "generator"}.get((server >= 90, generator >= 90), "neither")
+
+
 def values(lines, *path):
     return summary([dig(line["result"], *path) for line in lines])
 
@@ -226,7 +252,7 @@ def lockstep_table(runs, rooms, children):
             f"windows of {number(dig(seconds, 'median'), 's')}:", "",
             "| server | server CPU per frame (schedstat ns) | user + system (10 ms ticks) | peer ÷ StoryCircle | write calls per frame (sendto, sendmsg, write, writev) | epoll_ctl per frame | broadcast p50 / p99 | rounds in the window | saturated (server / generator share of a core) |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for target, name in [("storycircle", "StoryCircle")] + [(f"baseline-{key}", label) for key, label in PEERS]:
+    for target, name in servers():
         lines = runs.lockstep(target, rooms, children)
         if not lines and target != "storycircle":
             continue
@@ -235,7 +261,7 @@ def lockstep_table(runs, rooms, children):
         ratio = "1 (reference)" if target == "storycircle" else spread(paired_ratio(ours, lines, ("nanosecondsPerMessage",)), "×")
         writes = summary([sum((dig(l["result"], "syscallsPerMessage") or {}).get(call, 0) for call in WRITES) if dig(l["result"], "syscallsPerMessage") else None for l in lines])
         epoll = summary([(dig(l["result"], "syscallsPerMessage") or {}).get("epoll_ctl") for l in lines])
-        saturated = ", ".join(f"{l['result'].get('saturated', '?')} ({number(dig(l['result'], 'cost', 'serverCPUPercent'))} / {number(dig(l['result'], 'cost', 'generatorCPUPercent'))} %)" for l in lines) or "—"
+        saturated = ", ".join(f"{saturation(l['result'])} ({number(dig(l['result'], 'cost', 'serverCPUPercent'))} / {number(dig(l['result'], 'cost', 'generatorCPUPercent'))} %)" for l in lines) or "—"
         rows.append(f"| {name} | {spread(ns, 'µs')} | {split} | {ratio} | {spread(writes)} | {spread(epoll)} | "
                     f"{number(dig(values(lines, 'latency', 'p50'), 'median'), 'ms')} / {spread(values(lines, 'latency', 'p99'), 'ms')} | "
                     f"{spread(values(lines, 'rounds'))} | {saturated} |")
@@ -254,19 +280,28 @@ def burst_of(lines):
 
 def fanout_table(runs, scenario):
     ours = runs.fanout(scenario, "storycircle")
-    rows = [f"Draining a backlog (the burst): fan-out, {layout_text(ours, scenario)} (a teacher's pause/resume, {number(values(ours, 'messageBytes')['median'] if ours else None)} bytes, "
-            f"{number(burst_of(ours))} queued per child at once, which StoryCircle coalesces into one send and the peers write one by one; the peers send the same size):", "",
-            "| server | server CPU per message (user + system) | peer ÷ StoryCircle | context switches per message (vol./invol.) | delivered | broadcast p50 / p99 |",
-            "| --- | --- | --- | --- | --- | --- |"]
-    for target, name in [("storycircle", "StoryCircle")] + [(f"baseline-{key}", label) for key, label in PEERS]:
+    rows = [f"**Draining a backlog** (the burst, not the classroom's regime): fan-out, {layout_text(ours, scenario)} (a teacher's pause/resume, {number(values(ours, 'messageBytes')['median'] if ours else None)} bytes, "
+            f"{number(burst_of(ours))} queued per child at once, which StoryCircle and the batching peers send in one write and the ordinary peers write one by one; the peers send the same size):", "",
+            "| server | server CPU per frame (schedstat ns) | user + system (10 ms ticks) | peer ÷ StoryCircle | write calls per frame (sendto, sendmsg, write, writev) | context switches per frame (vol./invol.) | delivered | broadcast p50 / p99 (latency rounds) | saturated in the burst (server / generator share of a core) |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for target, name in servers():
         lines = runs.fanout(scenario, target)
+        if not lines and target != "storycircle":
+            continue
+        ns = summary([dig(l["result"], "nanosecondsPerMessage") / 1000 if dig(l["result"], "nanosecondsPerMessage") is not None else None for l in lines])
         cpu = spread(values(lines, "cost", "microsecondsPerMessage"), "µs")
         split = f" ({number(dig(values(lines, 'cost', 'userMicrosecondsPerMessage'), 'median'))} + {number(dig(values(lines, 'cost', 'systemMicrosecondsPerMessage'), 'median'))})" if lines else ""
-        ratio = "1 (reference)" if target == "storycircle" else spread(paired_ratio(ours, lines, ("cost", "microsecondsPerMessage")), "×")
+        ratio = "1 (reference)" if target == "storycircle" else spread(paired_ratio(ours, lines, ("nanosecondsPerMessage",)) or paired_ratio(ours, lines, ("cost", "microsecondsPerMessage")), "×")
+        writes = summary([sum((dig(l["result"], "syscallsPerMessage") or {}).get(call, 0) for call in WRITES) if dig(l["result"], "syscallsPerMessage") else None for l in lines])
         switches = f"{number(dig(values(lines, 'cost', 'voluntarySwitchesPerMessage'), 'median'))} / {number(dig(values(lines, 'cost', 'involuntarySwitchesPerMessage'), 'median'))}" if lines else "—"
-        rows.append(f"| {name} | {cpu}{split} | {ratio} | {switches} | {spread(values(lines, 'throughputMessagesPerSecond'), 'msg/s')} | "
-                    f"{number(dig(values(lines, 'latency', 'p50'), 'median'), 'ms')} / {spread(values(lines, 'latency', 'p99'), 'ms')} |")
-    rows += ["", "Peer ÷ StoryCircle above 1 means StoryCircle spends less CPU per message than that peer; each run's ratio pairs it with the StoryCircle run of the same round."]
+        saturated = ", ".join(f"{saturation(l['result'])} ({number(dig(l['result'], 'cost', 'serverCPUPercent'))} / {number(dig(l['result'], 'cost', 'generatorCPUPercent'))} %)" for l in lines) or "—"
+        bound = [l for l in lines if saturation(l["result"]) == "generator"]
+        delivered = spread(values(lines, "throughputMessagesPerSecond"), "msg/s") + (" (bound by the generator: not the server's)" if bound else "")
+        rows.append(f"| {name} | {spread(ns, 'µs')} | {cpu}{split} | {ratio} | {spread(writes)} | {switches} | {delivered} | "
+                    f"{number(dig(values(lines, 'latency', 'p50'), 'median'), 'ms')} / {spread(values(lines, 'latency', 'p99'), 'ms')} | {saturated} |")
+    rows += ["", "Peer ÷ StoryCircle above 1 means StoryCircle spends less CPU per frame than that peer (schedstat); each run's ratio pairs it with the StoryCircle run of the same round. "
+             "Every frame the server sent in the burst is counted, the teacher's included. The latency is the fan-out's lock-step rounds before the burst, "
+             "one frame per child: the burst's own figures are its CPU and calls. System calls: perf on the server for the burst's first second, divided by the frames that arrived within it."]
     return rows
 
 
@@ -294,6 +329,38 @@ def quiz_table(runs):
                     f"{spread(values(lines, 'reveal', 'p99'), 'ms')} ({number(dig(values(lines, 'revealSpread', 'p99'), 'median'), 'ms')}) | "
                     f"{spread(values(lines, 'finished', 'p99'), 'ms')} | {spread(values(lines, 'cost', 'microsecondsPerMessage'), 'µs')} | "
                     f"{number(dig(values(lines, 'revealBytes'), 'median'), 'B')} / {number(dig(values(lines, 'finishedBytes'), 'median'), 'B')} |")
+    return rows
+
+
+def capacity_rows(runs):
+    """The ramp of bench/capacity.sh, load by load, and what it implies for one server core."""
+    lines = sorted(runs.scenario("capacity"), key=lambda l: l["result"]["children"])
+    failed = [l for l in runs.failures if l.get("label", "").startswith("capacity")]
+    rows = ["| children (rooms of 40) | p99 | unanswered | server / generator share of a core | server CPU per child-second | children per server core at that cost | server CPU per message | memory per child (peak RSS − RSS before, ÷ children) |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for line in lines:
+        r = line["result"]
+        s = r["sustained"]
+        cost = s.get("cost") or {}
+        share = cost.get("serverCPUPercent", 0) / 100
+        per_child = share / r["children"] if r["children"] else None
+        generator = cost.get("generatorCPUPercent")
+        bound = " (generator ≥ 90 %: its limit, not the server's)" if generator is not None and generator >= 90 else ""
+        rows.append(f"| {r['children']:,} from {r['sourceAddresses']} loopback addresses | {number(s['latency']['p99'], 'ms')} | {s['unanswered']:,} | "
+                    f"{number(cost.get('serverCPUPercent'))} / {number(generator)} %{bound} | {number(per_child * 1e6 if per_child else None, 'µs')} | "
+                    f"{number(round(1 / per_child) if per_child else None)} | {number(cost.get('microsecondsPerMessage'), 'µs')} | "
+                    f"{number((r['rssPeakKiB'] - r['rssBaselineKiB']) / r['children'] if r['children'] else None, 'KiB')} |")
+    for line in failed:
+        rows.append(f"| {line['label'].split()[-1]} | **failed**: {line['error'].splitlines()[-1] if line['error'] else '(no message)'} | | | | | | |")
+    if not lines and not failed:
+        return rows + ["| — | | | | | | | |"]
+    good = [l for l in lines if l["result"]["sustained"]["latency"]["p99"] < 25 and l["result"]["sustained"]["unanswered"] == 0
+            and (dig(l["result"], "sustained", "cost", "generatorCPUPercent") or 0) < 90]
+    if good:
+        top = good[-1]["result"]
+        rows += ["", f"Highest load driven with p99 < 25 ms, nothing unanswered and the generator below 90 % of its core: **{top['children']:,} children** "
+                 f"(the server's core {number(dig(top, 'sustained', 'cost', 'serverCPUPercent'))} % busy). The server's settings: "
+                 f"maxConnectionsPerAddress {top['maxConnectionsPerAddress']:,}, as a school behind a few NAT addresses would set it."]
     return rows
 
 
@@ -381,7 +448,14 @@ def every_run(runs):
                     f"{number((r.get('nanosecondsPerMessage') or 0) / 1000, 'µs')}/frame on CPU (schedstat), "
                     f"write calls {number(sum(calls.get(c, 0) for c in WRITES))} and epoll_ctl {number(calls.get('epoll_ctl'))} per frame, saturated: {r.get('saturated')}; {cpu}")
         elif scenario in ("fanout", "bigroom"):
-            text = f"p50 {number(r['latency']['p50'], 'ms')}, p99 {number(r['latency']['p99'], 'ms')}, {number(r['throughputMessagesPerSecond'])} msg/s; {cpu}"
+            calls = r.get("syscallsPerMessage") or {}
+            text = (f"p50 {number(r['latency']['p50'], 'ms')}, p99 {number(r['latency']['p99'], 'ms')}, {number(r['throughputMessagesPerSecond'])} msg/s, "
+                    f"{number((r.get('nanosecondsPerMessage') or 0) / 1000, 'µs')}/frame on CPU (schedstat), write calls {number(sum(calls.get(c, 0) for c in WRITES))} per frame, "
+                    f"{r.get('framesToTeachers', 0)} frames to teachers, saturated: {r.get('saturated')}; {cpu}")
+        elif scenario == "capacity":
+            s = r["sustained"]
+            text = (f"{r['children']:,} children from {r['sourceAddresses']} addresses: p99 {number(s['latency']['p99'], 'ms')}, {s['unanswered']} unanswered, "
+                    f"RSS {r['rssBaselineKiB']:,} → {r['rssPeakKiB']:,} KiB; " + (f"server {number(dig(s, 'cost', 'microsecondsPerMessage'), 'µs')}/msg, server {number(dig(s, 'cost', 'serverCPUPercent'))} % / generator {number(dig(s, 'cost', 'generatorCPUPercent'))} % of a core" if s.get("cost") else ""))
         elif scenario == "quiz":
             text = (f"question p99 {number(r['question']['p99'], 'ms')}, ack p99 {number(r['acknowledgement']['p99'], 'ms')}, reveal p99 {number(r['reveal']['p99'], 'ms')}, "
                     f"podium p99 {number(r['finished']['p99'], 'ms')}; {cpu}")
@@ -414,7 +488,8 @@ def lockstep_tables(runs):
 
 def readme_block(document):
     runs = Runs(document)
-    return (header(document, runs) + [""] + lockstep_tables(runs) + targets_table(runs) + [""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
+    capacity = ["**A node's capacity** at classroom rates (the sustained scenario ramped until its p99 reaches 25 ms, bench/capacity.sh):", ""] + capacity_rows(runs) + [""] if runs.scenario("capacity") else []
+    return (header(document, runs) + [""] + lockstep_tables(runs) + capacity + targets_table(runs) + [""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
             + ["", "The same quiz on either store (answers acknowledged only once committed):", ""] + stores_table(runs))
 
 
@@ -431,6 +506,7 @@ def full_report(document):
     out += ["", "Question: the teacher's `next` → each child. Ack: each answer's intended send time → its `answer.ack` (stored first). "
             "Reveal: the room's last intended answer → each child's own reveal. Podium: the last `next` → each child's `finished`."]
     out += ["", "## Sustained classroom load (open loop)", ""] + sustained_table(runs)
+    out += ["", "## A node's capacity (bench/capacity.sh)", ""] + capacity_rows(runs)
     out += ["", "## Join storm, memory, unlock, narration", ""] + storm_and_more(runs)
     out += ["", "## Every run", ""] + every_run(runs)
     if runs.failures:

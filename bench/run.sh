@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # make bench: StoryCircle under load, and its broadcast against four peers (C libwebsockets, Python
-# websockets + uvloop, Node.js ws, Go gorilla/websocket) driven by the same generator with the same message
-# sizes, in the same run. Every scenario runs RUNS times (3), servers alternated (A B C D E, A B C D E, …);
-# the report gives the median with min–max and lists every run. Writes bench/results.json (every run's
+# websockets + uvloop, Node.js ws, Go gorilla/websocket), each in two forms: its ordinary one (one write per
+# frame) and its batching one (what waits for a connection leaves in one write: C on libev with several
+# frames per writeable callback, Python one writelines per loop turn, Node cork/uncork per loop turn, Go
+# draining its channel into one buffered write); and StoryCircle with coalescing off (`coalesceWrites:
+# false`, labelled storycircle-uncoalesced). All driven by the same generator with the same message sizes,
+# in the same run. Every scenario runs RUNS times (3), the servers' order rotated from run to run; the
+# report gives the median with min–max and lists every run. Writes bench/results.json (every run's
 # figures, the machine, the disk) and bench/results.md (the tables).
 #
 # The headline is the classroom's regime, lockstep: one frame per child at a time (every room broadcasts
 # once, the next broadcast only when every child has the last), in LOCKSTEP_SIZES (250×40 and 1×2,000)
 # for windows of LOCKSTEP_SECONDS (10): server CPU per frame in nanoseconds (schedstat), system calls per
 # frame (perf), latency from the same window, which side was saturated; the servers' order rotates from
-# run to run. The fan-out's burst (40 frames queued per child, drained in one send) is the second row.
+# run to run. The fan-out's burst (40 frames queued per child: draining a backlog) is the second row, with
+# the same figures from its burst (perf for its first SYSCALL_SECONDS, 1); the teacher's frames are
+# counted in both.
 #
 # Method: the server is pinned to one core and the generator to the other (SERVER_CPU=0 GENERATOR_CPU=1;
 # PIN=0 turns it off), so the generator's work is not charged to the server and the two do not fight over
@@ -20,8 +26,10 @@
 #   BENCH_QUICK=1 bench/run.sh                    (small sizes, 1 run, results under build/bench/)
 # or any of the sizes alone: RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE
 # SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS; and
-# PEERS="c python node go",
-# SCENARIOS="lockstep fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover".
+# PEERS="c c-batch python python-batch node node-cork go go-batch", VARIANTS="uncoalesced" (or ""),
+# SCENARIOS="lockstep fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover capacity",
+# CAPACITY_LOADS ("10000 20000 40000 80000 160000") CAPACITY_SECONDS (40): capacity is bench/capacity.sh's
+# ramp, run once after the rounds.
 # failover runs Tests/Integration/test_cluster.py on the release build (nginx + 3 nodes + PostgreSQL, 20
 # rooms × 10 children, one more in headless Chromium, kill -9 of the busiest node) and keeps its figures:
 # how long until every child of the dead node's rooms is welcomed back (p50/p99, the children reconnecting
@@ -35,13 +43,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 full=yes
-for name in BENCH_QUICK PIN RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS PEERS SCENARIOS; do
+for name in BENCH_QUICK PIN RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS SYSCALL_SECONDS PEERS VARIANTS SCENARIOS CAPACITY_LOADS CAPACITY_SECONDS; do
   [ -n "${!name:-}" ] && full=no
 done
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
   : "${RUNS:=1}" "${ROOMS:=25}" "${CHILDREN:=20}" "${BIG:=300}" "${BURST:=20}" "${ROUNDS:=3}" "${WARMUP:=1}" "${QUESTIONS:=2}"
   : "${ANSWER_RATE:=500}" "${SUSTAINED_ROOMS:=10}" "${SUSTAINED_SECONDS:=35}" "${STORM:=300}" "${STORM_SECONDS:=1}" "${IDLE:=500}"
-  : "${LOCKSTEP_SIZES:=25x40 1x300}" "${LOCKSTEP_SECONDS:=3}"
+  : "${LOCKSTEP_SIZES:=25x40 1x300}" "${LOCKSTEP_SECONDS:=3}" "${CAPACITY_LOADS:=1000 2000}" "${CAPACITY_SECONDS:=20}"
 fi
 RUNS=${RUNS:-3}
 ROOMS=${ROOMS:-250}
@@ -59,8 +67,12 @@ STORM_SECONDS=${STORM_SECONDS:-2}
 IDLE=${IDLE:-5000}
 LOCKSTEP_SIZES=${LOCKSTEP_SIZES:-250x40 1x2000}
 LOCKSTEP_SECONDS=${LOCKSTEP_SECONDS:-10}
-PEERS=${PEERS:-c python node go}
-SCENARIOS=${SCENARIOS:-lockstep fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover}
+SYSCALL_SECONDS=${SYSCALL_SECONDS:-1}
+PEERS=${PEERS:-c c-batch python python-batch node node-cork go go-batch}
+VARIANTS=${VARIANTS-uncoalesced}
+SCENARIOS=${SCENARIOS:-lockstep fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover capacity}
+CAPACITY_LOADS=${CAPACITY_LOADS:-10000 20000 40000 80000 160000}
+CAPACITY_SECONDS=${CAPACITY_SECONDS:-40}
 OUT=${BENCH_OUT:-$([ "$full" = yes ] && echo bench || echo build/bench)}
 # The data folder is on the project's disk (not a tmpfs /tmp): the answer figures depend on its fsync.
 WORK=${BENCH_WORK:-$PWD/.build/bench-work}
@@ -110,46 +122,75 @@ wants() { [[ " $SCENARIOS " == *" $1 "* ]]; }
 
 # Peers get StoryCircle's own message size for the same broadcast (pause/resume), measured in this run.
 SIZE=""
-message_size() {
+message_size() { # <scenario: fanout or bigroom>
   "$PY" -c 'import json,sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-sizes = [r["result"]["messageBytes"] for r in rows if r.get("result", {}).get("target") == "storycircle" and r["result"].get("scenario") in ("fanout", "bigroom")]
-print(round(sizes[0]) if sizes else 75)' "$RESULTS"
+sizes = [r["result"]["messageBytes"] for r in rows if r.get("result", {}).get("target") == "storycircle" and r["result"].get("scenario") == sys.argv[2]]
+print(round(sizes[0]) if sizes else 75)' "$RESULTS" "$1"
+}
+
+# StoryCircle's variants: a setting changed, measured as a server of its own (its results' target is
+# storycircle-NAME).
+variant_settings() { # <variant>
+  case "$1" in
+    uncoalesced) echo ', "coalesceWrites": false' ;;
+    *) echo "no such variant: $1" >&2; return 1 ;;
+  esac
+}
+
+# The servers of a round, the order rotated by the run's number so that no server always goes first on a
+# machine that drifts (run 1 starts with StoryCircle, whose message size the peers then send).
+servers_of_run() { # <run>
+  local servers=(storycircle) variant shift_by
+  for variant in $VARIANTS; do servers+=("storycircle-$variant"); done
+  servers+=($PEERS)
+  shift_by=$(( ($1 - 1) % ${#servers[@]} ))
+  echo "${servers[@]:shift_by}" "${servers[@]:0:shift_by}"
+}
+
+start_server() { # <server> <name>: StoryCircle, a variant of it, or a peer
+  case "$1" in
+    storycircle) start_storycircle "$WORK" "$2" ;;
+    storycircle-*) start_storycircle "$WORK" "$2" "$(variant_settings "${1#storycircle-}")" ;;
+    *) start_peer "$WORK" "$1" ;;
+  esac
+}
+
+# The target options for the generator: StoryCircle (by its name) or a peer (with the size to send).
+target_options() { # <server> <payload bytes>
+  case "$1" in
+    storycircle*) echo "--admin-token $ADMIN --name $1" ;;
+    *) echo "--target baseline-$1 --payload-bytes $2" ;;
+  esac
 }
 
 fanout_round() { # <run> <label> <rooms> <children> <burst>
-  local run=$1 label=$2 rooms=$3 children=$4 burst=$5
-  start_storycircle "$WORK" "$label"
-  bench "$run" "$label storycircle" fanout --admin-token "$ADMIN" --rooms "$rooms" --children "$children" --rounds "$ROUNDS" --warmup "$WARMUP" --burst "$burst" --server-pid "$SERVER_PID"
-  stop_server
-  SIZE=$(message_size)
-  for peer in $PEERS; do
-    start_peer "$WORK" "$peer"
-    bench "$run" "$label $peer" fanout --target "baseline-$peer" --rooms "$rooms" --children "$children" --rounds "$ROUNDS" --warmup "$WARMUP" --burst "$burst" --payload-bytes "$SIZE" --server-pid "$SERVER_PID"
+  local run=$1 label=$2 rooms=$3 children=$4 burst=$5 server
+  for server in $(servers_of_run "$run"); do
+    [ -n "$SIZE" ] || SIZE=$(message_size "$label")
+    start_server "$server" "$label" || { failures=$((failures + 1)); printf '  run %d %s %s FAILED: did not start\n' "$run" "$label" "$server" >&2; stop_server; continue; }
+    # shellcheck disable=SC2046
+    bench "$run" "$label $server" fanout $(target_options "$server" "${SIZE:-75}") --rooms "$rooms" --children "$children" --rounds "$ROUNDS" \
+      --warmup "$WARMUP" --burst "$burst" --syscall-seconds "$SYSCALL_SECONDS" --server-pid "$SERVER_PID"
     stop_server
+    if [ "$server" = storycircle ]; then SIZE=$(message_size "$label"); fi
   done
+  SIZE=""
 }
 
-# The classroom's regime, StoryCircle and every peer at one size, the order rotated by the run's number so
-# that no server always goes first (run 1 starts with StoryCircle). The peers send the size of StoryCircle's
-# first lock-step frames of the bench.
+# The classroom's regime, StoryCircle, its variants and every peer at one size. The peers send the size of
+# StoryCircle's first lock-step frames of the bench.
 lockstep_round() { # <run> <rooms> <children>
-  local run=$1 rooms=$2 children=$3 servers=(storycircle $PEERS) shift_by size
-  shift_by=$(( (run - 1) % ${#servers[@]} ))
-  for server in "${servers[@]:shift_by}" "${servers[@]:0:shift_by}"; do
-    if [ "$server" = storycircle ]; then
-      start_storycircle "$WORK" lockstep
-      bench "$run" "lockstep ${rooms}×$children storycircle" lockstep --admin-token "$ADMIN" --rooms "$rooms" --children "$children" \
-        --seconds "$LOCKSTEP_SECONDS" --server-pid "$SERVER_PID"
-    else
-      size=$("$PY" -c 'import json,sys
+  local run=$1 rooms=$2 children=$3 server size
+  for server in $(servers_of_run "$run"); do
+    size=$("$PY" -c 'import json,sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 sizes = [r["result"]["messageBytes"] for r in rows if r.get("result", {}).get("scenario") == "lockstep" and r["result"].get("target") == "storycircle" and r["result"]["messageBytes"] > 0]
 print(round(sizes[0]) if sizes else 70)' "$RESULTS")
-      start_peer "$WORK" "$server"
-      bench "$run" "lockstep ${rooms}×$children $server" lockstep --target "baseline-$server" --rooms "$rooms" --children "$children" \
-        --seconds "$LOCKSTEP_SECONDS" --payload-bytes "$size" --server-pid "$SERVER_PID"
-    fi
+    start_server "$server" lockstep || { failures=$((failures + 1)); printf '  run %d lockstep %s FAILED: did not start\n' "$run" "$server" >&2; stop_server; continue; }
+    # shellcheck disable=SC2046
+    bench "$run" "lockstep ${rooms}×$children $server" lockstep $(target_options "$server" "$size") --rooms "$rooms" --children "$children" \
+      --seconds "$LOCKSTEP_SECONDS" --server-pid "$SERVER_PID"
     stop_server
   done
 }
@@ -226,6 +267,11 @@ for run in $(seq "$RUNS"); do
     stop_server
   fi
 done
+
+# A node's capacity: the sustained scenario ramped until its p99 reaches 25 ms (bench/capacity.sh), once.
+if wants capacity; then
+  RESULTS="$RESULTS" BENCH_WORK="$WORK/capacity" CAPACITY_LOADS="$CAPACITY_LOADS" CAPACITY_SECONDS="$CAPACITY_SECONDS" bench/capacity.sh || failures=$((failures + 1))
+fi
 
 seconds=$(( $(date +%s) - started ))
 "$PY" bench/report.py --results "$RESULTS" --json "$OUT/results.json" --markdown "$OUT/results.md" \

@@ -24,12 +24,17 @@ public final class WebSocketClientPool: @unchecked Sendable {
         public var port: Int
         public var path: String
         public var origin: String?
+        /// The local address the socket is bound to (lws's `iface`), nil for the kernel's choice: a load
+        /// generator spreads its connections over 127.0.0.2, 127.0.0.3, … so that one source address's
+        /// ephemeral ports (about 28,000) do not cap how many it opens.
+        public var sourceAddress: String?
 
-        public init(host: String = "127.0.0.1", port: Int, path: String = "/ws", origin: String? = nil) {
+        public init(host: String = "127.0.0.1", port: Int, path: String = "/ws", origin: String? = nil, sourceAddress: String? = nil) {
             self.host = host
             self.port = port
             self.path = path
             self.origin = origin
+            self.sourceAddress = sourceAddress
         }
     }
 
@@ -204,8 +209,9 @@ public final class WebSocketClientPool: @unchecked Sendable {
             var info = lws_client_connect_info()
             let failed: Bool = target.host.withCString { host in
                 target.path.withCString { path in
-                    withOptionalCString(target.origin) { origin in
+                    withOptionalCString(target.origin) { origin in withOptionalCString(target.sourceAddress) { source in
                         info.context = context
+                        info.iface = source
                         info.address = host
                         info.host = host
                         info.port = Int32(target.port)
@@ -214,7 +220,7 @@ public final class WebSocketClientPool: @unchecked Sendable {
                         info.protocol = nil
                         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(id))
                         return lws_client_connect_via_info(&info) == nil
-                    }
+                    } }
                 }
             }
             if failed, connections.removeValue(forKey: id) != nil {

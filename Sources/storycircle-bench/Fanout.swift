@@ -33,9 +33,22 @@ struct FanoutResult: Encodable {
     var throughputMessagesPerSecond: Double
     var throughputMessages: Int
     var messageBytes: Double
-    /// The server's CPU time and context switches per delivered message during the throughput burst:
-    /// what a message costs the server, which the shared-machine throughput figure alone cannot show.
+    /// The server's CPU time and context switches per frame it sent during the throughput burst (the
+    /// children's and the teachers'): what a message costs the server, which the shared-machine throughput
+    /// figure alone cannot show.
     var cost: ServerCost?
+    /// Frames the trigger connections received in the burst: StoryCircle's teacher gets every broadcast
+    /// too; a peer sends its trigger nothing. Counted in `cost` and the figures below.
+    var framesToTeachers: Int
+    /// Per frame in the burst: the server's time on a CPU in nanoseconds, summed over its threads' schedstat.
+    var nanosecondsPerMessage: Double?
+    /// Per frame: system calls counted by `perf stat` on the server from the burst's start for
+    /// `syscallSeconds`, divided by the frames that arrived within that window.
+    var syscallsPerMessage: [String: Double]?
+    var framesInSyscallWindow: Int?
+    /// Which side was the bottleneck in the burst: the server's or the generator's CPU at ≥ 90 % of a core.
+    /// A burst bound by the generator measures the generator's throughput, not the server's.
+    var saturated: String
 }
 
 /// Measures broadcast latency (trigger sent → each child received, same clock) over `rounds` rounds in
@@ -43,7 +56,7 @@ struct FanoutResult: Encodable {
 /// triggers per room back to back.
 /// `phaseFile`, if given, gets the line `burst` as the throughput burst starts (bench/profile.sh attaches
 /// its profilers then, so they see the steady state and not the setup).
-func runFanout(scenario: String, target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom: Int, rounds: Int, warmup: Int, burst: Int, serverPID: Int32?, phaseFile: String? = nil) async throws -> FanoutResult {
+func runFanout(scenario: String, target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom: Int, rounds: Int, warmup: Int, burst: Int, serverPID: Int32?, syscallSeconds: Double = 1, phaseFile: String? = nil) async throws -> FanoutResult {
     let clients = try LoadClients(port: port)
     defer { clients.stop() }
     let layout = try await target.prepare(rooms: rooms, childrenPerRoom: childrenPerRoom, clients: clients)
@@ -90,11 +103,30 @@ func runFanout(scenario: String, target: some FanoutTarget, port: Int, rooms: In
     // Throughput: every room's trigger fires `burst` times back to back.
     let expected = total * burst
     let latch = Latch(expected)
+    let teachers = Set(layout.teachers)
+    // perf's window (it counts for a fixed time from its start) and the frames, children's and teachers',
+    // that arrived inside it; and the teachers' frames of the whole burst.
+    let window = Locked((from: UInt64(0), until: UInt64(0), inWindow: 0, teachers: 0))
     clients.onMessage { id, data in
-        guard slots[id] != nil, contains(data, roundMarker(0)) || contains(data, roundMarker(1)) else { return }
-        latch.countDown()
+        guard contains(data, roundMarker(0)) || contains(data, roundMarker(1)) else { return }
+        let child = slots[id] != nil
+        guard child || teachers.contains(id) else { return }
+        let now = nanoseconds()
+        window.withLock { window in
+            if now >= window.from && now < window.until { window.inWindow += 1 }
+            if !child { window.teachers += 1 }
+        }
+        if child { latch.countDown() }
     }
     if let phaseFile { try "burst\n".write(toFile: phaseFile, atomically: true, encoding: .utf8) }
+    let perfFrom = nanoseconds()
+    let counter = serverPID.flatMap { SyscallCounter(pid: $0, seconds: syscallSeconds) }
+    if counter != nil {
+        window.withLock { $0.from = perfFrom; $0.until = perfFrom + UInt64(syscallSeconds * 1e9) }
+        // perf attaches within milliseconds.
+        try await Task.sleep(for: .milliseconds(200))
+    }
+    let sched = serverPID.map(schedNanoseconds) ?? [:]
     let meter = try CostMeter(pid: serverPID)
     let started = nanoseconds()
     for k in 0..<burst {
@@ -102,11 +134,33 @@ func runFanout(scenario: String, target: some FanoutTarget, port: Int, rooms: In
     }
     guard await latch.wait(timeout: 120) else { throw BenchError("throughput: \(latch.count) of \(expected) messages missing after 120 s") }
     let seconds = Double(nanoseconds() - started) / 1e9
-    let cost = try meter.finish(messages: expected)
+    // The teacher's own frames of the last broadcasts may still be on their way: a moment for them.
+    if !layout.teachers.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+    let (inWindow, teacherFrames) = window.withLock { window in
+        let counts = (window.inWindow, window.teachers)
+        window.until = 0
+        return counts
+    }
+    let sent = expected + teacherFrames
+    let cost = try meter.finish(messages: sent)
+    var perMessage: Double?
+    if let serverPID {
+        let after = schedNanoseconds(serverPID)
+        let spent = after.reduce(UInt64(0)) { sum, entry in sum + (entry.value - min(entry.value, sched[entry.key] ?? 0)) }
+        perMessage = Double(spent) / Double(max(sent, 1))
+    }
+    let calls = await counter?.finish()?.mapValues { Double($0) / Double(max(inWindow, 1)) }
+    var saturated = "neither"
+    if let cost {
+        if cost.serverCPUPercent >= 90 { saturated = "server" }
+        if cost.generatorCPUPercent >= 90 { saturated = saturated == "server" ? "both" : "generator" }
+    }
     return FanoutResult(
         scenario: scenario, target: target.name, rooms: rooms, children: total, rounds: rounds, warmupRounds: warmup,
         latency: Percentiles(nanoseconds: latencies), throughputMessagesPerSecond: Double(expected) / seconds,
-        throughputMessages: expected, messageBytes: Double(bytes) / Double(max(messages, 1)), cost: cost
+        throughputMessages: expected, messageBytes: Double(bytes) / Double(max(messages, 1)), cost: cost,
+        framesToTeachers: teacherFrames, nanosecondsPerMessage: perMessage, syscallsPerMessage: calls,
+        framesInSyscallWindow: counter == nil ? nil : inWindow, saturated: saturated
     )
 }
 
@@ -127,7 +181,8 @@ struct RoundState {
 struct StoryCircleTarget: FanoutTarget {
     let port: Int
     let adminToken: String
-    var name: String { "storycircle" }
+    /// How the results name this server: "storycircle", or a variant's name (a setting changed, another build).
+    var name = "storycircle"
 
     func prepare(rooms: Int, childrenPerRoom: Int, clients: LoadClients) async throws -> FanoutLayout {
         let classroom = try await Classroom.seat(port: port, adminToken: adminToken, rooms: rooms, childrenPerRoom: childrenPerRoom, dashboards: false, clients: clients)

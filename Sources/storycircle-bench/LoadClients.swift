@@ -25,12 +25,16 @@ final class LoadClients: Sendable {
     private let connected = Locked<(open: Set<UInt64>, failed: [UInt64: String])>(([], [:]))
     private let nextPool = Atomic<Int>(0)
     let port: Int
+    /// The local addresses connections are bound to in turn (STORYCIRCLE_BENCH_SOURCE_ADDRESSES, e.g.
+    /// "127.0.0.2 127.0.0.3"); empty: the kernel's choice.
+    let sourceAddresses: [String]
 
     /// A connection's id here: its pool in the top 16 bits, the pool's own id below.
     private static func id(pool: Int, local: UInt64) -> UInt64 { UInt64(pool) << 48 | local }
 
-    init(port: Int, threads: Int = LoadClients.defaultThreads) throws {
+    init(port: Int, threads: Int = LoadClients.defaultThreads, sourceAddresses: [String] = LoadClients.defaultSourceAddresses) throws {
         self.port = port
+        self.sourceAddresses = sourceAddresses
         var pools: [WebSocketClientPool] = []
         var boxes: [HandlerBox] = []
         for index in 0..<max(1, threads) {
@@ -50,6 +54,11 @@ final class LoadClients: Sendable {
         ProcessInfo.processInfo.environment["STORYCIRCLE_BENCH_CLIENT_THREADS"].flatMap(Int.init) ?? 32
     }
 
+    /// STORYCIRCLE_BENCH_SOURCE_ADDRESSES (separated by spaces or commas), or none.
+    static var defaultSourceAddresses: [String] {
+        (ProcessInfo.processInfo.environment["STORYCIRCLE_BENCH_SOURCE_ADDRESSES"] ?? "").split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+    }
+
     func onMessage(_ body: @escaping @Sendable (UInt64, [UInt8]) -> Void) {
         let sink = MessageSink(body)
         handler.withLock { $0 = sink }
@@ -63,8 +72,10 @@ final class LoadClients: Sendable {
 
     /// Opens one connection without waiting for it (the join storm times each one itself).
     func open() -> UInt64 {
-        let pool = nextPool.add(1, ordering: .relaxed).oldValue % pools.count
-        return Self.id(pool: pool, local: pools[pool].connect(.init(port: port)))
+        let n = nextPool.add(1, ordering: .relaxed).oldValue
+        let pool = n % pools.count
+        let source = sourceAddresses.isEmpty ? nil : sourceAddresses[(n / pools.count) % sourceAddresses.count]
+        return Self.id(pool: pool, local: pools[pool].connect(.init(port: port, sourceAddress: source)))
     }
 
     /// Connections that could not open, with why.

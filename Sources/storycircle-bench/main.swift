@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 
 // storycircle-bench: the load generator. One scenario per run; JSON on stdout, a one-line summary on
-// stderr. bench/run.sh runs them all, against StoryCircle and the two baselines.
+// stderr. bench/run.sh runs them all, against StoryCircle and the peers of bench/baseline.
 let usage = """
 USAGE: storycircle-bench <scenario> --port <port> [options]
 
@@ -19,8 +19,11 @@ SCENARIOS:
 
 OPTIONS:
   --port <port>            the server              --server-pid <pid>   the server's process (CPU, memory)
-  --target <target>        storycircle (default), or a peer: baseline-c, baseline-python, baseline-node,
-                           baseline-go (fanout only; they speak bench/baseline/PROTOCOL.md)
+  --target <target>        storycircle (default), or a peer (fanout, lockstep; bench/baseline/PROTOCOL.md):
+                           baseline-c, baseline-c-batch, baseline-python, baseline-python-batch,
+                           baseline-node, baseline-node-cork, baseline-go, baseline-go-batch
+  --name <name>            how the results name a StoryCircle target (default storycircle), e.g. a variant
+  --syscall-seconds <s>    fanout: perf's window from the burst's start (default 1)
   --admin-token <token>    StoryCircle's admin token
   --rooms <n>              (default 250)      --children <n>   children per room (default 40)
   --rounds <n>             fanout: measured latency rounds (default 10)
@@ -87,9 +90,9 @@ func main() async -> Int32 {
             let rounds = int("rounds", 10), warmup = int("warmup", 2), burst = int("burst", 20)
             let result: FanoutResult
             if targetName == "storycircle" {
-                result = try await runFanout(scenario: label, target: StoryCircleTarget(port: port, adminToken: admin), port: port, rooms: rooms, childrenPerRoom: children, rounds: rounds, warmup: warmup, burst: burst, serverPID: pid, phaseFile: value("phase-file"))
+                result = try await runFanout(scenario: label, target: StoryCircleTarget(port: port, adminToken: admin, name: value("name") ?? "storycircle"), port: port, rooms: rooms, childrenPerRoom: children, rounds: rounds, warmup: warmup, burst: burst, serverPID: pid, syscallSeconds: double("syscall-seconds", 1), phaseFile: value("phase-file"))
             } else {
-                result = try await runFanout(scenario: label, target: BaselineTarget(name: targetName, payloadBytes: int("payload-bytes", 68)), port: port, rooms: rooms, childrenPerRoom: children, rounds: rounds, warmup: warmup, burst: burst, serverPID: pid, phaseFile: value("phase-file"))
+                result = try await runFanout(scenario: label, target: BaselineTarget(name: targetName, payloadBytes: int("payload-bytes", 68)), port: port, rooms: rooms, childrenPerRoom: children, rounds: rounds, warmup: warmup, burst: burst, serverPID: pid, syscallSeconds: double("syscall-seconds", 1), phaseFile: value("phase-file"))
             }
             emit(result, "\(label) [\(result.target)] \(rooms)×\(children): \(result.latency.summary) · \(Int(result.throughputMessagesPerSecond)) msg/s · \(Int(result.messageBytes)) B/msg\(costSummary(result.cost))")
         case "lockstep":
@@ -98,7 +101,7 @@ func main() async -> Int32 {
             let warmup = int("warmup", 20), seconds = double("seconds", 10)
             let result: LockStepResult
             if targetName == "storycircle" {
-                result = try await runLockStep(target: StoryCircleTarget(port: port, adminToken: admin), port: port, rooms: rooms, childrenPerRoom: children, warmup: warmup, seconds: seconds, serverPID: pid, phaseFile: value("phase-file"))
+                result = try await runLockStep(target: StoryCircleTarget(port: port, adminToken: admin, name: value("name") ?? "storycircle"), port: port, rooms: rooms, childrenPerRoom: children, warmup: warmup, seconds: seconds, serverPID: pid, phaseFile: value("phase-file"))
             } else {
                 result = try await runLockStep(target: BaselineTarget(name: targetName, payloadBytes: int("payload-bytes", 68)), port: port, rooms: rooms, childrenPerRoom: children, warmup: warmup, seconds: seconds, serverPID: pid, phaseFile: value("phase-file"))
             }

@@ -1,0 +1,72 @@
+"""bench/report.py states what a run measured and no more: a burst bounded by the generator is marked
+as the generator's limit, saturation is worked out for documents from before the generator named it, the
+classroom's regime and the capacity head the README's block, and the capacity's highest load counts only
+loads driven with p99 < 25 ms, nothing unanswered and the generator below 90 % of its core."""
+import importlib.util
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("bench_report", ROOT / "bench" / "report.py")
+report = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(report)
+
+
+def cost(server, generator, per_message=1.0):
+    return {"serverCPUPercent": server, "generatorCPUPercent": generator, "microsecondsPerMessage": per_message,
+            "userMicrosecondsPerMessage": per_message / 2, "systemMicrosecondsPerMessage": per_message / 2,
+            "voluntarySwitchesPerMessage": 0, "involuntarySwitchesPerMessage": 0, "otherCPUPercent": 0}
+
+
+def fanout(target, server, generator, saturated=None):
+    result = {"scenario": "fanout", "target": target, "rooms": 250, "children": 10000, "messageBytes": 68,
+              "throughputMessages": 400000, "throughputMessagesPerSecond": 500000.0,
+              "latency": {"p50": 1.0, "p99": 2.0}, "cost": cost(server, generator)}
+    if saturated:
+        result["saturated"] = saturated
+    return {"run": 1, "label": f"fanout {target}", "result": result}
+
+
+def capacity(children, p99, generator, unanswered=0):
+    sustained = {"scenario": "sustained", "latency": {"p50": 1.0, "p99": p99, "max": p99}, "unanswered": unanswered,
+                 "cost": cost(children / 1000, generator, 15.0)}
+    return {"run": 0, "label": f"capacity {children}", "result": {"scenario": "capacity", "children": children, "sourceAddresses": children // 4000 + 1,
+            "maxConnectionsPerAddress": 5000, "rssBaselineKiB": 10000, "rssPeakKiB": 10000 + children * 8, "sustained": sustained}}
+
+
+def lockstep(target):
+    return {"run": 1, "label": f"lockstep {target}", "result": {"scenario": "lockstep", "target": target, "rooms": 250, "children": 10000,
+            "messageBytes": 70, "seconds": 10.0, "rounds": 40, "latency": {"p50": 5.0, "p99": 9.0}, "nanosecondsPerMessage": 9000.0,
+            "syscallsPerMessage": {"sendto": 1.0, "epoll_ctl": 0.0}, "saturated": "neither", "cost": cost(40, 40)}}
+
+
+def document(lines):
+    return {"date": "2026-12-02T14:00:00Z", "commit": "abc1234", "machine": {"cores": 2, "cpu": "test", "system": "Linux"},
+            "pinning": "server on CPU 0", "runs": 1, "fullSize": True, "seconds": 60, "results": lines}
+
+
+def test_a_generator_bound_burst_is_not_the_servers_throughput():
+    lines = [fanout("storycircle", 60.0, 97.0), fanout("baseline-go-batch", 99.0, 60.0, saturated="server")]
+    table = "\n".join(report.fanout_table(report.Runs(document(lines)), "fanout"))
+    storycircle = next(row for row in table.splitlines() if row.startswith("| StoryCircle |"))
+    go = next(row for row in table.splitlines() if row.startswith("| Go gorilla/websocket, writer draining"))
+    assert "bound by the generator" in storycircle and "generator (60.0 / 97.0 %)" in storycircle
+    assert "bound by the generator" not in go and "server (99.0 / 60.0 %)" in go
+    assert "Draining a backlog" in table
+
+
+def test_the_classroom_regime_and_the_capacity_head_the_readme_block():
+    lines = [lockstep("storycircle"), lockstep("baseline-c-batch"), capacity(10000, 4.0, 50), fanout("storycircle", 60, 50)]
+    block = "\n".join(report.readme_block(document(lines)))
+    assert block.index("The classroom's regime") < block.index("A node's capacity") < block.index("Draining a backlog")
+    assert "C libwebsockets on libev, every waiting frame in one write per writeable callback" in block
+
+
+def test_the_capacity_counts_only_loads_within_the_limits():
+    lines = [capacity(10000, 4.0, 50), capacity(20000, 9.0, 70), capacity(40000, 12.0, 95), capacity(80000, 30.0, 80)]
+    rows = "\n".join(report.capacity_rows(report.Runs(document(lines))))
+    assert "**20,000 children**" in rows
+    forty = next(row for row in rows.splitlines() if row.startswith("| 40,000"))
+    assert "its limit, not the server's" in forty
+    # 10,000 children at 10 % of a core: 10 µs of server CPU per child-second, 100,000 children per core; 8 KiB each.
+    ten = next(row for row in rows.splitlines() if row.startswith("| 10,000"))
+    assert "| 10.0 µs | 100,000 |" in ten and "8.00 KiB" in ten
