@@ -56,8 +56,10 @@ struct APITests {
         #expect(response.status == 422)
         let error = try #require(try json(response)["error"] as? [String: Any])
         #expect(error["code"] as? String == "invalid_story")
-        let issues = try #require(error["issues"] as? [[String: String]])
-        #expect(issues.map { $0["path"] } == ["quiz.options"])
+        let issues = try #require(error["issues"] as? [[String: Any]])
+        #expect(issues.map { $0["path"] as? String } == ["quiz.options"])
+        #expect(issues.map { $0["code"] as? String } == ["too_few_options"])
+        #expect(issues.first?["params"] as? [String: String] == ["count": "1", "min": "2"])
         #expect(await request("POST", "/api/rooms", token: "admin-token", body: "not json").status == 400)
     }
 

@@ -4,10 +4,11 @@ import RoomStoreSupport
 @testable import StoryCircleCore
 @testable import StoryCircleServer
 
-/// A store whose commits for chosen rooms, and whose room creations while `slowCreates` is on, take
-/// `delay`: the time is spent blocking threads of the store's own (`StoreThreads`), as a database on a
-/// stalled disk would, never a cooperative thread. Everything else is immediate (memory). A test awaits
-/// `waitForSlowCalls` to know the slow work has started, instead of sleeping.
+/// A store whose commits for chosen rooms, and whose room creations while `slowCreates` is on, stall until
+/// the test calls `finishSlowCalls()`: the time is spent blocking threads of the store's own
+/// (`StoreThreads`), as a database on a stalled disk would, never a cooperative thread. Everything else is
+/// immediate (memory). A test awaits `waitForSlowCalls` to know the slow work has started, instead of
+/// sleeping; what the stalled calls hold back stays held back however slowly the machine runs the test.
 final class SlowStore: RoomStore {
     private struct State {
         var slowRooms: Set<String> = []
@@ -17,20 +18,22 @@ final class SlowStore: RoomStore {
     }
 
     private let memory = MemoryRoomStore()
-    private let delay: Duration
+    /// Opened by `finishSlowCalls()`: the stalled calls then end.
+    private let gate = LockedCondition(false)
     /// More threads than the machine has cores: were the slow calls on the cooperative pool, they alone
     /// would hold every one of its threads.
     private let threads = StoreThreads(name: "slow-store", count: 6)
     private let state = Locked(State())
 
-    init(delay: Duration = .seconds(2)) {
-        self.delay = delay
-    }
+    init() {}
 
-    /// Commits for `room` take `delay` from now on.
+    /// Lets every stalled call, and every later one, end.
+    func finishSlowCalls() { gate.withLockAndWake { $0 = true } }
+
+    /// Commits for `room` stall from now on.
     func slowDown(_ room: String) { state.withLock { _ = $0.slowRooms.insert(room) } }
 
-    /// Room creations take `delay` from now on.
+    /// Room creations stall from now on.
     func slowDownCreations() { state.withLock { $0.slowCreates = true } }
 
     /// Returns once at least `count` slow calls are under way.
@@ -54,7 +57,7 @@ final class SlowStore: RoomStore {
             return ready
         }
         ready.forEach { $0.resume() }
-        Thread.sleep(forTimeInterval: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)
+        gate.waitUntil({ $0 }) { _ in }
     }
 
     func createRoom(_ header: RoomHeader) async throws {
