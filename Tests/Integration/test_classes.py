@@ -266,6 +266,26 @@ def test_after_two_rooms_the_report_says_what_to_teach_again_and_an_erased_child
     status, raw = api(server, "GET", f"/api/rooms/{first['code']}/results?format=csv", token=first["teacherToken"])
     assert "member" in raw.decode().splitlines()[0].split(",")
 
+    # One room's rows from the class CSV, for the admin and the teacher of a room of the class.
+    for token in (None, second["teacherToken"]):
+        status, raw = api(server, "GET", f"/api/classes/{schoolclass['id']}/results.csv?room={first['code']}", token=token)
+        assert status == 200, raw
+        one = list(csv.DictReader(io.StringIO(raw.decode())))
+        assert len(one) == 3 and {r["room"] for r in one} == {first["code"]} and {r["child"] for r in one} == {"Ada", "Bo", "Cy"}
+        assert {r["child"]: int(r["right"]) for r in one} == {"Ada": 3, "Bo": 1, "Cy": 2}
+    status, headers, raw = server.request("GET", f"/api/classes/{schoolclass['id']}/results.csv?room={second['code']}", server.admin_token)
+    assert status == 200 and f"room-{second['code']}.csv" in headers["content-disposition"]
+    assert [r["room"] for r in csv.DictReader(io.StringIO(raw.decode()))] == [second["code"]] * 3
+    # Another class's room, an unknown room and a code that is no code: 404 room_not_found, nothing sent.
+    unknown = next(code for code in ("000000", "999999") if code not in {first["code"], second["code"], stranger["code"]})
+    for code in (stranger["code"], unknown, "not-a-room"):
+        status, body = api(server, "GET", f"/api/classes/{schoolclass['id']}/results.csv?room={code}")
+        assert status == 404 and body["error"]["code"] == "room_not_found", body
+        assert body["error"]["params"]["code"] == code
+    # The other class's teacher may not read this class's rooms either.
+    status, body = api(server, "GET", f"/api/classes/{schoolclass['id']}/results.csv?room={first['code']}", token=stranger["teacherToken"])
+    assert status == 401 and body["error"]["code"] == "unauthorized"
+
     # Bo's data, erased: gone from the report, both CSVs and the database file.
     status, _ = api(server, "DELETE", f"/api/classes/{other['id']}/members/{ids['Bo']}/data")
     assert status == 404, "not the other class's child"

@@ -44,8 +44,15 @@ extension APIHandler {
         case ["results.csv"]:
             return await only("GET", request) {
                 await readable(classes, id, request) { schoolClass, rooms in
-                    let csv = ClassReport(schoolClass, rooms: rooms, lookalikes: lookalikes).csv()
-                    return HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8", headers: [("cache-control", "no-store"), ("content-disposition", "attachment; filename=\"storycircle-class-\(id).csv\"")], body: Array(csv.utf8))
+                    // `?room=CODE`: one room of the class; a room of another class is as unknown as none.
+                    let room = request.query["room"]
+                    if let room, !rooms.contains(where: { $0.header.code == room }) {
+                        let shown = String(room.prefix(12))
+                        return .error(RoomError(.roomNotFound, "Class \(id) has no room \(shown).", params: ["code": shown]))
+                    }
+                    let csv = ClassReport(schoolClass, rooms: rooms, lookalikes: lookalikes).csv(room: room)
+                    let name = room.map { "storycircle-class-\(id)-room-\($0).csv" } ?? "storycircle-class-\(id).csv"
+                    return HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8", headers: [("cache-control", "no-store"), ("content-disposition", "attachment; filename=\"\(name)\"")], body: Array(csv.utf8))
                 }
             }
         case let rest where rest.count == 3 && rest[0] == "members" && rest[2] == "data":

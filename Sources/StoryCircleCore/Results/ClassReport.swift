@@ -163,10 +163,10 @@ public struct ClassReport: Sendable, Equatable, Encodable {
 
     public static let csvHeader = ["room", "room_started", "story_title", "member", "child", "points", "right", "answered"]
 
-    /// The class CSV: one row per room and child, newest room first.
-    public func csv() -> String {
+    /// The class CSV: one row per room and child, newest room first; with `room`, that room's rows only.
+    public func csv(room: String? = nil) -> String {
         var lines = [Self.csvHeader.joined(separator: ",")]
-        for row in rows {
+        for row in rows where room == nil || row.room == room {
             let cells = [row.room, row.startedAt, row.title, row.member, row.child, String(row.points), String(row.right), String(row.answered)]
             lines.append(cells.map(RoomResults.csvCell).joined(separator: ","))
         }
