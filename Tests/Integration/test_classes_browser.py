@@ -5,6 +5,8 @@ phone picks it again as the same child with the same points. The class page afte
 question's share right, the most chosen wrong answer and the child who needs help, and erasing a child
 there removes them from the report and the CSV. axe-core on the picker, the teacher's class roster and the
 class page at phone, laptop and projector sizes."""
+import csv
+import io
 import json
 import time
 
@@ -182,7 +184,7 @@ def report(server, class_id):
     return json.loads(body)
 
 
-def test_the_class_page_after_two_rooms_says_what_to_teach_again_and_erases_a_child(server, browsers):
+def test_the_class_page_after_two_rooms_says_what_to_teach_again_and_erases_a_child(server, browsers, tmp_path):
     class_id, members = make_class(server)
     # "A gear" (0) is right. Room 1: Bo and Cy say "A hat" (1). Room 2: Bo says "A key" (2), Cy is right.
     first = play(server, class_id, members, {"Ada": 0, "Bo": 1, "Cy": 1})
@@ -221,6 +223,15 @@ def test_the_class_page_after_two_rooms_says_what_to_teach_again_and_erases_a_ch
         wait(other, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#report-rooms .report-room")) == 2)
         axe(other, f"class-page-{name}")
 
+    # Beside each room, that room's CSV: the older room's button downloads its three rows only.
+    laptop.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)})
+    button = laptop.find_element(By.CSS_SELECTOR, f'[data-room="{first["code"]}"] [data-action=room-csv]')
+    assert plain(button.text) == f"Download the results of room {first['code']} (CSV)"
+    button.click()
+    downloaded = wait(laptop, lambda d: next(iter(tmp_path.glob(f"*room-{first['code']}.csv")), None), message="the room's CSV is downloaded")
+    rows = wait(laptop, lambda d: (r := list(csv.DictReader(io.StringIO(downloaded.read_text())))) and len(r) == 3 and r, message="the CSV's three rows")
+    assert {r["room"] for r in rows} == {first["code"]} and {r["child"] for r in rows} == {"Ada", "Bo", "Cy"}
+
     # Bo's data, erased from the page after a confirmation: gone from the report, the page and the CSV.
     laptop.find_element(By.CSS_SELECTOR, f'[data-action=erase][data-member="{members["Bo"]}"]').click()
     dialog = wait(laptop, lambda d: visible(d, "#classes-confirm"), message="the erasure is confirmed first")
@@ -236,8 +247,8 @@ def test_the_class_page_after_two_rooms_says_what_to_teach_again_and_erases_a_ch
     assert "deleted everywhere" in plain(text(laptop, "#classes-message"))
     after = report(server, class_id)
     assert members["Bo"] not in {c["member"] for c in after["children"]} | {c["member"] for c in after["needsHelp"]}
-    status, _, csv = server.request("GET", f"/api/classes/{class_id}/results.csv", server.admin_token)
-    assert status == 200 and b"Bo" not in csv and b"Ada" in csv
+    status, _, exported = server.request("GET", f"/api/classes/{class_id}/results.csv", server.admin_token)
+    assert status == 200 and b"Bo" not in exported and b"Ada" in exported
     newest = laptop.find_element(By.CSS_SELECTOR, f'[data-room="{second["code"]}"] [data-question="0"]')
     assert "100% right (2 of 2)" in plain(newest.text), newest.text
     no_page_errors(laptop)

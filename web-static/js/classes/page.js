@@ -162,6 +162,8 @@ function renderRooms(rooms) {
     box.append(el("section", { class: "report-room", "data-room": room.code, "aria-labelledby": heading },
       el("h3", { id: heading, dir: "auto", text: t("classes.room_title", { title: isolate(room.title), code: room.code }) }),
       el("p", { class: "muted", text: t("classes.room_facts", { started: dateFormat().format(new Date(room.startedAt)), count: room.players }) }),
+      el("div", { class: "row" }, el("button", { type: "button", class: "secondary", "data-action": "room-csv",
+        text: t("classes.room_csv", { code: room.code }), onclick: () => downloadCSV(room.code) })),
       // Scrolls sideways on a phone: reachable by keyboard, named by its room.
       el("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-labelledby": heading }, el("table", { class: "players-table" },
         el("thead", {}, el("tr", {},
@@ -231,13 +233,18 @@ async function startRoom() {
   }
 }
 
-/** The class CSV comes with the token, so it is fetched and handed to the browser as a file. */
-async function downloadCSV() {
+/**
+ * The class CSV, or with `room` that room's rows only. It comes with the token, so it is fetched and
+ * handed to the browser as a file.
+ */
+async function downloadCSV(room = null) {
   try {
-    const response = await fetch(`/api/classes/${encodeURIComponent(state.current.id)}/results.csv`, { headers: { Authorization: `Bearer ${token}` } });
+    const query = room ? `?room=${encodeURIComponent(room)}` : "";
+    const response = await fetch(`/api/classes/${encodeURIComponent(state.current.id)}/results.csv${query}`, { headers: { Authorization: `Bearer ${token}` } });
     if (!response.ok) throw new Refused(response.status, (await response.json().catch(() => null))?.error);
     const url = URL.createObjectURL(await response.blob());
-    const anchor = el("a", { href: url, download: `storycircle-class-${state.current.id}.csv`, hidden: true });
+    const file = room ? `storycircle-class-${state.current.id}-room-${room}.csv` : `storycircle-class-${state.current.id}.csv`;
+    const anchor = el("a", { href: url, download: file, hidden: true });
     document.body.append(anchor);
     anchor.click();
     anchor.remove();
@@ -453,7 +460,7 @@ $("#class-form").addEventListener("submit", (event) => { event.preventDefault();
 $("#class-cancel").addEventListener("click", () => { state.editing = null; route(); });
 $("#class-edit-button").addEventListener("click", () => goTo({ id: state.current.id, edit: "1" }));
 $("#class-start").addEventListener("click", startRoom);
-$("#class-csv").addEventListener("click", downloadCSV);
+$("#class-csv").addEventListener("click", () => downloadCSV());
 $("#class-delete").addEventListener("click", deleteClass);
 $("#class-conflict-load").addEventListener("click", () => { const current = state.conflict; state.conflict = null; startEditing(current); });
 $("#class-conflict-keep").addEventListener("click", () => { const current = state.conflict; state.conflict = null; save(current.version); });
