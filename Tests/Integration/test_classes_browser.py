@@ -303,28 +303,54 @@ def test_a_class_is_made_and_edited_from_the_page_and_two_editors_see_the_confli
     assert all("/api/classes" in e["message"] and ("400" in e["message"] or "409" in e["message"]) for e in refused), refused
 
 
-def test_a_name_typed_for_a_class_room_brings_the_names_and_a_room_without_a_class_keeps_typing(server, browsers):
+def test_a_code_typed_by_hand_brings_a_class_rooms_names_and_a_room_without_a_class_keeps_typing(server, browsers):
     class_id, _ = make_class(server)
     room = class_room(server, class_id)
     phone = browsers(**PHONE)
-    # The code typed by hand (no link): the typed name is refused kindly, and the class's names come up.
+    # The code typed by hand (no link): the class's names come up as the sixth digit is typed, with no
+    # nickname field (nor any other) left to type in.
     phone.get(f"{server.http}/")
-    wait(phone, lambda d: visible(d, "#room-code"))
+    wait(phone, lambda d: visible(d, "#room-code") and visible(d, "#nickname"))
     phone.find_element(By.ID, "room-code").send_keys(room["code"])
-    phone.find_element(By.ID, "nickname").send_keys("Ada")
-    phone.find_element(By.ID, "join-button").click()
     picker_shows(phone, ["Ada", "Bo", "Cy"])
-    assert "This room is for Class 1B: tap your own name." in plain(text(phone, "#picker-error"))
+    assert not visible(phone, "#nickname")
     assert typing_fields(phone) == []
+    assert phone.switch_to.active_element.get_attribute("data-member") is not None, "the first free name has the focus"
+    axe(phone, "class-picker-typed-code-phone")
     pick_buttons(phone)["Ada"].click()
     wait(phone, lambda d: visible(d, "#lobby"), message="Ada in the lobby")
 
-    # A room without a class, from its link: the nickname field as ever, focused once the room has answered.
+    # A code the browser filled in without an input event (a restored form), then a typed name: the
+    # server refuses it kindly and the class's names come up.
+    late = browsers(**PHONE)
+    late.get(f"{server.http}/")
+    wait(late, lambda d: visible(d, "#room-code"))
+    late.execute_script("document.getElementById('room-code').value = arguments[0]", room["code"])
+    late.find_element(By.ID, "nickname").send_keys("Bo")
+    late.find_element(By.ID, "join-button").click()
+    picker_shows(late, ["Ada", "Bo", "Cy"])
+    assert "This room is for Class 1B: tap your own name." in plain(text(late, "#picker-error"))
+    assert typing_fields(late) == []
+
+    # A room without a class, its code typed by hand: the nickname field, focused once the room answered.
     plain_room = server.create_room()
+    typed = browsers(**PHONE)
+    typed.get(f"{server.http}/")
+    wait(typed, lambda d: visible(d, "#room-code"))
+    typed.find_element(By.ID, "room-code").send_keys(plain_room["code"])
+    wait(typed, lambda d: visible(d, "#nickname") and d.switch_to.active_element.get_attribute("id") == "nickname",
+         message="the nickname field, focused")
+    assert not visible(typed, "#picker")
+    assert typed.find_element(By.ID, "room-code").get_attribute("value") == plain_room["code"]
+    typed.switch_to.active_element.send_keys("Dee")
+    typed.find_element(By.ID, "join-button").click()
+    wait(typed, lambda d: visible(d, "#lobby"), message="Dee in the lobby")
+
+    # The same room from its link: the nickname field as ever.
     other = browsers(**PHONE)
     other.get(f"{server.http}/?room={plain_room['code']}")
     wait(other, lambda d: visible(d, "#nickname") and d.switch_to.active_element.get_attribute("id") == "nickname",
          message="the nickname field, focused")
     assert not visible(other, "#picker")
-    no_page_errors(phone)
-    no_page_errors(other)
+    for driver in (phone, late, typed, other):
+        no_page_errors(driver)

@@ -25,6 +25,7 @@ export function startJoin(connectToRoom) {
   $("#nickname").addEventListener("input", showLength);
   showLength();
   $("#join-form").addEventListener("submit", submitJoin);
+  $("#room-code").addEventListener("input", codeTyped);
 
   // Back after a refresh: the saved token rejoins as the same child (into this page's session).
   const saved = loadSession();
@@ -41,6 +42,17 @@ export function startJoin(connectToRoom) {
     show("join");
     $("#room-code").focus();
   }
+}
+
+/**
+ * A whole code typed or pasted by hand: the room is asked for its names at once, as for a link, so a class
+ * room's children tap their name without typing one (the nickname field comes back for any other room).
+ */
+function codeTyped() {
+  const code = digits($("#room-code").value);
+  if (code.length !== 6 || session.picking) return;
+  $("#join-error").hidden = true;
+  startPicking(code);
 }
 
 function submitJoin(event) {
