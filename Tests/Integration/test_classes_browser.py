@@ -332,12 +332,19 @@ def test_a_code_typed_by_hand_brings_a_class_rooms_names_and_a_room_without_a_cl
     assert "This room is for Class 1B: tap your own name." in plain(text(late, "#picker-error"))
     assert typing_fields(late) == []
 
-    # A room without a class, its code typed by hand: the nickname field, focused once the room answered.
+    # A child who typed the wrong room's code (a class room) asks for another code, and types the right
+    # one: a room without a class, so the nickname field, focused once the room answered.
     plain_room = server.create_room()
     typed = browsers(**PHONE)
     typed.get(f"{server.http}/")
     wait(typed, lambda d: visible(d, "#room-code"))
-    typed.find_element(By.ID, "room-code").send_keys(plain_room["code"])
+    typed.find_element(By.ID, "room-code").send_keys(room["code"])
+    picker_shows(typed, ["Ada", "Bo", "Cy"])
+    typed.find_element(By.ID, "picker-other-code").click()
+    wait(typed, lambda d: visible(d, "#room-code") and d.switch_to.active_element.get_attribute("id") == "room-code",
+         message="the code field again, focused")
+    assert not visible(typed, "#picker")
+    typed.switch_to.active_element.send_keys(plain_room["code"])
     wait(typed, lambda d: visible(d, "#nickname") and d.switch_to.active_element.get_attribute("id") == "nickname",
          message="the nickname field, focused")
     assert not visible(typed, "#picker")

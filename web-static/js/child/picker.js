@@ -20,6 +20,18 @@ let statusWords = null;
 
 export function setPickerConnect(connectToRoom) {
   connect = connectToRoom;
+  $("#picker-other-code").addEventListener("click", otherCode);
+}
+
+/** The picker hides the code field: a child who typed a wrong code gets it back to type another. */
+function otherCode() {
+  if (services.connection) services.connection.stop();
+  forgetPicker();
+  setError(null);
+  stopPicking();
+  const field = $("#room-code");
+  field.focus();
+  field.select();
 }
 
 /** Asks `code` for its names on a new connection; `note` (words) says why, when the child was sent back here. */
