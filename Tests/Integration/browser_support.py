@@ -76,6 +76,20 @@ def visible(driver, selector):
     return elements[0] if elements and elements[0].is_displayed() else None
 
 
+def join_screen(driver, expected="form", timeout=30):
+    """Waits until the child page opened from a room's link has settled its join screen, and checks it is
+    `expected` ("form": the nickname field; "picker": a class's names). The page first asks the room for its
+    names and hides the form meanwhile: a test that typed at once could type into a form about to go."""
+    def settled(d):
+        state = d.find_element(By.ID, "join").get_attribute("data-join")
+        return state if state in ("form", "picker") else None
+    state = wait(driver, settled, timeout, message="the join screen settled")
+    assert state == expected, f"the join screen is the {state}, not the {expected}"
+    shown, hidden = ("#nickname", "#picker") if state == "form" else ("#picker", "#join-form")
+    assert visible(driver, shown) and not visible(driver, hidden), f"the {state} is what the page shows"
+    return driver.find_element(By.ID, "nickname") if state == "form" else driver.find_element(By.ID, "picker")
+
+
 def plain(words):
     """Text without the invisible marks that isolate a name inside a sentence (U+2068 … U+2069)."""
     return words.replace("\u2068", "").replace("\u2069", "")

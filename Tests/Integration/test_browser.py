@@ -12,7 +12,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from websockets.sync.client import connect as ws_connect
 
-from browser_support import (PHONE, browsers, PROJECTOR, SMALL_PROJECTOR, TABLET, TEACHER, assert_fits, axe, browser, colour, plain,
+from browser_support import (join_screen, PHONE, browsers, PROJECTOR, SMALL_PROJECTOR, TABLET, TEACHER, assert_fits, axe, browser, colour, plain,
                              contrast_ratio, difference, emulate_vision, events, in_view, no_page_errors, nothing_ran, rect,
                              screenshot, silhouette, sounds, text, text_contrast, visible, wait)
 from conftest import SHORT_STORY, STORIES, Server
@@ -70,8 +70,7 @@ class Crowd:
 
 def join(driver, server, code, nickname):
     driver.get(f"{server.http}/?room={code}")
-    wait(driver, lambda d: visible(d, "#nickname"))
-    driver.find_element(By.ID, "nickname").send_keys(nickname)
+    join_screen(driver).send_keys(nickname)
     driver.find_element(By.ID, "join-button").click()
     wait(driver, lambda d: visible(d, "#lobby") and d.find_element(By.ID, "lobby-story").text, message=f"{nickname} reached the lobby")
 
@@ -466,7 +465,7 @@ def test_the_teacher_removes_and_blocks_and_the_block_survives_a_restart(tmp_pat
              message="the same browser is refused, whatever the name")
         other = browsers(**PHONE)
         other.get(f"{server.http}/?room={code}")
-        other.find_element(By.ID, "nickname").send_keys("MAX")
+        join_screen(other).send_keys("MAX")
         other.find_element(By.ID, "join-button").click()
         wait(other, lambda d: visible(d, "#join-error") and "The name MAX can’t be used in this room" in text(d, "#join-error"), timeout=10,
              message="the name is refused too")
@@ -541,6 +540,7 @@ def test_the_child_page_reads_at_320_pixels_and_every_control_is_reachable_by_ke
     room = server.create_room()
     child = browsers(width=320, height=640, mobile=True)
     child.get(f"{server.http}/?room={room['code']}")
+    join_screen(child)
     assert child.execute_script("return window.innerWidth") == 320, child.execute_script("return [innerWidth, document.documentElement.scrollWidth]")
     width = child.execute_script("return document.documentElement.scrollWidth")
     assert width <= 320, f"no sideways scrolling at 320 px ({width})"

@@ -13,7 +13,7 @@ import time
 from selenium.webdriver.common.by import By
 from websockets.sync.client import connect as ws_connect
 
-from browser_support import PHONE, PROJECTOR, TEACHER, axe, no_page_errors, plain, screenshot, text, visible, wait
+from browser_support import PHONE, PROJECTOR, TEACHER, axe, join_screen, no_page_errors, plain, screenshot, text, visible, wait
 from conftest import SHORT_STORY
 from test_browser import browsers, choose  # noqa: F401 (browsers is a fixture)
 
@@ -93,6 +93,7 @@ def test_a_class_room_is_joined_by_tapping_a_name_and_a_released_name_comes_back
     # The child's phone, opened from the room's link: the class's names, nothing to type.
     phone = browsers(**PHONE)
     phone.get(f"{server.http}/?room={code}")
+    join_screen(phone, "picker")
     picker_shows(phone, ["Ada", "Bo", "Cy"])
     assert typing_fields(phone) == [], "no text field on a class room's join screen"
     assert phone.switch_to.active_element.tag_name != "input"
@@ -106,6 +107,7 @@ def test_a_class_room_is_joined_by_tapping_a_name_and_a_released_name_comes_back
     for size, name in ((TEACHER, "laptop"), (PROJECTOR, "projector")):
         wide = browsers(**size)
         wide.get(f"{server.http}/?room={code}")
+        join_screen(wide, "picker")
         picker_shows(wide, ["Ada", "Bo", "Cy"])
         axe(wide, f"class-picker-{name}")
 
@@ -116,6 +118,7 @@ def test_a_class_room_is_joined_by_tapping_a_name_and_a_released_name_comes_back
     # A second phone sees Ada taken: greyed, marked in words, disabled for assistive technology; a tap says why.
     second = browsers(**PHONE)
     second.get(f"{server.http}/?room={code}")
+    join_screen(second, "picker")
     picker_shows(second, ["Ada", "Bo", "Cy"])
     wait(second, lambda d: not free(d, "Ada"), message="Ada taken")
     ada = pick_buttons(second)["Ada"]
@@ -356,7 +359,8 @@ def test_a_code_typed_by_hand_brings_a_class_rooms_names_and_a_room_without_a_cl
     # The same room from its link: the nickname field as ever.
     other = browsers(**PHONE)
     other.get(f"{server.http}/?room={plain_room['code']}")
-    wait(other, lambda d: visible(d, "#nickname") and d.switch_to.active_element.get_attribute("id") == "nickname",
+    join_screen(other)
+    wait(other, lambda d: d.switch_to.active_element.get_attribute("id") == "nickname",
          message="the nickname field, focused")
     assert not visible(other, "#picker")
     for driver in (phone, late, typed, other):

@@ -270,13 +270,12 @@ window.WebSocket = class extends NativeWebSocket {
 def open_child_page(cluster, code, nickname):
     """The child page in headless Chromium, through the proxy, joined to room `code`."""
     from selenium.webdriver.common.by import By
-    from browser_support import browser, visible, wait
+    from browser_support import browser, join_screen, wait
     driver = browser()
     try:
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": _RECORD_WELCOMES})
         driver.get(f"http://127.0.0.1:{cluster.port}/?room={code}")
-        wait(driver, lambda d: visible(d, "#nickname"))
-        driver.find_element(By.ID, "nickname").send_keys(nickname)
+        join_screen(driver).send_keys(nickname)
         driver.find_element(By.ID, "join-button").click()
         wait(driver, lambda d: len(d.execute_script("return window.__welcomes")) >= 1, message=f"{nickname} was welcomed")
         return driver

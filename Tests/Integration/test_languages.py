@@ -12,7 +12,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 from websockets.sync.client import connect as ws_connect
 
-from browser_support import PHONE, PROJECTOR, SMALL_PROJECTOR, TEACHER, assert_fits, axe, no_page_errors, screenshot, visible, wait
+from browser_support import PHONE, PROJECTOR, SMALL_PROJECTOR, TEACHER, assert_fits, axe, join_screen, no_page_errors, screenshot, visible, wait
 from conftest import ROOT, STORIES
 from test_browser import browsers, press  # noqa: F401 (browsers is a fixture)
 
@@ -232,8 +232,7 @@ def wait_phase(driver, phase, timeout=40):
 
 def child_joins(driver, server, code, nickname):
     driver.get(f"{server.http}/?room={code}")
-    wait(driver, lambda d: visible(d, "#nickname"))
-    driver.find_element(By.ID, "nickname").send_keys(nickname)
+    join_screen(driver).send_keys(nickname)
     driver.find_element(By.ID, "join-button").click()
     wait(driver, lambda d: visible(d, "#lobby") and d.find_element(By.ID, "lobby-story").text, message=f"{nickname} in the lobby")
 
@@ -278,7 +277,7 @@ def test_a_whole_spanish_room_shows_no_english(server, browsers):
     projector.get(f"{server.http}/dashboard#room={code}&token={room['dashboardToken']}")
     teacher.get(f"{server.http}/teacher#room={code}&token={room['teacherToken']}")
     phone.get(f"{server.http}/?room={code}")
-    wait(phone, lambda d: visible(d, "#nickname"))
+    join_screen(phone)
     screens.check(phone, "child: join")
     phone.find_element(By.ID, "join-button").click()
     wait(phone, lambda d: visible(d, "#join-error"))
@@ -520,7 +519,8 @@ def test_the_other_catalogs_on_the_join_screen_and_the_teachers_page(server, bro
     code = room["code"]
     phone = browsers(**PHONE, language=lang)
     phone.get(f"{server.http}/?room={code}")
-    wait(phone, lambda d: visible(d, "#nickname") and d.execute_script("return document.documentElement.lang") == lang)
+    join_screen(phone)
+    wait(phone, lambda d: d.execute_script("return document.documentElement.lang") == lang)
     axe(phone, f"{lang}-child-join")
     child_joins(phone, server, code, "Kim")
     assert phone.execute_script("return [document.documentElement.lang, document.documentElement.dir]") == [lang, "ltr"]
@@ -529,8 +529,7 @@ def test_the_other_catalogs_on_the_join_screen_and_the_teachers_page(server, bro
     # A refusal with a parameter, worded by the page: the name someone in the room already has.
     second = browsers(**PHONE, language=lang)
     second.get(f"{server.http}/?room={code}")
-    wait(second, lambda d: visible(d, "#nickname"))
-    second.find_element(By.ID, "nickname").send_keys("kim")
+    join_screen(second).send_keys("kim")
     second.find_element(By.ID, "join-button").click()
     error = wait(second, lambda d: visible(d, "#join-error"), message="nickname_taken")
     expected = CATALOGS[lang]["error.nickname_taken"].replace("{nickname}", "kim")
@@ -595,7 +594,8 @@ def test_the_join_link_and_qr_code_carry_the_rooms_language(server, browsers):
     assert link.query == f"room={code}&lang=es", room["joinURL"]
     phone = browsers(**PHONE, language="en")
     phone.get(f"{server.http}{link.path}?{link.query}")
-    wait(phone, lambda d: visible(d, "#nickname") and d.execute_script("return document.documentElement.lang") == "es",
+    join_screen(phone)
+    wait(phone, lambda d: d.execute_script("return document.documentElement.lang") == "es",
          message="the first screen speaks the room's language")
     Screens("es", SPANISH, []).check(phone, "child: join screen from the link")
     teacher = browsers(**TEACHER, language="en")

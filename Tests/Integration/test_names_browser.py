@@ -5,7 +5,7 @@ import json
 
 from selenium.webdriver.common.by import By
 
-from browser_support import PHONE, axe, browsers, screenshot, text, visible, wait  # noqa: F401 (browsers is a fixture)
+from browser_support import PHONE, axe, browsers, join_screen, screenshot, text, visible, wait  # noqa: F401 (browsers is a fixture)
 from test_browser import choose
 
 LONG = "Maximiliana Theodora Anneliese von Rosenberg"  # 44 letters
@@ -16,8 +16,8 @@ def test_a_long_name_is_counted_not_cut_and_a_removed_child_comes_back_as_themse
     code = room["code"]
     phone = browsers(**PHONE)
     phone.get(f"{server.http}/?room={code}")
-    wait(phone, lambda d: visible(d, "#nickname") and text(d, "#nickname-count") == "Letters: 0 of 40", message="the count under the field")
-    field = phone.find_element(By.ID, "nickname")
+    field = join_screen(phone)
+    wait(phone, lambda d: text(d, "#nickname-count") == "Letters: 0 of 40", message="the count under the field")
     field.send_keys(LONG)
     assert field.get_attribute("value") == LONG, "nothing is cut"
     wait(phone, lambda d: text(d, "#nickname-count") == "Nearly! A nickname can have up to 40 letters, and this one has 44. Try a shorter one.")

@@ -17,7 +17,7 @@ from websockets.asyncio.server import serve
 from websockets.datastructures import Headers
 from websockets.http11 import Response
 
-from browser_support import PHONE, TEACHER, axe, browser, screenshot, text, visible, wait
+from browser_support import PHONE, TEACHER, axe, browser, join_screen, screenshot, text, visible, wait
 from conftest import ROOT
 
 WEB = ROOT / "web-static"
@@ -147,6 +147,43 @@ def open_child(driver, fake):
 def option(driver, label):
     return next((b for b in driver.find_elements(By.CSS_SELECTOR, "#options .option")
                  if b.find_element(By.CLASS_NAME, "label").get_attribute("textContent") == label), None)
+
+
+NAMES_ANSWERS = {
+    "form": {"type": "names", "room": CODE, "class": None, "children": []},
+    "picker": {"type": "names", "room": CODE, "class": {"id": "cls_1", "name": "Class 1B"},
+               "children": [{"id": "mem_1", "name": "Ada", "avatar": "owl", "taken": False}]},
+    # A server without class rooms refuses the `names` hello: the typed join, as before.
+    "refused": {"type": "error", "code": "unknown_type", "message": "Unknown message type."},
+}
+
+
+@pytest.mark.parametrize("answer", NAMES_ANSWERS)
+def test_a_linked_join_screen_says_it_has_settled_only_once_the_room_has_answered_names(fakes, browsers, answer):
+    """Opened from a room's link, the page asks for the names first and hides the nickname form meanwhile:
+    `data-join` on #join stays `looking` until the answer (or its refusal) is handled, so a test, or anything
+    else that waits on the page, never acts on a form about to go."""
+    async def script(fake, ws, hello):
+        assert hello == {"type": "names", "room": CODE}
+        async for raw in ws:
+            if json.loads(raw)["type"] == "test.answer":  # the test's signal that it has seen the page waiting
+                await send(ws, NAMES_ANSWERS[answer])
+                break
+        await ws.wait_closed()
+
+    fake = fakes(script)
+    child = browsers(**PHONE)
+    child.get(f"{fake.http}/?room={CODE}")
+    wait(child, lambda d: len(fake.hellos) == 1, message="the names hello")
+    assert child.find_element(By.ID, "join").get_attribute("data-join") == "looking"
+    assert not visible(child, "#join-form"), "no form to type into while the room has not answered"
+    child.execute_script("window.storycircle.connection.send({type: 'test.answer'})")
+    expected = "picker" if answer == "picker" else "form"
+    join_screen(child, expected)
+    if expected == "form":
+        wait(child, lambda d: d.switch_to.active_element.get_attribute("id") == "nickname", message="the nickname field, focused")
+    else:
+        assert "Ada" in text(child, "#picker-grid")
 
 
 def test_an_answer_that_could_not_be_saved_is_offered_again_then_saved(fakes, browsers):

@@ -6,7 +6,7 @@ import json
 
 from selenium.webdriver.common.by import By
 
-from browser_support import PHONE, events, PROJECTOR, SMALL_PROJECTOR, assert_fits, axe, browsers, in_view, rect, screenshot, text, visible, wait
+from browser_support import PHONE, events, PROJECTOR, SMALL_PROJECTOR, assert_fits, axe, browsers, in_view, join_screen, rect, screenshot, text, visible, wait
 from conftest import ROOT
 
 PICTURES = ROOT / "config" / "stories" / "pictures"
@@ -66,8 +66,7 @@ def test_a_picture_story_on_a_phone_and_the_projector(server, browsers):
         wait(driver, lambda d: d.find_element(By.ID, "join-code").text == code)
     phone = browsers(**PHONE)
     phone.get(f"{server.http}/?room={code}")
-    wait(phone, lambda d: visible(d, "#nickname"))
-    phone.find_element(By.ID, "nickname").send_keys("Ana")
+    join_screen(phone).send_keys("Ana")
     phone.find_element(By.ID, "join-button").click()
     wait(phone, lambda d: visible(d, "#lobby"))
 

@@ -3,7 +3,7 @@ server whose data folder is a small tmpfs that fills up for real: the child is a
 loses nothing by it, the teacher sees why, and both carry on when space comes back."""
 from selenium.webdriver.common.by import By
 
-from browser_support import PHONE, TEACHER, axe, browsers, screenshot, text, visible, wait  # noqa: F401 (browsers is a fixture)
+from browser_support import PHONE, TEACHER, axe, browsers, join_screen, screenshot, text, visible, wait  # noqa: F401 (browsers is a fixture)
 from conftest import Server
 from test_faults import FAST, fill, results_of, small_fs  # noqa: F401 (small_fs is a fixture)
 
@@ -25,8 +25,7 @@ def test_a_full_disk_asks_the_child_to_tap_again_and_tells_the_teacher_why(small
         wait(teacher, lambda d: "Waiting to start" in text(d, "#room-state"))
         phone = browsers(**PHONE)
         phone.get(f"{server.http}/?room={code}")
-        wait(phone, lambda d: visible(d, "#nickname"))
-        phone.find_element(By.ID, "nickname").send_keys("Ana")
+        join_screen(phone).send_keys("Ana")
         phone.find_element(By.ID, "join-button").click()
         wait(phone, lambda d: visible(d, "#lobby"), message="Ana reached the lobby")
         assert server.command(room, "start")[0] == 200

@@ -368,7 +368,7 @@ def test_a_missing_or_corrupt_voice_is_a_clear_error_at_validation_and_at_start(
 
 def test_chromium_a_child_follows_a_streamed_piper_story_with_the_highlight_moving(make_server):
     from selenium.webdriver.common.by import By
-    from browser_support import PHONE, PROJECTOR, TEACHER, browser, visible, wait
+    from browser_support import PHONE, PROJECTOR, TEACHER, browser, join_screen, visible, wait
 
     server = make_server()
     # A first room starts the worker.
@@ -382,8 +382,7 @@ def test_chromium_a_child_follows_a_streamed_piper_story_with_the_highlight_movi
         story["narration"] = {"voice": JOE, "rate": 150}
         room = server.create_room(story, settings={"voice": "en"})
         phone.get(f"{server.http}/?room={room['code']}")
-        wait(phone, lambda d: visible(d, "#nickname"))
-        phone.find_element(By.ID, "nickname").send_keys("Ana")
+        join_screen(phone).send_keys("Ana")
         phone.find_element(By.ID, "join-button").click()
         wait(phone, lambda d: visible(d, "#lobby"), message="Ana reached the lobby")
         teacher.get(f"{server.http}/teacher#room={room['code']}&token={room['teacherToken']}")

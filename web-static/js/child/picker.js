@@ -42,6 +42,8 @@ export function startPicking(code, note = null) {
   session.token = null;
   session.member = null;
   show("join");
+  // Which join screen is settled (`looking` until the room answers), for whoever waits on the page.
+  $("#join").dataset.join = "looking";
   $("#join-form").hidden = true;
   $("#picker").hidden = false;
   titled("picker.looking_title");
@@ -59,6 +61,7 @@ export function stopPicking() {
   $("#join-form").hidden = false;
   $("#nickname-part").hidden = false;
   titled("join.title");
+  $("#join").dataset.join = "form";
 }
 
 function titled(key) {
@@ -98,6 +101,7 @@ export function names(message) {
   const first = picked.className === null;
   picked = { className: message.class.name, children: message.children ?? [] };
   render();
+  $("#join").dataset.join = "picker";
   if (first) {
     announce(t("picker.announce", { class: isolate(picked.className), count: picked.children.length }));
     // Nothing that raises a keyboard takes the focus: the first free name does.
