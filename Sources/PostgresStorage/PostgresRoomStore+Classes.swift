@@ -68,7 +68,10 @@ extension PostgresRoomStore: ClassBook {
             }
             let rooms = try Self.liveRooms(of: id, on: connection)
             guard rooms.isEmpty else { throw ClassBookError.inUse(id: id, rooms: rooms) }
+            // The class's rooms (all finished) go with it, with their players, answers and events: without
+            // the class nobody could erase a child's data from them any more.
             try connection.query("UPDATE players SET member_id = NULL WHERE member_id IN (SELECT id FROM class_members WHERE class_id = $1::text)", [.text(id)])
+            try connection.query("DELETE FROM rooms WHERE class_id = $1::text", [.text(id)])
             try connection.query("DELETE FROM classes WHERE id = $1::text", [.text(id)])
         }
     }

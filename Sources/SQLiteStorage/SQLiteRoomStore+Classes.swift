@@ -60,10 +60,13 @@ extension SQLiteRoomStore: ClassBook {
         try await classChange { database in
             let rooms = try Self.liveRooms(of: id, in: database)
             guard rooms.isEmpty else { throw ClassBookError.inUse(id: id, rooms: rooms) }
-            try database.prepare("DELETE FROM classes WHERE id = ?").run(.text(id))
-            guard database.changes == 1 else { throw ClassBookError.notFound(id: id) }
-            // The rooms keep their results, under the children's names; the links go.
+            guard try database.integer("SELECT 1 FROM classes WHERE id = ?", .text(id)) != nil else { throw ClassBookError.notFound(id: id) }
+            // The class's rooms (all finished) go with it, with their players, answers and events: without
+            // the class nobody could erase a child's data from them any more. Before the class, whose
+            // cascade takes the members the links below are found by.
             try database.prepare("UPDATE players SET member_id = NULL WHERE member_id IN (SELECT id FROM class_members WHERE class_id = ?)").run(.text(id))
+            try database.prepare("DELETE FROM rooms WHERE class_id = ?").run(.text(id))
+            try database.prepare("DELETE FROM classes WHERE id = ?").run(.text(id))
         }
     }
 

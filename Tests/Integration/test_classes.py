@@ -306,6 +306,16 @@ def test_after_two_rooms_the_report_says_what_to_teach_again_and_an_erased_child
         assert connection.execute("SELECT count(*) FROM class_members WHERE id = ?", (ids["Bo"],)).fetchone() == (0,)
         assert connection.execute("SELECT count(*) FROM players WHERE member_id IS NOT NULL").fetchone() == (4,)
 
+    # Deleting the class deletes its rooms' results too: nothing of its children is left that nobody could erase.
+    status, body = api(server, "DELETE", f"/api/classes/{schoolclass['id']}")
+    assert status == 204, body
+    status, _ = api(server, "GET", f"/api/rooms/{first['code']}/results?format=csv", token=first["teacherToken"])
+    assert status != 200, "the deleted room is gone from memory too"
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as connection:
+        assert connection.execute("SELECT count(*) FROM rooms WHERE code IN (?, ?)", (first["code"], second["code"])).fetchone() == (0,)
+        assert connection.execute("SELECT count(*) FROM players WHERE member_id IS NOT NULL OR nickname IN ('Ada', 'Cy')").fetchone() == (0,)
+        assert connection.execute("SELECT count(*) FROM rooms WHERE code = ?", (stranger["code"],)).fetchone() == (1,)
+
 
 def test_a_token_of_another_room_and_an_unknown_class_are_refused_clearly(make_server, tmp_path):
     server = make_server(config=CONFIG, data=tmp_path / "data")

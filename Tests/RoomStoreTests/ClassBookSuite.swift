@@ -216,6 +216,41 @@ struct ClassBookSuite {
     }
 
     @Test(arguments: Backend.all)
+    func deletingAClassDeletesItsRoomsAndLeavesNoLinkToItsChildren(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let book = Self.book(fixture.store)
+        let schoolClass = try await book.createClass(Self.draft("8H", [Self.child("Ada"), Self.child("Bo")]))
+        let other = try await book.createClass(Self.draft("9I", [Self.child("Cy"), Self.child("Di")]))
+        _ = try await Self.playClassRoom(fixture.store, code: "800001", classID: schoolClass.id, members: schoolClass.members, createdAt: 1_000)
+        _ = try await Self.playClassRoom(fixture.store, code: "800002", classID: schoolClass.id, members: schoolClass.members, createdAt: 2_000)
+        // A room of another class that (as an old room may) links players to this class's members.
+        _ = try await Self.playClassRoom(fixture.store, code: "900001", classID: other.id, members: schoolClass.members, createdAt: 3_000)
+        try await appendAndWait(fixture.store, [.phase(PhaseRecord(phase: .finished, at: ServerTime(milliseconds: 9_000)))], room: "800001")
+
+        await #expect(throws: ClassBookError.inUse(id: schoolClass.id, rooms: ["800002"])) { try await book.deleteClass(schoolClass.id) }
+        #expect(try await fixture.store.archive(room: "800001") != nil, "a refused deletion deletes nothing")
+        #expect(try await book.schoolClass(schoolClass.id) == schoolClass)
+
+        try await appendAndWait(fixture.store, [.phase(PhaseRecord(phase: .finished, at: ServerTime(milliseconds: 9_500)))], room: "800002")
+        try await book.deleteClass(schoolClass.id)
+        #expect(try await book.schoolClass(schoolClass.id) == nil)
+        #expect(try await book.classRooms(schoolClass.id).isEmpty)
+        #expect(try await fixture.store.archive(room: "800001") == nil)
+        #expect(try await fixture.store.archive(room: "800002") == nil)
+        let kept = try #require(try await fixture.store.archive(room: "900001"))
+        #expect(kept.players.map(\.nickname) == ["Ada", "Bo"], "another class's room keeps its results")
+        #expect(kept.players.map(\.member) == [nil, nil], "no player keeps a member id of the deleted class")
+        #expect(try await book.schoolClass(other.id) == other)
+        if let path = fixture.sqlitePath {
+            let database = try SQLiteDatabase(path: path, readOnly: true)
+            #expect(try database.integer("SELECT count(*) FROM players WHERE room_code LIKE '8%'") == 0)
+            #expect(try database.integer("SELECT count(*) FROM answers WHERE room_code LIKE '8%'") == 0)
+            #expect(try database.integer("SELECT count(*) FROM players WHERE member_id IS NOT NULL AND room_code = '900001'") == 0)
+        }
+    }
+
+    @Test(arguments: Backend.all)
     func theRetentionPeriodTakesAClassesRoomsAndLeavesTheClass(_ backend: Backend) async throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }

@@ -34,7 +34,14 @@ extension APIHandler {
                 return await updateClass(classes, lookalikes, id, request)
             case "DELETE":
                 guard admin else { return classRefusal(request) }
-                return await change { try await classes.deleteClass(id); return HTTPResponse(status: 204, contentType: "application/json; charset=utf-8", body: []) }
+                return await change {
+                    // Its rooms go with it: those still in memory (finished: the store refuses otherwise) go
+                    // from there too, so nobody reads a deleted room's results.
+                    let rooms = try await classes.classRooms(id).map(\.header.code)
+                    try await classes.deleteClass(id)
+                    await registry.forgetFinished(rooms)
+                    return HTTPResponse(status: 204, contentType: "application/json; charset=utf-8", body: [])
+                }
             default: return methodNotAllowed("GET, HEAD, PUT, DELETE")
             }
         case ["report"]:
@@ -58,13 +65,15 @@ extension APIHandler {
         case let rest where rest.count == 3 && rest[0] == "members" && rest[2] == "data":
             guard request.method == "DELETE" else { return methodNotAllowed("DELETE") }
             guard admin else { return classRefusal(request) }
-            return await change {
+            let erased = await change {
                 try await classes.eraseMember(rest[1], ofClass: id)
-                // The class's rooms (all finished: the store refuses otherwise) may still be in memory with
-                // the child in them; they are read back from the store the next time they are asked for.
-                await registry.forgetFinished(try await classes.classRooms(id).map(\.header.code))
                 return HTTPResponse(status: 204, contentType: "application/json; charset=utf-8", body: [])
             }
+            // Once committed the erase is done, whatever follows: the class's rooms (all finished: the store
+            // refuses otherwise) may still be in memory with the child in them, and are read back from the
+            // store the next time they are asked for.
+            if erased.status == 204 { await registry.forgetFinishedRooms(ofClass: id) }
+            return erased
         default:
             return notFound()
         }

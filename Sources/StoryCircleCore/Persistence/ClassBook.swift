@@ -16,8 +16,9 @@ public protocol ClassBook: AnyObject, Sendable {
     /// members left out leave the class. Throws `.conflict` with the current class if not at `version`,
     /// `.notFound`, `.nameTaken`, or `.memberNotFound` for an id the class does not have.
     func updateClass(_ id: String, to draft: ClassDraft, basedOn version: Int) async throws -> SchoolClass
-    /// Deletes class `id`; throws `.inUse` while a room of the class has not finished. Its rooms keep
-    /// their results, under the children's names.
+    /// Deletes class `id` and its rooms with their results (players, answers, events): once the class is
+    /// gone nobody could erase a child's data from them. Throws `.inUse` while a room of the class has not
+    /// finished, `.notFound` when there is no such class.
     func deleteClass(_ id: String) async throws
     /// Deletes member `member` of class `id` and everything of theirs in every room: players, answers,
     /// released tokens. Throws `.memberNotFound` when the class has nothing of them (never had them, or

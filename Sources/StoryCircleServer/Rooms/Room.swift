@@ -182,6 +182,9 @@ public actor Room {
 
     public var connectionCount: Int { state.connectionCount }
 
+    /// The class the room was started for, as it read it when created or loaded.
+    package var classRoster: ClassRoster? { state.classRoster }
+
     public var finishedAt: ServerTime? {
         state.phase == .finished ? (state.finishedAt ?? createdAt) : nil
     }

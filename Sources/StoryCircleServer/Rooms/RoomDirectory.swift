@@ -139,7 +139,15 @@ actor RoomDirectory {
         let archives = try await store.unfinishedRooms()
         for archive in archives where rooms[archive.header.code] == nil {
             let lease = try await keeper?.acquire(archive.header.code)
-            guard await adopt(archive, lease: lease) != nil else { break }
+            do {
+                guard try await adopt(archive, lease: lease) != nil else { break }
+            } catch {
+                // Left in storage: the first connection that asks for it loads it (`findRoom`).
+                logger.error("Room not restored: its class cannot be read", [
+                    "room.code": archive.header.code, "error": StoreFailure.from(error, record: "class").reason,
+                ])
+                continue
+            }
             logger.notice("Room restored", ["room.code": archive.header.code, "room.phase": archive.lastPhase.rawValue])
         }
         return archives.count
@@ -194,7 +202,7 @@ actor RoomDirectory {
             if let lease { await keeper?.release(lease) }
             return room
         }
-        guard let room = await adopt(archive, lease: lease) else { return nil }
+        guard let room = try await adopt(archive, lease: lease) else { return nil }
         logger.info("Room loaded from storage", ["room.code": code, "room.phase": archive.lastPhase.rawValue, "lease.epoch": lease.map { String($0.epoch) } ?? "none"])
         return room
     }
@@ -208,12 +216,19 @@ actor RoomDirectory {
 
     /// Makes a stored room live again, where the records say it was (`RoomState.restore`); `nil` when the
     /// server is shutting down.
-    private func adopt(_ archive: RoomArchive, lease: RoomLease?) async -> Room? {
-        // A class room's names come from its class as it is now; a class that cannot be read leaves the
-        // room knowing only that it is one (children then see no names, and nothing is lost).
+    ///
+    /// A class room's names come from its class as it is now: a class that cannot be read throws (the
+    /// store's error), and the room is not adopted, rather than run with nobody to pick; its lease is then
+    /// given back, and the room is loaded again the next time it is asked for.
+    private func adopt(_ archive: RoomArchive, lease: RoomLease?) async throws -> Room? {
         var roster: ClassRoster?
         if let classID = archive.header.classID, let book = store as? any ClassBook {
-            roster = (try? await book.schoolClass(classID)).flatMap { $0 }.map(ClassRoster.init)
+            do {
+                roster = try await book.schoolClass(classID).map(ClassRoster.init)
+            } catch {
+                if let lease { await keeper?.release(lease) }
+                throw error
+            }
         }
         let (state, directives) = RoomState.restore(archive, timing: timing, lookalikes: lookalikes, classRoster: roster, at: clock.now())
         let room = await launch(state, createdAt: archive.header.createdAt, lease: lease, initial: directives)
@@ -263,6 +278,19 @@ actor RoomDirectory {
         for code in codes {
             guard let room = rooms[code], await room.phase == .finished else { continue }
             await remove(code, room, RoomError(.roomEnded, "This room has finished."))
+        }
+    }
+
+    /// Lets the finished rooms of class `classID` go from memory, after the class's data changed in the
+    /// store. The change has committed by then, so a store that cannot list the rooms is only logged.
+    func forgetFinishedRooms(ofClass classID: String) async {
+        guard let book = store as? any ClassBook else { return }
+        do {
+            await forgetFinished(try await book.classRooms(classID).map(\.header.code))
+        } catch {
+            logger.error("Rooms of a changed class could not be listed to let them go from memory", [
+                "class.id": classID, "error": StoreFailure.from(error, record: "class.rooms").reason,
+            ])
         }
     }
 

@@ -125,6 +125,12 @@ public final class RoomRegistry: Sendable {
         await directory.forgetFinished(codes)
     }
 
+    /// Lets the finished rooms of a class go from memory (`RoomDirectory.forgetFinishedRooms(ofClass:)`);
+    /// never fails: a failure is logged.
+    public func forgetFinishedRooms(ofClass classID: String) async {
+        await directory.forgetFinishedRooms(ofClass: classID)
+    }
+
     /// Lets finished rooms go and deletes rooms past their retention (`RoomDirectory.sweep`).
     public func sweep(finishedBefore cutoff: ServerTime, createdBefore retentionCutoff: ServerTime) async -> (evicted: Int, purged: Int) {
         await directory.sweep(finishedBefore: cutoff, createdBefore: retentionCutoff)
