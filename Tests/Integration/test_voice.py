@@ -74,6 +74,39 @@ def wait_for_worker(server, predicate, timeout=60):
     raise AssertionError(f"the worker never got there: {healthz(server)}")
 
 
+def children_of(pid):
+    """The command lines of `pid`'s child processes."""
+    found = []
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                found.append((stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
+def test_the_worker_starts_with_the_server_before_any_room(make_server):
+    server = make_server()
+    # No room, no request: the server started the worker itself, and its voices loaded.
+    natural = wait_for_worker(server, lambda n: n.get("state") == "ready")
+    assert healthz(server)["rooms"] == 0
+    assert natural["launches"] == 1 and natural["failures"] == 0, natural
+    assert any("piper-worker.py" in command for command in children_of(server.process.pid)), children_of(server.process.pid)
+    # The first room finds it ready: it is the same worker, not started again.
+    server.create_room(STORIES / "piper.json")
+    assert healthz(server)["naturalVoice"]["pid"] == natural["pid"]
+
+
+def test_a_server_that_cannot_narrate_naturally_starts_no_worker(make_server):
+    server = make_server(config={"naturalVoice": False})
+    health = healthz(server)
+    # No natural voice is offered, so the server has no worker to start (the field is its worker's).
+    assert not any(v.startswith("piper:") for v in health["voices"]) and "naturalVoice" not in health, health
+    assert not any("piper-worker.py" in command for command in children_of(server.process.pid))
+
+
 async def follow_story(client, timeout=120):
     """Reads `client`'s messages until its story is whole (as many sentences as its plan's `total`): every `narration.plan` (a story that starts
     again gets a new one), the `narration.sentence`s after the last plan, the `preparing`s after the first

@@ -106,6 +106,53 @@ struct NaturalVoiceNarrationTests {
         #expect(!before.contains { reference.sentences.map(\.audio).contains($0.0.audio) }, "and none before it was")
     }
 
+    /// Reads every sentence, and dies (every launch) on a question: the only text with a question mark.
+    func workerThatDiesOnQuestions() throws -> String {
+        let script = folder.appendingPathComponent("question-worker.py")
+        try Data("""
+        import json, math, struct, sys
+        out = sys.stdout.buffer
+        out.write(b'{"ready": true, "voices": []}\\n'); out.flush()
+        for line in sys.stdin.buffer:
+            request = json.loads(line)
+            if "?" in request["text"]:
+                sys.exit(3)
+            pcm = b"".join(struct.pack("<h", int(8000 * math.sin(i * 0.06))) for i in range(11025))
+            out.write(json.dumps({"id": request["id"], "ok": True, "sampleRate": 22050, "bytes": len(pcm)}).encode() + b"\\n" + pcm)
+            out.flush()
+        """.utf8).write(to: script)
+        return script.path
+    }
+
+    @Test func aVoiceThatFailsOnAQuestionAfterTheWholeStoryNeverReadsTheStoryAgain() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let voice = try voice()
+        let cache = try AudioCache(directory: folder.appendingPathComponent("cache"), maxBytes: 64 << 20)
+        let (narrator, worker) = narrator(python: "/usr/bin/python3", script: try workerThatDiesOnQuestions(), voice: voice, cache: cache)
+        let questions = ["Who took the gear? … A mouse … A cat", "Where did Pip live? … A workshop … A boat"]
+        let steps = Locked<[NarrationStep]>([])
+        let request = NarrationRequest(preparation: 1, sentences: Self.sentences, settings: NarrationSettings(voice: voice.id), questions: questions)
+        let plan = try await narrator.prepare(request) { step in
+            if case .progress = step { return }
+            steps.withLock { $0.append(step) }
+        }
+        let reported = steps.withLock { $0 }
+        #expect(!reported.contains(.restarted), "the children heard the whole story: it is not read again: \(reported)")
+        let streamed = reported.compactMap { if case .sentence(let s, _) = $0 { s } else { nil } }
+        #expect(streamed.map(\.index) == Array(Self.sentences.indices), "every sentence streamed once, in the natural voice")
+        #expect(plan.sentences == streamed, "the plan is the story the children heard")
+        #expect(plan.sentences.allSatisfy { abs($0.durationMs - 500) < 120 }, "the worker's audio, not espeak-ng's")
+        #expect(plan.notice == .naturalVoiceQuestionsFallback)
+        #expect(worker.status.launches >= 2, "the question was asked again after a restart before the voice gave up on it")
+
+        // The questions, all of them, are espeak-ng's clips for the voice's own espeak-ng voice.
+        let espeak = SpeechNarrator(cache: cache, metrics: ServerMetrics())
+        let reference = try await espeak.prepare(
+            NarrationRequest(preparation: 1, sentences: Self.sentences, settings: NarrationSettings(voice: "en-us"), questions: questions)
+        ) { _, _ in }
+        #expect(plan.questionAudio != nil && plan.questionAudio == reference.questionAudio)
+    }
+
     @Test func aWorkerThatAnswersReadsTheStoryWithEstimatedTimings() async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let voice = try voice()

@@ -30,7 +30,10 @@ const connection = new RoomConnection({
 });
 let connectionKey = "connection.lost_server";
 /** The words of each narration notice code (docs/protocol.md). */
-const NOTICES = { narration_voice_fallback: "narration.voice_fallback" };
+const NOTICES = {
+  narration_voice_fallback: "narration.voice_fallback",
+  narration_questions_voice_fallback: "narration.questions_voice_fallback",
+};
 /** What the room-state line says when it is not the room's phase (a refused link), worded again on a change. */
 let stateWords = null;
 const controls = new TeacherControls($("#controls"), (message) => connection.send(message), { room: code, token, rosterHost: $("#roster-card") });

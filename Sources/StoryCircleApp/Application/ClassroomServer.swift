@@ -133,7 +133,12 @@ public final class ClassroomServer: Sendable {
             }
             var piper: PiperWorker?
             if let install = voices.piper, !voices.natural.isEmpty {
-                piper = PiperWorker(configuration: .init(python: install.python, script: install.worker, voices: voices.natural.map { ($0.file.name, $0.file.modelPath) }))
+                let worker = PiperWorker(configuration: .init(python: install.python, script: install.worker, voices: voices.natural.map { ($0.file.name, $0.file.modelPath) }))
+                // Launched now, on the worker's own thread, so that Python, onnxruntime and the voices are
+                // loaded before the first room starts its story; nothing waits for it (a room that comes
+                // first waits for the worker as it always did), and restarts keep the worker's backoff.
+                worker.warmUp()
+                piper = worker
             }
             logger.info("Voices", ["natural": voices.natural.map(\.id).joined(separator: ","), "espeak": String(voices.espeak.count)])
             let made = SpeechNarrator(cache: cache, metrics: metrics, voices: voices, piper: piper, logger: logger)

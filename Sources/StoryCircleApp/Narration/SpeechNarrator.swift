@@ -11,7 +11,8 @@ import StoryCircleServer
 ///
 /// A story is read by one voice from start to end: when the natural voice fails for any sentence (the
 /// worker cannot start, keeps dying, or times out twice), the whole story is prepared again with
-/// espeak-ng, and the plan carries a notice for the teacher.
+/// espeak-ng, and the plan carries a notice for the teacher. The questions, read after the story, are
+/// not part of it: when the voice fails on one, only the questions are read by espeak-ng.
 public final class SpeechNarrator: NarrationPreparing {
     private let engine: SpeechEngine
     private let cache: AudioCache
@@ -100,7 +101,9 @@ public final class SpeechNarrator: NarrationPreparing {
     /// plan's lead, so its plan comes whole (and screens get one message rather than one per sentence).
     /// When the natural voice fails part-way (after its worker was restarted and the sentence asked
     /// again), what was reported is dropped (`restarted`) and espeak-ng reads the story from its first
-    /// sentence, with the notice for the teacher: one story never mixes voices.
+    /// sentence, with the notice for the teacher: one story never mixes voices. A question the natural
+    /// voice fails on, once the whole story was read, never sends the story back: the questions alone are
+    /// read by espeak-ng.
     public func prepare(_ request: NarrationRequest, report: @escaping @Sendable (NarrationStep) -> Void) async throws -> NarrationPlan {
         let settings = request.settings
         switch voices.choose(settings.voice) {
@@ -114,7 +117,10 @@ public final class SpeechNarrator: NarrationPreparing {
                 return try await prepare(request, engine: fallback, notice: .naturalVoiceFallback, report: report)
             }
             do {
-                return try await prepare(request, engine: .natural(voice, piper, rate: settings.rate, pitch: settings.pitch, urgent: true), notice: nil, report: report)
+                return try await prepare(
+                    request, engine: .natural(voice, piper, rate: settings.rate, pitch: settings.pitch, urgent: true), notice: nil,
+                    questionsFallback: fallback, report: report
+                )
             } catch let failure as NaturalVoiceFailure {
                 logger?.warning("Natural voice failed; the story is read by espeak-ng", ["voice": voice.id, "error": failure.failure.description])
                 report(.restarted)
@@ -123,8 +129,13 @@ public final class SpeechNarrator: NarrationPreparing {
         }
     }
 
+    /// `questionsFallback`: the engine that reads the questions when `engine` (the natural voice) fails on
+    /// one after the whole story was read and streamed. Going back to the story's first sentence then would
+    /// read the children a story they have already heard, so the story stays as it was read and only the
+    /// questions (all of them, in one voice) are read by espeak-ng, with a notice for the teacher.
     private func prepare(
-        _ request: NarrationRequest, engine: SpokenEngine, notice: NarrationNotice?, report: @escaping @Sendable (NarrationStep) -> Void
+        _ request: NarrationRequest, engine: SpokenEngine, notice: NarrationNotice?,
+        questionsFallback: SpokenEngine? = nil, report: @escaping @Sendable (NarrationStep) -> Void
     ) async throws -> NarrationPlan {
         let total = request.sentences.count + (request.questions?.count ?? 0)
         var sentences: [NarratedSentence] = []
@@ -136,17 +147,30 @@ public final class SpeechNarrator: NarrationPreparing {
             if case .natural = engine { report(.sentence(sentence, notice: notice)) }
             report(.progress(ready: index + 1, total: total))
         }
-        var questionAudio: [String]?
-        if let questions = request.questions {
-            var paths: [String] = []
-            for (index, text) in questions.enumerated() {
-                try Task.checkCancellation()
-                paths.append(try await clip(for: text, engine: engine).path)
-                report(.progress(ready: request.sentences.count + index + 1, total: total))
-            }
-            questionAudio = paths
+        guard let questions = request.questions else {
+            return NarrationPlan(sentences: sentences, questionAudio: nil, notice: notice)
         }
-        return NarrationPlan(sentences: sentences, questionAudio: questionAudio, notice: notice)
+        do {
+            let paths = try await questionClips(questions, engine: engine, after: request.sentences.count, total: total, report: report)
+            return NarrationPlan(sentences: sentences, questionAudio: paths, notice: notice)
+        } catch let failure as NaturalVoiceFailure {
+            guard let questionsFallback else { throw failure }
+            logger?.warning("Natural voice failed on a question; the questions are read by espeak-ng", ["error": failure.failure.description])
+            let paths = try await questionClips(questions, engine: questionsFallback, after: request.sentences.count, total: total, report: report)
+            return NarrationPlan(sentences: sentences, questionAudio: paths, notice: .naturalVoiceQuestionsFallback)
+        }
+    }
+
+    private func questionClips(
+        _ questions: [String], engine: SpokenEngine, after sentenceCount: Int, total: Int, report: @escaping @Sendable (NarrationStep) -> Void
+    ) async throws -> [String] {
+        var paths: [String] = []
+        for (index, text) in questions.enumerated() {
+            try Task.checkCancellation()
+            paths.append(try await clip(for: text, engine: engine).path)
+            report(.progress(ready: sentenceCount + index + 1, total: total))
+        }
+        return paths
     }
 
     /// The espeak-ng clip for `text`, from the cache or synthesised now.

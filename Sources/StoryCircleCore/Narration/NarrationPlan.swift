@@ -34,6 +34,13 @@ public struct NarrationNotice: Sendable, Equatable, Codable {
         code: "narration_voice_fallback",
         message: "The natural voice is not working on this computer right now, so the standard voice reads this whole story. The next story tries the natural voice again."
     )
+
+    /// The natural voice read the whole story, then failed on a question: espeak-ng reads the questions,
+    /// and the story is not read again.
+    public static let naturalVoiceQuestionsFallback = NarrationNotice(
+        code: "narration_questions_voice_fallback",
+        message: "The natural voice read the whole story, then stopped working, so the standard voice reads the questions. The next story tries the natural voice again."
+    )
 }
 
 public struct NarratedSentence: Sendable, Equatable, Codable {
