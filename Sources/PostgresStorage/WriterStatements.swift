@@ -42,11 +42,14 @@ enum WriterStatements {
         }
     }
 
+    // The lease is checked against the time the statement runs (`clock_timestamp()`), not the time its
+    // transaction began (`now()`): a node paused inside a transaction begun before its lease lapsed must not
+    // find it held when it resumes. `FOR SHARE` then keeps a taker waiting until this transaction ends.
     private static let lease = """
         lease AS (
             SELECT $2::bigint IS NULL OR EXISTS (
                 SELECT 1 FROM room_owners
-                WHERE room_code = $1::text AND epoch = $2::bigint AND node = $3::text AND expires_at > now()
+                WHERE room_code = $1::text AND epoch = $2::bigint AND node = $3::text AND expires_at > clock_timestamp()
                 FOR SHARE
             ) AS held
         )
