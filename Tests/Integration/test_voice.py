@@ -28,6 +28,18 @@ pytestmark = pytest.mark.skipif(
 SENTENCES = json.loads((ROOT / "config" / "stories" / "pip-the-robot.json").read_text())["text"][:8]
 
 
+
+async def skip_to_the_question_and_answer(server, room, ana, ben):
+    """The teacher skips to the quiz; Ana answers 0 and Ben 1, each acknowledged (so stored)."""
+    assert server.command(room, "skip")[0] == 200
+    question = await ana.expect("question", timeout=30)
+    await ben.expect("question", timeout=30)
+    await wait_until(question["opensAt"])
+    await ana.send({"type": "answer", "question": 0, "option": 0})
+    await ana.expect("answer.ack")
+    await ben.send({"type": "answer", "question": 0, "option": 1})
+    await ben.expect("answer.ack")
+
 def test_piper_clips_play_as_long_as_their_audio_and_their_words_meet_its_onsets(tmp_path):
     clips, stdout = say(BIN, JOE, SENTENCES, tmp_path)
     print(stdout)
@@ -240,14 +252,7 @@ def test_kill_9_of_the_worker_during_a_story_the_room_carries_on_and_loses_nothi
         assert all("notice" not in plan for plan in child["plans"]), "children are not told about voices"
         assert [s["index"] for s in child["sentences"]] == list(range(12))
         assert all(s["audio"] and s["words"] for s in child["sentences"])
-        assert server.command(room, "skip")[0] == 200
-        question = await ana.expect("question", timeout=30)
-        await ben.expect("question", timeout=30)
-        await wait_until(question["opensAt"])
-        await ana.send({"type": "answer", "question": 0, "option": 0})
-        await ana.expect("answer.ack")
-        await ben.send({"type": "answer", "question": 0, "option": 1})
-        await ben.expect("answer.ack")
+        await skip_to_the_question_and_answer(server, room, ana, ben)
         for client in (teacher, ana, ben):
             await client.close()
 
@@ -301,14 +306,7 @@ def test_a_worker_killed_again_and_again_mid_story_starts_the_story_again_in_esp
         natural_audio = {s["audio"] for s in first["sentences"]}
         assert not natural_audio & {s["audio"] for s in child["sentences"]}, "no sentence of the natural voice in the story read again"
         server.wait_for_output("Natural voice failed; the story is read by espeak-ng")
-        assert server.command(room, "skip")[0] == 200
-        question = await ana.expect("question", timeout=30)
-        await ben.expect("question", timeout=30)
-        await wait_until(question["opensAt"])
-        await ana.send({"type": "answer", "question": 0, "option": 0})
-        await ana.expect("answer.ack")
-        await ben.send({"type": "answer", "question": 0, "option": 1})
-        await ben.expect("answer.ack")
+        await skip_to_the_question_and_answer(server, room, ana, ben)
         for client in (teacher, ana, ben):
             await client.close()
 
