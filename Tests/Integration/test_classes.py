@@ -317,6 +317,75 @@ def test_after_two_rooms_the_report_says_what_to_teach_again_and_an_erased_child
         assert connection.execute("SELECT count(*) FROM rooms WHERE code = ?", (stranger["code"],)).fetchone() == (1,)
 
 
+def test_an_erase_reloads_a_finished_room_in_place_and_the_pages_on_it_stay_open(make_server, tmp_path):
+    server = make_server(config=CONFIG, data=tmp_path / "data")
+    schoolclass = make_class(server, "4D", [{"name": "Ada"}, {"name": "Bo"}])
+    ids = member_ids(schoolclass)
+    room = class_room(server, schoolclass)
+    asyncio.run(play(server, room, {ids["Ada"]: RIGHT, ids["Bo"]: [2, 0, 1]}))
+
+    async def erase_while_watched():
+        teacher = await screen(server, room, "control", "teacherToken")
+        podium = await screen(server, room)
+        assert all('"Bo"' in json.dumps(client.frames[-1]) for client in (teacher, podium)), "Bo is on the results"
+        status, body = api(server, "DELETE", f"/api/classes/{schoolclass['id']}/members/{ids['Bo']}/data")
+        assert status == 204, body
+        for client in (teacher, podium):
+            # The room as stored now, on the same connection: no room_ended, no reconnecting.
+            welcome = await client.expect("welcome")
+            assert welcome["room"]["phase"] == "finished"
+            assert '"Bo"' not in json.dumps(welcome) and ids["Bo"] not in json.dumps(welcome)
+            assert '"Ada"' in json.dumps(welcome)
+            await client.send({"type": "ping", "id": 7, "clientTime": 0})
+            assert (await client.expect("pong"))["id"] == 7
+            assert not any(frame["type"] == "error" for frame in client.frames)
+        await teacher.close()
+        await podium.close()
+
+    asyncio.run(erase_while_watched())
+    status, raw = api(server, "GET", f"/api/rooms/{room['code']}/results?format=csv", token=room["teacherToken"])
+    assert status == 200 and ",Bo," not in raw.decode() and ",Ada," in raw.decode()
+
+
+def test_a_class_behind_one_address_joins_with_one_hello_each_from_the_names_connection(make_server, tmp_path):
+    # The default burst of hellos per address (joinBurst 60), nearly without refill: 40 children of one
+    # school, one address, each asking the names and joining on that same connection, as the page does, all
+    # get in; two hellos each would have been 80.
+    server = make_server(config={"joinsPerSecond": 0.01}, data=tmp_path / "data")
+    schoolclass = make_class(server, "5E", [{"name": f"Kid {n}"} for n in range(10)])
+    plain_room, class_room_ = server.create_room(), class_room(server, schoolclass)
+
+    async def children(room, count, join):
+        clients = []
+        for n in range(count):
+            client, names = await picker(server, room)
+            await client.send({"type": "join", "room": room["code"], **join(n, names)})
+            welcome = await client.expect("welcome")
+            assert welcome["role"] == "child" and welcome["token"], (n, welcome)
+            clients.append(client)
+        return clients
+
+    async def class_of_forty():
+        plain = await children(plain_room, 30, lambda n, names: {"nickname": f"Child {n}"})
+        picked = await children(class_room_, 10, lambda n, names: {"member": names["children"][n]["id"]})
+        for client in plain + picked:
+            await client.close()
+        # The burst is real: 20 more hellos fit, the next is refused.
+        more = []
+        for _ in range(20):
+            client, _ = await picker(server, plain_room)
+            more.append(client)
+        refused = await Client.connect(server)
+        await refused.send({"type": "names", "room": plain_room["code"]})
+        assert (await refused.expect("error"))["code"] == "rate_limited"
+        for client in more:
+            await client.close()
+
+    asyncio.run(class_of_forty())
+    status, results = api(server, "GET", f"/api/rooms/{plain_room['code']}/results", token=plain_room["teacherToken"])
+    assert status == 200 and len(results["players"]) == 30
+
+
 def test_a_token_of_another_room_and_an_unknown_class_are_refused_clearly(make_server, tmp_path):
     server = make_server(config=CONFIG, data=tmp_path / "data")
     schoolclass = make_class(server, "4D", [{"name": "Ada"}])

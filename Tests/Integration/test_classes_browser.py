@@ -365,3 +365,45 @@ def test_a_code_typed_by_hand_brings_a_class_rooms_names_and_a_room_without_a_cl
     assert not visible(other, "#picker")
     for driver in (phone, late, typed, other):
         no_page_errors(driver)
+
+
+COUNT_SOCKETS = """
+window.__sockets = [];
+const Native = window.WebSocket;
+window.WebSocket = class extends Native {
+  constructor(...args) { super(...args); window.__sockets.push(this); this.addEventListener("message", (e) => { this.__types = (this.__types || []).concat(JSON.parse(e.data).type); }); }
+};
+"""
+
+
+def test_a_child_joining_from_a_link_opens_one_connection_with_one_hello(server, browsers):
+    # A room without a class: the page asks the names, then sends the typed join on that same connection.
+    # (Two connections per child would be two hellos against the per-address burst, which a class of 30
+    # behind one school address can meet.)
+    plain_room = server.create_room()
+    phone = browsers(**PHONE)
+    phone.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": COUNT_SOCKETS})
+    phone.get(f"{server.http}/?room={plain_room['code']}")
+    field = join_screen(phone)
+    field.send_keys("Dee")
+    phone.find_element(By.ID, "join-button").click()
+    wait(phone, lambda d: visible(d, "#lobby"), message="Dee in the lobby")
+    assert phone.execute_script("return window.__sockets.length") == 1
+    assert phone.execute_script("return window.__sockets[0].readyState") == 1, "the one connection is the child's"
+    assert phone.execute_script("return window.__sockets[0].__types.filter((t) => t !== 'pong')")[:2] == ["names", "welcome"]
+
+    # A refused join (the name is taken) and the next try: a new connection, as after any refusal.
+    second = browsers(**PHONE)
+    second.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": COUNT_SOCKETS})
+    second.get(f"{server.http}/?room={plain_room['code']}")
+    join_screen(second).send_keys("Dee")
+    second.find_element(By.ID, "join-button").click()
+    wait(second, lambda d: visible(d, "#join-error"), message="the name is taken")
+    field = second.find_element(By.ID, "nickname")
+    field.clear()
+    field.send_keys("Eve")
+    second.find_element(By.ID, "join-button").click()
+    wait(second, lambda d: visible(d, "#lobby"), message="Eve in the lobby")
+    assert second.execute_script("return window.__sockets.length") == 2
+    for driver in (phone, second):
+        no_page_errors(driver)

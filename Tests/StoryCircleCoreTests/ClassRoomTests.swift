@@ -36,7 +36,7 @@ struct ClassRoomTests {
         var room = classRoom()
         let first = picker(&room)
         let second = picker(&room)
-        #expect(names(room, to: first) == NamesList(room: "123456", schoolClass: ClassRef(id: "cls_1b", name: "Class 1B"), children: [
+        #expect(names(room, to: first) == NamesList(room: "123456", schoolClass: ClassRef(name: "Class 1B"), children: [
             NameChoice(id: "mem_ada", name: "Ada", avatar: "owl", taken: false), NameChoice(id: "mem_bo", name: "Bo", avatar: "emoji:🦊", taken: false),
         ]))
         let welcome = try #require(pick(&room, "mem_ada", on: first, token: "123456.ada"))
@@ -116,6 +116,99 @@ struct ClassRoomTests {
         after.apply(.hello(stale, .rejoin(token: "123456.old"), at: after.now))
         #expect(after.lastError(to: stale)?.code == .released)
         #expect(after.state.results().players.first { $0.id == ada.player?.id }?.member == "mem_ada")
+    }
+
+    /// `names` tells whoever has the code who is in the class and who is present: where a join would be
+    /// refused, so is `names`, except for the names of children who may come back.
+    @Test func namesIsRefusedWhereAJoinWouldBeButAReleasedNameCanStillBePicked() throws {
+        var room = classRoom()
+        let tablet = room.newConnection()
+        let ada = try #require(pick(&room, "mem_ada", on: tablet, token: "123456.old"))
+        let waiting = picker(&room)
+        _ = try room.command(.lock)
+        #expect(room.closed[waiting] == .refused(RoomError(.roomLocked, "This room is locked. Ask your teacher to unlock it.")), "a picker is let go when the room locks")
+        #expect(room.lastError(to: waiting)?.code == .roomLocked)
+
+        let late = room.newConnection()
+        room.apply(.hello(late, .names, at: room.now))
+        #expect(room.lastError(to: late)?.code == .roomLocked)
+        #expect(names(room, to: late) == nil, "no names to anyone with the code")
+        #expect(room.closed[late] != nil)
+
+        // Ada's tablet went flat: once her name is released, her new device sees only her name, and picks it.
+        _ = try room.command(.release(member: "mem_ada"))
+        let newDevice = picker(&room)
+        #expect(names(room, to: newDevice)?.children == [NameChoice(id: "mem_ada", name: "Ada", avatar: "owl", taken: false)])
+        #expect(pick(&room, "mem_bo", on: newDevice, token: "123456.bo") == nil)
+        #expect(room.closed[newDevice] != nil, "a new child is refused in a locked room")
+        let again = picker(&room)
+        #expect(pick(&room, "mem_ada", on: again, token: "123456.new")?.player?.id == ada.player?.id)
+
+        // Unlocked: every name again.
+        _ = try room.command(.unlock)
+        let open = picker(&room)
+        #expect(names(room, to: open)?.children.map(\.id) == ["mem_ada", "mem_bo"])
+        #expect(names(room, to: open)?.schoolClass == ClassRef(name: "Class 1B"))
+    }
+
+    @Test func namesIsRefusedInARoomClosedToLateJoinersButARemovedChildMayComeBack() throws {
+        var room = RoomDriver(settings: RoomSettings(lateJoin: false), classRoster: Self.roster)
+        let tablet = room.newConnection()
+        let ada = try #require(pick(&room, "mem_ada", on: tablet, token: "123456.ada"))
+        let before = picker(&room)
+        _ = room.teacher()
+        try room.startAndPrepare()
+        #expect(room.lastError(to: before)?.code == .joinClosed, "a picker is let go when the story starts")
+        #expect(room.closed[before] != nil)
+        let stranger = room.newConnection()
+        room.apply(.hello(stranger, .names, at: room.now))
+        #expect(room.lastError(to: stranger)?.code == .joinClosed)
+        #expect(names(room, to: stranger) == nil)
+
+        try room.command(.kick(player: ada.player!.id))
+        let back = picker(&room)
+        #expect(names(room, to: back)?.children.map(\.id) == ["mem_ada"], "only the removed child's name")
+        #expect(pick(&room, "mem_ada", on: back, token: "123456.back")?.player?.id == ada.player?.id)
+    }
+
+    @Test func namesInARoomWithoutAClassIsRefusedAsAJoinWouldBe() throws {
+        var plain = RoomDriver()
+        let typing = picker(&plain)
+        #expect(names(plain, to: typing)?.schoolClass == nil)
+        _ = plain.teacher()
+        _ = try plain.command(.lock)
+        #expect(plain.lastError(to: typing)?.code == .roomLocked, "a page about to send its typed join is told at once")
+        let late = plain.newConnection()
+        plain.apply(.hello(late, .names, at: plain.now))
+        #expect(plain.lastError(to: late)?.code == .roomLocked)
+        #expect(names(plain, to: late) == nil)
+    }
+
+    @Test func aLiveRoomFollowsItsClassAndKeepsAChildWhoJoinedAfterTheyLeftIt() throws {
+        var room = classRoom()
+        let ada = room.newConnection()
+        _ = try #require(pick(&room, "mem_ada", on: ada, token: "123456.ada"))
+        let teacher = room.teacher()
+        let waiting = picker(&room)
+        // Ada left the class and Cy joined it, after the room was created.
+        let saved = ClassRoster(id: "cls_1b", name: "Class 1B", members: [
+            ClassMember(id: "mem_bo", name: "Bo", avatar: "emoji:🦊"), ClassMember(id: "mem_cy", name: "Cy", avatar: "owl"),
+        ])
+        room.apply(.classChanged(saved, at: room.now))
+        #expect(names(room, to: waiting)?.children.map(\.id) == ["mem_bo", "mem_cy", "mem_ada"], "Ada has joined here: still shown, taken")
+        #expect(names(room, to: waiting)?.children.last?.taken == true)
+        #expect(room.messages(to: teacher).last.map { if case .classRoster(let update) = $0 { update.members.map(\.member) } else { [] } } == ["mem_bo", "mem_cy", "mem_ada"])
+        #expect(pick(&room, "mem_cy", on: waiting, token: "123456.cy")?.player?.nickname == "Cy", "a child added since can pick their name")
+
+        // Bo leaves before joining: no longer offered.
+        room.apply(.classChanged(ClassRoster(id: "cls_1b", name: "Class 1B", members: [ClassMember(id: "mem_cy", name: "Cy", avatar: "owl")]), at: room.now))
+        let late = picker(&room)
+        #expect(names(room, to: late)?.children.map(\.id) == ["mem_cy", "mem_ada"])
+        #expect(pick(&room, "mem_bo", on: late, token: "123456.bo") == nil)
+        #expect(room.lastError(to: late)?.code == .memberNotFound)
+        // Another class's change is not this room's.
+        room.apply(.classChanged(ClassRoster(id: "cls_2a", name: "2A", members: []), at: room.now))
+        #expect(room.state.classRoster?.members.map(\.id) == ["mem_cy", "mem_ada"])
     }
 
     @Test func theTeachersWelcomeListsEveryMemberPresentOrNot() throws {

@@ -57,6 +57,17 @@ struct ClassRulesTests {
         #expect(problems(String(repeating: "x", count: 61), []) == [ClassRules.Problem(path: "name", code: "name_too_long", params: ["max": "60", "length": "61"])])
     }
 
+    /// A name of only characters that cannot be shown is not an empty one: the teacher typed something, and
+    /// is told what is wrong with it.
+    @Test(arguments: ["\u{200B}", "\u{0301}", "\u{2800}\u{2800}", "a\u{0007}b", "\u{200E}"])
+    func aNameOfCharactersThatCannotBeShownIsInvalidNotEmpty(_ name: String) {
+        #expect(problems(name, [.init(name: name)]) == [
+            ClassRules.Problem(path: "name", code: "name_invalid"),
+            ClassRules.Problem(path: "children[0].name", code: "name_invalid"),
+        ])
+        #expect(problems("Class 1B", [.init(name: "Ada"), .init(name: " \t ")]) == [ClassRules.Problem(path: "children[1].name", code: "name_empty")])
+    }
+
     @Test(arguments: ["owl", "bee", "emoji:🦊", "emoji:👩‍🚀", "emoji:🇫🇷", "emoji:❤️"])
     func picturesThatAreAllowed(_ avatar: String) {
         #expect(ClassRules.isAvatar(avatar))

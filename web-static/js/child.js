@@ -41,6 +41,8 @@ function connect() {
   services.connection = new RoomConnection({
     hello: () => {
       if (session.token) return { type: "rejoin", room: session.room, token: session.token };
+      // Dropped while the child types a nickname on the connection that asked for the names: asked again.
+      if (session.typingOnPicker) return { type: "names", room: session.room };
       // A class room's name-picker asks for the names again after a drop (the tap, if any, was lost).
       if (session.picking) {
         session.member = null;

@@ -70,9 +70,9 @@ extension APIHandler {
                 return HTTPResponse(status: 204, contentType: "application/json; charset=utf-8", body: [])
             }
             // Once committed the erase is done, whatever follows: the class's rooms (all finished: the store
-            // refuses otherwise) may still be in memory with the child in them, and are read back from the
-            // store the next time they are asked for.
-            if erased.status == 204 { await registry.forgetFinishedRooms(ofClass: id) }
+            // refuses otherwise) may still be in memory with the child in them: they take the store's
+            // truth in place, so a podium or results page still open on one shows the child gone.
+            if erased.status == 204 { await registry.reloadFinishedRooms(ofClass: id) }
             return erased
         default:
             return notFound()
@@ -128,6 +128,8 @@ extension APIHandler {
         }
         return await change {
             let updated = try await classes.updateClass(id, to: checked.draft, basedOn: version)
+            // Children added since a room of the class started can pick their name in it now.
+            await registry.classChanged(ClassRoster(updated))
             return .json(200, ["version": JSONValue.number(Double(updated.version))])
         }
     }

@@ -14,7 +14,7 @@ public enum ClassRules {
     /// A problem with a class, at its path (`name`, `children`, `children[3].name`).
     public struct Problem: Sendable, Equatable {
         public var path: String
-        /// `name_empty`, `name_too_long`, `duplicate_name`, `avatar_unknown`, `class_too_large`,
+        /// `name_empty`, `name_invalid` (characters that cannot be shown), `name_too_long`, `duplicate_name`, `avatar_unknown`, `class_too_large`,
         /// `class_name_taken`, `member_not_found`.
         public var code: String
         public var params: [String: String]
@@ -29,6 +29,7 @@ public enum ClassRules {
         public var message: String {
             switch code {
             case "name_empty": "\(path) is empty."
+            case "name_invalid": "\(path) has characters that cannot be shown; use letters, numbers or emoji."
             case "name_too_long": "\(path) is \(params["length"] ?? "?") characters long; at most \(params["max"] ?? "?")."
             case "duplicate_name": "\(path) looks the same as \(params["other"] ?? "another name")."
             case "avatar_unknown": "\(path) is not one of the pictures (\(ClassRules.avatars.joined(separator: ", "))) nor emoji: with one emoji."
@@ -65,7 +66,9 @@ public enum ClassRules {
     public static func check(name rawName: String, children: [RawChild], using unicode: any ConfusableSkeleton) -> Result<ClassDraft, Refusal> {
         var problems: [Problem] = []
         let name = SentenceSplitter.collapsingWhitespace(rawName)
-        if name.isEmpty {
+        if Nickname.hasUnshowableCharacters(rawName) {
+            problems.append(Problem(path: "name", code: "name_invalid"))
+        } else if name.isEmpty {
             problems.append(Problem(path: "name", code: "name_empty"))
         } else if name.count > maximumNameLength {
             problems.append(Problem(path: "name", code: "name_too_long", params: ["max": String(maximumNameLength), "length": String(name.count)]))
@@ -90,8 +93,10 @@ public enum ClassRules {
                 } else {
                     for key in keys { owners[key] = index }
                 }
-            case .failure(.empty), .failure(.invalidCharacters):
+            case .failure(.empty):
                 problems.append(Problem(path: path + ".name", code: "name_empty"))
+            case .failure(.invalidCharacters):
+                problems.append(Problem(path: path + ".name", code: "name_invalid"))
             case .failure(.tooLong(let length)):
                 problems.append(Problem(path: path + ".name", code: "name_too_long", params: ["max": String(Nickname.maximumLength), "length": String(length)]))
             }

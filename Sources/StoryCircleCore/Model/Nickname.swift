@@ -46,6 +46,17 @@ public enum Nickname {
         return .success(collapsed)
     }
 
+    /// Whether `raw` has a character that shows nothing (a control, an invisible formatting character, a
+    /// mark with nothing to attach to) or nothing visible at all once white space is set aside: the
+    /// `invalidCharacters` of `normalize`, for names with limits of their own (a class's).
+    public static func hasUnshowableCharacters(_ raw: String) -> Bool {
+        let collapsibleControls: Set<Unicode.Scalar> = ["\t", "\n", "\r"]
+        if raw.unicodeScalars.contains(where: { !collapsibleControls.contains($0) && isInvisible($0) }) { return true }
+        if raw.contains(where: startsDetached) { return true }
+        let collapsed = SentenceSplitter.collapsingWhitespace(raw)
+        return !collapsed.isEmpty && !collapsed.contains(where: isVisible)
+    }
+
     /// The keys under which a nickname is compared with others: two names are the same name, for
     /// "taken" and for "blocked", when they share a key. (Documented with examples in docs/protocol.md,
     /// "How names are compared".)

@@ -420,7 +420,6 @@ extension RoomSnapshot: JSONObjectWritable {
 
 extension ClassRef: JSONObjectWritable {
     func writeMembers(to writer: inout JSONWriter) {
-        writer.field("id", id)
         writer.field("name", name)
     }
 }

@@ -313,12 +313,11 @@ public struct RoomSnapshot: Sendable, Equatable, Codable {
 }
 
 /// A class as a room's messages name it.
+/// Only its name: a name-picker is anyone with the room's code, and the page needs nothing else.
 public struct ClassRef: Sendable, Equatable, Codable {
-    public var id: String
     public var name: String
 
-    public init(id: String, name: String) {
-        self.id = id
+    public init(name: String) {
         self.name = name
     }
 }

@@ -1,7 +1,7 @@
 /// The class a room was started for, as the room knows it: read from the class book when the room is
 /// created, and again whenever it is loaded (a restart, a load from storage), as the class is then.
-/// Children pick their name from it; a teacher's edits of the class meanwhile reach a running room only
-/// when it is next loaded.
+/// Children pick their name from it; a teacher's edits of the class reach a live room on this node when
+/// they are saved (`RoomEvent.classChanged`).
 public struct ClassRoster: Sendable, Equatable {
     public var id: String
     public var name: String

@@ -28,4 +28,6 @@ public enum RoomEvent: Sendable, Equatable {
     case timer(RoomTimer, at: ServerTime)
     /// The server's storage began failing (`problem` says why, for the teacher) or works again (`nil`).
     case storeHealth(problem: String?, at: ServerTime)
+    /// The room's class was changed (a teacher saved it): the names as they are now.
+    case classChanged(ClassRoster, at: ServerTime)
 }

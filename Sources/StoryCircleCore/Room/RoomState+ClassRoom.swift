@@ -18,11 +18,35 @@ extension RoomState {
         if pickers.contains(connection) {
             return reply(connection, RoomError(.invalidCommand, "Pick your name first."))
         }
-        if phase == .finished {
-            return refuse(connection, RoomError(.roomEnded, "This room has finished. Ask your teacher for a new code."))
+        // Refused as a join would be: who is in a locked room (or one closed to late joiners) is nobody's
+        // business who merely has the code. Only a child who may come back sees names then (below).
+        if let refusal = joinRefusal(), classRoster == nil || namesList.children.isEmpty {
+            return refuse(connection, refusal)
         }
         pickers.insert(connection)
         return [.send(.names(namesList), to: [connection])]
+    }
+
+    /// Whether the name of member `id` can be picked now that new children are refused for `refusal`: it is
+    /// the name of a player of this room who may come back as `pick` lets them (released, or removed when
+    /// the room only takes no late joiners), and is not held.
+    func mayComeBack(_ id: String, despite refusal: RoomError) -> Bool {
+        guard phase != .finished, let playerID = memberPlayers[id], let index = playerIndex[playerID] else { return false }
+        let player = players[index]
+        if player.blocked { return false }
+        if player.kicked { return refusal.code == .joinClosed }
+        return player.released
+    }
+
+    /// Who may come in changed (locked, unlocked, started, settings): each picker gets the names it may
+    /// pick now, and one that may pick none is refused as its `names` would be now.
+    func pickersFollowAdmission() -> [RoomDirective] {
+        guard !pickers.isEmpty else { return [] }
+        let pickers = pickers.sorted()
+        if let refusal = joinRefusal(), classRoster == nil || namesList.children.isEmpty {
+            return pickers.flatMap { refuse($0, refusal) }
+        }
+        return classRoster == nil ? [] : [.send(.names(namesList), to: pickers)]
     }
 
     /// A child picking their name: a new player linked to the member, or the player they already are
@@ -107,6 +131,17 @@ extension RoomState {
         return directives + markScreensDirty(at: at) + namesChanged()
     }
 
+    /// The class was saved while the room is live: a child added since appears on the pickers, a renamed
+    /// one or a new picture shows; a child left out of the class is no longer offered, unless they have
+    /// joined this room (their player keeps its name here, and the teacher's roster keeps them, as they were).
+    mutating func followClass(_ roster: ClassRoster) -> [RoomDirective] {
+        guard let current = classRoster, current.id == roster.id, phase != .finished else { return [] }
+        let kept = Set(roster.members.map(\.id))
+        let joined = current.members.filter { !kept.contains($0.id) && memberPlayers[$0.id] != nil }
+        classRoster = ClassRoster(id: roster.id, name: roster.name, members: roster.members + joined)
+        return namesChanged()
+    }
+
     /// Whether a player of the room holds member `id`'s name (connected or not, not removed, not released).
     func holdsName(_ id: String) -> Player? {
         guard let playerID = memberPlayers[id], let index = playerIndex[playerID] else { return nil }
@@ -114,11 +149,15 @@ extension RoomState {
         return player.kicked || player.released ? nil : player
     }
 
+    /// The names a picker is shown: every child of the class while new children may join; when they may
+    /// not (`joinRefusal`), only the names of children who may come back.
     var namesList: NamesList {
         guard let classRoster else { return NamesList(room: code, schoolClass: nil, children: []) }
+        let refusal = joinRefusal()
+        let shown = refusal.map { refusal in classRoster.members.filter { mayComeBack($0.id, despite: refusal) } } ?? classRoster.members
         return NamesList(
-            room: code, schoolClass: ClassRef(id: classRoster.id, name: classRoster.name),
-            children: classRoster.members.map { NameChoice(id: $0.id, name: $0.name, avatar: $0.avatar, taken: holdsName($0.id) != nil) }
+            room: code, schoolClass: ClassRef(name: classRoster.name),
+            children: shown.map { NameChoice(id: $0.id, name: $0.name, avatar: $0.avatar, taken: holdsName($0.id) != nil) }
         )
     }
 

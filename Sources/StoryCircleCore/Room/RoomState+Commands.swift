@@ -114,7 +114,7 @@ extension RoomState {
 
     private mutating func carryOut(_ plan: CommandPlan, at: ServerTime) throws(RoomError) -> [RoomDirective] {
         switch plan {
-        case .prepare: return prepare(at: at)
+        case .prepare: return prepare(at: at) + pickersFollowAdmission()
         case .pauseNarration(let run): return pauseNarration(run, at: at)
         case .pauseQuestion(let run): return pauseQuestion(run, at: at)
         case .resumeNarration(let run): return resumeNarration(run, at: at)
@@ -127,7 +127,8 @@ extension RoomState {
         case .setLocked(let locked):
             isLocked = locked
             return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))] + sendToAll { role in .room(self.status(for: role)) }
-        case .finish: return finish(at: at)
+                + pickersFollowAdmission()
+        case .finish: return finish(at: at) + pickersFollowAdmission()
         case .kick(let player, let block): return try kick(player, block: block, at: at)
         case .release(let member): return try release(member, at: at)
         case .settings(let patch):
@@ -136,7 +137,7 @@ extension RoomState {
             // Turning the answer grid on sends dashboards the results they were not given while it was off.
             let refresh = settings.answerGrid != before.answerGrid ? markScreensDirty(at: at) : []
             return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))]
-                + sendToAll { role in .room(self.status(for: role)) } + refresh
+                + sendToAll { role in .room(self.status(for: role)) } + refresh + pickersFollowAdmission()
         }
     }
 

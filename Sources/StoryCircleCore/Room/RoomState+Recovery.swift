@@ -92,7 +92,10 @@ extension RoomState {
     ///   question is open to them again;
     /// - a child whose join was lost, and a connection whose refusal was lost with the records before it:
     ///   `storage_unavailable` and close 1013 (try again later).
-    public mutating func reattach(_ connections: [ConnectionID], from previous: RoomState, at: ServerTime) -> [RoomDirective] {
+    ///
+    /// `gone`, when the store dropped players on purpose (a child's data erased): what a child whose player
+    /// is no longer stored at all is told, refused and closed, instead of "try again later".
+    public mutating func reattach(_ connections: [ConnectionID], from previous: RoomState, at: ServerTime, gone: RoomError? = nil) -> [RoomDirective] {
         storeProblem = previous.storeProblem
         for connection in connections { roundTrips[connection] = previous.roundTrips[connection] }
         var directives: [RoomDirective] = []
@@ -106,6 +109,10 @@ extension RoomState {
                 guard let index = playerIndex[id], !players[index].kicked,
                       let before = previous.playerIndex[id].map({ previous.players[$0] }), before.tokenHash == players[index].tokenHash
                 else {
+                    if let gone, playerIndex[id] == nil {
+                        directives += refuse(connection, gone)
+                        continue
+                    }
                     directives += Self.storageLost([connection], RoomError(.storageUnavailable, "We could not save your place in the room just now. Please try again in a moment."))
                     continue
                 }

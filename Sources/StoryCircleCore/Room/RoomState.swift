@@ -134,6 +134,8 @@ public struct RoomState: Sendable {
             timerFired(timer, at: at)
         case .storeHealth(let problem, _):
             storeHealthChanged(problem)
+        case .classChanged(let roster, _):
+            followClass(roster)
         }
         tellTeachersIfCommandsChanged(since: before, in: &directives)
         return directives

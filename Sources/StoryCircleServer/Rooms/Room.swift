@@ -283,6 +283,29 @@ public actor Room {
         for input in waiting { process(input) }
     }
 
+    /// The room's class was saved: a live room offers its names as they are now.
+    func followClass(_ roster: ClassRoster) {
+        guard deferred == nil else { return }
+        carryOut(state.handle(.classChanged(roster, at: clock.now())))
+    }
+
+    /// A finished room takes what the store now holds of it (a child's data was erased there) and its class
+    /// as it is now, in place: the podium and results pages on it stay open and get the room as stored. A
+    /// child whose data is gone is let go as a finished room lets anyone go. `false` when the room cannot
+    /// (it is not finished, is reading itself back, or has records still to store): then it must be let go.
+    func reload(from archive: RoomArchive, classRoster: ClassRoster?) -> Bool {
+        guard state.phase == .finished, deferred == nil, outbox.pendingRecords == 0 else { return false }
+        _ = stopTasks()
+        let now = clock.now()
+        let previous = state
+        var (reloaded, startUp) = RoomState.restore(archive, timing: previous.timing, lookalikes: previous.lookalikes, classRoster: classRoster, at: now)
+        let told = reloaded.reattach(Array(peers.keys), from: previous, at: now, gone: RoomError(.roomEnded, "This room has finished."))
+        state = reloaded
+        logger.info("Room reloaded from storage", ["room.code": code])
+        carryOut(told + startUp)
+        return true
+    }
+
     private func carryOut(_ directives: [RoomDirective]) {
         // Consecutive sends (a reveal's or a podium's one message per child) go to the outbox as one batch:
         // one lock and at most one wake-up of the transport instead of one per child.

@@ -272,8 +272,7 @@ actor RoomDirectory {
         return (evicted, purged)
     }
 
-    /// Lets finished rooms among `codes` go from memory, so that the next request reads them from the
-    /// store (after a child's data was erased there).
+    /// Lets finished rooms among `codes` go from memory (their class was deleted, and they with it).
     func forgetFinished(_ codes: [String]) async {
         for code in codes {
             guard let room = rooms[code], await room.phase == .finished else { continue }
@@ -281,16 +280,47 @@ actor RoomDirectory {
         }
     }
 
-    /// Lets the finished rooms of class `classID` go from memory, after the class's data changed in the
-    /// store. The change has committed by then, so a store that cannot list the rooms is only logged.
-    func forgetFinishedRooms(ofClass classID: String) async {
+    /// Makes finished rooms among `codes` that are in memory take what the store holds of them now (after a
+    /// child's data was erased there), in place (`Room.reload`), so that the pages still on them get the
+    /// results as stored. A room that cannot be read again or reload is let go from memory instead: the
+    /// next request reads it from the store.
+    func reloadFinished(_ codes: [String]) async {
+        for code in codes {
+            guard let room = rooms[code], await room.phase == .finished else { continue }
+            do {
+                var roster: ClassRoster?
+                let archive = try await store.archive(room: code)
+                if let classID = archive?.header.classID, let book = store as? any ClassBook {
+                    roster = try await book.schoolClass(classID).map(ClassRoster.init)
+                }
+                guard rooms[code] === room else { continue }
+                if let archive, await room.reload(from: archive, classRoster: roster) { continue }
+            } catch {
+                logger.error("Room could not be read again after its class changed; it is let go from memory", [
+                    "room.code": code, "error": StoreFailure.from(error, record: "archive").reason,
+                ])
+            }
+            await remove(code, room, RoomError(.roomEnded, "This room has finished."))
+        }
+    }
+
+    /// Reloads the finished rooms of class `classID` in memory (`reloadFinished`), after the class's data
+    /// changed in the store. The change has committed by then, so a store that cannot list the rooms is only logged.
+    func reloadFinishedRooms(ofClass classID: String) async {
         guard let book = store as? any ClassBook else { return }
         do {
-            await forgetFinished(try await book.classRooms(classID).map(\.header.code))
+            await reloadFinished(try await book.classRooms(classID).map(\.header.code))
         } catch {
             logger.error("Rooms of a changed class could not be listed to let them go from memory", [
                 "class.id": classID, "error": StoreFailure.from(error, record: "class.rooms").reason,
             ])
+        }
+    }
+
+    /// The class `roster.id` was saved: its live rooms in memory here follow it (`RoomState.followClass`).
+    func classChanged(_ roster: ClassRoster) async {
+        for room in rooms.values where await room.classRoster?.id == roster.id {
+            await room.followClass(roster)
         }
     }
 

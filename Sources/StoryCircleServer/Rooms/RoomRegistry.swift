@@ -125,10 +125,15 @@ public final class RoomRegistry: Sendable {
         await directory.forgetFinished(codes)
     }
 
-    /// Lets the finished rooms of a class go from memory (`RoomDirectory.forgetFinishedRooms(ofClass:)`);
-    /// never fails: a failure is logged.
-    public func forgetFinishedRooms(ofClass classID: String) async {
-        await directory.forgetFinishedRooms(ofClass: classID)
+    /// A class was saved: its live rooms in memory follow it (`RoomDirectory.classChanged`).
+    public func classChanged(_ roster: ClassRoster) async {
+        await directory.classChanged(roster)
+    }
+
+    /// Reloads the finished rooms of a class in memory from the store, in place
+    /// (`RoomDirectory.reloadFinishedRooms(ofClass:)`); never fails: a failure is logged.
+    public func reloadFinishedRooms(ofClass classID: String) async {
+        await directory.reloadFinishedRooms(ofClass: classID)
     }
 
     /// Lets finished rooms go and deletes rooms past their retention (`RoomDirectory.sweep`).

@@ -175,7 +175,7 @@ struct MessageGenerator {
         case 18: .kicked(Notice(code: [.kicked, .blocked].randomElement(using: &random)!, message: string(), blocked: maybe { $0.bool() }))
         case 19: .narrationSentence(NarrationSentenceMessage(sentence: sentence(), ready: int(), total: int()))
         case 20: .storage(StoreHealthStatus(ok: bool(), message: maybe { $0.string(maxLength: 80) }))
-        case 21: .names(NamesList(room: string(), schoolClass: maybe { ClassRef(id: $0.string(), name: $0.string()) },
+        case 21: .names(NamesList(room: string(), schoolClass: maybe { ClassRef(name: $0.string()) },
                                   children: list(0...5) { NameChoice(id: $0.string(), name: $0.string(), avatar: $0.string(), taken: $0.bool()) }))
         default: .classRoster(ClassRosterUpdate(members: list(0...5) { $0.rosterMember() }))
         }

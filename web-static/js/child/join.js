@@ -64,12 +64,18 @@ function submitJoin(event) {
   if (letters(nickname) > maxLength()) return joinError(() => t("error.nickname_invalid.too_long", { max: maxLength() }));
   $("#join-error").hidden = true;
   $("#join-button").disabled = true;
+  const sameRoom = session.room === code;
   session.room = code;
   session.nickname = nickname;
   // Asked once: should the server no longer know it, or refuse it, the next join is a new child's.
   const token = blockedToken(code) ?? takeRemovedToken(code);
   session.token = token;
   session.tryingBlockedToken = Boolean(token);
+  const onPicker = session.typingOnPicker && sameRoom && !token && services.connection?.isOpen;
+  session.typingOnPicker = false;
+  // The connection that asked this room's names takes the join: no second hello for it.
+  if (onPicker && services.connection.send({ type: "join", room: code, nickname })) return;
+  if (services.connection) services.connection.stop();
   connect();
 }
 
@@ -140,6 +146,8 @@ export function rewordJoin() {
 
 /** A refusal before the welcome: the hello did not get in. */
 export function joinRefused(error) {
+  // Whatever it was, the connection that asked for the names no longer waits for a typed join on it.
+  session.typingOnPicker = false;
   if (session.picking && (error.code === ERROR.NAME_TAKEN || error.code === ERROR.MEMBER_NOT_FOUND)) return pickRefused(error);
   if (session.picking && !session.member && NAMES_UNKNOWN.has(error.code)) {
     // A server without class rooms does not know the `names` hello: the typed join, as before.

@@ -2,7 +2,8 @@
 // (`names` as the first message) and, when the room belongs to a class, shows every child's name and
 // picture as a big button instead of the nickname field, so a small child joins by one tap and no keyboard
 // comes up. A name someone holds is greyed out and says "taken" in words; the list follows the room live.
-// A room without a class answers no class, and the typed nickname comes back.
+// A room without a class answers no class, and the typed nickname comes back; its `join` then goes on the
+// same connection.
 
 import { $, el, clear, announce, written } from "../dom.js";
 import { t, isolate } from "../i18n.js";
@@ -39,6 +40,7 @@ export function startPicking(code, note = null) {
   if (services.connection) services.connection.stop();
   session.room = code;
   session.picking = true;
+  session.typingOnPicker = false;
   session.token = null;
   session.member = null;
   show("join");
@@ -87,9 +89,11 @@ function setError(words) {
 export function names(message) {
   if (!session.picking || session.welcomed) return;
   if (!message.class) {
-    services.connection.stop();
+    // The connection stays open: the typed nickname's `join` goes on it (one hello per child, which counts
+    // when a whole class joins from behind one school address).
     const note = errorWords;
     stopPicking();
+    session.typingOnPicker = true;
     if (note) {
       // Why the page came back here (a token of another room, say), on the typed join's screen.
       $("#join-error").textContent = note();
@@ -168,5 +172,6 @@ export function rewordPicker() {
 export function forgetPicker() {
   picked = { className: null, children: [] };
   session.picking = false;
+  session.typingOnPicker = false;
   session.member = null;
 }

@@ -30,6 +30,8 @@ export const session = {
   tryingBlockedToken: false,
   /** The page asked a class room for its names and shows the name-picker (child/picker.js). */
   picking: false,
+  /** A room without a class answered the names, and the connection that asked waits for the typed join. */
+  typingOnPicker: false,
   /** The class child whose name this page tapped, until the welcome. */
   member: null,
   /** The class child this page is (a class room), kept with the token: a removal sends it back to the names. */

@@ -23,7 +23,7 @@ const percent = () => new Intl.NumberFormat(document.documentElement.lang || und
 // ---- Words for what the server said ----
 
 const PROBLEMS = {
-  name_empty: "classes.problem.name_empty", name_too_long: "classes.problem.name_too_long",
+  name_empty: "classes.problem.name_empty", name_invalid: "classes.problem.name_invalid", name_too_long: "classes.problem.name_too_long",
   duplicate_name: "classes.problem.duplicate_name", avatar_unknown: "classes.problem.avatar_unknown",
   class_too_large: "classes.problem.class_too_large", class_name_taken: "classes.problem.class_name_taken",
   member_not_found: "classes.problem.member_not_found",
