@@ -40,13 +40,15 @@ extension RoomState {
 
     /// Who may come in changed (locked, unlocked, started, settings): each picker gets the names it may
     /// pick now, and one that may pick none is refused as its `names` would be now.
-    func pickersFollowAdmission() -> [RoomDirective] {
+    /// `before`: the names pickers were shown before the change (they hear again only if it changed them).
+    func pickersFollowAdmission(since before: NamesList) -> [RoomDirective] {
         guard !pickers.isEmpty else { return [] }
         let pickers = pickers.sorted()
-        if let refusal = joinRefusal(), classRoster == nil || namesList.children.isEmpty {
+        let now = namesList
+        if let refusal = joinRefusal(), classRoster == nil || now.children.isEmpty {
             return pickers.flatMap { refuse($0, refusal) }
         }
-        return classRoster == nil ? [] : [.send(.names(namesList), to: pickers)]
+        return classRoster == nil || now == before ? [] : [.send(.names(now), to: pickers)]
     }
 
     /// A child picking their name: a new player linked to the member, or the player they already are

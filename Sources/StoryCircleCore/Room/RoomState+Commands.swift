@@ -113,8 +113,9 @@ extension RoomState {
     }
 
     private mutating func carryOut(_ plan: CommandPlan, at: ServerTime) throws(RoomError) -> [RoomDirective] {
+        let namesBefore = namesList
         switch plan {
-        case .prepare: return prepare(at: at) + pickersFollowAdmission()
+        case .prepare: return prepare(at: at) + pickersFollowAdmission(since: namesBefore)
         case .pauseNarration(let run): return pauseNarration(run, at: at)
         case .pauseQuestion(let run): return pauseQuestion(run, at: at)
         case .resumeNarration(let run): return resumeNarration(run, at: at)
@@ -127,8 +128,8 @@ extension RoomState {
         case .setLocked(let locked):
             isLocked = locked
             return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))] + sendToAll { role in .room(self.status(for: role)) }
-                + pickersFollowAdmission()
-        case .finish: return finish(at: at) + pickersFollowAdmission()
+                + pickersFollowAdmission(since: namesBefore)
+        case .finish: return finish(at: at) + pickersFollowAdmission(since: namesBefore)
         case .kick(let player, let block): return try kick(player, block: block, at: at)
         case .release(let member): return try release(member, at: at)
         case .settings(let patch):
@@ -137,7 +138,7 @@ extension RoomState {
             // Turning the answer grid on sends dashboards the results they were not given while it was off.
             let refresh = settings.answerGrid != before.answerGrid ? markScreensDirty(at: at) : []
             return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))]
-                + sendToAll { role in .room(self.status(for: role)) } + refresh + pickersFollowAdmission()
+                + sendToAll { role in .room(self.status(for: role)) } + refresh + pickersFollowAdmission(since: namesBefore)
         }
     }
 
