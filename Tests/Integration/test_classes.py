@@ -386,6 +386,62 @@ def test_a_class_behind_one_address_joins_with_one_hello_each_from_the_names_con
     assert status == 200 and len(results["players"]) == 30
 
 
+def test_a_live_room_follows_its_class_when_the_teacher_saves_it(make_server, tmp_path):
+    server = make_server(config=CONFIG, data=tmp_path / "data")
+    schoolclass = make_class(server, "6G", [{"name": "Ada"}, {"name": "Bo"}])
+    ids = member_ids(schoolclass)
+    room = class_room(server, schoolclass)
+
+    async def scenario():
+        ada, _ = await pick(server, room, ids["Ada"])
+        waiting, names = await picker(server, room)
+        assert [c["name"] for c in names["children"]] == ["Ada", "Bo"]
+        # Cy joins the class, and Ada (who is in the room) and Bo (who is not) leave it.
+        status, body = api(server, "PUT", f"/api/classes/{schoolclass['id']}",
+                           {"version": schoolclass["version"], "name": "6G", "children": [{"name": "Cy", "avatar": "cat"}]})
+        assert status == 200, body
+        fresh = await waiting.expect("names")
+        assert [(c["name"], c["taken"]) for c in fresh["children"]] == [("Cy", False), ("Ada", True)]
+        await waiting.send({"type": "join", "room": room["code"], "member": fresh["children"][0]["id"]})
+        assert (await waiting.expect("welcome"))["player"]["nickname"] == "Cy"
+        late, _ = await picker(server, room)
+        await late.send({"type": "join", "room": room["code"], "member": ids["Bo"]})
+        assert (await late.expect("error"))["code"] == "member_not_found"
+        for client in (ada, waiting, late):
+            await client.close()
+
+    asyncio.run(scenario())
+
+
+def test_names_is_refused_in_a_locked_room_but_a_released_name_can_be_picked_again(make_server, tmp_path):
+    server = make_server(config=CONFIG, data=tmp_path / "data")
+    schoolclass = make_class(server, "7H", [{"name": "Ada"}, {"name": "Bo"}])
+    ids = member_ids(schoolclass)
+    room = class_room(server, schoolclass)
+    plain_room = server.create_room()
+
+    async def scenario():
+        tablet, welcome = await pick(server, room, ids["Ada"])
+        for locked in (room, plain_room):
+            assert server.command(locked, "lock")[0] == 200
+        for locked in (room, plain_room):
+            stranger = await Client.connect(server)
+            await stranger.send({"type": "names", "room": locked["code"]})
+            assert (await stranger.expect("error"))["code"] == "room_locked"
+            assert await stranger.close_code() == (1008, "room_locked")
+            assert "names" not in stranger.types(), "nobody with the code learns who is in the room"
+        # Ada's tablet is flat: released, her new device is offered her name alone, and she is back.
+        assert server.command(room, "release", member=ids["Ada"])[0] == 200
+        new_device, names = await picker(server, room)
+        assert [c["name"] for c in names["children"]] == ["Ada"]
+        await new_device.send({"type": "join", "room": room["code"], "member": ids["Ada"]})
+        assert (await new_device.expect("welcome"))["player"]["id"] == welcome["player"]["id"]
+        await new_device.close()
+        await tablet.close()
+
+    asyncio.run(scenario())
+
+
 def test_a_token_of_another_room_and_an_unknown_class_are_refused_clearly(make_server, tmp_path):
     server = make_server(config=CONFIG, data=tmp_path / "data")
     schoolclass = make_class(server, "4D", [{"name": "Ada"}])
