@@ -94,6 +94,8 @@ extension PostgresRoomStore: ClassBook {
             try connection.query("DELETE FROM released_tokens WHERE (room_code, player_id) IN (\(inRooms))", [.text(member)])
             try connection.query("DELETE FROM players WHERE member_id = $1::text", [.text(member)])
             try connection.query("DELETE FROM class_members WHERE id = $1::text", [.text(member)])
+            // A change of the class like any other: a node holding its rooms sees the version move.
+            try connection.query("UPDATE classes SET version = version + 1, changed_at = $1::bigint WHERE id = $2::text", [.integer(Self.now().milliseconds), .text(id)])
         }
     }
 

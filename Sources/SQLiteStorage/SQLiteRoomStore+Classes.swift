@@ -83,6 +83,8 @@ extension SQLiteRoomStore: ClassBook {
             try database.prepare("DELETE FROM released_tokens WHERE (room_code, player_id) IN (\(inRooms))").run(.text(member))
             try database.prepare("DELETE FROM players WHERE member_id = ?").run(.text(member))
             try database.prepare("DELETE FROM class_members WHERE id = ?").run(.text(member))
+            // A change of the class like any other: a node holding its rooms sees the version move.
+            try database.prepare("UPDATE classes SET version = version + 1, changed_at = ? WHERE id = ?").run(.integer(Self.now().milliseconds), .text(id))
         }
     }
 

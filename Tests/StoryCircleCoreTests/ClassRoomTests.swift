@@ -128,6 +128,9 @@ struct ClassRoomTests {
         _ = try room.command(.lock)
         #expect(room.closed[waiting] == .refused(RoomError(.roomLocked, "This room is locked. Ask your teacher to unlock it.")), "a picker is let go when the room locks")
         #expect(room.lastError(to: waiting)?.code == .roomLocked)
+        #expect(!room.state.isPicker(waiting))
+        _ = try room.command(.settings(RoomSettingsPatch(speedPoints: false)))
+        #expect(room.messages(to: waiting).filter { if case .error = $0 { true } else { false } }.count == 1, "refused once")
 
         let late = room.newConnection()
         room.apply(.hello(late, .names, at: room.now))

@@ -39,16 +39,17 @@ extension RoomState {
     }
 
     /// Who may come in changed (locked, unlocked, started, settings): each picker gets the names it may
-    /// pick now, and one that may pick none is refused as its `names` would be now.
-    /// `before`: the names pickers were shown before the change (they hear again only if it changed them).
-    func pickersFollowAdmission(since before: NamesList) -> [RoomDirective] {
-        guard !pickers.isEmpty else { return [] }
-        let pickers = pickers.sorted()
+    /// pick now if they changed from `before` (what pickers were shown; `nil` when there were none), and
+    /// pickers that may pick none are refused, as their `names` would be now, and are pickers no more.
+    mutating func pickersFollowAdmission(since before: NamesList?) -> [RoomDirective] {
+        guard let before, !pickers.isEmpty else { return [] }
         let now = namesList
         if let refusal = joinRefusal(), classRoster == nil || now.children.isEmpty {
-            return pickers.flatMap { refuse($0, refusal) }
+            let refused = pickers.sorted()
+            pickers = []
+            return refused.flatMap { refuse($0, refusal) }
         }
-        return classRoster == nil || now == before ? [] : [.send(.names(now), to: pickers)]
+        return classRoster == nil || now == before ? [] : [.send(.names(now), to: pickers.sorted())]
     }
 
     /// A child picking their name: a new player linked to the member, or the player they already are
@@ -140,7 +141,7 @@ extension RoomState {
         guard let current = classRoster, current.id == roster.id, phase != .finished else { return [] }
         let kept = Set(roster.members.map(\.id))
         let joined = current.members.filter { !kept.contains($0.id) && memberPlayers[$0.id] != nil }
-        classRoster = ClassRoster(id: roster.id, name: roster.name, members: roster.members + joined)
+        classRoster = ClassRoster(id: roster.id, name: roster.name, members: roster.members + joined, version: roster.version)
         return namesChanged()
     }
 

@@ -113,7 +113,7 @@ extension RoomState {
     }
 
     private mutating func carryOut(_ plan: CommandPlan, at: ServerTime) throws(RoomError) -> [RoomDirective] {
-        let namesBefore = namesList
+        let namesBefore = pickers.isEmpty ? nil : namesList
         switch plan {
         case .prepare: return prepare(at: at) + pickersFollowAdmission(since: namesBefore)
         case .pauseNarration(let run): return pauseNarration(run, at: at)

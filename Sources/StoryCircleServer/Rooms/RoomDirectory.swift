@@ -324,6 +324,39 @@ actor RoomDirectory {
         }
     }
 
+    /// With a store shared by several nodes, a class may be changed through another node: every class
+    /// whose rooms are in memory here is read again, and a room whose class's version moved follows it (a
+    /// live one offers the names as they are, `classChanged`; a finished one is reloaded in place,
+    /// `reloadFinished`, so a child erased elsewhere is not shown here from memory). A class deleted
+    /// elsewhere takes its finished rooms out of memory. Failures are logged; the next round tries again.
+    func followStoredClasses() async {
+        guard let book = store as? any ClassBook else { return }
+        var byClass: [String: [(code: String, room: Room, version: Int)]] = [:]
+        for (code, room) in rooms {
+            if let roster = await room.classRoster { byClass[roster.id, default: []].append((code, room, roster.version)) }
+        }
+        for (classID, held) in byClass {
+            let stored: SchoolClass?
+            do {
+                stored = try await book.schoolClass(classID)
+            } catch {
+                logger.warning("Class could not be read to see whether it changed", ["class.id": classID, "error": StoreFailure.from(error, record: "class").reason])
+                continue
+            }
+            guard let stored else {
+                await forgetFinished(held.map(\.code))
+                continue
+            }
+            let changed = held.filter { $0.version != stored.version }
+            guard !changed.isEmpty else { continue }
+            var finished: [String] = []
+            for entry in changed {
+                if await entry.room.phase == .finished { finished.append(entry.code) } else { await entry.room.followClass(ClassRoster(stored)) }
+            }
+            await reloadFinished(finished)
+        }
+    }
+
     /// Takes a room out of memory: every connection bound to it is told why and closed. Its lease is given
     /// up (`releasing`), so another node need not wait for it to expire.
     @discardableResult

@@ -84,6 +84,8 @@ public final class RoomRegistry: Sendable {
                     do { try await keeper.waitForNextRenewal() } catch { return }
                     let occupancy = shared ? await directory.occupancy() : nil
                     await directory.carryOut(keeper.renew(occupancy: occupancy))
+                    // Another node may have changed a class (a child erased, added): its rooms here follow.
+                    if shared { await directory.followStoredClasses() }
                 }
             }
         }
