@@ -849,3 +849,50 @@ def test_postgresql_down_for_5_s_bounces_no_room_and_no_node_refuses_its_own_roo
         assert "its lease is lost" not in log, f"node{n} stopped a room for its lease"
         taken_back += log.count("Room lease released late, then taken again")
     print(f"rooms whose release had failed, released late and taken again by their own node on a hello: {taken_back}")
+
+
+def test_an_erase_through_one_node_leaves_no_other_node_showing_the_child(quick_cluster):
+    """A finished class room held by one node, its teacher's page open on it; the child's data erased
+    through another node: the holder sees the class change in the store at its next lease renewal and
+    reloads the room in place, so the open page gets the results without the child, on the same connection."""
+    cluster = quick_cluster
+    story = json.loads(SHORT_STORY.read_text())
+    status, _, made = cluster.request("POST", "/api/classes", cluster.admin, {"name": "8J", "children": [{"name": "Ada"}, {"name": "Bo"}]})
+    assert status == 201, made
+    status, _, schoolclass = cluster.request("GET", f"/api/classes/{made['id']}", cluster.admin)
+    ids = {child["name"]: child["id"] for child in schoolclass["children"]}
+    status, _, room = cluster.request("POST", "/api/rooms", cluster.admin, {"story": story, "classId": made["id"]})
+    assert status == 201, room
+    origin = f"http://127.0.0.1:{cluster.port}"
+    url = f"ws://127.0.0.1:{cluster.port}/ws?room={room['code']}"
+
+    async def scenario():
+        children = []
+        for n, name in enumerate(("Ada", "Bo")):
+            ws = await websockets.connect(url, origin=origin, local_addr=(f"127.2.0.{n + 1}", 0), open_timeout=10)
+            await ws.send(json.dumps({"type": "join", "room": room["code"], "member": ids[name]}))
+            while json.loads(await asyncio.wait_for(ws.recv(), 15))["type"] != "welcome":
+                pass
+            children.append(ws)
+        cluster.command(room, "end")
+        for ws in children:
+            await ws.close()
+        teacher = await websockets.connect(url, origin=origin, open_timeout=10)
+        await teacher.send(json.dumps({"type": "control", "room": room["code"], "token": room["teacherToken"]}))
+        first = json.loads(await asyncio.wait_for(teacher.recv(), 15))
+        assert first["type"] == "welcome" and first["room"]["phase"] == "finished" and '"Bo"' in json.dumps(first)
+        holder = next(node for node in (1, 2, 3) if room["code"] in cluster.held_by(node))
+        other_port = cluster.node_ports[holder % 3]
+        status, _, body = cluster.request("DELETE", f"/api/classes/{made['id']}/members/{ids['Bo']}/data", cluster.admin, port=other_port)
+        assert status == 204, body
+        # Within a few renewals (leases of 3 s: one a second), on the same connection.
+        deadline = time.monotonic() + 15
+        while True:
+            message = json.loads(await asyncio.wait_for(teacher.recv(), max(0.1, deadline - time.monotonic())))
+            if message["type"] == "welcome":
+                break
+        assert '"Bo"' not in json.dumps(message) and ids["Bo"] not in json.dumps(message) and '"Ada"' in json.dumps(message)
+        assert room["code"] in cluster.held_by(holder), "the room stayed where it was"
+        await teacher.close()
+
+    asyncio.run(scenario())
