@@ -27,6 +27,8 @@ actor RoomDirectory {
     /// Rooms being taken and loaded: everyone who asks for one meanwhile waits for the same load.
     private var loads: [String: Task<Room?, any Error>] = [:]
     private var acceptingRooms = true
+    /// A `followStoredClasses` is under way (at most one at a time).
+    private var followingClasses = false
     /// Why storage is failing, while it is (for rooms' teachers, including rooms loaded meanwhile).
     private var storeProblem: String?
     private let tasks = OwnedTasks()
@@ -323,6 +325,18 @@ actor RoomDirectory {
             await room.followClass(roster)
         }
     }
+
+    /// Starts `followStoredClasses` as a task of the directory's own, unless the last one is still reading.
+    func followStoredClassesUnlessFollowing() {
+        guard !followingClasses else { return }
+        followingClasses = true
+        tasks.spawn { [self] in
+            await followStoredClasses()
+            await followedClasses()
+        }
+    }
+
+    private func followedClasses() { followingClasses = false }
 
     /// With a store shared by several nodes, a class may be changed through another node: every class
     /// whose rooms are in memory here is read again, and a room whose class's version moved follows it (a

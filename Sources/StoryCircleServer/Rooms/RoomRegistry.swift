@@ -84,16 +84,9 @@ public final class RoomRegistry: Sendable {
                     do { try await keeper.waitForNextRenewal() } catch { return }
                     let occupancy = shared ? await directory.occupancy() : nil
                     await directory.carryOut(keeper.renew(occupancy: occupancy))
-                }
-            }
-            if shared {
-                // Another node may have changed a class (a child erased, added): its rooms here follow, as
-                // often as leases are renewed, in a loop of its own so that a slow read never delays a renewal.
-                loops.spawn {
-                    while !Task.isCancelled {
-                        do { try await keeper.waitForNextRenewal() } catch { return }
-                        await directory.followStoredClasses()
-                    }
+                    // Another node may have changed a class (a child erased, added): its rooms here follow,
+                    // as often as leases are renewed, off this loop, so a slow read never delays a renewal.
+                    if shared { await directory.followStoredClassesUnlessFollowing() }
                 }
             }
         }
