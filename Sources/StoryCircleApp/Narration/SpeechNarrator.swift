@@ -326,12 +326,15 @@ enum SpokenEngine: Sendable {
     func cacheKey(text: String, espeakVersion: String) async throws -> String {
         switch self {
         case .espeak(let voice):
-            return AudioCache.key(text: text, voice: voice.name, rate: voice.rate, pitch: voice.pitch, engineVersion: espeakVersion)
+            // A text with emoji is read without them now: its older clips (emoji read by name) are not replayed.
+            let version = Pictographs.present(in: text) ? "\(espeakVersion)/\(Pictographs.version)" : espeakVersion
+            return AudioCache.key(text: text, voice: voice.name, rate: voice.rate, pitch: voice.pitch, engineVersion: version)
         case .natural(let voice, _, let rate, let pitch, _):
             guard let digest = await voice.digest.value() else {
                 throw NaturalVoiceFailure(failure: .unavailable("its model file cannot be read"))
             }
-            return AudioCache.key(text: text, voice: voice.id, rate: rate, pitch: pitch, engineVersion: "piper-1.8/\(PiperText.version)/\(digest)/espeak-ng-\(espeakVersion)")
+            let textVersion = Pictographs.present(in: text) ? "\(PiperText.version)/\(Pictographs.version)" : PiperText.version
+            return AudioCache.key(text: text, voice: voice.id, rate: rate, pitch: pitch, engineVersion: "piper-1.8/\(textVersion)/\(digest)/espeak-ng-\(espeakVersion)")
         }
     }
 }
