@@ -254,9 +254,10 @@ public final class SpeechNarrator: NarrationPreparing {
             case .espeak(let voice):
                 speech = try await espeak.synthesize(text, voice: voice)
             case .natural(let voice, let piper, let rate, let pitch, let urgent):
+                // espeak-ng's reading (the timing reference, a few ms on its own thread) runs while Piper reads.
+                async let reference = espeak.synthesize(text, voice: Voice(name: voice.file.espeakVoice, rate: rate, pitch: pitch))
                 speech = try await Self.natural(text, voice: voice, piper: piper, rate: rate, urgent: urgent)
-                let reference = try await espeak.synthesize(text, voice: Voice(name: voice.file.espeakVoice, rate: rate, pitch: pitch))
-                (speech.words, anchors) = WordTimingEstimate.estimateWithAnchors(reference: reference, target: speech)
+                (speech.words, anchors) = WordTimingEstimate.estimateWithAnchors(reference: try await reference, target: speech)
             }
             let audio = try MP3Encoder.encode(speech.samples, sampleRate: speech.sampleRate)
             let timings = speech.words.map { WordTiming(at: $0.startMs + audio.leadingDelayMs, start: $0.offset, length: $0.length) }
