@@ -588,3 +588,13 @@ def test_a_voice_that_fails_on_the_questions_tells_the_teacher_at_once(make_serv
     finally:
         page.quit()
     server.wait_for_output("Natural voice failed on a question; the questions are read by espeak-ng")
+
+
+def test_piper_threads_reach_the_worker(make_server):
+    # One thread unless the configuration says more (docs/operations.md, piperThreads).
+    for threads in (1, 2):
+        server = make_server(config={"piperThreads": threads} if threads != 1 else None)
+        wait_for_worker(server, lambda n: n.get("state") == "ready")
+        commands = [c for c in children_of(server.process.pid) if "piper-worker.py" in c]
+        assert len(commands) == 1 and f"--threads {threads}" in commands[0], commands
+        server.stop()
