@@ -598,3 +598,12 @@ def test_piper_threads_reach_the_worker(make_server):
         commands = [c for c in children_of(server.process.pid) if "piper-worker.py" in c]
         assert len(commands) == 1 and f"--threads {threads}" in commands[0], commands
         server.stop()
+
+
+def test_emoji_are_not_read_by_the_natural_voice_and_the_highlight_skips_them(tmp_path):
+    # Read by name, "The turtle 🐢 smiled." was "the turtle turtle smiled": a word longer than the plain text.
+    clips, _ = say(BIN, JOE, ["The turtle 🐢 smiled.", "The turtle smiled.", "Mum 👩‍👧 and me 👍🏽!", "Mum and me!"], tmp_path)
+    for with_emoji, plain in ((clips[0], clips[1]), (clips[2], clips[3])):
+        assert abs(with_emoji["wavDurationMs"] - plain["wavDurationMs"]) < 150, (with_emoji["wavDurationMs"], plain["wavDurationMs"])
+        spoken = [with_emoji["text"].encode("utf-16-le")[2 * w["start"]:2 * (w["start"] + w["length"])].decode("utf-16-le") for w in with_emoji["words"]]
+        assert spoken == [w.strip(".!") for w in plain["text"].split()], spoken
