@@ -427,8 +427,14 @@ def storm_and_more(runs):
         rows.append(f"| one room of {unlock[0]['result']['children']:,}, quiz unlock | display spread (clock sync) | {spread(values(unlock, 'displaySpreadMs'), 'ms')} |")
     for voice in sorted({r["result"].get("voice", "en") for r in runs.scenario("narration")}):
         narration = [r for r in runs.scenario("narration") if r["result"].get("voice", "en") == voice]
-        rows.append(f"| narration ({voice}), {narration[0]['result']['words']} words | first sentence / whole story (empty cache) / cached | "
-                    f"{spread(values(narration, 'firstSentenceColdMs'), 'ms')} / {spread(values(narration, 'wholeStoryColdMs'), 'ms')} / {spread(values(narration, 'wholeStoryCachedMs'), 'ms')} |")
+        # Cold: the first room of a fresh server; warm: a new story once the worker is running; restarted
+        # (a natural voice only): a new story right after the worker was killed with SIGKILL.
+        restarted = values(narration, 'firstSentenceRestartedMs')
+        rows.append(f"| narration ({voice}), {narration[0]['result']['words']} words | first sentence cold / warm"
+                    f"{' / after kill -9 of the worker' if restarted else ''} · whole story (empty cache) / cached | "
+                    f"{spread(values(narration, 'firstSentenceColdMs'), 'ms')} / {spread(values(narration, 'firstSentenceWarmMs'), 'ms')}"
+                    f"{' / ' + spread(restarted, 'ms') if restarted else ''} · "
+                    f"{spread(values(narration, 'wholeStoryColdMs'), 'ms')} / {spread(values(narration, 'wholeStoryCachedMs'), 'ms')} |")
     return rows
 
 
@@ -470,7 +476,10 @@ def every_run(runs):
         elif scenario == "failover":
             text = f"{r['rooms']} rooms, {r['children']} children moved; back p50 {r['p50']:.2f} s, p99 {r['p99']:.2f} s; {r['lost']} of {r['acknowledged']} acknowledged answers lost"
         elif scenario == "narration":
-            text = f"first sentence {number(r['firstSentenceColdMs'], 'ms')}, whole story {number(r['wholeStoryColdMs'], 'ms')}, cached {number(r['wholeStoryCachedMs'], 'ms')}"
+            text = f"first sentence {number(r['firstSentenceColdMs'], 'ms')} cold, {number(r['firstSentenceWarmMs'], 'ms')} warm"
+            if r.get("firstSentenceRestartedMs") is not None:
+                text += f", {number(r['firstSentenceRestartedMs'], 'ms')} after kill -9 of the worker"
+            text += f"; whole story {number(r['wholeStoryColdMs'], 'ms')}, cached {number(r['wholeStoryCachedMs'], 'ms')}"
         else:
             text = ""
         rows.append(f"| {line['run']} | {line['label']} | {text} |")

@@ -146,7 +146,9 @@ public final class SpeechEngine: Sendable {
         let collector = SynthesisCollector()
         let userData = Unmanaged.passRetained(collector)
         defer { userData.release() }
-        var bytes = Array(text.utf8CString)
+        // Emoji are not read by name; the text spoken has as many scalars as `text`, so the word
+        // positions espeak-ng reports below still point into `text`.
+        var bytes = Array(Pictographs.silenced(text).utf8CString)
         let status = bytes.withUnsafeMutableBytes { buffer in
             espeak_ng_Synthesize(buffer.baseAddress, buffer.count, 0, POS_CHARACTER, 0, UInt32(espeakCHARS_UTF8), nil, userData.toOpaque())
         }

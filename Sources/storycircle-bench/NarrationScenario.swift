@@ -15,6 +15,9 @@ struct NarrationResult: Encodable {
     var firstSentenceColdMs: Double
     /// The same for a second story in the same run (a new text, the worker warm).
     var firstSentenceWarmMs: Double
+    /// A natural voice only: the worker killed (SIGKILL) while idle, then a room on a new text created and
+    /// started at once: the first sentence waits for the worker to start again (cold).
+    var firstSentenceRestartedMs: Double?
     /// From `start` to the last sentence (the plan whole), on an empty cache.
     var wholeStoryColdMs: Double
     /// The same story in another room: every sentence from the cache.
@@ -89,6 +92,19 @@ func runNarration(port: Int, adminToken: String, requests: Int, voice: String = 
     let warm = try await prepare(story)
     let warmFirst = try await prepare(benchStory(words: 300, voice: voice, variant: 1))
     guard !cold.audio.isEmpty else { throw BenchError("the plan carried no audio") }
+    var restarted: Double?
+    if voice.hasPrefix("piper:") {
+        let worker = try await naturalVoiceWorker(port: port)
+        guard let pid = worker.pid, worker.state == "ready" else { throw BenchError("the worker is not ready: \(worker)") }
+        kill(pid, SIGKILL)
+        // Once the server has seen it die (so the restart is the room's, not a request sent into a dead pipe).
+        let deadline = nanoseconds() + 10_000_000_000
+        while try await naturalVoiceWorker(port: port).pid == pid {
+            guard nanoseconds() < deadline else { throw BenchError("the server did not see its worker die") }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        restarted = try await prepare(benchStory(words: 300, voice: voice, variant: 2)).first
+    }
 
     // Cached sentence over HTTP, one keep-alive connection (as a browser fetches the story's clips).
     let session = URLSession(configuration: .ephemeral)
@@ -102,8 +118,15 @@ func runNarration(port: Int, adminToken: String, requests: Int, voice: String = 
         bytes = data.count
     }
     let words = sentences.reduce(0) { $0 + $1.split(separator: " ").count }
-    return NarrationResult(voice: voice, sentences: sentences.count, words: words, firstSentenceColdMs: cold.first, firstSentenceWarmMs: warmFirst.first, wholeStoryColdMs: cold.whole,
+    return NarrationResult(voice: voice, sentences: sentences.count, words: words, firstSentenceColdMs: cold.first, firstSentenceWarmMs: warmFirst.first, firstSentenceRestartedMs: restarted, wholeStoryColdMs: cold.whole,
                            wholeStoryCachedMs: warm.whole, cachedSentenceHTTP: Percentiles(nanoseconds: latencies), audioBytes: bytes)
+}
+
+/// The natural voice's worker as `/healthz` describes it: its state and process id.
+private func naturalVoiceWorker(port: Int) async throws -> (state: String?, pid: Int32?) {
+    let (data, _) = try await fetch(URLSession.shared, URL(string: "http://127.0.0.1:\(port)/healthz")!)
+    let natural = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["naturalVoice"] as? [String: Any]
+    return (natural?["state"] as? String, (natural?["pid"] as? NSNumber)?.int32Value)
 }
 
 private func fetch(_ session: URLSession, _ url: URL) async throws -> (Data, URLResponse) {

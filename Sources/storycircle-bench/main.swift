@@ -125,7 +125,9 @@ func main() async -> Int32 {
             emit(result, "idle: \(result.connections) joined children · \(Int(result.bytesPerConnection)) bytes of server memory each")
         case "narration":
             let result = try await runNarration(port: port, adminToken: admin, requests: int("requests", 200), voice: value("voice") ?? "en")
-            let timings = String(format: "first sentence %.0f ms cold, %.0f ms warm · whole story %.0f ms cold, %.0f ms cached", result.firstSentenceColdMs, result.firstSentenceWarmMs, result.wholeStoryColdMs, result.wholeStoryCachedMs)
+            var timings = String(format: "first sentence %.0f ms cold, %.0f ms warm", result.firstSentenceColdMs, result.firstSentenceWarmMs)
+            if let restarted = result.firstSentenceRestartedMs { timings += String(format: ", %.0f ms after kill -9 of the worker", restarted) }
+            timings += String(format: " · whole story %.0f ms cold, %.0f ms cached", result.wholeStoryColdMs, result.wholeStoryCachedMs)
             emit(result, "narration (\(result.voice)): \(result.words) words in \(result.sentences) sentences · \(timings) · cached sentence over HTTP \(result.cachedSentenceHTTP.summary)")
         case "unlock":
             let result = try await runUnlock(port: port, adminToken: admin, children: int("children", 2_000))

@@ -70,3 +70,26 @@ def test_the_capacity_counts_only_loads_within_the_limits():
     # 10,000 children at 10 % of a core: 10 µs of server CPU per child-second, 100,000 children per core; 8 KiB each.
     ten = next(row for row in rows.splitlines() if row.startswith("| 10,000"))
     assert "| 10.0 µs | 100,000 |" in ten and "8.00 KiB" in ten
+
+
+def narration(run, voice, cold, warm, restarted=None):
+    result = {"scenario": "narration", "voice": voice, "sentences": 22, "words": 307, "firstSentenceColdMs": cold,
+              "firstSentenceWarmMs": warm, "wholeStoryColdMs": 12000.0, "wholeStoryCachedMs": 15.0,
+              "cachedSentenceHTTP": {"p50": 1.0, "p99": 2.0}, "audioBytes": 40000}
+    if restarted is not None:
+        result["firstSentenceRestartedMs"] = restarted
+    return {"run": run, "label": f"narration {voice}", "result": result}
+
+
+def test_the_narration_rows_give_the_first_sentence_cold_warm_and_after_a_worker_restart():
+    lines = [narration(1, "en", 60.0, 40.0), narration(2, "en", 64.0, 42.0),
+             narration(1, "piper:en_US-joe-medium", 1100.0, 250.0, 1200.0), narration(2, "piper:en_US-joe-medium", 1300.0, 270.0, 1250.0)]
+    rows = report.storm_and_more(report.Runs(document(lines)))
+    piper = next(row for row in rows if row.startswith("| narration (piper:en_US-joe-medium)"))
+    espeak = next(row for row in rows if row.startswith("| narration (en)"))
+    assert "first sentence cold / warm / after kill -9 of the worker" in piper
+    assert "1,200 (1,100–1,300) ms / 260 (250–270) ms / 1,225 (1,200–1,250) ms ·" in piper, piper
+    assert "after kill -9" not in espeak and "62.0 (60.0–64.0) ms / 41.0 (40.0–42.0) ms ·" in espeak, espeak
+    every = "\n".join(report.every_run(report.Runs(document(lines))))
+    assert "first sentence 1,100 ms cold, 250 ms warm, 1,200 ms after kill -9 of the worker;" in every, every
+    assert "first sentence 60.0 ms cold, 40.0 ms warm; whole story" in every, every

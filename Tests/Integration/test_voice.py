@@ -524,3 +524,86 @@ def test_a_stopped_worker_holds_up_no_other_room(make_server):
         assert healthz(server)["naturalVoice"]["pid"] == reading["pid"], "still the stopped worker: nothing waited for it"
     finally:
         os.kill(reading["pid"], signal.SIGCONT)
+
+
+QUESTION_KILLER = """
+import json, math, struct, sys
+out = sys.stdout.buffer
+out.write(b'{"ready": true, "voices": []}\\n'); out.flush()
+for line in sys.stdin.buffer:
+    request = json.loads(line)
+    if "?" in request["text"]:
+        sys.exit(3)  # a question read aloud: this voice dies on it, every time
+    pcm = b"".join(struct.pack("<h", int(8000 * math.sin(i * 0.06))) for i in range(11025))
+    out.write(json.dumps({"id": request["id"], "ok": True, "sampleRate": 22050, "bytes": len(pcm)}).encode() + b"\\n" + pcm)
+    out.flush()
+"""
+
+
+def test_a_voice_that_fails_on_the_questions_tells_the_teacher_at_once(make_server, tmp_path):
+    # A worker speaking the worker's protocol that reads every sentence (half a second of tone) and dies on
+    # every question: the story is streamed in the natural voice, then the questions fall back to
+    # espeak-ng. The teacher hears of it while the story is still read, not at some later full update.
+    worker = tmp_path / "question-killer.py"
+    worker.write_text(QUESTION_KILLER)
+    folder = voices_folder(tmp_path)
+    server = make_server(config={"voicesDirectory": str(folder), "piperPython": "/usr/bin/python3", "piperWorker": str(worker)})
+    story = json.loads((STORIES / "piper.json").read_text())
+    story["narration"]["voice"] = "piper:en_US-school-medium"
+    room = server.create_room(story, settings={"readQuestions": True})
+    from selenium.webdriver.common.by import By
+    from browser_support import TEACHER, browser, wait
+    page = browser(**TEACHER)
+    page.get(f"{server.http}/teacher#room={room['code']}&token={room['teacherToken']}")
+    wait(page, lambda d: d.find_element(By.CSS_SELECTOR, 'button[data-command="start"]').is_enabled())
+
+    async def scenario():
+        teacher = await screen(server, room, kind="control", token_key="teacherToken")
+        ana, _ = await join(server, room, "Ana")
+        assert server.command(room, "start")[0] == 200
+        plan = await teacher.expect("narration.plan", timeout=60)
+        assert "notice" not in plan and plan.get("total") == len(story["text"]), "streamed, in the natural voice"
+        teacher.pending = []  # what came before the plan
+        seen = []
+        while True:
+            message = await teacher.recv(timeout=60)
+            seen.append(message["type"])
+            if message["type"] == "narration.notice":
+                break
+            assert message["type"] not in ("narration.complete", "quiz.unlock", "question"), f"the story ended first: {seen}"
+        assert message["code"] == "narration_questions_voice_fallback"
+        assert "standard voice reads the questions" in message["message"]
+        assert "preparing" not in seen and "narration.plan" not in seen, f"the story is not read again: {seen}"
+        question = await ana.expect("question", timeout=60)
+        assert question.get("audio"), "the question is read aloud (by espeak-ng)"
+        assert not any(m["type"] == "narration.notice" for m in ana.frames + ana.pending), "children are never told"
+        await teacher.close()
+        await ana.close()
+
+    try:
+        asyncio.run(scenario())
+        notice = wait(page, lambda d: (e := d.find_element(By.ID, "voice-notice")).is_displayed() and e, message="the notice")
+        assert "standard voice reads the questions" in notice.text
+        assert notice.get_attribute("data-code") == "narration_questions_voice_fallback"
+    finally:
+        page.quit()
+    server.wait_for_output("Natural voice failed on a question; the questions are read by espeak-ng")
+
+
+def test_piper_threads_reach_the_worker(make_server):
+    # One thread unless the configuration says more (docs/operations.md, piperThreads).
+    for threads in (1, 2):
+        server = make_server(config={"piperThreads": threads} if threads != 1 else None)
+        wait_for_worker(server, lambda n: n.get("state") == "ready")
+        commands = [c for c in children_of(server.process.pid) if "piper-worker.py" in c]
+        assert len(commands) == 1 and f"--threads {threads}" in commands[0], commands
+        server.stop()
+
+
+def test_emoji_are_not_read_by_the_natural_voice_and_the_highlight_skips_them(tmp_path):
+    # Read by name, "The turtle 🐢 smiled." was "the turtle turtle smiled": a word longer than the plain text.
+    clips, _ = say(BIN, JOE, ["The turtle 🐢 smiled.", "The turtle smiled.", "Mum 👩‍👧 and me 👍🏽!", "Mum and me!"], tmp_path)
+    for with_emoji, plain in ((clips[0], clips[1]), (clips[2], clips[3])):
+        assert abs(with_emoji["wavDurationMs"] - plain["wavDurationMs"]) < 150, (with_emoji["wavDurationMs"], plain["wavDurationMs"])
+        spoken = [with_emoji["text"].encode("utf-16-le")[2 * w["start"]:2 * (w["start"] + w["length"])].decode("utf-16-le") for w in with_emoji["words"]]
+        assert spoken == [w.strip(".!") for w in plain["text"].split()], spoken

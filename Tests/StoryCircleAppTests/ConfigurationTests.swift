@@ -27,4 +27,16 @@ struct ConfigurationTests {
         #expect(!configuration.coalesceWrites)
         #expect(!ClassroomServer.transportConfiguration(configuration).coalesceWrites)
     }
+
+    @Test func piperThreadsIsOneUnlessTheFileSaysAndIsChecked() throws {
+        #expect(try ServerConfiguration.load(file: nil, environment: [:]).piperThreads == 1)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("piper-threads-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(#"{"piperThreads": 2}"#.utf8)))
+        #expect(try ServerConfiguration.load(file: file, environment: [:]).piperThreads == 2)
+        for wrong in ["0", "9", "-1"] {
+            #expect(FileManager.default.createFile(atPath: file, contents: Data(#"{"piperThreads": \#(wrong)}"#.utf8)))
+            #expect(throws: ServerConfiguration.Problem.self) { try ServerConfiguration.load(file: file, environment: [:]) }
+        }
+    }
 }

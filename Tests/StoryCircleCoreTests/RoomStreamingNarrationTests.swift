@@ -180,6 +180,51 @@ struct RoomStreamingNarrationTests {
         #expect(room.state.plan?.notice == .naturalVoiceFallback, "the whole plan keeps the notice")
     }
 
+    /// The natural voice failed on a question after the story was streamed: the questions are read by
+    /// espeak-ng and the whole plan carries the notice. The teacher is told when it is known, not at the
+    /// next full update; children and dashboards never are, and a teacher who connects later has it.
+    @Test func theQuestionsNoticeReachesTheTeacherAtOnceAndNoOneElse() throws {
+        var room = RoomDriver(settings: RoomSettings(readQuestions: true))
+        let ana = try room.child("Ana")
+        let board = room.dashboard()
+        let teacher = room.teacher()
+        try room.command(.start)
+        stream(&room, 0)
+        stream(&room, 1)
+        stream(&room, 2)
+        let before = room.messages(to: teacher).count
+        var whole = Fixtures.plan(withQuestionAudio: true)
+        whole.notice = .naturalVoiceQuestionsFallback
+        let request = try #require(room.narrationRequests.last)
+        room.apply(.narration(.prepared(preparation: request.preparation, whole), at: room.now))
+
+        #expect(Array(room.messages(to: teacher).dropFirst(before)) == [.narrationNotice(.naturalVoiceQuestionsFallback)])
+        #expect(!room.messages(to: ana.connection).contains { $0.type == "narration.notice" })
+        #expect(!room.messages(to: board).contains { $0.type == "narration.notice" })
+        #expect(room.state.plan?.notice == .naturalVoiceQuestionsFallback)
+        let later = room.teacher()
+        let welcome = try #require(room.messages(to: later).compactMap { if case .welcome(let w) = $0 { w } else { nil } }.first)
+        #expect(welcome.room.plan?.notice == .naturalVoiceQuestionsFallback)
+        room.narrateToFirstQuestion()
+        #expect(room.messages(to: teacher).filter { $0.type == "narration.notice" }.count == 1, "told once")
+    }
+
+    /// A plan streamed with its notice from the first sentence (espeak-ng for the whole story) does not
+    /// tell the teacher again when it is whole.
+    @Test func aNoticeTheTeacherAlreadyHasIsNotSentAgain() throws {
+        var room = RoomDriver()
+        let teacher = room.teacher()
+        try room.command(.start)
+        stream(&room, 0, notice: .naturalVoiceFallback)
+        stream(&room, 1, notice: .naturalVoiceFallback)
+        stream(&room, 2, notice: .naturalVoiceFallback)
+        var whole = Fixtures.plan(withQuestionAudio: false)
+        whole.notice = .naturalVoiceFallback
+        let request = try #require(room.narrationRequests.last)
+        room.apply(.narration(.prepared(preparation: request.preparation, whole), at: room.now))
+        #expect(!room.messages(to: teacher).contains { $0.type == "narration.notice" })
+    }
+
     @Test func aFailureMidStoryPutsTheRoomInErrorAndRetryStartsAgain() throws {
         var room = RoomDriver()
         let ana = try room.child("Ana")

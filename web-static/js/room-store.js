@@ -70,6 +70,9 @@ function apply(state, message) {
       const total = sentences.length < message.total ? message.total : undefined;
       return { ...state, plan: { ...state.plan, sentences, total } };
     }
+    case "narration.notice":
+      // To teachers: how the story is read changed after its plan came (the questions' voice).
+      return state.plan ? { ...state, plan: { ...state.plan, notice: { code: message.code, message: message.message } } } : state;
     case "progress": return { ...state, sentence: message.sentence, sentenceAt: message.at };
     case "narration.error": return { ...state, phase: "error", error: problem(message.reason, message.params), paused: false };
     case "question":

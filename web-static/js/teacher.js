@@ -79,7 +79,9 @@ function render({ quiet = false } = {}) {
   storageBanner($("#storage-banner"), room.storage);
   // How the story is being read, when the teacher should know (the natural voice failed): worded from
   // the notice's code.
-  const notice = room.phase === "narrating" || room.phase === "narrated" ? room.plan?.notice : null;
+  // The questions' notice stays while the questions are read.
+  const questionsNotice = room.plan?.notice?.code === "narration_questions_voice_fallback" && (room.phase === "question" || room.phase === "reveal");
+  const notice = room.phase === "narrating" || room.phase === "narrated" || questionsNotice ? room.plan?.notice : null;
   $("#voice-notice").hidden = !notice;
   $("#voice-notice").textContent = notice ? t(NOTICES[notice.code] ?? "narration.notice_unknown") : "";
   if (notice) $("#voice-notice").dataset.code = notice.code;

@@ -133,7 +133,9 @@ public final class ClassroomServer: Sendable {
             }
             var piper: PiperWorker?
             if let install = voices.piper, !voices.natural.isEmpty {
-                let worker = PiperWorker(configuration: .init(python: install.python, script: install.worker, voices: voices.natural.map { ($0.file.name, $0.file.modelPath) }))
+                var workerConfiguration = PiperWorker.Configuration(python: install.python, script: install.worker, voices: voices.natural.map { ($0.file.name, $0.file.modelPath) })
+                workerConfiguration.threads = configuration.piperThreads
+                let worker = PiperWorker(configuration: workerConfiguration)
                 // Launched now, on the worker's own thread, so that Python, onnxruntime and the voices are
                 // loaded before the first room starts its story; nothing waits for it (a room that comes
                 // first waits for the worker as it always did), and restarts keep the worker's backoff.

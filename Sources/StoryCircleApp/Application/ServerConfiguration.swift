@@ -75,6 +75,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `.venv-voice` and `scripts/piper-worker.py`, from the working folder or the program's) when unset.
     public var piperPython: String?
     public var piperWorker: String?
+    /// onnxruntime threads for the Piper worker's synthesis, 1 to 8: 1 (the default) keeps the worker to
+    /// one core at nice 10; 2 halves a sentence's time (a story's first sentence) where cores are spare.
+    public var piperThreads = 1
     /// The sample stories put in the story library on first start (each once: one a teacher deleted
     /// stays deleted). A folder that does not exist adds none.
     public var sampleStoriesDirectory = "config/stories"
@@ -86,7 +89,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxConnectionsPerAddress", "helloTimeoutSeconds", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "coalesceWrites", "messagesPerSecondPerConnection", "messageBurstPerConnection", "pingAfterIdleSeconds", "hangUpAfterIdleSeconds", "allowedOrigins", "trustForwardedFor",
         "retentionDays", "adminToken", "finishedRoomMinutes", "storageRetrySeconds", "joinBurst", "joinsPerSecond", "failedJoinBurst",
         "failedJoinsPerMinute", "roomDefaults", "logLevel", "logFormat", "nodeId", "leaseSeconds",
-        "voicesDirectory", "naturalVoice", "piperPython", "piperWorker", "sampleStoriesDirectory",
+        "voicesDirectory", "naturalVoice", "piperPython", "piperWorker", "piperThreads", "sampleStoriesDirectory",
     ]
 
     /// A problem with the configuration, said plainly; the server refuses to start on one.
@@ -162,6 +165,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         naturalVoice = try decode("naturalVoice", as: Bool.self) ?? naturalVoice
         piperPython = try decode("piperPython", as: String.self) ?? piperPython
         piperWorker = try decode("piperWorker", as: String.self) ?? piperWorker
+        piperThreads = try decode("piperThreads", as: Int.self) ?? piperThreads
         adminToken = try decode("adminToken", as: String.self) ?? adminToken
         finishedRoomMinutes = try decode("finishedRoomMinutes", as: Int.self) ?? finishedRoomMinutes
         storageRetrySeconds = try decode("storageRetrySeconds", as: Int.self) ?? storageRetrySeconds
@@ -227,6 +231,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard (1...3_600).contains(pingAfterIdleSeconds), hangUpAfterIdleSeconds > pingAfterIdleSeconds, hangUpAfterIdleSeconds <= 7_200 else {
             throw Problem(description: "keepalive: pingAfterIdleSeconds must be 1 to 3600 and hangUpAfterIdleSeconds larger, at most 7200")
         }
+        guard (1...8).contains(piperThreads) else { throw Problem(description: "piperThreads must be from 1 to 8") }
         guard maxConnectionsPerAddress >= 0 else { throw Problem(description: "maxConnectionsPerAddress must be 0 (no limit) or more") }
         guard helloTimeoutSeconds > 0, helloTimeoutSeconds <= 3_600 else {
             throw Problem(description: "helloTimeoutSeconds must be more than 0 and at most 3600")

@@ -254,9 +254,10 @@ public final class SpeechNarrator: NarrationPreparing {
             case .espeak(let voice):
                 speech = try await espeak.synthesize(text, voice: voice)
             case .natural(let voice, let piper, let rate, let pitch, let urgent):
+                // espeak-ng's reading (the timing reference, a few ms on its own thread) runs while Piper reads.
+                async let reference = espeak.synthesize(text, voice: Voice(name: voice.file.espeakVoice, rate: rate, pitch: pitch))
                 speech = try await Self.natural(text, voice: voice, piper: piper, rate: rate, urgent: urgent)
-                let reference = try await espeak.synthesize(text, voice: Voice(name: voice.file.espeakVoice, rate: rate, pitch: pitch))
-                (speech.words, anchors) = WordTimingEstimate.estimateWithAnchors(reference: reference, target: speech)
+                (speech.words, anchors) = WordTimingEstimate.estimateWithAnchors(reference: try await reference, target: speech)
             }
             let audio = try MP3Encoder.encode(speech.samples, sampleRate: speech.sampleRate)
             let timings = speech.words.map { WordTiming(at: $0.startMs + audio.leadingDelayMs, start: $0.offset, length: $0.length) }
@@ -326,12 +327,15 @@ enum SpokenEngine: Sendable {
     func cacheKey(text: String, espeakVersion: String) async throws -> String {
         switch self {
         case .espeak(let voice):
-            return AudioCache.key(text: text, voice: voice.name, rate: voice.rate, pitch: voice.pitch, engineVersion: espeakVersion)
+            // A text with emoji is read without them now: its older clips (emoji read by name) are not replayed.
+            let version = Pictographs.present(in: text) ? "\(espeakVersion)/\(Pictographs.version)" : espeakVersion
+            return AudioCache.key(text: text, voice: voice.name, rate: voice.rate, pitch: voice.pitch, engineVersion: version)
         case .natural(let voice, _, let rate, let pitch, _):
             guard let digest = await voice.digest.value() else {
                 throw NaturalVoiceFailure(failure: .unavailable("its model file cannot be read"))
             }
-            return AudioCache.key(text: text, voice: voice.id, rate: rate, pitch: pitch, engineVersion: "piper-1.8/\(PiperText.version)/\(digest)/espeak-ng-\(espeakVersion)")
+            let textVersion = Pictographs.present(in: text) ? "\(PiperText.version)/\(Pictographs.version)" : PiperText.version
+            return AudioCache.key(text: text, voice: voice.id, rate: rate, pitch: pitch, engineVersion: "piper-1.8/\(textVersion)/\(digest)/espeak-ng-\(espeakVersion)")
         }
     }
 }

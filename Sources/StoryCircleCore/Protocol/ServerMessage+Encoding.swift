@@ -19,6 +19,7 @@ extension ServerMessage {
         case .preparing(let payload): payload.writeMembers(to: &writer)
         case .narrationPlan(let payload): payload.writeMembers(to: &writer)
         case .narrationSentence(let payload): payload.writeMembers(to: &writer)
+        case .narrationNotice(let payload): payload.writeMembers(to: &writer)
         case .progress(let payload): payload.writeMembers(to: &writer)
         case .narrationComplete(let payload): payload.writeMembers(to: &writer)
         case .narrationError(let payload): payload.writeMembers(to: &writer)
@@ -53,7 +54,7 @@ extension ServerMessage {
     private var expectedSize: Int {
         switch self {
         case .answerAck, .pong, .progress, .preparing, .narrationComplete, .quizUnlock, .paused, .resumed: 96
-        case .error, .kicked, .narrationError, .room, .storage: 384
+        case .error, .kicked, .narrationError, .narrationNotice, .room, .storage: 384
         case .names, .classRoster: 4_096
         case .reveal, .finished, .question, .narrationSentence: 1_024
         case .welcome, .lobby, .narrationPlan, .scoreboard: 4_096

@@ -10,6 +10,8 @@ public enum ServerMessage: Sendable, Equatable {
     case preparing(Preparing)
     case narrationPlan(NarrationPlanMessage)
     case narrationSentence(NarrationSentenceMessage)
+    /// To teachers: how the story is being read changed after its plan was sent (the questions' voice).
+    case narrationNotice(NarrationNotice)
     case progress(SentenceProgress)
     case narrationComplete(Instant)
     case narrationError(NarrationFailure)
@@ -38,6 +40,7 @@ public enum ServerMessage: Sendable, Equatable {
         case .preparing: "preparing"
         case .narrationPlan: "narration.plan"
         case .narrationSentence: "narration.sentence"
+        case .narrationNotice: "narration.notice"
         case .progress: "progress"
         case .narrationComplete: "narration.complete"
         case .narrationError: "narration.error"
@@ -88,6 +91,7 @@ extension ServerMessage: Codable {
         case .preparing(let payload): try payload.encode(to: encoder)
         case .narrationPlan(let payload): try payload.encode(to: encoder)
         case .narrationSentence(let payload): try payload.encode(to: encoder)
+        case .narrationNotice(let payload): try payload.encode(to: encoder)
         case .progress(let payload): try payload.encode(to: encoder)
         case .narrationComplete(let payload): try payload.encode(to: encoder)
         case .narrationError(let payload): try payload.encode(to: encoder)
@@ -117,6 +121,7 @@ extension ServerMessage: Codable {
         case "preparing": self = .preparing(try Preparing(from: decoder))
         case "narration.plan": self = .narrationPlan(try NarrationPlanMessage(from: decoder))
         case "narration.sentence": self = .narrationSentence(try NarrationSentenceMessage(from: decoder))
+        case "narration.notice": self = .narrationNotice(try NarrationNotice(from: decoder))
         case "progress": self = .progress(try SentenceProgress(from: decoder))
         case "narration.complete": self = .narrationComplete(try Instant(from: decoder))
         case "narration.error": self = .narrationError(try NarrationFailure(from: decoder))

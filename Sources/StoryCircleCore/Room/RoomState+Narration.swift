@@ -118,7 +118,13 @@ extension RoomState {
             }
         }
         merged.questionAudio = whole.questionAudio
-        merged.notice = merged.notice ?? whole.notice
+        if merged.notice == nil, let notice = whole.notice {
+            // Known only now (the natural voice failed on a question after the story was read): the
+            // teacher is told at once, not with whatever full update comes next.
+            merged.notice = notice
+            let teachers = teacherConnections
+            if !teachers.isEmpty { directives.append(.send(.narrationNotice(notice), to: teachers)) }
+        }
         plan = merged
         planGrowing = false
         guard run.waiting, run.pausedAt == nil else { return directives }

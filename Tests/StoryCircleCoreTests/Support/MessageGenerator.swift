@@ -148,7 +148,7 @@ struct MessageGenerator {
     }
 
     /// One message of kind `kind` (0 ..< `kinds`), so a test can be sure every kind comes up.
-    static let kinds = 23
+    static let kinds = 24
 
     mutating func message(kind: Int) -> ServerMessage {
         switch kind {
@@ -177,6 +177,7 @@ struct MessageGenerator {
         case 20: .storage(StoreHealthStatus(ok: bool(), message: maybe { $0.string(maxLength: 80) }))
         case 21: .names(NamesList(room: string(), schoolClass: maybe { ClassRef(name: $0.string()) },
                                   children: list(0...5) { NameChoice(id: $0.string(), name: $0.string(), avatar: $0.string(), taken: $0.bool()) }))
+        case 22: .narrationNotice(NarrationNotice(code: string(), message: string(maxLength: 80)))
         default: .classRoster(ClassRosterUpdate(members: list(0...5) { $0.rosterMember() }))
         }
     }
