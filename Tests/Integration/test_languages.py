@@ -21,7 +21,8 @@ CATALOGS = {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in 
 SPANISH = STORIES / "corto-es.json"
 ARABIC = STORIES / "qasira-ar.json"
 # Message types look like catalog keys ("answer.ack"); they are the protocol's, not words.
-MESSAGE_TYPES = {"narration.plan", "narration.sentence", "narration.complete", "narration.error", "quiz.unlock", "answer.ack"}
+MESSAGE_TYPES = {"narration.plan", "narration.sentence", "narration.complete", "narration.error", "quiz.unlock", "answer.ack",
+                 "narration.notice"}
 # Codes only HTTP answers carry (the pages meet them as a failed request or a refused upgrade, and say
 # their own words for that); every other code a page can be sent has words of its own.
 HTTP_ONLY = {"unauthorized", "not_found", "method_not_allowed", "payload_too_large", "invalid_story", "server_shutting_down",
