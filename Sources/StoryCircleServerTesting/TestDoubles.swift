@@ -138,6 +138,9 @@ package enum ServerFixtures {
         let transport = RecordingTransport()
         var settings = RoomRegistry.Settings()
         settings.nodeId = name
+        // Renewals run on `leaseClock`, which moves only when the test moves it, while the store ends leases
+        // in real time: a long lease keeps a loaded machine from letting a room's lease lapse mid-test.
+        settings.leaseSeconds = 300
         configure(&settings)
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
         let registry = RoomRegistry(
