@@ -429,11 +429,17 @@ def storm_and_more(runs):
         narration = [r for r in runs.scenario("narration") if r["result"].get("voice", "en") == voice]
         # Cold: the first room of a fresh server; warm: a new story once the worker is running; restarted
         # (a natural voice only): a new story right after the worker was killed with SIGKILL.
+        # After a lobby: a room on a new story started once its class has had `lobbySeconds` to join (a
+        # natural voice reads the opening ahead meanwhile), which is how a class starts.
         restarted = values(narration, 'firstSentenceRestartedMs')
+        lobby = values(narration, 'firstSentenceAfterLobbyMs')
+        lobby_seconds = narration[0]['result'].get('lobbySeconds')
         rows.append(f"| narration ({voice}), {narration[0]['result']['words']} words | first sentence cold / warm"
-                    f"{' / after kill -9 of the worker' if restarted else ''} · whole story (empty cache) / cached | "
+                    f"{' / after kill -9 of the worker' if restarted else ''}"
+                    f"{f' / after a {lobby_seconds:g} s lobby' if lobby else ''} · whole story (empty cache) / cached | "
                     f"{spread(values(narration, 'firstSentenceColdMs'), 'ms')} / {spread(values(narration, 'firstSentenceWarmMs'), 'ms')}"
-                    f"{' / ' + spread(restarted, 'ms') if restarted else ''} · "
+                    f"{' / ' + spread(restarted, 'ms') if restarted else ''}"
+                    f"{' / ' + spread(lobby, 'ms') if lobby else ''} · "
                     f"{spread(values(narration, 'wholeStoryColdMs'), 'ms')} / {spread(values(narration, 'wholeStoryCachedMs'), 'ms')} |")
     return rows
 
@@ -479,6 +485,8 @@ def every_run(runs):
             text = f"first sentence {number(r['firstSentenceColdMs'], 'ms')} cold, {number(r['firstSentenceWarmMs'], 'ms')} warm"
             if r.get("firstSentenceRestartedMs") is not None:
                 text += f", {number(r['firstSentenceRestartedMs'], 'ms')} after kill -9 of the worker"
+            if r.get("firstSentenceAfterLobbyMs") is not None:
+                text += f", {number(r['firstSentenceAfterLobbyMs'], 'ms')} after a {r['lobbySeconds']:g} s lobby"
             text += f"; whole story {number(r['wholeStoryColdMs'], 'ms')}, cached {number(r['wholeStoryCachedMs'], 'ms')}"
         else:
             text = ""

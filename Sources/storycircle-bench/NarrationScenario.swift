@@ -18,6 +18,10 @@ struct NarrationResult: Encodable {
     /// A natural voice only: the worker killed (SIGKILL) while idle, then a room on a new text created and
     /// started at once: the first sentence waits for the worker to start again (cold).
     var firstSentenceRestartedMs: Double?
+    /// A room on a new text started after a lobby of `lobbySeconds` (the children joining), as a class
+    /// starts: a natural voice has read its opening ahead meanwhile. The worker warm.
+    var firstSentenceAfterLobbyMs: Double
+    var lobbySeconds: Double
     /// From `start` to the last sentence (the plan whole), on an empty cache.
     var wholeStoryColdMs: Double
     /// The same story in another room: every sentence from the cache.
@@ -47,9 +51,10 @@ func benchStory(words: Int, voice: String = "en", variant: Int = 0) -> [String: 
             "quiz": ["question": "Q?", "options": ["A", "B"], "answer": "A"]]
 }
 
-/// A room created with a natural voice starts reading its story ahead at once; the room is started right
-/// after it is created, so "cold" still includes the worker's start (the first room of the run).
-func runNarration(port: Int, adminToken: String, requests: Int, voice: String = "en") async throws -> NarrationResult {
+/// A room created with a natural voice starts reading its story ahead at once; the rooms are started right
+/// after they are created (so "cold" still includes the worker's start, the first room of the run), except
+/// one started after a lobby of `lobbySeconds`, as a class starts once its children have joined.
+func runNarration(port: Int, adminToken: String, requests: Int, voice: String = "en", lobbySeconds: Double = 3) async throws -> NarrationResult {
     let story = benchStory(words: 300, voice: voice)
     let sentences = (story["text"] as! [String])
     let clients = try LoadClients(port: port)
@@ -57,7 +62,7 @@ func runNarration(port: Int, adminToken: String, requests: Int, voice: String = 
 
     /// Starts a room on `story` and times its first sentence (the plan that starts the story) and its last
     /// (the plan whole: a plan without `total`, or the streamed sentence that makes it whole).
-    func prepare(_ story: [String: Any]) async throws -> (first: Double, whole: Double, audio: String) {
+    func prepare(_ story: [String: Any], lobby: Double = 0) async throws -> (first: Double, whole: Double, audio: String) {
         let room = try await createRoom(port: port, adminToken: adminToken, story: story)
         let teacher = try await clients.connect(1)[0]
         let times = Locked<(first: UInt64, whole: UInt64, audio: String)>((0, 0, ""))
@@ -80,6 +85,8 @@ func runNarration(port: Int, adminToken: String, requests: Int, voice: String = 
         }
         clients.send(#"{"type":"control","room":"\#(room.code)","token":"\#(room.teacherToken)"}"#, to: teacher)
         guard await welcomed.wait(timeout: 10) else { throw BenchError("no welcome") }
+        // The lobby is the scenario's (the time a class takes to join), not a wait for anything.
+        if lobby > 0 { try await Task.sleep(nanoseconds: UInt64(lobby * 1e9)) }
         let start = nanoseconds()
         clients.send(#"{"type":"command","command":"start"}"#, to: teacher)
         guard await whole.wait(timeout: 120) else { throw BenchError("the story was not whole in 120 s") }
@@ -91,6 +98,7 @@ func runNarration(port: Int, adminToken: String, requests: Int, voice: String = 
     let cold = try await prepare(story)
     let warm = try await prepare(story)
     let warmFirst = try await prepare(benchStory(words: 300, voice: voice, variant: 1))
+    let afterLobby = try await prepare(benchStory(words: 300, voice: voice, variant: 3), lobby: lobbySeconds)
     guard !cold.audio.isEmpty else { throw BenchError("the plan carried no audio") }
     var restarted: Double?
     if voice.hasPrefix("piper:") {
@@ -118,7 +126,8 @@ func runNarration(port: Int, adminToken: String, requests: Int, voice: String = 
         bytes = data.count
     }
     let words = sentences.reduce(0) { $0 + $1.split(separator: " ").count }
-    return NarrationResult(voice: voice, sentences: sentences.count, words: words, firstSentenceColdMs: cold.first, firstSentenceWarmMs: warmFirst.first, firstSentenceRestartedMs: restarted, wholeStoryColdMs: cold.whole,
+    return NarrationResult(voice: voice, sentences: sentences.count, words: words, firstSentenceColdMs: cold.first, firstSentenceWarmMs: warmFirst.first, firstSentenceRestartedMs: restarted,
+                           firstSentenceAfterLobbyMs: afterLobby.first, lobbySeconds: lobbySeconds, wholeStoryColdMs: cold.whole,
                            wholeStoryCachedMs: warm.whole, cachedSentenceHTTP: Percentiles(nanoseconds: latencies), audioBytes: bytes)
 }
 

@@ -15,7 +15,8 @@ SCENARIOS:
   joinstorm   C children join one room within S seconds, open loop
   idle        N joined, idle children (server memory per connection; needs --server-pid)
   unlock      one room; every child syncs its clock, then the quiz unlocks (display spread)
-  narration   a 300-word story on an empty audio cache, again cached, and cached audio over HTTP
+  narration   a 300-word story on an empty audio cache (started at once, and after a lobby), again cached,
+              and cached audio over HTTP
 
 OPTIONS:
   --port <port>            the server              --server-pid <pid>   the server's process (CPU, memory)
@@ -37,6 +38,8 @@ OPTIONS:
   --duration <s>           sustained: seconds (default 60)   --warmup-seconds <s>  not counted (default 5)
   --spread <s>             joinstorm: seconds over which the children join (default 2)
   --connections <n>        idle connections (default 5000)
+  --voice <voice>          narration: the story's voice (default en)   --requests <n>  cached fetches (200)
+  --lobby-seconds <s>      narration: the lobby before the room that starts after one (default 3)
 """
 
 func value(_ name: String) -> String? {
@@ -124,9 +127,10 @@ func main() async -> Int32 {
             let result = try await runIdle(port: port, adminToken: admin, serverPID: pid, connections: int("connections", 5_000), childrenPerRoom: children)
             emit(result, "idle: \(result.connections) joined children · \(Int(result.bytesPerConnection)) bytes of server memory each")
         case "narration":
-            let result = try await runNarration(port: port, adminToken: admin, requests: int("requests", 200), voice: value("voice") ?? "en")
+            let result = try await runNarration(port: port, adminToken: admin, requests: int("requests", 200), voice: value("voice") ?? "en", lobbySeconds: double("lobby-seconds", 3))
             var timings = String(format: "first sentence %.0f ms cold, %.0f ms warm", result.firstSentenceColdMs, result.firstSentenceWarmMs)
             if let restarted = result.firstSentenceRestartedMs { timings += String(format: ", %.0f ms after kill -9 of the worker", restarted) }
+            timings += String(format: ", %.0f ms after a %.0f s lobby", result.firstSentenceAfterLobbyMs, result.lobbySeconds)
             timings += String(format: " · whole story %.0f ms cold, %.0f ms cached", result.wholeStoryColdMs, result.wholeStoryCachedMs)
             emit(result, "narration (\(result.voice)): \(result.words) words in \(result.sentences) sentences · \(timings) · cached sentence over HTTP \(result.cachedSentenceHTTP.summary)")
         case "unlock":

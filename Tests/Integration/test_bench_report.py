@@ -72,12 +72,15 @@ def test_the_capacity_counts_only_loads_within_the_limits():
     assert "| 10.0 µs | 100,000 |" in ten and "8.00 KiB" in ten
 
 
-def narration(run, voice, cold, warm, restarted=None):
+def narration(run, voice, cold, warm, restarted=None, lobby=None):
     result = {"scenario": "narration", "voice": voice, "sentences": 22, "words": 307, "firstSentenceColdMs": cold,
               "firstSentenceWarmMs": warm, "wholeStoryColdMs": 12000.0, "wholeStoryCachedMs": 15.0,
               "cachedSentenceHTTP": {"p50": 1.0, "p99": 2.0}, "audioBytes": 40000}
     if restarted is not None:
         result["firstSentenceRestartedMs"] = restarted
+    if lobby is not None:
+        result["firstSentenceAfterLobbyMs"] = lobby
+        result["lobbySeconds"] = 3.0
     return {"run": run, "label": f"narration {voice}", "result": result}
 
 
@@ -93,3 +96,14 @@ def test_the_narration_rows_give_the_first_sentence_cold_warm_and_after_a_worker
     every = "\n".join(report.every_run(report.Runs(document(lines))))
     assert "first sentence 1,100 ms cold, 250 ms warm, 1,200 ms after kill -9 of the worker;" in every, every
     assert "first sentence 60.0 ms cold, 40.0 ms warm; whole story" in every, every
+
+
+def test_the_narration_rows_give_the_first_sentence_after_a_lobby_when_the_runs_measured_it():
+    lines = [narration(1, "piper:en_US-joe-medium", 1100.0, 450.0, 1200.0, lobby=12.0),
+             narration(2, "piper:en_US-joe-medium", 1300.0, 470.0, 1250.0, lobby=16.0)]
+    rows = report.storm_and_more(report.Runs(document(lines)))
+    piper = next(row for row in rows if row.startswith("| narration (piper:en_US-joe-medium)"))
+    assert "first sentence cold / warm / after kill -9 of the worker / after a 3 s lobby ·" in piper, piper
+    assert "/ 1,225 (1,200–1,250) ms / 14.0 (12.0–16.0) ms ·" in piper, piper
+    every = "\n".join(report.every_run(report.Runs(document(lines))))
+    assert "1,200 ms after kill -9 of the worker, 12.0 ms after a 3 s lobby;" in every, every
