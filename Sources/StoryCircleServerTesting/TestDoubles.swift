@@ -16,12 +16,20 @@ package final class ScriptedNarrator: NarrationPreparing {
 
     package let missingVoices: Set<String>
     private let requests = Locked<[NarrationRequest]>([])
+    private let readingAhead = Locked<[(room: String, request: NarrationRequest)]>([])
 
     package init(missingVoices: Set<String> = []) {
         self.missingVoices = missingVoices
     }
 
     package var received: [NarrationRequest] { requests.withLock { $0 } }
+
+    /// The read-aheads rooms asked for, in order.
+    package var readAheads: [(room: String, request: NarrationRequest)] { readingAhead.withLock { $0 } }
+
+    package func readAhead(_ request: NarrationRequest, room: String) {
+        readingAhead.withLock { $0.append((room, request)) }
+    }
 
     package func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> NarrationPlan {
         requests.withLock { $0.append(request) }

@@ -209,6 +209,45 @@ def test_a_piper_story_starts_with_its_first_sentence_while_the_rest_are_synthes
     asyncio.run(scenario())
 
 
+def metric(server, name):
+    status, _, body = server.request("GET", "/metrics")
+    assert status == 200
+    return int(next(line.split()[-1] for line in body.decode().splitlines() if line.startswith(name + " ")))
+
+
+def test_a_natural_voice_chosen_in_the_lobby_is_read_ahead_and_the_story_starts_from_the_cache(make_server):
+    """A room created on espeak-ng whose teacher picks the natural voice in the lobby: its story is read
+    with that voice while the children join, so start synthesises nothing and the story is whole at once."""
+    server = make_server()
+    story = json.loads((STORIES / "piper.json").read_text())  # five texts, a sentence each
+    story["narration"] = {"voice": "en", "rate": 150}
+    room = server.create_room(story)
+    before = metric(server, "storycircle_sentences_synthesized_total")
+    assert before == 0, "espeak-ng reads nothing ahead"
+    assert server.command(room, "settings", settings={"voice": JOE})[0] == 200
+    deadline = time.monotonic() + 90
+    while metric(server, "storycircle_sentences_synthesized_total") < len(story["text"]):
+        assert time.monotonic() < deadline, f"the story was not read ahead: {healthz(server)}"
+        time.sleep(0.05)
+    hits = metric(server, "storycircle_audio_cache_hits_total")
+
+    async def scenario():
+        teacher = await screen(server, room, kind="control", token_key="teacherToken")
+        ana, _ = await join(server, room, "Ana")
+        started = time.monotonic()
+        assert server.command(room, "start")[0] == 200
+        seen = await follow_story(ana)
+        print(f"the story whole {1000 * (max(seen['arrivals'].values()) - started):.0f} ms after start (read ahead in the lobby)")
+        assert seen["total"] == len(story["text"]) and not seen["restarts"]
+        assert all(s["audio"] and s["words"] for s in seen["sentences"])
+        for client in (teacher, ana):
+            await client.close()
+
+    asyncio.run(scenario())
+    assert metric(server, "storycircle_sentences_synthesized_total") == len(story["text"]), "start synthesised nothing"
+    assert metric(server, "storycircle_audio_cache_hits_total") >= hits + len(story["text"])
+
+
 def test_kill_9_of_the_worker_during_a_story_the_room_carries_on_and_loses_nothing(make_server):
     server = make_server()
     assert JOE in healthz(server)["voices"]
@@ -272,7 +311,8 @@ def test_a_worker_killed_again_and_again_mid_story_starts_the_story_again_in_esp
     wait_for_worker(server, lambda n: n.get("state") in ("ready", "reading"))
     story = json.loads((ROOT / "config" / "stories" / "pip-the-robot.json").read_text())
     story["narration"] = {"voice": JOE, "rate": 150}
-    # Created on espeak-ng and switched in the lobby: nothing is read ahead, so the story streams.
+    # Created on espeak-ng and switched in the lobby just before start: the read-ahead the switch begins
+    # has read nothing by then, so the story streams.
     room = server.create_room(story, settings={"voice": "en"})
     assert server.command(room, "settings", settings={"voice": JOE})[0] == 200
 
@@ -408,7 +448,8 @@ def test_chromium_a_child_follows_a_streamed_piper_story_with_the_highlight_movi
     phone, teacher, projector = browser(**PHONE), browser(**TEACHER), browser(**PROJECTOR)
     try:
         # Created read by espeak-ng, so nothing is read ahead with the natural voice; the teacher then
-        # chooses it in the lobby, and its sentences are synthesised from the start.
+        # chooses it in the lobby and starts at once, before its read-ahead has got anywhere, so its
+        # sentences are synthesised from the start.
         story = json.loads((ROOT / "config" / "stories" / "pip-the-robot.json").read_text())
         story["narration"] = {"voice": JOE, "rate": 150}
         room = server.create_room(story, settings={"voice": "en"})

@@ -177,6 +177,30 @@ struct NaturalVoiceNarrationTests {
 
     /// Reading ahead is owned: `stop` (the server stopping) ends it and returns, even with the worker
     /// reading a sentence it will never finish.
+    /// One read-ahead wanted per room: a voice changed in the lobby replaces the room's earlier one (the
+    /// caller cancels it, and it is kept until it ends, so that `stop` still waits for it).
+    @Test func aRoomsNewReadAheadReplacesItsEarlierOneAndStopStillEndsBoth() async throws {
+        var reading = SpeechNarrator.ReadingAhead()
+        // The bookkeeping does not look at the tasks: ones with nothing to do stand for read-aheads.
+        let task = { Task<Void, Never> {} }
+        let (first, second, other) = (task(), task(), task())
+        let (firstID, secondID, otherID) = (UUID(), UUID(), UUID())
+        guard case .replacing(nil) = reading.keep(first, id: firstID, room: "111111") else { Issue.record("a first read-ahead replaces nothing"); return }
+        guard case .replacing(nil) = reading.keep(other, id: otherID, room: "222222") else { Issue.record("another room's is its own"); return }
+        guard case .replacing(let replaced?) = reading.keep(second, id: secondID, room: "111111") else { Issue.record("the room's earlier one is replaced"); return }
+        #expect(replaced == first)
+        #expect(reading.running.count == 3, "the replaced one still runs until it ends")
+        // The replaced one ending does not forget the room's current one.
+        reading.finished(firstID)
+        #expect(reading.rooms["111111"] == secondID)
+        // A voice that is not read ahead: the room's current one is handed back to be cancelled.
+        #expect(reading.forget(room: "111111") == second)
+        #expect(reading.forget(room: "111111") == nil)
+        let stopping = reading.stop()
+        #expect(Set(stopping) == [second, other])
+        guard case .refused = reading.keep(task(), id: UUID(), room: "111111") else { Issue.record("nothing is kept once stopped"); return }
+    }
+
     @Test func stoppingEndsReadingAheadEvenWhileTheWorkerIsStuck() async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let voice = try voice()
@@ -193,7 +217,7 @@ struct NaturalVoiceNarrationTests {
         let worker = PiperWorker(configuration: configuration)
         let catalog = VoiceCatalog(espeak: [], natural: [voice], problems: [], piper: .init(python: "/usr/bin/python3", worker: script.path), piperMissing: nil)
         let narrator = SpeechNarrator(cache: cache, metrics: ServerMetrics(), voices: catalog, piper: worker)
-        narrator.prefetch(sentences: Self.sentences, settings: NarrationSettings(voice: voice.id))
+        narrator.prefetch(sentences: Self.sentences, settings: NarrationSettings(voice: voice.id), room: "123456")
         #expect(narrator.readingAheadCount == 1)
         let (stream, sink) = AsyncStream.makeStream(of: Bool.self)
         Task {

@@ -41,6 +41,32 @@ struct RoomNarrationTests {
         #expect(question.deadline == end + 1_500 + 20_000)
     }
 
+    @Test func aVoiceChosenInTheLobbyIsReadAheadAndNothingElseAsksForIt() throws {
+        var room = RoomDriver()
+        func readAheads(_ directives: [RoomDirective]) -> [NarrationRequest] {
+            directives.compactMap { if case .readAhead(let request) = $0 { request } else { nil } }
+        }
+        let natural = "piper:en_US-joe-medium"
+        let chosen = readAheads(try room.command(.settings(RoomSettingsPatch(voice: natural))))
+        var expected = Fixtures.story.narration
+        expected.voice = natural
+        #expect(chosen.map(\.settings) == [expected])
+        #expect(chosen.first?.sentences == Fixtures.story.sentences)
+        #expect(chosen.first?.questions == nil, "questions are read only when the story is prepared")
+        // The same voice again, or a change that does not touch the voice: nothing new to read.
+        #expect(readAheads(try room.command(.settings(RoomSettingsPatch(voice: " \(natural) ")))).isEmpty)
+        #expect(readAheads(try room.command(.settings(RoomSettingsPatch(timer: false, answerGrid: true)))).isEmpty)
+        // Back to the story's own voice: read ahead with that one.
+        #expect(readAheads(try room.command(.settings(RoomSettingsPatch(voice: "")))).map(\.settings) == [Fixtures.story.narration])
+        #expect(room.narrationRequests.isEmpty, "reading ahead is not preparing: the room stays in its lobby")
+        #expect(room.state.phase == .lobby)
+
+        // Once the story is being prepared the preparation reads it; a failed one is retried, not read ahead.
+        try room.command(.start)
+        room.apply(.narration(.failed(preparation: try #require(room.narrationRequests.last).preparation, problem: NarrationProblem(.synthesisFailed, "no")), at: room.now))
+        #expect(readAheads(try room.command(.settings(RoomSettingsPatch(voice: natural)))).isEmpty)
+    }
+
     @Test func audioGoesOnlyWhereTheModeSays() throws {
         for mode in NarrationMode.allCases {
             var room = RoomDriver(settings: RoomSettings(narration: mode, readQuestions: true))

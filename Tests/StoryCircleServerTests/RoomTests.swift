@@ -66,6 +66,28 @@ struct RoomTests {
         #expect(narrator.received.map(\.settings.voice) == ["xx", "en"])
     }
 
+    @Test func aVoiceChosenInTheLobbyIsHandedToTheNarratorToReadAheadForThatRoom() async throws {
+        let transport = RecordingTransport()
+        let narrator = ScriptedNarrator()
+        let (registry, events) = ServerFixtures.registry(transport: transport, narrator: narrator)
+        let created = try await registry.createRoom(story: ServerFixtures.story)
+        events.hello(1, .join(room: created.code, nickname: "Ana"))
+        _ = await transport.next("welcome", to: 1)
+        let room = try #require(await registry.room(created.code))
+
+        _ = try await room.perform(.settings(RoomSettingsPatch(voice: "piper:en_US-joe-medium")))
+        // From a teacher's page too: the WebSocket command takes the same way.
+        events.hello(2, .control(room: created.code, token: created.teacherToken))
+        _ = await transport.next("welcome", to: 2)
+        events.send(2, .command(.settings(RoomSettingsPatch(voice: "en-gb"))))
+        while case .room(let status) = await transport.next("room", to: 2), status.settings.voice != "en-gb" {}
+        #expect(narrator.readAheads.map(\.room) == [created.code, created.code])
+        #expect(narrator.readAheads.map(\.request.settings.voice) == ["piper:en_US-joe-medium", "en-gb"])
+        #expect(narrator.readAheads.allSatisfy { $0.request.sentences == ServerFixtures.story.sentences })
+        #expect(narrator.received.isEmpty, "nothing was prepared: the room is still in its lobby")
+        #expect(await room.report().phase == .lobby)
+    }
+
     @Test func anAnswerIsAcknowledgedOnlyOnceItIsDurable() async throws {
         let transport = RecordingTransport()
         let store = GatedStore()

@@ -240,7 +240,7 @@ public final class ClassroomServer: Sendable {
             throw refusal.roomError
         }
         let room = try await registry.createRoom(story: story, settings: settings, storyID: storyID, classRoster: schoolClass.map(ClassRoster.init))
-        speech?.prefetch(sentences: story.sentences, settings: Self.narration(of: story, settings: settings))
+        speech?.prefetch(sentences: story.sentences, settings: Self.narration(of: story, settings: settings), room: room.code)
         let response = CreatedRoomResponse(room, publicURL: publicURL, warnings: [])
         return (room, response.joinURL, response.dashboardURL, response.teacherURL)
     }

@@ -65,8 +65,12 @@ public final class SpeechNarrator: NarrationPreparing {
     /// children join: when the teacher presses start, its clips are ready (or in flight, shared with the
     /// preparation). One sentence at a time, so many rooms created at once queue one request each. A
     /// failure here changes nothing: the preparation at start decides (and falls back if it must).
-    public func prefetch(sentences: [String], settings: NarrationSettings) {
-        guard let piper, case .success(.natural(let voice)) = voices.choose(settings.voice) else { return }
+    /// A room's new read-ahead (its voice changed in the lobby) ends the one before after its sentence.
+    public func prefetch(sentences: [String], settings: NarrationSettings, room: String) {
+        guard let piper, case .success(.natural(let voice)) = voices.choose(settings.voice) else {
+            readingAhead.withLock { $0.forget(room: room) }?.cancel()
+            return
+        }
         let engine = SpokenEngine.natural(voice, piper, rate: settings.rate, pitch: settings.pitch, urgent: false)
         let id = UUID()
         let task = Task { [self] in
@@ -75,7 +79,14 @@ public final class SpeechNarrator: NarrationPreparing {
                 guard !Task.isCancelled, (try? await clip(for: text, engine: engine)) != nil else { return }
             }
         }
-        if readingAhead.withLock({ $0.keep(task, id: id) }) == false { task.cancel() }
+        switch readingAhead.withLock({ $0.keep(task, id: id, room: room) }) {
+        case .refused: task.cancel()
+        case .replacing(let earlier): earlier?.cancel()
+        }
+    }
+
+    public func readAhead(_ request: NarrationRequest, room: String) {
+        prefetch(sentences: request.sentences, settings: request.settings, room: room)
     }
 
     /// The server is stopping: reading ahead stops, the worker fails what waits for it and is killed, and
@@ -285,26 +296,43 @@ public final class SpeechNarrator: NarrationPreparing {
         }
     }
 
-    /// The read-ahead tasks, owned: each kept until it ends, all cancelled and awaited by `stop`.
+    /// The read-ahead tasks, owned: each kept until it ends, all cancelled and awaited by `stop`; one
+    /// wanted per room (a room's earlier one is cancelled, and kept until it ends).
     struct ReadingAhead {
         var running: [UUID: Task<Void, Never>] = [:]
         /// Ended before `keep` could record them.
         var done: Set<UUID> = []
+        /// Each room's current read-ahead.
+        var rooms: [String: UUID] = [:]
         var stopped = false
 
-        /// Whether the task may run (false once stopped: the caller cancels it).
-        mutating func keep(_ task: Task<Void, Never>, id: UUID) -> Bool {
-            guard !stopped else { return false }
+        enum Kept {
+            /// Stopped: the caller cancels the task.
+            case refused
+            /// The room's earlier read-ahead, still running, for the caller to cancel.
+            case replacing(Task<Void, Never>?)
+        }
+
+        mutating func keep(_ task: Task<Void, Never>, id: UUID, room: String) -> Kept {
+            guard !stopped else { return .refused }
+            let earlier = rooms.updateValue(id, forKey: room).flatMap { running[$0] }
             if done.remove(id) == nil { running[id] = task }
-            return true
+            return .replacing(earlier)
+        }
+
+        /// The room reads nothing ahead any more (its new voice is not one to read ahead with).
+        mutating func forget(room: String) -> Task<Void, Never>? {
+            rooms.removeValue(forKey: room).flatMap { running[$0] }
         }
 
         mutating func finished(_ id: UUID) {
             if running.removeValue(forKey: id) == nil { done.insert(id) }
+            if let room = rooms.first(where: { $0.value == id })?.key { rooms[room] = nil }
         }
 
         mutating func stop() -> [Task<Void, Never>] {
             stopped = true
+            rooms = [:]
             defer { running = [:] }
             return Array(running.values)
         }

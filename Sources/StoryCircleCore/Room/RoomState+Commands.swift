@@ -134,11 +134,13 @@ extension RoomState {
         case .release(let member): return try release(member, at: at)
         case .settings(let patch):
             let before = settings
+            let voiceBefore = narrationSettings
             settings = try settings.applying(patch)
             // Turning the answer grid on sends dashboards the results they were not given while it was off.
             let refresh = settings.answerGrid != before.answerGrid ? markScreensDirty(at: at) : []
             return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))]
                 + sendToAll { role in .room(self.status(for: role)) } + refresh + pickersFollowAdmission(since: namesBefore)
+                + readAhead(unless: voiceBefore)
         }
     }
 

@@ -10,12 +10,23 @@ extension RoomState {
             : nil
         let total = story.sentences.count + (questions?.count ?? 0)
         phase = .preparing(ready: 0, total: total)
-        var voice = story.narration
-        if let override = settings.voice { voice.voice = override }
-        let request = NarrationRequest(preparation: preparation, sentences: story.sentences, settings: voice, questions: questions)
+        let request = NarrationRequest(preparation: preparation, sentences: story.sentences, settings: narrationSettings, questions: questions)
         return [.persist(.phase(PhaseRecord(phase: .preparing, at: at)))]
             + sendToAll(.preparing(Preparing(ready: 0, total: total)))
             + [.prepareNarration(request)]
+    }
+
+    /// How the story will be read: the story's voice, or the one the room chose instead.
+    var narrationSettings: NarrationSettings {
+        var voice = story.narration
+        if let override = settings.voice { voice.voice = override }
+        return voice
+    }
+
+    /// The story read ahead with the room's voice, when a change in the lobby made it a different one.
+    func readAhead(unless before: NarrationSettings) -> [RoomDirective] {
+        guard case .lobby = phase, narrationSettings != before else { return [] }
+        return [.readAhead(NarrationRequest(preparation: preparation, sentences: story.sentences, settings: narrationSettings, questions: nil))]
     }
 
     /// The clips a preparation makes: every sentence, and each question when they are read aloud.

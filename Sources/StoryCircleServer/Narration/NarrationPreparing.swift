@@ -12,6 +12,10 @@ public protocol NarrationPreparing: Sendable {
 
     /// Why `command` cannot be carried out here (it sets a voice this node cannot read), or nil.
     func refusal(for command: TeacherCommand) -> RoomError?
+
+    /// Reads `request`'s story ahead for `room`, in the background, for a preparation to find in its
+    /// cache; a later read-ahead for the same room replaces it. Nothing waits for it.
+    func readAhead(_ request: NarrationRequest, room: String)
 }
 
 extension NarrationPreparing {
@@ -22,6 +26,9 @@ extension NarrationPreparing {
 
     /// Narrators that read any voice (the tests' fakes) refuse nothing.
     public func refusal(for command: TeacherCommand) -> RoomError? { nil }
+
+    /// Narrators with no cache to fill read nothing ahead.
+    public func readAhead(_ request: NarrationRequest, room: String) {}
 }
 
 /// An error a teacher can act on: why (a code the teacher's page words from its catalog, with its

@@ -340,6 +340,8 @@ public actor Room {
                 schedule(timer, at: at)
             case .prepareNarration(let request):
                 prepareNarration(request)
+            case .readAhead(let request):
+                services.narrator.readAhead(request, room: code)
             case .failedToken(let connection):
                 if let peer = peers[connection] { _ = services.failedHellos?.allow(peer, at: clock.now()) }
             case .stopNarration:
