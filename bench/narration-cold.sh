@@ -21,7 +21,8 @@ PORT=""
 for _ in $(seq 200); do PORT=$(grep -o "(port [0-9]*)" "$W/serve.log" | grep -o "[0-9]*" || true); [ -n "$PORT" ] && break; sleep 0.05; done
 [ -n "$PORT" ] || { cat "$W/serve.log" >&2; exit 1; }
 for _ in $(seq 100); do [ -s "$W/data/admin-token" ] && break; sleep 0.05; done
-"$BIN/storycircle-bench" narration --port "$PORT" --admin-token "$(cat "$W/data/admin-token")" --voice piper:en_US-joe-medium --requests 20 "$@" | grep -v '^{'
+# The summary line (stderr) only; the JSON result (stdout) is bench/run.sh's.
+"$BIN/storycircle-bench" narration --port "$PORT" --admin-token "$(cat "$W/data/admin-token")" --voice piper:en_US-joe-medium --requests 20 "$@" 2>&1 >/dev/null
 # The worker, a child of the server: resident memory now and at its peak.
 for child in $(pgrep -P $PID); do
   grep -qa -- "--voice" "/proc/$child/cmdline" 2>/dev/null && echo "worker memory: $(grep -E 'VmRSS|VmHWM' "/proc/$child/status" | tr -s ' \t' ' ' | tr '\n' ' ')"
