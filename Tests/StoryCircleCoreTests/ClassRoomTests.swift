@@ -214,6 +214,60 @@ struct ClassRoomTests {
         #expect(room.state.classRoster?.members.map(\.id) == ["mem_cy", "mem_ada"])
     }
 
+    /// However the quiz ends (`end`, or `next` or `skip` after the last question), a child still on the
+    /// name-picker is told the room has finished, and picks no more.
+    @Test(arguments: ["end", "next", "skip"])
+    func aPickerIsToldWhenTheRoomFinishesHoweverItEnds(_ ending: String) throws {
+        var room = classRoom()
+        _ = try #require(pick(&room, "mem_ada", on: room.newConnection(), token: "123456.ada"))
+        try room.startAndPrepare()
+        room.narrateToFirstQuestion()
+        try room.command(.skip)
+        try room.command(.skip)
+        let waiting = picker(&room)
+        #expect(names(room, to: waiting)?.children.map(\.id) == ["mem_ada", "mem_bo"])
+        switch ending {
+        case "end": try room.command(.end)
+        case "next":
+            try room.command(.reveal)
+            try room.command(.next)
+        default: try room.command(.skip)
+        }
+        #expect(room.state.phase == .finished)
+        #expect(room.lastError(to: waiting)?.code == .roomEnded)
+        #expect(room.closed[waiting] != nil)
+        #expect(!room.state.isPicker(waiting))
+    }
+
+    /// A renewal's read of the class can race a save made on this node: the older version never undoes
+    /// the newer one.
+    @Test func anOlderReadOfTheClassNeverUndoesANewerOne() throws {
+        var room = RoomDriver(classRoster: ClassRoster(id: "cls_1b", name: "Class 1B", members: Self.roster.members, version: 2))
+        let waiting = picker(&room)
+        let withCy = ClassRoster(id: "cls_1b", name: "Class 1B", members: Self.roster.members + [ClassMember(id: "mem_cy", name: "Cy", avatar: "owl")], version: 3)
+        room.apply(.classChanged(withCy, at: room.now))
+        #expect(names(room, to: waiting)?.children.map(\.id) == ["mem_ada", "mem_bo", "mem_cy"])
+        room.apply(.classChanged(ClassRoster(id: "cls_1b", name: "Class 1B", members: Self.roster.members, version: 2), at: room.now))
+        #expect(room.state.classRoster?.version == 3)
+        #expect(names(room, to: waiting)?.children.map(\.id) == ["mem_ada", "mem_bo", "mem_cy"])
+    }
+
+    /// A child renamed in the class after joining, coming back on a new device, is welcomed by the name
+    /// the scoreboard and the projector know them by.
+    @Test func aRenamedChildComingBackKeepsTheNameTheRoomKnowsThemBy() throws {
+        var room = classRoom()
+        let ada = try #require(pick(&room, "mem_ada", on: room.newConnection(), token: "123456.ada"))
+        _ = room.teacher()
+        try room.command(.release(member: "mem_ada"))
+        let renamed = ClassRoster(id: "cls_1b", name: "Class 1B", members: [
+            ClassMember(id: "mem_ada", name: "Adeline", avatar: "owl"), ClassMember(id: "mem_bo", name: "Bo", avatar: "emoji:🦊"),
+        ])
+        room.apply(.classChanged(renamed, at: room.now))
+        let back = try #require(pick(&room, "mem_ada", on: room.newConnection(), token: "123456.new"))
+        #expect(back.player == PlayerInfo(id: try #require(ada.player?.id), nickname: "Ada"))
+        #expect(room.state.results().players.map(\.nickname) == ["Ada"])
+    }
+
     @Test func theTeachersWelcomeListsEveryMemberPresentOrNot() throws {
         var room = classRoom()
         let ada = room.newConnection()

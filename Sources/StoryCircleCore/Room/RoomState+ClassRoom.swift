@@ -104,7 +104,10 @@ extension RoomState {
             directives = [.persist(.playerJoined(PlayerRecord(id: playerID, nickname: member.name, tokenHash: tokenHash, joinedAt: at, member: member.id)))]
         }
         members[connection] = .child(playerID: playerID)
-        let welcome = Welcome(role: .child, player: PlayerInfo(id: playerID, nickname: member.name), token: resumeToken, serverTime: at, room: snapshot(for: .child(playerID: playerID)))
+        // A child coming back keeps the name the room knows them by (the scoreboard's, the projector's),
+        // even if the class has renamed them since they joined.
+        let nickname = playerIndex[playerID].map { players[$0].nickname } ?? member.name
+        let welcome = Welcome(role: .child, player: PlayerInfo(id: playerID, nickname: nickname), token: resumeToken, serverTime: at, room: snapshot(for: .child(playerID: playerID)))
         // The welcome carries the resume token: the player (or their new token) is durable before it goes.
         return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + namesChanged()
     }
@@ -138,7 +141,8 @@ extension RoomState {
     /// one or a new picture shows; a child left out of the class is no longer offered, unless they have
     /// joined this room (their player keeps its name here, and the teacher's roster keeps them, as they were).
     mutating func followClass(_ roster: ClassRoster) -> [RoomDirective] {
-        guard let current = classRoster, current.id == roster.id, phase != .finished else { return [] }
+        // An older read of the class (a renewal's, racing a save made here) never undoes a newer one.
+        guard let current = classRoster, current.id == roster.id, roster.version >= current.version, phase != .finished else { return [] }
         let kept = Set(roster.members.map(\.id))
         let joined = current.members.filter { !kept.contains($0.id) && memberPlayers[$0.id] != nil }
         classRoster = ClassRoster(id: roster.id, name: roster.name, members: roster.members + joined, version: roster.version)

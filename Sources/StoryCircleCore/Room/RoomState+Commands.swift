@@ -122,9 +122,10 @@ extension RoomState {
         case .resumeQuestion(let run, let pausedAt): return resumeQuestion(run, pausedAt: pausedAt, at: at)
         case .replay(let run): return replayNarration(run, at: at)
         case .reveal: return reveal(at: at)
-        case .advance(let index): return advance(after: index, at: at)
+        // After the last question, these finish the room: its pickers are told, as `end` tells them.
+        case .advance(let index): return advance(after: index, at: at) + pickersFollowAdmission(since: namesBefore)
         case .completeNarration: return completeNarration(at: at)
-        case .skipQuestion(let run): return skipQuestion(run, at: at)
+        case .skipQuestion(let run): return skipQuestion(run, at: at) + pickersFollowAdmission(since: namesBefore)
         case .setLocked(let locked):
             isLocked = locked
             return [.persist(.roomUpdated(settings: settings, locked: isLocked, at: at))] + sendToAll { role in .room(self.status(for: role)) }
