@@ -246,7 +246,10 @@ public final class PiperWorker: Sendable {
             shared.withLock { $0.status.launches += 1 }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: configuration.python)
-            process.arguments = ["-u", configuration.script, "--nice", String(configuration.niceness), "--threads", String(configuration.threads)]
+            // `--threads` only when it is not the worker's own default: a school's worker script from before
+            // the option still starts.
+            process.arguments = ["-u", configuration.script, "--nice", String(configuration.niceness)]
+                + (configuration.threads == 1 ? [] : ["--threads", String(configuration.threads)])
                 + configuration.voices.flatMap { ["--voice", "\($0.name)=\($0.model)"] }
             let stdin = Pipe()
             let stdout = Pipe()

@@ -17,6 +17,7 @@ package final class ScriptedNarrator: NarrationPreparing {
     package let missingVoices: Set<String>
     private let requests = Locked<[NarrationRequest]>([])
     private let readingAhead = Locked<[(room: String, request: NarrationRequest)]>([])
+    private let stopped = Locked<[String]>([])
 
     package init(missingVoices: Set<String> = []) {
         self.missingVoices = missingVoices
@@ -29,6 +30,13 @@ package final class ScriptedNarrator: NarrationPreparing {
 
     package func readAhead(_ request: NarrationRequest, room: String) {
         readingAhead.withLock { $0.append((room, request)) }
+    }
+
+    /// The rooms that said they read ahead no more, in order.
+    package var stoppedReadingAhead: [String] { stopped.withLock { $0 } }
+
+    package func stopReadingAhead(room: String) {
+        stopped.withLock { $0.append(room) }
     }
 
     package func prepare(_ request: NarrationRequest, progress: @escaping @Sendable (Int, Int) -> Void) async throws -> NarrationPlan {

@@ -196,6 +196,11 @@ struct NaturalVoiceNarrationTests {
         // A voice that is not read ahead: the room's current one is handed back to be cancelled.
         #expect(reading.forget(room: "111111") == second)
         #expect(reading.forget(room: "111111") == nil)
+        // A read-ahead that ended before it was kept is not the room's: nothing of it stays.
+        let quick = UUID()
+        reading.finished(quick)
+        guard case .replacing(nil) = reading.keep(task(), id: quick, room: "333333") else { Issue.record("nothing to replace"); return }
+        #expect(reading.rooms["333333"] == nil && reading.running[quick] == nil && reading.done.isEmpty)
         let stopping = reading.stop()
         #expect(Set(stopping) == [second, other])
         guard case .refused = reading.keep(task(), id: UUID(), room: "111111") else { Issue.record("nothing is kept once stopped"); return }

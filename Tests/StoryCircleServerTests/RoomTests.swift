@@ -86,6 +86,10 @@ struct RoomTests {
         #expect(narrator.readAheads.allSatisfy { $0.request.sentences == ServerFixtures.story.sentences })
         #expect(narrator.received.isEmpty, "nothing was prepared: the room is still in its lobby")
         #expect(await room.report().phase == .lobby)
+        #expect(narrator.stoppedReadingAhead.isEmpty)
+        // A finished room wants nothing read ahead any more.
+        _ = try await room.perform(.end)
+        #expect(narrator.stoppedReadingAhead == [created.code])
     }
 
     @Test func anAnswerIsAcknowledgedOnlyOnceItIsDurable() async throws {

@@ -89,6 +89,11 @@ public final class SpeechNarrator: NarrationPreparing {
         prefetch(sentences: request.sentences, settings: request.settings, room: room)
     }
 
+    /// Ends after its current sentence (`stop` still waits for it).
+    public func stopReadingAhead(room: String) {
+        readingAhead.withLock { $0.forget(room: room) }?.cancel()
+    }
+
     /// The server is stopping: reading ahead stops, the worker fails what waits for it and is killed, and
     /// this returns when nothing read ahead is left running.
     public func stop() async {
@@ -315,12 +320,17 @@ public final class SpeechNarrator: NarrationPreparing {
 
         mutating func keep(_ task: Task<Void, Never>, id: UUID, room: String) -> Kept {
             guard !stopped else { return .refused }
-            let earlier = rooms.updateValue(id, forKey: room).flatMap { running[$0] }
-            if done.remove(id) == nil { running[id] = task }
+            let earlier = rooms.removeValue(forKey: room).flatMap { running[$0] }
+            // One that has already ended is the room's no longer.
+            if done.remove(id) == nil {
+                running[id] = task
+                rooms[room] = id
+            }
             return .replacing(earlier)
         }
 
-        /// The room reads nothing ahead any more (its new voice is not one to read ahead with).
+        /// The room reads nothing ahead any more (its new voice is not one to read ahead with, or it has
+        /// finished).
         mutating func forget(room: String) -> Task<Void, Never>? {
             rooms.removeValue(forKey: room).flatMap { running[$0] }
         }

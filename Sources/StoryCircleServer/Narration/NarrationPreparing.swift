@@ -16,6 +16,9 @@ public protocol NarrationPreparing: Sendable {
     /// Reads `request`'s story ahead for `room`, in the background, for a preparation to find in its
     /// cache; a later read-ahead for the same room replaces it. Nothing waits for it.
     func readAhead(_ request: NarrationRequest, room: String)
+
+    /// `room` has finished: what it still reads ahead is wanted no more.
+    func stopReadingAhead(room: String)
 }
 
 extension NarrationPreparing {
@@ -29,6 +32,8 @@ extension NarrationPreparing {
 
     /// Narrators with no cache to fill read nothing ahead.
     public func readAhead(_ request: NarrationRequest, room: String) {}
+
+    public func stopReadingAhead(room: String) {}
 }
 
 /// An error a teacher can act on: why (a code the teacher's page words from its catalog, with its

@@ -347,6 +347,7 @@ public actor Room {
             case .stopNarration:
                 narration?.cancel()
                 narration = nil
+                services.narrator.stopReadingAhead(room: code)
                 logger.info("Room finished", ["room.code": code])
             }
         }

@@ -297,6 +297,10 @@ actor RoomDirectory {
                 }
                 guard rooms[code] === room else { continue }
                 if let archive, await room.reload(from: archive, classRoster: roster) { continue }
+                // Its last records (the room has just ended) are still being stored: letting it go now would
+                // give up its lease before they are. Once they are, it is read again, with them.
+                if archive != nil, await room.waitUntilStored(), rooms[code] === room,
+                   let again = try await store.archive(room: code), await room.reload(from: again, classRoster: roster) { continue }
             } catch {
                 logger.error("Room could not be read again after its class changed; it is let go from memory", [
                     "room.code": code, "error": StoreFailure.from(error, record: "archive").reason,
@@ -375,8 +379,9 @@ actor RoomDirectory {
     /// up (`releasing`), so another node need not wait for it to expire.
     @discardableResult
     private func remove(_ code: String, _ room: Room, _ error: RoomError, releasing: Bool = true) async -> Bool {
-        // A sweep awaits between rooms: by now this one may have gone (or come back as another).
-        guard rooms[code] === room else { return false }
+        // A sweep awaits between rooms: by now this one may have gone (or come back as another). Once the
+        // server is shutting down, `shutDown` stops every room in the map, each with its outbox.
+        guard acceptingRooms, rooms[code] === room else { return false }
         rooms[code] = nil
         runs[code] = nil
         if let lease = room.lease { await keeper?.removed(lease, releasing: releasing) }
