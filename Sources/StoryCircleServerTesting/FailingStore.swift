@@ -25,6 +25,10 @@ package final class FailingStore: RoomStore {
         var holding = false
         var held: [(record: RoomRecord, room: String, resuming: Bool, done: @Sendable ((any Error)?) -> Void)] = []
         var heldWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        /// While holding reads, `archive` waits here until `releaseReads()`.
+        var holdingReads = false
+        var heldReads: [CheckedContinuation<Void, Never>] = []
+        var heldReadWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     package static let diskFull = "database or disk is full (No space left on device)"
@@ -47,6 +51,31 @@ package final class FailingStore: RoomStore {
     package func reject(_ rejects: @escaping @Sendable (RoomRecord) -> Bool) { state.withLock { $0.rejects = rejects } }
 
     package func breakReads() { state.withLock { $0.readsBroken = true } }
+
+    /// Reads (`archive`) wait, unanswered, until `releaseReads()`: a room reading itself back stays there.
+    package func holdReads() { state.withLock { $0.holdingReads = true } }
+
+    /// Answers the held reads and stops holding.
+    package func releaseReads() {
+        let held = state.withLock { state in
+            state.holdingReads = false
+            defer { state.heldReads = [] }
+            return state.heldReads
+        }
+        held.forEach { $0.resume() }
+    }
+
+    /// Returns once a read is held.
+    package func waitForHeldRead() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if !state.heldReads.isEmpty { return true }
+                state.heldReadWaiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
 
     /// Appends wait, untried, until `releaseHeld()`: several records of a room are then in flight at once.
     package func holdWrites() { state.withLock { $0.holding = true } }
@@ -99,6 +128,16 @@ package final class FailingStore: RoomStore {
     }
 
     package func archive(room code: String) async throws -> RoomArchive? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>]? in
+                guard state.holdingReads else { return nil }
+                state.heldReads.append(continuation)
+                defer { state.heldReadWaiters = [] }
+                return state.heldReadWaiters
+            }
+            guard let waiters else { return continuation.resume() }
+            waiters.forEach { $0.resume() }
+        }
         if state.withLock({ $0.readsBroken }) { throw StoreFailure(.unavailable, record: "archive", reason: "disk I/O error (Input/output error)") }
         return try await memory.archive(room: code)
     }

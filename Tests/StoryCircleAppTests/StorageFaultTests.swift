@@ -137,6 +137,35 @@ struct StorageFaultTests {
         }
     }
 
+    /// The class is saved while its room reads itself back from the store (a pick could not be stored): the
+    /// change waits with the room's other input and reaches the pickers once the room is rebuilt.
+    @Test func aClassSavedWhileItsRoomReadsItselfBackReachesThePickersAfterTheRebuild() async throws {
+        let ada = ClassMember(id: "mem_ada", name: "Ada", avatar: "owl")
+        let created = try await registry.createRoom(story: ServerFixtures.story, classRoster: ClassRoster(id: "cls_1b", name: "Class 1B", members: [ada], version: 1))
+        events.hello(1, .names(room: created.code))
+        guard case .names(let shown) = await transport.next("names", to: 1) else { Issue.record("no names"); return }
+        #expect(shown.children.map(\.id) == ["mem_ada"])
+        let room = try #require(await registry.room(created.code))
+
+        store.breakWrites()
+        store.holdReads()
+        let failedAt = clock.now()
+        events.hello(2, .pick(room: created.code, member: "mem_ada"))
+        await store.waitForFailures(1)
+        await retryUntilGivenUp(from: failedAt)
+        await store.waitForHeldRead()
+        // Saved meanwhile (Cy joined the class): the room is reading itself back.
+        await room.followClass(ClassRoster(id: "cls_1b", name: "Class 1B", members: [ada, ClassMember(id: "mem_cy", name: "Cy", avatar: "cat")], version: 2))
+        store.heal()
+        store.releaseReads()
+        while case .names(let list) = await transport.next("names", to: 1), !list.children.contains(where: { $0.id == "mem_cy" }) {}
+        let offered: [String] = transport.messages(to: 1).compactMap { message -> [String]? in
+            if case .names(let list) = message { list.children.map(\.id) } else { nil }
+        }.last ?? []
+        #expect(offered == ["mem_ada", "mem_cy"])
+        #expect(await room.classRoster?.version == 2)
+    }
+
     @Test func aTeacherCommandThatCannotBeStoredAnswers503AndNeverHappens() async throws {
         let (room, created, _, question) = try await roomAtTheFirstQuestion(["Ana"])
         let api = APIHandler(

@@ -20,6 +20,8 @@ public enum RoomInput: Sendable {
     case readBack(RoomArchive?, after: StoreFailure)
     /// The store refused a record for the room's lease: another node may hold the room now.
     case leaseLost
+    /// The room's class was saved (`followClass`), kept in order while the room reads itself back.
+    case classChanged(ClassRoster)
 }
 
 /// What a room tells whoever keeps it, when it cannot go on by itself.
@@ -239,6 +241,8 @@ public actor Room {
         case .leaseLost:
             stopTasks()
             services.notify(.leaseLost(self))
+        case .classChanged(let roster):
+            carryOut(state.handle(.classChanged(roster, at: now)))
         }
     }
 
@@ -285,8 +289,7 @@ public actor Room {
 
     /// The room's class was saved: a live room offers its names as they are now.
     func followClass(_ roster: ClassRoster) {
-        guard deferred == nil else { return }
-        carryOut(state.handle(.classChanged(roster, at: clock.now())))
+        process(.classChanged(roster))
     }
 
     /// A finished room takes what the store now holds of it (a child's data was erased there) and its class
