@@ -149,7 +149,7 @@ package enum ServerFixtures {
 
     package static func node(
         _ name: String, store: any RoomLeases, clock: ManualClock = ManualClock(), leaseClock: ManualMonotonicClock = ManualMonotonicClock(),
-        configure: (inout RoomRegistry.Settings) -> Void = { _ in }
+        narrator: ScriptedNarrator = ScriptedNarrator(), configure: (inout RoomRegistry.Settings) -> Void = { _ in }
     ) -> Node {
         let transport = RecordingTransport()
         var settings = RoomRegistry.Settings()
@@ -160,7 +160,7 @@ package enum ServerFixtures {
         configure(&settings)
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
         let registry = RoomRegistry(
-            events: events, transport: transport, store: store, clock: clock, narrator: ScriptedNarrator(), lookalikes: LookalikeTable(), metrics: ServerMetrics(),
+            events: events, transport: transport, store: store, clock: clock, narrator: narrator, lookalikes: LookalikeTable(), metrics: ServerMetrics(),
             settings: settings, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), sharedStore: true,
             leaseClock: leaseClock
         )

@@ -67,6 +67,18 @@ struct RoomNarrationTests {
         #expect(readAheads(try room.command(.settings(RoomSettingsPatch(voice: natural)))).isEmpty)
     }
 
+    /// A room brought back in its lobby (a restart, or another node taking it) reads its story ahead there;
+    /// one brought back later in its life does not.
+    @Test func aRoomRestoredInItsLobbyIsReadAheadAndOneRestoredLaterIsNot() throws {
+        var room = RoomDriver()
+        try room.command(.settings(RoomSettingsPatch(voice: "piper:en_US-joe-medium")))
+        let (_, inLobby) = RoomState.restore(room.archive(), lookalikes: LookalikeTable(), at: room.now)
+        #expect(inLobby.compactMap { if case .readAhead(let request) = $0 { request.settings.voice } else { nil } } == ["piper:en_US-joe-medium"])
+        try room.startAndPrepare()
+        let (_, started) = RoomState.restore(room.archive(), lookalikes: LookalikeTable(), at: room.now)
+        #expect(!started.contains { if case .readAhead = $0 { true } else { false } })
+    }
+
     @Test func audioGoesOnlyWhereTheModeSays() throws {
         for mode in NarrationMode.allCases {
             var room = RoomDriver(settings: RoomSettings(narration: mode, readQuestions: true))

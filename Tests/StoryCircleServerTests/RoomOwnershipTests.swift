@@ -14,9 +14,24 @@ struct RoomOwnershipTests {
 
     static func node(
         _ name: String, store: any RoomLeases, clock: ManualClock = ManualClock(), leaseClock: ManualMonotonicClock = ManualMonotonicClock(),
-        configure: (inout RoomRegistry.Settings) -> Void = { _ in }
+        narrator: ScriptedNarrator = ScriptedNarrator(), configure: (inout RoomRegistry.Settings) -> Void = { _ in }
     ) -> Node {
-        ServerFixtures.node(name, store: store, clock: clock, leaseClock: leaseClock, configure: configure)
+        ServerFixtures.node(name, store: store, clock: clock, leaseClock: leaseClock, narrator: narrator, configure: configure)
+    }
+
+    /// Audio is per node: a room in its lobby is read ahead where it runs (where the proxy sends its
+    /// children), not on the node that happened to take the API call that made it.
+    @Test func aRoomInItsLobbyIsReadAheadOnTheNodeThatRunsIt() async throws {
+        let store = MemoryRoomStore()
+        let (onA, onB) = (ScriptedNarrator(), ScriptedNarrator())
+        let a = Self.node("a", store: store, narrator: onA)
+        let b = Self.node("b", store: store, narrator: onB)
+        let created = try await a.registry.createRoom(story: ServerFixtures.story)
+        b.events.hello(1, .join(room: created.code, nickname: "Ana"))
+        _ = await b.transport.next("welcome", to: 1)
+        #expect(onA.readAheads.isEmpty)
+        #expect(onB.readAheads.map(\.room) == [created.code])
+        #expect(onB.readAheads.first?.request.sentences == ServerFixtures.story.sentences)
     }
 
     @Test func twoNodesRacingForARoomLeaveExactlyOneOwnerAndTheOtherSaysTryAgain() async throws {

@@ -81,8 +81,9 @@ struct RoomTests {
         _ = await transport.next("welcome", to: 2)
         events.send(2, .command(.settings(RoomSettingsPatch(voice: "en-gb"))))
         while case .room(let status) = await transport.next("room", to: 2), status.settings.voice != "en-gb" {}
-        #expect(narrator.readAheads.map(\.room) == [created.code, created.code])
-        #expect(narrator.readAheads.map(\.request.settings.voice) == ["piper:en_US-joe-medium", "en-gb"])
+        // Read ahead as it was created, with its story's voice, then with each voice chosen.
+        #expect(narrator.readAheads.map(\.room) == [created.code, created.code, created.code])
+        #expect(narrator.readAheads.map(\.request.settings.voice) == [ServerFixtures.story.narration.voice, "piper:en_US-joe-medium", "en-gb"])
         #expect(narrator.readAheads.allSatisfy { $0.request.sentences == ServerFixtures.story.sentences })
         #expect(narrator.received.isEmpty, "nothing was prepared: the room is still in its lobby")
         #expect(await room.report().phase == .lobby)

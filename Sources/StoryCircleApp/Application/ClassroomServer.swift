@@ -240,7 +240,6 @@ public final class ClassroomServer: Sendable {
             throw refusal.roomError
         }
         let room = try await registry.createRoom(story: story, settings: settings, storyID: storyID, classRoster: schoolClass.map(ClassRoster.init))
-        speech?.prefetch(sentences: story.sentences, settings: Self.narration(of: story, settings: settings), room: room.code)
         let response = CreatedRoomResponse(room, publicURL: publicURL, warnings: [])
         return (room, response.joinURL, response.dashboardURL, response.teacherURL)
     }
@@ -249,13 +248,6 @@ public final class ClassroomServer: Sendable {
     static func voice(of story: Story, settings: RoomSettingsPatch?) -> String {
         let override = settings?.voice?.trimmingCharacters(in: .whitespaces) ?? ""
         return override.isEmpty ? story.narration.voice : override
-    }
-
-    /// How a room will read its story: the story's narration with the room's voice.
-    static func narration(of story: Story, settings: RoomSettingsPatch?) -> NarrationSettings {
-        var narration = story.narration
-        narration.voice = voice(of: story, settings: settings)
-        return narration
     }
 
     static func transportConfiguration(_ configuration: ServerConfiguration) -> WebSocketServerConfiguration {

@@ -181,7 +181,6 @@ struct APIHandler: Sendable {
         }
         do {
             let created = try await registry.createRoom(story: story, settings: patch, storyID: storyID, classRoster: classRoster)
-            narrator?.prefetch(sentences: story.sentences, settings: ClassroomServer.narration(of: story, settings: patch), room: created.code)
             return .json(201, CreatedRoomResponse(created, publicURL: publicURL, warnings: warnings.map(\.description)))
         } catch let error as RoomError {
             return .error(error)

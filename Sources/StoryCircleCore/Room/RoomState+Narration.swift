@@ -23,10 +23,16 @@ extension RoomState {
         return voice
     }
 
-    /// The story read ahead with the room's voice, when a change in the lobby made it a different one.
-    func readAhead(unless before: NarrationSettings) -> [RoomDirective] {
-        guard case .lobby = phase, narrationSettings != before else { return [] }
+    /// A room in its lobby (just created, or brought back on this node: its audio cache is this node's)
+    /// has its story read ahead with its voice while the children join.
+    public var lobbyReadAhead: [RoomDirective] {
+        guard case .lobby = phase else { return [] }
         return [.readAhead(NarrationRequest(preparation: preparation, sentences: story.sentences, settings: narrationSettings, questions: nil))]
+    }
+
+    /// The story read ahead again, when a change in the lobby gave it another voice.
+    func readAhead(unless before: NarrationSettings) -> [RoomDirective] {
+        narrationSettings != before ? lobbyReadAhead : []
     }
 
     /// The clips a preparation makes: every sentence, and each question when they are read aloud.

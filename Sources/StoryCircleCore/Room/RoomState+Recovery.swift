@@ -39,7 +39,7 @@ extension RoomState {
             state.conclude(index, skipped: skipped)
         }
 
-        guard let last = archive.phases.last else { return (state, []) }
+        guard let last = archive.phases.last else { return (state, state.lobbyReadAhead) }
         // Restoring writes nothing: what it does, a second restore would do again from the same records.
         // (So a room rebuilt while storage is failing has no write to wait for before it answers.) The one
         // exception is a stored question that no longer exists, where the room ends: that is a change.

@@ -98,7 +98,7 @@ actor RoomDirectory {
                 let lease = try await keeper?.acquire(code)
                 let state = RoomState(code: code, story: story, settings: settings, credentials: credentials, timing: timing, lookalikes: lookalikes, classRoster: classRoster)
                 // Stored, so the next start restores it; this server no longer runs anything new.
-                guard await launch(state, createdAt: now, lease: lease, initial: []) != nil else {
+                guard await launch(state, createdAt: now, lease: lease, initial: state.lobbyReadAhead) != nil else {
                     throw RoomError(.serverShuttingDown, "The server is shutting down.")
                 }
             }
