@@ -53,18 +53,6 @@ public final class LockedCondition<Value> {
         return try body(&value)
     }
 
-    /// Runs `body` with the value while holding the lock, then wakes every waiter only if `wake(value)`
-    /// holds: for a change that can end a wait only sometimes (the waiter wants a count reached, not each
-    /// step of it). A waiter woken for nothing costs two context switches and its futex calls.
-    public func withLockAndWake<Result>(when wake: (Value) -> Bool, _ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock()
-        defer {
-            if wake(value) { Self.check(pthread_cond_broadcast(condition), "pthread_cond_broadcast") }
-            unlock()
-        }
-        return try body(&value)
-    }
-
     /// Blocks until `ready(value)` holds, then runs `body` with the value, all under the lock.
     public func waitUntil<Result>(_ ready: (Value) -> Bool, then body: (inout Value) throws -> Result) rethrows -> Result {
         lock()

@@ -122,10 +122,6 @@ public final class GroupCommitWriter: @unchecked Sendable {
         /// Set once the writer thread has ended.
         var finished = false
         var finishWaiters: [CheckedContinuation<Void, Never>] = []
-        /// How many queued jobs the writer waits for (1 when idle, `gatherEnough` while it gathers): a job
-        /// queued short of that does not wake it. Without this, each record queued while the writer
-        /// gathered woke it to count again, several context switches per commit.
-        var wakeAt = 1
     }
 
     private let queue = LockedCondition(Queue())
@@ -210,7 +206,7 @@ public final class GroupCommitWriter: @unchecked Sendable {
     }
 
     private func tryEnqueue(_ job: Job) -> Bool {
-        queue.withLockAndWake(when: { $0.jobs.count >= $0.wakeAt }) { queue in
+        queue.withLockAndWake { queue in
             if queue.stopped { return false }
             queue.jobs.append(job)
             return true
@@ -228,7 +224,6 @@ public final class GroupCommitWriter: @unchecked Sendable {
         while true {
             queue.waitUntil({ !$0.jobs.isEmpty }) { _ in }
             if ContinuousClock.now - lastCommitEnded < GroupCommit.busyGap {
-                queue.withLock { $0.wakeAt = GroupCommit.gatherEnough }
                 _ = queue.waitUntil({ $0.jobs.count >= GroupCommit.gatherEnough || $0.jobs.contains(where: \.isStop) }, timeout: GroupCommit.gatherWindow)
             }
             let (batch, stopping) = queue.withLock { queue in
@@ -236,7 +231,6 @@ public final class GroupCommitWriter: @unchecked Sendable {
                 queue.jobs.removeFirst(batch.count)
                 let stopping = batch.contains(where: \.isStop)
                 if stopping { queue.stopped = true }
-                queue.wakeAt = 1
                 return (batch, stopping)
             }
             counters.withLock { $0.batches += 1 }

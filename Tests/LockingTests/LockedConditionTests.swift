@@ -48,34 +48,6 @@ struct LockedConditionTests {
         #expect(Array(Set(seen.withLock { $0 })).sorted() == [0, 1, 2, 3])
     }
 
-    /// `withLockAndWake(when:)`: a waiter for a count is woken when the count is reached, not at each step
-    /// (the group-commit writer gathering records).
-    @Test func aConditionalWakeWakesTheWaiterOnlyOnceItsWaitCanEnd() async {
-        let counter = LockedCondition(0)
-        let seen = LockedCondition<[Int]>([])
-        let result = await Self.within(seconds: 10) {
-            async let finished = Self.onThread {
-                counter.waitUntil({ value in
-                    seen.withLockAndWake { $0.append(value) }
-                    return value >= 4
-                }, then: { value in value })
-            }
-            await Self.onThread { seen.waitUntil({ !$0.isEmpty }, then: { _ in }) }
-            for step in 1...4 {
-                counter.withLockAndWake(when: { $0 >= 4 }) { $0 += 1 }
-                guard step < 4 else { break }
-                // A woken waiter looks within this time (the unconditional wake makes it look at every
-                // step); one that is not woken never does.
-                let looked = await Self.onThread { seen.waitUntil({ $0.count > 1 }, timeout: .milliseconds(100)) }
-                #expect(!looked, "woken at \(step), where its wait could not end")
-            }
-            return await finished
-        }
-        #expect(result == 4, "the waiter was not woken once its wait could end")
-        // When it began, and once it was woken (and again for each spurious wake-up, which pthread allows).
-        #expect(seen.withLock { $0 }.allSatisfy { $0 == 0 || $0 == 4 })
-    }
-
     @Test func aTimedWaitEndsAtItsTimeoutWhenTheValueNeverBecomesReady() async {
         let flag = LockedCondition(false)
         let clock = ContinuousClock()
