@@ -356,6 +356,16 @@ def test_a_worker_killed_again_and_again_mid_story_starts_the_story_again_in_esp
     assert status == 200 and answers == {"Ana": [0], "Ben": [1]}
 
 
+def teacher_page_shows_the_notice(page, words, code):
+    """The teacher page's voice notice is shown, in words, with its code."""
+    from selenium.webdriver.common.by import By
+    from browser_support import wait
+
+    notice = wait(page, lambda d: (e := d.find_element(By.ID, "voice-notice")).is_displayed() and e, message="the notice")
+    assert words in notice.text
+    assert notice.get_attribute("data-code") == code
+
+
 def voices_folder(tmp_path, broken=None):
     """A voices folder holding the joe voice (linked) and, if asked, a broken one."""
     folder = tmp_path / "voices"
@@ -398,9 +408,7 @@ def test_a_piper_that_cannot_start_puts_the_story_on_espeak_ng_whole_and_tells_t
     try:
         asyncio.run(scenario())
         # The teacher's page says it in words while the story is read.
-        notice = wait(page, lambda d: (e := d.find_element(By.ID, "voice-notice")).is_displayed() and e, message="the notice")
-        assert "standard voice reads this whole story" in notice.text
-        assert notice.get_attribute("data-code") == "narration_voice_fallback"
+        teacher_page_shows_the_notice(page, "standard voice reads this whole story", "narration_voice_fallback")
     finally:
         page.quit()
     natural = healthz(server)["naturalVoice"]
@@ -623,9 +631,7 @@ def test_a_voice_that_fails_on_the_questions_tells_the_teacher_at_once(make_serv
 
     try:
         asyncio.run(scenario())
-        notice = wait(page, lambda d: (e := d.find_element(By.ID, "voice-notice")).is_displayed() and e, message="the notice")
-        assert "standard voice reads the questions" in notice.text
-        assert notice.get_attribute("data-code") == "narration_questions_voice_fallback"
+        teacher_page_shows_the_notice(page, "standard voice reads the questions", "narration_questions_voice_fallback")
     finally:
         page.quit()
     server.wait_for_output("Natural voice failed on a question; the questions are read by espeak-ng")
