@@ -356,6 +356,25 @@ def test_a_worker_killed_again_and_again_mid_story_starts_the_story_again_in_esp
     assert status == 200 and answers == {"Ana": [0], "Ben": [1]}
 
 
+def school_voice_room(make_server, tmp_path, config=None, settings=None):
+    """A server whose voices folder holds the school's voice, run by /usr/bin/python3 (which has no
+    piper-tts unless `config` names a worker that needs none); a room on it reading STORIES/piper.json with
+    that voice, and its teacher page open in Chromium, ready to start."""
+    from selenium.webdriver.common.by import By
+    from browser_support import TEACHER, browser, wait
+
+    folder = voices_folder(tmp_path)
+    server = make_server(config={"voicesDirectory": str(folder), "piperPython": "/usr/bin/python3", **(config or {})})
+    assert "piper:en_US-school-medium" in healthz(server)["voices"]
+    story = json.loads((STORIES / "piper.json").read_text())
+    story["narration"]["voice"] = "piper:en_US-school-medium"
+    room = server.create_room(story, settings=settings)
+    page = browser(**TEACHER)
+    page.get(f"{server.http}/teacher#room={room['code']}&token={room['teacherToken']}")
+    wait(page, lambda d: d.find_element(By.CSS_SELECTOR, 'button[data-command="start"]').is_enabled())
+    return server, story, room, page
+
+
 def teacher_page_shows_the_notice(page, words, code):
     """The teacher page's voice notice is shown, in words, with its code."""
     from selenium.webdriver.common.by import By
@@ -382,17 +401,7 @@ def voices_folder(tmp_path, broken=None):
 
 def test_a_piper_that_cannot_start_puts_the_story_on_espeak_ng_whole_and_tells_the_teacher(make_server, tmp_path):
     # The school's voice is there and checked, but the Python given has no piper-tts: every launch fails.
-    folder = voices_folder(tmp_path)
-    server = make_server(config={"voicesDirectory": str(folder), "piperPython": "/usr/bin/python3"})
-    assert "piper:en_US-school-medium" in healthz(server)["voices"]
-    story = json.loads((STORIES / "piper.json").read_text())
-    story["narration"]["voice"] = "piper:en_US-school-medium"
-    room = server.create_room(story)
-    from selenium.webdriver.common.by import By
-    from browser_support import TEACHER, browser, wait
-    page = browser(**TEACHER)
-    page.get(f"{server.http}/teacher#room={room['code']}&token={room['teacherToken']}")
-    wait(page, lambda d: d.find_element(By.CSS_SELECTOR, 'button[data-command="start"]').is_enabled())
+    server, story, room, page = school_voice_room(make_server, tmp_path)
 
     async def scenario():
         teacher = await screen(server, room, kind="control", token_key="teacherToken")
@@ -595,16 +604,7 @@ def test_a_voice_that_fails_on_the_questions_tells_the_teacher_at_once(make_serv
     # espeak-ng. The teacher hears of it while the story is still read, not at some later full update.
     worker = tmp_path / "question-killer.py"
     worker.write_text(QUESTION_KILLER)
-    folder = voices_folder(tmp_path)
-    server = make_server(config={"voicesDirectory": str(folder), "piperPython": "/usr/bin/python3", "piperWorker": str(worker)})
-    story = json.loads((STORIES / "piper.json").read_text())
-    story["narration"]["voice"] = "piper:en_US-school-medium"
-    room = server.create_room(story, settings={"readQuestions": True})
-    from selenium.webdriver.common.by import By
-    from browser_support import TEACHER, browser, wait
-    page = browser(**TEACHER)
-    page.get(f"{server.http}/teacher#room={room['code']}&token={room['teacherToken']}")
-    wait(page, lambda d: d.find_element(By.CSS_SELECTOR, 'button[data-command="start"]').is_enabled())
+    server, story, room, page = school_voice_room(make_server, tmp_path, config={"piperWorker": str(worker)}, settings={"readQuestions": True})
 
     async def scenario():
         teacher = await screen(server, room, kind="control", token_key="teacherToken")
