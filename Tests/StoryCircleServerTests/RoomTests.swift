@@ -2,18 +2,26 @@ import Foundation
 import Testing
 @testable import StoryCircleCore
 @testable import StoryCircleServer
+import WebSocketTransport
 
 /// The `Room` actor and `RoomRegistry` with an in-memory transport and a manual clock: no sockets, no sleeps.
 @Suite("Rooms")
 struct RoomTests {
-    @Test func narrationEventsArriveInOrderWithServerTimestamps() async throws {
-        let transport = RecordingTransport()
-        let clock = ManualClock()
-        let (registry, events) = ServerFixtures.registry(transport: transport, clock: clock)
+    /// A registry over `transport`, a room on the fixtures' story and Ana (connection 1) welcomed in it.
+    static func roomWithAna(
+        _ transport: RecordingTransport, clock: ManualClock = ManualClock(), narrator: ScriptedNarrator = ScriptedNarrator()
+    ) async throws -> (events: AsyncStream<TransportEvent>.Continuation, created: CreatedRoom, room: Room) {
+        let (registry, events) = ServerFixtures.registry(transport: transport, clock: clock, narrator: narrator)
         let created = try await registry.createRoom(story: ServerFixtures.story)
         events.hello(1, .join(room: created.code, nickname: "Ana"))
         _ = await transport.next("welcome", to: 1)
-        let room = try #require(await registry.room(created.code))
+        return (events, created, try #require(await registry.room(created.code)))
+    }
+
+    @Test func narrationEventsArriveInOrderWithServerTimestamps() async throws {
+        let transport = RecordingTransport()
+        let clock = ManualClock()
+        let (events, _, room) = try await Self.roomWithAna(transport, clock: clock)
         let start = clock.now()
 
         _ = try await room.perform(.start)
@@ -69,11 +77,7 @@ struct RoomTests {
     @Test func aVoiceChosenInTheLobbyIsHandedToTheNarratorToReadAheadForThatRoom() async throws {
         let transport = RecordingTransport()
         let narrator = ScriptedNarrator()
-        let (registry, events) = ServerFixtures.registry(transport: transport, narrator: narrator)
-        let created = try await registry.createRoom(story: ServerFixtures.story)
-        events.hello(1, .join(room: created.code, nickname: "Ana"))
-        _ = await transport.next("welcome", to: 1)
-        let room = try #require(await registry.room(created.code))
+        let (events, created, room) = try await Self.roomWithAna(transport, narrator: narrator)
 
         _ = try await room.perform(.settings(RoomSettingsPatch(voice: "piper:en_US-joe-medium")))
         // From a teacher's page too: the WebSocket command takes the same way.
