@@ -222,7 +222,7 @@ struct NaturalVoiceNarrationTests {
         let worker = PiperWorker(configuration: configuration)
         let catalog = VoiceCatalog(espeak: [], natural: [voice], problems: [], piper: .init(python: "/usr/bin/python3", worker: script.path), piperMissing: nil)
         let narrator = SpeechNarrator(cache: cache, metrics: ServerMetrics(), voices: catalog, piper: worker)
-        narrator.prefetch(sentences: Self.sentences, settings: NarrationSettings(voice: voice.id), room: "123456")
+        narrator.readAhead(NarrationRequest(preparation: 0, sentences: Self.sentences, settings: NarrationSettings(voice: voice.id), questions: nil), room: "123456")
         #expect(narrator.readingAheadCount == 1)
         let (stream, sink) = AsyncStream.makeStream(of: Bool.self)
         Task {

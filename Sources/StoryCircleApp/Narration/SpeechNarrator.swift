@@ -61,12 +61,14 @@ public final class SpeechNarrator: NarrationPreparing {
         return refusal.roomError
     }
 
-    /// Reads a new room's story with its natural voice into the cache in the background, while the
-    /// children join: when the teacher presses start, its clips are ready (or in flight, shared with the
+    /// Reads a room's story with its natural voice into the cache in the background, while the children
+    /// join: when the teacher presses start, its clips are ready (or in flight, shared with the
     /// preparation). One sentence at a time, so many rooms created at once queue one request each. A
     /// failure here changes nothing: the preparation at start decides (and falls back if it must).
-    /// A room's new read-ahead (its voice changed in the lobby) ends the one before after its sentence.
-    public func prefetch(sentences: [String], settings: NarrationSettings, room: String) {
+    /// A room's new read-ahead (its voice changed in the lobby) ends the one before after its sentence;
+    /// an espeak-ng voice, which reads a story in about a second, is not read ahead.
+    public func readAhead(_ request: NarrationRequest, room: String) {
+        let settings = request.settings
         guard let piper, case .success(.natural(let voice)) = voices.choose(settings.voice) else {
             readingAhead.withLock { $0.forget(room: room) }?.cancel()
             return
@@ -75,7 +77,7 @@ public final class SpeechNarrator: NarrationPreparing {
         let id = UUID()
         let task = Task { [self] in
             defer { readingAhead.withLock { $0.finished(id) } }
-            for text in sentences {
+            for text in request.sentences {
                 guard !Task.isCancelled, (try? await clip(for: text, engine: engine)) != nil else { return }
             }
         }
@@ -83,10 +85,6 @@ public final class SpeechNarrator: NarrationPreparing {
         case .refused: task.cancel()
         case .replacing(let earlier): earlier?.cancel()
         }
-    }
-
-    public func readAhead(_ request: NarrationRequest, room: String) {
-        prefetch(sentences: request.sentences, settings: request.settings, room: room)
     }
 
     /// Ends after its current sentence (`stop` still waits for it).

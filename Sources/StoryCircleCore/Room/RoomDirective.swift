@@ -27,8 +27,9 @@ public enum RoomDirective: Sendable, Equatable {
     case persist(RoomRecord)
     case schedule(RoomTimer, at: ServerTime)
     case prepareNarration(NarrationRequest)
-    /// The room's voice changed in its lobby: the shell may read the story with it into the cache
-    /// meanwhile, so that `start` finds the opening ready. Nothing in the room waits for it or hears of it.
+    /// The room is in its lobby (it has just been launched on this node, or its voice changed): the shell
+    /// may read the story with its voice into the cache meanwhile, so that `start` finds the opening ready.
+    /// Nothing in the room waits for it or hears of it.
     case readAhead(NarrationRequest)
     /// The connection's hello carried a token that opens nothing in this room. Wrong tokens are what
     /// guessing looks like: the shell charges the connection's address for a failed join.
