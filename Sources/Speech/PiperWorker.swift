@@ -21,7 +21,7 @@ public final class PiperWorker: Sendable {
         public var voices: [(name: String, model: String)]
         public var niceness = 10
         /// onnxruntime's threads for one synthesis: 1 keeps the worker to one core; 2 reads a sentence in
-        /// about half the time, on a machine with cores to spare (`piperThreads`).
+        /// about two thirds of the time (`piperThreads`, which picks 2 wherever there are two cores).
         public var threads = 1
         public var limits = PiperWorkerPolicy.Limits()
 

@@ -75,9 +75,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `.venv-voice` and `scripts/piper-worker.py`, from the working folder or the program's) when unset.
     public var piperPython: String?
     public var piperWorker: String?
-    /// onnxruntime threads for the Piper worker's synthesis, 1 to 8: 1 (the default) keeps the worker to
-    /// one core at nice 10; 2 halves a sentence's time (a story's first sentence) where cores are spare.
-    public var piperThreads = 1
+    /// onnxruntime threads for the Piper worker's synthesis, 1 to 8; by default what
+    /// `automaticPiperThreads` picks for the cores this process may use.
+    public var piperThreads = ServerConfiguration.automaticPiperThreads(cores: ServerConfiguration.usableCores())
     /// The sample stories put in the story library on first start (each once: one a teacher deleted
     /// stays deleted). A folder that does not exist adds none.
     public var sampleStoriesDirectory = "config/stories"
@@ -220,6 +220,38 @@ public struct ServerConfiguration: Sendable, Equatable {
         if let trust = string("STORYCIRCLE_TRUST_FORWARDED_FOR") {
             trustForwardedFor = ["1", "true", "yes"].contains(trust.lowercased())
         }
+    }
+
+    /// Two threads where the server may use two cores or more, one on a single core. A story started the
+    /// moment its room is made waits for its first sentence: on one thread that is 0.3–0.36 s, on two
+    /// 0.2–0.26 s (docs/performance.md). The worker runs at nice 10 and its pool does not spin, so the
+    /// second thread takes only CPU the server's own threads leave; more threads gain little on a sentence
+    /// and take more of a busy node's cores.
+    public static func automaticPiperThreads(cores: Int) -> Int {
+        cores >= 2 ? 2 : 1
+    }
+
+    /// The cores this process may run on (its affinity, which `taskset` and a container's cpuset narrow;
+    /// `activeProcessorCount` counts the machine's). The worker, its child, inherits them.
+    public static func usableCores() -> Int {
+        // (`sched_getaffinity` is a GNU extension Glibc's module does not show; the kernel says the same here.)
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }),
+              let cores = coreCount(list: line.dropFirst("Cpus_allowed_list:".count)) else {
+            return ProcessInfo.processInfo.activeProcessorCount
+        }
+        return cores
+    }
+
+    /// How many cores a kernel CPU list names ("0-3,8,10-11" is 7); nil if it is not one.
+    static func coreCount(list: Substring) -> Int? {
+        var count = 0
+        for part in list.split(separator: ",") {
+            let bounds = part.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            guard let first = bounds.first ?? nil, let last = bounds.last ?? nil, first <= last else { return nil }
+            count += last - first + 1
+        }
+        return count > 0 ? count : nil
     }
 
     public func validate() throws(Problem) {
