@@ -112,9 +112,12 @@ bench() { # <run> <label> <scenario and options...>
     printf '  run %d %-22s %s\n' "$run" "$label" "$(tail -1 "$WORK/line.err")" >&2
   else
     failures=$((failures + 1))
-    "$PY" -c 'import json,sys; print(json.dumps({"run": int(sys.argv[1]), "label": sys.argv[2], "error": open(sys.argv[3]).read().strip()[-500:]}))' \
-      "$run" "$label" "$WORK/line.err" >> "$RESULTS"
-    printf '  run %d %-22s FAILED: %s\n' "$run" "$label" "$(tail -1 "$WORK/line.err")" >&2
+    # The whole of its output is kept (a crash's backtrace starts with the crashed thread, not at the end).
+    local kept="$WORK/failed-$failures.err"
+    cp "$WORK/line.err" "$kept"
+    "$PY" -c 'import json,sys; text = open(sys.argv[3]).read().strip(); print(json.dumps({"run": int(sys.argv[1]), "label": sys.argv[2], "error": text[:1500] + (" … " + text[-300:] if len(text) > 1800 else text[1500:]), "output": sys.argv[3]}))' \
+      "$run" "$label" "$kept" >> "$RESULTS"
+    printf '  run %d %-22s FAILED (%s): %s\n' "$run" "$label" "$kept" "$(grep -m1 -E "Fatal error|Crash|Error|error" "$kept" || tail -1 "$kept")" >&2
   fi
 }
 
