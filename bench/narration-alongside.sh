@@ -16,15 +16,16 @@ WORK=$(mktemp -d)
 trap 'stop_server; rm -rf "$WORK"' EXIT
 start_storycircle "$WORK" alongside "${THREADS:+, \"piperThreads\": $THREADS}"
 lockstep() { "${pin_generator[@]}" "$BIN/storycircle-bench" lockstep --port "$PORT" --admin-token "$ADMIN" --rooms 1 --children 40 --seconds 8 --warmup 20 2>&1 >/dev/null | tail -1; }
-worker_ticks() { local pid; pid=$(pgrep -P "$SERVER_PID" -f piper-worker || true); [ -n "$pid" ] && awk '{print $14+$15}' "/proc/$pid/stat" || echo 0; }
+worker_pid() { pgrep -P "$SERVER_PID" -f piper-worker | head -1 || true; }
+worker_ticks() { local pid; pid=$(worker_pid); [ -n "$pid" ] && awk '{print $14+$15}' "/proc/$pid/stat" || echo 0; }
 for round in $(seq "$ROUNDS"); do
   echo "quiet:         $(lockstep)"
   .venv/bin/python bench/narration_load.py "$PORT" "$ADMIN" 14 &
   load=$!
   sleep 3
   if [ -n "${WORKER_CPUS:-}" ]; then
-    worker=$(pgrep -P "$SERVER_PID" -f piper-worker || true)
-    [ -n "$worker" ] && taskset -a -p -c "$WORKER_CPUS" "$worker" >/dev/null
+    worker=$(worker_pid)
+    if [ -n "$worker" ]; then taskset -a -p -c "$WORKER_CPUS" "$worker" >/dev/null; else echo "warning: no worker to give cores $WORKER_CPUS" >&2; fi
   fi
   before=$(worker_ticks)
   line=$(lockstep)

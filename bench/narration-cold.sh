@@ -6,7 +6,7 @@
 # One run per call: `for i in 1 2 3 4 5; do uptime; bench/narration-cold.sh; done`.
 #   BIN=.build/release   the build to measure (default .build/debug)
 #   WORKER=path.py       another worker script (piperWorker), e.g. an older scripts/piper-worker.py
-#   THREADS=2            piperThreads
+#   THREADS=1            piperThreads (unset: the server's own choice, 2 where it may use two cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.build/debug}

@@ -103,7 +103,7 @@ build_peers "$WORK" "$PEERS"
 "$PY" bench/disk.py "$WORK" >> "$RESULTS"
 
 # One run: the generator's JSON line, with the run's number and the server it measured; a failed run is
-# recorded as such (with the generator's last words), never skipped in silence.
+# recorded as such (the start of what the generator printed, and its end), never skipped in silence.
 bench() { # <run> <label> <scenario and options...>
   local run=$1 label=$2
   shift 2
@@ -115,9 +115,9 @@ bench() { # <run> <label> <scenario and options...>
     # The whole of its output is kept (a crash's backtrace starts with the crashed thread, not at the end).
     local kept="$WORK/failed-$failures.err"
     cp "$WORK/line.err" "$kept"
-    "$PY" -c 'import json,sys; text = open(sys.argv[3]).read().strip(); print(json.dumps({"run": int(sys.argv[1]), "label": sys.argv[2], "error": text[:1500] + (" … " + text[-300:] if len(text) > 1800 else text[1500:]), "output": sys.argv[3]}))' \
+    "$PY" -c 'import json,sys; text = open(sys.argv[3], errors="replace").read().strip(); print(json.dumps({"run": int(sys.argv[1]), "label": sys.argv[2], "error": text[:1500] + (" … " + text[-300:] if len(text) > 1800 else text[1500:]), "output": sys.argv[3]}))' \
       "$run" "$label" "$kept" >> "$RESULTS"
-    printf '  run %d %-22s FAILED (%s): %s\n' "$run" "$label" "$kept" "$(grep -m1 -E "Fatal error|Crash|Error|error" "$kept" || tail -1 "$kept")" >&2
+    printf '  run %d %-22s FAILED (%s): %s\n' "$run" "$label" "$kept" "$(grep -m1 -E "Fatal error|Crash" "$kept" || grep -m1 -i error "$kept" || tail -1 "$kept")" >&2
   fi
 }
 

@@ -56,7 +56,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--voice", action="append", default=[], metavar="NAME=MODEL.onnx")
     parser.add_argument("--nice", type=int, default=10, help="how much to lower this process's CPU priority")
-    parser.add_argument("--threads", type=int, default=1, help="onnxruntime threads (one core is the budget)")
+    parser.add_argument("--threads", type=int, default=1, help="onnxruntime threads: one unless the server asks for more (its piperThreads)")
     options = parser.parse_args()
     out = sys.stdout.buffer
 

@@ -32,20 +32,17 @@ struct ConfigurationTests {
         #expect(ServerConfiguration.automaticPiperThreads(cores: 1) == 1)
         #expect(ServerConfiguration.automaticPiperThreads(cores: 2) == 2)
         #expect(ServerConfiguration.automaticPiperThreads(cores: 64) == 2)
-        #expect(ServerConfiguration.coreCount(list: "0-3,8,10-11") == 7)
-        #expect(ServerConfiguration.coreCount(list: " 0\n") == 1)
-        for wrong in ["", "3-1", "a", "0-"] { #expect(ServerConfiguration.coreCount(list: Substring(wrong)) == nil) }
-        #expect(try ServerConfiguration.load(file: nil, environment: [:]).piperThreads
-            == ServerConfiguration.automaticPiperThreads(cores: ServerConfiguration.usableCores()))
-        #expect((1...ProcessInfo.processInfo.activeProcessorCount).contains(ServerConfiguration.usableCores()))
-        let single = FileManager.default.temporaryDirectory.appendingPathComponent("piper-threads-\(UUID().uuidString).json").path
-        defer { try? FileManager.default.removeItem(atPath: single) }
-        #expect(FileManager.default.createFile(atPath: single, contents: Data(#"{"piperThreads": 1}"#.utf8)))
-        #expect(try ServerConfiguration.load(file: single, environment: [:]).piperThreads == 1)
+        let unset = try ServerConfiguration.load(file: nil, environment: [:])
+        #expect(unset.piperThreads == nil)
+        #expect(unset.resolvedPiperThreads == ServerConfiguration.automaticPiperThreads(cores: CPUBudget.cores()))
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("piper-threads-\(UUID().uuidString).json").path
         defer { try? FileManager.default.removeItem(atPath: file) }
-        #expect(FileManager.default.createFile(atPath: file, contents: Data(#"{"piperThreads": 2}"#.utf8)))
-        #expect(try ServerConfiguration.load(file: file, environment: [:]).piperThreads == 2)
+        for threads in [1, 2] {
+            #expect(FileManager.default.createFile(atPath: file, contents: Data(#"{"piperThreads": \#(threads)}"#.utf8)))
+            #expect(try ServerConfiguration.load(file: file, environment: [:]).resolvedPiperThreads == threads)
+        }
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(#"{"piperThreads": null}"#.utf8)))
+        #expect(try ServerConfiguration.load(file: file, environment: [:]).piperThreads == nil)
         for wrong in ["0", "9", "-1"] {
             #expect(FileManager.default.createFile(atPath: file, contents: Data(#"{"piperThreads": \#(wrong)}"#.utf8)))
             #expect(throws: ServerConfiguration.Problem.self) { try ServerConfiguration.load(file: file, environment: [:]) }

@@ -132,9 +132,11 @@ public final class ClassroomServer: Sendable {
                 logger.warning("Voice not offered", ["file": problem.path, "reason": problem.reason])
             }
             var piper: PiperWorker?
+            var piperThreads = 0
             if let install = voices.piper, !voices.natural.isEmpty {
                 var workerConfiguration = PiperWorker.Configuration(python: install.python, script: install.worker, voices: voices.natural.map { ($0.file.name, $0.file.modelPath) })
-                workerConfiguration.threads = configuration.piperThreads
+                piperThreads = configuration.resolvedPiperThreads
+                workerConfiguration.threads = piperThreads
                 let worker = PiperWorker(configuration: workerConfiguration)
                 // Launched now, on the worker's own thread, so that Python, onnxruntime and the voices are
                 // loaded before the first room starts its story; nothing waits for it (a room that comes
@@ -142,7 +144,10 @@ public final class ClassroomServer: Sendable {
                 worker.warmUp()
                 piper = worker
             }
-            logger.info("Voices", ["natural": voices.natural.map(\.id).joined(separator: ","), "espeak": String(voices.espeak.count)])
+            logger.info("Voices", [
+                "natural": voices.natural.map(\.id).joined(separator: ","), "espeak": String(voices.espeak.count),
+                "piperThreads": String(piperThreads),
+            ])
             let made = SpeechNarrator(cache: cache, metrics: metrics, voices: voices, piper: piper, logger: logger)
             speech = made
             roomNarrator = made

@@ -75,9 +75,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `.venv-voice` and `scripts/piper-worker.py`, from the working folder or the program's) when unset.
     public var piperPython: String?
     public var piperWorker: String?
-    /// onnxruntime threads for the Piper worker's synthesis, 1 to 8; by default what
-    /// `automaticPiperThreads` picks for the cores this process may use.
-    public var piperThreads = ServerConfiguration.automaticPiperThreads(cores: ServerConfiguration.usableCores())
+    /// onnxruntime threads for the Piper worker's synthesis, 1 to 8; unset (or null): what
+    /// `automaticPiperThreads` picks for the cores the server may use (`resolvedPiperThreads`).
+    public var piperThreads: Int?
     /// The sample stories put in the story library on first start (each once: one a teacher deleted
     /// stays deleted). A folder that does not exist adds none.
     public var sampleStoriesDirectory = "config/stories"
@@ -222,6 +222,11 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
     }
 
+    /// The worker's threads: `piperThreads` if the file says, else the automatic choice for this machine.
+    public var resolvedPiperThreads: Int {
+        piperThreads ?? Self.automaticPiperThreads(cores: CPUBudget.cores())
+    }
+
     /// Two threads where the server may use two cores or more, one on a single core. A story started the
     /// moment its room is made waits for its first sentence: on one thread that is 0.3–0.36 s, on two
     /// 0.2–0.26 s (docs/performance.md). The worker runs at nice 10 and its pool does not spin, so the
@@ -229,29 +234,6 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// and take more of a busy node's cores.
     public static func automaticPiperThreads(cores: Int) -> Int {
         cores >= 2 ? 2 : 1
-    }
-
-    /// The cores this process may run on (its affinity, which `taskset` and a container's cpuset narrow;
-    /// `activeProcessorCount` counts the machine's). The worker, its child, inherits them.
-    public static func usableCores() -> Int {
-        // (`sched_getaffinity` is a GNU extension Glibc's module does not show; the kernel says the same here.)
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }),
-              let cores = coreCount(list: line.dropFirst("Cpus_allowed_list:".count)) else {
-            return ProcessInfo.processInfo.activeProcessorCount
-        }
-        return cores
-    }
-
-    /// How many cores a kernel CPU list names ("0-3,8,10-11" is 7); nil if it is not one.
-    static func coreCount(list: Substring) -> Int? {
-        var count = 0
-        for part in list.split(separator: ",") {
-            let bounds = part.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            guard let first = bounds.first ?? nil, let last = bounds.last ?? nil, first <= last else { return nil }
-            count += last - first + 1
-        }
-        return count > 0 ? count : nil
     }
 
     public func validate() throws(Problem) {
@@ -263,7 +245,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard (1...3_600).contains(pingAfterIdleSeconds), hangUpAfterIdleSeconds > pingAfterIdleSeconds, hangUpAfterIdleSeconds <= 7_200 else {
             throw Problem(description: "keepalive: pingAfterIdleSeconds must be 1 to 3600 and hangUpAfterIdleSeconds larger, at most 7200")
         }
-        guard (1...8).contains(piperThreads) else { throw Problem(description: "piperThreads must be from 1 to 8") }
+        if let piperThreads, !(1...8).contains(piperThreads) { throw Problem(description: "piperThreads must be from 1 to 8") }
         guard maxConnectionsPerAddress >= 0 else { throw Problem(description: "maxConnectionsPerAddress must be 0 (no limit) or more") }
         guard helloTimeoutSeconds > 0, helloTimeoutSeconds <= 3_600 else {
             throw Problem(description: "helloTimeoutSeconds must be more than 0 and at most 3600")
