@@ -89,6 +89,25 @@ JSON
 # A peer (bench/baseline/PROTOCOL.md), in its ordinary form (c, python, node, go) or its batching form
 # (c-batch, python-batch, node-cork, go-batch). Sets SERVER_PID and PORT.
 start_peer() { # <work folder> <peer>
+  # A peer that neither listens nor stays up (seen once: a C peer that printed nothing in 10 s) is tried
+  # again on another port, twice at most; each attempt's exit status and output are kept in the log.
+  local attempt status
+  for attempt in 1 2 3; do
+    start_peer_once "$@" && return 0
+    status=$?
+    [ "$status" = 2 ] && return 1
+    echo "peer $2 did not start (attempt $attempt, port $PORT):" >&2
+    cat "$1/peer.log" >&2
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+    status=0
+    wait "$SERVER_PID" 2>/dev/null || status=$?
+    echo "  its exit status: $status" >&2
+    SERVER_PID=""
+  done
+  return 1
+}
+
+start_peer_once() { # <work folder> <peer>: 0 listening, 1 not, 2 no such peer
   # Below the kernel's ephemeral range (32768+), which thousands of client sockets have just used.
   PORT=$(( 20000 + RANDOM % 12000 ))
   case "$2" in
@@ -100,9 +119,13 @@ start_peer() { # <work folder> <peer>
     python-batch) "${pin_server[@]}" "$PEER_PY" bench/baseline/python_batch_broadcast.py "$PORT" > "$1/peer.log" 2>&1 & ;;
     node-cork) NODE_PATH=/usr/share/nodejs "${pin_server[@]}" node bench/baseline/node_cork_broadcast.js "$PORT" > "$1/peer.log" 2>&1 & ;;
     go-batch) "${pin_server[@]}" "$1/go-batch-broadcast" "$PORT" > "$1/peer.log" 2>&1 & ;;
-    *) echo "no such peer: $2" >&2; return 1 ;;
+    *) echo "no such peer: $2" >&2; return 2 ;;
   esac
   SERVER_PID=$!
-  for _ in $(seq 100); do grep -q listening "$1/peer.log" 2>/dev/null && break; sleep 0.1; done
-  grep -q listening "$1/peer.log" || { echo "peer $2 did not start:" >&2; cat "$1/peer.log" >&2; return 1; }
+  for _ in $(seq 100); do
+    grep -q listening "$1/peer.log" 2>/dev/null && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q listening "$1/peer.log"
 }

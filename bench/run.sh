@@ -190,7 +190,7 @@ lockstep_round() { # <run> <rooms> <children>
 rows = [json.loads(l) for l in open(sys.argv[1])]
 sizes = [r["result"]["messageBytes"] for r in rows if r.get("result", {}).get("scenario") == "lockstep" and r["result"].get("target") == "storycircle" and r["result"]["messageBytes"] > 0]
 print(round(sizes[0]) if sizes else 70)' "$RESULTS")
-    start_server "$server" lockstep || { failures=$((failures + 1)); printf '  run %d lockstep %s FAILED: did not start\n' "$run" "$server" >&2; stop_server; continue; }
+    start_server "$server" lockstep || { failures=$((failures + 1)); printf '  run %d lockstep %s×%s %s FAILED: did not start\n' "$run" "$rooms" "$children" "$server" >&2; stop_server; continue; }
     # shellcheck disable=SC2046
     bench "$run" "lockstep ${rooms}×$children $server" lockstep $(target_options "$server" "$size") --rooms "$rooms" --children "$children" \
       --seconds "$LOCKSTEP_SECONDS" --server-pid "$SERVER_PID"
