@@ -65,6 +65,9 @@ start_storycircle() { # <work folder> <name> [more settings, e.g. ', "coalesceWr
  "messagesPerSecondPerConnection": 1000000, "messageBurstPerConnection": 1000000, "logLevel": "warning",
  "maxConnections": ${MAX_CONNECTIONS:-20000}${newer}}
 JSON
+    # Removed first: the shell truncates the log only once the background job runs, so the loop below
+    # could read the previous server's port from it.
+    rm -f "$1/serve.log"
     "${pin_server[@]}" "$BIN/storycircle" serve --config "$1/config.json" --port 0 --data "$data" > "$1/serve.log" 2>&1 &
     SERVER_PID=$!
     PORT=""
@@ -110,6 +113,8 @@ start_peer() { # <work folder> <peer>
 start_peer_once() { # <work folder> <peer>: 0 listening, 1 not, 2 no such peer
   # Below the kernel's ephemeral range (32768+), which thousands of client sockets have just used.
   PORT=$(( 20000 + RANDOM % 12000 ))
+  # (Removed first, as the server's log is: the previous peer's "listening" must not be read as this one's.)
+  rm -f "$1/peer.log"
   case "$2" in
     c) "${pin_server[@]}" "$1/lws-broadcast" "$PORT" > "$1/peer.log" 2>&1 & ;;
     python) "${pin_server[@]}" "$PEER_PY" bench/baseline/python_broadcast.py "$PORT" > "$1/peer.log" 2>&1 & ;;
@@ -123,9 +128,9 @@ start_peer_once() { # <work folder> <peer>: 0 listening, 1 not, 2 no such peer
   esac
   SERVER_PID=$!
   for _ in $(seq 100); do
-    grep -q listening "$1/peer.log" 2>/dev/null && return 0
+    grep -q "listening $PORT" "$1/peer.log" 2>/dev/null && return 0
     kill -0 "$SERVER_PID" 2>/dev/null || break
     sleep 0.1
   done
-  grep -q listening "$1/peer.log"
+  grep -q "listening $PORT" "$1/peer.log"
 }
