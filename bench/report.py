@@ -133,7 +133,9 @@ class Runs:
                          and r.get("rooms") == rooms and r.get("children") == children)
 
     def lockstep_sizes(self):
-        return sorted({(line["result"]["rooms"], line["result"]["children"]) for line in self.find(lambda r: r.get("scenario") == "lockstep")},
+        # (Not the narration's alongside rooms: a lock-step of their own, reported with the narration.)
+        return sorted({(line["result"]["rooms"], line["result"]["children"]) for line in self.find(
+                          lambda r: r.get("scenario") == "lockstep" and not str(r.get("target", "")).startswith("alongside"))},
                       key=lambda size: -size[0])
 
     def scenario(self, name, **fields):
@@ -441,6 +443,12 @@ def storm_and_more(runs):
                     f"{' / ' + spread(restarted, 'ms') if restarted else ''}"
                     f"{' / ' + spread(lobby, 'ms') if lobby else ''} · "
                     f"{spread(values(narration, 'wholeStoryColdMs'), 'ms')} / {spread(values(narration, 'wholeStoryCachedMs'), 'ms')} |")
+    quiet, busy = runs.scenario("lockstep", target="alongside-quiet"), runs.scenario("lockstep", target="alongside-synthesising")
+    if quiet and busy:
+        children = quiet[0]["result"]["children"]
+        rows.append(f"| one room of {children} in lock-step while the natural voice reads other rooms' stories | broadcast p99 quiet / synthesising "
+                    f"(p50 quiet / synthesising) | {spread(values(quiet, 'latency', 'p99'), 'ms')} / {spread(values(busy, 'latency', 'p99'), 'ms')} "
+                    f"({spread(values(quiet, 'latency', 'p50'), 'ms')} / {spread(values(busy, 'latency', 'p50'), 'ms')}) |")
     return rows
 
 

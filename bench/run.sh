@@ -38,18 +38,22 @@
 # at different points of the nodes' renewal period (a third of the 10 s lease).
 # quiz-postgres is quiz-big with the rooms in PostgreSQL (scripts/postgres-test.sh: Debian's server in a
 # temporary folder, fsync on), run right after quiz-big in each round so the two stores meet the same machine.
+# narration reads a 300-word story with espeak-ng and, when it is installed, the natural voice (cold, warm,
+# after kill -9 of the worker, after a lobby, cached); then one room of 40 in lock-step for
+# ALONGSIDE_SECONDS (8), quiet and again while bench/narration_load.py keeps the worker reading other
+# rooms' stories: whether synthesis delays another room's broadcasts.
 # Only a run at full size writes bench/results.json, the file the README's table comes from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 full=yes
-for name in BENCH_QUICK PIN RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS SYSCALL_SECONDS PEERS VARIANTS SCENARIOS CAPACITY_LOADS CAPACITY_SECONDS; do
+for name in BENCH_QUICK PIN RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS ALONGSIDE_SECONDS SYSCALL_SECONDS PEERS VARIANTS SCENARIOS CAPACITY_LOADS CAPACITY_SECONDS; do
   [ -n "${!name:-}" ] && full=no
 done
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
   : "${RUNS:=1}" "${ROOMS:=25}" "${CHILDREN:=20}" "${BIG:=300}" "${BURST:=20}" "${ROUNDS:=3}" "${WARMUP:=1}" "${QUESTIONS:=2}"
   : "${ANSWER_RATE:=500}" "${SUSTAINED_ROOMS:=10}" "${SUSTAINED_SECONDS:=35}" "${STORM:=300}" "${STORM_SECONDS:=1}" "${IDLE:=500}"
-  : "${LOCKSTEP_SIZES:=25x40 1x300}" "${LOCKSTEP_SECONDS:=3}" "${CAPACITY_LOADS:=1000 2000}" "${CAPACITY_SECONDS:=20}"
+  : "${LOCKSTEP_SIZES:=25x40 1x300}" "${LOCKSTEP_SECONDS:=3}" "${ALONGSIDE_SECONDS:=3}" "${CAPACITY_LOADS:=1000 2000}" "${CAPACITY_SECONDS:=20}"
 fi
 RUNS=${RUNS:-3}
 ROOMS=${ROOMS:-250}
@@ -67,6 +71,7 @@ STORM_SECONDS=${STORM_SECONDS:-2}
 IDLE=${IDLE:-5000}
 LOCKSTEP_SIZES=${LOCKSTEP_SIZES:-250x40 1x2000}
 LOCKSTEP_SECONDS=${LOCKSTEP_SECONDS:-10}
+ALONGSIDE_SECONDS=${ALONGSIDE_SECONDS:-8}
 SYSCALL_SECONDS=${SYSCALL_SECONDS:-1}
 PEERS=${PEERS:-c c-batch python python-batch node node-cork go go-batch}
 VARIANTS=${VARIANTS-uncoalesced}
@@ -266,6 +271,17 @@ for run in $(seq "$RUNS"); do
     # The natural voice too, when it is installed (NATURAL_VOICE=0 leaves it out).
     if [ -e .venv-voice/.ready ]; then
       bench "$run" narration-piper narration --voice piper:en_US-joe-medium --admin-token "$ADMIN"
+      # One room's broadcasts while the worker reads other rooms' stories (bench/narration-alongside.sh's
+      # method): a 1 × 40 lock-step quiet, then again while new stories keep the worker reading; the load
+      # runs from 3 s before the second window (its first story under way) to past its end.
+      bench "$run" "alongside quiet" lockstep --admin-token "$ADMIN" --name alongside-quiet --rooms 1 --children 40 \
+        --seconds "$ALONGSIDE_SECONDS" --warmup 20 --server-pid "$SERVER_PID"
+      "$PY" bench/narration_load.py "$PORT" "$ADMIN" $((ALONGSIDE_SECONDS + 6)) &
+      load=$!
+      sleep 3
+      bench "$run" "alongside synthesising" lockstep --admin-token "$ADMIN" --name alongside-synthesising --rooms 1 --children 40 \
+        --seconds "$ALONGSIDE_SECONDS" --warmup 20 --server-pid "$SERVER_PID"
+      wait "$load" || { failures=$((failures + 1)); printf '  run %d narration load FAILED\n' "$run" >&2; }
     fi
     stop_server
   fi

@@ -107,3 +107,19 @@ def test_the_narration_rows_give_the_first_sentence_after_a_lobby_when_the_runs_
     assert "/ 1,225 (1,200–1,250) ms / 14.0 (12.0–16.0) ms ·" in piper, piper
     every = "\n".join(report.every_run(report.Runs(document(lines))))
     assert "1,200 ms after kill -9 of the worker, 12.0 ms after a 3 s lobby;" in every, every
+
+
+def alongside(run, target, p50, p99):
+    line = lockstep(target)
+    line["run"], line["label"] = run, target.replace("-", " ")
+    line["result"].update({"rooms": 1, "children": 40, "latency": {"p50": p50, "p99": p99}})
+    return line
+
+
+def test_the_broadcasts_beside_a_synthesis_are_a_narration_row_not_a_lockstep_table():
+    lines = [lockstep("storycircle"), alongside(1, "alongside-quiet", 0.5, 1.4), alongside(1, "alongside-synthesising", 0.6, 3.2),
+             alongside(2, "alongside-quiet", 0.4, 1.2), alongside(2, "alongside-synthesising", 0.5, 4.0)]
+    runs = report.Runs(document(lines))
+    assert runs.lockstep_sizes() == [(250, 10000)], runs.lockstep_sizes()
+    row = next(row for row in report.storm_and_more(runs) if row.startswith("| one room of 40 in lock-step while"))
+    assert "| 1.30 (1.20–1.40) ms / 3.60 (3.20–4.00) ms (0.45 (0.40–0.50) ms / 0.55 (0.50–0.60) ms) |" in row, row
