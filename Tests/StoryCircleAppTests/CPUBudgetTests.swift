@@ -32,7 +32,7 @@ struct CPUBudgetTests {
 
     /// This machine's own files are read: the process's affinity list is there and counted (were it not,
     /// `cores()` would fall back to the CPUs online without a word).
-    @Test func thisProcessesAffinityIsReadAndBoundsTheCores() throws {
+    @Test func thisProcessAffinityIsReadAndBoundsTheCores() throws {
         let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
         let allowed = try #require(CPUBudget.coreCount(status: status))
         let online = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
