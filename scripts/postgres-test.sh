@@ -61,7 +61,7 @@ start() {
     exit 1
   fi
   if ! as_owner "$bin/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 \
-      -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c max_connections=300 -c fsync=on" \
+      -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c max_connections=300 -c fsync=on -c log_lock_waits=on" \
       start >"$dir/pg_ctl.log" 2>&1 9>&-; then
     echo "postgres-test: the server did not start:" >&2
     cat "$dir/pg_ctl.log" "$dir/server.log" >&2 2>/dev/null || true

@@ -22,6 +22,20 @@ STORIES = pathlib.Path(__file__).resolve().parent / "stories"
 SHORT_STORY = STORIES / "short.json"
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Each phase's report kept on the test (`item.report_call`), so that a fixture's teardown can tell
+    whether the test failed and leave what it saw (a cluster's logs) in the output."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"report_{report.when}", report)
+
+
+def failed(request):
+    report = getattr(request.node, "report_call", None)
+    return report is None or report.failed
+
+
 class Server:
     """A `storycircle serve` process with its own data folder."""
 
@@ -226,3 +240,27 @@ async def wait_until(server_time_ms):
     delay = server_time_ms / 1000 - time.time()
     if delay > 0:
         await asyncio.sleep(delay)
+
+
+def stop_process(pid, timeout=10):
+    """SIGSTOP `pid` and return once every one of its threads has stopped. `kill` returns before that: Linux
+    wakes one thread to take the signal, and only that thread stops the others, so a busy machine can let
+    the rest run on for milliseconds (answering a WebSocket upgrade, acknowledging an answer) after the
+    call. Each thread's state in /proc says when it has stopped."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + timeout
+    while True:
+        running = []
+        for stat in pathlib.Path(f"/proc/{pid}/task").glob("*/stat"):
+            try:
+                state = stat.read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue  # a thread that ended meanwhile
+            if state not in ("T", "t"):
+                running.append(stat.parent.name)
+        if not running:
+            return
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGCONT)
+            raise AssertionError(f"threads {running} of process {pid} had not stopped {timeout} s after SIGSTOP")
+        time.sleep(0.001)  # the poll's interval: the loop waits for the threads' state, not for the time

@@ -29,7 +29,7 @@ import urllib.request
 import pytest
 import websockets
 
-from conftest import BIN, ROOT, SHORT_STORY, wait_until
+from conftest import BIN, ROOT, SHORT_STORY, failed, stop_process, wait_until
 
 ROOMS = 20
 CHILDREN = 10
@@ -110,6 +110,13 @@ class Cluster:
         self.script("down")
         shutil.rmtree(self.dir, ignore_errors=True)
 
+    def print_logs(self, lines=60):
+        """The end of every log in the cluster's folder (nodes, nginx, etcd, Patroni), for a failed test's
+        output: what the processes said is gone with the folder once the test has ended."""
+        for log in sorted(self.dir.rglob("*.log")):
+            tail = log.read_text(errors="replace").splitlines()[-lines:]
+            print(f"\n--- the last {len(tail)} lines of {log.relative_to(self.dir)} ---\n" + "\n".join(tail))
+
     def held_by(self, node):
         """The codes of the rooms node `node` holds, from the lease table. Asking the node itself about a room
         it does not hold would be traffic for that room, which the node answers by wanting it (a handover)."""
@@ -148,23 +155,27 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster():
+def cluster(request):
     running = Cluster()
     try:
         running.up()
         yield running
     finally:
+        if failed(request):
+            running.print_logs()
         running.down()
 
 
 @pytest.fixture
-def quick_cluster():
+def quick_cluster(request):
     """Leases of 3 s (the least a node accepts): a failover, then a handover back, fit in a short test."""
     running = Cluster(lease_seconds=3)
     try:
         running.up()
         yield running
     finally:
+        if failed(request):
+            running.print_logs()
         running.down()
 
 
@@ -632,7 +643,7 @@ def test_a_node_paused_past_its_lease_acknowledges_nothing_after_resuming_and_it
         probe = next(room for room in rooms if room["code"] == affected[0])
 
         pid = cluster.pid(victim)
-        os.kill(pid, signal.SIGSTOP)
+        stop_process(pid)
         stopped_at = time.monotonic()
         try:
             # Each child of the paused node's rooms taps: the frames wait in the paused node's socket.

@@ -21,7 +21,7 @@ import urllib.request
 import pytest
 import websockets
 
-from conftest import BIN, ROOT, SHORT_STORY, wait_until
+from conftest import BIN, ROOT, SHORT_STORY, failed, wait_until
 # Like the pages, every few seconds: nginx closes an upgraded socket that carries nothing for longer.
 from test_cluster import PAGE_PING_SECONDS, Cluster, free_ports
 
@@ -85,7 +85,7 @@ class HACluster(Cluster):
 
 
 @pytest.fixture
-def ha_cluster():
+def ha_cluster(request):
     missing = missing_tools()
     if missing:
         pytest.skip(f"{', '.join(missing)} not installed and not installable here (scripts/install-deps.sh --test installs them)")
@@ -94,6 +94,8 @@ def ha_cluster():
         running.up()
         yield running
     finally:
+        if failed(request):
+            running.print_logs()
         running.down()
 
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import BIN, ROOT, STORIES, join, screen, wait_until
+from conftest import BIN, ROOT, STORIES, join, screen, stop_process, wait_until
 from voice_support import JOE, mp3_duration_ms, onset_errors, read_wav, say
 
 VENV = ROOT / ".venv-voice"
@@ -568,7 +568,7 @@ def test_a_stopped_worker_holds_up_no_other_room(make_server):
     story["narration"] = {"voice": JOE, "rate": 150}
     server.create_room(story)  # read ahead from its creation
     reading = wait_for_worker(server, lambda n: n.get("state") == "reading" and n.get("pid"))
-    os.kill(reading["pid"], signal.SIGSTOP)
+    stop_process(reading["pid"])
     try:
         other = server.create_room()
 
