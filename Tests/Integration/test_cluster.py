@@ -638,7 +638,9 @@ def test_a_node_paused_past_its_lease_acknowledges_nothing_after_resuming_and_it
         counts = node_rooms(cluster)
         victim = max(counts, key=counts.get)
         affected = sorted(cluster.held_by(victim))
-        assert affected and len(affected) < len(rooms), counts
+        # The ring may put every room on the paused node (six random codes on three nodes: about one run in
+        # 250): the other nodes then take them all, which is the same test.
+        assert affected, counts
         paused_children = [child for code in affected for child in children[code]]
         probe = next(room for room in rooms if room["code"] == affected[0])
 

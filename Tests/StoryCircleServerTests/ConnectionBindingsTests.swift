@@ -77,8 +77,44 @@ struct ConnectionBindingsTests {
         #expect(bindings.bind(1, to: room))
         #expect(bindings.unbindAll(of: room) == [1])
         #expect(!bindings.bind(2, to: room))
-        #expect(bindings.room(of: 2) == nil)
+        guard case .unbound = bindings.binding(of: 2) else { Issue.record("connection 2 is bound or let go"); return }
         #expect(bindings.unbindAll(of: room) == [])
+    }
+
+    /// A room that stops (its lease lost, handed over) unbinds its connections, then closes them with 1012
+    /// so that they reconnect. A tap routed in between is not a hello: greeting it would refuse it with
+    /// `hello_required` and a policy close (1008), after which the page gives up instead of reconnecting.
+    @Test func aConnectionItsRoomLetGoIsClosedOnlyByTheRoomThatLetItGo() async throws {
+        let transport = RecordingTransport()
+        let bindings = ConnectionBindings()
+        let (registry, events) = ServerFixtures.registry(transport: transport, bindings: bindings)
+        let created = try await registry.createRoom(story: ServerFixtures.story)
+        events.yield(.opened(connection: 1, peer: "10.0.0.1"))
+        #expect(!transportDelivers(bindings, events, 1, .join(room: created.code, nickname: "Ana")))
+        _ = await transport.next("welcome", to: 1)
+        await registry.settled()
+        let room = try #require(await registry.room(created.code))
+
+        // What `RoomDirectory` does when it lets the room go, up to the refusal that follows.
+        #expect(bindings.unbindAll(of: room) == [1])
+        #expect(!transportDelivers(bindings, events, 1, .answer(question: 0, option: 1)), "let go: the router's")
+        #expect(!transportDelivers(bindings, events, 1, ping(1)))
+        // A refused hello behind them in the stream shows they have been routed.
+        events.yield(.opened(connection: 2, peer: "10.0.0.2"))
+        events.raw(2, "{}")
+        _ = await transport.next("error", to: 2)
+        await registry.settled()
+        #expect(transport.closeStatus(1) == nil, "closed by the router: \(String(describing: transport.closeStatus(1)))")
+        #expect(!transport.types(to: 1).contains("error"))
+        #expect(!transport.types(to: 1).contains("pong"), "nothing it sends is answered now")
+        guard case .letGo = bindings.binding(of: 1) else { Issue.record("connection 1 is not let go"); return }
+
+        events.yield(.closed(connection: 1))
+        events.yield(.opened(connection: 3, peer: "10.0.0.3"))
+        events.raw(3, "{}")
+        _ = await transport.next("error", to: 3)
+        await registry.settled()
+        guard case .unbound = bindings.binding(of: 1) else { Issue.record("a closed connection is still remembered"); return }
     }
 
     @Test func aRefusedHelloBindsNothingAndACloseUnbinds() async throws {

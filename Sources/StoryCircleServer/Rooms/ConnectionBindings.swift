@@ -11,10 +11,25 @@ import StoryCircleCore
 /// inbox, so a direct message is always behind them. (The transport calls `deliver` from its one service
 /// thread, so two direct messages are never in a race either.)
 package final class ConnectionBindings: Sendable {
+    /// Where a connection's messages go.
+    package enum Binding {
+        /// Its room's inbox.
+        case bound(Room)
+        /// Nowhere: its room let it go (`unbindAll(of:)`), and whoever did is closing it with the reason.
+        /// What it sends until the close is not a hello: greeting it would refuse it with a close of its own
+        /// (`hello_required`, a policy close the page does not reconnect after), racing the one that tells
+        /// it to reconnect.
+        case letGo
+        /// The router's: its hello has not been routed yet.
+        case unbound
+    }
+
     private struct State {
         var rooms: [UInt64: Room] = [:]
         /// Messages of a connection given to the router's stream and not yet routed by it.
         var queued: [UInt64: Int] = [:]
+        /// Connections their room let go, until they close.
+        var letGo: Set<UInt64> = []
     }
 
     private let state = Locked(State())
@@ -34,9 +49,12 @@ package final class ConnectionBindings: Sendable {
         return true
     }
 
-    /// The room `connection` is bound to.
-    package func room(of connection: UInt64) -> Room? {
-        state.withLock { $0.rooms[connection] }
+    /// Where `connection`'s messages go now.
+    package func binding(of connection: UInt64) -> Binding {
+        state.withLock { state in
+            if let room = state.rooms[connection] { return .bound(room) }
+            return state.letGo.contains(connection) ? .letGo : .unbound
+        }
     }
 
     /// `connection`'s hello was routed to `room`. False when the room has let its connections go
@@ -62,18 +80,23 @@ package final class ConnectionBindings: Sendable {
     package func unbind(_ connection: UInt64) -> Room? {
         state.withLock { state in
             state.queued[connection] = nil
+            state.letGo.remove(connection)
             return state.rooms.removeValue(forKey: connection)
         }
     }
 
-    /// Unbinds every connection of `room` and returns them, in order: what they send from now on goes to
-    /// the router, which no longer knows them. The room is retired with it, in the same lock: a hello found
-    /// the room just before is refused by `bind` rather than bound to a room that has gone.
+    /// Unbinds every connection of `room` and returns them, in order, for the caller to close: what they
+    /// send from now on goes to the router, which drops it (`Binding.letGo`). The room is retired with it,
+    /// in the same lock: a hello found the room just before is refused by `bind` rather than bound to a
+    /// room that has gone.
     package func unbindAll(of room: Room) -> [UInt64] {
         state.withLock { state in
             room.retired.withLock { $0 = true }
             let bound = state.rooms.compactMap { $0.value === room ? $0.key : nil }.sorted()
-            for connection in bound { state.rooms[connection] = nil }
+            for connection in bound {
+                state.rooms[connection] = nil
+                state.letGo.insert(connection)
+            }
             return bound
         }
     }

@@ -59,11 +59,15 @@ actor ConnectionRouter {
             peers[connection] = peer
             if let room { urlRooms[connection] = room }
         case .message(let connection, let bytes):
-            if let room = bindings.room(of: connection) {
+            switch bindings.binding(of: connection) {
+            case .bound(let room):
                 room.submit(.message(ConnectionID(connection), bytes))
-            } else if waiting[connection] != nil {
+            case .letGo:
+                // Its room let it go and is closing it (telling it why): nothing it says now is answered.
+                break
+            case .unbound where waiting[connection] != nil:
                 waiting[connection]?.append(bytes)
-            } else {
+            case .unbound:
                 greet(connection, bytes)
             }
             bindings.countOff(connection)
