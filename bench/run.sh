@@ -109,8 +109,32 @@ build_peers "$WORK" "$PEERS"
 # The disk under the data folder: its filesystem, and what an fsync costs there (SQLite's commit).
 "$PY" bench/disk.py "$WORK" >> "$RESULTS"
 
-# One run: the generator's JSON line, with the run's number and the server it measured; a failed run is
-# recorded as such (the start of what the generator printed, and its end), never skipped in silence.
+# A failed run, recorded as such in the results (the report lists it) and on stderr, never skipped in silence:
+# the message, or the start and the end of a file's text, whose whole is kept beside the results (a crash's
+# backtrace starts with the crashed thread, not at the end).
+record_failure() { # <run> <label> <message> [<file of what the run printed>]
+  local run=$1 label=$2 message=$3 file=${4:-} kept=""
+  failures=$((failures + 1))
+  if [ -n "$file" ] && [ -e "$file" ]; then
+    kept="$WORK/failed-$failures.err"
+    cp "$file" "$kept"
+  fi
+  "$PY" -c 'import json, sys
+run, label, message, kept = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+line = {"run": run, "label": label, "error": message}
+if kept:
+    text = open(kept, errors="replace").read().strip()
+    line["error"] = (message + "\n" if message else "") + (text[:1500] + " … " + text[-300:] if len(text) > 1800 else text)
+    line["output"] = kept.rsplit("/", 1)[-1]
+print(json.dumps(line))' "$run" "$label" "$message" "$kept" >> "$RESULTS"
+  local shown=$message
+  if [ -n "$kept" ]; then
+    shown="${message:+$message: }$(grep -m1 -E "Fatal error|Crash" "$kept" || grep -m1 -i error "$kept" || tail -1 "$kept")"
+  fi
+  printf '  run %d %-22s FAILED%s: %s\n' "$run" "$label" "${kept:+ ($kept)}" "$shown" >&2
+}
+
+# One run: the generator's JSON line, with the run's number and the server it measured.
 bench() { # <run> <label> <scenario and options...>
   local run=$1 label=$2
   shift 2
@@ -118,13 +142,7 @@ bench() { # <run> <label> <scenario and options...>
     printf '{"run":%d,"label":"%s","store":"%s","result":%s}\n' "$run" "$label" "$STORE" "$(cat "$WORK/line.json")" >> "$RESULTS"
     printf '  run %d %-22s %s\n' "$run" "$label" "$(tail -1 "$WORK/line.err")" >&2
   else
-    failures=$((failures + 1))
-    # The whole of its output is kept (a crash's backtrace starts with the crashed thread, not at the end).
-    local kept="$WORK/failed-$failures.err"
-    cp "$WORK/line.err" "$kept"
-    "$PY" -c 'import json,sys; text = open(sys.argv[3], errors="replace").read().strip(); print(json.dumps({"run": int(sys.argv[1]), "label": sys.argv[2], "error": text[:1500] + (" … " + text[-300:] if len(text) > 1800 else text[1500:]), "output": sys.argv[3].rsplit("/", 1)[-1]}))' \
-      "$run" "$label" "$kept" >> "$RESULTS"
-    printf '  run %d %-22s FAILED (%s): %s\n' "$run" "$label" "$kept" "$(grep -m1 -E "Fatal error|Crash" "$kept" || grep -m1 -i error "$kept" || tail -1 "$kept")" >&2
+    record_failure "$run" "$label" "" "$WORK/line.err"
   fi
 }
 
@@ -178,7 +196,12 @@ fanout_round() { # <run> <label> <rooms> <children> <burst>
   local run=$1 label=$2 rooms=$3 children=$4 burst=$5 server
   for server in $(servers_of_run "$run"); do
     [ -n "$SIZE" ] || SIZE=$(message_size "$label")
-    start_server "$server" "$label" || { failures=$((failures + 1)); printf '  run %d %s %s FAILED: did not start\n' "$run" "$label" "$server" >&2; stop_server; continue; }
+    if ! start_server "$server" "$label" 2> "$WORK/start.err"; then
+      record_failure "$run" "$label $server" "did not start" "$WORK/start.err"
+      stop_server
+      continue
+    fi
+    cat "$WORK/start.err" >&2
     # shellcheck disable=SC2046
     bench "$run" "$label $server" fanout $(target_options "$server" "${SIZE:-75}") --rooms "$rooms" --children "$children" --rounds "$ROUNDS" \
       --warmup "$WARMUP" --burst "$burst" --syscall-seconds "$SYSCALL_SECONDS" --server-pid "$SERVER_PID"
@@ -197,7 +220,12 @@ lockstep_round() { # <run> <rooms> <children>
 rows = [json.loads(l) for l in open(sys.argv[1])]
 sizes = [r["result"]["messageBytes"] for r in rows if r.get("result", {}).get("scenario") == "lockstep" and r["result"].get("target") == "storycircle" and r["result"]["messageBytes"] > 0]
 print(round(sizes[0]) if sizes else 70)' "$RESULTS")
-    start_server "$server" lockstep || { failures=$((failures + 1)); printf '  run %d lockstep %s×%s %s FAILED: did not start\n' "$run" "$rooms" "$children" "$server" >&2; stop_server; continue; }
+    if ! start_server "$server" lockstep 2> "$WORK/start.err"; then
+      record_failure "$run" "lockstep ${rooms}×$children $server" "did not start" "$WORK/start.err"
+      stop_server
+      continue
+    fi
+    cat "$WORK/start.err" >&2
     # shellcheck disable=SC2046
     bench "$run" "lockstep ${rooms}×$children $server" lockstep $(target_options "$server" "$size") --rooms "$rooms" --children "$children" \
       --seconds "$LOCKSTEP_SECONDS" --server-pid "$SERVER_PID"
@@ -262,9 +290,7 @@ for run in $(seq "$RUNS"); do
       printf '{"run":%d,"label":"failover","store":"postgres","result":{"scenario":"failover",%s}\n' "$run" "$(cut -c2- "$WORK/failover.json")" >> "$RESULTS"
       printf '  run %d %-22s %s\n' "$run" failover "$(cat "$WORK/failover.json")" >&2
     else
-      failures=$((failures + 1))
-      "$PY" -c 'import json,sys; print(json.dumps({"run": int(sys.argv[1]), "label": "failover", "error": open(sys.argv[2]).read().strip()[-500:]}))' "$run" "$WORK/line.err" >> "$RESULTS"
-      printf '  run %d %-22s FAILED: %s\n' "$run" failover "$(tail -1 "$WORK/line.err")" >&2
+      record_failure "$run" failover "" "$WORK/line.err"
     fi
   fi
   if wants narration; then
@@ -286,10 +312,8 @@ for run in $(seq "$RUNS"); do
       # The load is made to run well past the window and is stopped after it: if it has ended already, it
       # failed, and the window was not a synthesising one — its line is taken back, the run counted failed.
       if ! kill -0 "$load" 2>/dev/null; then
-        failures=$((failures + 1))
         if tail -1 "$RESULTS" | grep -q '"label":"alongside synthesising"'; then sed -i '$d' "$RESULTS"; fi
-        "$PY" -c 'import json,sys; print(json.dumps({"run": int(sys.argv[1]), "label": "alongside synthesising", "error": "the narration load ended before the window did"}))' "$run" >> "$RESULTS"
-        printf '  run %d alongside synthesising FAILED: the narration load ended before the window did\n' "$run" >&2
+        record_failure "$run" "alongside synthesising" "the narration load ended before the window did"
       fi
       kill "$load" 2>/dev/null || true
       wait "$load" 2>/dev/null || true
