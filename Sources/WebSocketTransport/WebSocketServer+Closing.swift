@@ -1,5 +1,4 @@
 import CLibWebSockets
-import Glibc
 
 // How WebSockets end: refusals (an error message, then a close), our polite close, and the client's.
 extension WebSocketServer {
@@ -23,10 +22,16 @@ extension WebSocketServer {
 
     static let refusalGraceSeconds: Int32 = 5
 
-    /// Closes politely: the close frame, then half-close, then read (and discard) until the client answers
-    /// or `PENDING_TIMEOUT_CLOSE_ACK` expires. lws's own close (`lws_close_reason` and return -1) closes the
-    /// socket at once, and a client that is still sending then gets a reset, which makes its kernel drop
-    /// our error and close frame unread: a flooding or refused client would never learn why.
+    /// Closes politely: the close frame, then read (and discard) until the client answers with its own
+    /// close, which ends the connection (`peerClosed`), or `PENDING_TIMEOUT_CLOSE_ACK` expires. lws's own
+    /// close (`lws_close_reason` and return -1) closes the socket at once, and a client that is still
+    /// sending then gets a reset, which makes its kernel drop our error and close frame unread: a flooding
+    /// or refused client would never learn why.
+    ///
+    /// Not half-closed (`SHUT_WR`) after the frame either: a proxy (nginx) ends both sides of an upgraded
+    /// connection as soon as one side's stream ends, so a client whose pong or tap crossed our close got a
+    /// reset from the proxy, with the same effect (a close seen as 1006, not 1012, by a page that had to
+    /// reconnect after a room moved).
     func lingeringClose(_ connection: Connection, status: UInt16, reason: String) -> Int32 {
         let wsi = connection.wsi
         // Whatever lws still buffers from earlier frames goes first.
@@ -46,12 +51,9 @@ extension WebSocketServer {
             connection.closeFrameSent = true
             connection.state.close()
             lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, 3)
-            if lws_partial_buffered(wsi) != 0 {
-                lws_callback_on_writable(wsi)
-                return 0
-            }
+            // Whatever lws could not send at once goes in later callbacks (it flushes its buffer first).
+            if lws_partial_buffered(wsi) != 0 { lws_callback_on_writable(wsi) }
         }
-        shutdown(lws_get_socket_fd(wsi), Int32(SHUT_WR))
         return 0
     }
 

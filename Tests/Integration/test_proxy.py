@@ -82,3 +82,70 @@ def test_pages_api_and_websockets_work_through_nginx(proxy):
         asyncio.run(scenario())
     finally:
         server.port = original
+
+
+def _masked_frame(opcode, payload):
+    """A client's frame (RFC 6455, 5.2): FIN, the opcode, masked, short."""
+    mask = os.urandom(4)
+    assert len(payload) < 126
+    return bytes([0x80 | opcode, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def _read_frame(raw):
+    """A server's frame, unmasked: (opcode, payload)."""
+    def exactly(count):
+        data = b""
+        while len(data) < count:
+            chunk = raw.recv(count - len(data))
+            assert chunk, f"the connection ended after {len(data)} of {count} bytes"
+            data += chunk
+        return data
+    first, second = exactly(2)
+    length = second & 0x7F
+    if length == 126:
+        length = int.from_bytes(exactly(2), "big")
+    return first & 0x0F, exactly(length)
+
+
+def test_a_refused_connection_stays_open_through_nginx_until_the_client_answers_the_close(proxy):
+    """The server closes a WebSocket with its close frame and then waits for the client's: it does not end
+    its side of the stream first. nginx ends both sides of an upgraded connection as soon as one side's
+    stream ends, so a half-close by the server made nginx cut the client off right after the close frame, and
+    a client whose pong or tap crossed it got a reset, which makes its kernel drop the close frame unread (a
+    page saw 1006 instead of 1012 `try_again` and never learnt why)."""
+    port = proxy.proxied_port
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        raw.sendall((f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                     f"Origin: http://127.0.0.1:{port}\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = raw.recv(1)
+            assert chunk, head
+            head += chunk
+        assert head.startswith(b"HTTP/1.1 101"), head
+        # Not a hello: refused with its error, then the close.
+        raw.sendall(_masked_frame(0x1, b'{"type":"answer","question":0,"option":1}'))
+        opcode, payload = _read_frame(raw)
+        assert opcode == 0x1 and json.loads(payload)["code"] == "hello_required", payload
+        opcode, payload = _read_frame(raw)
+        assert opcode == 0x8 and int.from_bytes(payload[:2], "big") == 1008, payload
+        # Still open: nothing more comes, not even the end of the stream, while the client has not answered.
+        # (The server's own limit for the answer is 3 s.)
+        raw.settimeout(1)
+        try:
+            more = raw.recv(1)
+        except socket.timeout:
+            more = None
+        assert more is None, f"the connection ended (or sent {more!r}) before the client answered the close"
+        # A ping crossing the close is read and dropped; the client's close ends it, cleanly.
+        raw.sendall(_masked_frame(0x9, b"late"))
+        raw.sendall(_masked_frame(0x8, (1008).to_bytes(2, "big")))
+        raw.settimeout(10)
+        rest = b""
+        while True:
+            chunk = raw.recv(4096)  # a reset would raise ConnectionResetError here
+            if not chunk:
+                break
+            rest += chunk
+        assert rest == b"" or rest[0] == 0x8A, f"after its close the server sent only lws's pong, if anything: {rest!r}"
