@@ -18,6 +18,14 @@ struct ConnectionBindingsTests {
 
     private func ping(_ id: Int) -> ClientMessage { .ping(id: id, clientTime: nil, roundTripMs: nil) }
 
+    /// Returns once the router has routed everything yielded before: a refused hello from a connection of
+    /// its own (`probe`), behind it in the stream, is answered only after it. (A close says nothing back.)
+    private func routedSoFar(_ events: AsyncStream<WebSocketTransport.TransportEvent>.Continuation, _ transport: RecordingTransport, probe: UInt64) async {
+        events.yield(.opened(connection: probe, peer: "10.0.0.\(probe)"))
+        events.raw(probe, "{}")
+        _ = await transport.next("error", to: probe)
+    }
+
     @Test func messagesSentWhileTheHelloIsStillWithTheRouterKeepTheirOrder() async throws {
         let transport = RecordingTransport()
         let bindings = ConnectionBindings()
@@ -89,8 +97,7 @@ struct ConnectionBindingsTests {
         let bindings = ConnectionBindings()
         let (registry, events) = ServerFixtures.registry(transport: transport, bindings: bindings)
         let created = try await registry.createRoom(story: ServerFixtures.story)
-        events.yield(.opened(connection: 1, peer: "10.0.0.1"))
-        #expect(!transportDelivers(bindings, events, 1, .join(room: created.code, nickname: "Ana")))
+        events.hello(1, .join(room: created.code, nickname: "Ana"))
         _ = await transport.next("welcome", to: 1)
         await registry.settled()
         let room = try #require(await registry.room(created.code))
@@ -99,10 +106,7 @@ struct ConnectionBindingsTests {
         #expect(bindings.unbindAll(of: room) == [1])
         #expect(!transportDelivers(bindings, events, 1, .answer(question: 0, option: 1)), "let go: the router's")
         #expect(!transportDelivers(bindings, events, 1, ping(1)))
-        // A refused hello behind them in the stream shows they have been routed.
-        events.yield(.opened(connection: 2, peer: "10.0.0.2"))
-        events.raw(2, "{}")
-        _ = await transport.next("error", to: 2)
+        await routedSoFar(events, transport, probe: 2)
         await registry.settled()
         #expect(transport.closeStatus(1) == nil, "closed by the router: \(String(describing: transport.closeStatus(1)))")
         #expect(!transport.types(to: 1).contains("error"))
@@ -110,9 +114,7 @@ struct ConnectionBindingsTests {
         guard case .letGo = bindings.binding(of: 1) else { Issue.record("connection 1 is not let go"); return }
 
         events.yield(.closed(connection: 1))
-        events.yield(.opened(connection: 3, peer: "10.0.0.3"))
-        events.raw(3, "{}")
-        _ = await transport.next("error", to: 3)
+        await routedSoFar(events, transport, probe: 3)
         await registry.settled()
         guard case .unbound = bindings.binding(of: 1) else { Issue.record("a closed connection is still remembered"); return }
     }
@@ -135,10 +137,7 @@ struct ConnectionBindingsTests {
         await registry.settled()
         #expect(transportDelivers(bindings, events, 2, ping(1)))
         events.yield(.closed(connection: 2))
-        // A close says nothing back; a refused hello behind it in the stream shows it has been routed.
-        events.yield(.opened(connection: 3, peer: "10.0.0.3"))
-        events.raw(3, "{}")
-        _ = await transport.next("error", to: 3)
+        await routedSoFar(events, transport, probe: 3)
         await registry.settled()
         #expect(!transportDelivers(bindings, events, 2, ping(2)), "closed: unbound")
     }
