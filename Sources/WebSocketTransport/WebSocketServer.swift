@@ -191,7 +191,11 @@ final class CResources {
         protocols[0].name = cString(WebSocketServer.protocolName)
         protocols[0].callback = webSocketServerCallback
         protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
-        protocols[0].rx_buffer_size = 4_096
+        // lws allocates this for every WebSocket, for the connection's life: at 4 KiB it was half of an
+        // idle child's memory on the server (10.0 → 4.9 KiB per child with 1 KiB). A child's messages are
+        // a few hundred bytes; a longer one arrives in several RECEIVE callbacks, reassembled in `receive`
+        // up to `maxMessageBytes`. (Sends are bounded by `tx_packet_size`, not by this.)
+        protocols[0].rx_buffer_size = 1_024
         // What one send() may carry; the rest of a write waits, copied, for the next writable event. By
         // default it is rx_buffer_size: a 13 KB podium went out in four sends, three of them copies.
         protocols[0].tx_packet_size = 64 * 1_024

@@ -51,6 +51,34 @@ struct WebSocketProtocolTests {
         withExtendedLifetime(socket) {}
     }
 
+    @Test func aMessageLongerThanLibwebsocketsBufferArrivesWholeAndOneByteOverTheLimitIsRefused() async throws {
+        // lws hands a frame over in pieces of the protocol's receive buffer (1 KiB), so a message at the
+        // limit (4 KiB by default) comes in four RECEIVE callbacks, a fragmented one in more: each must
+        // reach the application as one message, and the limit must count the whole message.
+        let harness = try TransportHarness()
+        defer { harness.stop() }
+        let port = harness.port
+        let atLimit = String(repeating: "a", count: 4_090) + "(4096)"
+        let fragments = (String(repeating: "b", count: 1_500), String(repeating: "c", count: 1_600))
+        let socket = try await offPool {
+            let socket = try RawSocket(port: port)
+            #expect(try socket.upgrade(port: port).status == 101)
+            socket.send(RawSocket.clientFrame(opcode: 0x1, Array(atLimit.utf8)))
+            socket.send(RawSocket.clientFrame(opcode: 0x1, Array(fragments.0.utf8), final: false))
+            socket.send(RawSocket.clientFrame(opcode: 0x0, Array(fragments.1.utf8)))
+            return socket
+        }
+        #expect(atLimit.utf8.count == 4_096)
+        #expect(await harness.events.wait { EventRecorder.messages(in: $0).count == 2 })
+        #expect(EventRecorder.messages(in: harness.events.all) == [atLimit, fragments.0 + fragments.1])
+        let closing = try await offPool {
+            socket.send(RawSocket.clientFrame(opcode: 0x1, Array(repeating: UInt8(ascii: "d"), count: 4_097)))
+            return socket.readFrames().frames.last?.closeStatus
+        }
+        #expect(closing == 1009)
+        #expect(EventRecorder.messages(in: harness.events.all).count == 2, "nothing of the refused message was delivered")
+    }
+
     @Test func anUnmaskedFrameIsWhatLibwebsockets41CannotRefuse() async throws {
         // RFC 6455, 5.1 wants a server to close on an unmasked client frame. libwebsockets 4.1.6 reads the
         // mask bit and otherwise ignores it (lib/roles/ws/ops-ws.c, LWS_RXPS_04_FRAME_HDR_LEN), and no

@@ -140,9 +140,14 @@ final class RawSocket {
 
     /// A client frame; `masked: false` breaks RFC 6455, 5.1 on purpose.
     static func clientFrame(opcode: UInt8, _ payload: [UInt8], masked: Bool = true, final: Bool = true) -> [UInt8] {
-        precondition(payload.count < 126)
         let key: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
-        var frame: [UInt8] = [(final ? 0x80 : 0) | opcode, (masked ? 0x80 : 0) | UInt8(payload.count)]
+        let mask: UInt8 = masked ? 0x80 : 0
+        var frame: [UInt8] = [(final ? 0x80 : 0) | opcode]
+        switch payload.count {
+        case ..<126: frame.append(mask | UInt8(payload.count))
+        case ..<65_536: frame += [mask | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        default: frame += [mask | 127] + (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
+        }
         if masked {
             frame += key
             frame += payload.enumerated().map { $0.element ^ key[$0.offset % 4] }
