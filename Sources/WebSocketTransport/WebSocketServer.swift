@@ -192,7 +192,7 @@ final class CResources {
         protocols[0].callback = webSocketServerCallback
         protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
         // lws allocates this for every WebSocket, for the connection's life: at 4 KiB it was half of an
-        // idle child's memory on the server (10.0 → 4.9 KiB per child with 1 KiB). A child's messages are
+        // idle child's memory on the server (9.8 → 4.9 KiB per child with 1 KiB). A child's messages are
         // a few hundred bytes; a longer one arrives in several RECEIVE callbacks, reassembled in `receive`
         // up to `maxMessageBytes`. (Sends are bounded by `tx_packet_size`, not by this.)
         protocols[0].rx_buffer_size = 1_024
