@@ -54,9 +54,10 @@ package final class EventLoop {
         return context
     }
 
-    /// One turn: waits for sockets, timers or a wake-up, and handles what is ready.
-    package func runOnce() {
-        ev_run(loop, Int32(EVRUN_ONCE))
+    /// One turn: waits for sockets, timers or a wake-up, and handles what is ready. `waiting: false` handles
+    /// only what is ready now (work is waiting to run after the turn).
+    package func runOnce(waiting: Bool = true) {
+        ev_run(loop, Int32(waiting ? EVRUN_ONCE : EVRUN_NOWAIT))
     }
 
     /// Destroys `context`, then the loop; nothing may use either after. Later calls do nothing.

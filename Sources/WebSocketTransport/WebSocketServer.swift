@@ -1,3 +1,4 @@
+import CLibEV
 import CLibWebSockets
 import Foundation
 import Synchronization
@@ -25,8 +26,13 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Read on the service thread at each upgrade; the application adds its public address after `start`.
     let originPolicy: Locked<OriginPolicy>
 
+    /// Where rooms run: on the service thread, between turns of its loop (`LoopExecutor`).
+    public let loopExecutor: LoopExecutor
+
     // Shared with other threads.
-    private let serviceThread = LWSServiceThread()
+    private let serviceThread: LWSServiceThread
+    /// The service thread (a `pthread_t`) while its loop runs, else 0.
+    private let serviceThreadID = Atomic<UInt>(0)
     /// The port listened on, set on the service thread before `start` returns.
     private let listeningPort = Atomic<Int>(0)
     private let drainDeadline = Locked<ContinuousClock.Instant?>(nil)
@@ -37,6 +43,11 @@ public final class WebSocketServer: @unchecked Sendable {
     var webSocketsPerAddress = AddressCounts()
     var resources: CResources?
     var keepaliveTimer: UnsafeMutablePointer<sc_lws_timer_t>?
+    /// The lws timer that fires `loopExecutor`'s timers, and the deadline it is armed for.
+    var executorTimer: UnsafeMutablePointer<sc_ev_timer_t>?
+    var executorTimerDeadline: UInt64?
+    /// Something on the service thread queued frames: it writes them after the turn instead of waking itself.
+    var wakeupsNoted = false
     /// `LWS_PRE` bytes of headroom and room for a control frame's payload (the keepalive ping's).
     let controlFrame = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(OutboundFrame.headroom) + 128, alignment: 16)
     /// Headroom and room for one coalesced write (`writeFrames`), and the frames being written.
@@ -51,6 +62,9 @@ public final class WebSocketServer: @unchecked Sendable {
         self.connectionPolicy = ConnectionPolicy(configuration)
         self.queues = OutboundQueues(maxBytes: configuration.maxQueuedBytesPerConnection, maxFrames: configuration.maxQueuedFramesPerConnection)
         self.originPolicy = Locked(OriginPolicy(allowed: configuration.allowedOrigins))
+        let serviceThread = LWSServiceThread()
+        self.serviceThread = serviceThread
+        self.loopExecutor = LoopExecutor(wakingLoopWith: { serviceThread.wake() })
     }
 
     deinit {
@@ -125,14 +139,23 @@ public final class WebSocketServer: @unchecked Sendable {
         if queues.respond(request.connection, sequence: request.sequence, with: response) { wake() }
     }
 
+    /// Has the service thread look at the outbound queues: from another thread by interrupting its loop; on
+    /// the service thread itself by noting it, for after the turn (`serviceThreadMain`).
     func wake() {
-        serviceThread.wake()
+        if serviceThreadID.load(ordering: .relaxed) == UInt(pthread_self()) {
+            wakeupsNoted = true
+        } else {
+            serviceThread.wake()
+        }
     }
 
     // MARK: - The service thread
 
     /// The service thread's life: the context, the loop until stopped and drained, the context's end.
     private func serviceThreadMain() throws(LWSError) {
+        // Whatever rooms still submit once the loop is gone (or if it never ran) runs on a thread of the
+        // executor's own.
+        defer { loopExecutor.loopEnded() }
         let loop = try EventLoop()
         let resources: CResources
         do {
@@ -145,6 +168,8 @@ public final class WebSocketServer: @unchecked Sendable {
         originPolicy.withLock { $0.setLoopbackPort(resources.port) }
         listeningPort.store(resources.port, ordering: .releasing)
         startKeepalive(resources.context)
+        serviceThreadID.store(UInt(pthread_self()), ordering: .relaxed)
+        loopExecutor.loopStarted()
         serviceThread.running(resources.context)
 
         while true {
@@ -152,9 +177,19 @@ public final class WebSocketServer: @unchecked Sendable {
                 let deadline = drainDeadline.withLock { $0 } ?? ContinuousClock.now
                 if !queues.hasOpenConnections || ContinuousClock.now >= deadline { break }
             }
-            loop.runOnce()
+            // What the turn brought (a frame for a room, a timer that fired) runs now, and what it sent is
+            // written before the loop sleeps again.
+            let moreWork = loopExecutor.runPending()
+            if wakeupsNoted {
+                wakeupsNoted = false
+                serviceWakeups()
+            }
+            armExecutorTimer(loop)
+            loop.runOnce(waiting: !moreWork && !wakeupsNoted)
         }
+        serviceThreadID.store(0, ordering: .relaxed)
         serviceThread.contextEnding()
+        stopExecutorTimer(loop)
         stopKeepalive()
         loop.destroy(resources.context)
         self.resources = nil

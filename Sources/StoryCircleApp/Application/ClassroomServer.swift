@@ -61,7 +61,7 @@ public final class ClassroomServer: Sendable {
     /// Brings a server up. `store` and `narrator` default to SQLite (or memory, with `database: "none"`)
     /// and espeak-ng with the audio cache; tests inject their own, and a `ManualClock`.
     public static func start(
-        configuration: ServerConfiguration, clock: any ServerClock = SystemClock(), store: (any RoomStore)? = nil,
+        configuration: ServerConfiguration, clock testClock: (any ServerClock)? = nil, store: (any RoomStore)? = nil,
         narrator: (any NarrationPreparing)? = nil, timing: RoomTiming = .init(), logger: StoryCircleLog? = nil
     ) async throws -> ClassroomServer {
         let logger = logger ?? configuration.log()
@@ -109,7 +109,7 @@ public final class ClassroomServer: Sendable {
         }
         let library = roomStore as? any StoryLibrary
         if let library {
-            await SampleStories.seed(library, from: configuration.sampleStoriesDirectory, logger: logger, now: clock.now())
+            await SampleStories.seed(library, from: configuration.sampleStoriesDirectory, logger: logger, now: (testClock ?? SystemClock()).now())
         }
         var audioCache: AudioCache?
         let roomNarrator: any NarrationPreparing
@@ -171,10 +171,13 @@ public final class ClassroomServer: Sendable {
                 eventSink.yield(event)
             }
         }
+        // Rooms run on the transport's loop, and so do their timers, unless a test moves time itself.
+        let clock = testClock ?? LoopClock(loop: transport.loopExecutor)
         // PostgreSQL may be shared by several nodes: rooms are then loaded only by the node the proxy sends them to.
         let registry = RoomRegistry(
             events: events, transport: transport, store: roomStore, clock: clock, narrator: roomNarrator, lookalikes: lookalikes, metrics: metrics,
-            settings: configuration.registrySettings, timing: timing, logger: logger, bindings: bindings, sharedStore: store == nil && postgres != nil
+            settings: configuration.registrySettings, timing: timing, logger: logger, bindings: bindings, sharedStore: store == nil && postgres != nil,
+            executor: transport.loopExecutor
         )
         let restored: Int
         do {

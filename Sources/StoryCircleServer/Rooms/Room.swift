@@ -2,7 +2,7 @@ import Locking
 import StoryCircleCore
 import WebSocketTransport
 
-/// What reaches a room, in arrival order, through its inbox.
+/// What reaches a room, in arrival order, through its inbox (`RoomInbox`).
 public enum RoomInput: Sendable {
     case hello(ConnectionID, Hello, peer: String)
     /// A raw text frame after the hello; the room decodes it, so decoding is spread across rooms.
@@ -44,6 +44,9 @@ struct RoomServices: Sendable {
     let failedHellos: AddressRateLimiter?
     let logger: StoryCircleLog
     let health: StoreHealthMonitor?
+    /// Where rooms run: the transport's loop in a server (`LoopExecutor`), so a frame, its room and its
+    /// reply meet on one thread.
+    let executor: LoopExecutor
     /// How long a record that fails is tried again before the room gives up on it and rebuilds itself.
     let storageRetryMs: Int
     /// Where a room hands itself in (`RoomNotice`); callable from the room's actor, never blocks.
@@ -65,8 +68,15 @@ public actor Room {
     /// Immutable for the room's life, so tokens are checked without a hop onto the actor.
     public nonisolated let credentials: RoomCredentials
     public nonisolated let createdAt: ServerTime
-    private nonisolated let inbox: AsyncStream<RoomInput>.Continuation
-    private let inputs: AsyncStream<RoomInput>
+    private nonisolated let executor: LoopExecutor
+    private nonisolated let inbox: RoomInbox
+    /// What arrived before `run` carried out the room's first directives, handled right after them.
+    private var early: [RoomInput] = []
+    private var running = false
+    /// Set by `shutDown`: nothing that arrives after is handled.
+    private var ended = false
+    /// `run`'s caller, waiting for `shutDown`.
+    private var whenEnded: CheckedContinuation<Void, Never>?
 
     private var state: RoomState
     private let outbox: RoomOutbox
@@ -74,7 +84,7 @@ public actor Room {
     private var clock: any ServerClock { services.clock }
     private var logger: StoryCircleLog { services.logger }
     private var metrics: ServerMetrics { services.metrics }
-    private var timers: [RoomTimer.Slot: Task<Void, Never>] = [:]
+    private var timers: [RoomTimer.Slot: any ServerTimer] = [:]
     private var narration: Task<Void, Never>?
     private var readingBack: Task<Void, Never>?
     /// While the room reads itself back from the store, what arrives waits here, in order.
@@ -93,14 +103,19 @@ public actor Room {
         self.createdAt = createdAt
         self.state = state
         self.services = services
-        let (inputs, inbox) = AsyncStream.makeStream(of: RoomInput.self)
-        self.inputs = inputs
+        self.executor = services.executor
+        let inbox = RoomInbox(executor: services.executor)
         self.inbox = inbox
         self.outbox = RoomOutbox(
             code: state.code, transport: services.transport, store: services.store, clock: services.clock,
             retryLimitMs: services.storageRetryMs, metrics: services.metrics, logger: services.logger, health: services.health,
             lease: lease, onGiveUp: { failure in inbox.yield(.storageGaveUp(failure)) }, onLeaseLost: { inbox.yield(.leaseLost) }
         )
+        inbox.attach(self)
+    }
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        executor.asUnownedSerialExecutor()
     }
 
     /// Hands `input` to the room; callable from any thread, never blocks.
@@ -108,13 +123,26 @@ public actor Room {
         inbox.yield(input)
     }
 
-    /// Processes the inbox until `shutDown()`. `initial` are directives to carry out first (a restored
-    /// room's start-up).
+    /// Carries out `initial` (a restored room's start-up), then what arrived meanwhile, and from then on
+    /// handles each input as it arrives; returns once the room is shut down.
     func run(initial: [RoomDirective] = []) async {
         carryOut(initial)
-        for await input in inputs {
-            process(input)
+        running = true
+        let arrived = early
+        early = []
+        for input in arrived where !ended { process(input) }
+        guard !ended else { return }
+        await withCheckedContinuation { whenEnded = $0 }
+    }
+
+    /// An input from the inbox, on the room's executor.
+    func receive(_ input: RoomInput) {
+        guard !ended else { return }
+        guard running else {
+            early.append(input)
+            return
         }
+        process(input)
     }
 
     /// Stops timers, narration and any read-back, waits for them, and ends the inbox; connections are
@@ -122,13 +150,15 @@ public actor Room {
     /// room handed over waits for it: `waitUntilStored`).
     func shutDown() async {
         let tasks = stopTasks()
-        inbox.finish()
+        ended = true
+        whenEnded?.resume()
+        whenEnded = nil
         for task in tasks { await task.value }
     }
 
     /// The server is stopping: the outbox drops what it still holds and stops retrying.
-    func stopOutbox() async {
-        await outbox.stop()
+    func stopOutbox() {
+        outbox.stop()
     }
 
     /// Set, under the bindings' lock, once the room has let its connections go: nothing binds to it after.
@@ -140,11 +170,12 @@ public actor Room {
         await outbox.waitUntilDurable()
     }
 
-    /// Cancels every task of the room's current generation and returns them, to be awaited.
+    /// Cancels every timer and task of the room's current generation and returns the tasks, to be awaited.
     @discardableResult
     private func stopTasks() -> [Task<Void, Never>] {
         generation += 1
-        var tasks = Array(timers.values)
+        timers.values.forEach { $0.cancel() }
+        var tasks: [Task<Void, Never>] = []
         if let narration { tasks.append(narration) }
         if let readingBack { tasks.append(readingBack) }
         tasks.forEach { $0.cancel() }
@@ -163,8 +194,12 @@ public actor Room {
         guard deferred == nil else { throw Self.unsaved(services.store) }
         if let refusal = services.narrator.refusal(for: command) { throw refusal }
         carryOut(try state.perform(command, at: clock.now()))
+        // The answer says what the command did: what happens while its records are stored (a narration that
+        // was ready at once, a child's answer) is the room's next news, not this command's.
+        var done = report()
         guard await outbox.waitUntilDurable() else { throw Self.unsaved(services.store) }
-        return report()
+        done.pendingRecords = outbox.pendingRecords
+        return done
     }
 
     private static func unsaved(_ store: any RoomStore) -> RoomError {
@@ -369,12 +404,7 @@ public actor Room {
 
     private func schedule(_ timer: RoomTimer, at deadline: ServerTime) {
         timers[timer.slot]?.cancel()
-        timers[timer.slot] = Task { [clock, inbox, generation] in
-            do {
-                try await clock.sleep(until: deadline)
-            } catch {
-                return
-            }
+        timers[timer.slot] = clock.schedule(at: deadline) { [inbox, generation] in
             inbox.yield(.timer(timer, generation: generation))
         }
     }

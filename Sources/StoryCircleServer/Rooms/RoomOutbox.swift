@@ -43,7 +43,7 @@ final class RoomOutbox: Sendable {
         var carrying = false
         var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
         var nextWaiter: UInt64 = 0
-        var retry: Task<Void, Never>?
+        var retry: (any ServerTimer)?
         var stopped = false
 
         /// Applies `event`; returns its actions with the queue's deliveries in place of their counts.
@@ -144,8 +144,8 @@ final class RoomOutbox: Sendable {
     }
 
     /// The room is going away for good: what is still held is dropped, whoever waits is told `false`, and
-    /// the retry timer is cancelled and waited for.
-    func stop() async {
+    /// the retry timer is cancelled.
+    func stop() {
         handle(.stop)
         let retry = shell.withLock { shell in
             shell.stopped = true
@@ -153,7 +153,6 @@ final class RoomOutbox: Sendable {
             return shell.retry
         }
         retry?.cancel()
-        await retry?.value
     }
 
     // MARK: - Carrying out
@@ -262,16 +261,10 @@ final class RoomOutbox: Sendable {
     /// One retry timer at a time; a stale firing is ignored by the state (it is before the retry's time, or
     /// the outbox is no longer retrying).
     private func scheduleRetry(at deadline: ServerTime) {
-        let timer = Task { [clock, weak self] in
-            do {
-                try await clock.sleep(until: deadline)
-            } catch {
-                return
-            }
-            guard let self else { return }
-            handle(.retryDue(at: clock.now()))
+        let timer = clock.schedule(at: deadline) { [clock, weak self] in
+            self?.handle(.retryDue(at: clock.now()))
         }
-        let previous = shell.withLock { shell -> Task<Void, Never>? in
+        let previous = shell.withLock { shell -> (any ServerTimer)? in
             guard !shell.stopped else { return timer }
             defer { shell.retry = timer }
             return shell.retry

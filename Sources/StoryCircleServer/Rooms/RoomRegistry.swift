@@ -44,7 +44,7 @@ public final class RoomRegistry: Sendable {
         clock: any ServerClock, narrator: any NarrationPreparing, lookalikes: any ConfusableSkeleton, metrics: ServerMetrics,
         settings configuration: Settings = Settings(),
         timing: RoomTiming = .init(), logger: StoryCircleLog, bindings: ConnectionBindings = ConnectionBindings(), sharedStore: Bool = false,
-        leaseClock: any MonotonicClock = SystemMonotonicClock()
+        leaseClock: any MonotonicClock = SystemMonotonicClock(), executor: LoopExecutor? = nil
     ) {
         let nodeId = configuration.nodeId ?? Self.defaultNodeId()
         self.nodeId = nodeId
@@ -59,7 +59,7 @@ public final class RoomRegistry: Sendable {
         let refusals = Refusals(transport: transport, metrics: metrics)
         let services = RoomServices(
             transport: transport, store: store, clock: clock, narrator: narrator, metrics: metrics, failedHellos: failedHellos,
-            logger: logger, health: health, storageRetryMs: configuration.storageRetrySeconds * 1_000
+            logger: logger, health: health, executor: executor ?? .ownThread(), storageRetryMs: configuration.storageRetrySeconds * 1_000
         )
         directory = RoomDirectory(
             services: services, keeper: keeper, bindings: bindings, refusals: refusals, timing: timing, lookalikes: lookalikes,

@@ -1,0 +1,146 @@
+import Foundation
+import Locking
+import Testing
+import WebSocketTransport
+
+/// An actor whose jobs run on a `LoopExecutor`, as a room's do.
+private actor OnExecutor {
+    nonisolated let executor: LoopExecutor
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    private(set) var log: [Int] = []
+
+    init(_ executor: LoopExecutor) { self.executor = executor }
+
+    /// Records `value`; returns the thread it ran on, and whether that is the one running the executor's
+    /// work (the service thread while the loop runs).
+    func record(_ value: Int) -> RanOn {
+        log.append(value)
+        return RanOn(thread: UInt(pthread_self()), executorsOwn: executor.isCurrent)
+    }
+}
+
+private struct RanOn: Hashable, Sendable {
+    var thread: UInt
+    var executorsOwn: Bool
+}
+
+/// Runs `body` on a new thread and returns once it has returned.
+private func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
+    let done = LockedCondition(false)
+    Thread {
+        body()
+        done.withLockAndWake { $0 = true }
+    }.start()
+    done.waitUntil({ $0 }, then: { _ in })
+}
+
+@Suite("The loop executor", .serialized, .timeLimit(.minutes(1)))
+struct LoopExecutorTests {
+    // MARK: The loop's side, driven by the test as the service thread would
+
+    @Test func workWaitsForTheLoopAndOnlyTheFirstJobFromAnotherThreadWakesIt() {
+        let wakes = Locked(0)
+        let executor = LoopExecutor(wakingLoopWith: { wakes.withLock { $0 += 1 } })
+        let ran = Locked<[Int]>([])
+        executor.execute { ran.withLock { $0.append(1) } }
+        executor.execute { ran.withLock { $0.append(2) } }
+        // Before the loop runs there is nobody to wake: the work waits for its first turn.
+        #expect(wakes.withLock { $0 } == 0)
+        #expect(ran.withLock { $0 }.isEmpty)
+
+        executor.loopStarted() // this thread is the loop's from here
+        #expect(executor.runPending() == false)
+        #expect(ran.withLock { $0 } == [1, 2])
+
+        onAnotherThread {
+            executor.execute { ran.withLock { $0.append(3) } }
+            executor.execute { ran.withLock { $0.append(4) } }
+        }
+        #expect(wakes.withLock { $0 } == 1, "one wake-up for a queue that was empty, none for the job behind it")
+        // Submitted on the loop's own thread: it runs after the turn, with no wake-up.
+        executor.execute { ran.withLock { $0.append(5) } }
+        #expect(wakes.withLock { $0 } == 1)
+        #expect(executor.runPending() == false)
+        #expect(ran.withLock { $0 } == [1, 2, 3, 4, 5])
+        executor.loopEnded()
+    }
+
+    @Test func workThatKeepsSubmittingWorkYieldsTheLoopAtTheLimit() {
+        let executor = LoopExecutor(wakingLoopWith: {})
+        let count = Locked(0)
+        @Sendable func again() {
+            count.withLock { $0 += 1 }
+            executor.execute(again)
+        }
+        executor.loopStarted()
+        executor.execute(again)
+        // The loop gets its turn back (its sockets wait), told that work is left so that it does not sleep.
+        #expect(executor.runPending(limit: 10) == true)
+        #expect(count.withLock { $0 } == 10)
+        #expect(executor.hasPending)
+        executor.loopEnded()
+    }
+
+    // MARK: On a real service loop
+
+    @Test func anActorOnTheLoopRunsOnTheServiceThreadInOrder() async throws {
+        let harness = try TransportHarness()
+        defer { harness.stop() }
+        let actor = OnExecutor(harness.server.loopExecutor)
+        var threads: Set<RanOn> = []
+        for value in 0..<200 { threads.insert(await actor.record(value)) }
+        #expect(threads.count == 1 && threads.allSatisfy(\.executorsOwn))
+        #expect(await actor.log == Array(0..<200))
+    }
+
+    @Test func timersFireOnTheServiceThreadInDeadlineOrderNotBeforeTheirTimeAndACancelledOneNever() async throws {
+        let harness = try TransportHarness()
+        defer { harness.stop() }
+        let executor = harness.server.loopExecutor
+        let fired = LockedCondition<[String]>([])
+        let start = LoopExecutor.monotonicNanoseconds()
+        @Sendable func record(_ name: String) {
+            let elapsed = (LoopExecutor.monotonicNanoseconds() - start) / 1_000_000
+            let thread = executor.isCurrent ? "the loop" : "another thread"
+            // Not before its time, nor long after (the keepalive sweep wakes the loop once a second: a timer the
+            // loop did not know of would fire only then).
+            let when = elapsed < UInt64(name)! ? "early, after \(elapsed) ms" : elapsed > UInt64(name)! + 500 ? "late, after \(elapsed) ms" : "on time"
+            fired.withLockAndWake { $0.append("\(name) on \(thread) \(when)") }
+        }
+        let cancelled = executor.schedule(afterMilliseconds: 20) { record("20") }
+        cancelled.cancel()
+        _ = executor.schedule(afterMilliseconds: 90) { record("90") }
+        _ = executor.schedule(afterMilliseconds: 40) { record("40") }
+        // Set from the loop's own thread, as a room sets its timers.
+        executor.execute { _ = executor.schedule(afterMilliseconds: 60) { record("60") } }
+        let all = try await onOwnThread {
+            fired.waitUntil({ $0.count == 3 }, timeout: .seconds(10))
+        }
+        #expect(all)
+        #expect(fired.withLock { $0 } == ["40 on the loop on time", "60 on the loop on time", "90 on the loop on time"])
+    }
+
+    @Test func afterTheLoopHasStoppedItsActorsStillRunOnAThreadOfTheExecutorsOwn() async throws {
+        let harness = try TransportHarness()
+        let actor = OnExecutor(harness.server.loopExecutor)
+        let onLoop = await actor.record(1)
+        #expect(onLoop.executorsOwn)
+        harness.stop()
+        // Without a thread to take over, this would wait forever: a server stopping while a request awaits a room.
+        let after = await actor.record(2)
+        #expect(after.executorsOwn && after.thread != onLoop.thread)
+        #expect(await actor.log == [1, 2])
+    }
+
+    @Test func anExecutorOfItsOwnRunsActorsAndTimersInOrder() async throws {
+        let executor = LoopExecutor.ownThread()
+        let actor = OnExecutor(executor)
+        await withTaskGroup(of: Void.self) { group in
+            for value in 0..<50 { group.addTask { _ = await actor.record(value) } }
+        }
+        #expect(await actor.log.sorted() == Array(0..<50))
+        let fired = LockedCondition(false)
+        _ = executor.schedule(afterMilliseconds: 5) { fired.withLockAndWake { $0 = executor.isCurrent } }
+        #expect(try await onOwnThread { fired.waitUntil({ $0 }, timeout: .seconds(10)) })
+    }
+}
