@@ -32,18 +32,22 @@ public enum QuestionOutcome: String, Sendable, Codable, Equatable {
 public enum Scoreboard {
     /// Ranks `players` by score, highest first; ties share a rank and are listed by nickname.
     public static func rank<Player>(_ players: [Player], score: (Player) -> Int, nickname: (Player) -> String) -> [(rank: Int, player: Player)] {
-        let sorted = players.sorted { a, b in
-            let (sa, sb) = (score(a), score(b))
-            return sa != sb ? sa > sb : nickname(a).lowercased() < nickname(b).lowercased()
+        // Each key once, not in every comparison: a room ranks its class at every scoreboard, and while scores
+        // tie (the start of a quiz) nearly every comparison is between nicknames.
+        let keyed = players.map { (player: $0, score: score($0), name: nickname($0).lowercased()) }
+        let sorted = keyed.sorted { a, b in
+            a.score != b.score ? a.score > b.score : a.name < b.name
         }
         var ranked: [(rank: Int, player: Player)] = []
         ranked.reserveCapacity(sorted.count)
-        for (index, player) in sorted.enumerated() {
-            if let previous = ranked.last, score(previous.player) == score(player) {
-                ranked.append((previous.rank, player))
+        var previousScore: Int?
+        for (index, entry) in sorted.enumerated() {
+            if let previous = ranked.last, previousScore == entry.score {
+                ranked.append((previous.rank, entry.player))
             } else {
-                ranked.append((index + 1, player))
+                ranked.append((index + 1, entry.player))
             }
+            previousScore = entry.score
         }
         return ranked
     }
