@@ -10,7 +10,9 @@ import Locking
 /// Threading, which libwebsockets dictates: only the service thread touches lws and the `connections`
 /// table. Other threads talk to it through `OutboundQueues` (locked) and `lws_cancel_service()`, the one
 /// lws call that is safe from anywhere. Inbound traffic is reported through `onEvent`, on the service
-/// thread, which must hand it on without blocking.
+/// thread, which must hand it on without blocking. The loop also runs the jobs of `loopExecutor` (the
+/// application's rooms) after each turn, and their timers: what a turn brought is handled and answered
+/// before the loop sleeps again.
 ///
 /// `@unchecked Sendable`: the mutable properties below are confined to the service thread (they are set
 /// before it starts or only touched from lws callbacks and the loop), and everything shared is either

@@ -54,8 +54,13 @@ struct RoomServices: Sendable {
 }
 
 /// The shell around one `RoomState`: it feeds the state events stamped with the clock's time and carries
-/// out the directives it returns (sends, closes, records, timers, narration). One actor per room, so rooms
-/// never wait for each other; the inbox keeps each room's events in the order they arrived.
+/// out the directives it returns (sends, closes, records, timers, narration). One actor per room; the inbox
+/// keeps each room's events in the order they arrived.
+///
+/// In a server every room runs on the transport's loop (`RoomServices.executor`), where its frames arrive
+/// and its timers fire: an event costs no hand-off between threads. No room waits for another: a room's
+/// work is its state's, and anything that can be slow (the store, synthesis, reading itself back) is
+/// handed to threads of its own.
 ///
 /// The store is the truth about the room: when the outbox gives up writing its records, the room throws
 /// its state away and rebuilds it from the store, as a restart would, and tells every connection where it
