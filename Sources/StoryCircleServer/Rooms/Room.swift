@@ -73,7 +73,6 @@ public actor Room {
     /// Immutable for the room's life, so tokens are checked without a hop onto the actor.
     public nonisolated let credentials: RoomCredentials
     public nonisolated let createdAt: ServerTime
-    private nonisolated let executor: LoopExecutor
     private nonisolated let inbox: RoomInbox
     /// What arrived before `run` carried out the room's first directives, handled right after them.
     private var early: [RoomInput] = []
@@ -108,7 +107,6 @@ public actor Room {
         self.createdAt = createdAt
         self.state = state
         self.services = services
-        self.executor = services.executor
         let inbox = RoomInbox(executor: services.executor)
         self.inbox = inbox
         self.outbox = RoomOutbox(
@@ -120,7 +118,7 @@ public actor Room {
     }
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
-        executor.asUnownedSerialExecutor()
+        inbox.executor.asUnownedSerialExecutor()
     }
 
     /// Hands `input` to the room; callable from any thread, never blocks.
