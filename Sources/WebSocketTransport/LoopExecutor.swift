@@ -129,22 +129,32 @@ public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
     /// cancelled first. A cancel that crosses the firing may not stop it: callers ignore a stale firing.
     public func schedule(afterMilliseconds milliseconds: Int64, _ fire: @escaping @Sendable () -> Void) -> LoopTimer {
         let timer = LoopTimer(fire)
-        let delay = UInt64(max(0, milliseconds)) * 1_000_000
-        let mode = shared.withLock { $0.mode }
-        if mode == .ownThread {
-            Task { [self] in
-                try? await Task.sleep(nanoseconds: delay)
-                execute { timer.fireUnlessCancelled() }
-            }
-            return timer
-        }
-        let deadline = Self.monotonicNanoseconds() + delay
+        let deadline = Self.monotonicNanoseconds() + UInt64(max(0, milliseconds)) * 1_000_000
         if isCurrent {
-            timers.push(timer, deadline: deadline)
+            arm(timer, at: deadline)
         } else {
-            execute { [self] in timers.push(timer, deadline: deadline) }
+            execute { [self] in arm(timer, at: deadline) }
         }
         return timer
+    }
+
+    /// On the thread running the work: into the loop's heap while the loop runs; otherwise (the loop has
+    /// ended, or there is none) a task that sleeps until the deadline. Only the service thread runs work in
+    /// loop mode and only it ends that mode, so the heap is never touched by another thread.
+    private func arm(_ timer: LoopTimer, at deadline: UInt64) {
+        if shared.withLock({ $0.mode }) == .loop {
+            timers.push(timer, deadline: deadline)
+        } else {
+            sleep(timer, until: deadline)
+        }
+    }
+
+    private func sleep(_ timer: LoopTimer, until deadline: UInt64) {
+        Task { [self] in
+            let now = Self.monotonicNanoseconds()
+            if deadline > now { try? await Task.sleep(nanoseconds: deadline - now) }
+            execute { timer.fireUnlessCancelled() }
+        }
     }
 
     /// Service thread: the earliest timer's deadline (monotonic nanoseconds), to arm the loop's timer for.
@@ -189,8 +199,12 @@ public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
     }
 
     /// Service thread, once its loop has ended (or never started): a thread of the executor's own runs what
-    /// is left and whatever comes later, in order. Timers not yet fired never fire.
+    /// is left and whatever comes later, in order, and the timers still waiting fire from tasks that sleep
+    /// (a store's retry still comes while a server stops).
     package func loopEnded() {
+        for (timer, deadline) in timers.removeAll() where !timer.isCancelled {
+            sleep(timer, until: deadline)
+        }
         runner.store(0, ordering: .releasing)
         let start = shared.withLock { shared -> Bool in
             shared.mode = .ownThread
@@ -198,7 +212,6 @@ public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
             shared.draining = true
             return true
         }
-        timers = TimerHeap()
         if start { startDrainer() }
     }
 

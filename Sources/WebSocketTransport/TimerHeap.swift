@@ -48,6 +48,12 @@ package struct TimerHeap<Element> {
         return due
     }
 
+    /// Removes every element, with its deadline, in no particular order.
+    package mutating func removeAll() -> [(element: Element, deadline: UInt64)] {
+        defer { entries = [] }
+        return entries.map { ($0.element, $0.deadline) }
+    }
+
     private mutating func removeFirst() {
         let last = entries.removeLast()
         guard !entries.isEmpty else { return }

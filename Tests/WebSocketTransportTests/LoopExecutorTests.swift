@@ -132,6 +132,19 @@ struct LoopExecutorTests {
         #expect(await actor.log == [1, 2])
     }
 
+    @Test func aTimerStillWaitingWhenTheLoopEndsFiresAfterAll() async throws {
+        let harness = try TransportHarness()
+        let executor = harness.server.loopExecutor
+        let fired = LockedCondition(false)
+        // Set on the loop, as a store's retry is: then the loop ends before its time.
+        executor.execute { _ = executor.schedule(afterMilliseconds: 200) { fired.withLockAndWake { $0 = true } } }
+        let armed = LockedCondition(false)
+        executor.execute { armed.withLockAndWake { $0 = true } }
+        _ = try await onOwnThread { armed.waitUntil({ $0 }, timeout: .seconds(10)) }
+        harness.stop()
+        #expect(try await onOwnThread { fired.waitUntil({ $0 }, timeout: .seconds(10)) }, "a timer of a loop that ended was dropped")
+    }
+
     @Test func anExecutorOfItsOwnRunsActorsAndTimersInOrder() async throws {
         let executor = LoopExecutor.ownThread()
         let actor = OnExecutor(executor)
