@@ -18,6 +18,27 @@ struct RoomTests {
         return (events, created, try #require(await registry.room(created.code)))
     }
 
+    /// A room let go before its `run` got its turn (a room dropped as soon as it was made) starts nothing: no
+    /// message and no close from its first directives.
+    @Test func aRoomShutDownBeforeItRanStartsNothing() async throws {
+        let transport = RecordingTransport()
+        let clock = ManualClock()
+        let store = MemoryRoomStore()
+        let services = RoomServices(
+            transport: transport, store: store, clock: clock, narrator: ScriptedNarrator(), metrics: ServerMetrics(), failedHellos: nil,
+            logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), health: nil, executor: .ownThread(), storageRetryMs: 1_000
+        )
+        let state = RoomState(code: "123456", story: ServerFixtures.story, credentials: RoomCredentials(teacherToken: "t", dashboardToken: "d"), lookalikes: LookalikeTable())
+        let room = Room(state: state, createdAt: clock.now(), services: services)
+        await room.shutDown()
+        await room.run(initial: [
+            .send(.pong(Pong(id: 1, clientTime: nil, serverTime: clock.now())), to: [ConnectionID(1)]),
+            .close(ConnectionID(1), CloseReason(status: 1000, reason: "room_ended")),
+        ])
+        #expect(transport.messages(to: 1).isEmpty)
+        #expect(transport.closeStatus(1) == nil)
+    }
+
     @Test func narrationEventsArriveInOrderWithServerTimestamps() async throws {
         let transport = RecordingTransport()
         let clock = ManualClock()

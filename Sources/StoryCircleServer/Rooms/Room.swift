@@ -129,6 +129,8 @@ public actor Room {
     /// Carries out `initial` (a restored room's start-up), then what arrived meanwhile, and from then on
     /// handles each input as it arrives; returns once the room is shut down.
     func run(initial: [RoomDirective] = []) async {
+        // Shut down before it ever ran (let go as soon as it was made): it has nothing to start.
+        guard !ended else { return }
         carryOut(initial)
         running = true
         let arrived = early
