@@ -181,13 +181,13 @@ public final class WebSocketServer: @unchecked Sendable {
             }
             // What the turn brought (a frame for a room, a timer that fired) runs now, and what it sent is
             // written before the loop sleeps again.
-            let moreWork = loopExecutor.runPending()
+            _ = loopExecutor.runPending()
             if wakeupsNoted {
                 wakeupsNoted = false
                 serviceWakeups()
             }
             armExecutorTimer(loop)
-            loop.runOnce(waiting: !moreWork && !wakeupsNoted)
+            loop.runOnce(waiting: !wakeupsNoted && !loopExecutor.hasPending)
         }
         serviceThreadID.store(0, ordering: .relaxed)
         serviceThread.contextEnding()

@@ -106,6 +106,28 @@ struct SendingTests {
         #expect(harness.server.metrics.snapshot.messagesSent == frames.count)
     }
 
+    /// A connection that falls behind sends made on the service thread itself (a room's reveal) is dropped
+    /// at once: those sends are written (or found too many) after the turn, with no socket event and no
+    /// keepalive sweep (off here) to wake the loop again.
+    @Test func aConnectionOverflowedFromTheServiceThreadIsDroppedAtOnce() async throws {
+        let harness = try TransportHarness { configuration in
+            configuration.maxQueuedFramesPerConnection = 4
+            configuration.pingAfterIdleSeconds = 0
+            configuration.hangUpAfterIdleSeconds = 0
+        }
+        defer { harness.stop() }
+        let (socket, id) = try await Self.open(1, on: harness)[0]
+        let server = harness.server
+        server.loopExecutor.execute {
+            for index in 0..<10 { server.send(OutboundFrame(text: "news \(index)"), to: [id]) }
+        }
+        let ended = try await offPool { () -> Bool in
+            return socket.readFrames().ended
+        }
+        #expect(ended, "the connection was not closed")
+        #expect(server.metrics.snapshot.slowClientsDropped == 1)
+    }
+
     @Test func aRefusalMadeOnTheServiceThreadHoldsUpNoLaterSend() async throws {
         // A refusal notes its wake-up on the service thread itself; unless it also wakes the loop, the next
         // send from the application finds a wake-up "pending" and does not wake it either.
