@@ -1,5 +1,4 @@
 import CLibWebSockets
-import Dispatch
 
 // Keepalive: a WebSocket that has sent nothing for `pingAfterIdleSeconds` is pinged, and one that has sent
 // nothing (not even the pong) for `hangUpAfterIdleSeconds` is hung up on (a tablet that slept or left the
@@ -16,7 +15,7 @@ import Dispatch
 extension WebSocketServer {
     /// The service thread's clock for `ConnectionState`: monotonic (uptime) milliseconds.
     static func monotonicMilliseconds() -> Milliseconds {
-        Milliseconds(DispatchTime.now().uptimeNanoseconds / 1_000_000)
+        Milliseconds(LoopExecutor.monotonicNanoseconds() / 1_000_000)
     }
 
     /// Service thread, before the loop runs: the first sweep.
