@@ -19,6 +19,9 @@ struct QuizResult: Encodable {
     var reveal: Percentiles
     /// Per room and question: from the first child's reveal to the last child's.
     var revealSpread: Percentiles
+    /// Per room and question: the intended send time of the last answer → the first child's reveal (what
+    /// the room does before its reveals can leave: the answer's commit, the reveal, the encoding).
+    var revealFirst: Percentiles
     /// The teacher's last `next` → each child has its `finished` (the podium and its own standing).
     var finished: Percentiles
     var revealBytes: Double
@@ -124,7 +127,7 @@ func runQuiz(port: Int, adminToken: String, rooms: Int, childrenPerRoom: Int, qu
     let clock = ClockMapping()
     let timeline = Timeline()
     var random = SeededRandom(seed: 14)
-    var questionLatencies: [UInt64] = [], ackLatencies: [UInt64] = [], revealLatencies: [UInt64] = [], spreads: [UInt64] = []
+    var questionLatencies: [UInt64] = [], ackLatencies: [UInt64] = [], revealLatencies: [UInt64] = [], spreads: [UInt64] = [], firsts: [UInt64] = []
     var meter: CostMeter?
     var messagesAtStart = 0
     var scoreboardsAtStart = 0
@@ -173,6 +176,7 @@ func runQuiz(port: Int, adminToken: String, rooms: Int, childrenPerRoom: Int, qu
                 let room = reveals[(r * childrenPerRoom)..<((r + 1) * childrenPerRoom)]
                 revealLatencies += room.map { since(lastInRoom[r], $0) }
                 spreads.append(room.max()! - room.min()!)
+                firsts.append(since(lastInRoom[r], room.min()!))
             }
         }
         // The dashboards' coalesced scoreboard follows the reveal within a quarter of a second.
@@ -188,7 +192,7 @@ func runQuiz(port: Int, adminToken: String, rooms: Int, childrenPerRoom: Int, qu
     return QuizResult(
         rooms: rooms, children: total, questions: questions, warmupQuestions: warmup, answersPerSecond: answersPerSecond,
         question: Percentiles(nanoseconds: questionLatencies), acknowledgement: Percentiles(nanoseconds: ackLatencies),
-        reveal: Percentiles(nanoseconds: revealLatencies), revealSpread: Percentiles(nanoseconds: spreads),
+        reveal: Percentiles(nanoseconds: revealLatencies), revealSpread: Percentiles(nanoseconds: spreads), revealFirst: Percentiles(nanoseconds: firsts),
         finished: Percentiles(nanoseconds: final.finishedAt.map { since(sent, $0) }),
         revealBytes: Double(final.revealBytes) / Double(total), finishedBytes: Double(final.finishedBytes) / Double(total),
         scoreboards: final.scoreboards - scoreboardsAtStart, sendLag: lag, cost: cost

@@ -96,6 +96,16 @@ struct RoomViewTests {
         #expect(podium.podiumMore == PodiumMore(rank: 3, count: 4))
     }
 
+    @Test func tiedPlayersAreListedByNicknameWhateverTheCaseAndWhoeverJoinedFirst() throws {
+        // Joined in the reverse of their order by name, and in mixed case: the board's order is the
+        // nickname's, case aside, not the order the room added them in.
+        var (room, kids) = try self.room(children: ["cat", "Ben", "ana"], settings: RoomSettings(speedPoints: false, streakBonus: false))
+        for kid in kids { room.answer(kid, question: 0, option: 2) }
+        try room.command(.end)
+        guard case .finished(let finished) = try #require(room.messages(to: kids[0].connection).last) else { Issue.record("not finished"); return }
+        #expect(finished.podium.map(\.nickname) == ["ana", "Ben", "cat"])
+    }
+
     @Test func aChildsPodiumStaysSmallInAWhollyTiedClass() throws {
         // Each child's `finished` names at most `podiumCount` players (8) and counts the rest: carrying
         // everyone ranked 1 to 3 would send 300 names to each of 300 children of a tied class.

@@ -62,6 +62,14 @@ struct ServerMessageEncodingTests {
         #expect(seen.keys.contains("message.finished.podiumMore"), "the walk reaches into payloads")
     }
 
+    @Test func aMessageIsNarrowEnoughToHandOverByTheThousand() {
+        // A reveal or a podium hands the shell one directive per child, and an enum is as wide as its
+        // widest case: a large payload stored inline (a `Welcome` was 880 bytes) is copied and moved with
+        // every message of every kind. Large payloads are `indirect`.
+        #expect(MemoryLayout<ServerMessage>.size <= 64, "\(MemoryLayout<ServerMessage>.size) bytes")
+        #expect(MemoryLayout<RoomDirective>.size <= 128, "\(MemoryLayout<RoomDirective>.size) bytes")
+    }
+
     @Test func everyCharacterThatMustBeEscapedIs() throws {
         let nasty = (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }.joined() + "\"\\/\u{7F}\u{2028}\u{2029}é👩‍🚀\r\n"
         let message = ServerMessage.narrationError(NarrationFailure(message: nasty))

@@ -2,28 +2,32 @@ import FoundationEssentials
 
 /// A message from the server. On the wire: one JSON object whose `type` names the case and whose other
 /// fields are the payload's.
+///
+/// The cases whose payload is large are `indirect`: a room hands the shell arrays of thousands of directives
+/// (a reveal, a podium), and an enum is as wide as its widest case (a `Welcome` inline made every message
+/// 880 bytes, copied and moved whole).
 public enum ServerMessage: Sendable, Equatable {
-    case welcome(Welcome)
+    indirect case welcome(Welcome)
     case error(RoomError)
     case pong(Pong)
     case lobby(Lobby)
     case preparing(Preparing)
-    case narrationPlan(NarrationPlanMessage)
-    case narrationSentence(NarrationSentenceMessage)
+    indirect case narrationPlan(NarrationPlanMessage)
+    indirect case narrationSentence(NarrationSentenceMessage)
     /// To teachers: how the story is being read changed after its plan was sent (the questions' voice).
     case narrationNotice(NarrationNotice)
     case progress(SentenceProgress)
     case narrationComplete(Instant)
     case narrationError(NarrationFailure)
     case quizUnlock(QuizUnlock)
-    case question(QuestionView)
+    indirect case question(QuestionView)
     case answerAck(AnswerAck)
-    case reveal(Reveal)
+    indirect case reveal(Reveal)
     case scoreboard(ScoreboardUpdate)
-    case paused(Paused)
+    indirect case paused(Paused)
     case resumed(Resumed)
-    case room(RoomStatus)
-    case finished(Finished)
+    indirect case room(RoomStatus)
+    indirect case finished(Finished)
     case kicked(Notice)
     case storage(StoreHealthStatus)
     /// To name-pickers: the class's children and which names are taken.

@@ -97,24 +97,31 @@ extension RoomState {
         conclude(index, skipped: false)
         epoch += 1
         phase = .reveal(question: index)
+        // The screens' reveal carries the whole board: a flush now would send the same board again (40 or
+        // 2,000 entries per screen, in every room at once as a quiz's rooms reveal). Whatever changes
+        // after this marks them dirty again.
+        screensDirty = false
+        return [.persist(.phase(PhaseRecord(phase: .reveal, question: index, at: at)))] + revealSends(of: index)
+    }
 
+    /// Question `index`'s reveal for every connection: each child's own, the screens' with the whole board.
+    /// Not `mutating`, so that building a class's messages reads the state in place rather than copying it
+    /// for each child.
+    private func revealSends(of index: Int) -> [RoomDirective] {
         let distribution = distribution(of: index)
         let ranked = rankedPlayers()
         let top = entries(ranked.prefix(timing.topCount), includeResults: false)
         let ahead = placesAhead(ranked)
-        var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .reveal, question: index, at: at)))]
+        var directives: [RoomDirective] = []
+        directives.reserveCapacity(ranked.count + 2)
         for (position, (rank, playerIndex)) in ranked.enumerated() {
             guard let connection = players[playerIndex].connection else { continue }
             let message = revealMessage(of: index, distribution: distribution, top: top, for: players[playerIndex], rank: rank, ahead: ahead[position])
             directives.append(.send(.reveal(message), to: [connection]))
         }
         directives += sendToScreens { role in
-            .reveal(self.revealMessage(of: index, distribution: distribution, top: self.entries(ranked[...], includeResults: self.showsResults(to: role)), for: nil, rank: 0, ahead: nil))
+            .reveal(revealMessage(of: index, distribution: distribution, top: entries(ranked[...], includeResults: showsResults(to: role)), for: nil, rank: 0, ahead: nil))
         }
-        // The screens' reveal carries the whole board: a flush now would send the same board again (40 or
-        // 2,000 entries per screen, in every room at once as a quiz's rooms reveal). Whatever changes
-        // after this marks them dirty again.
-        screensDirty = false
         return directives
     }
 
@@ -167,17 +174,24 @@ extension RoomState {
         preparation += 1
         phase = .finished
         finishedAt = at
+        return [.persist(.phase(PhaseRecord(phase: .finished, at: at))), .stopNarration] + podiumSends()
+    }
+
+    /// The podium for every connection: each child's with its own standing, the screens' with the whole
+    /// board. Not `mutating`, for the reason `revealSends(of:)` is not.
+    private func podiumSends() -> [RoomDirective] {
         let ranked = rankedPlayers()
         let podium = podium(ranked)
         let ahead = placesAhead(ranked)
-        var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .finished, at: at))), .stopNarration]
+        var directives: [RoomDirective] = []
+        directives.reserveCapacity(ranked.count + 2)
         for (position, (rank, playerIndex)) in ranked.enumerated() {
             guard let connection = players[playerIndex].connection else { continue }
             let message = Finished(podium: podium.entries, podiumMore: podium.more, you: standing(of: players[playerIndex], rank: rank, ahead: ahead[position]), entries: nil)
             directives.append(.send(.finished(message), to: [connection]))
         }
         directives += sendToScreens { role in
-            .finished(Finished(podium: podium.entries, podiumMore: podium.more, you: nil, entries: self.entries(ranked[...], includeResults: self.showsResults(to: role))))
+            .finished(Finished(podium: podium.entries, podiumMore: podium.more, you: nil, entries: entries(ranked[...], includeResults: showsResults(to: role))))
         }
         return directives
     }

@@ -37,7 +37,7 @@ extension RoomState {
     /// Active players ranked by score (ties share a rank), as indices into `players`.
     func rankedPlayers() -> [(rank: Int, index: Int)] {
         let active = players.indices.filter { !players[$0].kicked }
-        return Scoreboard.rank(active, score: { players[$0].score }, nickname: { players[$0].nickname })
+        return Scoreboard.rank(active, score: { players[$0].score }, sortName: { players[$0].sortName })
             .map { (rank: $0.rank, index: $0.player) }
     }
 
@@ -59,7 +59,7 @@ extension RoomState {
         var best: Player?
         for other in players where !other.kicked && other.score > player.score {
             guard let current = best else { best = other; continue }
-            if other.score < current.score || (other.score == current.score && other.nickname.lowercased() < current.nickname.lowercased()) {
+            if other.score < current.score || (other.score == current.score && other.sortName < current.sortName) {
                 best = other
             }
         }

@@ -28,6 +28,9 @@ public struct RoomState: Sendable {
         var graceUntil: ServerTime?
         /// The nickname's `Nickname.matchingKeys`, worked out once when the player is added.
         var nameKeys: [String] = []
+        /// The nickname as the scoreboard orders ties (lowercased), worked out once when the player is added:
+        /// a reveal ranks the whole class, and lowercasing is the most of a comparison.
+        var sortName = ""
         /// A class child whose name the teacher released: nobody holds it until it is picked again.
         var released = false
     }
@@ -217,6 +220,7 @@ public struct RoomState: Sendable {
     mutating func add(_ player: Player) {
         var player = player
         player.nameKeys = Nickname.matchingKeys(player.nickname, using: lookalikes)
+        player.sortName = Scoreboard.sortName(player.nickname)
         playerIndex[player.id] = players.count
         if let member = player.member { memberPlayers[member] = player.id }
         players.append(player)

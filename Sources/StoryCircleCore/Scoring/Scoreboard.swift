@@ -30,11 +30,22 @@ public enum QuestionOutcome: String, Sendable, Codable, Equatable {
 }
 
 public enum Scoreboard {
+    /// How a nickname sorts among tied scores.
+    public static func sortName(_ nickname: String) -> String {
+        nickname.lowercased()
+    }
+
     /// Ranks `players` by score, highest first; ties share a rank and are listed by nickname.
     public static func rank<Player>(_ players: [Player], score: (Player) -> Int, nickname: (Player) -> String) -> [(rank: Int, player: Player)] {
-        // Each key once, not in every comparison: a room ranks its class at every scoreboard, and while scores
-        // tie (the start of a quiz) nearly every comparison is between nicknames.
-        let keyed = players.map { (player: $0, score: score($0), name: nickname($0).lowercased()) }
+        rank(players, score: score, sortName: { sortName(nickname($0)) })
+    }
+
+    /// `rank(_:score:nickname:)` for players whose `sortName(_:)` is already known (a room works it out once
+    /// per player, as it ranks its class at every scoreboard and reveal).
+    public static func rank<Player>(_ players: [Player], score: (Player) -> Int, sortName: (Player) -> String) -> [(rank: Int, player: Player)] {
+        // Each key once, not in every comparison: while scores tie (the start of a quiz) nearly every
+        // comparison is between nicknames.
+        let keyed = players.map { (player: $0, score: score($0), name: sortName($0)) }
         let sorted = keyed.sorted { a, b in
             a.score != b.score ? a.score > b.score : a.name < b.name
         }
