@@ -7,7 +7,8 @@
 # The children come from several loopback addresses (127.0.0.2, 127.0.0.3, …: one per
 # CAPACITY_PER_ADDRESS children, 4,000), so that one source address's ephemeral ports do not cap the load,
 # and the server runs with maxConnectionsPerAddress raised to MAX_PER_ADDRESS (5,000), as a school behind
-# a few NAT addresses would set it. The open-file limit is raised for both sides as far as the machine allows.
+# a few NAT addresses would set it. The open-file limit is raised for both sides as far as the machine allows;
+# a load that would not fit under it is replaced, once, by the most that does (whole rooms), and the ramp ends there.
 #
 # Per load: p99, errors, both sides' share of their core (a load driven with the generator at ≥ 90 % of
 # its core is the generator's limit, not the server's), the server's CPU per child-second and per
@@ -51,10 +52,21 @@ target=${RESULTS:-$OUT}
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 echo "== capacity: loads $CAPACITY_LOADS, ${CAPACITY_SECONDS} s each, p99 limit $CAPACITY_P99_MS ms; pinning: $pinning" >&2
+last=0
 for children in $CAPACITY_LOADS; do
+  # A load that needs more open files than the limit is replaced, once, by the most that fits (whole rooms),
+  # so the ramp still ends at the highest load this machine can drive and the cost is seen at two loads or
+  # more; the line says which load it stands in for.
+  instead=0
   if [ $(( children + 4096 )) -gt "$limit" ]; then
-    echo "== capacity: stopped before $children children: the open-file limit here is $limit (ulimit -Hn), too few for a socket per child on each side" >&2
-    break
+    fit=$(( (limit - 4096) / CAPACITY_CHILDREN * CAPACITY_CHILDREN ))
+    if [ "$fit" -le "$last" ]; then
+      echo "== capacity: stopped before $children children: the open-file limit here is $limit (ulimit -Hn), too few for a socket per child on each side" >&2
+      break
+    fi
+    echo "== capacity: $children children need more open files than the limit here ($limit, ulimit -Hn); running the most that fits, $fit" >&2
+    instead=$children
+    children=$fit
   fi
   rooms=$(( children / CAPACITY_CHILDREN ))
   addresses=$(( (children + CAPACITY_PER_ADDRESS - 1) / CAPACITY_PER_ADDRESS ))
@@ -69,8 +81,8 @@ for children in $CAPACITY_LOADS; do
       --children "$CAPACITY_CHILDREN" --duration "$CAPACITY_SECONDS" --server-pid "$SERVER_PID" --port "$PORT" > "$WORK/line.json" 2> "$WORK/line.err"; then
     kill "$SAMPLER" 2>/dev/null || true; wait "$SAMPLER" 2>/dev/null || true; SAMPLER=""
     peak=$(cat "$WORK/peak" 2>/dev/null || echo 0)
-    printf '{"run":0,"label":"capacity %d","result":{"scenario":"capacity","children":%d,"sourceAddresses":%d,"maxConnectionsPerAddress":%d,"rssBaselineKiB":%d,"rssPeakKiB":%d,"sustained":%s}}\n' \
-      "$children" "$children" "$addresses" "$MAX_PER_ADDRESS" "$baseline" "$peak" "$(cat "$WORK/line.json")" >> "$target"
+    printf '{"run":0,"label":"capacity %d","result":{"scenario":"capacity","children":%d,"sourceAddresses":%d,"maxConnectionsPerAddress":%d,"rssBaselineKiB":%d,"rssPeakKiB":%d,"openFileLimit":%d,"insteadOf":%d,"sustained":%s}}\n' \
+      "$children" "$children" "$addresses" "$MAX_PER_ADDRESS" "$baseline" "$peak" "$limit" "$instead" "$(cat "$WORK/line.json")" >> "$target"
     printf '  capacity %-7d %s · RSS %d → %d KiB\n' "$children" "$(tail -1 "$WORK/line.err")" "$baseline" "$peak" >&2
     verdict=$(python3 -c 'import json,sys
 r = json.loads(open(sys.argv[1]).read())
@@ -84,6 +96,11 @@ print("over" if r["latency"]["p99"] >= float(sys.argv[2]) or r["unanswered"] > 0
     ok=no
   fi
   stop_server
+  last=$children
+  if [ "$instead" -gt 0 ]; then
+    echo "== capacity: stopped at $children children: $instead would need an open-file limit above $limit (raising it needs CAP_SYS_RESOURCE)" >&2
+    break
+  fi
   # CAPACITY_ALL=1: every load, past the limit too (the cost's curve over loads, not the capacity alone).
   [ "$ok" = yes ] || [ "${CAPACITY_ALL:-0}" = 1 ] || { echo "== capacity: stopped at $children children (p99 ≥ $CAPACITY_P99_MS ms, something unanswered, or an error)" >&2; break; }
 done

@@ -355,7 +355,8 @@ def capacity_rows(runs):
         per_child = share / r["children"] if r["children"] else None
         generator = cost.get("generatorCPUPercent")
         bound = " (generator ≥ 90 %: its limit, not the server's)" if generator is not None and generator >= 90 else ""
-        rows.append(f"| {r['children']:,} from {r['sourceAddresses']} loopback addresses | {number(s['latency']['p99'], 'ms')} | {s['unanswered']:,} | "
+        instead = f" (the most this machine's open-file limit, {r['openFileLimit']:,}, allows; in place of {r['insteadOf']:,})" if r.get("insteadOf") else ""
+        rows.append(f"| {r['children']:,} from {r['sourceAddresses']} loopback addresses{instead} | {number(s['latency']['p99'], 'ms')} | {s['unanswered']:,} | "
                     f"{number(cost.get('serverCPUPercent'))} / {number(generator)} %{bound} | {number(per_child * 1e6 if per_child else None, 'µs')} | "
                     f"{number(round(1 / per_child) if per_child else None)} | {number(cost.get('microsecondsPerMessage'), 'µs')} | "
                     f"{number((r['rssPeakKiB'] - r['rssBaselineKiB']) / r['children'] if r['children'] else None, 'KiB')} |")
@@ -365,6 +366,13 @@ def capacity_rows(runs):
         return rows + ["| — | | | | | | | |"]
     good = [l for l in lines if l["result"]["sustained"]["latency"]["p99"] < 25 and l["result"]["sustained"]["unanswered"] == 0
             and (dig(l["result"], "sustained", "cost", "generatorCPUPercent") or 0) < 90]
+    costs = [(l["result"]["children"], dig(l["result"], "sustained", "cost", "serverCPUPercent")) for l in lines]
+    costs = [(children, share / 100 / children * 1e6) for children, share in costs if share and children]
+    if len(costs) >= 2:
+        (low, low_cost), (high, high_cost) = costs[0], costs[-1]
+        rows += ["", f"Server CPU per child-second from {low:,} to {high:,} children: {number(low_cost, 'µs')} → {number(high_cost, 'µs')} "
+                 f"(× {high_cost / low_cost:.2f} for × {high / low:.2f} the children: "
+                 + ("the cost per child falls as the load grows" if high_cost < low_cost * 0.97 else "the cost per child grows with the load" if high_cost > low_cost * 1.03 else "linear within 3 %") + ")."]
     if good:
         top = good[-1]["result"]
         rows += ["", f"Highest load driven with p99 < 25 ms, nothing unanswered and the generator below 90 % of its core: **{top['children']:,} children** "

@@ -72,6 +72,22 @@ def test_the_capacity_counts_only_loads_within_the_limits():
     assert "| 10.0 µs | 100,000 |" in ten and "8.00 KiB" in ten
 
 
+def test_a_load_run_in_place_of_one_over_the_open_file_limit_says_so_and_the_cost_is_compared_across_loads():
+    stand_in = capacity(15880, 9.0, 60)
+    stand_in["result"].update({"openFileLimit": 20000, "insteadOf": 20000})
+    # 10,000 at 10 % of a core and 15,880 at 15.88 %: 10 µs per child-second at both, linear.
+    rows = "\n".join(report.capacity_rows(report.Runs(document([capacity(10000, 4.0, 50), stand_in]))))
+    fitted = next(row for row in rows.splitlines() if row.startswith("| 15,880"))
+    assert "the most this machine's open-file limit, 20,000, allows; in place of 20,000" in fitted, fitted
+    assert "**15,880 children**" in rows
+    assert "from 10,000 to 15,880 children: 10.0 µs → 10.0 µs (× 1.00 for × 1.59 the children: linear within 3 %)" in rows, rows
+    # A cost per child that falls with the load is said to fall.
+    cheaper = capacity(20000, 6.0, 60)
+    cheaper["result"]["sustained"]["cost"]["serverCPUPercent"] = 15.0
+    rows = "\n".join(report.capacity_rows(report.Runs(document([capacity(10000, 4.0, 50), cheaper]))))
+    assert "10.0 µs → 7.50 µs (× 0.75 for × 2.00 the children: the cost per child falls as the load grows)" in rows, rows
+
+
 def narration(run, voice, cold, warm, restarted=None, lobby=None):
     result = {"scenario": "narration", "voice": voice, "sentences": 22, "words": 307, "firstSentenceColdMs": cold,
               "firstSentenceWarmMs": warm, "wholeStoryColdMs": 12000.0, "wholeStoryCachedMs": 15.0,
