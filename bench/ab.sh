@@ -14,7 +14,8 @@
 # GENERATOR_B (B's runs, default GENERATOR: to compare two generators on one server, give A and B the same
 # folder); PEERS (none; e.g. "go c": after each fanout and bigroom pair, the same burst against those
 # peers of bench/baseline, with B's message size, so a run compares both builds with the peers measured
-# beside them); AB_OUT (build/ab). Server CPU per message (user + system) and context switches per message are the
+# beside them); SETTINGS_A and SETTINGS_B (more server settings for that build's runs, as JSON members
+# after a comma: ', "coalesceWrites": false', to compare two settings of one build); AB_OUT (build/ab). Server CPU per message (user + system) and context switches per message are the
 # figures that hold up on a busy machine; latencies do not (each run says how busy the machine was).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,7 +54,9 @@ one() { # <run> <build label> <bin folder> <scenario>
   local run=$1 label=$2 scenario=$4 args=()
   BIN=$3
   # A server that does not start (a starved machine) costs its run, not the runs after it.
-  if ! start_storycircle "$WORK" "$label"; then
+  local settings=${SETTINGS_A:-}
+  [ "$label" = B ] && settings=${SETTINGS_B:-}
+  if ! start_storycircle "$WORK" "$label" "$settings"; then
     printf '  run %d %s %-10s FAILED: the server did not start\n' "$run" "$label" "$scenario" >&2
     stop_server
     return 0

@@ -27,4 +27,9 @@ static inline void sc_lws_timer_schedule(struct lws_context *context, sc_lws_tim
 
 static inline void *sc_lws_timer_owner(lws_sorted_usec_list_t *sul) { return ((sc_lws_timer_t *)sul)->owner; }
 
+/** Asks the CPU to bring `lines` cache lines from `address` on into its caches, without waiting for them. */
+static inline void sc_prefetch(const void *address, int lines) {
+    for (int line = 0; line < lines; line++) __builtin_prefetch((const char *)address + 64 * line);
+}
+
 #endif

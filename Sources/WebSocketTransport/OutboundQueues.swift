@@ -41,7 +41,7 @@ package final class OutboundQueues: Sendable {
     /// lookup, and a wake-up is noted on the queue itself: a frame to a connection costs no hashing
     /// on either side (each table lookup was a few cache misses per frame, with thousands of connections).
     /// `@unchecked Sendable` because its fields are read and written only while `state`'s lock is held
-    /// (every method of `OutboundQueues` takes it first), except `connection`, which only the service
+    /// (every method of `OutboundQueues` takes it first), except `connection` and `memory`, which only the service
     /// thread touches.
     package final class Queue: @unchecked Sendable {
         let id: UInt64
@@ -58,7 +58,14 @@ package final class OutboundQueues: Sendable {
         var noted: Wakeup?
         var notedReply = false
         /// The service thread's connection for this queue, from registration to unregistration.
-        var connection: Connection?
+        var connection: Connection? {
+            didSet {
+                memory = connection.map { (UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()), UnsafeRawPointer($0.wsi)) }
+            }
+        }
+        /// Where `connection` and its lws connection live: what the service thread prefetches before it comes
+        /// to this queue (`serviceWakeups`), read without touching (or retaining) either.
+        private(set) var memory: (connection: UnsafeRawPointer, wsi: UnsafeRawPointer)?
 
         init(id: UInt64) { self.id = id }
 

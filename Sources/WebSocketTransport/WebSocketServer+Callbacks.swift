@@ -143,7 +143,22 @@ extension WebSocketServer {
         let wakeups = queues.takeWakeups(limit: Self.connectionsArmedPerTurn)
         // Left for the next turn: the loop must come back for them even if no one sends again.
         if wakeups.more { wake() }
-        for entry in wakeups.taken {
+        let taken = wakeups.taken
+        for index in taken.indices {
+            let entry = taken[index]
+            // With thousands of connections, each one's queue, `Connection` and lws structures are cache misses
+            // by the time it is written (the frames' sends between evict them), and each miss stalled the thread
+            // (most of its user time per frame in a broadcast; docs/performance.md, "Prefetching"). So memory is
+            // asked for ahead: the queue two connections ahead, and what it leads to one connection ahead (its
+            // addresses, read from the queue fetched the turn before). A prefetch never faults, whatever it is
+            // given, so a queue unregistered meanwhile costs nothing.
+            if index + 2 < taken.count, let queue = taken[index + 2].queue {
+                sc_prefetch(Unmanaged.passUnretained(queue).toOpaque(), 2)
+            }
+            if index + 1 < taken.count, let memory = taken[index + 1].queue?.memory {
+                sc_prefetch(memory.connection, 3)
+                sc_prefetch(memory.wsi, 8)
+            }
             // A WebSocket's queue leads to its connection (nil once it is unregistered); an HTTP connection is
             // looked up.
             let found = if let queue = entry.queue { queue.connection } else { connections[entry.connection] }

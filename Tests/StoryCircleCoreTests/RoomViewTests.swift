@@ -158,6 +158,45 @@ struct RoomViewTests {
         #expect(finished(room, to: again)?.you?.ahead == PlaceAhead(nickname: "Cat", points: 1_000))
     }
 
+    @Test func aWelcomeGivesEachChildTheStandingTheirRevealGave() throws {
+        // A welcome works a child's rank and the place ahead out alone (`place(of:)`); a reveal ranks the
+        // whole class at once (`placesAhead`). Both must say the same, kicked children counting for neither.
+        var lobby = RoomDriver()
+        _ = try lobby.child("Ana")
+        let ben = try lobby.child("Ben")
+        let before = lobby.messages(to: ben.connection).compactMap { if case .welcome(let w) = $0 { w.room.you } else { nil } }.first
+        #expect(before?.rank == 1 && before?.ahead == nil, "before any reveal everybody is first, nobody ahead")
+
+        let names = (1...24).map { "Child \($0)" }
+        var (room, kids) = try self.room(children: names, settings: RoomSettings(speedPoints: false, streakBonus: false))
+
+        // Question 0: everybody answers; then two children with points are kicked; question 1: the rest.
+        // Scores spread out, with ties, from a rule of the child's number and the question.
+        let kicked: Set<Int> = [1, 6]
+        for (index, kid) in kids.enumerated() {
+            room.answer(kid, question: 0, option: index % 3 != 0 ? 2 : 1)
+        }
+        #expect(reveal(room, to: kids[1].connection)?.you?.standing.score ?? 0 > 0)
+        try room.command(.kick(player: "Child 2"))
+        try room.command(.kick(player: "Child 7"))
+        try room.command(.next)
+        room.waitForOpening()
+        for (index, kid) in kids.enumerated() where !kicked.contains(index) {
+            room.answer(kid, question: 1, option: index % 4 == 1 ? 1 : 0)
+        }
+        var checked = 0
+        for (index, kid) in kids.enumerated() where !kicked.contains(index) {
+            let revealed = try #require(reveal(room, to: kid.connection)?.you?.standing)
+            let again = room.newConnection()
+            room.apply(.hello(again, .rejoin(token: kid.token), at: room.now))
+            let welcomed = try #require(room.messages(to: again).compactMap { if case .welcome(let w) = $0 { w.room.you } else { nil } }.first)
+            #expect(welcomed.rank == revealed.rank, "\(names[index])")
+            #expect(welcomed.ahead == revealed.ahead, "\(names[index])")
+            checked += 1
+        }
+        #expect(checked == 22)
+    }
+
     @Test func theProjectorGetsNoAnswerGridUnlessTheTeacherTurnsItOn() throws {
         var (room, kids) = try self.room(children: ["Ana", "Ben"])
         let dashboard = room.dashboard()

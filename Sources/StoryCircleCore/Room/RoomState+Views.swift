@@ -41,9 +41,27 @@ extension RoomState {
             .map { (rank: $0.rank, index: $0.player) }
     }
 
-    /// A player's rank without sorting everyone: one more than the number of players ahead of them.
-    func rank(of player: Player) -> Int {
-        1 + players.count { !$0.kicked && $0.score > player.score }
+    /// A player's rank (one more than the number of players ahead of them) and the place just ahead, in one
+    /// pass and without sorting everyone. A welcome computes it for every child who joins, so the pass reads
+    /// two fields of each player in place: iterating copied each whole `Player`, which made a class of
+    /// thousands joining quadratic in copies (docs/performance.md, "Joining").
+    func place(of player: Player) -> (rank: Int, ahead: PlaceAhead?) {
+        // Points are added only when a question is concluded: before that, nobody is ahead of anybody.
+        guard concluded > 0 else { return (1, nil) }
+        let score = player.score
+        return players.withUnsafeBufferPointer { players in
+            var ahead = 0
+            var best: Int?
+            for index in players.indices where !players[index].kicked && players[index].score > score {
+                ahead += 1
+                guard let current = best else { best = index; continue }
+                let other = players[index].score, currentScore = players[current].score
+                if other < currentScore || (other == currentScore && players[index].sortName < players[current].sortName) {
+                    best = index
+                }
+            }
+            return (1 + ahead, best.map { PlaceAhead(nickname: players[$0].nickname, points: players[$0].score - score) })
+        }
     }
 
     func results(of player: Player) -> [QuestionOutcome] {
@@ -54,16 +72,8 @@ extension RoomState {
         PlayerStanding(score: player.score, rank: rank, streak: player.streak, results: results(of: player), ahead: ahead)
     }
 
-    /// One player's place ahead, without sorting everyone.
-    func placeAhead(of player: Player) -> PlaceAhead? {
-        var best: Player?
-        for other in players where !other.kicked && other.score > player.score {
-            guard let current = best else { best = other; continue }
-            if other.score < current.score || (other.score == current.score && other.sortName < current.sortName) {
-                best = other
-            }
-        }
-        return best.map { PlaceAhead(nickname: $0.nickname, points: $0.score - player.score) }
+    func standing(of player: Player, place: (rank: Int, ahead: PlaceAhead?)) -> PlayerStanding {
+        standing(of: player, rank: place.rank, ahead: place.ahead)
     }
 
     /// For each position of `ranked` (sorted by score, highest first), the first player of the nearest
@@ -171,11 +181,11 @@ extension RoomState {
             let podium = podium(ranked)
             snapshot.finished = player == nil
                 ? Finished(podium: podium.entries, podiumMore: podium.more, you: nil, entries: entries(ranked[...], includeResults: showsResults(to: role)))
-                : Finished(podium: podium.entries, podiumMore: podium.more, you: player.map { standing(of: $0, rank: rank(of: $0), ahead: placeAhead(of: $0)) }, entries: nil)
+                : Finished(podium: podium.entries, podiumMore: podium.more, you: player.map { standing(of: $0, place: place(of: $0)) }, entries: nil)
         }
         if role == .teacher { snapshot.schoolClass = rosterView }
         if let player {
-            snapshot.you = standing(of: player, rank: rank(of: player), ahead: placeAhead(of: player))
+            snapshot.you = standing(of: player, place: place(of: player))
         } else {
             snapshot.players = lobby().players
             snapshot.scoreboard = board(includeResults: showsResults(to: role))
@@ -189,9 +199,10 @@ extension RoomState {
         guard let player else {
             return revealMessage(of: index, distribution: distribution(of: index), top: entries(ranked[...], includeResults: showsResults(to: role)), for: nil, rank: 0, ahead: nil)
         }
+        let place = place(of: player)
         return revealMessage(
             of: index, distribution: distribution(of: index), top: entries(ranked.prefix(timing.topCount), includeResults: false),
-            for: player, rank: rank(of: player), ahead: placeAhead(of: player)
+            for: player, rank: place.rank, ahead: place.ahead
         )
     }
 
