@@ -76,6 +76,24 @@ def visible(driver, selector):
     return elements[0] if elements and elements[0].is_displayed() else None
 
 
+def record_texts(driver, selector):
+    """From now on keeps every text the element at `selector` shows ("" while hidden), each message's
+    drawing in turn: a line shown for less than a poll (progress that completes quickly) is still seen.
+    `shown_texts` reads them."""
+    driver.execute_script("""
+        const [selector] = arguments;
+        const element = document.querySelector(selector);
+        const now = () => element.hidden ? "" : element.textContent;
+        const shown = ((window.__shownTexts ??= {})[selector] = [now()]);
+        new MutationObserver(() => shown.push(now())).observe(element,
+            { childList: true, characterData: true, subtree: true, attributes: true, attributeFilter: ["hidden"] });
+    """, selector)
+
+
+def shown_texts(driver, selector):
+    return driver.execute_script("return (window.__shownTexts ?? {})[arguments[0]] ?? null", selector)
+
+
 def join_screen(driver, expected="form", timeout=30):
     """Waits until the child page opened from a room's link has settled its join screen, and checks it is
     `expected` ("form": the nickname field; "picker": a class's names). The page first asks the room for its

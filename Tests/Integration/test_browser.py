@@ -524,6 +524,8 @@ def test_a_wrong_room_code_is_a_friendly_sentence_with_a_way_forward(server, bro
     axe(child, "phone-join")
     screenshot(child, "phone-join")
     child.find_element(By.ID, "room-code").send_keys("999999")
+    # A whole code asks the room for its names, the form hidden until the answer (here: no such room).
+    join_screen(child)
     child.find_element(By.ID, "random-name").click()
     assert child.find_element(By.ID, "nickname").get_attribute("value")
     child.find_element(By.ID, "join-button").click()

@@ -18,17 +18,19 @@ from conftest import join, screen
 
 
 def tab_to(driver, target, limit=300):
-    """Presses Tab (Shift-Tab with `back`) until the element matching `target` has the focus, as a teacher
-    without a mouse would."""
+    """Presses Tab until the element with the id `target` has the focus, as a teacher without a mouse would."""
     for _ in range(limit):
         try:
             active = driver.switch_to.active_element
             if active.get_attribute("id") == target:
                 return active
-            active.send_keys(Keys.TAB)
         except StaleElementReferenceException:
             # The element that had the focus was drawn anew (the sentences after a validation): ask again.
             continue
+        # The key goes to whatever has the focus, as a keyboard's does. Sent to the element found above, it
+        # would first be checked as one that can be typed into, and a focused element WebDriver does not
+        # count as interactable ("element not interactable", seen on a loaded machine) failed the test.
+        ActionChains(driver).send_keys(Keys.TAB).perform()
     raise AssertionError(f"Tab never reached #{target}")
 
 
