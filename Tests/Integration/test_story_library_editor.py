@@ -17,21 +17,28 @@ from browser_support import PHONE, PROJECTOR, TEACHER, axe, browsers, plain, scr
 from conftest import join, screen
 
 
-def tab_to(driver, target, limit=300):
-    """Presses Tab until the element with the id `target` has the focus, as a teacher without a mouse would."""
+def tab_until(driver, reached, what, limit=300):
+    """Presses Tab until the element with the focus is one `reached` accepts, as a teacher without a mouse
+    would, and returns it."""
     for _ in range(limit):
         try:
             active = driver.switch_to.active_element
-            if active.get_attribute("id") == target:
+            if reached(active):
                 return active
         except StaleElementReferenceException:
             # The element that had the focus was drawn anew (the sentences after a validation): ask again.
             continue
-        # The key goes to whatever has the focus, as a keyboard's does. Sent to the element found above, it
-        # would first be checked as one that can be typed into, and a focused element WebDriver does not
-        # count as interactable ("element not interactable", seen on a loaded machine) failed the test.
+        # The key goes to the page, to whatever has the focus, as a keyboard's does. Sent to an element, it
+        # would first be checked as one that can be typed into (a focused one WebDriver did not count as
+        # interactable failed the test on a loaded machine), and on the import button's file field keys
+        # would name a file.
         ActionChains(driver).send_keys(Keys.TAB).perform()
-    raise AssertionError(f"Tab never reached #{target}")
+    raise AssertionError(f"Tab never reached {what}")
+
+
+def tab_to(driver, target, limit=300):
+    """Presses Tab until the element with the id `target` has the focus."""
+    return tab_until(driver, lambda active: active.get_attribute("id") == target, f"#{target}", limit)
 
 
 def typed(driver, target, words):
@@ -106,11 +113,7 @@ def test_a_teacher_writes_a_story_with_the_keyboard_listens_saves_and_a_child_he
     # Listen: the server reads the sentence through its audio cache; the page plays the MP3.
     tab_to(driver, "edit-title")
     listen = driver.find_element(By.CSS_SELECTOR, "#edit-sentences [data-sentence='1']")
-    for _ in range(200):
-        if driver.switch_to.active_element == listen:
-            break
-        driver.switch_to.active_element.send_keys(Keys.TAB)
-    assert driver.switch_to.active_element == listen
+    tab_until(driver, lambda active: active == listen, "the sentence's listen button", limit=200)
     listen.send_keys(Keys.ENTER)
     heard = wait(driver, lambda d: d.execute_script("return window.storycircle.listened[0]"), message="the sentence is read")
     assert heard["sentence"] == "The wind took it up high!" and heard["audio"].endswith(".mp3")
@@ -148,12 +151,7 @@ def test_a_teacher_writes_a_story_with_the_keyboard_listens_saves_and_a_child_he
     tab_to(driver, "editor-back").send_keys(Keys.ENTER)
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f".library-story[data-story='{story_id}']"), message="the library lists it")
     start = driver.find_element(By.CSS_SELECTOR, f".library-story[data-story='{story_id}'] [data-action=start]")
-    # Tab goes to the page, not to an element: on the import button's file field, keys would name a file.
-    for _ in range(300):
-        if driver.switch_to.active_element == start:
-            break
-        ActionChains(driver).send_keys(Keys.TAB).perform()
-    assert driver.switch_to.active_element == start
+    tab_until(driver, lambda active: active == start, "the story's start button")
     start.send_keys(Keys.ENTER)
     started = wait(driver, lambda d: visible(d, "#room-started"), message="the room is ready")
     code = plain(started.find_element(By.ID, "room-started-title").text)[-6:]
