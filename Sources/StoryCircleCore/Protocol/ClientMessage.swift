@@ -122,15 +122,25 @@ public enum ClientMessage: Sendable, Equatable {
     /// Decodes one text frame, or explains exactly what is wrong with it: by `QuickJSON` when it can
     /// read the frame, otherwise by Foundation. The two give the same answer for every frame (the
     /// fuzzer compares them); only the time differs.
+    ///
+    /// Inlinable so that the server's call (with `[UInt8]`) is specialised where it is made: unspecialised,
+    /// every frame went through the generic collection's witness table and its metadata.
+    @inlinable
     public static func decode(_ bytes: some Collection<UInt8>) -> Result<ClientMessage, RoomError> {
         decodeQuickly(bytes) ?? decodeWithFoundation(bytes)
     }
 
     /// The frame decoded by `QuickJSON`, or `nil` when it leaves the frame to Foundation (anything but
     /// a plain JSON object, and anything it is unsure of).
+    @inlinable
     public static func decodeQuickly(_ bytes: some Collection<UInt8>) -> Result<ClientMessage, RoomError>? {
-        let parsed = bytes.withContiguousStorageIfAvailable { QuickJSON.object($0) }
-        guard let object = parsed ?? Array(bytes).withUnsafeBufferPointer({ QuickJSON.object($0) }) else { return nil }
+        if let decoded = bytes.withContiguousStorageIfAvailable({ decodeQuickly(contiguous: $0) }) { return decoded }
+        return Array(bytes).withUnsafeBufferPointer { decodeQuickly(contiguous: $0) }
+    }
+
+    @usableFromInline
+    static func decodeQuickly(contiguous bytes: UnsafeBufferPointer<UInt8>) -> Result<ClientMessage, RoomError>? {
+        guard let object = QuickJSON.object(bytes) else { return nil }
         return Result { () throws(RoomError) in try message(from: Fields(object)) }
     }
 

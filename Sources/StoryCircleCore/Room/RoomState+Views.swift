@@ -65,7 +65,11 @@ extension RoomState {
     }
 
     func results(of player: Player) -> [QuestionOutcome] {
-        (0..<concluded).map { player.outcomes[$0] ?? .missed }
+        results(player.outcomes)
+    }
+
+    private func results(_ outcomes: [Int: QuestionOutcome]) -> [QuestionOutcome] {
+        (0..<concluded).map { outcomes[$0] ?? .missed }
     }
 
     func standing(of player: Player, rank: Int, ahead: PlaceAhead?) -> PlayerStanding {
@@ -103,15 +107,19 @@ extension RoomState {
         role == .teacher || settings.answerGrid
     }
 
+    /// Reads each player's fields in place: taking `players[index]` as a value copies the whole `Player`
+    /// (strings, arrays, a dictionary), for every child of every screen's board a few times a second.
     func entries(_ ranked: ArraySlice<(rank: Int, index: Int)>, includeResults: Bool, answered question: Int? = nil) -> [ScoreboardEntry] {
-        ranked.map { rank, index in
-            let player = players[index]
-            return ScoreboardEntry(
-                rank: rank, id: player.id, nickname: player.nickname, score: player.score, streak: player.streak,
-                connected: player.connection != nil,
-                answered: question.map { answers[$0][player.id] != nil },
-                results: includeResults ? results(of: player) : []
-            )
+        let answered = question.map { answers[$0] }
+        return players.withUnsafeBufferPointer { players in
+            ranked.map { rank, index in
+                ScoreboardEntry(
+                    rank: rank, id: players[index].id, nickname: players[index].nickname, score: players[index].score,
+                    streak: players[index].streak, connected: players[index].connection != nil,
+                    answered: answered.map { $0[players[index].id] != nil },
+                    results: includeResults ? results(players[index].outcomes) : []
+                )
+            }
         }
     }
 
