@@ -58,41 +58,68 @@ public enum ClientMessage: Sendable, Equatable {
         var member: String?
         var settings: RoomSettingsPatch?
 
-        init(_ object: [String: JSONValue]) throws(RoomError) {
-            func present(_ key: String) -> JSONValue? {
-                guard let value = object[key], value != .null else { return nil }
-                return value
+        /// The fields a message can have, in the order they are checked (the first wrong one is the error).
+        private enum Name: Int, CaseIterable {
+            case type, room, nickname, token, question, option, id, clientTime, rtt, command, player, member, settings
+
+            init?(_ key: String) {
+                switch key {
+                case "type": self = .type
+                case "room": self = .room
+                case "nickname": self = .nickname
+                case "token": self = .token
+                case "question": self = .question
+                case "option": self = .option
+                case "id": self = .id
+                case "clientTime": self = .clientTime
+                case "rtt": self = .rtt
+                case "command": self = .command
+                case "player": self = .player
+                case "member": self = .member
+                case "settings": self = .settings
+                default: return nil
+                }
             }
-            func string(_ key: String) throws(RoomError) -> String? {
-                guard let value = present(key) else { return nil }
-                guard case .string(let text) = value else { throw wrongType(key) }
+        }
+
+        init(_ object: [String: JSONValue]) throws(RoomError) {
+            // One pass over the object's few members, rather than a hashed lookup for each of the thirteen
+            // names: a frame usually has two to four members, and the lookups were most of reading it.
+            var slots = [JSONValue?](repeating: nil, count: Name.allCases.count)
+            for (key, value) in object where value != .null {
+                if let name = Name(key) { slots[name.rawValue] = value }
+            }
+            func present(_ name: Name) -> JSONValue? { slots[name.rawValue] }
+            func string(_ name: Name) throws(RoomError) -> String? {
+                guard let value = present(name) else { return nil }
+                guard case .string(let text) = value else { throw wrongType("\(name)") }
                 return text
             }
-            func number(_ key: String) throws(RoomError) -> Double? {
-                guard let value = present(key) else { return nil }
-                guard case .number(let number) = value else { throw wrongType(key) }
+            func number(_ name: Name) throws(RoomError) -> Double? {
+                guard let value = present(name) else { return nil }
+                guard case .number(let number) = value else { throw wrongType("\(name)") }
                 return number
             }
-            func integer(_ key: String) throws(RoomError) -> Int? {
-                guard let value = try number(key) else { return nil }
+            func integer(_ name: Name) throws(RoomError) -> Int? {
+                guard let value = try number(name) else { return nil }
                 guard let integer = Int(exactly: value) else {
-                    throw RoomError(.invalidMessage, "The \"\(key)\" field must be a whole number.")
+                    throw RoomError(.invalidMessage, "The \"\(name)\" field must be a whole number.")
                 }
                 return integer
             }
-            type = try string("type")
-            room = try string("room")
-            nickname = try string("nickname")
-            token = try string("token")
-            question = try integer("question")
-            option = try integer("option")
-            id = try integer("id")
-            clientTime = try number("clientTime")
-            rtt = try integer("rtt")
-            command = try string("command")
-            player = try string("player")
-            member = try string("member")
-            if let value = present("settings") {
+            type = try string(.type)
+            room = try string(.room)
+            nickname = try string(.nickname)
+            token = try string(.token)
+            question = try integer(.question)
+            option = try integer(.option)
+            id = try integer(.id)
+            clientTime = try number(.clientTime)
+            rtt = try integer(.rtt)
+            command = try string(.command)
+            player = try string(.player)
+            member = try string(.member)
+            if let value = present(.settings) {
                 do {
                     settings = try JSONDecoder().decode(RoomSettingsPatch.self, from: JSONEncoder().encode(value))
                 } catch let error as DecodingError {
