@@ -86,6 +86,32 @@ struct ClientMessageDecodingTests {
         expectSameAnswer(Array(text.utf8))
     }
 
+    /// QuickJSON finds a duplicate key by walking the members read so far, so it leaves objects of many
+    /// members to Foundation (a frame of thousands of keys must not cost their square); up to the limit it
+    /// reads them, at the top and nested, with a duplicate among them or not.
+    @Test func objectsOfManyMembersAreLeftToFoundationAndReadTheSame() {
+        func frame(_ count: Int, nested: Bool = false, duplicate: Bool = false) -> [UInt8] {
+            var members = (0..<count).map { #""k\#($0)":\#($0)"# }
+            if duplicate { members.append(#""k0":1"#) }
+            let object = "{" + members.joined(separator: ",") + "}"
+            let text = nested ? #"{"type":"ping","extra":\#(object)}"# : #"{"type":"ping","id":7,"# + object.dropFirst()
+            return Array(text.utf8)
+        }
+        for count in [29, 30, 31, 32, 33, 200, 5_000] {
+            for nested in [false, true] {
+                for duplicate in [false, true] {
+                    expectSameAnswer(frame(count, nested: nested, duplicate: duplicate), "\(count) nested \(nested) duplicate \(duplicate)")
+                }
+            }
+        }
+        #expect(ClientMessage.decodeQuickly(frame(30)) != nil)
+        #expect(ClientMessage.decodeQuickly(frame(31, nested: true)) != nil)
+        #expect(ClientMessage.decodeQuickly(frame(31)) == nil)
+        #expect(ClientMessage.decodeQuickly(frame(33, nested: true)) == nil)
+        #expect(ClientMessage.decodeQuickly(frame(5_000)) == nil)
+        #expect(ClientMessage.decodeQuickly(frame(20, duplicate: true)) == nil)
+    }
+
     @Test func invalidUTF8AndStrayBytesAreLeftToFoundation() {
         let prefix = Array(#"{"type":"join","room":"1","nickname":""#.utf8)
         let suffix = Array(#""}"#.utf8)

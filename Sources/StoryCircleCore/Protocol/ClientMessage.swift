@@ -82,11 +82,12 @@ public enum ClientMessage: Sendable, Equatable {
             }
         }
 
-        init(_ object: [String: JSONValue]) throws(RoomError) {
+        /// From the message's members (keys all different), in any order.
+        init(_ members: some Sequence<(key: String, value: JSONValue)>) throws(RoomError) {
             // One pass over the object's few members, rather than a hashed lookup for each of the thirteen
             // names: a frame usually has two to four members, and the lookups were most of reading it.
             var slots = [JSONValue?](repeating: nil, count: Name.allCases.count)
-            for (key, value) in object where value != .null {
+            for (key, value) in members where value != .null {
                 if let name = Name(key) { slots[name.rawValue] = value }
             }
             func present(_ name: Name) -> JSONValue? { slots[name.rawValue] }
@@ -167,8 +168,8 @@ public enum ClientMessage: Sendable, Equatable {
 
     @usableFromInline
     static func decodeQuickly(contiguous bytes: UnsafeBufferPointer<UInt8>) -> Result<ClientMessage, RoomError>? {
-        guard let object = QuickJSON.object(bytes) else { return nil }
-        return Result { () throws(RoomError) in try message(from: Fields(object)) }
+        guard let members = QuickJSON.members(bytes) else { return nil }
+        return Result { () throws(RoomError) in try message(from: Fields(members)) }
     }
 
     /// The frame decoded by Foundation's `JSONDecoder`: the reference, and the answer for every frame

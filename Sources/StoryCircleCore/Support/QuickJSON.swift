@@ -4,21 +4,24 @@
 /// It reads only what it is sure of: a top-level object of plain JSON, as RFC 8259 has it. At the first
 /// thing it is not sure of — anything malformed, but also a byte-order mark, a trailing comma, a
 /// duplicate key, an exponent, a number longer than 40 characters, an escaped lone surrogate, invalid
-/// UTF-8, nesting deeper than 32 — it gives up (`nil`), and the caller asks Foundation, whose answer
+/// UTF-8, nesting deeper than 32, an object of more than 32 members — it gives up (`nil`), and the caller asks Foundation, whose answer
 /// (including its quirks: it accepts trailing commas and a BOM, keeps the first of duplicate keys,
 /// refuses numbers that overflow a `Double`) is then the answer. So whatever it returns is what
 /// `JSONDecoder` would have read, which `ClientMessageFuzz` checks on every input it makes up.
 enum QuickJSON {
-    static func object(_ bytes: UnsafeBufferPointer<UInt8>) -> [String: JSONValue]? {
+    /// The top-level object's members in the order written, keys all different. A client's frame has two to
+    /// four of them: reading them as a list costs none of a dictionary's allocation and hashing.
+    static func members(_ bytes: UnsafeBufferPointer<UInt8>) -> [(key: String, value: JSONValue)]? {
         var reader = Reader(bytes: bytes)
         reader.skipSpace()
-        guard reader.peek == UInt8(ascii: "{"), case .object(let object)? = reader.value(depth: 0) else { return nil }
+        guard let members = reader.members(depth: 0) else { return nil }
         reader.skipSpace()
-        return reader.atEnd ? object : nil
+        return reader.atEnd ? members : nil
     }
 
     private static let maximumDepth = 32
     private static let maximumNumberLength = 40
+    private static let maximumMembers = 32
 
     private struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
@@ -49,17 +52,7 @@ enum QuickJSON {
             guard let first = peek else { return nil }
             switch first {
             case UInt8(ascii: "{"):
-                guard depth < QuickJSON.maximumDepth else { return nil }
-                index += 1
-                var object: [String: JSONValue] = [:]
-                if take(UInt8(ascii: "}")) { return .object(object) }
-                repeat {
-                    skipSpace()
-                    guard peek == UInt8(ascii: "\""), let key = string(), take(UInt8(ascii: ":")), let value = value(depth: depth + 1) else { return nil }
-                    // Foundation keeps the first of two equal keys; rare enough to leave to it.
-                    guard object.updateValue(value, forKey: key) == nil else { return nil }
-                } while take(UInt8(ascii: ","))
-                return take(UInt8(ascii: "}")) ? .object(object) : nil
+                return members(depth: depth).map { .object(Dictionary(uniqueKeysWithValues: $0)) }
             case UInt8(ascii: "["):
                 guard depth < QuickJSON.maximumDepth else { return nil }
                 index += 1
@@ -83,6 +76,23 @@ enum QuickJSON {
             default:
                 return nil
             }
+        }
+
+        /// An object (the reader at its `{`), as its members in the order written.
+        mutating func members(depth: Int) -> [(key: String, value: JSONValue)]? {
+            guard peek == UInt8(ascii: "{"), depth < QuickJSON.maximumDepth else { return nil }
+            index += 1
+            var members: [(key: String, value: JSONValue)] = []
+            if take(UInt8(ascii: "}")) { return members }
+            repeat {
+                skipSpace()
+                guard peek == UInt8(ascii: "\""), let key = string(), take(UInt8(ascii: ":")), let value = value(depth: depth + 1) else { return nil }
+                // Foundation keeps the first of two equal keys; rare enough to leave to it. The check is a
+                // walk over the members so far, so an object of more than a few dozen goes to Foundation too.
+                guard members.count < QuickJSON.maximumMembers, !members.contains(where: { $0.key == key }) else { return nil }
+                members.append((key, value))
+            } while take(UInt8(ascii: ","))
+            return take(UInt8(ascii: "}")) ? members : nil
         }
 
         mutating func literal(_ word: StaticString) -> Bool {
