@@ -160,13 +160,38 @@ extension RoomState {
     }
 
     static func allowedCommands(phase: RoomPhase, locked: Bool) -> [String] {
+        allowedByKey[CommandsKey(phase: phase.name, paused: phase.isPaused, locked: locked)] ?? listAllowed(phase: phase, locked: locked)
+    }
+
+    /// What `plan` allows: every command planned in turn, most of them refused.
+    private static func listAllowed(phase: RoomPhase, locked: Bool) -> [String] {
         TeacherCommand.representatives.compactMap { command in
             (try? plan(command, phase: phase, locked: locked)) == nil ? nil : command.name
         }
     }
 
+    /// `listAllowed` for every `CommandsKey`, worked out once. `plan` depends on nothing more, and listing
+    /// builds a refusal (its words included) for most commands: done for every pause and resume of every
+    /// room, it was a third of a room's work for a teacher's command.
+    private static let allowedByKey: [CommandsKey: [String]] = {
+        let start = ServerTime(milliseconds: 0)
+        let phases: [RoomPhase] = [
+            .lobby, .preparing(ready: 0, total: 1), .failed(.notReadyAfterRestart),
+            .narrating(NarrationRun(sentence: 0, startedAt: start)), .narrating(NarrationRun(sentence: 0, startedAt: start, pausedAt: start)),
+            .question(QuestionRun(index: 0, opensAt: start)), .question(QuestionRun(index: 0, opensAt: start, pausedAt: start)),
+            .reveal(question: 0), .finished,
+        ]
+        var table: [CommandsKey: [String]] = [:]
+        for phase in phases {
+            for locked in [false, true] {
+                table[CommandsKey(phase: phase.name, paused: phase.isPaused, locked: locked)] = listAllowed(phase: phase, locked: locked)
+            }
+        }
+        return table
+    }()
+
     /// All that `allowedCommands` depends on, cheap to read: the list can have changed only if this has.
-    struct CommandsKey: Equatable {
+    struct CommandsKey: Hashable {
         var phase: PhaseName
         var paused: Bool
         var locked: Bool
