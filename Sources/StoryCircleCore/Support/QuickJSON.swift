@@ -4,10 +4,11 @@
 /// It reads only what it is sure of: a top-level object of plain JSON, as RFC 8259 has it. At the first
 /// thing it is not sure of — anything malformed, but also a byte-order mark, a trailing comma, a
 /// duplicate key, an exponent, a number longer than 40 characters, an escaped lone surrogate, invalid
-/// UTF-8, nesting deeper than 32, an object of more than 32 members — it gives up (`nil`), and the caller asks Foundation, whose answer
-/// (including its quirks: it accepts trailing commas and a BOM, keeps the first of duplicate keys,
-/// refuses numbers that overflow a `Double`) is then the answer. So whatever it returns is what
-/// `JSONDecoder` would have read, which `ClientMessageFuzz` checks on every input it makes up.
+/// UTF-8, nesting deeper than 32, an object of more than 32 members — it gives up (`nil`), and the
+/// caller asks Foundation, whose answer (including its quirks: it accepts trailing commas and a BOM,
+/// keeps the first of duplicate keys, refuses numbers that overflow a `Double`) is then the answer. So
+/// whatever it returns is what `JSONDecoder` would have read, which `ClientMessageFuzz` checks on every
+/// input it makes up.
 enum QuickJSON {
     /// The top-level object's members in the order written, keys all different. A client's frame has two to
     /// four of them: reading them as a list costs none of a dictionary's allocation and hashing.
