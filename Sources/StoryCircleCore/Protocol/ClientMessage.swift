@@ -62,33 +62,17 @@ public enum ClientMessage: Sendable, Equatable {
         private enum Name: Int, CaseIterable {
             case type, room, nickname, token, question, option, id, clientTime, rtt, command, player, member, settings
 
-            init?(_ key: String) {
-                switch key {
-                case "type": self = .type
-                case "room": self = .room
-                case "nickname": self = .nickname
-                case "token": self = .token
-                case "question": self = .question
-                case "option": self = .option
-                case "id": self = .id
-                case "clientTime": self = .clientTime
-                case "rtt": self = .rtt
-                case "command": self = .command
-                case "player": self = .player
-                case "member": self = .member
-                case "settings": self = .settings
-                default: return nil
-                }
-            }
+            /// Each case by the key a client writes for it, which is the case's own name.
+            static let byKey = Dictionary(uniqueKeysWithValues: allCases.map { ("\($0)", $0) })
         }
 
         /// From the message's members (keys all different), in any order.
         init(_ members: some Sequence<(key: String, value: JSONValue)>) throws(RoomError) {
-            // One pass over the object's few members, rather than a hashed lookup for each of the thirteen
-            // names: a frame usually has two to four members, and the lookups were most of reading it.
+            // One lookup per member of the object (a frame has two to four), rather than one for each of
+            // the thirteen names, which was most of reading it.
             var slots = [JSONValue?](repeating: nil, count: Name.allCases.count)
             for (key, value) in members where value != .null {
-                if let name = Name(key) { slots[name.rawValue] = value }
+                if let name = Name.byKey[key] { slots[name.rawValue] = value }
             }
             func present(_ name: Name) -> JSONValue? { slots[name.rawValue] }
             func string(_ name: Name) throws(RoomError) -> String? {
