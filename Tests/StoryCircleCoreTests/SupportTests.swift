@@ -52,9 +52,38 @@ struct NicknameTests {
         #expect(Nickname.normalize("\t\t)\t\t\u{0301}") == .failure(.invalidCharacters))
         #expect(Nickname.normalize("Ana\n\u{1F3FB}") == .failure(.invalidCharacters), "a skin tone with no one to colour")
         #expect(Nickname.normalize("Ana\t\u{200D}Bel") == .failure(.invalidCharacters))
+        // U+FF9E (a halfwidth voiced sound mark) is a letter by category but extends the character before
+        // it: after a tab it stood alone, and joined the space the tab became (the fuzzer's ":\t\u{FF9E}").
+        #expect(Nickname.normalize(":\t\u{FF9E}\u{FFFD}") == .failure(.invalidCharacters))
+        #expect(Nickname.normalize("\u{FF76}\u{FF9E}") == .success("\u{FF76}\u{FF9E}"), "after its kana it is part of the letter")
+        // A sign that joins the character *after* it (Malayalam's dot reph) would hold a space inside one
+        // character, which collapsing can neither trim nor merge; so would an accent written on a space.
+        #expect(Nickname.normalize("\u{0D4E}  x") == .failure(.invalidCharacters))
+        #expect(Nickname.normalize("Ana\u{0D4E}\tBel") == .failure(.invalidCharacters))
+        #expect(Nickname.normalize("a \u{0301}b") == .failure(.invalidCharacters))
+        #expect(Nickname.normalize("Ana\r\nBel") == .success("Ana Bel"), "a line break of two scalars is white space")
         // Blank *spaces* of every width are white space: trimmed, collapsed, and a name of nothing else is empty.
         #expect(Nickname.normalize("\u{3000}\u{2003}\u{00A0}") == .failure(.empty))
         #expect(Nickname.normalize("\u{3000}Ana\u{2002}\u{2009}Bel\u{3000}") == .success("Ana Bel"))
+    }
+
+    /// What the fuzzer checks, over names made from the pieces that have broken the rule before: white
+    /// space of each kind next to scalars that join the character before or after them.
+    @Test func anAcceptedNameIsItsOwnNormalForm() {
+        let pieces = [
+            "a", "Ana", ":", ")", "\u{FF76}", "한", "👩", " ", "  ", "\t", "\n", "\r\n", "\u{3000}", "\u{00A0}",
+            "\u{0301}", "\u{FF9E}", "\u{0D4E}", "\u{0E31}", "\u{093F}", "\u{200D}", "\u{FE0F}", "\u{1F3FB}", "\u{FFFD}",
+        ]
+        var random = SeededRandom(seed: 23)
+        var accepted = 0
+        for _ in 0..<20_000 {
+            let raw = (0..<Int.random(in: 1...6, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+            guard case .success(let name) = Nickname.normalize(raw) else { continue }
+            accepted += 1
+            #expect(Nickname.normalize(name) == .success(name), "\(raw.unicodeScalars.map { String($0.value, radix: 16) })")
+            #expect(!name.contains("  ") && name.first?.isWhitespace == false && name.last?.isWhitespace == false)
+        }
+        #expect(accepted > 1_000, "the pieces make enough acceptable names to say something")
     }
 
     @Test func keepsEmojiAndMarkupAsText() {

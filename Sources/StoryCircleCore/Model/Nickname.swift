@@ -40,6 +40,13 @@ public enum Nickname {
         // normalised again to ")").
         if raw.contains(where: startsDetached) { return .failure(.invalidCharacters) }
         let collapsed = SentenceSplitter.collapsingWhitespace(raw)
+        // A sign that joins a neighbour across white space (a prepended sign before a space, an accent
+        // after one) makes a character that is neither a space nor ink: collapsing would keep or drop it
+        // whole, and the name would not be its own normal form. Checked after collapsing too, where a
+        // space put in for a tab can first meet such a sign.
+        if raw.contains(where: mixesWhitespace) || collapsed.contains(where: mixesWhitespace) {
+            return .failure(.invalidCharacters)
+        }
         if collapsed.isEmpty { return .failure(.empty) }
         if collapsed.count > maximumLength { return .failure(.tooLong(collapsed.count)) }
         guard collapsed.contains(where: isVisible) else { return .failure(.invalidCharacters) }
@@ -54,6 +61,7 @@ public enum Nickname {
         if raw.unicodeScalars.contains(where: { !collapsibleControls.contains($0) && isInvisible($0) }) { return true }
         if raw.contains(where: startsDetached) { return true }
         let collapsed = SentenceSplitter.collapsingWhitespace(raw)
+        if raw.contains(where: mixesWhitespace) || collapsed.contains(where: mixesWhitespace) { return true }
         return !collapsed.isEmpty && !collapsed.contains(where: isVisible)
     }
 
@@ -136,15 +144,29 @@ public enum Nickname {
         0x1D159,  // MUSICAL SYMBOL NULL NOTEHEAD
     ]
 
-    /// A character that begins with a combining mark, a joiner, a variation selector or a skin-tone
-    /// modifier: scalars that only mean something after another.
+    /// A character that begins with a combining mark, a joiner, a variation selector, a skin-tone
+    /// modifier or any other scalar Unicode extends the character before with (Grapheme_Extend, such as
+    /// U+FF9E HALFWIDTH KATAKANA VOICED SOUND MARK, a letter by category): scalars that only mean
+    /// something after another.
     private static func startsDetached(_ character: Character) -> Bool {
         guard let first = character.unicodeScalars.first else { return false }
         if first.value == 0x200D || (0xFE00...0xFE0F).contains(first.value) || (0x1F3FB...0x1F3FF).contains(first.value) { return true }
+        if first.properties.isGraphemeExtend { return true }
         switch first.properties.generalCategory {
         case .nonspacingMark, .spacingMark, .enclosingMark: return true
         default: return false
         }
+    }
+
+    /// A character made of white space and something else (`" \u{301}"`, `"\u{0D4E} "`); `"\r\n"`, all
+    /// white space, is not one.
+    private static func mixesWhitespace(_ character: Character) -> Bool {
+        var space = false
+        var other = false
+        for scalar in character.unicodeScalars {
+            if scalar.properties.isWhitespace { space = true } else { other = true }
+        }
+        return space && other
     }
 
     /// A character that puts ink on the screen.
