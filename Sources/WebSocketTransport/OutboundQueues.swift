@@ -318,6 +318,11 @@ package final class OutboundQueues: Sendable {
         }
     }
 
+    /// Whether `queue` is open with nothing queued: a frame for it can be written at once.
+    func isIdle(_ queue: Queue) -> Bool {
+        state.withLock { _ in !queue.killed && queue.close == nil && queue.pending == 0 }
+    }
+
     /// The next thing to write for a queue the caller holds (the service thread's fast path).
     func next(from queue: Queue) -> Next {
         state.withLock { _ in Self.pop(queue) }

@@ -18,6 +18,8 @@ public final class TransportMetrics: Sendable {
         public var httpRequests: Int
         /// Writes made where the service thread was woken, without a WRITEABLE callback (the one-frame path).
         public var writesAtWakeup: Int
+        /// Writes made where a room on the service thread sent, nothing being queued (`writeAtSend`).
+        public var writesAtSend: Int
         /// Frames that went out in a write with others (`coalesceWrites`).
         public var framesCoalesced: Int
     }
@@ -40,6 +42,7 @@ public final class TransportMetrics: Sendable {
     let idleHangUps = Atomic<Int>(0)
     let httpRequests = Atomic<Int>(0)
     let writesAtWakeup = Atomic<Int>(0)
+    let writesAtSend = Atomic<Int>(0)
     let framesCoalesced = Atomic<Int>(0)
 
     public var snapshot: Snapshot {
@@ -58,6 +61,7 @@ public final class TransportMetrics: Sendable {
             idleHangUps: idleHangUps.load(ordering: .relaxed),
             httpRequests: httpRequests.load(ordering: .relaxed),
             writesAtWakeup: writesAtWakeup.load(ordering: .relaxed),
+            writesAtSend: writesAtSend.load(ordering: .relaxed),
             framesCoalesced: framesCoalesced.load(ordering: .relaxed)
         )
     }

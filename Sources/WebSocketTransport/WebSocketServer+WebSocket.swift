@@ -74,8 +74,7 @@ extension WebSocketServer {
     /// after this write and the close that ends a queue.
     func writeAtWakeup(_ connection: Connection) {
         let wsi = connection.wsi
-        guard !connection.pingDue, !connection.closeFrameSent, !connection.peerSentClose, !connection.state.closing,
-              lws_get_close_length(wsi) == 0, lws_partial_buffered(wsi) == 0 else {
+        guard canWriteAtOnce(connection) else {
             lws_callback_on_writable(wsi)
             return
         }
@@ -91,6 +90,63 @@ extension WebSocketServer {
         case .nothing:
             break
         }
+    }
+
+    /// Nothing that lws or the connection must write or settle first: a frame can go out outside WRITEABLE.
+    private func canWriteAtOnce(_ connection: Connection) -> Bool {
+        let wsi = connection.wsi
+        return !connection.pingDue && !connection.closeFrameSent && !connection.peerSentClose && !connection.state.closing
+            && lws_get_close_length(wsi) == 0 && lws_partial_buffered(wsi) == 0
+    }
+
+    /// The one-frame path for a room on the service thread: `frame` is written to each connection that has
+    /// nothing queued (and nothing for lws to write or settle first, as `writeAtWakeup` asks), there and
+    /// then; the others get it queued behind what they have. A frame written here is ahead of anything
+    /// queued for that connection later, as the service thread is the only writer.
+    ///
+    /// Why: going through the queue costs a frame a lane entry, a lock to queue it and one to take it,
+    /// and the reference counting of each (a third of the server's user time per frame in a classroom's
+    /// broadcasts; docs/performance.md, "Writing where a room sends").
+    func writeAtSend(_ frame: OutboundFrame, to ids: [UInt64], queueing: (UInt64) -> Bool = { _ in false }) {
+        writesAtSendLeft -= ids.count
+        for id in ids {
+            guard !queueing(id), let connection = connections[id], let queue = connection.queue, canWriteAtOnce(connection),
+                  queues.isIdle(queue) else {
+                deferredSends.append(id)
+                continue
+            }
+            if writeFrame(connection, frame) {
+                metrics.writesAtSend.add(1, ordering: .relaxed)
+            } else {
+                lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            }
+        }
+        guard !deferredSends.isEmpty else { return }
+        let (woken, dropped) = queues.enqueue(frame, to: deferredSends)
+        deferredSends.removeAll(keepingCapacity: true)
+        if dropped > 0 { metrics.slowClientsDropped.add(dropped, ordering: .relaxed) }
+        if woken { wake() }
+    }
+
+    /// Several frames, in order, as `writeAtSend` writes one; but a connection that more than one of them
+    /// is for gets its frames queued, so that they leave together in one write (`coalesceWrites`), as
+    /// they would from any other thread.
+    func writeAtSend(_ batch: [(OutboundFrame, [UInt64])]) {
+        guard batch.count > 1 else {
+            if let (frame, ids) = batch.first { writeAtSend(frame, to: ids) }
+            return
+        }
+        // Borrowed from the server for the call, so that its storage is kept from batch to batch.
+        var counts: [UInt64: Int] = [:]
+        swap(&counts, &framesPerConnection)
+        defer {
+            counts.removeAll(keepingCapacity: true)
+            swap(&counts, &framesPerConnection)
+        }
+        for (_, ids) in batch {
+            for id in ids { counts[id, default: 0] += 1 }
+        }
+        for (frame, ids) in batch { writeAtSend(frame, to: ids) { counts[$0, default: 0] > 1 } }
     }
 
     /// What one write of a connection's queue did.

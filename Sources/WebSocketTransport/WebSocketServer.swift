@@ -50,11 +50,22 @@ public final class WebSocketServer: @unchecked Sendable {
     var executorTimerDeadline: UInt64?
     /// Something on the service thread queued frames: it writes them after the turn instead of waking itself.
     var wakeupsNoted = false
+    /// How many more frames rooms on the service thread may write where they send in this turn
+    /// (`writeAtSend`); past it, frames wait in the queues' lanes like any other thread's. 0 outside the
+    /// turn's `runPending`.
+    var writesAtSendLeft = 0
     /// `LWS_PRE` bytes of headroom and room for a control frame's payload (the keepalive ping's).
     let controlFrame = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(OutboundFrame.headroom) + 128, alignment: 16)
     /// Headroom and room for one coalesced write (`writeFrames`), and the frames being written.
     let writeBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(OutboundFrame.headroom) + WebSocketServer.coalescedWriteBytes, alignment: 16)
     var writeBatch: [OutboundFrame] = []
+    /// The connections `writeAtSend` could not write to at once, queued together after the others.
+    var deferredSends: [UInt64] = []
+    /// How many of the batch `writeAtSend` is writing are for each of its connections.
+    var framesPerConnection: [UInt64: Int] = [:]
+    /// At most this many frames are written where rooms send in one turn of the loop (`writeAtSend`), about
+    /// 10 ms of sends: the rest of the turn's sends wait in the lanes, so that sockets are read again soon.
+    static let writesAtSendPerTurn = 4_096
 
     /// `refusals` words the refusals the transport makes by itself (see `TransportRefusal`).
     public init(configuration: WebSocketServerConfiguration, refusals: any RefusalEncoder, onEvent: @escaping @Sendable (TransportEvent) -> Void) {
@@ -109,6 +120,10 @@ public final class WebSocketServer: @unchecked Sendable {
 
     /// Queues `frame` for `connections`; each is written in its own WRITEABLE callback.
     public func send(_ frame: OutboundFrame, to connections: [UInt64]) {
+        if writesWhereSent(connections.count) {
+            writeAtSend(frame, to: connections)
+            return
+        }
         let (woken, dropped) = queues.enqueue(frame, to: connections)
         if dropped > 0 { metrics.slowClientsDropped.add(dropped, ordering: .relaxed) }
         if woken { wake() }
@@ -117,6 +132,10 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Queues several frames, each for its connections, in this order: what `send` does for each pair, under
     /// one lock and with at most one wake-up (a reveal's or a podium's one message per child).
     public func send(_ batch: [(OutboundFrame, [UInt64])]) {
+        if writesWhereSent(batch.reduce(0) { $0 + $1.1.count }) {
+            writeAtSend(batch)
+            return
+        }
         let (woken, dropped) = queues.enqueue(batch)
         if dropped > 0 { metrics.slowClientsDropped.add(dropped, ordering: .relaxed) }
         if woken { wake() }
@@ -141,10 +160,23 @@ public final class WebSocketServer: @unchecked Sendable {
         if queues.respond(request.connection, sequence: request.sequence, with: response) { wake() }
     }
 
+    /// Whether a send of `frames` frames (one per connection) is written where it is made (`writeAtSend`):
+    /// on the service thread (a room on `loopExecutor`), for at most `connectionsArmedPerTurn` connections
+    /// and within the turn's `writesAtSendLeft`. A bigger send (a big room's broadcast or reveal) goes
+    /// through the lanes, which prefetch its connections and let replies overtake it a turn at a time.
+    private func writesWhereSent(_ frames: Int) -> Bool {
+        frames <= Self.connectionsArmedPerTurn && isServiceThread && frames <= writesAtSendLeft
+    }
+
+    /// Whether the caller is the service thread while its loop runs.
+    var isServiceThread: Bool {
+        serviceThreadID.load(ordering: .relaxed) == UInt(pthread_self())
+    }
+
     /// Has the service thread look at the outbound queues: from another thread by interrupting its loop; on
     /// the service thread itself by noting it, for after the turn (`serviceThreadMain`).
     func wake() {
-        if serviceThreadID.load(ordering: .relaxed) == UInt(pthread_self()) {
+        if isServiceThread {
             wakeupsNoted = true
         } else {
             serviceThread.wake()
@@ -181,7 +213,11 @@ public final class WebSocketServer: @unchecked Sendable {
             }
             // What the turn brought (a frame for a room, a timer that fired) runs now, and what it sent is
             // written before the loop sleeps again.
+            // Only rooms' sends are written where they are made: not what the transport's own callbacks send
+            // (a refusal from inside a connection's RECEIVE).
+            writesAtSendLeft = Self.writesAtSendPerTurn
             _ = loopExecutor.runPending()
+            writesAtSendLeft = 0
             if wakeupsNoted {
                 wakeupsNoted = false
                 serviceWakeups()

@@ -101,6 +101,96 @@ struct OneFramePathTests {
         }
     }
 
+    /// A room on the service thread (`loopExecutor`) sends: its frames to connections with nothing queued
+    /// are written there and then (neither queued nor left for the turn's wake-ups), except that a
+    /// connection with several frames in one batch gets them queued, to leave in one write; all arrive in
+    /// order.
+    @Test func aRoomsFramesAreWrittenWhereItSendsThem() async throws {
+        let harness = try TransportHarness()
+        defer { harness.stop() }
+        let clients = try await SendingTests.open(3, on: harness)
+        let ids = clients.map(\.1)
+        let server = harness.server
+        let sockets = clients.map(\.0)
+        let rounds = 20
+        // A round at a time, the next once every client has the last: each starts with nothing queued.
+        for round in 0..<rounds {
+            server.loopExecutor.execute {
+                server.send(OutboundFrame(text: "news \(round)"), to: ids)
+                server.send([(OutboundFrame(text: "board \(round)"), ids), (OutboundFrame(text: "yours \(round)"), [ids[0]])])
+            }
+            let received: [[String]] = try await offPool { sockets.enumerated().map { SendingTests.read($0.offset == 0 ? 3 : 2, from: $0.element) } }
+            let expected = ["news \(round)", "board \(round)", "yours \(round)"]
+            #expect(received == [expected, Array(expected.prefix(2)), Array(expected.prefix(2))])
+            if received[0] != expected { break }
+        }
+        #expect(await Self.roundTrip(clients[0].0, harness, "done"))
+        let metrics = harness.server.metrics.snapshot
+        #expect(metrics.messagesSent == 7 * rounds)
+        #expect(metrics.writesAtSend == 5 * rounds, "the news, and the board where it was a connection's only frame of its batch")
+        #expect(metrics.writesAtWakeup == rounds, "the first connection's two frames of each batch were queued")
+        #expect(metrics.framesCoalesced == 2 * rounds, "and left in one write")
+    }
+
+    /// A room's frame far larger than the socket's buffers is written where it is sent, and lws keeps its
+    /// rest: the room's next frames to that connection are queued behind it, go the WRITEABLE way once it is
+    /// out, and arrive whole and after it.
+    @Test func aRoomsFramesBehindItsOwnPartialWriteAreQueuedInOrder() async throws {
+        let harness = try TransportHarness {
+            $0.socketSendBufferBytes = 4_096
+            $0.maxQueuedBytesPerConnection = 8 << 20
+        }
+        defer { harness.stop() }
+        let (socket, id) = try await SendingTests.open(1, on: harness)[0]
+        let server = harness.server
+        let big = OutboundFrame([UInt8]((0..<900_000).map { UInt8(truncatingIfNeeded: $0 % 251) }))
+        let later = (0..<20).map { OutboundFrame(text: "after \($0)") }
+        server.loopExecutor.execute {
+            server.send(big, to: [id])
+            for frame in later { server.send(frame, to: [id]) }
+        }
+        let received: [RawSocket.Frame?] = try await offPool { (0...later.count).map { _ in socket.nextFrame() } }
+        #expect(received.first??.payload == big.bytes, "the big frame whole")
+        #expect(received.dropFirst().map { $0.map { String(decoding: $0.payload, as: UTF8.self) } } == (0..<20).map { "after \($0)" })
+        #expect(await Self.roundTrip(socket, harness, "done"))
+        let metrics = harness.server.metrics.snapshot
+        #expect(metrics.messagesSent == 1 + later.count)
+        #expect(metrics.writesAtSend == 1, "only the big frame was written where it was sent")
+    }
+
+    /// A room on the service thread and another thread send to the same connections at once, one frame at
+    /// a time, so the room finds queues empty (and writes) or not (and queues) as the other's frames come
+    /// and go: every frame arrives, each sender's in its order.
+    @Test func aRoomsSendsAndAnotherThreadsAreNeitherLostNorReordered() async throws {
+        let harness = try TransportHarness()
+        defer { harness.stop() }
+        let clients = try await SendingTests.open(3, on: harness)
+        let ids = clients.map(\.1)
+        let server = harness.server
+        let perSender = 400
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await offPool {
+                    for index in 0..<perSender { server.loopExecutor.execute { server.send(OutboundFrame(text: "room \(index)"), to: ids) } }
+                }
+            }
+            group.addTask {
+                try await offPool {
+                    for index in 0..<perSender { server.send(OutboundFrame(text: "other \(index)"), to: ids) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let sockets = clients.map(\.0)
+        let received: [[String]] = try await offPool { sockets.map { SendingTests.read(2 * perSender, from: $0) } }
+        for texts in received {
+            #expect(texts.count == 2 * perSender, "every frame arrived")
+            for sender in ["room", "other"] {
+                #expect(texts.filter { $0.hasPrefix("\(sender) ") } == (0..<perSender).map { "\(sender) \($0)" })
+            }
+        }
+    }
+
     /// A client that has gone with a reset while frames are sent to it: whether lws sees the reset on its
     /// read or the write at a wake-up fails (the socket is then closed through lws's timeout), the
     /// connection is closed and reported, and the others are served on.

@@ -108,18 +108,22 @@ struct SendingTests {
 
     /// A connection that falls behind sends made on the service thread itself (a room's reveal) is dropped
     /// at once: those sends are written (or found too many) after the turn, with no socket event and no
-    /// keepalive sweep (off here) to wake the loop again.
+    /// keepalive sweep (off here) to wake the loop again. (The first frame is written where it is sent and
+    /// mostly left in lws's buffer by the small socket buffer, so the others are queued behind it.)
     @Test func aConnectionOverflowedFromTheServiceThreadIsDroppedAtOnce() async throws {
         let harness = try TransportHarness { configuration in
             configuration.maxQueuedFramesPerConnection = 4
+            configuration.maxQueuedBytesPerConnection = 8 << 20
+            configuration.socketSendBufferBytes = 4_096
             configuration.pingAfterIdleSeconds = 0
             configuration.hangUpAfterIdleSeconds = 0
         }
         defer { harness.stop() }
         let (socket, id) = try await Self.open(1, on: harness)[0]
         let server = harness.server
+        let news = [UInt8](repeating: UInt8(ascii: "n"), count: 200_000)
         server.loopExecutor.execute {
-            for index in 0..<10 { server.send(OutboundFrame(text: "news \(index)"), to: [id]) }
+            for _ in 0..<10 { server.send(OutboundFrame(news), to: [id]) }
         }
         let ended = try await offPool { () -> Bool in
             return socket.readFrames().ended
