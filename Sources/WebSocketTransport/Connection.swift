@@ -30,6 +30,8 @@ final class Connection {
     var countedAddress: String?
     /// The keepalive ping the state asked for is still to be written (`+Keepalive`).
     var pingDue = false
+    /// The turn of the loop in which a frame was last written to it where a room sent it (`writeAtSend`).
+    var writtenAtSendInTurn: UInt64 = 0
 
     // HTTP: the request being read and the response being written.
     var sequence: UInt64 = 0

@@ -7,6 +7,8 @@ import Locking
 /// by `lws_cancel_service()`, takes the wake-ups and asks lws for writable callbacks, then pops one frame
 /// per callback. A queue that grows past its bounds is emptied and its connection marked to be killed:
 /// a client that cannot keep up is dropped (it can rejoin), never allowed to grow memory without bound.
+/// (A room on the service thread itself writes a connection's first frame of a turn without queueing it
+/// when the connection's queue is empty: `WebSocketServer.writeAtSend`.)
 ///
 /// One wake-up serves every connection noted until the service thread takes them: a method says to wake
 /// the loop only when it made the set of wake-ups non-empty. Whoever did has a `lws_cancel_service()`

@@ -104,18 +104,23 @@ extension WebSocketServer {
     /// then; the others get it queued behind what they have. A frame written here is ahead of anything
     /// queued for that connection later, as the service thread is the only writer.
     ///
+    /// Only a connection's first frame of a turn is written this way: the rest of the turn's frames for it
+    /// (a teacher's count after each answer) are queued, and leave together after the turn, in one write
+    /// (`coalesceWrites`), as from any other thread.
+    ///
     /// Why: going through the queue costs a frame a lane entry, a lock to queue it and one to take it,
     /// and the reference counting of each (a third of the server's user time per frame in a classroom's
     /// broadcasts; docs/performance.md, "Writing where a room sends").
     func writeAtSend(_ frame: OutboundFrame, to ids: [UInt64], queueing: (UInt64) -> Bool = { _ in false }) {
         writesAtSendLeft -= ids.count
         for id in ids {
-            guard !queueing(id), let connection = connections[id], let queue = connection.queue, canWriteAtOnce(connection),
-                  queues.isIdle(queue) else {
+            guard !queueing(id), let connection = connections[id], connection.writtenAtSendInTurn != turn,
+                  let queue = connection.queue, canWriteAtOnce(connection), queues.isIdle(queue) else {
                 deferredSends.append(id)
                 continue
             }
             if writeFrame(connection, frame) {
+                connection.writtenAtSendInTurn = turn
                 metrics.writesAtSend.add(1, ordering: .relaxed)
             } else {
                 lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)

@@ -54,6 +54,8 @@ public final class WebSocketServer: @unchecked Sendable {
     /// (`writeAtSend`); past it, frames wait in the queues' lanes like any other thread's. 0 outside the
     /// turn's `runPending`.
     var writesAtSendLeft = 0
+    /// Counts the loop's turns (from 1), for `Connection.writtenAtSendInTurn`.
+    var turn: UInt64 = 0
     /// `LWS_PRE` bytes of headroom and room for a control frame's payload (the keepalive ping's).
     let controlFrame = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(OutboundFrame.headroom) + 128, alignment: 16)
     /// Headroom and room for one coalesced write (`writeFrames`), and the frames being written.
@@ -215,6 +217,7 @@ public final class WebSocketServer: @unchecked Sendable {
             // written before the loop sleeps again.
             // Only rooms' sends are written where they are made: not what the transport's own callbacks send
             // (a refusal from inside a connection's RECEIVE).
+            turn += 1
             writesAtSendLeft = Self.writesAtSendPerTurn
             _ = loopExecutor.runPending()
             writesAtSendLeft = 0
