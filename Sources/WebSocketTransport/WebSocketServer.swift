@@ -120,7 +120,8 @@ public final class WebSocketServer: @unchecked Sendable {
 
     // MARK: - Sending (any thread)
 
-    /// Queues `frame` for `connections`; each is written in its own WRITEABLE callback.
+    /// Queues `frame` for `connections`, each to be written at the service thread's next wake-up; from a
+    /// room on the service thread, written at once where nothing is queued (`writeAtSend`).
     public func send(_ frame: OutboundFrame, to connections: [UInt64]) {
         if writesWhereSent(connections.count) {
             writeAtSend(frame, to: connections)

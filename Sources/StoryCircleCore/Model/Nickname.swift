@@ -30,23 +30,7 @@ public enum Nickname {
 
     /// The nickname as it will be shown, or the reason it cannot be used.
     public static func normalize(_ raw: String) -> Result<String, Problem> {
-        let collapsibleControls: Set<Unicode.Scalar> = ["\t", "\n", "\r"]
-        if raw.unicodeScalars.contains(where: { !collapsibleControls.contains($0) && isInvisible($0) }) {
-            return .failure(.invalidCharacters)
-        }
-        // A character that starts with a scalar meant to attach to the one before has nothing to attach
-        // to: it shows nothing, and once white space around it is collapsed it would join the space and
-        // change what the name is made of (the fuzzer found ")\t\u{301}" normalising to ") \u{301}", which
-        // normalised again to ")").
-        if raw.contains(where: startsDetached) { return .failure(.invalidCharacters) }
-        let collapsed = SentenceSplitter.collapsingWhitespace(raw)
-        // A sign that joins a neighbour across white space (a prepended sign before a space, an accent
-        // after one) makes a character that is neither a space nor ink: collapsing would keep or drop it
-        // whole, and the name would not be its own normal form. Checked after collapsing too, where a
-        // space put in for a tab can first meet such a sign.
-        if raw.contains(where: mixesWhitespace) || collapsed.contains(where: mixesWhitespace) {
-            return .failure(.invalidCharacters)
-        }
+        guard let collapsed = collapsedIfShowable(raw) else { return .failure(.invalidCharacters) }
         if collapsed.isEmpty { return .failure(.empty) }
         if collapsed.count > maximumLength { return .failure(.tooLong(collapsed.count)) }
         guard collapsed.contains(where: isVisible) else { return .failure(.invalidCharacters) }
@@ -54,15 +38,31 @@ public enum Nickname {
     }
 
     /// Whether `raw` has a character that shows nothing (a control, an invisible formatting character, a
-    /// mark with nothing to attach to) or nothing visible at all once white space is set aside: the
-    /// `invalidCharacters` of `normalize`, for names with limits of their own (a class's).
+    /// mark with nothing to attach to, a sign joined to white space) or nothing visible at all once white
+    /// space is set aside: the `invalidCharacters` of `normalize`, for names with limits of their own (a
+    /// class's).
     public static func hasUnshowableCharacters(_ raw: String) -> Bool {
-        let collapsibleControls: Set<Unicode.Scalar> = ["\t", "\n", "\r"]
-        if raw.unicodeScalars.contains(where: { !collapsibleControls.contains($0) && isInvisible($0) }) { return true }
-        if raw.contains(where: startsDetached) { return true }
-        let collapsed = SentenceSplitter.collapsingWhitespace(raw)
-        if raw.contains(where: mixesWhitespace) || collapsed.contains(where: mixesWhitespace) { return true }
+        guard let collapsed = collapsedIfShowable(raw) else { return true }
         return !collapsed.isEmpty && !collapsed.contains(where: isVisible)
+    }
+
+    /// `raw` with its white space trimmed and collapsed, or nil if it has a character that shows nothing or
+    /// would change what the name is made of once collapsed.
+    private static func collapsedIfShowable(_ raw: String) -> String? {
+        let collapsibleControls: Set<Unicode.Scalar> = ["\t", "\n", "\r"]
+        if raw.unicodeScalars.contains(where: { !collapsibleControls.contains($0) && isInvisible($0) }) { return nil }
+        // A character that starts with a scalar meant to attach to the one before has nothing to attach
+        // to: it shows nothing, and once white space around it is collapsed it would join the space and
+        // change what the name is made of (the fuzzer found ")\t\u{301}" normalising to ") \u{301}", which
+        // normalised again to ")").
+        if raw.contains(where: startsDetached) { return nil }
+        let collapsed = SentenceSplitter.collapsingWhitespace(raw)
+        // A sign that joins a neighbour across white space (a prepended sign before a space, an accent
+        // after one) makes a character that is neither a space nor ink: collapsing would keep or drop it
+        // whole, and the name would not be its own normal form. Checked after collapsing too, where a
+        // space put in for a tab can first meet such a sign.
+        if raw.contains(where: mixesWhitespace) || collapsed.contains(where: mixesWhitespace) { return nil }
+        return collapsed
     }
 
     /// The keys under which a nickname is compared with others: two names are the same name, for
