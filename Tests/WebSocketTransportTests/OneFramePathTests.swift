@@ -38,13 +38,10 @@ struct OneFramePathTests {
     /// lws keeps its rest. Frames queued meanwhile must wait for that rest, go the WRITEABLE way once it is
     /// out, and arrive whole and after it, without anyone sending again.
     @Test func framesQueuedBehindAPartialWriteWaitForItAndArriveInOrder() async throws {
-        let harness = try TransportHarness {
-            $0.socketSendBufferBytes = 4_096
-            $0.maxQueuedBytesPerConnection = 8 << 20
-        }
+        let harness = try Self.partialWriteHarness()
         defer { harness.stop() }
         let (socket, id) = try await SendingTests.open(1, on: harness)[0]
-        let big = OutboundFrame([UInt8]((0..<900_000).map { UInt8(truncatingIfNeeded: $0 % 251) }))
+        let big = Self.bigFrame()
         harness.server.send(big, to: [id])
         // The first bytes of the big frame have come: its write was made, and most of it (900 KB against a
         // 4 KB send buffer and a client that has read nothing) is still in lws's buffer.
@@ -60,15 +57,39 @@ struct OneFramePathTests {
         #expect(started)
         #expect(await Self.roundTrip(socket, harness, "started"))
         #expect(harness.server.metrics.snapshot.writesAtWakeup == 1, "the big frame went out at its wake-up")
-        let later = (0..<20).map { OutboundFrame(text: "after \($0)") }
-        for frame in later { harness.server.send(frame, to: [id]) }
-        let received: [RawSocket.Frame?] = try await offPool { (0...later.count).map { _ in socket.nextFrame() } }
+        for frame in Self.laterFrames() { harness.server.send(frame, to: [id]) }
+        try await Self.expectBigFrameThenTheLater(big, on: socket, harness)
+        #expect(harness.server.metrics.snapshot.writesAtWakeup == 1, "frames behind lws's buffered rest went the WRITEABLE way")
+    }
+
+    /// Lets a frame far larger than the socket's send buffer (4 KB) stay mostly in lws's buffer, with room
+    /// to queue what comes behind it.
+    static func partialWriteHarness() throws -> TransportHarness {
+        try TransportHarness {
+            $0.socketSendBufferBytes = 4_096
+            $0.maxQueuedBytesPerConnection = 8 << 20
+        }
+    }
+
+    /// 900 KB: far more than one send and than the socket's buffers.
+    static func bigFrame() -> OutboundFrame {
+        OutboundFrame([UInt8]((0..<900_000).map { UInt8(truncatingIfNeeded: $0 % 251) }))
+    }
+
+    /// The twenty small frames sent behind the big one.
+    static func laterFrames() -> [OutboundFrame] {
+        (0..<20).map { OutboundFrame(text: "after \($0)") }
+    }
+
+    /// Reads the big frame and the twenty behind it: the big one whole and first, the others in order; and
+    /// every one counted as sent once the service thread has handled a message sent after them.
+    static func expectBigFrameThenTheLater(_ big: OutboundFrame, on socket: RawSocket, _ harness: TransportHarness) async throws {
+        let count = laterFrames().count
+        let received: [RawSocket.Frame?] = try await offPool { (0...count).map { _ in socket.nextFrame() } }
         #expect(received.first??.payload == big.bytes, "the big frame whole")
-        #expect(received.dropFirst().map { $0.map { String(decoding: $0.payload, as: UTF8.self) } } == (0..<20).map { "after \($0)" })
-        #expect(await Self.roundTrip(socket, harness, "done"))
-        let metrics = harness.server.metrics.snapshot
-        #expect(metrics.messagesSent == 1 + later.count)
-        #expect(metrics.writesAtWakeup == 1, "frames behind lws's buffered rest went the WRITEABLE way")
+        #expect(received.dropFirst().map { $0.map { String(decoding: $0.payload, as: UTF8.self) } } == (0..<count).map { "after \($0)" })
+        #expect(await roundTrip(socket, harness, "done"))
+        #expect(harness.server.metrics.snapshot.messagesSent == 1 + count)
     }
 
     /// Two threads send to the same connections at once, one frame at a time, so frames are queued while the
@@ -136,26 +157,17 @@ struct OneFramePathTests {
     /// rest: the room's next frames to that connection are queued behind it, go the WRITEABLE way once it is
     /// out, and arrive whole and after it.
     @Test func aRoomsFramesBehindItsOwnPartialWriteAreQueuedInOrder() async throws {
-        let harness = try TransportHarness {
-            $0.socketSendBufferBytes = 4_096
-            $0.maxQueuedBytesPerConnection = 8 << 20
-        }
+        let harness = try Self.partialWriteHarness()
         defer { harness.stop() }
         let (socket, id) = try await SendingTests.open(1, on: harness)[0]
         let server = harness.server
-        let big = OutboundFrame([UInt8]((0..<900_000).map { UInt8(truncatingIfNeeded: $0 % 251) }))
-        let later = (0..<20).map { OutboundFrame(text: "after \($0)") }
+        let big = Self.bigFrame()
         server.loopExecutor.execute {
             server.send(big, to: [id])
-            for frame in later { server.send(frame, to: [id]) }
+            for frame in Self.laterFrames() { server.send(frame, to: [id]) }
         }
-        let received: [RawSocket.Frame?] = try await offPool { (0...later.count).map { _ in socket.nextFrame() } }
-        #expect(received.first??.payload == big.bytes, "the big frame whole")
-        #expect(received.dropFirst().map { $0.map { String(decoding: $0.payload, as: UTF8.self) } } == (0..<20).map { "after \($0)" })
-        #expect(await Self.roundTrip(socket, harness, "done"))
-        let metrics = harness.server.metrics.snapshot
-        #expect(metrics.messagesSent == 1 + later.count)
-        #expect(metrics.writesAtSend == 1, "only the big frame was written where it was sent")
+        try await Self.expectBigFrameThenTheLater(big, on: socket, harness)
+        #expect(harness.server.metrics.snapshot.writesAtSend == 1, "only the big frame was written where it was sent")
     }
 
     /// A room on the service thread and another thread send to the same connections at once, one frame at
