@@ -108,7 +108,7 @@ extension WebSocketServer {
         let id = nextConnectionID
         nextConnectionID += 1
         let connection = Connection(id: id, wsi: wsi, kind: kind, peer: peer, state: state)
-        connections[id] = connection
+        connections.insert(connection)
         user.storeBytes(of: UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()), as: UInt.self)
         if kind == .webSocket {
             let queue = queues.open(id)
@@ -122,7 +122,7 @@ extension WebSocketServer {
 
     func unregister(_ connection: Connection, user: UnsafeMutableRawPointer?) {
         user?.storeBytes(of: 0, as: UInt.self)
-        guard connections.removeValue(forKey: connection.id) != nil else { return }
+        guard connections.remove(connection.id) != nil else { return }
         queues.remove(connection.id)
         // The queue may outlive the connection in a lane the service thread has yet to take (skipped there).
         connection.queue?.connection = nil

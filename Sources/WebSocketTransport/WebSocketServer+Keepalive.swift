@@ -38,7 +38,7 @@ extension WebSocketServer {
 
     func sweepIdleConnections() {
         let now = Self.monotonicMilliseconds()
-        for connection in connections.values where connection.isWebSocket {
+        for connection in connections.all where connection.isWebSocket {
             perform(connection.state.tick(at: now, policy: connectionPolicy), on: connection, at: now)
         }
         if let timer = keepaliveTimer, let interval = connectionPolicy.keepaliveSweepInterval, let context = resources?.context {

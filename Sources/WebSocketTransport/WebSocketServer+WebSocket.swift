@@ -113,10 +113,30 @@ extension WebSocketServer {
     /// broadcasts; docs/performance.md, "Writing where a room sends").
     func writeAtSend(_ frame: OutboundFrame, to ids: [UInt64], queueing: (UInt64) -> Bool = { _ in false }) {
         writesAtSendLeft -= ids.count
+        // With thousands of connections, each one's `Connection`, queue and lws structures are cache misses
+        // by the time a room sends to it again, as in `serviceWakeups`. So the connections are looked up
+        // first, each asked for as it is found, and then, while one is written, the queue and `wsi` of the
+        // one two ahead are asked for. (The table keeps every connection alive for the call: nothing here
+        // unregisters one.)
         for id in ids {
-            guard !queueing(id), let connection = connections[id], connection.writtenAtSendInTurn != turn,
-                  let queue = connection.queue, canWriteAtOnce(connection), queues.isIdle(queue) else {
+            if !queueing(id), let object = connections.unretained(id) {
+                sc_prefetch(object.toOpaque(), 2)
+                sendTargets.append(object)
+            } else {
                 deferredSends.append(id)
+            }
+        }
+        defer { sendTargets.removeAll(keepingCapacity: true) }
+        for index in sendTargets.indices {
+            if index + 2 < sendTargets.count {
+                let ahead = sendTargets[index + 2].takeUnretainedValue()
+                if let queue = ahead.queue { sc_prefetch(Unmanaged.passUnretained(queue).toOpaque(), 2) }
+                sc_prefetch(UnsafeRawPointer(ahead.wsi), 8)
+            }
+            let connection = sendTargets[index].takeUnretainedValue()
+            guard connection.writtenAtSendInTurn != turn, let queue = connection.queue, canWriteAtOnce(connection),
+                  queues.isIdle(queue) else {
+                deferredSends.append(connection.id)
                 continue
             }
             if writeFrame(connection, frame) {

@@ -40,7 +40,7 @@ public final class WebSocketServer: @unchecked Sendable {
     private let drainDeadline = Locked<ContinuousClock.Instant?>(nil)
 
     // Service thread only.
-    var connections: [UInt64: Connection] = [:]
+    let connections = ConnectionTable()
     var nextConnectionID: UInt64 = 1
     var webSocketsPerAddress = AddressCounts()
     var resources: CResources?
@@ -63,6 +63,8 @@ public final class WebSocketServer: @unchecked Sendable {
     var writeBatch: [OutboundFrame] = []
     /// The connections `writeAtSend` could not write to at once, queued together after the others.
     var deferredSends: [UInt64] = []
+    /// The connections `writeAtSend` is writing to, found before the first is written.
+    var sendTargets: [Unmanaged<Connection>] = []
     /// How many of the batch `writeAtSend` is writing are for each of its connections.
     var framesPerConnection: [UInt64: Int] = [:]
     /// At most this many frames are written where rooms send in one turn of the loop (`writeAtSend`), about
