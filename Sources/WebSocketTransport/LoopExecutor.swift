@@ -180,14 +180,22 @@ public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
     }
 
     /// Service thread, after a turn: runs what was submitted, up to `limit` jobs (what it submits itself
-    /// included). Returns whether work is still waiting: then the loop must not sleep in its next turn.
-    package func runPending(limit: Int = 4_096) -> Bool {
+    /// included), and no more once `enough` says so (asked before each job: the rest waits for the next
+    /// turn, in order, ahead of anything submitted since). Returns whether work is still waiting: then the
+    /// loop must not sleep in its next turn.
+    package func runPending(limit: Int = 4_096, enough: () -> Bool = { false }) -> Bool {
         var ran = 0
         while ran < limit {
             shared.withLock { swap(&$0.work, &batch) }
             if batch.isEmpty { return false }
-            ran += batch.count
-            run(batch)
+            let done = run(batch, enough: enough)
+            ran += done
+            if done < batch.count {
+                let rest = batch[done...]
+                shared.withLock { $0.work.insert(contentsOf: rest, at: 0) }
+                batch.removeAll(keepingCapacity: true)
+                return true
+            }
             batch.removeAll(keepingCapacity: true)
         }
         return hasPending
@@ -215,14 +223,17 @@ public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
         if start { startDrainer() }
     }
 
-    private func run(_ work: [Work]) {
+    /// Runs `work` in order until `enough`; returns how many items ran.
+    private func run(_ work: [Work], enough: () -> Bool = { false }) -> Int {
         let executor = asUnownedSerialExecutor()
-        for item in work {
+        for (index, item) in work.enumerated() {
+            if enough() { return index }
             switch item {
             case .job(let job): job.runSynchronously(on: executor)
             case .call(let call): call()
             }
         }
+        return work.count
     }
 
     // MARK: - A thread of its own
@@ -242,7 +253,7 @@ public final class LoopExecutor: SerialExecutor, @unchecked Sendable {
         while true {
             shared.withLock { swap(&$0.work, &work) }
             if !work.isEmpty {
-                run(work)
+                _ = run(work)
                 work.removeAll(keepingCapacity: true)
                 continue
             }

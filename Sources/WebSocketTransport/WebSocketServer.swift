@@ -51,8 +51,8 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Something on the service thread queued frames: it writes them after the turn instead of waking itself.
     var wakeupsNoted = false
     /// How many more frames rooms on the service thread may write where they send in this turn
-    /// (`writeAtSend`); past it, frames wait in the queues' lanes like any other thread's. 0 outside the
-    /// turn's `runPending`.
+    /// (`writeAtSend`); past it, frames wait in the queues' lanes like any other thread's, and no more
+    /// rooms run in the turn. 0 outside the turn's `runPending`.
     var writesAtSendLeft = 0
     /// Counts the loop's turns (from 1), for `Connection.writtenAtSendInTurn`.
     var turn: UInt64 = 0
@@ -222,7 +222,10 @@ public final class WebSocketServer: @unchecked Sendable {
             // (a refusal from inside a connection's RECEIVE).
             turn += 1
             writesAtSendLeft = Self.writesAtSendPerTurn
-            _ = loopExecutor.runPending()
+            // Rooms stop running for this turn once another send of theirs might not fit in what is left
+            // of the turn's writes: what they would send then waits with them for the next turn (after the
+            // sockets are read) instead of going the lanes' longer way.
+            _ = loopExecutor.runPending { self.writesAtSendLeft < Self.connectionsArmedPerTurn }
             writesAtSendLeft = 0
             if wakeupsNoted {
                 wakeupsNoted = false

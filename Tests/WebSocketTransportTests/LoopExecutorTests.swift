@@ -81,6 +81,22 @@ struct LoopExecutorTests {
         executor.loopEnded()
     }
 
+    @Test func aTurnThatHasHadEnoughLeavesTheRestForTheNextInOrder() {
+        let executor = LoopExecutor(wakingLoopWith: {})
+        let ran = Locked<[Int]>([])
+        executor.loopStarted()
+        for value in 1...5 { executor.execute { ran.withLock { $0.append(value) } } }
+        // Asked before each job: after two, enough.
+        #expect(executor.runPending { ran.withLock { $0.count } >= 2 } == true)
+        #expect(ran.withLock { $0 } == [1, 2])
+        #expect(executor.hasPending)
+        // What was left runs first in the next turn, ahead of what came since.
+        executor.execute { ran.withLock { $0.append(6) } }
+        #expect(executor.runPending() == false)
+        #expect(ran.withLock { $0 } == [1, 2, 3, 4, 5, 6])
+        executor.loopEnded()
+    }
+
     // MARK: On a real service loop
 
     @Test func anActorOnTheLoopRunsOnTheServiceThreadInOrder() async throws {
