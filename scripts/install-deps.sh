@@ -93,8 +93,9 @@ if [ "$want_bench" = yes ]; then
   # headless Chromium through the kill.
   compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
   need_path /usr/sbin/nginx nginx-light
-  need_command chromium chromium
-  need_command chromedriver chromium-driver
+  # (By path: the browser tests start /usr/bin/chromium and /usr/bin/chromedriver.)
+  need_path /usr/bin/chromium chromium
+  need_path /usr/bin/chromedriver chromium-driver
   need_command python3 python3
   python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 fi

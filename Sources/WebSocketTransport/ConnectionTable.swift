@@ -1,8 +1,8 @@
 /// The service thread's connections by id. The table holds the one strong reference to each `Connection`
-/// (lws's per-session slot holds it unretained); a lookup hands it out unretained, so the hot paths that
-/// find a connection by id (a room's send to its 40 children) do not retain and release it. Besides the
-/// work, a retain is a write to the object: with thousands of connections the object is a cache miss,
-/// and the retain stalled on it before anything could ask for it ahead.
+/// (lws's per-session slot holds it unretained); `unretained` hands one out without a reference, so a
+/// room's send (`writeAtSend`) can find its 40 children and ask for their memory ahead without touching
+/// them. A lookup that returned a reference retained the object there and then: a write to it, which with
+/// thousands of connections is a cache miss, so the lookup stalled before anything could ask for it ahead.
 ///
 /// A connection found here stays alive until `remove`, which only `unregister` calls (on lws's close
 /// callback): a caller that keeps one beyond a callback must keep its own reference.

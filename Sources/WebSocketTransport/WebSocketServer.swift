@@ -51,8 +51,9 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Something on the service thread queued frames: it writes them after the turn instead of waking itself.
     var wakeupsNoted = false
     /// How many more frames rooms on the service thread may write where they send in this turn
-    /// (`writeAtSend`); past it, frames wait in the queues' lanes like any other thread's, and no more
-    /// rooms run in the turn. 0 outside the turn's `runPending`.
+    /// (`writeAtSend`); past it, frames wait in the queues' lanes like any other thread's, and once it is
+    /// nearly spent no more of the loop executor's work (rooms, the store's completions) runs in the turn.
+    /// 0 outside the turn's `runPending`.
     var writesAtSendLeft = 0
     /// Counts the loop's turns (from 1), for `Connection.writtenAtSendInTurn`.
     var turn: UInt64 = 0
@@ -68,7 +69,8 @@ public final class WebSocketServer: @unchecked Sendable {
     /// How many of the batch `writeAtSend` is writing are for each of its connections.
     var framesPerConnection: [UInt64: Int] = [:]
     /// At most this many frames are written where rooms send in one turn of the loop (`writeAtSend`), about
-    /// 10 ms of sends: the rest of the turn's sends wait in the lanes, so that sockets are read again soon.
+    /// 10 ms of sends: the rest of the turn's work (the rooms and anything else on the loop executor) waits
+    /// for the next turn, so that sockets are read again soon.
     static let writesAtSendPerTurn = 4_096
 
     /// `refusals` words the refusals the transport makes by itself (see `TransportRefusal`).

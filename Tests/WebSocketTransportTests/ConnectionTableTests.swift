@@ -31,7 +31,7 @@ struct ConnectionTableTests {
         #expect(table.remove(7) == nil)
     }
 
-    @Test func lookupsTakeNoReferenceOfTheirOwn() {
+    @Test func lookupsLeaveNoReferenceBehind() {
         let table = ConnectionTable()
         weak var gone: Connection?
         do {
@@ -45,7 +45,7 @@ struct ConnectionTableTests {
             _ = table.all.count
         }
         _ = table.remove(1)
-        #expect(gone == nil, "a lookup that kept a reference would have kept it alive")
+        #expect(gone == nil, "a lookup that left a reference behind would have kept it alive")
     }
 
     @Test func releasesWhatItHoldsWhenItGoes() {

@@ -85,15 +85,32 @@ struct LoopExecutorTests {
         let executor = LoopExecutor(wakingLoopWith: {})
         let ran = Locked<[Int]>([])
         executor.loopStarted()
-        for value in 1...5 { executor.execute { ran.withLock { $0.append(value) } } }
+        for value in 1...5 {
+            executor.execute {
+                ran.withLock { $0.append(value) }
+                // Submitted while the turn runs: behind everything that was waiting before it.
+                if value == 2 { executor.execute { ran.withLock { $0.append(6) } } }
+            }
+        }
         // Asked before each job: after two, enough.
         #expect(executor.runPending { ran.withLock { $0.count } >= 2 } == true)
         #expect(ran.withLock { $0 } == [1, 2])
         #expect(executor.hasPending)
-        // What was left runs first in the next turn, ahead of what came since.
-        executor.execute { ran.withLock { $0.append(6) } }
+        executor.execute { ran.withLock { $0.append(7) } }
         #expect(executor.runPending() == false)
-        #expect(ran.withLock { $0 } == [1, 2, 3, 4, 5, 6])
+        #expect(ran.withLock { $0 } == [1, 2, 3, 4, 5, 6, 7])
+
+        // Enough exactly at the end of what was waiting: what was submitted meanwhile waits whole.
+        ran.withLock { $0 = [] }
+        executor.execute {
+            ran.withLock { $0.append(1) }
+            executor.execute { ran.withLock { $0.append(2) } }
+            executor.execute { ran.withLock { $0.append(3) } }
+        }
+        #expect(executor.runPending { ran.withLock { $0.count } >= 1 } == true)
+        #expect(ran.withLock { $0 } == [1])
+        #expect(executor.runPending() == false)
+        #expect(ran.withLock { $0 } == [1, 2, 3])
         executor.loopEnded()
     }
 
