@@ -13,9 +13,8 @@ import Synchronization
 /// timer thread and then a pool thread. On a VM a context switch costs microseconds, about one per message
 /// (docs/performance.md, "Sustained load: where the CPU goes"). Here a frame read in a turn is handled by its
 /// room after that turn (or the next, when the turn's writes are spent) and its reply written before the
-/// loop sleeps again, on the same thread; a timer
-/// fires inside the loop. What other threads give it (the store's completions, the HTTP API) costs one
-/// wake-up of the loop, and only when its queue was empty.
+/// loop sleeps again, on the same thread; a timer fires inside the loop. What other threads give it (the
+/// store's completions, the HTTP API) costs one wake-up of the loop, and only when its queue was empty.
 ///
 /// The loop must never block: work run here is the rooms' (state changes, encoding) and hands anything slow
 /// (the store, synthesis) to threads of its own, as it did on the cooperative pool.
