@@ -105,13 +105,10 @@ extension WebSocketServer {
     }
 
     func register(_ wsi: OpaquePointer, user: UnsafeMutableRawPointer, kind: Connection.Kind, peer: String, state: ConnectionState = .inert) -> Connection {
-        let id = nextConnectionID
-        nextConnectionID += 1
-        let connection = Connection(id: id, wsi: wsi, kind: kind, peer: peer, state: state)
-        connections.insert(connection)
+        let connection = connections.insert { Connection(id: $0, wsi: wsi, kind: kind, peer: peer, state: state) }
         user.storeBytes(of: UInt(bitPattern: Unmanaged.passUnretained(connection).toOpaque()), as: UInt.self)
         if kind == .webSocket {
-            let queue = queues.open(id)
+            let queue = queues.open(connection.id)
             queue.connection = connection
             connection.queue = queue
             metrics.openConnections.add(1, ordering: .relaxed)

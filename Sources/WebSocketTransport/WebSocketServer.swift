@@ -41,7 +41,6 @@ public final class WebSocketServer: @unchecked Sendable {
 
     // Service thread only.
     let connections = ConnectionTable()
-    var nextConnectionID: UInt64 = 1
     var webSocketsPerAddress = AddressCounts()
     var resources: CResources?
     var keepaliveTimer: UnsafeMutablePointer<sc_lws_timer_t>?
