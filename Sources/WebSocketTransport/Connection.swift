@@ -10,28 +10,30 @@ final class Connection {
         case refusedRequest
     }
 
+    // What a room's send reads of each child (`writeAtSend`, `canWriteAtOnce`) comes first, in the object's
+    // first two cache lines, the ones `writeAtSend` asks for ahead: stored properties are laid out in the
+    // order they are declared, and a field further down was a cache miss per child per frame.
     let id: UInt64
     let wsi: OpaquePointer
-    let kind: Kind
-    let peer: String
     /// This WebSocket's outbound queue (nil for HTTP).
     var queue: OutboundQueues.Queue?
-
-    // WebSocket: the message being reassembled, and the rules of its life (keepalive, hello timeout, flood
-    // limit; `ConnectionState`), fed on each callback.
-    var inbound: [UInt8] = []
-    var state: ConnectionState
+    /// The turn of the loop in which a frame was last written to it where a room sent it (`writeAtSend`).
+    var writtenAtSendInTurn: UInt64 = 0
+    let kind: Kind
+    /// The keepalive ping the state asked for is still to be written (`+Keepalive`).
+    var pingDue = false
     /// Our close frame is out; we wait for the client's before the socket closes.
     var closeFrameSent = false
     /// The client's close frame came; lws answers it and closes (nothing more is written outside its
     /// WRITEABLE path).
     var peerSentClose = false
+    // WebSocket: the rules of its life (keepalive, hello timeout, flood limit; `ConnectionState`), fed on
+    // each callback, and the message being reassembled.
+    var state: ConnectionState
+    var inbound: [UInt8] = []
+    let peer: String
     /// The address this WebSocket counts against in the per-address limit.
     var countedAddress: String?
-    /// The keepalive ping the state asked for is still to be written (`+Keepalive`).
-    var pingDue = false
-    /// The turn of the loop in which a frame was last written to it where a room sent it (`writeAtSend`).
-    var writtenAtSendInTurn: UInt64 = 0
 
     // HTTP: the request being read and the response being written.
     var sequence: UInt64 = 0

@@ -127,25 +127,30 @@ extension WebSocketServer {
             }
         }
         defer { sendTargets.removeAll(keepingCapacity: true) }
+        // (Borrowed, not retained: a retain is a write to each object, and the table keeps them alive.)
+        var written = 0
         for index in sendTargets.indices {
             if index + 2 < sendTargets.count {
-                let ahead = sendTargets[index + 2].takeUnretainedValue()
-                if let queue = ahead.queue { sc_prefetch(Unmanaged.passUnretained(queue).toOpaque(), 2) }
-                sc_prefetch(UnsafeRawPointer(ahead.wsi), 8)
+                sendTargets[index + 2]._withUnsafeGuaranteedRef { ahead in
+                    if let queue = ahead.queue { sc_prefetch(Unmanaged.passUnretained(queue).toOpaque(), 2) }
+                    sc_prefetch(UnsafeRawPointer(ahead.wsi), 8)
+                }
             }
-            let connection = sendTargets[index].takeUnretainedValue()
-            guard connection.writtenAtSendInTurn != turn, let queue = connection.queue, canWriteAtOnce(connection),
-                  queues.isIdle(queue) else {
-                deferredSends.append(connection.id)
-                continue
-            }
-            if writeFrame(connection, frame) {
-                connection.writtenAtSendInTurn = turn
-                metrics.writesAtSend.add(1, ordering: .relaxed)
-            } else {
-                lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            sendTargets[index]._withUnsafeGuaranteedRef { connection in
+                guard connection.writtenAtSendInTurn != turn, let queue = connection.queue, canWriteAtOnce(connection),
+                      queues.isIdle(queue) else {
+                    deferredSends.append(connection.id)
+                    return
+                }
+                if writeFrame(connection, frame) {
+                    connection.writtenAtSendInTurn = turn
+                    written += 1
+                } else {
+                    lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+                }
             }
         }
+        if written > 0 { metrics.writesAtSend.add(written, ordering: .relaxed) }
         guard !deferredSends.isEmpty else { return }
         let (woken, dropped) = queues.enqueue(frame, to: deferredSends)
         deferredSends.removeAll(keepingCapacity: true)
