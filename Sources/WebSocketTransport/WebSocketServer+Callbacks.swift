@@ -154,7 +154,7 @@ extension WebSocketServer {
             }
             if index + 1 < taken.count, let memory = taken[index + 1].queue?.memory {
                 sc_prefetch(memory.connection, 3)
-                sc_prefetch(memory.wsi, 8)
+                sc_prefetch_wsi(OpaquePointer(memory.wsi))
             }
             // A WebSocket's queue leads to its connection (nil once it is unregistered); an HTTP connection is
             // looked up.

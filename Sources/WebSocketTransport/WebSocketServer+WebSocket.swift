@@ -116,8 +116,9 @@ extension WebSocketServer {
         // With thousands of connections, each one's `Connection`, queue and lws structures are cache misses
         // by the time a room sends to it again, as in `serviceWakeups`. So the connections are looked up
         // first, each asked for as it is found, and then, while one is written, the queue and `wsi` of the
-        // one two ahead are asked for. (The table keeps every connection alive for the call: nothing here
-        // unregisters one.)
+        // one two ahead are asked for, and lws's WebSocket part of the next one (whose address is in its
+        // `wsi`, asked for the turn before). (The table keeps every connection alive for the call: nothing
+        // here unregisters one.)
         for id in ids {
             if !queueing(id), let object = connections.unretained(id) {
                 sc_prefetch(object.toOpaque(), 2)
@@ -133,8 +134,11 @@ extension WebSocketServer {
             if index + 2 < sendTargets.count {
                 sendTargets[index + 2]._withUnsafeGuaranteedRef { ahead in
                     if let queue = ahead.queue { sc_prefetch(Unmanaged.passUnretained(queue).toOpaque(), 2) }
-                    sc_prefetch(UnsafeRawPointer(ahead.wsi), 8)
+                    sc_prefetch_wsi(ahead.wsi)
                 }
+            }
+            if index + 1 < sendTargets.count {
+                sendTargets[index + 1]._withUnsafeGuaranteedRef { next in sc_prefetch_wsi_ws(next.wsi) }
             }
             sendTargets[index]._withUnsafeGuaranteedRef { connection in
                 guard connection.writtenAtSendInTurn != turn, let queue = connection.queue, canWriteAtOnce(connection),
