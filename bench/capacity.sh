@@ -32,11 +32,15 @@ WORK=${BENCH_WORK:-$PWD/.build/capacity-work}
 OUT=${CAPACITY_OUT:-build/capacity/capacity.jsonl}
 source bench/lib.sh
 
-# Each side (the server, the generator: separate processes) holds a socket per child, and a few files
-# besides. Raised as far as this machine allows; a load that does not fit under the limit is not run, and
-# the script says so (raising the hard limit needs CAP_SYS_RESOURCE).
+# Each side (the server, the generator: separate processes) holds a socket per child and two more per room
+# (its teacher and its dashboard), and a few files besides: the server keeps 64 of its limit for its own
+# (ClassroomServer), the generator an epoll and a wake-up per client thread; RESERVE_FILES (300) is kept
+# above both. Raised as far as this machine allows; a load that does not fit under the limit is not run,
+# and the script says so (raising the hard limit needs CAP_SYS_RESOURCE).
+RESERVE_FILES=${RESERVE_FILES:-300}
+files_for() { echo $(( $1 / CAPACITY_CHILDREN * (CAPACITY_CHILDREN + 2) + RESERVE_FILES )); }
 largest=$(tr ' ' '\n' <<< "$CAPACITY_LOADS" | sort -n | tail -1)
-want=$(( largest + 4096 ))
+want=$(files_for "$largest")
 if [ "$(ulimit -n)" -lt "$want" ]; then
   ulimit -Hn "$want" 2>/dev/null || true
   ulimit -n "$want" 2>/dev/null || ulimit -n "$(ulimit -Hn)"
@@ -58,8 +62,8 @@ for children in $CAPACITY_LOADS; do
   # so the ramp still ends at the highest load this machine can drive and the cost is seen at two loads or
   # more; the line says which load it stands in for.
   instead=0
-  if [ $(( children + 4096 )) -gt "$limit" ]; then
-    fit=$(( (limit - 4096) / CAPACITY_CHILDREN * CAPACITY_CHILDREN ))
+  if [ "$(files_for "$children")" -gt "$limit" ]; then
+    fit=$(( (limit - RESERVE_FILES) / (CAPACITY_CHILDREN + 2) * CAPACITY_CHILDREN ))
     if [ "$fit" -le "$last" ]; then
       echo "== capacity: stopped before $children children: the open-file limit here is $limit (ulimit -Hn), too few for a socket per child on each side" >&2
       break
