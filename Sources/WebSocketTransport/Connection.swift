@@ -10,8 +10,11 @@ final class Connection {
         case refusedRequest
     }
 
-    // What a room's send reads of each child (`writeAtSend`, `canWriteAtOnce`) comes first, in the object's
-    // first two cache lines, the ones `writeAtSend` asks for ahead: stored properties are laid out in the
+    /// The cache lines at the object's start that hold what a write reads (`writeAtSend`, `writeAtWakeup`,
+    /// `canWriteAtOnce`), which both ask for ahead.
+    static let linesReadByWrites = 2
+
+    // What a write reads of each child comes first, in those lines: stored properties are laid out in the
     // order they are declared, and a field further down was a cache miss per child per frame.
     let id: UInt64
     let wsi: OpaquePointer

@@ -153,7 +153,7 @@ extension WebSocketServer {
                 sc_prefetch(Unmanaged.passUnretained(queue).toOpaque(), 2)
             }
             if index + 1 < taken.count, let memory = taken[index + 1].queue?.memory {
-                sc_prefetch(memory.connection, 3)
+                sc_prefetch(memory.connection, Int32(Connection.linesReadByWrites))
                 sc_prefetch_wsi(OpaquePointer(memory.wsi))
             }
             // A WebSocket's queue leads to its connection (nil once it is unregistered); an HTTP connection is

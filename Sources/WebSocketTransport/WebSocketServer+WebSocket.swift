@@ -121,7 +121,7 @@ extension WebSocketServer {
         // here unregisters one.)
         for id in ids {
             if !queueing(id), let object = connections.unretained(id) {
-                sc_prefetch(object.toOpaque(), 2)
+                sc_prefetch(object.toOpaque(), Int32(Connection.linesReadByWrites))
                 sendTargets.append(object)
             } else {
                 deferredSends.append(id)

@@ -2,9 +2,9 @@ import CLibWebSockets
 import Testing
 @testable import WebSocketTransport
 
-/// `writeAtSend` asks for each child's memory before it reads it: the first two cache lines of its
-/// `Connection`, and the lines of lws's structures that a write reads. What it reads must lie there, or each
-/// child costs cache misses per frame again.
+/// `writeAtSend` asks for each child's memory before it reads it: the first cache lines of its
+/// `Connection` (`linesReadByWrites`), and the lines of lws's structures that a write reads. What it reads
+/// must lie there, or each child costs cache misses per frame again.
 @Suite("Connection layout", .serialized)
 struct ConnectionLayoutTests {
     @Test func whatARoomsSendReadsLiesInTheLinesAskedForAhead() {
@@ -22,7 +22,7 @@ struct ConnectionLayoutTests {
             withUnsafeMutablePointer(to: &connection.peerSentClose, end),
             withUnsafeMutablePointer(to: &connection.state, end),
         ]
-        #expect(ends.allSatisfy { $0 > 0 && $0 <= 2 * 64 }, "ends at \(ends)")
+        #expect(ends.allSatisfy { $0 > 0 && $0 <= Connection.linesReadByWrites * 64 }, "ends at \(ends)")
     }
 
     /// The offsets `sc_prefetch_wsi` asks for are those of the libwebsockets it is built against (4.1.6,
