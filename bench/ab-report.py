@@ -18,14 +18,14 @@ def figures(r):
         f["reveal p99"] = res["reveal"]["p99"]; f["ack p99"] = res["acknowledgement"]["p99"]; f["podium p99"] = res["finished"]["p99"]
     elif s == "sustained":
         f["p99 ms"] = res["latency"]["p99"]; f["msg/s"] = res["messagesPerSecond"]
-    elif s.startswith("lockstep"):
+    elif s.startswith("lockstep") or s.startswith("paced"):
         f["µs/msg ns-acct"] = (res.get("nanosecondsPerMessage") or 0) / 1000 or None
         f["p99 ms"] = res["latency"]["p99"]
         f["server %"] = cost.get("serverCPUPercent")
         calls = res.get("syscallsPerMessage") or {}
         f["sendto/msg"] = calls.get("sendto")
         f["writes/msg"] = sum(calls.get(k, 0) for k in ("sendto", "sendmsg", "write", "writev")) if calls else None
-        f["rounds"] = res["rounds"]
+        f["rounds" if "rounds" in res else "broadcasts"] = res.get("rounds", res.get("broadcasts"))
     elif s == "joinstorm":
         f["welcome p99"] = res["welcome"]["p99"]
     return f

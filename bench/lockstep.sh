@@ -15,7 +15,9 @@
 # Environment: RUNS (3), SIZES ("250x40 1x2000"), SERVERS ("storycircle c node"; also go, python, the
 # peers' batching forms c-batch, python-batch, node-cork, go-batch, and name=folder for a StoryCircle
 # build of that folder, labelled name),
-# LOCKSTEP_SECONDS (10), LOCKSTEP_WARMUP (20 rounds), GENERATOR (BIN's storycircle-bench), AB_OUT
+# LOCKSTEP_SECONDS (10), LOCKSTEP_WARMUP (20 rounds), PACED_RATES (none: lock-step; else broadcasts per
+# second across all rooms, each a run of storycircle-bench paced instead, the rooms broadcasting in turn
+# open loop so that the server sleeps between frames, as in a class), GENERATOR (BIN's storycircle-bench), AB_OUT
 # (build/lockstep). Writes one JSON line per run and prints bench/ab-report.py's table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +40,7 @@ peers=$(tr ' ' '\n' <<< "$SERVERS" | grep -v -e = -e '^storycircle$' | tr '\n' '
 RESULTS="$OUT/lockstep-$(date +%Y%m%d-%H%M%S).jsonl"
 : > "$RESULTS"
 
-one() { # <run> <server> <rooms> <children>
+one() { # <run> <server> <rooms> <children> [<broadcasts per second>: paced]
   local run=$1 server=$2 rooms=$3 children=$4 target=storycircle size=68
   if [ "$server" = storycircle ] || [[ "$server" == *=* ]]; then
     local bin=$BIN
@@ -53,9 +55,10 @@ sizes = [r["result"]["messageBytes"] for r in rows if r["result"]["target"] == "
 print(round(sizes[-1]) if sizes else 68)' "$RESULTS")
     start_peer "$WORK" "$server" || { printf '  run %d %s FAILED: did not start\n' "$run" "$server" >&2; stop_server; return 0; }
   fi
-  local scenario="lockstep-${rooms}x${children}"
-  if "${pin_generator[@]}" "$GENERATOR" lockstep --target "$target" --admin-token "${ADMIN:-}" --rooms "$rooms" --children "$children" \
-      --seconds "$LOCKSTEP_SECONDS" --warmup "$LOCKSTEP_WARMUP" --payload-bytes "$size" --server-pid "$SERVER_PID" --port "$PORT" \
+  local scenario="lockstep-${rooms}x${children}" pace=(lockstep --warmup "$LOCKSTEP_WARMUP")
+  if [ -n "${5:-}" ]; then scenario="paced-${rooms}x${children}-$5"; pace=(paced --broadcasts-per-second "$5"); fi
+  if "${pin_generator[@]}" "$GENERATOR" "${pace[@]}" --target "$target" --admin-token "${ADMIN:-}" --rooms "$rooms" --children "$children" \
+      --seconds "$LOCKSTEP_SECONDS" --payload-bytes "$size" --server-pid "$SERVER_PID" --port "$PORT" \
       > "$WORK/line.json" 2> "$WORK/line.err"; then
     printf '{"run":%d,"build":"%s","scenario":"%s","result":%s}\n' "$run" "$server" "$scenario" "$(cat "$WORK/line.json")" >> "$RESULTS"
     printf '  run %d %-11s %s\n' "$run" "$server" "$(tail -1 "$WORK/line.err")" >&2
@@ -66,12 +69,15 @@ print(round(sizes[-1]) if sizes else 68)' "$RESULTS")
 }
 
 read -r -a servers <<< "$SERVERS"
-echo "== lock-step: $SERVERS; sizes $SIZES; $RUNS runs; ${LOCKSTEP_SECONDS} s windows; pinning: $pinning" >&2
+echo "== ${PACED_RATES:+paced at $PACED_RATES broadcasts/s, }lock-step: $SERVERS; sizes $SIZES; $RUNS runs; ${LOCKSTEP_SECONDS} s windows; pinning: $pinning" >&2
 for run in $(seq "$RUNS"); do
   shift_by=$(( (run - 1) % ${#servers[@]} ))
   order=("${servers[@]:shift_by}" "${servers[@]:0:shift_by}")
   for size in $SIZES; do
-    for server in "${order[@]}"; do one "$run" "$server" "${size%x*}" "${size#*x}"; done
+    for rate in ${PACED_RATES:-lockstep}; do
+      [ "$rate" = lockstep ] && rate=""
+      for server in "${order[@]}"; do one "$run" "$server" "${size%x*}" "${size#*x}" $rate; done
+    done
   done
 done
 

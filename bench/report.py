@@ -132,6 +132,12 @@ class Runs:
         return self.find(lambda r: r.get("scenario") == "lockstep" and r.get("target") == target
                          and r.get("rooms") == rooms and r.get("children") == children)
 
+    def paced(self, target, rate):
+        return self.find(lambda r: r.get("scenario") == "paced" and r.get("target") == target and r.get("broadcastsPerSecond") == rate)
+
+    def paced_rates(self):
+        return sorted({line["result"]["broadcastsPerSecond"] for line in self.find(lambda r: r.get("scenario") == "paced")})
+
     def lockstep_sizes(self):
         # (Not the narration's alongside rooms: a lock-step of their own, reported with the narration.)
         return sorted({(line["result"]["rooms"], line["result"]["children"]) for line in self.find(
@@ -278,6 +284,39 @@ def lockstep_table(runs, rooms, children):
              "the teacher's included (StoryCircle sends its teacher the broadcast and a `room`; a peer sends it nothing). System calls are counted by perf "
              "on the server for its own window and divided by the frames that arrived within it. A run where neither side was saturated measures cost, "
              "not capacity: its rounds per window are not the server's limit."]
+    return rows
+
+
+def paced_table(runs):
+    """The classroom's rates with the broadcast alone: the server sleeps between frames."""
+    rates = runs.paced_rates()
+    if not rates:
+        return []
+    first = runs.find(lambda r: r.get("scenario") == "paced")[0]["result"]
+    layout = f"{first['rooms']} rooms × {first['children'] // first['rooms']}"
+    seconds = values(runs.find(lambda r: r.get("scenario") == "paced"), "seconds")
+    rows = [f"**The classroom's rates**, {layout}: the rooms broadcast in turn (a teacher's pause/resume; Poisson times, the same for every server), open loop, "
+            f"so the server sleeps between frames as it does in a class; windows of {number(dig(seconds, 'median'), 's')}:", "",
+            "| broadcasts per second (frames per second) | server | server CPU per frame (schedstat ns) | peer ÷ StoryCircle | write calls per frame | context switches per frame | p50 / p99 | missed | server / generator share of a core |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for rate in rates:
+        ours = runs.paced("storycircle", rate)
+        for target, name in servers():
+            lines = runs.paced(target, rate)
+            if not lines:
+                continue
+            ns = summary([dig(l["result"], "nanosecondsPerMessage") / 1000 if dig(l["result"], "nanosecondsPerMessage") is not None else None for l in lines])
+            ratio = "1 (reference)" if target == "storycircle" else spread(paired_ratio(ours, lines, ("nanosecondsPerMessage",)), "×")
+            writes = summary([sum((dig(l["result"], "syscallsPerMessage") or {}).get(call, 0) for call in WRITES) if dig(l["result"], "syscallsPerMessage") else None for l in lines])
+            switches = summary([(dig(l["result"], "cost", "voluntarySwitchesPerMessage") or 0) + (dig(l["result"], "cost", "involuntarySwitchesPerMessage") or 0) if dig(l["result"], "cost") else None for l in lines])
+            missed = sum(l["result"].get("missed", 0) for l in lines)
+            share = f"{number(dig(values(lines, 'cost', 'serverCPUPercent'), 'median'))} / {number(dig(values(lines, 'cost', 'generatorCPUPercent'), 'median'))} %"
+            frames = rate * first["children"] / first["rooms"]
+            rows.append(f"| {number(rate)} ({number(frames)}) | {name} | {spread(ns, 'µs')} | {ratio} | {spread(writes)} | {spread(switches)} | "
+                        f"{number(dig(values(lines, 'latency', 'p50'), 'median'), 'ms')} / {spread(values(lines, 'latency', 'p99'), 'ms')} | {missed} | {share} |")
+    rows += ["", "Each frame here costs what waking up for it costs: on this machine the receiving thread's wake-up is charged to the sending server's `sendto`, "
+             "and a sleeping server's own wake-ups come on top. It is the floor under the sustained scenario's CPU per message, for any server: "
+             "that scenario sends these frames and also reads, decodes and stores answers."]
     return rows
 
 
@@ -482,6 +521,10 @@ def every_run(runs):
             text = (f"{r['rounds']} rounds in {number(r['seconds'], 's')}, p50 {number(r['latency']['p50'], 'ms')}, p99 {number(r['latency']['p99'], 'ms')}, "
                     f"{number((r.get('nanosecondsPerMessage') or 0) / 1000, 'µs')}/frame on CPU (schedstat), "
                     f"write calls {number(sum(calls.get(c, 0) for c in WRITES))} and epoll_ctl {number(calls.get('epoll_ctl'))} per frame, saturated: {r.get('saturated')}; {cpu}")
+        elif scenario == "paced":
+            calls = r.get("syscallsPerMessage") or {}
+            text = (f"{r['broadcasts']} broadcasts in {number(r['seconds'], 's')}, p50 {number(r['latency']['p50'], 'ms')}, p99 {number(r['latency']['p99'], 'ms')}, {r['missed']} missed, "
+                    f"{number((r.get('nanosecondsPerMessage') or 0) / 1000, 'µs')}/frame on CPU (schedstat), write calls {number(sum(calls.get(c, 0) for c in WRITES))} per frame; {cpu}")
         elif scenario in ("fanout", "bigroom"):
             calls = r.get("syscallsPerMessage") or {}
             text = (f"p50 {number(r['latency']['p50'], 'ms')}, p99 {number(r['latency']['p99'], 'ms')}, {number(r['throughputMessagesPerSecond'])} msg/s, "
@@ -529,7 +572,8 @@ def lockstep_tables(runs):
 def readme_block(document):
     runs = Runs(document)
     capacity = ["**A node's capacity** at classroom rates (the sustained scenario ramped until its p99 reaches 25 ms, bench/capacity.sh):", ""] + capacity_rows(runs) + [""] if runs.scenario("capacity") else []
-    return (header(document, runs) + [""] + lockstep_tables(runs) + capacity + targets_table(runs) + [""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
+    paced = paced_table(runs)
+    return (header(document, runs) + [""] + lockstep_tables(runs) + (paced + [""] if paced else []) + capacity + targets_table(runs) + [""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
             + ["", "The same quiz on either store (answers acknowledged only once committed):", ""] + stores_table(runs))
 
 
@@ -538,6 +582,8 @@ def full_report(document):
     out = ["# make bench", ""] + header(document, runs)
     if runs.lockstep_sizes():
         out += ["", "## The classroom's regime: one frame per child", ""] + lockstep_tables(runs)[:-1]
+    if runs.paced_rates():
+        out += ["", "## The classroom's rates: the server sleeps between frames", ""] + paced_table(runs)
     out += ["", "## Targets (issue #14)", ""] + targets_table(runs)
     out += ["", "## Draining a backlog: the fan-out's burst against the peers", ""] + fanout_table(runs, "fanout") + [""] + fanout_table(runs, "bigroom")
     out += ["", "## A whole quiz round", ""] + quiz_table(runs)

@@ -15,7 +15,11 @@
 # frame (perf), latency from the same window, which side was saturated; the servers' order rotates from
 # run to run. The fan-out's burst (40 frames queued per child: draining a backlog) is the second row, with
 # the same figures from its burst (perf for its first SYSCALL_SECONDS, 1); the teacher's frames are
-# counted in both.
+# counted in both. paced is the classroom's rates with the broadcast alone: ROOMS × CHILDREN, the rooms
+# broadcasting in turn at each of PACED_RATES broadcasts per second (100 and 400: 4,000 and 16,000 frames a
+# second), open loop, so the server sleeps between frames as it does in a class; StoryCircle beside
+# PACED_PEERS (the fastest peers' batching forms, c-batch and go-batch), PACED_SECONDS (15) windows: the
+# cost of a frame when waking up for it is part of it, the regime the capacity figure is in.
 #
 # Method: the server is pinned to one core and the generator to the other (SERVER_CPU=0 GENERATOR_CPU=1;
 # PIN=0 turns it off), so the generator's work is not charged to the server and the two do not fight over
@@ -25,9 +29,10 @@
 # For a quick check of the machinery:
 #   BENCH_QUICK=1 bench/run.sh                    (small sizes, 1 run, results under build/bench/)
 # or any of the sizes alone: RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE
-# SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS ALONGSIDE_SECONDS; and
+# SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS PACED_RATES PACED_PEERS
+# PACED_SECONDS ALONGSIDE_SECONDS; and
 # PEERS="c c-batch python python-batch node node-cork go go-batch", VARIANTS="uncoalesced" (or ""),
-# SCENARIOS="lockstep fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover capacity",
+# SCENARIOS="lockstep paced fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover capacity",
 # CAPACITY_LOADS ("10000 20000 40000 80000 160000") CAPACITY_SECONDS (40): capacity is bench/capacity.sh's
 # ramp, run once after the rounds.
 # failover runs Tests/Integration/test_cluster.py on the release build (nginx + 3 nodes + PostgreSQL, 20
@@ -47,13 +52,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 full=yes
-for name in BENCH_QUICK PIN RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS ALONGSIDE_SECONDS SYSCALL_SECONDS PEERS VARIANTS SCENARIOS CAPACITY_LOADS CAPACITY_SECONDS; do
+for name in BENCH_QUICK PIN RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS PACED_RATES PACED_PEERS PACED_SECONDS ALONGSIDE_SECONDS SYSCALL_SECONDS PEERS VARIANTS SCENARIOS CAPACITY_LOADS CAPACITY_SECONDS; do
   [ -n "${!name:-}" ] && full=no
 done
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
   : "${RUNS:=1}" "${ROOMS:=25}" "${CHILDREN:=20}" "${BIG:=300}" "${BURST:=20}" "${ROUNDS:=3}" "${WARMUP:=1}" "${QUESTIONS:=2}"
   : "${ANSWER_RATE:=500}" "${SUSTAINED_ROOMS:=10}" "${SUSTAINED_SECONDS:=35}" "${STORM:=300}" "${STORM_SECONDS:=1}" "${IDLE:=500}"
-  : "${LOCKSTEP_SIZES:=25x40 1x300}" "${LOCKSTEP_SECONDS:=3}" "${ALONGSIDE_SECONDS:=3}" "${CAPACITY_LOADS:=1000 2000}" "${CAPACITY_SECONDS:=20}"
+  : "${LOCKSTEP_SIZES:=25x40 1x300}" "${LOCKSTEP_SECONDS:=3}" "${PACED_RATES:=20}" "${PACED_SECONDS:=3}" "${ALONGSIDE_SECONDS:=3}" "${CAPACITY_LOADS:=1000 2000}" "${CAPACITY_SECONDS:=20}"
 fi
 RUNS=${RUNS:-3}
 ROOMS=${ROOMS:-250}
@@ -71,11 +76,14 @@ STORM_SECONDS=${STORM_SECONDS:-2}
 IDLE=${IDLE:-5000}
 LOCKSTEP_SIZES=${LOCKSTEP_SIZES:-250x40 1x2000}
 LOCKSTEP_SECONDS=${LOCKSTEP_SECONDS:-10}
+PACED_RATES=${PACED_RATES:-100 400}
+PACED_PEERS=${PACED_PEERS:-c-batch go-batch}
+PACED_SECONDS=${PACED_SECONDS:-15}
 ALONGSIDE_SECONDS=${ALONGSIDE_SECONDS:-8}
 SYSCALL_SECONDS=${SYSCALL_SECONDS:-1}
 PEERS=${PEERS:-c c-batch python python-batch node node-cork go go-batch}
 VARIANTS=${VARIANTS-uncoalesced}
-SCENARIOS=${SCENARIOS:-lockstep fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover capacity}
+SCENARIOS=${SCENARIOS:-lockstep paced fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover capacity}
 CAPACITY_LOADS=${CAPACITY_LOADS:-10000 20000 40000 80000 160000}
 CAPACITY_SECONDS=${CAPACITY_SECONDS:-40}
 OUT=${BENCH_OUT:-$([ "$full" = yes ] && echo bench || echo build/bench)}
@@ -103,8 +111,10 @@ rm -rf "$WORK"
 mkdir -p "$WORK" "$OUT"
 : > "$RESULTS"
 
+wants() { [[ " $SCENARIOS " == *" $1 "* ]]; }
+
 # The peers, built from bench/baseline/ (see PROTOCOL.md there).
-build_peers "$WORK" "$PEERS"
+build_peers "$WORK" "$PEERS $(wants paced && echo "$PACED_PEERS")"
 
 # The disk under the data folder: its filesystem, and what an fsync costs there (SQLite's commit).
 "$PY" bench/disk.py "$WORK" >> "$RESULTS"
@@ -146,7 +156,6 @@ bench() { # <run> <label> <scenario and options...>
   fi
 }
 
-wants() { [[ " $SCENARIOS " == *" $1 "* ]]; }
 
 # Peers get StoryCircle's own message size for the same broadcast (pause/resume), measured in this run.
 SIZE=""
@@ -233,6 +242,28 @@ print(round(sizes[0]) if sizes else 70)' "$RESULTS")
   done
 }
 
+# The classroom's rates with the broadcast alone: StoryCircle and the fastest peers at each rate.
+paced_round() { # <run> <broadcasts per second>
+  local run=$1 rate=$2 servers=(storycircle $PACED_PEERS) server size shift_by
+  shift_by=$(( (run - 1) % ${#servers[@]} ))
+  for server in "${servers[@]:shift_by}" "${servers[@]:0:shift_by}"; do
+    size=$("$PY" -c 'import json,sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+sizes = [r["result"]["messageBytes"] for r in rows if r.get("result", {}).get("scenario") in ("lockstep", "paced") and r["result"].get("target") == "storycircle" and r["result"]["messageBytes"] > 0]
+print(round(sizes[0]) if sizes else 70)' "$RESULTS")
+    if ! start_server "$server" paced 2> "$WORK/start.err"; then
+      record_failure "$run" "paced $rate/s $server" "did not start" "$WORK/start.err"
+      stop_server
+      continue
+    fi
+    cat "$WORK/start.err" >&2
+    # shellcheck disable=SC2046
+    bench "$run" "paced $rate/s $server" paced $(target_options "$server" "$size") --rooms "$ROOMS" --children "$CHILDREN" \
+      --broadcasts-per-second "$rate" --seconds "$PACED_SECONDS" --server-pid "$SERVER_PID"
+    stop_server
+  done
+}
+
 echo "== StoryCircle $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) cores, pinning: $pinning, runs: $RUNS" >&2
 # Throughput bursts of about 400,000 messages in both layouts: long enough for CPU accounting (10 ms ticks).
 BIG_BURST=$(( BURST * ROOMS * CHILDREN / BIG ))
@@ -240,6 +271,9 @@ for run in $(seq "$RUNS"); do
   echo "== run $run of $RUNS ($(( $(date +%s) - started )) s so far)" >&2
   if wants lockstep; then
     for size in $LOCKSTEP_SIZES; do lockstep_round "$run" "${size%x*}" "${size#*x}"; done
+  fi
+  if wants paced; then
+    for rate in $PACED_RATES; do paced_round "$run" "$rate"; done
   fi
   wants fanout && fanout_round "$run" fanout "$ROOMS" "$CHILDREN" "$BURST"
   wants bigroom && fanout_round "$run" bigroom 1 "$BIG" "$BIG_BURST"

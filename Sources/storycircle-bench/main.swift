@@ -10,6 +10,8 @@ SCENARIOS:
   fanout      R rooms × C children; the teacher triggers broadcasts (latency, then throughput and cost)
   lockstep    R rooms × C children; one broadcast per room at a time, the next once every child has the
               last (one frame per child: the classroom's regime), for --seconds; StoryCircle or a peer
+  paced       R rooms × C children; the rooms broadcast in turn at --broadcasts-per-second, open loop, for
+              --seconds: the classroom's rates, where the server sleeps between frames; StoryCircle or a peer
   quiz        R rooms × C children play a whole quiz: question, answers, reveal, scoreboard, next, podium
   sustained   R rooms × C children for D seconds at classroom rates, open loop
   joinstorm   C children join one room within S seconds, open loop
@@ -32,7 +34,9 @@ OPTIONS:
   --burst <n>              fanout: throughput triggers per room (default 20)
   --payload-bytes <n>      fanout: a peer's message size (default 68)
   --phase-file <path>      fanout, quiz, sustained: written as the measured phase starts (for bench/profile.sh)
-  --seconds <s>            lockstep: the measured window (default 10); --warmup: rounds first (default 20)
+  --seconds <s>            lockstep, paced: the measured window (default 10); --warmup: lockstep's rounds first
+                           (default 20), paced's seconds first (default 3)
+  --broadcasts-per-second <n>  paced: broadcasts across all rooms (default 100)
   --questions <n>          quiz: measured questions (default 5)
   --answers-per-second <n> quiz: answer rate across all rooms (default 2000)
   --duration <s>           sustained: seconds (default 60)   --warmup-seconds <s>  not counted (default 5)
@@ -107,6 +111,17 @@ func main() async -> Int32 {
                 result = try await runLockStep(target: StoryCircleTarget(port: port, adminToken: admin, name: value("name") ?? "storycircle"), port: port, rooms: rooms, childrenPerRoom: children, warmup: warmup, seconds: seconds, serverPID: pid, phaseFile: value("phase-file"))
             } else {
                 result = try await runLockStep(target: BaselineTarget(name: targetName, payloadBytes: int("payload-bytes", 68)), port: port, rooms: rooms, childrenPerRoom: children, warmup: warmup, seconds: seconds, serverPID: pid, phaseFile: value("phase-file"))
+            }
+            emit(result, result.summary + costSummary(result.cost) + " · saturated: \(result.saturated)")
+        case "paced":
+            let targetName = value("target") ?? "storycircle"
+            let pid = value("server-pid").flatMap(Int32.init)
+            let rate = double("broadcasts-per-second", 100), warmup = double("warmup", 3), seconds = double("seconds", 10)
+            let result: PacedResult
+            if targetName == "storycircle" {
+                result = try await runPaced(target: StoryCircleTarget(port: port, adminToken: admin, name: value("name") ?? "storycircle"), port: port, rooms: rooms, childrenPerRoom: children, broadcastsPerSecond: rate, warmup: warmup, seconds: seconds, serverPID: pid)
+            } else {
+                result = try await runPaced(target: BaselineTarget(name: targetName, payloadBytes: int("payload-bytes", 68)), port: port, rooms: rooms, childrenPerRoom: children, broadcastsPerSecond: rate, warmup: warmup, seconds: seconds, serverPID: pid)
             }
             emit(result, result.summary + costSummary(result.cost) + " · saturated: \(result.saturated)")
         case "quiz":

@@ -143,3 +143,30 @@ def test_the_broadcasts_beside_a_synthesis_are_a_narration_row_not_a_lockstep_ta
     assert "the cores were shared" not in " ".join(report.header(document(lines), runs))
     row = next(row for row in report.storm_and_more(runs) if row.startswith("| one room of 40 in lock-step while"))
     assert "| 1.30 (1.20–1.40) ms / 3.60 (3.20–4.00) ms (0.45 (0.40–0.50) ms / 0.55 (0.50–0.60) ms) |" in row, row
+
+
+def paced(target, rate, run, microseconds, missed=0):
+    return {"run": run, "label": f"paced {rate}/s {target}", "result": {"scenario": "paced", "target": target, "rooms": 250, "children": 10000,
+            "broadcastsPerSecond": rate, "seconds": 15.0, "broadcasts": int(rate * 15), "latency": {"p50": 0.9, "p99": 3.0, "max": 9.0},
+            "framesToChildren": int(rate * 15 * 40), "framesToTeachers": int(rate * 15), "missed": missed, "messageBytes": 70,
+            "nanosecondsPerMessage": microseconds * 1000, "syscallsPerMessage": {"sendto": 1.0}, "saturated": "neither", "cost": cost(20, 25, microseconds)}}
+
+
+def test_the_classroom_rates_pair_each_peer_with_storycircle_run_by_run_at_each_rate():
+    lines = [paced("storycircle", 100.0, 1, 20.0), paced("baseline-c-batch", 100.0, 1, 18.0),
+             paced("storycircle", 100.0, 2, 16.0), paced("baseline-c-batch", 100.0, 2, 20.0, missed=3),
+             paced("storycircle", 400.0, 1, 15.0), paced("baseline-c-batch", 400.0, 1, 18.0), lockstep("storycircle"), capacity(10000, 4.0, 50)]
+    block = "\n".join(report.readme_block(document(lines)))
+    assert block.index("The classroom's regime") < block.index("The classroom's rates") < block.index("A node's capacity")
+    rows = block.splitlines()
+    hundred = [row for row in rows if row.startswith("| 100 (4,000) |")]
+    four_hundred = [row for row in rows if row.startswith("| 400 (16,000) |")]
+    assert len(hundred) == 2 and len(four_hundred) == 2, rows
+    # Run by run: 18 ÷ 20 = 0.9 and 20 ÷ 16 = 1.25, median 1.075; the missed frames of any run are summed.
+    c = next(row for row in hundred if "C libwebsockets on libev" in row)
+    assert "| 1.07 (0.90–1.25)× |" in c, c
+    assert "| 3 |" in c, c
+    assert "| 1.20× |" in next(row for row in four_hundred if "C libwebsockets on libev" in row)
+    full = report.full_report(document(lines))
+    assert "## The classroom's rates: the server sleeps between frames" in full
+    assert "paced 100.0/s storycircle" in full and "0 missed" in full
