@@ -63,7 +63,9 @@ print(round(sizes[-1]) if sizes else 68)' "$RESULTS")
     printf '{"run":%d,"build":"%s","scenario":"%s","result":%s}\n' "$run" "$server" "$scenario" "$(cat "$WORK/line.json")" >> "$RESULTS"
     printf '  run %d %-11s %s\n' "$run" "$server" "$(tail -1 "$WORK/line.err")" >&2
   else
-    printf '  run %d %-11s %s FAILED: %s\n' "$run" "$server" "$scenario" "$(tail -1 "$WORK/line.err")" >&2
+    # The whole of what it printed is kept (a crash's backtrace ends in blank lines, not its reason).
+    cp "$WORK/line.err" "$OUT/failed-$run-$server-$scenario.err"
+    printf '  run %d %-11s %s FAILED: %s (all of it: %s)\n' "$run" "$server" "$scenario" "$(grep -v '^[[:space:]]*$' "$WORK/line.err" | tail -1)" "$OUT/failed-$run-$server-$scenario.err" >&2
   fi
   stop_server
 }
