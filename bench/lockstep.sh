@@ -16,14 +16,16 @@
 # peers' batching forms c-batch, python-batch, node-cork, go-batch, and name=folder for a StoryCircle
 # build of that folder, labelled name),
 # LOCKSTEP_SECONDS (10), LOCKSTEP_WARMUP (20 rounds), PACED_RATES (none: lock-step; else broadcasts per
-# second across all rooms, each a run of storycircle-bench paced instead, the rooms broadcasting in turn
-# open loop so that the server sleeps between frames, as in a class), GENERATOR (BIN's storycircle-bench), AB_OUT
+# second across all rooms, each a run of storycircle-bench paced instead of the lock-step, the rooms
+# broadcasting in turn open loop so that the server sleeps between frames, as in a class, for
+# LOCKSTEP_SECONDS after 3 s, in SIZES 250x40 unless told), GENERATOR (BIN's storycircle-bench), AB_OUT
 # (build/lockstep). Writes one JSON line per run and prints bench/ab-report.py's table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNS=${RUNS:-3}
-SIZES=${SIZES:-250x40 1x2000}
+# Paced runs are for many rooms (a room's broadcast is recognised until its next turn): 250 × 40 alone.
+if [ -n "${PACED_RATES:-}" ]; then SIZES=${SIZES:-250x40}; else SIZES=${SIZES:-250x40 1x2000}; fi
 SERVERS=${SERVERS:-storycircle c node}
 LOCKSTEP_SECONDS=${LOCKSTEP_SECONDS:-10}
 LOCKSTEP_WARMUP=${LOCKSTEP_WARMUP:-20}
@@ -64,21 +66,24 @@ print(round(sizes[-1]) if sizes else 68)' "$RESULTS")
     printf '  run %d %-11s %s\n' "$run" "$server" "$(tail -1 "$WORK/line.err")" >&2
   else
     # The whole of what it printed is kept (a crash's backtrace ends in blank lines, not its reason).
-    cp "$WORK/line.err" "$OUT/failed-$run-$server-$scenario.err"
-    printf '  run %d %-11s %s FAILED: %s (all of it: %s)\n' "$run" "$server" "$scenario" "$(grep -v '^[[:space:]]*$' "$WORK/line.err" | tail -1)" "$OUT/failed-$run-$server-$scenario.err" >&2
+    local kept="${RESULTS%.jsonl}-failed-$run-$server-$scenario.err"
+    cp "$WORK/line.err" "$kept"
+    printf '  run %d %-11s %s FAILED: %s (all of it: %s)\n' "$run" "$server" "$scenario" "$(grep -v '^[[:space:]]*$' "$WORK/line.err" | tail -1)" "$kept" >&2
   fi
   stop_server
 }
 
 read -r -a servers <<< "$SERVERS"
-echo "== ${PACED_RATES:+paced at $PACED_RATES broadcasts/s, }lock-step: $SERVERS; sizes $SIZES; $RUNS runs; ${LOCKSTEP_SECONDS} s windows; pinning: $pinning" >&2
+mode="lock-step"
+[ -z "${PACED_RATES:-}" ] || mode="paced at $PACED_RATES broadcasts/s"
+echo "== $mode: $SERVERS; sizes $SIZES; $RUNS runs; ${LOCKSTEP_SECONDS} s windows; pinning: $pinning" >&2
 for run in $(seq "$RUNS"); do
   shift_by=$(( (run - 1) % ${#servers[@]} ))
   order=("${servers[@]:shift_by}" "${servers[@]:0:shift_by}")
   for size in $SIZES; do
     for rate in ${PACED_RATES:-lockstep}; do
       [ "$rate" = lockstep ] && rate=""
-      for server in "${order[@]}"; do one "$run" "$server" "${size%x*}" "${size#*x}" $rate; done
+      for server in "${order[@]}"; do one "$run" "$server" "${size%x*}" "${size#*x}" ${rate:+"$rate"}; done
     done
   done
 done

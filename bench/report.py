@@ -314,9 +314,9 @@ def paced_table(runs):
             frames = rate * first["children"] / first["rooms"]
             rows.append(f"| {number(rate)} ({number(frames)}) | {name} | {spread(ns, 'µs')} | {ratio} | {spread(writes)} | {spread(switches)} | "
                         f"{number(dig(values(lines, 'latency', 'p50'), 'median'), 'ms')} / {spread(values(lines, 'latency', 'p99'), 'ms')} | {missed} | {share} |")
-    rows += ["", "Each frame here costs what waking up for it costs: on this machine the receiving thread's wake-up is charged to the sending server's `sendto`, "
-             "and a sleeping server's own wake-ups come on top. It is the floor under the sustained scenario's CPU per message, for any server: "
-             "that scenario sends these frames and also reads, decodes and stores answers."]
+    rows += ["", "A frame's cost here includes waking up for it: the server's own wake-ups, and on one machine over loopback the generator's receive and wake-up, "
+             "which the kernel does inside the server's `sendto`. The sustained scenario sends these frames and also reads, decodes and stores the children's answers and pings. "
+             "System calls are counted by perf for the window's length from just before it, divided by the frames that arrived in perf's span."]
     return rows
 
 

@@ -3,12 +3,11 @@ import Locking
 
 /// The classroom's rates with the broadcast alone, for StoryCircle and the peers alike: the rooms broadcast in
 /// turn, `broadcastsPerSecond` across all of them, open loop (a broadcast goes at its time whether or not
-/// the last has arrived). The times are a Poisson process with a fixed seed, the same for every server: at a
-/// steady period the server's wake-ups lock to the kernel's tick and its 10 ms user/system split reads one
-/// of them as nothing (seen: user 0.00 µs per frame). Between broadcasts the server has
-/// nothing to do and sleeps, as it does in a class, so a frame's cost includes waking up for it: the cost
-/// the lock-step scenario, which never lets a server rest, does not see. The same frames the sustained
-/// scenario's mix is mostly made of, and a measure that peers can be put beside.
+/// the last has arrived). Between broadcasts the server has nothing to do and sleeps, as it does in a class,
+/// so a frame's cost includes waking up for it, which lock-step spreads over a whole round's frames. The
+/// times are a Poisson process with a fixed seed, the same for every server: at a steady period the
+/// server's wake-ups lock to the kernel's tick, and /proc's 10 ms user/system split then reads one of them
+/// as nothing.
 struct PacedResult: Encodable {
     var scenario = "paced"
     var target: String
@@ -25,15 +24,18 @@ struct PacedResult: Encodable {
     /// teacher gets each broadcast too), which the cost per message divides by.
     var framesToChildren: Int
     var framesToTeachers: Int
-    /// Children that never got a measured broadcast (0 unless the server dropped or fell a room behind).
+    /// Child × broadcast pairs still missing when the room's next turn came (or a second after the window, for
+    /// the last): lost, or later than a whole turn. 0 unless the server fell that far behind.
     var missed: Int
     /// The children's frames' mean size (a peer is given StoryCircle's).
     var messageBytes: Double
     var cost: ServerCost?
     /// Per frame: the server's time on a CPU in nanoseconds, summed over its threads' schedstat.
     var nanosecondsPerMessage: Double?
-    /// Per frame: system calls counted by `perf stat` over the window (nil without perf).
+    /// Per frame: system calls counted by `perf stat` for `seconds` from its start, divided by the frames that
+    /// arrived in that span (nil without perf).
     var syscallsPerMessage: [String: Double]?
+    var framesInSyscallWindow: Int?
     var saturated: String
 }
 
@@ -61,6 +63,10 @@ private struct PacedState {
     var latencies: [UInt64] = []
     var windowFrom: UInt64 = .max
     var windowUntil: UInt64 = .max
+    /// perf's own span, and the frames (children's and teachers') that arrived in it.
+    var perfFrom: UInt64 = .max
+    var perfUntil: UInt64 = .max
+    var framesInPerf = 0
     var children = 0
     var teachers = 0
     var bytes = 0
@@ -78,7 +84,15 @@ private struct PacedState {
 }
 
 func runPaced(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom: Int, broadcastsPerSecond: Double, warmup: Double, seconds: Double, serverPID: Int32?) async throws -> PacedResult {
-    guard broadcastsPerSecond > 0, seconds > 0 else { throw BenchError("paced needs a positive --broadcasts-per-second and --seconds") }
+    guard rooms > 0, childrenPerRoom > 0 else { throw BenchError("paced needs at least one room and one child a room") }
+    guard broadcastsPerSecond.isFinite, broadcastsPerSecond > 0, seconds.isFinite, seconds > 0, warmup.isFinite, warmup >= 0 else {
+        throw BenchError("paced needs a positive --broadcasts-per-second and --seconds, and a --warmup of 0 or more")
+    }
+    // A room's broadcast is recognised by its marker until the room's next turn (the markers alternate), so
+    // a turn must come round well after a broadcast arrives.
+    guard Double(rooms) / broadcastsPerSecond >= 0.1 else {
+        throw BenchError("paced needs a room's turns 0.1 s apart or more on average (rooms ÷ broadcasts per second); more rooms or a lower rate")
+    }
     let clients = try LoadClients(port: port)
     defer { clients.stop() }
     let layout = try await target.prepare(rooms: rooms, childrenPerRoom: childrenPerRoom, clients: clients)
@@ -93,8 +107,12 @@ func runPaced(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom:
     clients.onMessage { id, data in
         let now = nanoseconds()
         state.withLock { state in
+            let inPerf = now >= state.perfFrom && now < state.perfUntil
             guard let index = slots[id] else {
-                if teachers.contains(id), state.inWindow(now) { state.teachers += 1 }
+                if teachers.contains(id) {
+                    if state.inWindow(now) { state.teachers += 1 }
+                    if inPerf { state.framesInPerf += 1 }
+                }
                 return
             }
             let room = index / childrenPerRoom
@@ -105,15 +123,11 @@ func runPaced(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom:
                 state.children += 1
                 state.bytes += data.count
             }
+            if inPerf { state.framesInPerf += 1 }
             if state.measured[room] { state.latencies.append(since(state.intended[room], now)) }
         }
     }
 
-    // Open loop: broadcast n goes to room n mod rooms, an exponentially distributed gap after the one
-    // before. A late wake-up sends what is due at once, timed from when each was meant to go.
-    let meanGap = 1e9 / broadcastsPerSecond
-    var random = SplitMix64(seed: 0x5C0F_FEE5)
-    var due: UInt64 = 0
     let start = nanoseconds() + 100_000_000
     let windowFrom = start + UInt64(warmup * 1e9)
     let windowUntil = windowFrom + UInt64(seconds * 1e9)
@@ -121,46 +135,60 @@ func runPaced(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom:
         state.windowFrom = windowFrom
         state.windowUntil = windowUntil
     }
-    var sched: [Int: UInt64] = [:]
-    var meter: CostMeter?
-    var counter: SyscallCounter?
+    // The meters follow the clock, not the broadcasts: perf from a moment before the window (it attaches
+    // within milliseconds and then counts for `seconds`, over frames counted in its own span), the CPU from
+    // the window's first instant to its last.
+    let meters = Task { () throws -> (cost: ServerCost?, sched: [Int: UInt64]?, calls: [String: Int]?) in
+        try await sleep(until: windowFrom - min(windowFrom - start, 200_000_000))
+        let perfFrom = nanoseconds()
+        let counter = serverPID.flatMap { SyscallCounter(pid: $0, seconds: seconds) }
+        if counter != nil {
+            state.withLock { state in
+                state.perfFrom = perfFrom
+                state.perfUntil = perfFrom + UInt64(seconds * 1e9)
+            }
+        }
+        try await sleep(until: windowFrom)
+        let before = serverPID.map(schedNanoseconds)
+        let meter = try CostMeter(pid: serverPID)
+        try await sleep(until: windowUntil)
+        let cost = try meter.finish(messages: 1)
+        let spent = before.flatMap { before in serverPID.map { pid in
+            schedNanoseconds(pid).reduce(into: [Int: UInt64]()) { $0[$1.key] = $1.value - min($1.value, before[$1.key] ?? 0) }
+        } }
+        return (cost, spent, await counter?.finish())
+    }
+
+    // Open loop: broadcast n goes to room n mod rooms, an exponentially distributed gap after the one
+    // before. A late wake-up sends what is due at once, timed from when each was meant to go.
+    let meanGap = 1e9 / broadcastsPerSecond
+    var random = SeededRandom(seed: 0x5C0F_FEE5)
+    var due = start
     var measuredBroadcasts = 0
     var n = 0
-    due = start
     while true {
-        due += UInt64(-log(1 - random.nextUnit()) * meanGap)
+        due += UInt64(min(-log(1 - random.unit()) * meanGap, 60e9))
         if due >= windowUntil { break }
-        if meter == nil, due >= windowFrom {
-            // The window opens: the meters start here (perf attaches within milliseconds).
-            counter = serverPID.flatMap { SyscallCounter(pid: $0, seconds: seconds) }
-            sched = serverPID.map(schedNanoseconds) ?? [:]
-            meter = try CostMeter(pid: serverPID)
-        }
-        let now = nanoseconds()
-        if due > now { try await Task.sleep(for: .nanoseconds(Int(due - now))) }
+        try await sleep(until: due)
         let room = n % rooms, round = n / rooms
         let measured = due >= windowFrom
-        let missing: Int = state.withLock { state in
-            // The room's last broadcast is due to have reached every child by now (a room's turn comes
-            // round every rooms / rate seconds); the children that still lack it are counted.
-            var missing = 0
+        state.withLock { state in
+            // The room's last broadcast has had a whole turn to reach every child: whoever lacks it now
+            // is counted (lost, or later than the turn).
             if state.measured[room] {
-                for index in room * childrenPerRoom..<(room + 1) * childrenPerRoom where state.got[index] < state.round[room] { missing += 1 }
+                for index in room * childrenPerRoom..<(room + 1) * childrenPerRoom where state.got[index] < state.round[room] { state.missed += 1 }
             }
             state.round[room] = round
             state.intended[room] = due
             state.measured[room] = measured
             state.marker[room] = roundMarker(round)
-            return missing
         }
-        if missing > 0 { state.withLock { $0.missed += missing } }
         clients.send(target.trigger(round: round, room: room), to: layout.teachers[room])
         if measured { measuredBroadcasts += 1 }
         n += 1
     }
-    // The last broadcasts get a second to arrive; the cost's window closed with the broadcasts'.
-    let (spentAfter, cost) = (serverPID.map(schedNanoseconds), try meter?.finish(messages: 1))
-    let calls = await counter?.finish()
+    let measuredWindow = try await meters.value
+    // The last broadcasts get a second to arrive.
     let deadline = nanoseconds() + 1_000_000_000
     while nanoseconds() < deadline {
         let done = state.withLock { state in
@@ -172,19 +200,11 @@ func runPaced(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom:
     let final = state.withLock { state in
         var missed = state.missed
         for index in 0..<total where state.measured[index / childrenPerRoom] && state.got[index] < state.round[index / childrenPerRoom] { missed += 1 }
-        return (state.latencies, state.children, state.teachers, missed, state.bytes)
+        return (latencies: state.latencies, children: state.children, teachers: state.teachers, missed: missed, bytes: state.bytes, framesInPerf: state.framesInPerf)
     }
-    let messages = final.1 + final.2
-    var costPerMessage = cost
-    if let cost {
-        // The meter was read as the window closed; its figures per message are for the frames in the window.
-        costPerMessage = rescale(cost, messages: messages)
-    }
-    var perMessage: Double?
-    if let spentAfter {
-        let spent = spentAfter.reduce(UInt64(0)) { sum, entry in sum + (entry.value - min(entry.value, sched[entry.key] ?? 0)) }
-        perMessage = Double(spent) / Double(max(messages, 1))
-    }
+    let messages = final.children + final.teachers
+    let cost = measuredWindow.cost.map { rescale($0, messages: messages) }
+    let perMessage = measuredWindow.sched.map { spent in Double(spent.values.reduce(0, +)) / Double(max(messages, 1)) }
     var saturated = "neither"
     if let cost {
         if cost.serverCPUPercent >= 90 { saturated = "server" }
@@ -192,10 +212,18 @@ func runPaced(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom:
     }
     return PacedResult(
         target: target.name, rooms: rooms, children: total, broadcastsPerSecond: broadcastsPerSecond, seconds: seconds,
-        broadcasts: measuredBroadcasts, latency: Percentiles(nanoseconds: final.0), framesToChildren: final.1, framesToTeachers: final.2,
-        missed: final.3, messageBytes: Double(final.4) / Double(max(final.1, 1)), cost: costPerMessage, nanosecondsPerMessage: perMessage,
-        syscallsPerMessage: calls?.mapValues { Double($0) / Double(max(messages, 1)) }, saturated: saturated
+        broadcasts: measuredBroadcasts, latency: Percentiles(nanoseconds: final.latencies), framesToChildren: final.children,
+        framesToTeachers: final.teachers, missed: final.missed, messageBytes: Double(final.bytes) / Double(max(final.children, 1)),
+        cost: cost, nanosecondsPerMessage: perMessage,
+        syscallsPerMessage: measuredWindow.calls?.mapValues { Double($0) / Double(max(final.framesInPerf, 1)) },
+        framesInSyscallWindow: measuredWindow.calls == nil ? nil : final.framesInPerf, saturated: saturated
     )
+}
+
+/// Sleeps until `time` (monotonic nanoseconds); at once if it has passed.
+private func sleep(until time: UInt64) async throws {
+    let now = nanoseconds()
+    if time > now { try await Task.sleep(for: .nanoseconds(Int(time - now))) }
 }
 
 /// A window's cost, measured before its frames were all counted, divided by `messages` instead.
@@ -209,21 +237,4 @@ private func rescale(_ cost: ServerCost, messages: Int) -> ServerCost {
     cost.voluntarySwitchesPerMessage *= 1 / count
     cost.involuntarySwitchesPerMessage *= 1 / count
     return cost
-}
-
-/// A small seeded generator (SplitMix64), so that every server gets the same broadcast times.
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

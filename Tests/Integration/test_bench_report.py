@@ -146,7 +146,7 @@ def test_the_broadcasts_beside_a_synthesis_are_a_narration_row_not_a_lockstep_ta
 
 
 def paced(target, rate, run, microseconds, missed=0):
-    return {"run": run, "label": f"paced {rate}/s {target}", "result": {"scenario": "paced", "target": target, "rooms": 250, "children": 10000,
+    return {"run": run, "label": f"paced {rate:g}/s {target}", "result": {"scenario": "paced", "target": target, "rooms": 250, "children": 10000,
             "broadcastsPerSecond": rate, "seconds": 15.0, "broadcasts": int(rate * 15), "latency": {"p50": 0.9, "p99": 3.0, "max": 9.0},
             "framesToChildren": int(rate * 15 * 40), "framesToTeachers": int(rate * 15), "missed": missed, "messageBytes": 70,
             "nanosecondsPerMessage": microseconds * 1000, "syscallsPerMessage": {"sendto": 1.0}, "saturated": "neither", "cost": cost(20, 25, microseconds)}}
@@ -169,4 +169,4 @@ def test_the_classroom_rates_pair_each_peer_with_storycircle_run_by_run_at_each_
     assert "| 1.20× |" in next(row for row in four_hundred if "C libwebsockets on libev" in row)
     full = report.full_report(document(lines))
     assert "## The classroom's rates: the server sleeps between frames" in full
-    assert "paced 100.0/s storycircle" in full and "0 missed" in full
+    assert "paced 100/s storycircle" in full and "0 missed" in full
