@@ -316,7 +316,7 @@ def paced_table(runs):
                         f"{number(dig(values(lines, 'latency', 'p50'), 'median'), 'ms')} / {spread(values(lines, 'latency', 'p99'), 'ms')} | {missed} | {share} |")
     rows += ["", "A frame's cost here includes waking up for it: the server's own wake-ups, and on one machine over loopback the generator's receive and wake-up, "
              "which the kernel does inside the server's `sendto`. The sustained scenario sends these frames and also reads, decodes and stores the children's answers and pings. "
-             "System calls are counted by perf for the window's length from just before it, divided by the frames that arrived in perf's span."]
+             "System calls per frame are perf's counts on the server over a span of the window's length."]
     return rows
 
 
