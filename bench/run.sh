@@ -220,15 +220,21 @@ fanout_round() { # <run> <label> <rooms> <children> <burst>
   SIZE=""
 }
 
+# The size of StoryCircle's first one-frame-per-child broadcast of the bench (lock-step or paced), which the
+# peers send in those scenarios.
+broadcast_size() {
+  "$PY" -c 'import json,sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+sizes = [r["result"]["messageBytes"] for r in rows if r.get("result", {}).get("scenario") in ("lockstep", "paced") and r["result"].get("target") == "storycircle" and r["result"]["messageBytes"] > 0]
+print(round(sizes[0]) if sizes else 70)' "$RESULTS"
+}
+
 # The classroom's regime, StoryCircle, its variants and every peer at one size. The peers send the size of
 # StoryCircle's first lock-step frames of the bench.
 lockstep_round() { # <run> <rooms> <children>
   local run=$1 rooms=$2 children=$3 server size
   for server in $(servers_of_run "$run"); do
-    size=$("$PY" -c 'import json,sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-sizes = [r["result"]["messageBytes"] for r in rows if r.get("result", {}).get("scenario") == "lockstep" and r["result"].get("target") == "storycircle" and r["result"]["messageBytes"] > 0]
-print(round(sizes[0]) if sizes else 70)' "$RESULTS")
+    size=$(broadcast_size)
     if ! start_server "$server" lockstep 2> "$WORK/start.err"; then
       record_failure "$run" "lockstep ${rooms}×$children $server" "did not start" "$WORK/start.err"
       stop_server
@@ -247,10 +253,7 @@ paced_round() { # <run> <broadcasts per second>
   local run=$1 rate=$2 servers=(storycircle $PACED_PEERS) server size shift_by
   shift_by=$(( (run - 1) % ${#servers[@]} ))
   for server in "${servers[@]:shift_by}" "${servers[@]:0:shift_by}"; do
-    size=$("$PY" -c 'import json,sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-sizes = [r["result"]["messageBytes"] for r in rows if r.get("result", {}).get("scenario") in ("lockstep", "paced") and r["result"].get("target") == "storycircle" and r["result"]["messageBytes"] > 0]
-print(round(sizes[0]) if sizes else 70)' "$RESULTS")
+    size=$(broadcast_size)
     if ! start_server "$server" paced 2> "$WORK/start.err"; then
       record_failure "$run" "paced $rate/s $server" "did not start" "$WORK/start.err"
       stop_server

@@ -14,6 +14,15 @@ protocol FanoutTarget: Sendable {
 struct FanoutLayout: Sendable {
     var teachers: [UInt64]
     var children: [[UInt64]]
+
+    /// Each child's place among all children (room by room), by its connection.
+    func slots(childrenPerRoom: Int) -> [UInt64: Int] {
+        var slots: [UInt64: Int] = [:]
+        for (room, children) in children.enumerated() {
+            for (i, child) in children.enumerated() { slots[child] = room * childrenPerRoom + i }
+        }
+        return slots
+    }
 }
 
 /// The broadcast of round `round` is recognised by this marker.
@@ -61,11 +70,7 @@ func runFanout(scenario: String, target: some FanoutTarget, port: Int, rooms: In
     defer { clients.stop() }
     let layout = try await target.prepare(rooms: rooms, childrenPerRoom: childrenPerRoom, clients: clients)
     let total = rooms * childrenPerRoom
-    var slot: [UInt64: Int] = [:]
-    for (room, children) in layout.children.enumerated() {
-        for (i, child) in children.enumerated() { slot[child] = room * childrenPerRoom + i }
-    }
-    let slots = slot
+    let slots = layout.slots(childrenPerRoom: childrenPerRoom)
     let state = Locked(RoundState(total: total))
 
     var latencies: [UInt64] = []
@@ -145,16 +150,11 @@ func runFanout(scenario: String, target: some FanoutTarget, port: Int, rooms: In
     let cost = try meter.finish(messages: sent)
     var perMessage: Double?
     if let serverPID {
-        let after = schedNanoseconds(serverPID)
-        let spent = after.reduce(UInt64(0)) { sum, entry in sum + (entry.value - min(entry.value, sched[entry.key] ?? 0)) }
+        let spent = schedNanoseconds(serverPID, since: sched)
         perMessage = Double(spent) / Double(max(sent, 1))
     }
     let calls = await counter?.finish()?.mapValues { Double($0) / Double(max(inWindow, 1)) }
-    var saturated = "neither"
-    if let cost {
-        if cost.serverCPUPercent >= 90 { saturated = "server" }
-        if cost.generatorCPUPercent >= 90 { saturated = saturated == "server" ? "both" : "generator" }
-    }
+    let saturated = cost?.saturated ?? "neither"
     return FanoutResult(
         scenario: scenario, target: target.name, rooms: rooms, children: total, rounds: rounds, warmupRounds: warmup,
         latency: Percentiles(nanoseconds: latencies), throughputMessagesPerSecond: Double(expected) / seconds,

@@ -75,11 +75,7 @@ func runLockStep(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRo
     defer { clients.stop() }
     let layout = try await target.prepare(rooms: rooms, childrenPerRoom: childrenPerRoom, clients: clients)
     let total = rooms * childrenPerRoom
-    var slot: [UInt64: Int] = [:]
-    for (room, children) in layout.children.enumerated() {
-        for (i, child) in children.enumerated() { slot[child] = room * childrenPerRoom + i }
-    }
-    let slots = slot
+    let slots = layout.slots(childrenPerRoom: childrenPerRoom)
     let teachers = Set(layout.teachers)
     let state = Locked(LockStepRound(total: total))
     // The latch of the round under way; replaced (under the state's lock) before each round's triggers.
@@ -167,15 +163,10 @@ func runLockStep(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRo
     let calls = await counter?.finish()?.mapValues { Double($0) / Double(max(framesInPerf, 1)) }
     var perMessage: Double?
     if let serverPID {
-        let after = schedNanoseconds(serverPID)
-        let spent = after.reduce(UInt64(0)) { sum, entry in sum + (entry.value - min(entry.value, sched[entry.key] ?? 0)) }
+        let spent = schedNanoseconds(serverPID, since: sched)
         perMessage = Double(spent) / Double(max(messages, 1))
     }
-    var saturated = "neither"
-    if let cost {
-        if cost.serverCPUPercent >= 90 { saturated = "server" }
-        if cost.generatorCPUPercent >= 90 { saturated = saturated == "server" ? "both" : "generator" }
-    }
+    let saturated = cost?.saturated ?? "neither"
     return LockStepResult(
         target: target.name, rooms: rooms, children: total, warmupRounds: warmup, rounds: measuredRounds, seconds: window,
         latency: Percentiles(nanoseconds: latencies), framesToChildren: children, framesToTeachers: teacherFrames,
@@ -195,6 +186,12 @@ func schedNanoseconds(_ pid: Int32) -> [Int: UInt64] {
         times[tid] = value
     }
     return times
+}
+
+/// The server's time on a CPU since `before` (an earlier `schedNanoseconds`), in nanoseconds: threads alive
+/// at both by their difference, threads born since by all of theirs.
+func schedNanoseconds(_ pid: Int32, since before: [Int: UInt64]) -> UInt64 {
+    schedNanoseconds(pid).reduce(UInt64(0)) { sum, entry in sum + (entry.value - min(entry.value, before[entry.key] ?? 0)) }
 }
 
 /// `perf stat` counting the server's system calls by tracepoint for `seconds` from its start

@@ -97,11 +97,7 @@ func runPaced(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom:
     defer { clients.stop() }
     let layout = try await target.prepare(rooms: rooms, childrenPerRoom: childrenPerRoom, clients: clients)
     let total = rooms * childrenPerRoom
-    var slot: [UInt64: Int] = [:]
-    for (room, children) in layout.children.enumerated() {
-        for (i, child) in children.enumerated() { slot[child] = room * childrenPerRoom + i }
-    }
-    let slots = slot
+    let slots = layout.slots(childrenPerRoom: childrenPerRoom)
     let teachers = Set(layout.teachers)
     let state = Locked(PacedState(rooms: rooms, total: total))
     clients.onMessage { id, data in
@@ -138,7 +134,7 @@ func runPaced(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom:
     // The meters follow the clock, not the broadcasts: perf from a moment before the window (it attaches
     // within milliseconds and then counts for `seconds`, over frames counted in its own span), the CPU from
     // the window's first instant to its last.
-    let meters = Task { () throws -> (cost: ServerCost?, sched: [Int: UInt64]?, calls: [String: Int]?) in
+    let meters = Task { () throws -> (cost: ServerCost?, sched: UInt64?, calls: [String: Int]?) in
         try await sleep(until: windowFrom - min(windowFrom - start, 200_000_000))
         let perfFrom = nanoseconds()
         let counter = serverPID.flatMap { SyscallCounter(pid: $0, seconds: seconds) }
@@ -153,9 +149,7 @@ func runPaced(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom:
         let meter = try CostMeter(pid: serverPID)
         try await sleep(until: windowUntil)
         let cost = try meter.finish(messages: 1)
-        let spent = before.flatMap { before in serverPID.map { pid in
-            schedNanoseconds(pid).reduce(into: [Int: UInt64]()) { $0[$1.key] = $1.value - min($1.value, before[$1.key] ?? 0) }
-        } }
+        let spent = before.flatMap { before in serverPID.map { schedNanoseconds($0, since: before) } }
         return (cost, spent, await counter?.finish())
     }
 
@@ -204,12 +198,8 @@ func runPaced(target: some FanoutTarget, port: Int, rooms: Int, childrenPerRoom:
     }
     let messages = final.children + final.teachers
     let cost = measuredWindow.cost.map { rescale($0, messages: messages) }
-    let perMessage = measuredWindow.sched.map { spent in Double(spent.values.reduce(0, +)) / Double(max(messages, 1)) }
-    var saturated = "neither"
-    if let cost {
-        if cost.serverCPUPercent >= 90 { saturated = "server" }
-        if cost.generatorCPUPercent >= 90 { saturated = saturated == "server" ? "both" : "generator" }
-    }
+    let perMessage = measuredWindow.sched.map { Double($0) / Double(max(messages, 1)) }
+    let saturated = cost?.saturated ?? "neither"
     return PacedResult(
         target: target.name, rooms: rooms, children: total, broadcastsPerSecond: broadcastsPerSecond, seconds: seconds,
         broadcasts: measuredBroadcasts, latency: Percentiles(nanoseconds: final.latencies), framesToChildren: final.children,

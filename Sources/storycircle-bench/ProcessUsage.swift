@@ -82,6 +82,16 @@ struct ServerCost: Encodable {
     /// the generator), in percent of one core: well above zero, other work shared the cores and the
     /// latencies are not a quiet machine's.
     var otherCPUPercent: Double
+
+    /// Which side was the bottleneck: the server's or the generator's CPU at ≥ 90 % of a core.
+    var saturated: String {
+        switch (serverCPUPercent >= 90, generatorCPUPercent >= 90) {
+        case (true, true): "both"
+        case (true, false): "server"
+        case (false, true): "generator"
+        case (false, false): "neither"
+        }
+    }
 }
 
 /// The whole machine's busy CPU time so far, in seconds (all cores), from /proc/stat.
