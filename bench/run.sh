@@ -201,20 +201,29 @@ target_options() { # <server> <payload bytes>
   esac
 }
 
+# One run of one server: started fresh, the scenario, stopped. The target's options (StoryCircle's admin
+# token, a peer's payload size) and the server's PID are known only once it has started. A server that does
+# not start is a recorded failure.
+on_fresh_server() { # <run> <server> <label> <start name> <payload bytes> <scenario> <options...>
+  local run=$1 server=$2 label=$3 name=$4 size=$5 scenario=$6
+  shift 6
+  if ! start_server "$server" "$name" 2> "$WORK/start.err"; then
+    record_failure "$run" "$label" "did not start" "$WORK/start.err"
+    stop_server
+    return 0
+  fi
+  cat "$WORK/start.err" >&2
+  # shellcheck disable=SC2046
+  bench "$run" "$label" "$scenario" $(target_options "$server" "$size") "$@" --server-pid "$SERVER_PID"
+  stop_server
+}
+
 fanout_round() { # <run> <label> <rooms> <children> <burst>
   local run=$1 label=$2 rooms=$3 children=$4 burst=$5 server
   for server in $(servers_of_run "$run"); do
     [ -n "$SIZE" ] || SIZE=$(message_size "$label")
-    if ! start_server "$server" "$label" 2> "$WORK/start.err"; then
-      record_failure "$run" "$label $server" "did not start" "$WORK/start.err"
-      stop_server
-      continue
-    fi
-    cat "$WORK/start.err" >&2
-    # shellcheck disable=SC2046
-    bench "$run" "$label $server" fanout $(target_options "$server" "${SIZE:-75}") --rooms "$rooms" --children "$children" --rounds "$ROUNDS" \
-      --warmup "$WARMUP" --burst "$burst" --syscall-seconds "$SYSCALL_SECONDS" --server-pid "$SERVER_PID"
-    stop_server
+    on_fresh_server "$run" "$server" "$label $server" "$label" "${SIZE:-75}" fanout --rooms "$rooms" \
+      --children "$children" --rounds "$ROUNDS" --warmup "$WARMUP" --burst "$burst" --syscall-seconds "$SYSCALL_SECONDS"
     if [ "$server" = storycircle ]; then SIZE=$(message_size "$label"); fi
   done
   SIZE=""
@@ -235,16 +244,8 @@ lockstep_round() { # <run> <rooms> <children>
   local run=$1 rooms=$2 children=$3 server size
   for server in $(servers_of_run "$run"); do
     size=$(broadcast_size)
-    if ! start_server "$server" lockstep 2> "$WORK/start.err"; then
-      record_failure "$run" "lockstep ${rooms}×$children $server" "did not start" "$WORK/start.err"
-      stop_server
-      continue
-    fi
-    cat "$WORK/start.err" >&2
-    # shellcheck disable=SC2046
-    bench "$run" "lockstep ${rooms}×$children $server" lockstep $(target_options "$server" "$size") --rooms "$rooms" --children "$children" \
-      --seconds "$LOCKSTEP_SECONDS" --server-pid "$SERVER_PID"
-    stop_server
+    on_fresh_server "$run" "$server" "lockstep ${rooms}×$children $server" lockstep "$size" lockstep \
+      --rooms "$rooms" --children "$children" --seconds "$LOCKSTEP_SECONDS"
   done
 }
 
@@ -254,16 +255,8 @@ paced_round() { # <run> <broadcasts per second>
   shift_by=$(( (run - 1) % ${#servers[@]} ))
   for server in "${servers[@]:shift_by}" "${servers[@]:0:shift_by}"; do
     size=$(broadcast_size)
-    if ! start_server "$server" paced 2> "$WORK/start.err"; then
-      record_failure "$run" "paced $rate/s $server" "did not start" "$WORK/start.err"
-      stop_server
-      continue
-    fi
-    cat "$WORK/start.err" >&2
-    # shellcheck disable=SC2046
-    bench "$run" "paced $rate/s $server" paced $(target_options "$server" "$size") --rooms "$ROOMS" --children "$CHILDREN" \
-      --broadcasts-per-second "$rate" --seconds "$PACED_SECONDS" --server-pid "$SERVER_PID"
-    stop_server
+    on_fresh_server "$run" "$server" "paced $rate/s $server" paced "$size" paced \
+      --rooms "$ROOMS" --children "$CHILDREN" --broadcasts-per-second "$rate" --seconds "$PACED_SECONDS"
   done
 }
 
