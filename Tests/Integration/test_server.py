@@ -1,9 +1,12 @@
 """The room server over real sockets, judged by an independent client."""
 import asyncio
+import contextlib
 import http.client
 import json
+import os
 import random
 import re
+import resource
 import socket
 import time
 
@@ -308,6 +311,37 @@ def test_health_and_metrics(server):
                  "storycircle_rooms{phase=\"lobby\"} 1", "storycircle_rooms_created_total 1"):
         assert name in text, name
 
+
+def test_metrics_give_the_process_cpu_memory_and_files_as_prometheus_clients_name_them(server):
+    """A node's CPU and open-file headroom, readable from another machine (a school's monitoring, or the
+    bench's generator on a second host): CPU in nanosecond steps over every thread, the server's own."""
+    def figures():
+        status, _, body = server.request("GET", "/metrics")
+        assert status == 200
+        return {line.split(" ")[0]: float(line.split(" ")[1]) for line in body.decode().splitlines() if line.startswith("process_")}
+
+    pid = server.process.pid
+    before = figures()
+    assert set(before) == {"process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+                           "process_open_fds", "process_max_fds", "process_start_time_seconds"}
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    # /proc's user + system of the same process, in ticks: within a few ticks of the nanosecond figure.
+    assert abs(before["process_cpu_seconds_total"] - (int(fields[11]) + int(fields[12])) / ticks) < 0.05
+    assert abs(before["process_open_fds"] - len(os.listdir(f"/proc/{pid}/fd"))) <= 2
+    assert before["process_max_fds"] == resource.prlimit(pid, resource.RLIMIT_NOFILE)[0]
+    assert before["process_resident_memory_bytes"] > 1 << 20
+    assert time.time() - 120 < before["process_start_time_seconds"] <= time.time() + 1
+    for _ in range(20):
+        server.create_room()
+    with contextlib.ExitStack() as sockets:
+        for _ in range(10):
+            sockets.enter_context(socket.create_connection(("127.0.0.1", server.port), timeout=5))
+        deadline = time.time() + 10
+        while figures()["process_open_fds"] < before["process_open_fds"] + 10:
+            assert time.time() < deadline, "ten more sockets were never counted"
+    assert figures()["process_cpu_seconds_total"] > before["process_cpu_seconds_total"], "creating rooms costs CPU"
 
 def upgrade_response(port, path="/ws", origin=None, host=None, source="127.0.0.1", headers=()):
     """A WebSocket upgrade request on a raw socket: (status, headers, JSON body or None). On 101 the socket

@@ -152,6 +152,10 @@ struct APITests {
         let text = String(decoding: metrics.body, as: UTF8.self)
         #expect(text.contains("# TYPE storycircle_rooms gauge"))
         #expect(text.contains("storycircle_answers_accepted_total 0"))
+        // The process's own figures, in every Prometheus client's names.
+        for name in ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_max_fds", "process_start_time_seconds"] {
+            #expect(text.contains("\n# TYPE \(name) "), "\(name)")
+        }
         #expect(await request("GET", "/nothing").status == 404)
         let wrongMethod = await request("DELETE", "/api/rooms")
         #expect(wrongMethod.status == 405)

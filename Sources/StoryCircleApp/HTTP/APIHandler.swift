@@ -130,6 +130,7 @@ struct APIHandler: Sendable {
         }
         metric("storycircle_storage_healthy", "gauge", "1 while the store can write, 0 while writes fail.", store.health.isOK ? 1 : 0)
         lines += metrics.prometheusLines()
+        lines += ProcessStatistics.current().prometheusLines()
         return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", headers: [("cache-control", "no-store")], body: Array((lines.joined(separator: "\n") + "\n").utf8))
     }
 
