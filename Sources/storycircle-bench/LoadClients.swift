@@ -24,6 +24,8 @@ final class LoadClients: Sendable {
     private let connectedHandler = Locked<ConnectedSink?>(nil)
     private let connected = Locked<(open: Set<UInt64>, failed: [UInt64: String])>(([], [:]))
     private let nextPool = Atomic<Int>(0)
+    /// The server's address: 127.0.0.1, or another machine's (`--host`).
+    let host: String
     let port: Int
     /// The local addresses connections are bound to in turn (STORYCIRCLE_BENCH_SOURCE_ADDRESSES, e.g.
     /// "127.0.0.2 127.0.0.3"); empty: the kernel's choice.
@@ -32,7 +34,8 @@ final class LoadClients: Sendable {
     /// A connection's id here: its pool in the top 16 bits, the pool's own id below.
     private static func id(pool: Int, local: UInt64) -> UInt64 { UInt64(pool) << 48 | local }
 
-    init(port: Int, threads: Int = LoadClients.defaultThreads, sourceAddresses: [String] = LoadClients.defaultSourceAddresses) throws {
+    init(host: String = "127.0.0.1", port: Int, threads: Int = LoadClients.defaultThreads, sourceAddresses: [String] = LoadClients.defaultSourceAddresses) throws {
+        self.host = host
         self.port = port
         self.sourceAddresses = sourceAddresses
         var pools: [WebSocketClientPool] = []
@@ -75,7 +78,7 @@ final class LoadClients: Sendable {
         let n = nextPool.add(1, ordering: .relaxed).oldValue
         let pool = n % pools.count
         let source = sourceAddresses.isEmpty ? nil : sourceAddresses[(n / pools.count) % sourceAddresses.count]
-        return Self.id(pool: pool, local: pools[pool].connect(.init(port: port, sourceAddress: source)))
+        return Self.id(pool: pool, local: pools[pool].connect(.init(host: host, port: port, sourceAddress: source)))
     }
 
     /// Connections that could not open, with why.

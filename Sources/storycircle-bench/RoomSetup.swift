@@ -6,6 +6,7 @@ import FoundationNetworking
 
 /// Creates StoryCircle rooms over the HTTP API for a scenario.
 struct RoomSetup {
+    var host = "127.0.0.1"
     let port: Int
     let adminToken: String
 
@@ -32,7 +33,7 @@ struct RoomSetup {
         var rooms: [Room] = []
         for _ in 0..<count {
             let body = try JSONSerialization.data(withJSONObject: ["story": story, "settings": ["narration": "off", "maxPlayers": maxPlayers, "questionSeconds": questionSeconds]])
-            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/api/rooms")!)
+            var request = URLRequest(url: URL(string: "http://\(host):\(port)/api/rooms")!)
             request.httpMethod = "POST"
             request.httpBody = body
             request.setValue("Bearer \(adminToken)", forHTTPHeaderField: "Authorization")
@@ -62,9 +63,9 @@ struct Classroom {
     var childrenPerRoom: Int { children.first?.count ?? 0 }
     var allChildren: [UInt64] { children.flatMap { $0 } }
 
-    static func seat(port: Int, adminToken: String, rooms count: Int, childrenPerRoom: Int, story: [String: Any] = RoomSetup.story,
+    static func seat(host: String = "127.0.0.1", port: Int, adminToken: String, rooms count: Int, childrenPerRoom: Int, story: [String: Any] = RoomSetup.story,
                      questionSeconds: Int = 300, dashboards withDashboards: Bool, clients: LoadClients) async throws -> Classroom {
-        let rooms = try await RoomSetup(port: port, adminToken: adminToken).create(count, maxPlayers: max(childrenPerRoom, 100), story: story, questionSeconds: questionSeconds)
+        let rooms = try await RoomSetup(host: host, port: port, adminToken: adminToken).create(count, maxPlayers: max(childrenPerRoom, 100), story: story, questionSeconds: questionSeconds)
         let teachers = try await clients.connect(count)
         let dashboards = withDashboards ? try await clients.connect(count) : []
         let children = try await clients.connect(count * childrenPerRoom)

@@ -28,7 +28,10 @@ struct SustainedResult: Encodable {
     /// Times a teacher's `next` reached the room before its reveal (the server was that far behind).
     var stalledRooms: Int
     var sendLag: Percentiles
+    /// From the server's /proc (this machine's server only: `--server-pid`).
     var cost: ServerCost?
+    /// The same window's CPU as the server reports it on `/metrics`: also from another machine (`--host`).
+    var reportedCost: ReportedCost?
 }
 
 /// The classroom schedule, in seconds.
@@ -97,13 +100,13 @@ private let sustainedQuestions = 20
 /// dashboards scoreboards (at most 4/s), and the teacher moves on; every child pings every ten seconds
 /// (as the pages do). Every send has an intended time fixed in advance, and every latency is measured
 /// from it, so a server that falls behind shows it, however late the generator's sends became.
-func runSustained(port: Int, adminToken: String, rooms: Int, childrenPerRoom: Int, duration: Double, warmup: Double, rates: ClassroomRates = ClassroomRates(), serverPID: Int32?, phaseFile: String? = nil) async throws -> SustainedResult {
-    let clients = try LoadClients(port: port)
+func runSustained(host: String = "127.0.0.1", port: Int, adminToken: String, rooms: Int, childrenPerRoom: Int, duration: Double, warmup: Double, rates: ClassroomRates = ClassroomRates(), serverPID: Int32?, phaseFile: String? = nil) async throws -> SustainedResult {
+    let clients = try LoadClients(host: host, port: port)
     defer { clients.stop() }
     let story = sustainedStory
     let sentences = (story["text"] as! [String]).count
-    let classroom = try await Classroom.seat(port: port, adminToken: adminToken, rooms: rooms, childrenPerRoom: childrenPerRoom, story: story, questionSeconds: 30, dashboards: true, clients: clients)
-    try await warmAudioCache(port: port, adminToken: adminToken, story: story, clients: clients)
+    let classroom = try await Classroom.seat(host: host, port: port, adminToken: adminToken, rooms: rooms, childrenPerRoom: childrenPerRoom, story: story, questionSeconds: 30, dashboards: true, clients: clients)
+    try await warmAudioCache(host: host, port: port, adminToken: adminToken, story: story, clients: clients)
 
     let total = rooms * childrenPerRoom
     var roles: [UInt64: Role] = [:]
@@ -240,11 +243,13 @@ func runSustained(port: Int, adminToken: String, rooms: Int, childrenPerRoom: In
     }
     try await Task.sleep(for: .nanoseconds(Int(start - min(start, nanoseconds()))))
     let meter = try CostMeter(pid: serverPID)
+    let reported = try await ReportedCostMeter(host: host, port: port)
     if let phaseFile { try "window\n".write(toFile: phaseFile, atomically: true, encoding: .utf8) }
     let messagesAtStart = state.withLock { $0.messages }
     try await Task.sleep(for: .nanoseconds(Int(end - min(end, nanoseconds()))))
     let messagesAtEnd = state.withLock { $0.messages }
     let cost = try meter.finish(messages: messagesAtEnd - messagesAtStart)
+    let reportedCost = try await reported?.finish(messages: messagesAtEnd - messagesAtStart, children: total)
     // Drain: replies to the last sends of the window.
     try await Task.sleep(for: .seconds(3))
     let lag = timeline.stop()
@@ -258,14 +263,14 @@ func runSustained(port: Int, adminToken: String, rooms: Int, childrenPerRoom: In
         answers: final.answersSent, pings: final.pingsSent,
         unanswered: (final.answersSent - final.acks) + (final.pingsSent - final.pongs),
         scoreboardsPerDashboardPerSecond: Double(final.scoreboards) / Double(rooms) / (duration - warmup),
-        stalledRooms: final.stalled, sendLag: lag, cost: cost
+        stalledRooms: final.stalled, sendLag: lag, cost: cost, reportedCost: reportedCost
     )
 }
 
 /// Narrates the story once in a room of its own, so the rooms measured find every sentence in the
 /// audio cache: the load measured is the classroom's, not espeak-ng's first synthesis.
-private func warmAudioCache(port: Int, adminToken: String, story: [String: Any], clients: LoadClients) async throws {
-    let room = try await RoomSetup(port: port, adminToken: adminToken).create(1, maxPlayers: 10, story: story)[0]
+private func warmAudioCache(host: String, port: Int, adminToken: String, story: [String: Any], clients: LoadClients) async throws {
+    let room = try await RoomSetup(host: host, port: port, adminToken: adminToken).create(1, maxPlayers: 10, story: story)[0]
     let teacher = try await clients.connect(1)[0]
     let welcomed = Latch(1)
     let planned = Latch(1)

@@ -40,6 +40,8 @@ OPTIONS:
   --questions <n>          quiz: measured questions (default 5)
   --answers-per-second <n> quiz: answer rate across all rooms (default 2000)
   --duration <s>           sustained: seconds (default 60)   --warmup-seconds <s>  not counted (default 5)
+  --host <address>         sustained: the server's IPv4 address or name (default 127.0.0.1); on another
+                           machine the server's CPU comes from its /metrics (reportedCost), not its /proc
   --spread <s>             joinstorm: seconds over which the children join (default 2)
   --connections <n>        idle connections (default 5000)
   --voice <voice>          narration: the story's voice (default en)   --requests <n>  cached fetches (200)
@@ -61,6 +63,12 @@ func costSummary(_ cost: ServerCost?) -> String {
                   cost.voluntarySwitchesPerMessage, cost.involuntarySwitchesPerMessage, cost.serverCPUPercent, cost.generatorCPUPercent, cost.otherCPUPercent)
 }
 
+
+func reportedSummary(_ cost: ReportedCost?) -> String {
+    guard let cost else { return "" }
+    return String(format: " · server's /metrics: %.2f µs CPU/msg, %.2f µs per child-second, server %.0f%% / generator %.0f%% of a core",
+                  cost.microsecondsPerMessage, cost.microsecondsPerChildSecond, cost.serverCPUPercent, cost.generatorCPUPercent)
+}
 
 func emit(_ result: some Encodable, _ summary: String) {
     let encoder = JSONEncoder()
@@ -130,10 +138,10 @@ func main() async -> Int32 {
                                            phaseFile: value("phase-file"))
             emit(result, "quiz \(rooms)×\(children): reveal \(result.reveal.summary) · ack \(result.acknowledgement.summary) · question p99 \(String(format: "%.1f", result.question.p99)) ms · podium p99 \(String(format: "%.1f", result.finished.p99)) ms\(costSummary(result.cost))")
         case "sustained":
-            let result = try await runSustained(port: port, adminToken: admin, rooms: rooms, childrenPerRoom: children, duration: double("duration", 60), warmup: double("warmup-seconds", 5),
+            let result = try await runSustained(host: value("host") ?? "127.0.0.1", port: port, adminToken: admin, rooms: rooms, childrenPerRoom: children, duration: double("duration", 60), warmup: double("warmup-seconds", 5),
                                                 serverPID: value("server-pid").flatMap(Int32.init), phaseFile: value("phase-file"))
             let types = result.byType.sorted { $0.key < $1.key }.map { "\($0.key) p99 \(String(format: "%.1f", $0.value.p99)) (n=\($0.value.count))" }.joined(separator: ", ")
-            emit(result, "sustained \(rooms)×\(children) for \(Int(result.durationSeconds)) s: \(result.latency.summary) · \(types) · \(Int(result.messagesPerSecond)) msg/s · \(result.unanswered) unanswered\(costSummary(result.cost))")
+            emit(result, "sustained \(rooms)×\(children) for \(Int(result.durationSeconds)) s: \(result.latency.summary) · \(types) · \(Int(result.messagesPerSecond)) msg/s · \(result.unanswered) unanswered\(costSummary(result.cost))\(reportedSummary(result.reportedCost))")
         case "joinstorm":
             let result = try await runJoinStorm(port: port, adminToken: admin, children: int("children", 2_000), spread: double("spread", 2), serverPID: value("server-pid").flatMap(Int32.init))
             emit(result, "joinstorm \(result.children) in \(result.spreadSeconds) s: welcome \(result.welcome.summary) · join→welcome p99 \(String(format: "%.1f", result.joinToWelcome.p99)) ms · \(result.unwelcomed) unwelcomed\(costSummary(result.cost))")
