@@ -24,7 +24,9 @@ final class LoadClients: Sendable {
     private let connectedHandler = Locked<ConnectedSink?>(nil)
     private let connected = Locked<(open: Set<UInt64>, failed: [UInt64: String])>(([], [:]))
     private let nextPool = Atomic<Int>(0)
-    /// The server's address: 127.0.0.1, or another machine's (`--host`).
+    /// The server on this machine.
+    static let loopback = "127.0.0.1"
+    /// The server's IPv4 address: `loopback`, or another machine's (`--host`).
     let host: String
     let port: Int
     /// The local addresses connections are bound to in turn (STORYCIRCLE_BENCH_SOURCE_ADDRESSES, e.g.
@@ -34,7 +36,7 @@ final class LoadClients: Sendable {
     /// A connection's id here: its pool in the top 16 bits, the pool's own id below.
     private static func id(pool: Int, local: UInt64) -> UInt64 { UInt64(pool) << 48 | local }
 
-    init(host: String = "127.0.0.1", port: Int, threads: Int = LoadClients.defaultThreads, sourceAddresses: [String] = LoadClients.defaultSourceAddresses) throws {
+    init(host: String = LoadClients.loopback, port: Int, threads: Int = LoadClients.defaultThreads, sourceAddresses: [String] = LoadClients.defaultSourceAddresses) throws {
         self.host = host
         self.port = port
         self.sourceAddresses = sourceAddresses

@@ -6,7 +6,7 @@ import FoundationNetworking
 
 /// Creates StoryCircle rooms over the HTTP API for a scenario.
 struct RoomSetup {
-    var host = "127.0.0.1"
+    var host = LoadClients.loopback
     let port: Int
     let adminToken: String
 
@@ -63,7 +63,7 @@ struct Classroom {
     var childrenPerRoom: Int { children.first?.count ?? 0 }
     var allChildren: [UInt64] { children.flatMap { $0 } }
 
-    static func seat(host: String = "127.0.0.1", port: Int, adminToken: String, rooms count: Int, childrenPerRoom: Int, story: [String: Any] = RoomSetup.story,
+    static func seat(host: String = LoadClients.loopback, port: Int, adminToken: String, rooms count: Int, childrenPerRoom: Int, story: [String: Any] = RoomSetup.story,
                      questionSeconds: Int = 300, dashboards withDashboards: Bool, clients: LoadClients) async throws -> Classroom {
         let rooms = try await RoomSetup(host: host, port: port, adminToken: adminToken).create(count, maxPlayers: max(childrenPerRoom, 100), story: story, questionSeconds: questionSeconds)
         let teachers = try await clients.connect(count)

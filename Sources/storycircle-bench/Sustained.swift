@@ -100,7 +100,7 @@ private let sustainedQuestions = 20
 /// dashboards scoreboards (at most 4/s), and the teacher moves on; every child pings every ten seconds
 /// (as the pages do). Every send has an intended time fixed in advance, and every latency is measured
 /// from it, so a server that falls behind shows it, however late the generator's sends became.
-func runSustained(host: String = "127.0.0.1", port: Int, adminToken: String, rooms: Int, childrenPerRoom: Int, duration: Double, warmup: Double, rates: ClassroomRates = ClassroomRates(), serverPID: Int32?, phaseFile: String? = nil) async throws -> SustainedResult {
+func runSustained(host: String = LoadClients.loopback, port: Int, adminToken: String, rooms: Int, childrenPerRoom: Int, duration: Double, warmup: Double, rates: ClassroomRates = ClassroomRates(), serverPID: Int32?, phaseFile: String? = nil) async throws -> SustainedResult {
     let clients = try LoadClients(host: host, port: port)
     defer { clients.stop() }
     let story = sustainedStory
@@ -241,15 +241,18 @@ func runSustained(host: String = "127.0.0.1", port: Int, adminToken: String, roo
             clients.send(#"{"type":"command","command":"start"}"#, to: teacher)
         }
     }
+    let metrics = ReportedCostMeter.url(host: host, port: port)
+    await ReportedCostMeter.warm(metrics)
     try await Task.sleep(for: .nanoseconds(Int(start - min(start, nanoseconds()))))
+    // The /metrics window holds the /proc window: read first at the start, last at the end.
+    let reported = await ReportedCostMeter.start(metrics)
     let meter = try CostMeter(pid: serverPID)
-    let reported = try await ReportedCostMeter(host: host, port: port)
     if let phaseFile { try "window\n".write(toFile: phaseFile, atomically: true, encoding: .utf8) }
     let messagesAtStart = state.withLock { $0.messages }
     try await Task.sleep(for: .nanoseconds(Int(end - min(end, nanoseconds()))))
     let messagesAtEnd = state.withLock { $0.messages }
     let cost = try meter.finish(messages: messagesAtEnd - messagesAtStart)
-    let reportedCost = try await reported?.finish(messages: messagesAtEnd - messagesAtStart, children: total)
+    let reportedCost = await reported?.finish(messages: messagesAtEnd - messagesAtStart, children: total)
     // Drain: replies to the last sends of the window.
     try await Task.sleep(for: .seconds(3))
     let lag = timeline.stop()

@@ -86,6 +86,26 @@ func raiseFileLimit() {
     }
 }
 
+/// `text` if it is an IPv4 address, else the first IPv4 address of the name, looked up once here rather
+/// than by every one of thousands of connections.
+func ipv4Address(_ text: String) -> String? {
+    var address = in_addr()
+    if inet_pton(AF_INET, text, &address) == 1 { return text }
+    var hints = addrinfo()
+    hints.ai_family = AF_INET
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    var found: UnsafeMutablePointer<addrinfo>?
+    guard getaddrinfo(text, nil, &hints, &found) == 0, let first = found, let socketAddress = first.pointee.ai_addr else { return nil }
+    defer { freeaddrinfo(found) }
+    var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+    let ok = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
+        var ip = inet.pointee.sin_addr
+        return inet_ntop(AF_INET, &ip, &buffer, socklen_t(buffer.count)) != nil
+    }
+    guard ok else { return nil }
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
 func main() async -> Int32 {
     guard CommandLine.arguments.count > 1, let port = value("port").flatMap(Int.init) else {
         FileHandle.standardError.write(Data((usage + "\n").utf8))
@@ -96,6 +116,20 @@ func main() async -> Int32 {
     let admin = value("admin-token") ?? ""
     let rooms = int("rooms", 250)
     let children = int("children", 40)
+    // Only the sustained scenario measures a server on another machine; anywhere else --host would be
+    // ignored and the run would measure whatever listens on this machine's port.
+    var host = LoadClients.loopback
+    if let given = value("host") {
+        guard scenario == "sustained" else {
+            FileHandle.standardError.write(Data("Error: --host is for the sustained scenario only\n".utf8))
+            return 64
+        }
+        guard let address = ipv4Address(given) else {
+            FileHandle.standardError.write(Data("Error: --host \(given): not an IPv4 address or a name with one\n".utf8))
+            return 64
+        }
+        host = address
+    }
     do {
         switch scenario {
         case "fanout":
@@ -138,7 +172,7 @@ func main() async -> Int32 {
                                            phaseFile: value("phase-file"))
             emit(result, "quiz \(rooms)×\(children): reveal \(result.reveal.summary) · ack \(result.acknowledgement.summary) · question p99 \(String(format: "%.1f", result.question.p99)) ms · podium p99 \(String(format: "%.1f", result.finished.p99)) ms\(costSummary(result.cost))")
         case "sustained":
-            let result = try await runSustained(host: value("host") ?? "127.0.0.1", port: port, adminToken: admin, rooms: rooms, childrenPerRoom: children, duration: double("duration", 60), warmup: double("warmup-seconds", 5),
+            let result = try await runSustained(host: host, port: port, adminToken: admin, rooms: rooms, childrenPerRoom: children, duration: double("duration", 60), warmup: double("warmup-seconds", 5),
                                                 serverPID: value("server-pid").flatMap(Int32.init), phaseFile: value("phase-file"))
             let types = result.byType.sorted { $0.key < $1.key }.map { "\($0.key) p99 \(String(format: "%.1f", $0.value.p99)) (n=\($0.value.count))" }.joined(separator: ", ")
             emit(result, "sustained \(rooms)×\(children) for \(Int(result.durationSeconds)) s: \(result.latency.summary) · \(types) · \(Int(result.messagesPerSecond)) msg/s · \(result.unanswered) unanswered\(costSummary(result.cost))\(reportedSummary(result.reportedCost))")

@@ -153,7 +153,7 @@ struct APITests {
         #expect(text.contains("# TYPE storycircle_rooms gauge"))
         #expect(text.contains("storycircle_answers_accepted_total 0"))
         // The process's own figures, in every Prometheus client's names.
-        for name in ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds", "process_max_fds", "process_start_time_seconds"] {
+        for name in ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes", "process_open_fds", "process_max_fds", "process_start_time_seconds"] {
             #expect(text.contains("\n# TYPE \(name) "), "\(name)")
         }
         #expect(await request("GET", "/nothing").status == 404)

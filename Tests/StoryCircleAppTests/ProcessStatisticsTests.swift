@@ -9,8 +9,8 @@ import Glibc
 
 @Suite("Process statistics")
 struct ProcessStatisticsTests {
-    @Test func theKernelsFilesAreReadByFieldAndAnythingElseIsNot() {
-        #expect(ProcessStatistics.memoryPages(statm: "52381 3012 1590 1263 0 6120 0\n")! == (52381, 3012))
+    @Test func theKernelsFilesAreReadByFieldAndAnythingElseIsNot() throws {
+        #expect(try #require(ProcessStatistics.memoryPages(statm: "52381 3012 1590 1263 0 6120 0\n")) == (52381, 3012))
         for wrong in ["", "12", "a 3", "-1 3", "12 -3"] { #expect(ProcessStatistics.memoryPages(statm: wrong) == nil, "\(wrong)") }
         // A command name with spaces and a ')' of its own: fields are counted after the last ')'.
         let stat = "4242 (story (circle) x) S 1 4242 4242 0 -1 4194560 9 0 0 0 5 3 0 0 20 0 9 0 173645 1048576 300"
@@ -19,6 +19,17 @@ struct ProcessStatisticsTests {
         #expect(ProcessStatistics.startTicks(stat: "no name here") == nil)
         #expect(ProcessStatistics.bootTime(stat: "cpu  1 2 3 4\nintr 5\nbtime 1796342400\nprocesses 9\n") == 1796342400)
         #expect(ProcessStatistics.bootTime(stat: "cpu  1 2 3 4\n") == nil)
+    }
+
+    @Test func onlyNumberedEntriesAreDescriptors() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for name in ["0", "7", "12345", "x", "4a", ".hidden"] {
+            FileManager.default.createFile(atPath: folder.appendingPathComponent(name).path, contents: nil)
+        }
+        #expect(ProcessStatistics.descriptors(listedIn: folder.path) == 3)
+        #expect(ProcessStatistics.descriptors(listedIn: folder.appendingPathComponent("missing").path) == nil)
     }
 
     @Test func aFigureThatCannotBeReadIsLeftOutNotMadeUp() {
@@ -35,7 +46,7 @@ struct ProcessStatisticsTests {
     }
 
     /// The live figures against what this test does to its own process: CPU it burns, files it opens.
-    @Test func theLiveFiguresFollowWhatTheProcessDoes() throws {
+    @Test func theLiveFiguresFollowWhatTheProcessDoes() async throws {
         let before = ProcessStatistics.current()
         let opened = (0..<5).map { _ in open("/dev/null", O_RDONLY) }
         defer { opened.forEach { close($0) } }
@@ -45,18 +56,16 @@ struct ProcessStatisticsTests {
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
             return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
         }
-        // On a thread of its own, which has ended when the figure is read: the process's CPU holds every
-        // thread's, living or not.
-        let done = DispatchSemaphore(value: 0)
-        let spinner = Thread {
-            var spin = 0.0
-            let until = threadCPU() + 0.05
-            while threadCPU() < until { spin += sin(spin + 1) }
-            if spin.isNaN { print(spin) }
-            done.signal()
+        // On a thread of its own, not this one: the process's CPU holds every thread's.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread {
+                var spin = 0.0
+                let until = threadCPU() + 0.05
+                while threadCPU() < until { spin += sin(spin + 1) }
+                if spin.isNaN { print(spin) }
+                done.resume()
+            }.start()
         }
-        spinner.start()
-        done.wait()
         let after = ProcessStatistics.current()
         let cpu = try #require(after.cpuSeconds), earlier = try #require(before.cpuSeconds)
         #expect(cpu - earlier >= 0.05, "another thread's 50 ms of CPU")
@@ -66,7 +75,7 @@ struct ProcessStatisticsTests {
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         #expect(after.maxFileDescriptors == Int(clamping: limit.rlim_cur))
         #expect(try #require(after.residentBytes) > 1 << 20)
-        #expect(try #require(after.virtualBytes) >= after.residentBytes!)
+        #expect(try #require(after.virtualBytes) >= (try #require(after.residentBytes)))
         let started = try #require(after.startTimeSeconds)
         #expect(started <= Date().timeIntervalSince1970 + 1)
         #expect(started > Date().timeIntervalSince1970 - 86_400 * 7, "this test process started less than a week ago")

@@ -197,7 +197,8 @@ public final class ClassroomServer: Sendable {
         let api = APIHandler(
             registry: registry, store: roomStore, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: audioCache, qrCodes: true,
-            narrator: speech, library: library, classes: roomStore as? any ClassBook, lookalikes: lookalikes
+            narrator: speech, library: library, classes: roomStore as? any ClassBook, lookalikes: lookalikes,
+            maxConnections: transport.configuration.maxConnections
         )
         let routing = Task { await registry.run() }
         let answering = Task {

@@ -5,12 +5,12 @@ import Glibc
 
 /// What this process uses, for `/metrics` under the names every Prometheus client library gives them
 /// (`process_cpu_seconds_total`, `process_open_fds`, …), so that a school's existing dashboards and alerts
-/// read them as they are. They answer an IT person's two questions about a node: how busy it is, and how
-/// near it is to the open-file limit, which caps the children it can hold (one socket each). CPU time comes
-/// from the kernel's per-process clock, in nanoseconds and over every thread that ever ran, so that a
-/// measurement from another machine can divide it by what it delivered. A figure that cannot be read is
-/// left out, not made up.
-struct ProcessStatistics: Equatable {
+/// read them as they are: how busy a node is, and how near it is to the open-file limit, below which its
+/// connections are capped (`storycircle_connections_max`). CPU time comes from the kernel's per-process
+/// clock, in nanoseconds and over every thread that ever ran, so that a measurement from another machine
+/// can divide it by what it delivered; a natural voice's worker is a process of its own and not in it. A
+/// figure that cannot be read is left out, not made up.
+struct ProcessStatistics {
     var cpuSeconds: Double?
     var residentBytes: Int?
     var virtualBytes: Int?
@@ -29,21 +29,47 @@ struct ProcessStatistics: Equatable {
             statistics.virtualBytes = pages.size * pageSize
             statistics.residentBytes = pages.resident * pageSize
         }
-        // The listing's own descriptor is open while it is read: not counted.
-        if let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
-            statistics.openFileDescriptors = max(entries.count - 1, 0)
-        }
+        statistics.openFileDescriptors = descriptors(listedIn: "/proc/self/fd")
         // No limit (RLIM_INFINITY, all ones) is not a number of files: left out.
         var limit = rlimit()
         if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {
             statistics.maxFileDescriptors = Int(clamping: limit.rlim_cur)
         }
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        if let stat = contents("/proc/self/stat"), let started = startTicks(stat: stat),
-           let machine = contents("/proc/stat"), let boot = bootTime(stat: machine), ticks > 0 {
-            statistics.startTimeSeconds = boot + started / ticks
-        }
+        statistics.startTimeSeconds = startTime
         return statistics
+    }
+
+    /// Worked out once: `btime` is the boot time rounded to a second, and may come out a second apart between
+    /// reads, which a monitor would take for a restart.
+    private static let startTime: Double? = {
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        guard let stat = contents("/proc/self/stat"), let started = startTicks(stat: stat),
+              let machine = contents("/proc/stat"), let boot = bootTime(stat: machine), ticks > 0 else { return nil }
+        return boot + started / ticks
+    }()
+
+    /// The numbered entries of a folder like `/proc/self/fd`, less the descriptor the listing itself holds
+    /// open (which the client libraries count), without a string per entry: a node at capacity has tens of
+    /// thousands.
+    static func descriptors(listedIn path: String) -> Int? {
+        guard let directory = opendir(path) else { return nil }
+        defer { closedir(directory) }
+        let own = dirfd(directory)
+        var count = 0
+        while let entry = readdir(directory) {
+            // A descriptor's entry is its number; "." and ".." are not descriptors.
+            let number: Int? = withUnsafeBytes(of: entry.pointee.d_name) { name in
+                var value = 0
+                for byte in name {
+                    if byte == 0 { break }
+                    guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                    value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                }
+                return value
+            }
+            if let number, number != Int(own) { count += 1 }
+        }
+        return count
     }
 
     /// Prometheus text lines, in the client libraries' names, types and units.

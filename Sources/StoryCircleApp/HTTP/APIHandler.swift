@@ -24,6 +24,8 @@ struct APIHandler: Sendable {
     var classes: (any ClassBook)? = nil
     /// How names are told apart, for class names and children's names.
     var lookalikes: (any ConfusableSkeleton)? = nil
+    /// The most WebSockets the transport accepts: the configured figure, or less under the open-file limit.
+    var maxConnections: Int? = nil
 
     enum Authority: Comparable {
         case dashboard, teacher, admin
@@ -111,6 +113,9 @@ struct APIHandler: Sendable {
         }
         if let transport = transportMetrics?.snapshot {
             metric("storycircle_connections_open", "gauge", "Open WebSocket connections.", transport.openConnections)
+            if let maxConnections {
+                metric("storycircle_connections_max", "gauge", "The most WebSocket connections accepted at once (maxConnections, lowered to fit the open-file limit).", maxConnections)
+            }
             metric("storycircle_connections_total", "counter", "WebSocket connections accepted.", transport.connectionsTotal)
             metric("storycircle_messages_received_total", "counter", "Messages received from clients.", transport.messagesReceived)
             metric("storycircle_messages_sent_total", "counter", "Messages sent to clients.", transport.messagesSent)
