@@ -69,9 +69,22 @@ struct Classroom {
         let teachers = try await clients.connect(count)
         let dashboards = withDashboards ? try await clients.connect(count) : []
         let children = try await clients.connect(count * childrenPerRoom)
+        // A hello is answered by a welcome or an error; the first refusal is kept, so that a server whose limits
+        // turn the children away (joins per address, connections) says so at once instead of after the timeout.
         let welcomed = Latch(teachers.count + dashboards.count + children.count)
+        let refused = Locked<(count: Int, first: String?)>((0, nil))
         clients.onMessage { _, data in
-            if messageType(data) == "welcome" { welcomed.countDown() }
+            switch messageType(data) {
+            case "welcome": welcomed.countDown()
+            case "error":
+                let reason = "\(stringField(data, "code") ?? "error"): \(stringField(data, "message") ?? "")"
+                refused.withLock { state in
+                    state.count += 1
+                    if state.first == nil { state.first = reason }
+                }
+                welcomed.countDown()
+            default: break
+            }
         }
         for (r, room) in rooms.enumerated() {
             clients.send(#"{"type":"control","room":"\#(room.code)","token":"\#(room.teacherToken)"}"#, to: teachers[r])
@@ -80,7 +93,10 @@ struct Classroom {
                 clients.send(#"{"type":"join","room":"\#(room.code)","nickname":"kid \#(r)-\#(i)"}"#, to: children[r * childrenPerRoom + i])
             }
         }
-        guard await welcomed.wait(timeout: 120) else { throw BenchError("\(welcomed.count) hellos unanswered after 120 s") }
+        let answered = await welcomed.wait(timeout: 120)
+        let (refusals, first) = refused.withLock { ($0.count, $0.first) }
+        if let first { throw BenchError("the server refused \(refusals) hellos, the first with \(first)") }
+        guard answered else { throw BenchError("\(welcomed.count) hellos unanswered after 120 s") }
         return Classroom(rooms: rooms, teachers: teachers, dashboards: dashboards,
                          children: (0..<count).map { Array(children[($0 * childrenPerRoom)..<(($0 + 1) * childrenPerRoom)]) })
     }

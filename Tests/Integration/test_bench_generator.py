@@ -38,3 +38,14 @@ def test_the_sustained_load_reads_the_servers_cpu_from_its_metrics_as_from_anoth
     assert reported["openFileDescriptors"] >= 10 * (30 + 2)
     assert reported["maxFileDescriptors"] == resource.prlimit(server.process.pid, resource.RLIMIT_NOFILE)[0]
     assert "server's /metrics:" in result.stderr
+
+
+def test_a_server_that_turns_the_children_away_is_named_at_once_not_after_the_timeout(make_server):
+    # The default joins per address: a generator's hundreds of children from one address are refused.
+    server = make_server({"maxConnectionsPerAddress": 0})
+    result = subprocess.run(
+        [str(BENCH), "sustained", "--port", str(server.port), "--admin-token", server.admin_token,
+         "--rooms", "10", "--children", "30", "--duration", "5"],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ, STORYCIRCLE_BENCH_CLIENT_THREADS="2"))
+    assert result.returncode == 1
+    assert "the server refused" in result.stderr and "rate_limited" in result.stderr, result.stderr
