@@ -1,8 +1,3 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// The server's CPU over a measured window as the server itself reports it on `/metrics`
 /// (`process_cpu_seconds_total`: every thread, living or ended, in nanosecond steps). It is the one figure a
 /// generator on another machine can read, where the server's /proc is not; on one machine it stands beside
@@ -19,7 +14,7 @@ struct ReportedCost: Encodable {
     var serverCPUPercent: Double
     /// The generator's own share of one core over the window (this process, wherever it runs).
     var generatorCPUPercent: Double
-    /// The server's open files and their limit at the window's end: its headroom for children.
+    /// The server's open files and their limit at the window's end (each child holds one).
     var openFileDescriptors: Int?
     var maxFileDescriptors: Int?
 }
