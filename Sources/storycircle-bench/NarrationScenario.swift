@@ -120,7 +120,7 @@ func runNarration(port: Int, adminToken: String, requests: Int, voice: String = 
     var bytes = 0
     for _ in 0..<requests {
         let started = nanoseconds()
-        let (data, response) = try await fetch(session, URL(string: "http://127.0.0.1:\(port)\(cold.audio)")!)
+        let (data, response) = try await fetch(URL(string: "http://127.0.0.1:\(port)\(cold.audio)")!, session: session)
         latencies.append(nanoseconds() - started)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError("audio answered \(String(describing: response))") }
         bytes = data.count
@@ -133,17 +133,9 @@ func runNarration(port: Int, adminToken: String, requests: Int, voice: String = 
 
 /// The natural voice's worker as `/healthz` describes it: its state and process id.
 private func naturalVoiceWorker(port: Int) async throws -> (state: String?, pid: Int32?) {
-    let (data, _) = try await fetch(URLSession.shared, URL(string: "http://127.0.0.1:\(port)/healthz")!)
+    let (data, _) = try await fetch(URL(string: "http://127.0.0.1:\(port)/healthz")!)
     let natural = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["naturalVoice"] as? [String: Any]
     return (natural?["state"] as? String, (natural?["pid"] as? NSNumber)?.int32Value)
-}
-
-private func fetch(_ session: URLSession, _ url: URL) async throws -> (Data, URLResponse) {
-    try await withCheckedThrowingContinuation { continuation in
-        session.dataTask(with: url) { data, response, error in
-            if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: (data ?? Data(), response!)) }
-        }.resume()
-    }
 }
 
 private func createRoom(port: Int, adminToken: String, story: [String: Any]) async throws -> RoomSetup.Room {
@@ -152,17 +144,9 @@ private func createRoom(port: Int, adminToken: String, story: [String: Any]) asy
     // Narration on dashboards: the teacher connection measuring this is a screen, and gets the audio URLs.
     request.httpBody = try JSONSerialization.data(withJSONObject: ["story": story, "settings": ["narration": "dashboard"]])
     request.setValue("Bearer \(adminToken)", forHTTPHeaderField: "Authorization")
-    let (data, _) = try await fetch(URLSession.shared, request)
+    let (data, _) = try await fetch(request)
     guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let code = object["code"] as? String, let token = object["teacherToken"] as? String else {
         throw BenchError("room creation failed: \(String(decoding: data, as: UTF8.self))")
     }
     return RoomSetup.Room(code: code, teacherToken: token, dashboardToken: object["dashboardToken"] as? String ?? "")
-}
-
-private func fetch(_ session: URLSession, _ request: URLRequest) async throws -> (Data, URLResponse) {
-    try await withCheckedThrowingContinuation { continuation in
-        session.dataTask(with: request) { data, response, error in
-            if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: (data ?? Data(), response!)) }
-        }.resume()
-    }
 }

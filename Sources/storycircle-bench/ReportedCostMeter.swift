@@ -81,13 +81,8 @@ struct ReportedCostMeter {
     private static func read(_ url: URL) async throws -> [String: Double] {
         var request = URLRequest(url: url)
         request.timeoutInterval = 10
-        let (data, status): (Data, Int) = try await withCheckedThrowingContinuation { continuation in
-            URLSession.shared.dataTask(with: request) { data, response, error in
-                if let error { continuation.resume(throwing: error) } else {
-                    continuation.resume(returning: (data ?? Data(), (response as? HTTPURLResponse)?.statusCode ?? 0))
-                }
-            }.resume()
-        }
+        let (data, response) = try await fetch(request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard status == 200 else { throw BenchError("GET \(url) answered \(status)") }
         return samples(String(decoding: data, as: UTF8.self))
     }

@@ -37,11 +37,7 @@ struct RoomSetup {
             request.httpMethod = "POST"
             request.httpBody = body
             request.setValue("Bearer \(adminToken)", forHTTPHeaderField: "Authorization")
-            let data: Data = try await withCheckedThrowingContinuation { continuation in
-                URLSession.shared.dataTask(with: request) { data, response, error in
-                    if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: data ?? Data()) }
-                }.resume()
-            }
+            let (data, _) = try await fetch(request)
             guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any], let code = object["code"] as? String,
                   let token = object["teacherToken"] as? String, let dashboard = object["dashboardToken"] as? String else {
                 throw BenchError("room creation failed: \(String(decoding: data, as: UTF8.self))")
