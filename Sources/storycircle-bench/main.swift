@@ -95,8 +95,9 @@ func ipv4Address(_ text: String) -> String? {
     hints.ai_family = AF_INET
     hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
     var found: UnsafeMutablePointer<addrinfo>?
-    guard getaddrinfo(text, nil, &hints, &found) == 0, let first = found, let socketAddress = first.pointee.ai_addr else { return nil }
-    defer { freeaddrinfo(found) }
+    guard getaddrinfo(text, nil, &hints, &found) == 0, let first = found else { return nil }
+    defer { freeaddrinfo(first) }
+    guard let socketAddress = first.pointee.ai_addr else { return nil }
     var buffer = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
     let ok = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
         var ip = inet.pointee.sin_addr
