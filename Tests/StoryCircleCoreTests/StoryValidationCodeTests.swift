@@ -30,6 +30,24 @@ struct StoryValidationCodeTests {
         #expect(issue.params == ["answer": "blue", "suggestion": "Blue"])
     }
 
+    /// A question whose right answer was never chosen (or was removed) is refused at its own path, with one
+    /// code, whether the answer is absent, null or blank, and even while an option is still empty.
+    @Test(arguments: ["", #", "answer": null"#, #", "answer": """#, #", "answer": "  ""#])
+    func aQuestionWithoutARightAnswerIsRefusedAtItsPath(answer: String) throws {
+        let quiz = #"{"questions": [{"question": "One?", "options": ["A", "B"], "answer": "A"}, {"question": "Two?", "options": ["Kim", "The wind"]\#(answer)}]}"#
+        let result = Story.load(json: Data(story(quiz: quiz).utf8))
+        #expect(result.value == nil)
+        let issue = try #require(result.issues.first)
+        #expect(result.issues.count == 1)
+        #expect(issue.severity == .error)
+        #expect(issue.code == .answerRequired)
+        #expect(issue.path == "quiz.questions[1].answer")
+
+        let unfinished = #"{"questions": [{"question": "One?", "options": ["A", ""]\#(answer)}]}"#
+        let codes = issues(story(quiz: unfinished)).map { "\($0.path) \($0.code.rawValue)" }
+        #expect(codes == ["quiz.questions[0].options[1] empty", "quiz.questions[0].answer answer_required"])
+    }
+
     @Test func limitsCarryTheirNumbers() throws {
         let long = String(repeating: "a", count: StoryLimits.titleLength.upperBound + 1)
         let title = try #require(issues(#"{"title": "\#(long)", "text": "One.", "quiz": {"question": "Q?", "options": ["A", "B"], "answer": "A"}}"#).first)

@@ -201,14 +201,16 @@ extension APIHandler {
         }
     }
 
-    /// The voices this node reads with, each with the pages' language for it (nil when none).
+    /// The voices this node reads with, described for the editor's menu, and the best one for each language
+    /// the pages speak (a new story's voice).
     private func voices() -> HTTPResponse {
-        struct Voice: Encodable {
-            var name: String
-            var language: String?
+        struct Voices: Encodable {
+            var voices: [VoiceCatalog.Described]
+            var best: [String: String]
         }
-        let names = narrator?.voices.names ?? []
-        return .json(200, ["voices": names.map { Voice(name: $0, language: RoomLanguage.of(voice: $0)) }])
+        guard let catalog = narrator?.voices else { return .json(200, Voices(voices: [], best: [:])) }
+        let best = Dictionary(uniqueKeysWithValues: RoomLanguage.available.map { ($0, catalog.best(for: $0)) })
+        return .json(200, Voices(voices: catalog.described, best: best))
     }
 
     // MARK: - Rooms from the library

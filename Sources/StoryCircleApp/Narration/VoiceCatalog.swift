@@ -59,6 +59,46 @@ public struct VoiceCatalog: Sendable {
         natural.map(\.id) + espeak.map(\.language)
     }
 
+    /// One voice as the editor lists it: the name a story writes, the language tag a page names it by
+    /// ("en-US" for `piper:en_US-joe-medium`, espeak-ng's own tag such as "en-gb-x-gbcwmd"), whether it is a
+    /// natural voice, the speaker of a natural voice ("joe") and espeak-ng's English name for its voice
+    /// ("English (West Midlands)"), for the tags a page cannot name.
+    public struct Described: Sendable, Equatable, Encodable {
+        public var name: String
+        public var language: String?
+        public var tag: String
+        public var natural: Bool
+        public var speaker: String?
+        public var description: String?
+    }
+
+    /// Every voice, described; natural ones first.
+    public var described: [Described] {
+        natural.map { voice in
+            // Piper names its voices LANGUAGE-SPEAKER-QUALITY ("en_US-joe-medium").
+            let parts = voice.file.name.split(separator: "-").map(String.init)
+            let speaker = parts.count >= 3 ? parts[1...(parts.count - 2)].joined(separator: " ") : nil
+            return Described(name: voice.id, language: RoomLanguage.of(voice: voice.id), tag: voice.file.language.replacingOccurrences(of: "_", with: "-"),
+                             natural: true, speaker: speaker, description: nil)
+        } + espeak.map { voice in
+            Described(name: voice.language, language: RoomLanguage.of(voice: voice.language), tag: voice.language, natural: false, speaker: nil,
+                      description: voice.name.replacingOccurrences(of: "_", with: " ").trimmingCharacters(in: .whitespaces))
+        }
+    }
+
+    /// The best voice this node has for a language ("en"): a natural voice when one is installed (the first
+    /// by name when there are several), else the bare language, for which espeak-ng picks its own main
+    /// voice ("en" is read as "en-gb").
+    public func best(for language: String) -> String {
+        let wanted = language.lowercased()
+        let spoken = natural.filter { voice in
+            let code = voice.file.language.lowercased()
+            return code == wanted || code.hasPrefix(wanted + "_") || code.hasPrefix(wanted + "-")
+        }
+        if let voice = spoken.min(by: { $0.file.name < $1.file.name }) { return voice.id }
+        return wanted
+    }
+
     /// Which engine reads `voice`, or a sentence saying it is not installed, with what is.
     public func choose(_ voice: String) -> Result<Choice, VoiceRefusal> {
         if voice.hasPrefix(Self.naturalPrefix) {

@@ -213,9 +213,13 @@ extension Question {
         }
         var answer: Int?
         let answerPath = DocumentChecker.path(path, "answer")
+        // No right answer chosen (absent, null or blank) is one problem with one code, wherever the options
+        // stand: a quiz saved without its key would mark every child wrong.
         switch object["answer"] {
-        case nil:
+        case nil, .null?:
             checker.error(answerPath, .answerRequired, "the answer is required: the text of the right option")
+        case .string(let raw)? where SentenceSplitter.collapsingWhitespace(raw).isEmpty:
+            checker.error(answerPath, .answerRequired, "the answer is empty: it must be the text of the right option")
         case .string(let raw)?:
             let wanted = SentenceSplitter.collapsingWhitespace(raw)
             if let options {

@@ -1,49 +1,58 @@
 // The story editor: `/stories/edit#id=STORY&token=ADMIN-TOKEN` (no id: a new story). The teacher writes the
 // title, the text (shown as the sentences the server will narrate, each with Listen), the voice, rate and
-// pitch, and the questions (2 to 8 options, the right one, an explanation, the time; reordered and deleted
-// freely). The server's validator runs as the teacher types and each problem is shown at its field. The
-// draft is kept in this browser on every change, so a reload or a dropped connection loses nothing; Save
-// sends it with the version it was based on, and a story saved by someone else meanwhile opens the
-// conflict screen with both versions. A story with pictures keeps them: its pages are edited one by one
-// (each keeps its picture), and its questions and answers keep theirs as they are edited, moved or removed;
-// the editor uploads no pictures, so it adds no answer to a question whose answers are pictures.
+// pitch, and the questions (questions.js). The server's validator runs as the teacher types; a problem is
+// shown at its field once the teacher has left that field, and after a save attempt every problem is listed
+// above the Save button, each a link to its field. The draft is kept in this browser on every change, so a
+// reload or a dropped connection loses nothing; Save sends it with the version it was based on, and a story
+// saved by someone else meanwhile opens the conflict screen with both versions. Once saved, "Start a room"
+// starts a room on it (rooms.js). A story with pictures keeps them: its pages are edited one by one (each
+// keeps its picture), and its questions and answers keep theirs as they are edited, moved or removed; the
+// editor uploads no pictures, so it adds no answer to a question whose answers are pictures.
 
 import { $, el, clear, announce } from "../dom.js";
-import { t, setLanguage, browserLanguage, catalogLanguage, LANGUAGES, ownChoice, languagePicker, onLanguageChange } from "../i18n.js";
+import { t, setLanguage, browserLanguage, currentLanguage, catalogLanguage, ownChoice, languagePicker, onLanguageChange } from "../i18n.js";
 import { call, failureText, pageLink, token, Refused } from "./api.js";
-import { problemText } from "./problems.js";
+import { problemText, problemPlace } from "./problems.js";
 import { fragmentParameters } from "../connection.js";
+import { blankQuestion, renderQuestions as drawQuestions } from "./questions.js";
+import { bestVoice, renderVoiceMenu } from "./voices.js";
+import { startRoom } from "./rooms.js";
 
 // The teacher's own choice on this browser (kept like a child's), else the link's, else the browser's.
 const linkLanguage = fragmentParameters().get("lang");
 await setLanguage(ownChoice() ?? linkLanguage ?? browserLanguage());
 languagePicker($("#language-picker"), (picked) => setLanguage(picked ?? linkLanguage ?? browserLanguage()), "library.language_follow");
 
-const MIN_OPTIONS = 2;
-const MAX_OPTIONS = 8;
-const state = { id: fragmentParameters().get("id"), version: null, doc: null, issues: [], sentences: [], voices: [], conflict: null };
+const state = {
+  id: fragmentParameters().get("id"), version: null, doc: null, issues: [], sentences: [], conflict: null,
+  voiceMenu: { voices: [], best: {} }, moreVoices: false,
+  // The fields the teacher has left (their problems are shown) and whether Save was pressed (all are).
+  touched: new Set(), attempted: false,
+  // The answer last removed, for Undo: {qi, removed}.
+  undo: null,
+  // Saved and unchanged since: a room can be started on it.
+  saved: false,
+};
 window.storycircle = { editor: state, listened: [] };
 
 const draftKey = () => `storycircle.draft.${state.id ?? "new"}`;
 
+/** A new story, read by the best voice this server has for the page's language. */
 function blankStory() {
   return {
     title: "",
     text: "",
-    narration: { voice: "en", rate: 150, pitch: 50 },
+    narration: { voice: bestVoice(state.voiceMenu, currentLanguage()), rate: 150, pitch: 50 },
     quiz: { questions: [blankQuestion()] },
   };
-}
-
-function blankQuestion() {
-  return { question: "", options: ["", ""], answer: 0, time: 20, explanation: "" };
 }
 
 const pageText = (page) => (typeof page === "string" ? page : String(page?.text ?? ""));
 const optionLabel = (option) => (typeof option === "string" ? option : String(option?.label ?? ""));
 
 /** The editor's form of a stored story: the text as paragraphs (or, with pictures, as its pages, each with
- * its picture), each answer as its option's index, every picture kept as stored. */
+ * its picture), each answer as its option's index (null when it matches none: the teacher chooses), every
+ * picture kept as stored. */
 function fromStored(story) {
   const pieces = Array.isArray(story.text) ? story.text : null;
   const text = pieces ? pieces.map(pageText).join("\n\n") : String(story.text ?? "");
@@ -52,26 +61,35 @@ function fromStored(story) {
     title: story.title ?? "",
     text,
     pages: pictured ? pieces.map((page) => ({ text: pageText(page), picture: typeof page === "string" ? null : page.picture ?? null })) : undefined,
-    narration: { voice: story.narration?.voice ?? "en", rate: story.narration?.rate ?? 150, pitch: story.narration?.pitch ?? 50 },
+    narration: {
+      voice: story.narration?.voice ?? bestVoice(state.voiceMenu, currentLanguage()),
+      rate: story.narration?.rate ?? 150, pitch: story.narration?.pitch ?? 50,
+    },
     quizTitle: story.quiz?.title,
     quiz: {
-      questions: (story.quiz?.questions ?? []).map((q) => ({
-        question: q.question ?? "", options: (q.options ?? []).map(optionLabel), answer: Math.max(0, (q.options ?? []).map(optionLabel).indexOf(q.answer)),
-        time: q.time ?? 20, explanation: q.explanation ?? "",
-        picture: q.picture ?? undefined,
-        optionPictures: (q.options ?? []).some((option) => typeof option !== "string")
-          ? q.options.map((option) => (typeof option === "string" ? null : option.picture ?? null)) : undefined,
-      })),
+      questions: (story.quiz?.questions ?? []).map((q) => {
+        const labels = (q.options ?? []).map(optionLabel);
+        const answer = labels.indexOf(q.answer);
+        return {
+          question: q.question ?? "", options: labels, answer: answer >= 0 ? answer : null,
+          time: q.time ?? 20, explanation: q.explanation ?? "",
+          picture: q.picture ?? undefined,
+          optionPictures: (q.options ?? []).some((option) => typeof option !== "string")
+            ? q.options.map((option) => (typeof option === "string" ? null : option.picture ?? null)) : undefined,
+        };
+      }),
     },
   };
 }
 
-/** The story file the server takes, from the editor's form. */
+/** The story file the server takes, from the editor's form. A question without a chosen right answer is
+ * sent without one, and the validator refuses it there (`answer_required`). */
 function toStory(doc) {
   const quiz = {
     questions: doc.quiz.questions.map((q) => {
       const options = q.optionPictures ? q.options.map((label, index) => ({ label, picture: q.optionPictures[index] })) : q.options;
-      const question = { question: q.question, options, answer: q.options[q.answer] ?? "" };
+      const question = { question: q.question, options };
+      if (q.answer !== null && q.answer !== undefined && q.options[q.answer] !== undefined) question.answer = q.options[q.answer];
       if (q.picture) question.picture = q.picture;
       if (q.time !== "" && q.time !== null && q.time !== undefined) question.time = Number(q.time);
       if (q.explanation.trim()) question.explanation = q.explanation;
@@ -106,7 +124,7 @@ function dropDraft() {
   $("#edit-discard").hidden = true;
 }
 
-// ---- Drawing the form ----
+// ---- Problems ----
 
 function fieldId(path) {
   // quiz.questions[2].options[1] → q-2-option-1; quiz.questions[2].answer → q-2-answer, …
@@ -123,11 +141,23 @@ function fieldId(path) {
   return null;
 }
 
-function problemNode(id) {
-  return document.getElementById(`${id}-problem`);
+/** The control a problem's link moves the focus to: the field itself, or the first control of a group
+ * (a question's right answer: its chosen radio, else its first). */
+function focusTarget(id) {
+  const answer = id?.match(/^q-(\d+)-(answer|options)$/);
+  if (answer) return document.querySelector(`input[name="q-${answer[1]}-answer"]:checked`) ?? document.getElementById(`q-${answer[1]}-correct-0`);
+  if (id === "edit-questions") return $("#edit-add-question");
+  if (id === "edit-pages") return $("#edit-page-0");
+  return id ? document.getElementById(id) : null;
 }
 
-/** Shows each of the validator's issues at its field (errors first); the rest at the top of the form. */
+/** Whether a problem at field `id` is shown: after a save attempt, or once the teacher has left it. */
+function shown(id) {
+  return state.attempted || (id !== null && state.touched.has(id));
+}
+
+/** Shows each of the validator's issues at its field (errors first) when it is due; after a save attempt,
+ * also lists every error above the Save button, each a link to its field. */
 function showIssues() {
   for (const node of document.querySelectorAll(".field-problem")) {
     node.hidden = true;
@@ -136,7 +166,8 @@ function showIssues() {
   for (const node of document.querySelectorAll("[aria-invalid]")) node.removeAttribute("aria-invalid");
   for (const issue of state.issues) {
     const id = fieldId(issue.path);
-    const problem = (id && problemNode(id)) || $("#editor-general-problem");
+    if (!shown(id)) continue;
+    const problem = (id && document.getElementById(`${id}-problem`)) || $("#editor-general-problem");
     if (!problem.hidden && issue.severity !== "error") continue;
     const words = problemText(issue);
     problem.textContent = problem.hidden ? words : `${problem.textContent} ${words}`;
@@ -144,111 +175,81 @@ function showIssues() {
     const field = id && document.getElementById(id);
     if (field && issue.severity === "error") field.setAttribute("aria-invalid", "true");
   }
+  showSummary();
 }
 
+function showSummary() {
+  const errors = state.attempted ? state.issues.filter((issue) => issue.severity === "error") : [];
+  const box = $("#editor-problems");
+  box.hidden = errors.length === 0;
+  if (!errors.length) return;
+  // Drawn again only when it changed: a link being pressed stays where it is.
+  const drawn = JSON.stringify([currentLanguage(), errors.map((issue) => [issue.path, issue.code, issue.params])]);
+  if (box.dataset.drawn === drawn) return;
+  box.dataset.drawn = drawn;
+  $("#editor-problems-title").textContent = t("library.error.invalid_story", { count: errors.length });
+  clear($("#editor-problems-list")).append(...errors.map((issue) => {
+    const id = fieldId(issue.path);
+    const place = problemPlace(issue.path);
+    const words = place ? t("library.editor.problem_at", { place, problem: problemText(issue) }) : problemText(issue);
+    if (!focusTarget(id)) return el("li", { dir: "auto", text: words });
+    return el("li", {}, el("a", { href: `#${id}`, dir: "auto", "data-field": id, text: words,
+      onclick: (event) => {
+        event.preventDefault();
+        const target = focusTarget(id);
+        target?.focus();
+        target?.scrollIntoView({ block: "center" });
+      } }));
+  }));
+}
+
+// A field the teacher leaves shows its problems from then on; leaving a question's answers shows what
+// they lack (too few, no right answer).
+$("#editor-form").addEventListener("focusout", (event) => {
+  const before = state.touched.size;
+  const id = event.target.id;
+  if (id && event.target.matches("input:not([type=radio]), textarea, select")) state.touched.add(id);
+  const options = event.target.closest?.(".edit-options");
+  if (options && !options.contains(event.relatedTarget)) {
+    state.touched.add(options.id);
+    state.touched.add(options.id.replace(/-options$/, "-answer"));
+  }
+  if (state.touched.size !== before) showIssues();
+});
+
+// ---- Drawing the form ----
+
 function renderSentences() {
+  stopListening();
   const list = clear($("#edit-sentences"));
   state.sentences.forEach((sentence, index) => {
-    list.append(el("li", {},
+    list.append(el("li", { "data-index": index },
       el("span", { dir: "auto", text: sentence }),
+      el("span", { class: "listen-state muted", "aria-hidden": "true" }),
       el("button", { type: "button", class: "secondary", "data-sentence": index, "aria-label": t("library.editor.listen_to", { number: index + 1 }),
-        onclick: () => listen(sentence), text: t("library.editor.listen") })));
+        onclick: () => listen(index), text: t("library.editor.listen") })));
   });
   if (!state.sentences.length) list.append(el("li", { class: "muted", text: t("library.editor.no_sentences") }));
 }
 
 function renderVoices() {
-  const select = clear($("#edit-voice"));
-  if (!state.voices.some((voice) => voice.name === state.doc.narration.voice)) state.voices.unshift({ name: state.doc.narration.voice, language: catalogLanguage(state.doc.narration.voice) });
-  // Languages without a catalog are named by the browser (Intl.DisplayNames, in the page's language).
-  let names = null;
-  try { names = new Intl.DisplayNames([document.documentElement.lang || "en"], { type: "language", fallback: "none" }); } catch { names = null; }
-  const spoken = (name) => {
-    const tag = name.replace(/^piper:/, "").replace(/_/g, "-").split(/[+/]/).pop();
-    try { return names?.of(tag.split("-")[0]) ?? null; } catch { return null; }
-  };
-  for (const voice of state.voices) {
-    const language = voice.language ? LANGUAGES[voice.language].name : (spoken(voice.name) ?? t("library.editor.other_language"));
-    select.append(el("option", { value: voice.name, text: `${voice.name} · ${language}` }));
-  }
-  select.value = state.doc.narration.voice;
+  const language = catalogLanguage(state.doc.narration.voice) ?? currentLanguage();
+  const hidden = renderVoiceMenu($("#edit-voice"), state.voiceMenu, state.doc.narration.voice, language, state.moreVoices);
+  const more = $("#edit-more-voices");
+  more.hidden = hidden === 0;
+  more.textContent = t(state.moreVoices ? "library.editor.fewer_voices" : "library.editor.more_voices");
+  more.setAttribute("aria-expanded", String(state.moreVoices));
 }
 
-/** Moves option `from` to `to`, with its picture; the right answer stays the same option. */
-function moveOption(q, from, to) {
-  const [moved] = q.options.splice(from, 1);
-  q.options.splice(to, 0, moved);
-  if (q.optionPictures) q.optionPictures.splice(to, 0, q.optionPictures.splice(from, 1)[0]);
-  if (q.answer === from) q.answer = to;
-  else if (from < q.answer && q.answer <= to) q.answer -= 1;
-  else if (to <= q.answer && q.answer < from) q.answer += 1;
-}
+const editor = {
+  state,
+  changed: () => changed(),
+  structural: (focus) => structural(focus),
+  showIssues: () => showIssues(),
+};
 
 function renderQuestions(focus = null) {
-  const box = clear($("#edit-questions"));
-  const questions = state.doc.quiz.questions;
-  questions.forEach((q, qi) => {
-    const optionRows = q.options.map((option, oi) => [el("div", { class: "option-row" },
-      el("input", { type: "radio", name: `q-${qi}-answer`, id: `q-${qi}-correct-${oi}`, checked: q.answer === oi,
-        "aria-label": t("library.editor.correct_option", { number: oi + 1 }),
-        onchange: () => { q.answer = oi; changed(); } }),
-      el("input", { type: "text", id: `q-${qi}-option-${oi}`, value: option, maxlength: 120, dir: "auto",
-        "aria-label": t("library.editor.option", { number: oi + 1 }), "aria-describedby": `q-${qi}-option-${oi}-problem`,
-        oninput: (event) => { q.options[oi] = event.target.value; changed(); } }),
-      el("button", { type: "button", class: "quiet", id: `q-${qi}-option-up-${oi}`, disabled: oi === 0,
-        "aria-label": t("library.editor.option_up", { number: oi + 1 }), text: "↑",
-        onclick: () => { moveOption(q, oi, oi - 1); structural(`q-${qi}-option-up-${Math.max(oi - 1, 1)}`); } }),
-      el("button", { type: "button", class: "quiet", id: `q-${qi}-option-down-${oi}`, disabled: oi === q.options.length - 1,
-        "aria-label": t("library.editor.option_down", { number: oi + 1 }), text: "↓",
-        onclick: () => { moveOption(q, oi, oi + 1); structural(oi + 1 === q.options.length - 1 ? `q-${qi}-option-up-${oi + 1}` : `q-${qi}-option-down-${oi + 1}`); } }),
-      el("button", { type: "button", class: "quiet", id: `q-${qi}-remove-${oi}`, disabled: q.options.length <= MIN_OPTIONS,
-        "aria-label": t("library.editor.remove_option", { number: oi + 1 }), text: "✕",
-        onclick: () => {
-          q.options.splice(oi, 1);
-          q.optionPictures?.splice(oi, 1);
-          if (q.answer >= q.options.length || q.answer === oi) q.answer = Math.max(0, q.answer > oi ? q.answer - 1 : 0);
-          else if (q.answer > oi) q.answer -= 1;
-          structural(`q-${qi}-option-${Math.min(oi, q.options.length - 1)}`);
-        } }),
-    ), el("p", { id: `q-${qi}-option-${oi}-problem`, class: "field-problem", hidden: true })]);
-    box.append(el("fieldset", { class: "question", id: `q-${qi}` },
-      el("legend", { text: t("library.editor.question_number", { number: qi + 1 }) }),
-      el("label", { for: `q-${qi}-text`, text: t("library.editor.question_text") }),
-      q.picture ? el("p", { class: "muted", dir: "auto", text: t("library.editor.has_picture", { alt: q.picture.alt ?? "" }) }) : null,
-      el("input", { type: "text", id: `q-${qi}-text`, value: q.question, maxlength: 300, dir: "auto", "aria-describedby": `q-${qi}-text-problem`,
-        oninput: (event) => { q.question = event.target.value; changed(); } }),
-      el("p", { id: `q-${qi}-text-problem`, class: "field-problem", hidden: true }),
-      el("fieldset", { class: "edit-options", id: `q-${qi}-options`, "aria-describedby": `q-${qi}-options-problem q-${qi}-answer-problem` },
-        el("legend", { text: t("library.editor.options") }),
-        optionRows.flat(),
-        el("p", { id: `q-${qi}-options-problem`, class: "field-problem", hidden: true }),
-        el("p", { id: `q-${qi}-answer-problem`, class: "field-problem", hidden: true }),
-        q.optionPictures ? el("p", { class: "muted", text: t("library.editor.picture_options") }) : null,
-        el("button", { type: "button", class: "secondary", id: `q-${qi}-add-option`, disabled: q.options.length >= MAX_OPTIONS || Boolean(q.optionPictures),
-          text: t("library.editor.add_option"),
-          onclick: () => { q.options.push(""); structural(`q-${qi}-option-${q.options.length - 1}`); } })),
-      el("div", { class: "editor-row" },
-        el("div", {},
-          el("label", { for: `q-${qi}-time`, text: t("library.editor.time") }),
-          el("input", { type: "number", id: `q-${qi}-time`, value: q.time, min: 5, max: 300, "aria-describedby": `q-${qi}-time-problem`,
-            oninput: (event) => { q.time = event.target.value; changed(); } }),
-          el("p", { id: `q-${qi}-time-problem`, class: "field-problem", hidden: true })),
-        el("div", {},
-          el("label", { for: `q-${qi}-explanation`, text: t("library.editor.explanation") }),
-          el("input", { type: "text", id: `q-${qi}-explanation`, value: q.explanation, maxlength: 500, dir: "auto", "aria-describedby": `q-${qi}-explanation-problem`,
-            oninput: (event) => { q.explanation = event.target.value; changed(); } }),
-          el("p", { id: `q-${qi}-explanation-problem`, class: "field-problem", hidden: true }))),
-      el("div", { class: "question-tools" },
-        el("button", { type: "button", class: "quiet", id: `q-${qi}-up`, disabled: qi === 0, text: t("library.editor.move_up"),
-          onclick: () => { questions.splice(qi - 1, 0, questions.splice(qi, 1)[0]); structural(`q-${qi - 1}-up`); } }),
-        el("button", { type: "button", class: "quiet", id: `q-${qi}-down`, disabled: qi === questions.length - 1, text: t("library.editor.move_down"),
-          onclick: () => { questions.splice(qi + 1, 0, questions.splice(qi, 1)[0]); structural(`q-${qi + 1}-down`); } }),
-        el("button", { type: "button", class: "quiet", id: `q-${qi}-delete`, disabled: questions.length === 1, text: t("library.editor.delete_question"),
-          onclick: () => { questions.splice(qi, 1); structural(questions.length ? `q-${Math.min(qi, questions.length - 1)}-text` : "edit-add-question"); } })),
-    ));
-  });
-  showIssues();
-  if (focus) document.getElementById(focus)?.focus();
+  drawQuestions($("#edit-questions"), editor, focus);
 }
 
 /** A picture story's pages, each its own text box with its picture named beside it. */
@@ -271,6 +272,17 @@ function renderPages() {
   });
 }
 
+/** "Editing “Pip the Robot”" once the story has a title, "A new story" before. */
+function renderHeading() {
+  const title = state.doc.title.trim();
+  $("#editor-heading").textContent = title ? t("library.editor.heading_title", { title }) : t("library.editor.heading");
+  $("#editor-heading").dir = "auto";
+}
+
+function renderSaved() {
+  $("#editor-start").hidden = !(state.saved && state.id);
+}
+
 function renderAll() {
   $("#edit-title").value = state.doc.title;
   $("#edit-text").value = state.doc.text;
@@ -280,10 +292,11 @@ function renderAll() {
   renderVoices();
   renderQuestions();
   renderSentences();
-  $("#editor-heading").textContent = state.id ? t("library.editor.heading_version", { version: state.version ?? 0 }) : t("library.editor.heading");
+  renderHeading();
+  renderSaved();
 }
 
-// The form's words (labels, problems, the voices' languages) in the language just picked; what the teacher
+// The form's words (labels, problems, the voices' names) in the language just picked; what the teacher
 // typed is the state's, so nothing of it is lost.
 onLanguageChange(() => { if (state.doc) renderAll(); });
 
@@ -293,6 +306,9 @@ let validateTimer = null;
 
 function changed() {
   saveDraft();
+  state.saved = false;
+  renderSaved();
+  $("#room-started").hidden = true;
   clearTimeout(validateTimer);
   validateTimer = setTimeout(validate, 300);
 }
@@ -322,20 +338,72 @@ async function validate() {
   }
 }
 
-let player = null;
+// One sentence is heard at a time: its button says "Loading…" while the server reads it, then "Playing…"
+// beside "Stop" until it ends or is stopped.
+const listening = { index: null, player: null, ticket: 0 };
 
-async function listen(sentence) {
+function listenButton(index, phase) {
+  const row = $(`#edit-sentences li[data-index="${index}"]`);
+  if (!row) return;
+  const button = row.querySelector("button");
+  const status = row.querySelector(".listen-state");
+  const number = index + 1;
+  row.dataset.listen = phase;
+  button.setAttribute("aria-busy", String(phase === "loading"));
+  if (phase === "loading") {
+    button.textContent = t("library.editor.loading");
+    button.setAttribute("aria-label", t("library.editor.loading_sentence", { number }));
+    status.textContent = "";
+  } else if (phase === "playing") {
+    button.textContent = t("library.editor.stop");
+    button.setAttribute("aria-label", t("library.editor.stop_sentence", { number }));
+    status.textContent = t("library.editor.playing");
+  } else {
+    button.textContent = t("library.editor.listen");
+    button.setAttribute("aria-label", t("library.editor.listen_to", { number }));
+    status.textContent = "";
+  }
+}
+
+function stopListening() {
+  listening.ticket += 1;
+  listening.player?.pause();
+  listening.player = null;
+  if (listening.index !== null) listenButton(listening.index, "idle");
+  listening.index = null;
+  window.storycircle.playing = null;
+}
+
+async function listen(index) {
+  const again = listening.index === index;
+  stopListening();
+  if (again) {
+    announce(t("library.editor.stopped"));
+    return;
+  }
+  const sentence = state.sentences[index];
+  const ticket = listening.ticket;
+  listening.index = index;
+  listenButton(index, "loading");
+  announce(t("library.editor.loading_sentence", { number: index + 1 }));
   try {
     const result = await call("POST", "/api/stories/listen", {
       text: sentence, voice: state.doc.narration.voice, rate: Number(state.doc.narration.rate), pitch: Number(state.doc.narration.pitch),
     });
-    player?.pause();
-    player = new Audio(result.audio);
+    if (ticket !== listening.ticket) return;
+    const player = new Audio(result.audio);
+    listening.player = player;
     window.storycircle.listened.push({ sentence, audio: result.audio });
-    player.addEventListener("playing", () => { window.storycircle.playing = result.audio; }, { once: true });
-    await player.play().catch(() => {});
-    announce(t("library.editor.listening"));
+    player.addEventListener("playing", () => {
+      if (ticket !== listening.ticket) return;
+      window.storycircle.playing = result.audio;
+      listenButton(index, "playing");
+      announce(t("library.editor.listening"));
+    }, { once: true });
+    player.addEventListener("ended", () => { if (ticket === listening.ticket) stopListening(); }, { once: true });
+    await player.play().catch(() => { if (ticket === listening.ticket) stopListening(); });
   } catch (failure) {
+    if (ticket === listening.ticket) stopListening();
     showMessage(failureText(failure));
   }
 }
@@ -350,6 +418,8 @@ function showMessage(text, { good = false } = {}) {
 
 async function save(version = state.version) {
   $("#editor-message").hidden = true;
+  state.attempted = true;
+  clearTimeout(validateTimer);
   const story = toStory(state.doc);
   try {
     const saved = state.id
@@ -360,22 +430,32 @@ async function save(version = state.version) {
     state.id = saved.id;
     state.version = saved.version;
     state.conflict = null;
+    state.saved = true;
+    state.attempted = false;
+    state.issues = state.issues.filter((issue) => issue.severity !== "error");
+    showIssues();
     $("#editor-conflict").hidden = true;
     if (wasNew) {
       history.replaceState(null, "", pageLink("/stories/edit", { id: saved.id }));
       try { localStorage.removeItem("storycircle.draft.new"); } catch { /* nothing kept */ }
     }
-    $("#editor-heading").textContent = t("library.editor.heading_version", { version: saved.version });
+    renderHeading();
+    renderSaved();
     $("#edit-status").textContent = t("library.editor.saved", { version: saved.version });
     showMessage(t("library.editor.saved", { version: saved.version }), { good: true });
   } catch (failure) {
     if (failure instanceof Refused && failure.error.code === "story_conflict") return showConflict(failure.error.current);
     if (failure instanceof Refused && failure.error.issues) {
+      // Every problem, listed beside the Save button that was just pressed, each a link to its field.
       state.issues = failure.error.issues;
       showIssues();
-      const first = document.querySelector("[aria-invalid=true]");
-      first?.focus();
+      $("#edit-status").textContent = "";
+      const box = $("#editor-problems");
+      box.scrollIntoView({ block: "nearest" });
+      box.focus();
+      return;
     }
+    $("#edit-status").textContent = failureText(failure);
     showMessage(failureText(failure));
   }
 }
@@ -403,6 +483,7 @@ $("#conflict-keep-theirs").addEventListener("click", () => {
   state.doc = fromStored(current.story);
   state.version = current.version;
   state.conflict = null;
+  state.saved = true;
   dropDraft();
   $("#editor-conflict").hidden = true;
   renderAll();
@@ -415,13 +496,19 @@ $("#editor-form").addEventListener("submit", (event) => {
   event.preventDefault();
   save();
 });
-$("#edit-title").addEventListener("input", (event) => { state.doc.title = event.target.value; changed(); });
+$("#edit-title").addEventListener("input", (event) => { state.doc.title = event.target.value; renderHeading(); changed(); });
 $("#edit-text").addEventListener("input", (event) => { state.doc.text = event.target.value; changed(); });
-$("#edit-voice").addEventListener("change", (event) => { state.doc.narration.voice = event.target.value; changed(); });
+$("#edit-voice").addEventListener("change", (event) => { state.doc.narration.voice = event.target.value; stopListening(); changed(); });
+$("#edit-more-voices").addEventListener("click", () => {
+  state.moreVoices = !state.moreVoices;
+  renderVoices();
+  announce(t(state.moreVoices ? "library.editor.more_voices_shown" : "library.editor.fewer_voices_shown"));
+});
 $("#edit-rate").addEventListener("input", (event) => { state.doc.narration.rate = event.target.value; changed(); });
 $("#edit-pitch").addEventListener("input", (event) => { state.doc.narration.pitch = event.target.value; changed(); });
 $("#edit-add-question").addEventListener("click", () => {
   state.doc.quiz.questions.push(blankQuestion());
+  state.undo = null;
   structural(`q-${state.doc.quiz.questions.length - 1}-text`);
 });
 $("#edit-discard").addEventListener("click", async () => {
@@ -430,13 +517,21 @@ $("#edit-discard").addEventListener("click", async () => {
   $("#edit-status").textContent = t("library.editor.draft_discarded");
   $("#edit-title").focus();
 });
+$("#editor-start").addEventListener("click", async () => {
+  try {
+    await startRoom(state.id);
+  } catch (failure) {
+    showMessage(failureText(failure));
+    $("#edit-status").textContent = failureText(failure);
+  }
+});
 $("#editor-back").href = pageLink("/stories");
 
 async function load({ ignoreDraft = false } = {}) {
   try {
-    const voices = await call("GET", "/api/stories/voices");
-    state.voices = voices.voices;
-  } catch { state.voices = []; }
+    const menu = await call("GET", "/api/stories/voices");
+    state.voiceMenu = { voices: menu.voices ?? [], best: menu.best ?? {} };
+  } catch { state.voiceMenu = { voices: [], best: {} }; }
   let stored = null;
   if (state.id) {
     try {
@@ -445,15 +540,20 @@ async function load({ ignoreDraft = false } = {}) {
       showMessage(failureText(failure));
     }
   }
+  state.touched.clear();
+  state.attempted = false;
+  state.undo = null;
   const draft = ignoreDraft ? null : readDraft();
   if (draft?.doc) {
     state.doc = draft.doc;
     state.version = draft.version ?? stored?.version ?? null;
+    state.saved = false;
     $("#edit-discard").hidden = false;
     showMessage(t("library.editor.draft_restored"), { good: true });
   } else {
     state.doc = stored ? fromStored(stored.story) : blankStory();
     state.version = stored?.version ?? null;
+    state.saved = Boolean(stored);
   }
   renderAll();
   // A blank new story is not told what it lacks before the teacher has typed anything.

@@ -1,12 +1,13 @@
 // The story library: `/stories#token=ADMIN-TOKEN`. Every story with its title, language, questions and
 // when it changed; search; new, edit, duplicate, export, delete (after a confirmation); import a story
 // file (ours or either seed shape); and "Start a room", which creates a room on the story and offers the
-// teacher page with the projector link beside it.
+// teacher page with the projector link beside it, each in a tab of its own (rooms.js).
 
 import { $, el, clear, announce } from "../dom.js";
 import { t, setLanguage, browserLanguage, number, LANGUAGES, ownChoice, languagePicker, onLanguageChange } from "../i18n.js";
 import { call, failureText, pageLink, token, Refused } from "./api.js";
 import { problemText } from "./problems.js";
+import { startRoom as startStoryRoom } from "./rooms.js";
 
 // The teacher's own choice on this browser (kept like a child's), else the link's, else the browser's.
 const linkLanguage = new URLSearchParams(location.hash.slice(1)).get("lang");
@@ -90,15 +91,7 @@ onLanguageChange(() => { if (state.loaded) render(); });
 async function startRoom(story) {
   hideMessage();
   try {
-    const room = await call("POST", "/api/rooms", { storyId: story.id });
-    const box = $("#room-started");
-    $("#room-started-title").textContent = t("library.room_started", { title: room.title, code: room.code });
-    $("#room-started-title").dir = "auto";
-    $("#room-teacher-link").href = room.teacherURL;
-    $("#room-projector-link").href = room.dashboardURL;
-    box.hidden = false;
-    $("#room-teacher-link").focus();
-    announce($("#room-started-title").textContent);
+    await startStoryRoom(story.id);
   } catch (failure) {
     showMessage(failureText(failure));
   }

@@ -59,3 +59,27 @@ export function problemText(issue) {
   const key = Object.hasOwn(PROBLEMS, issue?.code) ? PROBLEMS[issue.code] : "library.problem.unknown";
   return t(key, issue?.params ?? {});
 }
+
+/** Where in the editor a problem is, in words ("Question 2, answer 1"), for the list of problems; null
+ * for the story as a whole. */
+export function problemPlace(path) {
+  const question = String(path ?? "").match(/^quiz\.questions\[(\d+)\](.*)$/);
+  if (question) {
+    const number = Number(question[1]) + 1;
+    const rest = question[2];
+    const option = rest.match(/^\.options\[(\d+)\]/);
+    if (option) return t("library.editor.where_option", { number, option: Number(option[1]) + 1 });
+    const part = {
+      ".answer": "library.editor.where_answer",
+      ".options": "library.editor.where_options",
+      ".time": "library.editor.where_time",
+      ".explanation": "library.editor.where_explanation",
+    }[rest.match(/^\.\w+/)?.[0]];
+    return t(part ?? "library.editor.question_number", { number });
+  }
+  const page = String(path ?? "").match(/^text\[(\d+)\]/);
+  if (page) return t("library.editor.page_number", { number: Number(page[1]) + 1 });
+  const field = { title: "library.editor.title", text: "library.editor.text", "narration.voice": "library.editor.voice",
+    "narration.rate": "library.editor.rate", "narration.pitch": "library.editor.pitch" }[path];
+  return field ? t(field) : null;
+}

@@ -1,0 +1,21 @@
+// "Start a room" on a library story, the same on the library page and in the editor: the server makes the
+// room (POST /api/rooms with the story's id) and the page shows its code with the teacher page and the
+// projector screen, each opening in a tab of its own so the library or the editor stays where it was.
+
+import { $, announce } from "../dom.js";
+import { t } from "../i18n.js";
+import { call } from "./api.js";
+
+/** Starts a room on the stored story `storyId` and shows it in `#room-started`; throws what `call` throws. */
+export async function startRoom(storyId) {
+  const room = await call("POST", "/api/rooms", { storyId });
+  const title = $("#room-started-title");
+  title.textContent = t("library.room_started", { title: room.title, code: room.code });
+  title.dir = "auto";
+  $("#room-teacher-link").href = room.teacherURL;
+  $("#room-projector-link").href = room.dashboardURL;
+  $("#room-started").hidden = false;
+  $("#room-teacher-link").focus();
+  announce(title.textContent);
+  return room;
+}
