@@ -153,6 +153,23 @@ def test_the_server_refuses_a_question_without_a_right_answer_at_its_path(server
         assert status == 200 and json.loads(body)["valid"] is False
 
 
+def test_the_voices_api_describes_each_voice_and_names_the_best_for_each_language(server):
+    status, _, body = server.request("GET", "/api/stories/voices", server.admin_token)
+    assert status == 200
+    menu = json.loads(body)
+    voices = {voice["name"]: voice for voice in menu["voices"]}
+    assert voices["en-gb-x-gbcwmd"] == {"name": "en-gb-x-gbcwmd", "language": "en", "tag": "en-gb-x-gbcwmd", "natural": False,
+                                        "description": "English (West Midlands)"}
+    assert voices["qya"]["description"] == "Quenya" and "language" not in voices["qya"]
+    assert set(menu["best"]) == {"en", "es", "fr", "de", "pt", "ar"}
+    assert menu["best"]["es"] == "es"
+    if natural_voice_installed():
+        assert voices[JOE] == {"name": JOE, "language": "en", "tag": "en-US", "natural": True, "speaker": "joe"}
+        assert menu["best"]["en"] == JOE and menu["voices"][0]["name"] == JOE, "natural voices first"
+    else:
+        assert menu["best"]["en"] == "en"
+
+
 def test_a_new_story_starts_with_the_best_installed_voice_and_the_menu_names_voices_plainly(server, browsers):
     natural = natural_voice_installed()
     status, _, body = server.request("GET", "/healthz")

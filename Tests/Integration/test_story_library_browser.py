@@ -124,7 +124,11 @@ def test_start_a_room_opens_the_teacher_page_with_the_projector_link_beside_it(s
     teacher = driver.find_element(By.ID, "room-teacher-link")
     assert driver.switch_to.active_element == teacher
     axe(driver, "library-room-started")
+    library = driver.current_window_handle
     teacher.click()
+    # The teacher page opens in a tab of its own; the library stays.
+    wait(driver, lambda d: len(d.window_handles) == 2, message="the teacher page's tab")
+    driver.switch_to.window(next(handle for handle in driver.window_handles if handle != library))
     wait(driver, lambda d: f"#room={code}&token=" in d.current_url and "/teacher" in d.current_url)
     wait(driver, lambda d: "Waiting to start" in text(d, "#room-state"), message="the teacher page controls the room")
     # The story cannot be deleted while its room runs.
@@ -188,7 +192,7 @@ def test_the_teacher_picks_the_library_s_language_and_the_editor_words_its_probl
     driver.find_element(By.ID, "edit-text").send_keys("One. Two.")
     driver.find_element(By.ID, "q-0-text").send_keys("Q?")
     driver.find_element(By.ID, "q-0-option-0").send_keys("Kim")
-    driver.find_element(By.ID, "q-0-option-1").send_keys("kim")
+    driver.find_element(By.ID, "q-0-option-1").send_keys("kim", Keys.TAB)  # a problem shows once its field is left
     expected = filled(catalog["library.problem.option_duplicate"], option="kim", first=1)
     wait(driver, lambda d: text(d, "#q-0-option-1-problem") == expected, message="the problem in the language picked")
     problem = driver.find_element(By.ID, "q-0-option-1-problem")

@@ -79,7 +79,9 @@ export function problemPlace(path) {
   }
   const page = String(path ?? "").match(/^text\[(\d+)\]/);
   if (page) return t("library.editor.page_number", { number: Number(page[1]) + 1 });
-  const field = { title: "library.editor.title", text: "library.editor.text", "narration.voice": "library.editor.voice",
-    "narration.rate": "library.editor.rate", "narration.pitch": "library.editor.pitch" }[path];
+  const narration = String(path ?? "").match(/^narration\.(voice|rate|pitch)$/)?.[1];
+  const field = narration
+    ? { voice: "library.editor.voice", rate: "library.editor.rate", pitch: "library.editor.pitch" }[narration]
+    : path === "title" ? "library.editor.title" : path === "text" ? "library.editor.text" : null;
   return field ? t(field) : null;
 }
