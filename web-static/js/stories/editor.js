@@ -10,7 +10,7 @@
 // editor uploads no pictures, so it adds no answer to a question whose answers are pictures.
 
 import { $, el, clear, announce } from "../dom.js";
-import { t, setLanguage, browserLanguage, currentLanguage, catalogLanguage, ownChoice, languagePicker, onLanguageChange } from "../i18n.js";
+import { t, isolate, setLanguage, browserLanguage, currentLanguage, catalogLanguage, ownChoice, languagePicker, onLanguageChange } from "../i18n.js";
 import { call, failureText, pageLink, token, Refused } from "./api.js";
 import { problemText, problemPlace } from "./problems.js";
 import { fragmentParameters } from "../connection.js";
@@ -275,7 +275,7 @@ function renderPages() {
 /** "Editing “Pip the Robot”" once the story has a title, "A new story" before. */
 function renderHeading() {
   const title = state.doc.title.trim();
-  $("#editor-heading").textContent = title ? t("library.editor.heading_title", { title }) : t("library.editor.heading");
+  $("#editor-heading").textContent = title ? t("library.editor.heading_title", { title: isolate(title) }) : t("library.editor.heading");
   $("#editor-heading").dir = "auto";
 }
 
