@@ -360,6 +360,7 @@ def test_after_saving_start_a_room_opens_the_teacher_page_in_its_own_tab(server,
     assert teacher.get_attribute("target") == "_blank"
     assert f"/dashboard#room={code}&token=" in driver.find_element(By.ID, "room-projector-link").get_attribute("href")
     axe(driver, "first-hour-editor-room-started")
+    screenshot(driver, "first-hour-editor-room-started")
     teacher.send_keys(Keys.ENTER)
     wait(driver, lambda d: len(d.window_handles) == 2, message="the teacher page opens in a tab of its own")
     driver.switch_to.window(next(handle for handle in driver.window_handles if handle != editor_window))
