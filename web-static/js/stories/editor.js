@@ -17,6 +17,7 @@ import { fragmentParameters } from "../connection.js";
 import { blankQuestion, renderQuestions as drawQuestions } from "./questions.js";
 import { bestVoice, renderVoiceMenu } from "./voices.js";
 import { startRoom } from "./rooms.js";
+import { listenTo, stopListening } from "./listen.js";
 
 // The teacher's own choice on this browser (kept like a child's), else the link's, else the browser's.
 const linkLanguage = fragmentParameters().get("lang");
@@ -227,7 +228,8 @@ function renderSentences() {
       el("span", { dir: "auto", text: sentence }),
       el("span", { class: "listen-state muted", "aria-hidden": "true" }),
       el("button", { type: "button", class: "secondary", "data-sentence": index, "aria-label": t("library.editor.listen_to", { number: index + 1 }),
-        onclick: () => listen(index), text: t("library.editor.listen") })));
+        onclick: () => listenTo(index, state.sentences[index], state.doc.narration, (failure) => showMessage(failureText(failure))),
+        text: t("library.editor.listen") })));
   });
   if (!state.sentences.length) list.append(el("li", { class: "muted", text: t("library.editor.no_sentences") }));
 }
@@ -335,76 +337,6 @@ async function validate() {
     window.storycircle.validated = (window.storycircle.validated ?? 0) + 1;
   } catch (failure) {
     if (ticket === validating) $("#edit-status").textContent = failureText(failure);
-  }
-}
-
-// One sentence is heard at a time: its button says "Loading…" while the server reads it, then "Playing…"
-// beside "Stop" until it ends or is stopped.
-const listening = { index: null, player: null, ticket: 0 };
-
-function listenButton(index, phase) {
-  const row = $(`#edit-sentences li[data-index="${index}"]`);
-  if (!row) return;
-  const button = row.querySelector("button");
-  const status = row.querySelector(".listen-state");
-  const number = index + 1;
-  row.dataset.listen = phase;
-  button.setAttribute("aria-busy", String(phase === "loading"));
-  if (phase === "loading") {
-    button.textContent = t("library.editor.loading");
-    button.setAttribute("aria-label", t("library.editor.loading_sentence", { number }));
-    status.textContent = "";
-  } else if (phase === "playing") {
-    button.textContent = t("library.editor.stop");
-    button.setAttribute("aria-label", t("library.editor.stop_sentence", { number }));
-    status.textContent = t("library.editor.playing");
-  } else {
-    button.textContent = t("library.editor.listen");
-    button.setAttribute("aria-label", t("library.editor.listen_to", { number }));
-    status.textContent = "";
-  }
-}
-
-function stopListening() {
-  listening.ticket += 1;
-  listening.player?.pause();
-  listening.player = null;
-  if (listening.index !== null) listenButton(listening.index, "idle");
-  listening.index = null;
-  window.storycircle.playing = null;
-}
-
-async function listen(index) {
-  const again = listening.index === index;
-  stopListening();
-  if (again) {
-    announce(t("library.editor.stopped"));
-    return;
-  }
-  const sentence = state.sentences[index];
-  const ticket = listening.ticket;
-  listening.index = index;
-  listenButton(index, "loading");
-  announce(t("library.editor.loading_sentence", { number: index + 1 }));
-  try {
-    const result = await call("POST", "/api/stories/listen", {
-      text: sentence, voice: state.doc.narration.voice, rate: Number(state.doc.narration.rate), pitch: Number(state.doc.narration.pitch),
-    });
-    if (ticket !== listening.ticket) return;
-    const player = new Audio(result.audio);
-    listening.player = player;
-    window.storycircle.listened.push({ sentence, audio: result.audio });
-    player.addEventListener("playing", () => {
-      if (ticket !== listening.ticket) return;
-      window.storycircle.playing = result.audio;
-      listenButton(index, "playing");
-      announce(t("library.editor.listening"));
-    }, { once: true });
-    player.addEventListener("ended", () => { if (ticket === listening.ticket) stopListening(); }, { once: true });
-    await player.play().catch(() => { if (ticket === listening.ticket) stopListening(); });
-  } catch (failure) {
-    if (ticket === listening.ticket) stopListening();
-    showMessage(failureText(failure));
   }
 }
 
