@@ -1,0 +1,290 @@
+"""A teacher's first hour, the reports (issue #48; docs/protocol.md "Results" and "Classes"), in real
+headless Chromium against the real server over real sockets: a class of four plays a room, one child
+never answers. The results page, the class page's report, the report API and both CSVs say "2 of 4 right ·
+1 did not answer" and name the silent child among those who need help; the results table uses the width
+of a 1366 × 768 laptop and scrolls on its own on a phone; the CSVs put names and questions first and ids
+last, start with a byte order mark and are named after the story or class and the day. The class editor:
+Enter goes to the next child and never saves; the pictures are picked by keyboard from the pictures
+themselves; "1 room played"; speed points off by default in a class and its rooms. axe-core on the class
+page and the results page at phone and laptop sizes."""
+import csv
+import datetime
+import io
+import json
+import urllib.parse
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from browser_support import PHONE, TEACHER, axe, no_page_errors, plain, screenshot, text, visible, wait
+from conftest import SHORT_STORY
+from test_browser import browsers  # noqa: F401 (a fixture)
+from test_classes_browser import answer, expect, member_child
+
+STORY = json.loads(SHORT_STORY.read_text())
+# "What did Pip find?": "A gear" (0) is right.
+CHILDREN = [{"name": "Ada", "avatar": "owl"}, {"name": "Bo", "avatar": "fox"}, {"name": "Cy", "avatar": "bee"}, {"name": "Di", "avatar": "emoji:🦄"}]
+FILE_TITLE = "Test The Short Story"  # the title without the colon a file name cannot have
+
+
+def api(server, method, path, body=None, token=None):
+    status, headers, raw = server.request(method, path, token or server.admin_token, body)
+    parsed = json.loads(raw) if raw and headers.get("content-type", "").startswith("application/json") else raw
+    return status, headers, parsed
+
+
+def make_class(server, name="Class 1B", children=CHILDREN, **extra):
+    status, _, body = api(server, "POST", "/api/classes", {"name": name, "children": children, **extra})
+    assert status == 201, body
+    status, _, read = api(server, "GET", f"/api/classes/{body['id']}")
+    assert status == 200, read
+    return read
+
+
+def start_room(server, class_id, settings=None):
+    body = {"story": STORY, "classId": class_id}
+    if settings is not None:
+        body["settings"] = settings
+    status, _, room = api(server, "POST", "/api/rooms", body)
+    assert status == 201, room
+    return room
+
+
+def room_settings(server, room):
+    status, _, report = api(server, "GET", f"/api/rooms/{room['code']}", token=room["teacherToken"])
+    assert status == 200, report
+    return report["settings"]
+
+
+def play_with_a_silent_child(server, schoolclass):
+    """Four children pick their names; on question 1 Ada and Bo are right and Cy chooses "A key", on question
+    2 Ada and Cy are right and Bo chooses "Red"; Di never answers. The teacher reveals each and ends the
+    room before question 3."""
+    room = start_room(server, schoolclass["id"])
+    ids = {child["name"]: child["id"] for child in schoolclass["children"]}
+    phones = {name: member_child(server, room["code"], ids[name]) for name in ("Ada", "Bo", "Cy", "Di")}
+    assert server.command(room, "start")[0] == 200
+    assert server.command(room, "skip")[0] == 200
+    for index, choices in enumerate(({"Ada": 0, "Bo": 0, "Cy": 2}, {"Ada": 1, "Bo": 0, "Cy": 1})):
+        for name, option in choices.items():
+            answer(phones[name], index, option)
+        assert server.command(room, "reveal")[0] == 200
+        for ws in phones.values():
+            expect(ws, "reveal", where=lambda m, i=index: m["question"] == i)
+        if index == 0:
+            assert server.command(room, "next")[0] == 200
+    assert server.command(room, "end")[0] == 200
+    for ws in phones.values():
+        expect(ws, "finished")
+        ws.close()
+    return room, ids
+
+
+def csv_rows(raw):
+    assert raw[:3] == b"\xef\xbb\xbf", "a byte order mark: a spreadsheet reads the accents as UTF-8"
+    return list(csv.reader(io.StringIO(raw[3:].decode("utf-8"))))
+
+
+def disposition_name(value):
+    encoded = value.split("filename*=UTF-8''", 1)[1]
+    return urllib.parse.unquote(encoded)
+
+
+def test_a_silent_child_counts_in_the_results_the_report_and_both_csvs(server, browsers):
+    schoolclass = make_class(server)
+    room, ids = play_with_a_silent_child(server, schoolclass)
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+
+    # The room's results (JSON): over the four children there.
+    status, _, results = api(server, "GET", f"/api/rooms/{room['code']}/results", token=room["teacherToken"])
+    assert status == 200
+    first = results["questions"][0]
+    assert (first["present"], first["answered"], first["right"], first["unanswered"], first["shareRight"]) == (4, 3, 2, 1, 0.5)
+    assert first["mostChosenWrong"] == {"option": 2, "text": "A key", "count": 1}
+    di = next(p for p in results["players"] if p["nickname"] == "Di")
+    assert di["answers"][0]["present"] and di["answers"][0]["unanswered"]
+    second = results["questions"][1]
+    assert (second["present"], second["right"], second["unanswered"]) == (4, 2, 1)
+    assert second["mostChosenWrong"] == {"option": 0, "text": "Red", "count": 1}
+    assert results["questions"][2]["present"] == 0, "a question never asked has nobody there for it"
+
+    # The class report (JSON): the same counts, and Di among those who need help.
+    status, _, report = api(server, "GET", f"/api/classes/{schoolclass['id']}/report")
+    assert status == 200
+    line = report["rooms"][0]["questions"][0]
+    assert (line["present"], line["right"], line["unanswered"], line["shareRight"]) == (4, 2, 1, 0.5)
+    helped = {h["name"]: h for h in report["needsHelp"]}
+    assert set(helped) == {"Bo", "Cy", "Di"}, report["needsHelp"]
+    assert (helped["Di"]["wrong"], helped["Di"]["unanswered"], helped["Di"]["notYetRight"]) == (0, 2, 2)
+    assert report["needsHelp"][0]["name"] == "Di", "the child who never answered needs help most"
+
+    # The room's CSV: names and questions first, ids last; named after the story and the day.
+    status, headers, raw = server.request("GET", f"/api/rooms/{room['code']}/results?format=csv", room["teacherToken"])
+    assert status == 200 and headers["content-type"].startswith("text/csv")
+    assert headers["content-disposition"] == (f'attachment; filename="{FILE_TITLE} {today}.csv"; '
+                                              f"filename*=UTF-8''{urllib.parse.quote(f'{FILE_TITLE} {today}.csv')}")
+    rows = csv_rows(raw)
+    assert rows[0] == ["child", "question", "question_text", "answer", "result", "points", "total_points", "rank", "time_ms", "member", "player_id"]
+    question_one = {row[0]: row for row in rows[1:] if row[1] == "1"}
+    assert set(question_one) == {"Ada", "Bo", "Cy", "Di"}
+    assert [question_one[n][4] for n in ("Ada", "Bo", "Cy", "Di")] == ["right", "right", "not right", "did not answer"]
+    assert question_one["Di"][-2] == ids["Di"] and question_one["Di"][-1].startswith("p")
+
+    # The class CSV: the same, with the story and the day; named after the class and the day.
+    status, headers, raw = server.request("GET", f"/api/classes/{schoolclass['id']}/results.csv", server.admin_token)
+    assert status == 200
+    assert disposition_name(headers["content-disposition"]) == f"Class 1B {today}.csv"
+    assert f'filename="Class 1B {today}.csv"' in headers["content-disposition"]
+    rows = csv_rows(raw)
+    assert rows[0] == ["child", "story_title", "room_started", "question", "question_text", "answer", "result", "points", "room_points", "member", "room"]
+    question_one = {row[0]: row[6] for row in rows[1:] if row[3] == "1"}
+    assert question_one == {"Ada": "right", "Bo": "right", "Cy": "not right", "Di": "did not answer"}
+    status, headers, _ = server.request("GET", f"/api/classes/{schoolclass['id']}/results.csv?room={room['code']}", server.admin_token)
+    assert disposition_name(headers["content-disposition"]) == f"Class 1B {FILE_TITLE} {today}.csv"
+
+    # The results page at 1366 × 768: the table uses the width, and says the counts in words.
+    laptop = browsers(**TEACHER)
+    results_link = f"{server.http}/results.html#room={room['code']}&token={room['teacherToken']}"
+    laptop.get(results_link)
+    wait(laptop, lambda d: visible(d, "#results-box"), message="the results table")
+    heading = laptop.find_element(By.CSS_SELECTOR, '#results-table th[data-question="0"]')
+    assert "2 of 4 right · 1 did not answer" in plain(heading.text), heading.text
+    assert "Most chosen wrong answer: A key (1 child)" in plain(heading.text), heading.text
+    di_row = next(r for r in laptop.find_elements(By.CSS_SELECTOR, "#results-table tbody tr") if plain(r.find_element(By.TAG_NAME, "th").text) == "Di")
+    assert "Did not answer" in plain(di_row.text)
+    width = laptop.execute_script("return [document.getElementById('results-table').getBoundingClientRect().width, window.innerWidth]")
+    assert width[0] >= 0.9 * width[1], f"the table is {width[0]} px wide in a {width[1]} px window"
+    screenshot(laptop, "first-hour-results")
+    axe(laptop, "first-hour-results-laptop")
+    no_page_errors(laptop)
+    phone = browsers(**PHONE)
+    phone.get(results_link)
+    wait(phone, lambda d: visible(d, "#results-box"))
+    page, window = phone.execute_script("return [document.scrollingElement.scrollWidth, window.innerWidth]")
+    assert page <= window, f"the page scrolls sideways on a phone ({page} > {window})"
+    axe(phone, "first-hour-results-phone")
+
+    # The class page's report: the same words, Di named under who needs help, "1 room played".
+    laptop.get(f"{server.http}/classes#token={server.admin_token}&id={schoolclass['id']}")
+    row = wait(laptop, lambda d: d.find_elements(By.CSS_SELECTOR, f'[data-room="{room["code"]}"] [data-question="0"]'), message="the report")[0]
+    assert "50% · 2 of 4 right · 1 did not answer" in plain(row.text), row.text
+    di_help = wait(laptop, lambda d: d.find_elements(By.CSS_SELECTOR, f'#report-help [data-help="{ids["Di"]}"]'), message="Di needs help")[0]
+    assert "Di" in plain(di_help.text) and "2 of 2 not right yet, in 1 room · 2 did not answer" in plain(di_help.text), di_help.text
+    assert "1 room played" in text(laptop, "#class-view-facts"), text(laptop, "#class-view-facts")
+    assert "Every right answer earns the same points" in text(laptop, "#class-view-facts")
+    laptop.execute_script("document.getElementById('report-help-title').scrollIntoView()")
+    screenshot(laptop, "first-hour-class-report")
+    axe(laptop, "first-hour-class-report-laptop")
+    no_page_errors(laptop)
+    phone.get(f"{server.http}/classes#token={server.admin_token}&id={schoolclass['id']}")
+    wait(phone, lambda d: d.find_elements(By.CSS_SELECTOR, f'#report-help [data-help="{ids["Di"]}"]'))
+    axe(phone, "first-hour-class-report-phone")
+
+
+def test_speed_points_are_off_in_a_class_and_its_rooms_unless_the_teacher_turns_them_on(server):
+    plain_class = make_class(server, "2A", [{"name": "Ada"}])
+    assert plain_class["speedPoints"] is False, "a new class: faster answers earn no more points"
+    assert room_settings(server, start_room(server, plain_class["id"]))["speedPoints"] is False
+    asked = start_room(server, plain_class["id"], settings={"speedPoints": True})
+    assert room_settings(server, asked)["speedPoints"] is True, "a room asked for speed points has them"
+
+    racing = make_class(server, "2B", [{"name": "Bo"}], speedPoints=True)
+    assert racing["speedPoints"] is True
+    assert room_settings(server, start_room(server, racing["id"]))["speedPoints"] is True
+    # A change that does not mention it keeps it; one that does changes it.
+    status, _, body = api(server, "PUT", f"/api/classes/{racing['id']}", {"version": racing["version"], "name": "2B", "children": racing["children"]})
+    assert status == 200, body
+    status, _, kept = api(server, "GET", f"/api/classes/{racing['id']}")
+    assert kept["speedPoints"] is True
+    status, _, body = api(server, "PUT", f"/api/classes/{racing['id']}", {"version": kept["version"], "name": "2B", "children": kept["children"], "speedPoints": False})
+    assert status == 200, body
+    assert room_settings(server, start_room(server, racing["id"]))["speedPoints"] is False
+    status, _, body = api(server, "POST", "/api/classes", {"name": "2C", "children": [], "speedPoints": "yes"})
+    assert status == 400 and body["error"]["code"] == "invalid_message", body
+
+
+def test_the_class_editor_goes_on_with_enter_picks_pictures_by_keyboard_and_keeps_the_class_page(server, browsers):
+    laptop = browsers(**TEACHER)
+    laptop.get(f"{server.http}/classes#token={server.admin_token}")
+    wait(laptop, lambda d: visible(d, "#class-new"))
+    laptop.find_element(By.ID, "class-new").click()
+    wait(laptop, lambda d: visible(d, "#class-edit"))
+    assert not laptop.find_element(By.ID, "class-speed-points").is_selected(), "speed points off for a new class"
+
+    # Enter in the class's name and in each child's name goes on to the next child; nothing is saved.
+    laptop.find_element(By.ID, "class-name").send_keys("Class 3A", Keys.ENTER)
+    wait(laptop, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#class-children li")) == 1, message="Enter in the class name starts the list")
+    for name in ("Noor", "Sami"):
+        laptop.switch_to.active_element.send_keys(name, Keys.ENTER)
+    rows = wait(laptop, lambda d: (r := d.find_elements(By.CSS_SELECTOR, "#class-children li")) and len(r) == 3 and r, message="Enter adds a row")
+    assert laptop.switch_to.active_element == rows[2].find_element(By.CSS_SELECTOR, "input[type=text]"), "the new row's name has the focus"
+    assert visible(laptop, "#class-edit")
+    status, _, listed = api(server, "GET", "/api/classes")
+    assert listed["classes"] == [], "Enter never saves the class"
+    # Enter in the middle of the list moves to the next name rather than adding one.
+    rows[0].find_element(By.CSS_SELECTOR, "input[type=text]").send_keys(Keys.ENTER)
+    assert laptop.switch_to.active_element == rows[1].find_element(By.CSS_SELECTOR, "input[type=text]")
+    assert len(laptop.find_elements(By.CSS_SELECTOR, "#class-children li")) == 3
+
+    # The picture, by keyboard: Tab to the picker, open it, an arrow to the next picture, Enter to close.
+    assert not laptop.find_elements(By.CSS_SELECTOR, "#class-children select"), "no drop-down of words"
+    first = rows[0]
+    first.find_element(By.CSS_SELECTOR, "input[type=text]").click()
+    laptop.switch_to.active_element.send_keys(Keys.TAB)
+    summary = first.find_element(By.CSS_SELECTOR, ".picture-picker summary")
+    assert laptop.switch_to.active_element == summary
+    before = plain(summary.text)
+    summary.send_keys(Keys.ENTER)
+    wait(laptop, lambda d: first.find_element(By.CSS_SELECTOR, ".picture-picker").get_attribute("open") is not None, message="the pictures open")
+    choices = first.find_elements(By.CSS_SELECTOR, ".picture-choice")
+    assert len(choices) >= 16 + 8, "the sixteen animals and emoji"
+    assert sum(1 for c in choices if c.find_elements(By.CSS_SELECTOR, "img[src^='/avatars/']")) == 16, "the animals are shown as their pictures"
+    names = [plain(c.find_element(By.CSS_SELECTOR, ".visually-hidden").get_attribute("textContent")) for c in choices]
+    assert all(names) and len(set(names)) == len(names), names
+    focused = laptop.switch_to.active_element
+    assert focused.get_attribute("type") == "radio" and focused.is_selected(), "the chosen picture has the focus"
+    focused.send_keys(Keys.ARROW_RIGHT)
+    chosen = laptop.switch_to.active_element
+    value = chosen.get_attribute("value")
+    assert chosen.is_selected() and value != focused.get_attribute("value")
+    screenshot(laptop, "first-hour-class-editor-pictures")
+    axe(laptop, "first-hour-class-editor-pictures")
+    chosen.send_keys(Keys.ENTER)
+    wait(laptop, lambda d: first.find_element(By.CSS_SELECTOR, ".picture-picker").get_attribute("open") is None, message="Enter closes the pictures")
+    assert laptop.switch_to.active_element == summary and plain(summary.text) != before
+    assert listed["classes"] == api(server, "GET", "/api/classes")[2]["classes"] == [], "Enter on a picture does not save either"
+    screenshot(laptop, "first-hour-class-editor")
+    for size, name in ((PHONE, "phone"), (TEACHER, "laptop")):
+        other = browsers(**size)
+        other.get(f"{server.http}/classes#token={server.admin_token}")
+        wait(other, lambda d: visible(d, "#class-new"))
+        other.find_element(By.ID, "class-new").click()
+        other.find_element(By.ID, "class-add-child").click()
+        other.find_element(By.CSS_SELECTOR, ".picture-picker summary").click()
+        axe(other, f"first-hour-class-editor-{name}")
+
+    # Saved by the button only, with the picture chosen and speed points as ticked.
+    laptop.find_element(By.ID, "class-speed-points").click()
+    laptop.find_element(By.CSS_SELECTOR, '#class-children [data-row="2"] [data-action=remove-child]').click()
+    laptop.find_element(By.ID, "class-save").click()
+    wait(laptop, lambda d: visible(d, "#class-view") and text(d, "#class-view-title") == "Class 3A", message="saved and shown")
+    class_id = api(server, "GET", "/api/classes")[2]["classes"][0]["id"]
+    saved = api(server, "GET", f"/api/classes/{class_id}")[2]
+    assert [(c["name"], c["avatar"]) for c in saved["children"]][0] == ("Noor", value)
+    assert [c["name"] for c in saved["children"]] == ["Noor", "Sami"] and saved["speedPoints"] is True
+    assert "Faster answers earn more points" in text(laptop, "#class-view-facts")
+    assert "0 rooms played" in text(laptop, "#class-view-facts")
+
+    # A room started here opens its teacher page in a tab of its own: the class page stays.
+    status, _, _ = api(server, "POST", "/api/stories", {"story": STORY})
+    assert status in (200, 201)
+    laptop.get(f"{server.http}/classes#token={server.admin_token}&id={class_id}")
+    wait(laptop, lambda d: d.find_element(By.ID, "class-start").is_enabled() and d.find_elements(By.CSS_SELECTOR, "#class-story option"), message="a story to start")
+    laptop.find_element(By.ID, "class-start").click()
+    link = wait(laptop, lambda d: visible(d, "#class-room-started") and d.find_element(By.ID, "class-room-teacher"), message="the room started")
+    assert link.get_attribute("target") == "_blank" and "noopener" in link.get_attribute("rel")
+    tabs = len(laptop.window_handles)
+    link.click()
+    wait(laptop, lambda d: len(d.window_handles) == tabs + 1, message="the teacher page in a new tab")
+    assert "/classes" in laptop.current_url and visible(laptop, "#class-view"), "the class page is still there"
+    no_page_errors(laptop)
