@@ -11,13 +11,17 @@ import csv
 import datetime
 import io
 import json
+import re
+import signal
+import subprocess
 import urllib.parse
+import urllib.request
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 from browser_support import PHONE, TEACHER, axe, no_page_errors, plain, screenshot, text, visible, wait
-from conftest import SHORT_STORY
+from conftest import BIN, ROOT, SHORT_STORY
 from test_browser import browsers  # noqa: F401 (a fixture)
 from test_classes_browser import answer, expect, member_child
 
@@ -229,6 +233,32 @@ def test_speed_points_are_off_in_a_class_and_its_rooms_unless_the_teacher_turns_
     assert room_settings(server, start_room(server, racing["id"]))["speedPoints"] is False
     status, _, body = api(server, "POST", "/api/classes", {"name": "2C", "children": [], "speedPoints": "yes"})
     assert status == 400 and body["error"]["code"] == "invalid_message", body
+
+
+def test_start_with_a_class_takes_the_classs_speed_points(make_server, tmp_path):
+    data = tmp_path / "data"
+    server = make_server(data=data)
+    make_class(server, "5E", [{"name": "Ada"}], speedPoints=True)
+    make_class(server, "5F", [{"name": "Bo"}])
+    server.stop()
+    for name, expected in (("5e", True), ("5f", False)):
+        process = subprocess.Popen([BIN, "start", str(SHORT_STORY), "--class", name, "--port", "0", "--data", str(data), "--no-keys"],
+                                   cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            lines = []
+            for line in process.stdout:
+                lines.append(line)
+                if line.startswith("● "):
+                    break
+            banner = "".join(lines)
+            port, code = re.search(r"Join link: +http://[^:/]+:(\d+)/\?room=(\d{6})", banner).groups()
+            token = re.search(r"token=([^&\s]+)", banner).group(1)
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/api/rooms/{code}", headers={"Authorization": f"Bearer {token}"})
+            with urllib.request.urlopen(request, timeout=15) as response:
+                assert json.loads(response.read())["settings"]["speedPoints"] is expected, banner
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=20)
 
 
 def new_class_editor(browsers, server, size=TEACHER):

@@ -107,5 +107,13 @@ struct ReportCountsTests {
         let draft = try ClassRules.check(name: "1A", children: [], using: LookalikeTable()).get()
         #expect(draft.speedPoints == nil, "not said: as it was (off for a new class)")
         #expect(try ClassRules.check(name: "1A", children: [], speedPoints: true, using: LookalikeTable()).get().speedPoints == true)
+        // A room of the class takes the class's rule unless it is asked for one (the API and `start --class`).
+        let quiet = SchoolClass(id: "cls_1", name: "1A", version: 1, changedAt: ServerTime(milliseconds: 0), members: [])
+        var racing = quiet
+        racing.speedPoints = true
+        #expect(quiet.roomSettings(nil).speedPoints == false)
+        #expect(racing.roomSettings(RoomSettingsPatch(timer: false)).speedPoints == true)
+        #expect(racing.roomSettings(RoomSettingsPatch(timer: false)).timer == false, "the rest as asked")
+        #expect(quiet.roomSettings(RoomSettingsPatch(speedPoints: true)).speedPoints == true, "asked for: as asked")
     }
 }

@@ -180,12 +180,7 @@ struct APIHandler: Sendable {
             case .failure(let refusal): return refusal.response
             case .success(let found):
                 classRoster = ClassRoster(found)
-                // The class's own rule for speed points, unless the room is asked for one.
-                if patch?.speedPoints == nil {
-                    var classPatch = patch ?? RoomSettingsPatch()
-                    classPatch.speedPoints = found.speedPoints
-                    patch = classPatch
-                }
+                patch = found.roomSettings(patch)
             }
         }
         if let refusal = await refusePictures(of: story) { return refusal }

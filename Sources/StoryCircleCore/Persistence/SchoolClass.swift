@@ -39,6 +39,14 @@ public struct SchoolClass: Sendable, Equatable {
     public var entry: ClassEntry { ClassEntry(id: id, name: name, children: members.count, version: version, changedAt: changedAt) }
 
     public func member(_ id: String) -> ClassMember? { members.first { $0.id == id } }
+
+    /// The settings a room of this class starts with: the class's `speedPoints` unless `patch` (what the
+    /// room was asked for) sets it.
+    public func roomSettings(_ patch: RoomSettingsPatch?) -> RoomSettingsPatch {
+        var settings = patch ?? RoomSettingsPatch()
+        if settings.speedPoints == nil { settings.speedPoints = speedPoints }
+        return settings
+    }
 }
 
 /// What the list of classes shows of one.
