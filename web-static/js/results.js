@@ -64,6 +64,7 @@ async function load() {
 
 /** "2 of 4 right · 1 did not answer" over the children there when it was asked; its most chosen wrong answer. */
 function questionFacts(q) {
+  if (q.present === undefined) return [];  // a server from before the counts
   if (!q.present) return [el("span", { class: "question-facts", text: t("results.not_asked") })];
   const counts = [t("results.right_of_present", { right: q.right, count: q.present })];
   if (q.unanswered) counts.push(t("results.unanswered", { count: q.unanswered }));

@@ -152,6 +152,7 @@ function helpText(child) {
 
 /** "50% · 2 of 4 right · 1 did not answer": over the children there when the question was asked. */
 function shareText(question, share) {
+  if (question.present === undefined) return "";  // a server from before the counts
   if (!question.present) return t("classes.share_none");
   const text = t("classes.share", { share: percent().format(share), right: question.right, count: question.present });
   return question.unanswered ? `${text} · ${t("classes.unanswered", { count: question.unanswered })}` : text;
