@@ -196,9 +196,11 @@ def test_the_class_page_names_the_silent_child_under_who_needs_help_and_says_1_r
     wait(laptop, lambda d: d.find_elements(By.CSS_SELECTOR, f'[data-room="{room["code"]}"] [data-question="0"]'), message="the report")
     di_help = laptop.find_elements(By.CSS_SELECTOR, f'#report-help [data-help="{ids["Di"]}"]')
     assert di_help, "the child who never answered is under who needs help"
-    assert "2 of 2 not right yet, in 1 room · 2 did not answer" in plain(di_help[0].text), di_help[0].text
+    assert "2 of 2 not right yet, in 1 room · 2 questions not answered" in plain(di_help[0].text), di_help[0].text
     row = laptop.find_element(By.CSS_SELECTOR, f'[data-room="{room["code"]}"] [data-question="0"]')
     assert "50% · 2 of 4 right · 1 did not answer" in plain(row.text), row.text
+    di_rooms = plain(laptop.find_element(By.CSS_SELECTOR, f'[data-child="{ids["Di"]}"] .child-rooms').text)
+    assert "0 of 0 right · 2 questions not answered" in di_rooms, di_rooms
     assert "1 room played" in text(laptop, "#class-view-facts"), text(laptop, "#class-view-facts")
     assert "Every right answer earns the same points" in text(laptop, "#class-view-facts")
     laptop.execute_script("document.getElementById('report-help-title').scrollIntoView()")

@@ -143,11 +143,11 @@ function renderHelp(children) {
   }
 }
 
-/** "2 of 3 not right yet (1 did not answer), in 1 room": a question not answered counts as not right yet. */
+/** "2 of 3 not right yet, in 1 room · 1 question not answered": a question not answered is not right yet. */
 function helpText(child) {
   const notYet = child.notYetRight ?? child.wrong;
   const line = t("classes.help_line", { wrong: notYet, answered: child.answered + (child.unanswered ?? 0), count: child.rooms });
-  return child.unanswered ? `${line} · ${t("classes.unanswered", { count: child.unanswered })}` : line;
+  return child.unanswered ? `${line} · ${t("classes.questions_unanswered", { count: child.unanswered })}` : line;
 }
 
 /** "50% · 2 of 4 right · 1 did not answer": over the children there when the question was asked. */
@@ -202,7 +202,7 @@ function renderChildren(children) {
         const line = t("classes.child_room", {
           started: dateFormat().format(new Date(room.startedAt)), code: room.code, points: room.points, right: room.right, answered: room.answered, count: room.answered,
         });
-        return el("li", { text: room.unanswered ? `${line} · ${t("classes.unanswered", { count: room.unanswered })}` : line });
+        return el("li", { text: room.unanswered ? `${line} · ${t("classes.questions_unanswered", { count: room.unanswered })}` : line });
       }));
     rows.append(el("tr", { "data-child": child.member },
       el("th", { scope: "row" }, el("span", { class: "share" }, avatarPicture(child.avatar, child.name, "avatar member-avatar"), written(child.name, "span"))),
