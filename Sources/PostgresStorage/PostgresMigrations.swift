@@ -169,6 +169,10 @@ enum PostgresMigrations {
                 PRIMARY KEY (room_code, token_hash)
             );
             """),
+        // Version 8: a class's rule for speed points in its rooms; off for the classes stored before.
+        (8, """
+            ALTER TABLE classes ADD COLUMN speed_points boolean NOT NULL DEFAULT false;
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -33,8 +33,8 @@ extension PostgresRoomStore: ClassBook {
             let id = ClassIDs.makeClass()
             try Self.claimName(draft, for: id, on: connection)
             try connection.query(
-                "INSERT INTO classes (id, name, version, created_at, changed_at) VALUES ($1::text, $2::text, 1, $3::bigint, $3::bigint)",
-                [.text(id), .text(draft.name), .integer(now.milliseconds)]
+                "INSERT INTO classes (id, name, version, created_at, changed_at, speed_points) VALUES ($1::text, $2::text, 1, $3::bigint, $3::bigint, $4::boolean)",
+                [.text(id), .text(draft.name), .integer(now.milliseconds), .bool(draft.speedPoints ?? false)]
             )
             try Self.insertKeys(draft, for: id, on: connection)
             try Self.writeMembers(draft, for: id, at: now, on: connection)
@@ -51,8 +51,8 @@ extension PostgresRoomStore: ClassBook {
             guard current.version == version else { throw ClassBookError.conflict(current: current) }
             try Self.claimName(draft, for: id, on: connection)
             try connection.query(
-                "UPDATE classes SET name = $1::text, version = version + 1, changed_at = $2::bigint WHERE id = $3::text",
-                [.text(draft.name), .integer(now.milliseconds), .text(id)]
+                "UPDATE classes SET name = $1::text, version = version + 1, changed_at = $2::bigint, speed_points = $4::boolean WHERE id = $3::text",
+                [.text(draft.name), .integer(now.milliseconds), .text(id), .bool(draft.speedPoints ?? current.speedPoints)]
             )
             try connection.query("DELETE FROM class_name_keys WHERE class_id = $1::text", [.text(id)])
             try Self.insertKeys(draft, for: id, on: connection)
@@ -178,14 +178,15 @@ extension PostgresRoomStore: ClassBook {
     }
 
     static func loadClass(_ id: String, from connection: PostgresConnection) throws -> SchoolClass? {
-        let row = try connection.query("SELECT name, version, changed_at FROM classes WHERE id = $1::text", [.text(id)])
+        let row = try connection.query("SELECT name, version, changed_at, speed_points FROM classes WHERE id = $1::text", [.text(id)])
         guard row.count == 1 else { return nil }
         let members = try connection.query(
             "SELECT id, name, avatar FROM class_members WHERE class_id = $1::text AND removed_at IS NULL ORDER BY position, id", [.text(id)]
         )
         return SchoolClass(
             id: id, name: row.text(0, 0), version: row.int(0, 1), changedAt: ServerTime(milliseconds: row.int64(0, 2)),
-            members: (0..<members.count).map { ClassMember(id: members.text($0, 0), name: members.text($0, 1), avatar: members.text($0, 2)) }
+            members: (0..<members.count).map { ClassMember(id: members.text($0, 0), name: members.text($0, 1), avatar: members.text($0, 2)) },
+            speedPoints: row.bool(0, 3)
         )
     }
 }

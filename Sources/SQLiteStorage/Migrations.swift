@@ -137,6 +137,10 @@ enum Migrations {
                 PRIMARY KEY (room_code, token_hash)
             );
             """),
+        // Version 8: a class's rule for speed points in its rooms; off for the classes stored before.
+        (8, """
+            ALTER TABLE classes ADD COLUMN speed_points INTEGER NOT NULL DEFAULT 0;
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

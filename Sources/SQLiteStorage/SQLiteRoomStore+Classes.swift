@@ -33,8 +33,8 @@ extension SQLiteRoomStore: ClassBook {
         return try await classChange { database in
             let id = ClassIDs.makeClass()
             try Self.claimName(draft, for: id, in: database)
-            try database.prepare("INSERT INTO classes (id, name, version, created_at, changed_at) VALUES (?, ?, 1, ?, ?)")
-                .run(.text(id), .text(draft.name), .integer(now.milliseconds), .integer(now.milliseconds))
+            try database.prepare("INSERT INTO classes (id, name, version, created_at, changed_at, speed_points) VALUES (?, ?, 1, ?, ?, ?)")
+                .run(.text(id), .text(draft.name), .integer(now.milliseconds), .integer(now.milliseconds), .int(draft.speedPoints == true ? 1 : 0))
             try Self.insertKeys(draft, for: id, in: database)
             try Self.writeMembers(draft, for: id, at: now, in: database)
             return try Self.loadClass(id, from: database)!
@@ -47,8 +47,8 @@ extension SQLiteRoomStore: ClassBook {
             guard let current = try Self.loadClass(id, from: database) else { throw ClassBookError.notFound(id: id) }
             guard current.version == version else { throw ClassBookError.conflict(current: current) }
             try Self.claimName(draft, for: id, in: database)
-            try database.prepare("UPDATE classes SET name = ?, version = version + 1, changed_at = ? WHERE id = ?")
-                .run(.text(draft.name), .integer(now.milliseconds), .text(id))
+            try database.prepare("UPDATE classes SET name = ?, version = version + 1, changed_at = ?, speed_points = ? WHERE id = ?")
+                .run(.text(draft.name), .integer(now.milliseconds), .int((draft.speedPoints ?? current.speedPoints) ? 1 : 0), .text(id))
             try database.prepare("DELETE FROM class_name_keys WHERE class_id = ?").run(.text(id))
             try Self.insertKeys(draft, for: id, in: database)
             try Self.writeMembers(draft, for: id, at: now, in: database)
@@ -166,10 +166,10 @@ extension SQLiteRoomStore: ClassBook {
     }
 
     static func loadClass(_ id: String, from database: SQLiteDatabase) throws -> SchoolClass? {
-        let row = try database.prepare("SELECT name, version, changed_at FROM classes WHERE id = ?")
+        let row = try database.prepare("SELECT name, version, changed_at, speed_points FROM classes WHERE id = ?")
         try row.bind([.text(id)])
         guard try row.step() else { return nil }
-        var schoolClass = SchoolClass(id: id, name: row.text(0), version: row.int(1), changedAt: ServerTime(milliseconds: row.int64(2)), members: [])
+        var schoolClass = SchoolClass(id: id, name: row.text(0), version: row.int(1), changedAt: ServerTime(milliseconds: row.int64(2)), members: [], speedPoints: row.int(3) != 0)
         let members = try database.prepare("SELECT id, name, avatar FROM class_members WHERE class_id = ? AND removed_at IS NULL ORDER BY position, id")
         try members.bind([.text(id)])
         while try members.step() {

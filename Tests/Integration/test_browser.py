@@ -374,8 +374,9 @@ def test_a_class_plays_a_whole_room_on_every_screen(server, browsers, tmp_path):
     # The results: downloaded as CSV, and opened as a page.
     teacher.find_element(By.ID, "download-results").click()
     csv_file = wait(teacher, lambda d: next((p for p in tmp_path.glob("*.csv")), None), message="the CSV is downloaded")
+    assert csv_file.name.startswith("Test Pip and the Week of Colours 20"), "named after the story and the day"
     lines = wait(teacher, lambda d: csv_file.read_text().strip().splitlines() or None)
-    assert lines[0].startswith("rank,nickname,player_id,question") and len(lines) == 1 + 32 * 3
+    assert lines[0].startswith("\ufeffchild,question,question_text") and len(lines) == 1 + 32 * 3
     teacher.find_element(By.ID, "open-results").click()
     wait(teacher, lambda d: len(d.window_handles) == 2)
     teacher.switch_to.window(teacher.window_handles[1])

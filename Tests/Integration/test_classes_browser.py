@@ -204,9 +204,9 @@ def test_the_class_page_after_two_rooms_says_what_to_teach_again_and_erases_a_ch
     assert [r.get_attribute("data-room") for r in rooms] == [second["code"], first["code"]], "newest first"
     newest = rooms[0].find_element(By.CSS_SELECTOR, '[data-question="0"]')
     oldest = rooms[1].find_element(By.CSS_SELECTOR, '[data-question="0"]')
-    assert "67% right (2 of 3)" in plain(newest.text), newest.text
+    assert "67% · 2 of 3 right" in plain(newest.text), newest.text
     assert "A key" in plain(newest.find_element(By.CLASS_NAME, "wrong-cell").text)
-    assert "33% right (1 of 3)" in plain(oldest.text), oldest.text
+    assert "33% · 1 of 3 right" in plain(oldest.text), oldest.text
     wrong = plain(oldest.find_element(By.CLASS_NAME, "wrong-cell").text)
     assert "A hat" in wrong and "(2 children)" in wrong, wrong
     # The child who needs help most: Bo, wrong twice.
@@ -231,8 +231,9 @@ def test_the_class_page_after_two_rooms_says_what_to_teach_again_and_erases_a_ch
     button = laptop.find_element(By.CSS_SELECTOR, f'[data-room="{first["code"]}"] [data-action=room-csv]')
     assert plain(button.text) == f"Download the results of room {first['code']} (CSV)"
     button.click()
-    downloaded = wait(laptop, lambda d: next(iter(tmp_path.glob(f"*room-{first['code']}.csv")), None), message="the room's CSV is downloaded")
-    rows = wait(laptop, lambda d: (r := list(csv.DictReader(io.StringIO(downloaded.read_text())))) and len(r) == 3 and r, message="the CSV's three rows")
+    downloaded = wait(laptop, lambda d: next(iter(tmp_path.glob("Class 1B Test The Short Story *.csv")), None), message="the room's CSV is downloaded")
+    rows = wait(laptop, lambda d: (r := list(csv.DictReader(io.StringIO(downloaded.read_text(encoding="utf-8-sig"))))) and len(r) == 9 and r,
+                message="the CSV's rows: three children, three questions")
     assert {r["room"] for r in rows} == {first["code"]} and {r["child"] for r in rows} == {"Ada", "Bo", "Cy"}
 
     # Bo's data, erased from the page after a confirmation: gone from the report, the page and the CSV.
@@ -253,7 +254,7 @@ def test_the_class_page_after_two_rooms_says_what_to_teach_again_and_erases_a_ch
     status, _, exported = server.request("GET", f"/api/classes/{class_id}/results.csv", server.admin_token)
     assert status == 200 and b"Bo" not in exported and b"Ada" in exported
     newest = laptop.find_element(By.CSS_SELECTOR, f'[data-room="{second["code"]}"] [data-question="0"]')
-    assert "100% right (2 of 2)" in plain(newest.text), newest.text
+    assert "100% · 2 of 2 right" in plain(newest.text), newest.text
     no_page_errors(laptop)
 
 

@@ -58,6 +58,44 @@ struct ClassBookSuite {
     }
 
     @Test(arguments: Backend.all)
+    func aClassKeepsItsSpeedPointsOffByDefaultAndAcrossAChangeThatDoesNotSay(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let book = Self.book(fixture.store)
+        let quiet = try await book.createClass(Self.draft("1A", [Self.child("Ada")]))
+        #expect(quiet.speedPoints == false, "off unless the teacher turns it on")
+        var racing = Self.draft("1B", [Self.child("Bo")])
+        racing.speedPoints = true
+        let fast = try await book.createClass(racing)
+        #expect(fast.speedPoints == true)
+        // A change that does not say keeps it; one that does changes it.
+        let renamed = try await book.updateClass(fast.id, to: Self.draft("1B!", [Self.child("Bo", id: fast.members[0].id)]), basedOn: 1)
+        #expect(renamed.speedPoints == true)
+        var slower = Self.draft("1B!", [Self.child("Bo", id: fast.members[0].id)])
+        slower.speedPoints = false
+        #expect(try await book.updateClass(fast.id, to: slower, basedOn: 2).speedPoints == false)
+        racing.name = "1C"
+        racing.nameKeys = ["1c"]
+        let third = try await book.createClass(racing)
+        await fixture.store.close()
+
+        // A database whose classes were stored before the setting existed: they read with it off.
+        switch backend {
+        case .sqlite:
+            let database = try SQLiteDatabase(path: fixture.sqlitePath!)
+            try database.execute("ALTER TABLE classes DROP COLUMN speed_points")
+            try database.execute("DELETE FROM schema_migrations WHERE version = 8")
+        case .postgres:
+            let admin = try fixture.schema!.admin()
+            try admin.query("ALTER TABLE classes DROP COLUMN speed_points")
+            try admin.query("DELETE FROM schema_migrations WHERE version = 8")
+        }
+        let reopened = Self.book(try fixture.reopen())
+        #expect(try await reopened.schoolClass(third.id)?.speedPoints == false)
+        #expect(try await reopened.schoolClass(quiet.id) == quiet)
+    }
+
+    @Test(arguments: Backend.all)
     func anEmptyClassIsAClass(_ backend: Backend) async throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }

@@ -314,9 +314,9 @@ struct RoomLifecycleTests {
         #expect(results.players[0].answers[0].correct == true)
         #expect(results.players[0].answers[1].option == nil)
         let csv = results.csv().components(separatedBy: "\r\n")
-        #expect(csv[0] == "rank,nickname,player_id,question,question_text,answer,correct,time_ms,points,total_score")
-        #expect(csv[1] == "1,'=cmd|Ana,p1,1,What colour was the gear?,Blue,yes,0,1000,1000")
-        #expect(csv[4] == #"2,"Ben, the 2nd",p2,1,What colour was the gear?,Red,no,0,0,0"#)
+        #expect(csv[0] == "child,question,question_text,answer,result,points,total_points,rank,time_ms,player_id")
+        #expect(csv[1] == "'=cmd|Ana,1,What colour was the gear?,Blue,right,1000,1000,1,0,p1")
+        #expect(csv[4] == #""Ben, the 2nd",1,What colour was the gear?,Red,not right,0,0,2,0,p2"#)
         #expect(csv.count == 1 + 6 + 1)
     }
 }

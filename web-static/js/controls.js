@@ -8,6 +8,7 @@ import { el, clear, announce, progressDots, streakText, written } from "./dom.js
 import { avatarPicture } from "./avatars.js";
 import { t, tParts, number, isolate, LANGUAGES } from "./i18n.js";
 import { errorText } from "./error-codes.js";
+import { fileName } from "./csv-file.js";
 
 const BUTTONS = [
   ["start", "▶", "controls.start"], ["pause", "⏸", "controls.pause"], ["resume", "▶", "controls.resume"], ["replay", "↺", "controls.replay"],
@@ -278,7 +279,7 @@ export class TeacherControls {
       const response = await fetch(`/api/rooms/${encodeURIComponent(this.code)}/results?format=csv`, { headers: { Authorization: `Bearer ${this.token}` } });
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       const url = URL.createObjectURL(await response.blob());
-      const link = el("a", { href: url, download: `storycircle-${this.code}.csv`, hidden: true });
+      const link = el("a", { href: url, download: fileName(response.headers.get("content-disposition"), `storycircle-${this.code}.csv`), hidden: true });
       document.body.append(link);
       link.click();
       link.remove();

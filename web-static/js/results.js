@@ -1,9 +1,12 @@
 // A room's results for the teacher: `/results.html#room=CODE&token=TEACHER-TOKEN`. One row per child, one
-// column per question (the answer given, and whether it was right), the total and the rank.
+// column per question (the answer given, and whether it was right), the total and the rank. Each question
+// says how many of the children there got it right and how many did not answer (docs/protocol.md,
+// "Results"), and its most chosen wrong answer.
 
 import { $, el, clear } from "./dom.js";
 import { fragmentParameters } from "./connection.js";
 import { t, number, setLanguage, browserLanguage } from "./i18n.js";
+import { fileName } from "./csv-file.js";
 
 const params = fragmentParameters();
 const code = params.get("room");
@@ -39,16 +42,18 @@ async function load() {
   table.append(el("thead", {}, el("tr", {},
     el("th", { scope: "col", text: t("results.rank") }), el("th", { scope: "col", text: t("results.name") }),
     el("th", { scope: "col", text: t("results.points") }), el("th", { scope: "col", text: t("results.right") }),
-    ...results.questions.map((q) => el("th", { scope: "col", dir: "auto" }, t("results.question", { number: q.index + 1, text: q.text }), el("br"),
-      el("span", { class: "muted", text: q.skipped ? t("results.skipped") : t("results.answer", { answer: q.options[q.correctOption] }) }))))));
+    ...results.questions.map((q) => el("th", { scope: "col", dir: "auto", "data-question": q.index },
+      t("results.question", { number: q.index + 1, text: q.text }), el("br"),
+      el("span", { class: "muted", text: q.skipped ? t("results.skipped") : t("results.answer", { answer: q.options[q.correctOption] }) }),
+      ...questionFacts(q))))));
   const body = el("tbody");
   for (const player of results.players) {
     body.append(el("tr", {},
       el("td", { class: "num", text: number(player.rank) }), el("th", { scope: "row", dir: "auto", text: player.nickname }),
       el("td", { class: "num", text: number(player.score) }), el("td", { class: "num", text: `${number(player.correct)}/${number(concluded)}` }),
-      ...player.answers.map((a) => el("td", { dir: "auto" },
-        a.answer === null || a.answer === undefined ? t("results.no_answer")
-          : `${a.correct ? "✓" : "✗"} ${a.answer}${a.points ? ` (${t("reveal.plus_points", { count: a.points })})` : ""}`))));
+      ...player.answers.map((a) => a.answer === null || a.answer === undefined
+        ? el("td", a.unanswered ? { class: "unanswered", text: t("results.did_not_answer") } : { text: t("results.no_answer") })
+        : el("td", { dir: "auto" }, `${a.correct ? "✓" : "✗"} ${a.answer}${a.points ? ` (${t("reveal.plus_points", { count: a.points })})` : ""}`))));
   }
   table.append(body);
   $("#results-box").hidden = false;
@@ -57,10 +62,24 @@ async function load() {
   $("#results-actions").hidden = false;
 }
 
+/** "2 of 4 right · 1 did not answer" over the children there when it was asked; its most chosen wrong answer. */
+function questionFacts(q) {
+  if (q.present === undefined) return [];  // a server from before the counts
+  if (!q.present) return [el("span", { class: "question-facts", text: t("results.not_asked") })];
+  const counts = [t("results.right_of_present", { right: q.right, count: q.present })];
+  if (q.unanswered) counts.push(t("results.unanswered", { count: q.unanswered }));
+  const facts = [el("span", { class: "question-facts", "data-facts": "counts", text: counts.join(" · ") })];
+  if (q.mostChosenWrong) {
+    facts.push(el("span", { class: "question-facts", "data-facts": "wrong", dir: "auto",
+      text: t("results.most_wrong", { answer: q.mostChosenWrong.text, count: q.mostChosenWrong.count }) }));
+  }
+  return facts;
+}
+
 async function download() {
   const response = await fetch(`/api/rooms/${encodeURIComponent(code)}/results?format=csv`, { headers: { Authorization: `Bearer ${token}` } });
   const url = URL.createObjectURL(await response.blob());
-  const link = el("a", { href: url, download: `storycircle-${code}.csv`, hidden: true });
+  const link = el("a", { href: url, download: fileName(response.headers.get("content-disposition"), `storycircle-${code}.csv`), hidden: true });
   document.body.append(link);
   link.click();
   link.remove();

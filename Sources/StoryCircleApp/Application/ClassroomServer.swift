@@ -248,6 +248,7 @@ public final class ClassroomServer: Sendable {
         if let speech, case .failure(let refusal) = speech.check(voice: Self.voice(of: story, settings: settings)) {
             throw refusal.roomError
         }
+        let settings = schoolClass.map { $0.roomSettings(settings) } ?? settings
         let room = try await registry.createRoom(story: story, settings: settings, storyID: storyID, classRoster: schoolClass.map(ClassRoster.init))
         let response = CreatedRoomResponse(room, publicURL: publicURL, warnings: [])
         return (room, response.joinURL, response.dashboardURL, response.teacherURL)

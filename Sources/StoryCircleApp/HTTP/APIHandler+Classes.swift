@@ -58,8 +58,12 @@ extension APIHandler {
                         return .error(RoomError(.roomNotFound, "Class \(id) has no room \(shown).", params: ["code": shown]))
                     }
                     let csv = ClassReport(schoolClass, rooms: rooms, lookalikes: lookalikes).csv(room: room)
-                    let name = room.map { "storycircle-class-\(id)-room-\($0).csv" } ?? "storycircle-class-\(id).csv"
-                    return HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8", headers: [("cache-control", "no-store"), ("content-disposition", "attachment; filename=\"\(name)\"")], body: Array(csv.utf8))
+                    // Named after the class (and the story, for one room) and the day: the room's, or today.
+                    let played = room.flatMap { code in rooms.first { $0.header.code == code } }
+                    let file = CSVFile(
+                        naming: [schoolClass.name] + (played.map { [$0.header.story.title] } ?? []), day: played?.header.createdAt ?? clock.now(), text: csv
+                    )
+                    return HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8", headers: [("cache-control", "no-store"), ("content-disposition", file.contentDisposition)], body: file.body)
                 }
             }
         case let rest where rest.count == 3 && rest[0] == "members" && rest[2] == "data":
@@ -191,7 +195,13 @@ extension APIHandler {
         }
         var version: Int?
         if case .number(let number)? = body["version"] { version = Int(exactly: number) }
-        switch ClassRules.check(name: name, children: children, using: lookalikes) {
+        var speedPoints: Bool?
+        switch body["speedPoints"] {
+        case nil, .null?: break
+        case .bool(let value)?: speedPoints = value
+        default: return .failure(HTTPResponseRefusal(.error(RoomError(.invalidMessage, "speedPoints is true or false (whether faster answers earn more points in the class's rooms)."))))
+        }
+        switch ClassRules.check(name: name, children: children, speedPoints: speedPoints, using: lookalikes) {
         case .success(let draft): return .success((draft, version))
         case .failure(let refusal): return .failure(HTTPResponseRefusal(invalidClass(refusal.problems)))
         }
@@ -250,6 +260,7 @@ struct ClassResponse: Encodable {
     var version: Int
     var changedAt: String
     var children: [Child]
+    var speedPoints: Bool
 
     init(_ schoolClass: SchoolClass) {
         id = schoolClass.id
@@ -257,6 +268,7 @@ struct ClassResponse: Encodable {
         version = schoolClass.version
         changedAt = ClassReport.iso8601(schoolClass.changedAt)
         children = schoolClass.members.map { Child(id: $0.id, name: $0.name, avatar: $0.avatar) }
+        speedPoints = schoolClass.speedPoints
     }
 
     var jsonValue: JSONValue {

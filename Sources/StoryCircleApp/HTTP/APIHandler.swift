@@ -178,7 +178,9 @@ struct APIHandler: Sendable {
         if let classID = body["classId"] {
             switch await classForRoom(classID) {
             case .failure(let refusal): return refusal.response
-            case .success(let found): classRoster = ClassRoster(found)
+            case .success(let found):
+                classRoster = ClassRoster(found)
+                patch = found.roomSettings(patch)
             }
         }
         if let refusal = await refusePictures(of: story) { return refusal }
@@ -242,15 +244,20 @@ struct APIHandler: Sendable {
 
     private func results(code: String, _ request: HTTPRequest) async -> HTTPResponse {
         let results: RoomResults
+        let startedAt: ServerTime
         switch await resolve(code, request, needs: .teacher) {
         case .failure(let refusal): return refusal
-        case .success(let room): results = await room.results()
+        case .success(let room):
+            results = await room.results()
+            startedAt = room.createdAt
         }
         switch request.query["format"] ?? "json" {
         case "json":
             return .json(200, results)
         case "csv":
-            return HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8", headers: [("cache-control", "no-store"), ("content-disposition", "attachment; filename=\"storycircle-\(results.code).csv\"")], body: Array(results.csv().utf8))
+            // Named after the story and the day the room was played, as a teacher files it.
+            let file = CSVFile(naming: [results.title], day: startedAt, text: results.csv())
+            return HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8", headers: [("cache-control", "no-store"), ("content-disposition", file.contentDisposition)], body: file.body)
         default:
             return .error(RoomError(.invalidMessage, "format must be json or csv."))
         }

@@ -63,7 +63,7 @@ public enum ClassRules {
 
     /// The class checked and normalised, or every problem found. A child sent without a picture gets one
     /// of the built-in ones, in turn.
-    public static func check(name rawName: String, children: [RawChild], using unicode: any ConfusableSkeleton) -> Result<ClassDraft, Refusal> {
+    public static func check(name rawName: String, children: [RawChild], speedPoints: Bool? = nil, using unicode: any ConfusableSkeleton) -> Result<ClassDraft, Refusal> {
         var problems: [Problem] = []
         let name = SentenceSplitter.collapsingWhitespace(rawName)
         if Nickname.hasUnshowableCharacters(rawName) {
@@ -110,7 +110,7 @@ public enum ClassRules {
             drafted.append(ClassDraft.Child(id: child.id, name: childName, avatar: avatar))
         }
         guard problems.isEmpty else { return .failure(Refusal(problems: problems)) }
-        return .success(ClassDraft(name: name, nameKeys: Nickname.matchingKeys(name, using: unicode), children: drafted))
+        return .success(ClassDraft(name: name, nameKeys: Nickname.matchingKeys(name, using: unicode), children: drafted, speedPoints: speedPoints))
     }
 
     /// A built-in picture's name, or `emoji:` and one emoji (shown as a picture, not as a letter or digit).

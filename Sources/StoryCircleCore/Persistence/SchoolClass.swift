@@ -23,18 +23,30 @@ public struct SchoolClass: Sendable, Equatable {
     public var version: Int
     public var changedAt: ServerTime
     public var members: [ClassMember]
+    /// Whether faster answers earn more points in the class's rooms (a room's `speedPoints` unless its
+    /// creator sets one). Off unless the teacher turns it on: young children are not raced by default.
+    public var speedPoints: Bool
 
-    public init(id: String, name: String, version: Int, changedAt: ServerTime, members: [ClassMember]) {
+    public init(id: String, name: String, version: Int, changedAt: ServerTime, members: [ClassMember], speedPoints: Bool = false) {
         self.id = id
         self.name = name
         self.version = version
         self.changedAt = changedAt
         self.members = members
+        self.speedPoints = speedPoints
     }
 
     public var entry: ClassEntry { ClassEntry(id: id, name: name, children: members.count, version: version, changedAt: changedAt) }
 
     public func member(_ id: String) -> ClassMember? { members.first { $0.id == id } }
+
+    /// The settings a room of this class starts with: the class's `speedPoints` unless `patch` (what the
+    /// room was asked for) sets it.
+    public func roomSettings(_ patch: RoomSettingsPatch?) -> RoomSettingsPatch {
+        var settings = patch ?? RoomSettingsPatch()
+        if settings.speedPoints == nil { settings.speedPoints = speedPoints }
+        return settings
+    }
 }
 
 /// What the list of classes shows of one.
@@ -74,11 +86,14 @@ public struct ClassDraft: Sendable, Equatable {
     /// The keys the class's name is compared by (`Nickname.matchingKeys`).
     public var nameKeys: [String]
     public var children: [Child]
+    /// The class's `speedPoints`; nil: as it was (false for a new class).
+    public var speedPoints: Bool?
 
-    public init(name: String, nameKeys: [String], children: [Child]) {
+    public init(name: String, nameKeys: [String], children: [Child], speedPoints: Bool? = nil) {
         self.name = name
         self.nameKeys = nameKeys
         self.children = children
+        self.speedPoints = speedPoints
     }
 }
 

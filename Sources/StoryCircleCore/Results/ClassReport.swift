@@ -1,20 +1,22 @@
 /// What a class did, for the teacher's "what do I teach again tomorrow?" (docs/protocol.md, `GET
-/// /api/classes/{id}/report`): the rooms the class played, each question's share of right answers and most
-/// chosen wrong option; the children with most wrong over the last rooms; each child's rooms over time.
+/// /api/classes/{id}/report`): the rooms the class played, each question's share right of the children
+/// there when it was asked and most chosen wrong option; the children with most answers not right yet
+/// (wrong, or not given) over the last rooms; each child's rooms over time.
 /// Built from the stored rooms, scored as the rooms score (`RoomState.restore`, `results()`), so a report
 /// and a room's own results never disagree.
 public struct ClassReport: Sendable, Equatable, Encodable {
-    public struct WrongChoice: Sendable, Equatable, Encodable {
-        public var option: Int
-        public var text: String
-        public var count: Int
-    }
+    public typealias WrongChoice = RoomResults.WrongChoice
 
+    /// A question of a room of the class, counted as the room's results count it (`RoomResults`): over the
+    /// children present when it was asked.
     public struct QuestionLine: Sendable, Equatable, Encodable {
         public var index: Int
         public var prompt: String
+        public var present: Int
         public var answered: Int
         public var right: Int
+        public var unanswered: Int
+        /// `right` over `present`.
         public var shareRight: Double
         public var mostChosenWrong: WrongChoice?
 
@@ -22,13 +24,15 @@ public struct ClassReport: Sendable, Equatable, Encodable {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(index, forKey: .index)
             try container.encode(prompt, forKey: .prompt)
+            try container.encode(present, forKey: .present)
             try container.encode(answered, forKey: .answered)
             try container.encode(right, forKey: .right)
+            try container.encode(unanswered, forKey: .unanswered)
             try container.encode(shareRight, forKey: .shareRight)
             try container.encode(mostChosenWrong, forKey: .mostChosenWrong)
         }
 
-        enum CodingKeys: String, CodingKey { case index, prompt, answered, right, shareRight, mostChosenWrong }
+        enum CodingKeys: String, CodingKey { case index, prompt, present, answered, right, unanswered, shareRight, mostChosenWrong }
     }
 
     public struct RoomLine: Sendable, Equatable, Encodable {
@@ -52,12 +56,17 @@ public struct ClassReport: Sendable, Equatable, Encodable {
         enum CodingKeys: String, CodingKey { case code, title, startedAt, endedAt, players, questions }
     }
 
+    /// A child with questions not yet right over the last rooms: answered wrong, or not answered while
+    /// there (closed questions only: a skipped one counts for nobody).
     public struct HelpLine: Sendable, Equatable, Encodable {
         public var member: String
         public var name: String
         public var avatar: String
         public var wrong: Int
         public var answered: Int
+        public var unanswered: Int
+        /// `wrong` + `unanswered`: what the list is ordered by.
+        public var notYetRight: Int
         public var rooms: Int
     }
 
@@ -67,6 +76,7 @@ public struct ClassReport: Sendable, Equatable, Encodable {
         public var points: Int
         public var right: Int
         public var answered: Int
+        public var unanswered: Int
     }
 
     public struct ChildLine: Sendable, Equatable, Encodable {
@@ -95,16 +105,19 @@ public struct ClassReport: Sendable, Equatable, Encodable {
     public static let helpRooms = 5
     public static let helpChildren = 5
 
-    /// One row per room and child of the class CSV.
+    /// One row per room, child and question of the class CSV.
     public struct Row: Sendable, Equatable {
         public var room: String
         public var startedAt: String
         public var title: String
         public var member: String
         public var child: String
+        public var question: Int
+        public var questionText: String
+        public var answer: String
+        public var result: String
         public var points: Int
-        public var right: Int
-        public var answered: Int
+        public var roomPoints: Int
     }
 
     public var rows: [Row] = []
@@ -114,39 +127,43 @@ public struct ClassReport: Sendable, Equatable, Encodable {
         self.schoolClass = ClassName(id: schoolClass.id, name: schoolClass.name)
         var rooms: [RoomLine] = []
         var played: [String: [ChildRoom]] = [:]
-        var help: [String: (wrong: Int, answered: Int, rooms: Int)] = [:]
+        var help: [String: (wrong: Int, answered: Int, unanswered: Int, rooms: Int)] = [:]
         var rows: [Row] = []
         for (position, archive) in archives.enumerated() {
             let (state, _) = RoomState.restore(archive, lookalikes: lookalikes, at: archive.header.createdAt)
             let results = state.results()
-            let questions = archive.header.story.quiz.questions
             let startedAt = Self.iso8601(archive.header.createdAt)
-            var lines: [QuestionLine] = []
-            for (index, question) in questions.enumerated() {
-                let given = archive.answers.filter { $0.question == index }
-                let right = given.count { $0.correct }
-                var wrongCounts: [Int: Int] = [:]
-                for answer in given where !answer.correct { wrongCounts[answer.option, default: 0] += 1 }
-                let most = wrongCounts.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }
-                lines.append(QuestionLine(
-                    index: index, prompt: question.text, answered: given.count, right: right,
-                    shareRight: given.isEmpty ? 0 : (Double(right) / Double(given.count) * 10_000).rounded() / 10_000,
-                    mostChosenWrong: most.map { WrongChoice(option: $0.key, text: question.options.indices.contains($0.key) ? question.options[$0.key] : "", count: $0.value) }
-                ))
+            let lines = results.questions.map { question in
+                QuestionLine(
+                    index: question.index, prompt: question.text, present: question.present, answered: question.answered, right: question.right,
+                    unanswered: question.unanswered, shareRight: question.shareRight, mostChosenWrong: question.mostChosenWrong
+                )
             }
             let endedAt = archive.phases.last { $0.phase == .finished }?.at
             rooms.append(RoomLine(code: archive.header.code, title: archive.header.story.title, startedAt: startedAt, endedAt: endedAt.map(Self.iso8601), players: results.players.count, questions: lines))
-            let members = Dictionary(archive.players.compactMap { player in player.member.map { (player.id, $0) } }, uniquingKeysWith: { first, _ in first })
             for player in results.players {
-                guard let member = members[player.id] else { continue }
+                guard let member = player.member else { continue }
                 let answered = player.answers.count { $0.option != nil }
                 let right = player.answers.count { $0.correct == true }
-                played[member, default: []].append(ChildRoom(code: archive.header.code, startedAt: startedAt, points: player.score, right: right, answered: answered))
-                rows.append(Row(room: archive.header.code, startedAt: startedAt, title: archive.header.story.title, member: member, child: player.nickname, points: player.score, right: right, answered: answered))
+                let unanswered = player.answers.count(where: \.unanswered)
+                played[member, default: []].append(ChildRoom(code: archive.header.code, startedAt: startedAt, points: player.score, right: right, answered: answered, unanswered: unanswered))
+                for answer in player.answers {
+                    rows.append(Row(
+                        room: archive.header.code, startedAt: startedAt, title: archive.header.story.title, member: member, child: player.nickname,
+                        question: answer.question + 1, questionText: results.questions[answer.question].text, answer: answer.answer ?? "",
+                        result: RoomResults.resultWord(answer), points: answer.points, roomPoints: player.score
+                    ))
+                }
                 if position < Self.helpRooms {
-                    var line = help[member] ?? (0, 0, 0)
-                    line.wrong += player.answers.count { $0.correct == false }
-                    line.answered += answered
+                    // Closed questions: revealed, or open when the room ended; a skipped one counts for nobody.
+                    let revealed = player.answers.filter { answer in
+                        let question = results.questions[answer.question]
+                        return (question.concluded || results.phase == .finished) && !question.skipped && question.present > 0
+                    }
+                    var line = help[member] ?? (0, 0, 0, 0)
+                    line.wrong += revealed.count { $0.correct == false }
+                    line.answered += revealed.count { $0.option != nil }
+                    line.unanswered += revealed.count(where: \.unanswered)
                     line.rooms += 1
                     help[member] = line
                 }
@@ -156,18 +173,25 @@ public struct ClassReport: Sendable, Equatable, Encodable {
         self.rows = rows
         children = schoolClass.members.map { ChildLine(member: $0.id, name: $0.name, avatar: $0.avatar, rooms: played[$0.id] ?? []) }
         needsHelp = Array(schoolClass.members.compactMap { member -> HelpLine? in
-            guard let line = help[member.id], line.wrong > 0 else { return nil }
-            return HelpLine(member: member.id, name: member.name, avatar: member.avatar, wrong: line.wrong, answered: line.answered, rooms: line.rooms)
-        }.sorted { ($0.wrong, -$0.answered) != ($1.wrong, -$1.answered) ? ($0.wrong, -$0.answered) > ($1.wrong, -$1.answered) : $0.name < $1.name }.prefix(Self.helpChildren))
+            guard let line = help[member.id], line.wrong + line.unanswered > 0 else { return nil }
+            return HelpLine(
+                member: member.id, name: member.name, avatar: member.avatar, wrong: line.wrong, answered: line.answered,
+                unanswered: line.unanswered, notYetRight: line.wrong + line.unanswered, rooms: line.rooms
+            )
+        }.sorted { ($0.notYetRight, -$0.answered) != ($1.notYetRight, -$1.answered) ? ($0.notYetRight, -$0.answered) > ($1.notYetRight, -$1.answered) : $0.name < $1.name }.prefix(Self.helpChildren))
     }
 
-    public static let csvHeader = ["room", "room_started", "story_title", "member", "child", "points", "right", "answered"]
+    /// Names and questions first, as a teacher reads them; the ids last. `result` as in the room CSV.
+    public static let csvHeader = ["child", "story_title", "room_started", "question", "question_text", "answer", "result", "points", "room_points", "member", "room"]
 
-    /// The class CSV: one row per room and child, newest room first; with `room`, that room's rows only.
+    /// The class CSV: one row per room, child and question, newest room first; with `room`, that room's rows only.
     public func csv(room: String? = nil) -> String {
         var lines = [Self.csvHeader.joined(separator: ",")]
         for row in rows where room == nil || row.room == room {
-            let cells = [row.room, row.startedAt, row.title, row.member, row.child, String(row.points), String(row.right), String(row.answered)]
+            let cells = [
+                row.child, row.title, row.startedAt, String(row.question), row.questionText, row.answer, row.result,
+                String(row.points), String(row.roomPoints), row.member, row.room,
+            ]
             lines.append(cells.map(RoomResults.csvCell).joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"

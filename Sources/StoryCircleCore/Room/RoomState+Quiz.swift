@@ -5,6 +5,7 @@ extension RoomState {
         let run = QuestionRun(index: index, opensAt: opensAt, deadline: timeLimitMs.map { opensAt + $0 }, timeLimitMs: timeLimitMs)
         epoch += 1
         phase = .question(run)
+        if askedAt[index] == nil { askedAt[index] = at }
         countAnswers(to: index)
         var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .question, question: index, at: at)))]
         directives += sendToAll { role in .question(self.questionView(run, for: role)) }

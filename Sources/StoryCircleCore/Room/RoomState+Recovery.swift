@@ -28,6 +28,9 @@ extension RoomState {
         for answer in archive.answers {
             state.accept(answer)
         }
+        for record in archive.phases where record.phase == .question {
+            if let index = record.question, state.askedAt[index] == nil { state.askedAt[index] = record.at }
+        }
         // Replay the concluded questions in order, so streaks and scores come out as they were.
         var concludedQuestions: [(index: Int, skipped: Bool)] = []
         for record in archive.phases where record.phase == .reveal {

@@ -89,6 +89,8 @@ public struct RoomState: Sendable {
     /// Questions revealed or skipped so far; they always form a prefix of the quiz.
     var concluded = 0
     var skipped: Set<Int> = []
+    /// When each question was first asked: who counts as present for it in the results (`RoomResults`).
+    var askedAt: [Int: ServerTime] = [:]
     var plan: NarrationPlan?
     /// The plan still grows: sentences arrive one by one as they are synthesised, while the first play.
     var planGrowing = false

@@ -9,7 +9,9 @@ import { $, el, clear, announce, written } from "../dom.js";
 import { t, setLanguage, browserLanguage, number, isolate } from "../i18n.js";
 import { fragmentParameters } from "../connection.js";
 import { call, token, Refused } from "../stories/api.js";
-import { AVATARS, avatarPicture, avatarLabel } from "../avatars.js";
+import { AVATARS, avatarPicture } from "../avatars.js";
+import { fileName } from "../csv-file.js";
+import { picturePicker } from "./picture-picker.js";
 
 await setLanguage(fragmentParameters().get("lang") ?? browserLanguage());
 
@@ -121,7 +123,10 @@ function renderClass() {
   const { current, report } = state;
   $("#class-view-title").textContent = current.name;
   document.title = `${t("classes.page")} · ${current.name}`;
-  $("#class-view-facts").textContent = t("classes.view_facts", { count: current.children.length, rooms: report.rooms.length });
+  $("#class-view-facts").textContent = t("classes.view_facts", {
+    children: t("classes.children_count", { count: current.children.length }), rooms: t("classes.rooms_played", { count: report.rooms.length }),
+    speed: t(current.speedPoints ? "classes.speed_points" : "classes.speed_off"),
+  });
   renderHelp(report.needsHelp);
   renderRooms(report.rooms);
   renderChildren(report.children);
@@ -134,8 +139,23 @@ function renderHelp(children) {
     list.append(el("li", { class: "class-member", "data-help": child.member },
       avatarPicture(child.avatar, child.name, "avatar member-avatar"),
       el("span", { class: "member-text" }, written(child.name, "strong"),
-        el("span", { class: "member-state", text: t("classes.help_line", { wrong: child.wrong, answered: child.answered, count: child.rooms }) }))));
+        el("span", { class: "member-state", text: helpText(child) }))));
   }
+}
+
+/** "2 of 3 not right yet, in 1 room · 1 question not answered": a question not answered is not right yet. */
+function helpText(child) {
+  const notYet = child.notYetRight ?? child.wrong;
+  const line = t("classes.help_line", { wrong: notYet, answered: child.answered + (child.unanswered ?? 0), count: child.rooms });
+  return child.unanswered ? `${line} · ${t("classes.questions_unanswered", { count: child.unanswered })}` : line;
+}
+
+/** "50% · 2 of 4 right · 1 did not answer": over the children there when the question was asked. */
+function shareText(question, share) {
+  if (question.present === undefined) return "";  // a server from before the counts
+  if (!question.present) return t("classes.share_none");
+  const text = t("classes.share", { share: percent().format(share), right: question.right, count: question.present });
+  return question.unanswered ? `${text} · ${t("classes.unanswered", { count: question.unanswered })}` : text;
 }
 
 function renderRooms(rooms) {
@@ -153,8 +173,7 @@ function renderRooms(rooms) {
         el("th", { scope: "row", class: "question-cell" }, el("span", { class: "num", text: `${number(question.index + 1)}. ` }), written(question.prompt, "span")),
         el("td", {}, el("div", { class: "share" },
           el("div", { class: "share-track", "aria-hidden": "true" }, fill),
-          el("span", { class: "share-text", text: question.answered === 0 ? t("classes.share_none")
-            : t("classes.share", { share: percent().format(share), right: question.right, answered: question.answered, count: question.answered }) }))),
+          el("span", { class: "share-text", text: shareText(question, share) }))),
         el("td", { class: "wrong-cell" }, wrong
           ? el("span", {}, written(wrong.text, "bdi"), el("span", { class: "muted", text: ` ${t("classes.wrong_count", { count: wrong.count })}` }))
           : el("span", { class: "muted", text: t("classes.no_wrong") })));
@@ -179,9 +198,12 @@ function renderChildren(children) {
   for (const child of children) {
     const name = isolate(child.name);
     const rooms = child.rooms.length === 0 ? el("span", { class: "muted", text: t("classes.child_no_rooms") })
-      : el("ul", { class: "child-rooms" }, child.rooms.map((room) => el("li", { text: t("classes.child_room", {
-        started: dateFormat().format(new Date(room.startedAt)), code: room.code, points: room.points, right: room.right, answered: room.answered, count: room.answered,
-      }) })));
+      : el("ul", { class: "child-rooms" }, child.rooms.map((room) => {
+        const line = t("classes.child_room", {
+          started: dateFormat().format(new Date(room.startedAt)), code: room.code, points: room.points, right: room.right, answered: room.answered, count: room.answered,
+        });
+        return el("li", { text: room.unanswered ? `${line} · ${t("classes.questions_unanswered", { count: room.unanswered })}` : line });
+      }));
     rows.append(el("tr", { "data-child": child.member },
       el("th", { scope: "row" }, el("span", { class: "share" }, avatarPicture(child.avatar, child.name, "avatar member-avatar"), written(child.name, "span"))),
       el("td", {}, rooms),
@@ -224,6 +246,7 @@ async function startRoom() {
   try {
     const room = await call("POST", "/api/rooms", { storyId, classId: state.current.id });
     $("#class-room-started-text").textContent = t("library.room_started", { title: room.title, code: room.code });
+    // A tab of its own: the class page stays where it was, for the next room or the report.
     $("#class-room-teacher").href = room.teacherURL;
     $("#class-room-projector").href = room.dashboardURL;
     $("#class-room-started").hidden = false;
@@ -243,7 +266,7 @@ async function downloadCSV(room = null) {
     const response = await fetch(`/api/classes/${encodeURIComponent(state.current.id)}/results.csv${query}`, { headers: { Authorization: `Bearer ${token}` } });
     if (!response.ok) throw new Refused(response.status, (await response.json().catch(() => null))?.error);
     const url = URL.createObjectURL(await response.blob());
-    const file = room ? `storycircle-class-${state.current.id}-room-${room}.csv` : `storycircle-class-${state.current.id}.csv`;
+    const file = fileName(response.headers.get("content-disposition"), `${state.current.name}.csv`);
     const anchor = el("a", { href: url, download: file, hidden: true });
     document.body.append(anchor);
     anchor.click();
@@ -273,13 +296,14 @@ async function deleteClass() {
 function startEditing(current) {
   hideMessage();
   state.editing = current
-    ? { id: current.id, version: current.version, name: current.name, children: current.children.map((c) => ({ ...c })) }
-    : { id: null, version: null, name: "", children: [] };
+    ? { id: current.id, version: current.version, name: current.name, children: current.children.map((c) => ({ ...c })), speedPoints: Boolean(current.speedPoints) }
+    : { id: null, version: null, name: "", children: [], speedPoints: false };
   show("class-edit");
   const title = $("#class-edit-title");
   title.textContent = current ? t("classes.edit_title", { name: isolate(current.name) }) : t("classes.new_title");
   title.dir = "auto";
   $("#class-name").value = state.editing.name;
+  $("#class-speed-points").checked = state.editing.speedPoints;
   clearProblems();
   renderChildRows();
   $("#class-name").focus();
@@ -292,32 +316,33 @@ function renderChildRows(focusIndex = null) {
   state.editing.children.forEach((child, index) => {
     child.row ??= ++nextRow;
     const nameId = `child-name-${child.row}`;
-    const avatarId = `child-avatar-${child.row}`;
     const problemId = `child-problem-${child.row}`;
+    child.avatar ??= "owl";
     const picture = el("span", { class: "child-picture" }, avatarPicture(child.avatar, child.name, "avatar member-avatar"));
     const nameInput = el("input", { id: nameId, type: "text", autocomplete: "off", dir: "auto", value: child.name, "aria-describedby": problemId,
-      oninput: (event) => { child.name = event.target.value; } });
-    const avatarSelect = el("select", { id: avatarId, onchange: (event) => {
-      child.avatar = event.target.value;
-      picture.replaceChildren(avatarPicture(child.avatar, child.name, "avatar member-avatar"));
-    } },
-    Object.keys(AVATARS).map((name) => el("option", { value: name, text: avatarLabel(name) })),
-    child.avatar && !Object.hasOwn(AVATARS, child.avatar) ? el("option", { value: child.avatar, text: avatarLabel(child.avatar) }) : null);
-    avatarSelect.value = child.avatar ?? "owl";
-    child.avatar = avatarSelect.value;
+      enterkeyhint: "next", oninput: (event) => { child.name = event.target.value; } });
+    // Enter goes on to the next child's name (a new row after the last), as in a list being typed; it
+    // never saves the class: that is the Save button's alone.
+    nameInput.addEventListener("keydown", (event) => {
+      if (event.key !== "Enter" || event.isComposing) return;
+      event.preventDefault();
+      if (index < state.editing.children.length - 1) list.querySelectorAll("input[type=text]")[index + 1]?.focus();
+      else if (child.name.trim() && state.editing.children.length < MAX_CHILDREN) addChild();
+    });
+    const picker = picturePicker(child, index, () => picture.replaceChildren(avatarPicture(child.avatar, child.name, "avatar member-avatar")));
     list.append(el("li", { class: "class-child", "data-row": index },
       picture,
       el("div", {},
         el("div", { class: "child-fields" },
           el("div", {}, el("label", { for: nameId, text: t("classes.child_name", { number: index + 1 }) }), nameInput),
-          el("div", {}, el("label", { for: avatarId, text: t("classes.child_avatar") }), avatarSelect),
+          el("div", { class: "picture-field" }, el("span", { class: "picture-label", id: `child-picture-${child.row}-label`, text: t("classes.child_avatar") }), picker),
           el("button", { type: "button", class: "quiet", "data-action": "remove-child",
             "aria-label": t("classes.remove_child_label", { number: index + 1, name: isolate(child.name) }), text: t("classes.remove_child"),
             onclick: () => removeChild(index) })),
         el("p", { id: problemId, class: "field-problem", hidden: true }))));
   });
   $("#class-add-child").disabled = state.editing.children.length >= MAX_CHILDREN;
-  if (focusIndex !== null) list.querySelectorAll("input")[focusIndex]?.focus();
+  if (focusIndex !== null) list.querySelectorAll("input[type=text]")[focusIndex]?.focus();
 }
 
 function addChild() {
@@ -352,7 +377,7 @@ function showProblems(problems) {
     if (child) {
       const row = rows[Number(child[1])];
       box = row?.querySelector(".field-problem");
-      field = row?.querySelector(child[2] === "avatar" ? "select" : "input");
+      field = row?.querySelector(child[2] === "avatar" ? "summary" : "input[type=text]");
     } else if (problem.path === "name") {
       box = $("#class-name-problem");
       field = $("#class-name");
@@ -371,7 +396,8 @@ function showProblems(problems) {
 
 function editedBody(version = state.editing.version) {
   const children = state.editing.children.map(({ id, name, avatar }) => (id ? { id, name: name.trim(), avatar } : { name: name.trim(), avatar }));
-  return version === null ? { name: $("#class-name").value.trim(), children } : { version, name: $("#class-name").value.trim(), children };
+  const body = { name: $("#class-name").value.trim(), children, speedPoints: $("#class-speed-points").checked };
+  return version === null ? body : { version, ...body };
 }
 
 async function save(version = state.editing.version) {
@@ -456,7 +482,24 @@ async function route() {
 
 $("#class-new").addEventListener("click", () => startEditing(null));
 $("#class-add-child").addEventListener("click", addChild);
+// An open picture picker closes on a click anywhere else, as a menu does.
+document.addEventListener("click", (event) => {
+  for (const open of document.querySelectorAll(".picture-picker[open]")) if (!open.contains(event.target)) open.open = false;
+});
+// Enter in the class's name goes on to the children (the first one's name, or a first row); it never saves.
+$("#class-name").addEventListener("keydown", (event) => {
+  if (event.key !== "Enter" || event.isComposing) return;
+  event.preventDefault();
+  const first = $("#class-children").querySelector("input[type=text]");
+  if (first) first.focus();
+  else addChild();
+});
+$("#class-speed-points").addEventListener("change", (event) => { if (state.editing) state.editing.speedPoints = event.target.checked; });
 $("#class-form").addEventListener("submit", (event) => { event.preventDefault(); save(); });
+// Whatever field Enter is pressed in (a picture, the checkbox), the class is saved only by its button.
+$("#class-form").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && event.target instanceof HTMLInputElement) event.preventDefault();
+});
 $("#class-cancel").addEventListener("click", () => { state.editing = null; route(); });
 $("#class-edit-button").addEventListener("click", () => goTo({ id: state.current.id, edit: "1" }));
 $("#class-start").addEventListener("click", startRoom);
