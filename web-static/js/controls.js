@@ -47,6 +47,9 @@ function offered(command, room, allowed) {
 
 const BUTTON_ORDER = BUTTONS.map(([command]) => command);
 
+/** The words of the commands sent from elsewhere than a button of the controls, for the announcement. */
+const UNBUTTONED = { settings: "settings.save", kick: "roster.remove", block: "roster.block" };
+
 /** Icons that point the way reading goes: mirrored right to left. */
 const MIRRORED = new Set(["next", "skip"]);
 
@@ -193,7 +196,7 @@ export class TeacherControls {
     }
     this.send({ type: "command", command, ...extra });
     const button = this.buttons.get(command);
-    const label = button ? button.querySelector(".label").textContent : command;
+    const label = button ? button.querySelector(".label").textContent : t(UNBUTTONED[command] ?? "controls.group");
     // Said to a screen reader, not written under the buttons: what changed shows in the room's state.
     announce(t("controls.sent", { command: label }));
   }
