@@ -219,6 +219,7 @@ export class TeacherControls {
     this.room = room;
     const allowed = new Set(room.commands);
     const step = nextStep(room);
+    const focused = [...this.buttons.values()].find((button) => button === document.activeElement);
     for (const [command, button] of this.buttons) {
       const shown = offered(command, room, allowed);
       button.disabled = !allowed.has(command);
@@ -240,6 +241,8 @@ export class TeacherControls {
         if (focused) button.focus();
       }
     }
+    // A keyboard user whose button went away (pressed, the room moved on) lands on the next step.
+    if (focused?.hidden) this.buttons.get(step.command)?.focus();
     this.nextLine.textContent = step.key ? t(step.key) : "";
     this.apart.hidden = ![...APART].some((command) => !this.buttons.get(command).hidden);
     this.grid.hidden = ![...this.grid.children].some((button) => !button.hidden);
