@@ -17,7 +17,8 @@ PHONE_CHILD = "Z" + "W" * 39
 
 
 def test_a_tied_podium_names_eight_and_says_how_many_more(server, browsers):
-    room = server.create_room(settings={"speedPoints": False, "streakBonus": False})
+    # A contest: the phones show the podium and their place too.
+    room = server.create_room(settings={"speedPoints": False, "streakBonus": False, "competitive": True})
     code = room["code"]
     projector = browsers(**PROJECTOR)
     projector.get(f"{server.http}/dashboard#room={code}&token={room['dashboardToken']}")

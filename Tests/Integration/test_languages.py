@@ -268,7 +268,8 @@ def tap(driver, label):
 
 
 def test_a_whole_spanish_room_shows_no_english(server, browsers):
-    room = server.create_room(story=SPANISH)
+    # A contest, so the phones' places and podium are read in Spanish too.
+    room = server.create_room(story=SPANISH, settings={"competitive": True})
     code = room["code"]
     screens = Screens("es", SPANISH, ["Lucía", "Mateo"])
     # A Spanish class: the children's phones are in Spanish, so even the join screen is.
@@ -373,7 +374,7 @@ def rtl_layout(driver):
 
 def test_an_arabic_room_reads_right_to_left_on_phones_and_projectors(server, browsers):
     # The room's language set by the teacher (the story is read in Arabic; the setting is explicit here).
-    room = server.create_room(story=ARABIC, settings={"language": "ar"})
+    room = server.create_room(story=ARABIC, settings={"language": "ar", "competitive": True})
     code = room["code"]
     screens = Screens("ar", ARABIC, ["سارة", "小明", "Noor"])
     phone = browsers(**PHONE)
@@ -407,6 +408,9 @@ def test_an_arabic_room_reads_right_to_left_on_phones_and_projectors(server, bro
 
     press(teacher, "start")
     press(teacher, "skip")
+    # Skipping the story asks first (in Arabic too).
+    wait(teacher, lambda d: visible(d, "dialog.confirm"))
+    teacher.find_element(By.CSS_SELECTOR, 'dialog.confirm button[data-answer="yes"]').click()
     wait_phase(phone, "question", timeout=60)
     wait(phone, lambda d: d.find_element(By.ID, "options").is_displayed())
     layout = rtl_layout(phone)

@@ -30,7 +30,8 @@ def secret_keys(message):
 
 
 def test_a_room_of_thirty_children_from_join_to_final_scoreboard(server):
-    room = server.create_room()
+    # A contest: each child is sent the top of the class and their own place.
+    room = server.create_room(settings={"competitive": True})
 
     async def scenario():
         dashboard = await screen(server, room)

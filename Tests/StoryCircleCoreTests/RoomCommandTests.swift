@@ -356,7 +356,7 @@ struct RoomAnswerTests {
     }
 
     @Test func tiesShareARankOnTheRevealAndTheNextIsSkipped() throws {
-        var (room, kids) = try roomAtFirstQuestion(settings: RoomSettings(speedPoints: false), children: 3)
+        var (room, kids) = try roomAtFirstQuestion(settings: RoomSettings(speedPoints: false, competitive: true), children: 3)
         room.answer(kids[0], question: 0, option: 2)
         room.answer(kids[1], question: 0, option: 2)
         room.answer(kids[2], question: 0, option: 0)

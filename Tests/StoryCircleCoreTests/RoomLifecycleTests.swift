@@ -35,14 +35,14 @@ struct RoomLifecycleTests {
         #expect(standing.results == [.correct, .wrong, .correct])
         // 2 s into a 20 s question: 1000 × (1 − 0.5 × 1500/19500) ≈ 962; then 1000 (no streak after a wrong answer).
         #expect(standing.score == 962 + 1_000)
-        #expect(standing.rank == 1)
+        #expect(standing.rank == nil, "a place only in a contest (RoomSettings.competitive)")
         let screens = room.messages(to: dashboard).compactMap { if case .finished(let f) = $0 { f } else { nil } }.last
         #expect(screens?.entries?.map(\.nickname) == ["Ana"])
         #expect(screens?.podium.map(\.nickname) == ["Ana"])
     }
 
     @Test func fortyChildrenPlayAndTheBoardIsRanked() throws {
-        var room = RoomDriver()
+        var room = RoomDriver(settings: RoomSettings(competitive: true))
         let dashboard = room.dashboard()
         let children = (1...40).compactMap { room.join("Child \($0)") }
         #expect(children.count == 40)

@@ -31,7 +31,7 @@ struct RoomViewTests {
     }
 
     @Test func nobodyStandsOnThePodiumWithZeroPoints() throws {
-        var (room, kids) = try self.room(children: ["Ana", "Ben", "Cat", "Dan"], settings: RoomSettings(speedPoints: false, streakBonus: false))
+        var (room, kids) = try self.room(children: ["Ana", "Ben", "Cat", "Dan"], settings: RoomSettings(speedPoints: false, streakBonus: false, competitive: true))
         let dashboard = room.dashboard()
         // Ana gets one right; the others get everything wrong or miss it.
         room.answer(kids[0], question: 0, option: 2)
@@ -60,7 +60,7 @@ struct RoomViewTests {
     @Test func aTiedPodiumNamesEightAndCountsTheRestOfTheirPlace() throws {
         // Twenty children, all right, no speed points: twenty share first place.
         let names = (1...20).map { String(format: "Kid %02d", $0) }
-        var (room, kids) = try self.room(children: names, settings: RoomSettings(speedPoints: false, streakBonus: false))
+        var (room, kids) = try self.room(children: names, settings: RoomSettings(speedPoints: false, streakBonus: false, competitive: true))
         let dashboard = room.dashboard()
         for kid in kids { room.answer(kid, question: 0, option: 2) }
         try room.command(.end)
@@ -80,7 +80,7 @@ struct RoomViewTests {
     @Test func onlyTheLastPlaceNamedIsCutShort() throws {
         // Ana gets three right, Ben two, and ten children one: places 1, 2 and 3 (ten share it).
         let crowd = (1...10).map { "Kid \($0)" }
-        var (room, kids) = try self.room(children: ["Ana", "Ben"] + crowd, settings: RoomSettings(speedPoints: false, streakBonus: false))
+        var (room, kids) = try self.room(children: ["Ana", "Ben"] + crowd, settings: RoomSettings(speedPoints: false, streakBonus: false, competitive: true))
         let answers = [2, 0, 1]
         for question in 0..<3 {
             if question > 0 { try room.command(.next); room.waitForOpening() }
@@ -99,7 +99,7 @@ struct RoomViewTests {
     @Test func tiedPlayersAreListedByNicknameWhateverTheCaseAndWhoeverJoinedFirst() throws {
         // Joined in the reverse of their order by name, and in mixed case: the board's order is the
         // nickname's, case aside, not the order the room added them in.
-        var (room, kids) = try self.room(children: ["cat", "Ben", "ana"], settings: RoomSettings(speedPoints: false, streakBonus: false))
+        var (room, kids) = try self.room(children: ["cat", "Ben", "ana"], settings: RoomSettings(speedPoints: false, streakBonus: false, competitive: true))
         for kid in kids { room.answer(kid, question: 0, option: 2) }
         try room.command(.end)
         guard case .finished(let finished) = try #require(room.messages(to: kids[0].connection).last) else { Issue.record("not finished"); return }
@@ -109,7 +109,7 @@ struct RoomViewTests {
     @Test func aChildsPodiumStaysSmallInAWhollyTiedClass() throws {
         // Each child's `finished` names at most `podiumCount` players (8) and counts the rest: carrying
         // everyone ranked 1 to 3 would send 300 names to each of 300 children of a tied class.
-        var (room, kids) = try self.room(children: (1...300).map { "Child number \($0)" }, settings: RoomSettings(speedPoints: false, streakBonus: false))
+        var (room, kids) = try self.room(children: (1...300).map { "Child number \($0)" }, settings: RoomSettings(speedPoints: false, streakBonus: false, competitive: true))
         for kid in kids { room.answer(kid, question: 0, option: 2) }
         try room.command(.end)
         let message = try #require(room.messages(to: kids[150].connection).last)
@@ -119,7 +119,7 @@ struct RoomViewTests {
     }
 
     @Test func aChildSeesTheirStreakAndTheGapToThePlaceAhead() throws {
-        var (room, kids) = try self.room(children: ["Ana", "Ben", "Cat", "Dan"], settings: RoomSettings(speedPoints: false, streakBonus: false))
+        var (room, kids) = try self.room(children: ["Ana", "Ben", "Cat", "Dan"], settings: RoomSettings(speedPoints: false, streakBonus: false, competitive: true))
         // Question 0 (answer 2): Ana, Ben and Cat right; Dan wrong.
         for kid in kids.prefix(3) { room.answer(kid, question: 0, option: 2) }
         room.answer(kids[3], question: 0, option: 1)
@@ -161,14 +161,14 @@ struct RoomViewTests {
     @Test func aWelcomeGivesEachChildTheStandingTheirRevealGave() throws {
         // A welcome works a child's rank and the place ahead out alone (`place(of:)`); a reveal ranks the
         // whole class at once (`placesAhead`). Both must say the same, kicked children counting for neither.
-        var lobby = RoomDriver()
+        var lobby = RoomDriver(settings: RoomSettings(competitive: true))
         _ = try lobby.child("Ana")
         let ben = try lobby.child("Ben")
         let before = lobby.messages(to: ben.connection).compactMap { if case .welcome(let w) = $0 { w.room.you } else { nil } }.first
         #expect(before?.rank == 1 && before?.ahead == nil, "before any reveal everybody is first, nobody ahead")
 
         let names = (1...24).map { "Child \($0)" }
-        var (room, kids) = try self.room(children: names, settings: RoomSettings(speedPoints: false, streakBonus: false))
+        var (room, kids) = try self.room(children: names, settings: RoomSettings(speedPoints: false, streakBonus: false, competitive: true))
 
         // Question 0: everybody answers; then two children with points are kicked; question 1: the rest.
         // Scores spread out, with ties, from a rule of the child's number and the question.

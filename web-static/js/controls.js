@@ -1,5 +1,8 @@
-// The teacher's controls: one button per command, enabled only when the server lists it as allowed now
-// (`commands`, kept by room-store.js: the page has no rules of its own); a live
+// The teacher's controls: one button per command, shown only when the server lists it as allowed now
+// (`commands`, kept by room-store.js). Of those, the one the room expects now (`nextStep`) is the one
+// filled button, with a line saying what it does; the others are plain; skipping and ending stand apart
+// and ask first. Two pairs do the same thing, so only one of each is shown: during a question "Next"
+// reveals (as "Reveal answer" does), and at a reveal "Skip" goes on (as "Next" does). A live
 // roster (here or away, answered yet, score, streak, answers so far) with "Remove" and "Remove and
 // block"; the room settings (before the story starts, or after a failure) and the projector's answer
 // grid (any time); at the end, the results. Ending the room and removing a child ask first.
@@ -15,6 +18,38 @@ const BUTTONS = [
   ["retry", "↻", "controls.retry"], ["skip", "⏭", "controls.skip"], ["reveal", "👁", "controls.reveal"], ["next", "→", "controls.next"],
   ["lock", "🔒", "controls.lock"], ["unlock", "🔓", "controls.unlock"], ["end", "■", "controls.end"],
 ];
+
+/** The commands that throw something away (the rest of the story, a question, the room): set apart, asked first. */
+const APART = new Set(["skip", "end"]);
+
+/** The command the room expects now, and the line that says what it does. */
+export function nextStep(room) {
+  const lastQuestion = room.question && room.question.index + 1 >= room.question.count;
+  if (room.paused) return { command: "resume", key: room.phase === "question" ? "controls.now_paused_question" : "controls.now_paused_story" };
+  switch (room.phase) {
+    case "lobby": return { command: "start", key: "controls.now_lobby" };
+    case "preparing": return { command: null, key: "controls.now_preparing" };
+    case "error": return { command: "retry", key: "controls.now_error" };
+    case "narrating": return { command: "pause", key: "controls.now_narrating" };
+    case "question": return { command: "reveal", key: "controls.now_question" };
+    case "reveal": return { command: "next", key: lastQuestion ? "controls.now_reveal_last" : "controls.now_reveal" };
+    case "finished": return { command: null, key: "controls.now_finished" };
+    default: return { command: null, key: "" };
+  }
+}
+
+/** Whether the page shows `command` now: allowed, and not the twin of another button shown. */
+function offered(command, room, allowed) {
+  if (!allowed.has(command)) return false;
+  if (command === "next" && room.phase === "question") return false;
+  if (command === "skip" && room.phase === "reveal") return false;
+  return true;
+}
+
+const BUTTON_ORDER = BUTTONS.map(([command]) => command);
+
+/** The words of the commands sent from elsewhere than a button of the controls, for the announcement. */
+const UNBUTTONED = { settings: "settings.save", kick: "roster.remove", block: "roster.block" };
 
 /** Icons that point the way reading goes: mirrored right to left. */
 const MIRRORED = new Set(["next", "skip"]);
@@ -69,13 +104,20 @@ export class TeacherControls {
     this.room = null;
     this.feedbackWords = () => "";
     const grid = el("div", { class: "controls", role: "group", "aria-label": t("controls.group"), "data-i18n-aria-label": "controls.group" });
+    const apart = el("div", { class: "controls controls-apart", role: "group", "aria-labelledby": "controls-apart-title" });
+    this.nextLine = el("p", { class: "next-step", id: "next-step" });
+    this.nextBox = el("div", { class: "next-step-box", id: "next-step-box" });
     for (const [command, icon, label] of BUTTONS) {
-      const button = el("button", { type: "button", "data-command": command, class: command === "end" ? "danger" : "",
+      const button = el("button", { type: "button", "data-command": command, class: APART.has(command) ? "apart" : "secondary",
         onclick: () => this.command(command) },
         el("span", { "aria-hidden": "true", class: MIRRORED.has(command) ? "mirror" : undefined, text: icon }), worded("span", label, { class: "label" }));
       this.buttons.set(command, button);
-      grid.append(button);
+      (APART.has(command) ? apart : grid).append(button);
     }
+    this.grid = grid;
+    this.apart = el("div", { class: "apart-box", id: "controls-apart" },
+      worded("h3", "controls.apart", { id: "controls-apart-title" }), apart);
+    // Refusals and the results' download: said here. A command sent is only announced.
     this.feedback = el("p", { class: "muted", role: "status", id: "control-feedback" });
     this.results = this.buildResults();
     this.roster = el("table", { class: "players-table", id: "roster" },
@@ -87,6 +129,8 @@ export class TeacherControls {
     this.settingsForm = this.buildSettings();
     this.gridToggle = el("input", { type: "checkbox", id: "answer-grid", name: "answerGrid",
       onchange: () => this.send({ type: "command", command: "settings", settings: { answerGrid: this.gridToggle.checked } }) });
+    this.competitiveToggle = el("input", { type: "checkbox", id: "competitive", name: "competitive",
+      onchange: () => this.send({ type: "command", command: "settings", settings: { competitive: this.competitiveToggle.checked } }) });
     this.languageSelect = el("select", { id: "room-language", name: "language",
       onchange: () => this.send({ type: "command", command: "settings", settings: { language: this.languageSelect.value } }) },
     el("option", { value: "", id: "follow-voice" }),
@@ -101,10 +145,14 @@ export class TeacherControls {
     container.append(el("div", { class: `teacher-grid${rosterHost ? " alone" : ""}` },
       el("div", { class: "teacher-controls" },
         this.results,
-        worded("h2", "controls.heading"), grid, this.feedback, rosterHost ? note : null,
+        worded("h2", "controls.now", { id: "next-step-title" }), this.nextLine, this.nextBox, grid, this.apart,
+        this.feedback, rosterHost ? note : null,
         worded("h2", "controls.projector"),
         el("label", { class: "check", for: "answer-grid" }, this.gridToggle, worded("span", "controls.grid_toggle")),
         worded("p", "controls.grid_note", { class: "muted" }),
+        worded("h2", "controls.phones"),
+        el("label", { class: "check", for: "competitive" }, this.competitiveToggle, worded("span", "controls.competitive_toggle")),
+        worded("p", "controls.competitive_note", { class: "muted" }),
         worded("label", "language.room_label", { for: "room-language" }), this.languageSelect,
         worded("p", "controls.language_note", { class: "muted" }),
         worded("h2", "controls.settings"), this.settingsForm),
@@ -140,10 +188,18 @@ export class TeacherControls {
       });
       if (!sure) return;
     }
+    if (command === "skip") {
+      const question = this.room?.phase === "question";
+      const sure = await confirmDialog(question
+        ? { title: t("controls.skip_question_title"), body: t("controls.skip_question_body"), confirm: t("controls.skip_question"), cancel: t("controls.skip_cancel") }
+        : { title: t("controls.skip_story_title"), body: t("controls.skip_story_body"), confirm: t("controls.skip_story"), cancel: t("controls.skip_cancel") });
+      if (!sure) return;
+    }
     this.send({ type: "command", command, ...extra });
     const button = this.buttons.get(command);
-    const label = () => (button ? button.querySelector(".label").textContent : command);
-    this.say(() => t("controls.sent", { command: label() }));
+    const label = button ? button.querySelector(".label").textContent : t(UNBUTTONED[command] ?? "controls.group");
+    // Said to a screen reader, not written under the buttons: what changed shows in the room's state.
+    announce(t("controls.sent", { command: label }));
   }
 
   async remove(player, block) {
@@ -163,14 +219,34 @@ export class TeacherControls {
   update(room) {
     this.room = room;
     const allowed = new Set(room.commands);
+    const step = nextStep(room);
+    const focused = [...this.buttons.values()].find((button) => button === document.activeElement);
     for (const [command, button] of this.buttons) {
+      const shown = offered(command, room, allowed);
       button.disabled = !allowed.has(command);
+      button.hidden = !shown;
       if (command === "skip") {
         const label = button.querySelector(".label");
         label.dataset.i18n = skipLabel(room.phase);
         label.textContent = t(label.dataset.i18n);
       }
+      if (APART.has(command)) continue;
+      const primary = shown && command === step.command;
+      button.classList.toggle("secondary", !primary);
+      button.classList.toggle("primary", primary);
+      const home = primary ? this.nextBox : this.grid;
+      if (button.parentElement !== home) {
+        const focused = document.activeElement === button;
+        if (primary) home.append(button);
+        else home.insertBefore(button, [...home.children].find((other) => BUTTON_ORDER.indexOf(other.dataset.command) > BUTTON_ORDER.indexOf(command)) ?? null);
+        if (focused) button.focus();
+      }
     }
+    // A keyboard user whose button went away (pressed, the room moved on) lands on the next step.
+    if (focused?.hidden) this.buttons.get(step.command)?.focus();
+    this.nextLine.textContent = step.key ? t(step.key) : "";
+    this.apart.hidden = ![...APART].some((command) => !this.buttons.get(command).hidden);
+    this.grid.hidden = ![...this.grid.children].some((button) => !button.hidden);
     const finished = room.phase === "finished";
     this.openResults.href = this.resultsLink(room.language);
     const appearing = finished && this.results.hidden;
@@ -182,6 +258,7 @@ export class TeacherControls {
     for (const input of this.settingsForm.querySelectorAll("input, select, button")) input.disabled = !editable;
     if (!this.settingsForm.contains(document.activeElement)) this.fillSettings(room.settings);
     this.gridToggle.checked = Boolean(room.settings.answerGrid);
+    this.competitiveToggle.checked = Boolean(room.settings.competitive);
     const voiceLanguage = LANGUAGES[room.settings.language ? "" : room.language]?.name;
     this.languageSelect.querySelector("#follow-voice").textContent = voiceLanguage ? `${t("language.follow_voice")} (${voiceLanguage})` : t("language.follow_voice");
     if (document.activeElement !== this.languageSelect) this.languageSelect.value = room.settings.language ?? "";
@@ -297,12 +374,12 @@ export class TeacherControls {
       check("speedPoints", "settings.speed_points"), check("streakBonus", "settings.streak_bonus"), check("timer", "settings.timer"),
       check("lateJoin", "settings.late_join"), check("readQuestions", "settings.read_questions"),
       el("label", {}, worded("span", "settings.question_seconds"), el("input", { type: "number", name: "questionSeconds", min: 5, max: 300 })),
-      el("label", {}, worded("span", "settings.narration"), el("select", { name: "narration" },
+      el("label", { class: "whole-row" }, worded("span", "settings.narration"), el("select", { name: "narration" },
         worded("option", "settings.narration_devices", { value: "devices" }),
         worded("option", "settings.narration_dashboard", { value: "dashboard" }),
         worded("option", "settings.narration_off", { value: "off" }))),
-      el("label", {}, worded("span", "settings.voice"), el("input", { type: "text", name: "voice", maxlength: 40, dir: "ltr" })),
-      worded("button", "settings.save", { type: "submit" }),
+      el("label", { class: "whole-row" }, worded("span", "settings.voice"), el("input", { type: "text", name: "voice", maxlength: 40, dir: "ltr" })),
+      worded("button", "settings.save", { type: "submit", class: "secondary" }),
       worded("p", "settings.note", { class: "muted" }),
     );
     form.addEventListener("submit", (event) => {

@@ -29,6 +29,8 @@ const connection = new RoomConnection({
   },
 });
 let connectionKey = "connection.lost_server";
+/** The room's read-only projector token, given to this page by the server in its welcome. */
+let dashboardToken = null;
 /** The words of each narration notice code (docs/protocol.md). */
 const NOTICES = {
   narration_voice_fallback: "narration.voice_fallback",
@@ -50,6 +52,9 @@ function handle(message) {
     }
     return;
   }
+  // The projector's own link, from the teacher's welcome only (a welcome after a restart may lack it:
+  // the link already known stays).
+  if (message.type === "welcome" && message.dashboardToken) dashboardToken = message.dashboardToken;
   if (!store.apply(message)) return;
   if (store.state.language) setLanguage(store.state.language);
   render();
@@ -76,6 +81,7 @@ function render({ quiet = false } = {}) {
   const join = `${location.origin}/?room=${encodeURIComponent(room.code ?? code)}&lang=${encodeURIComponent(room.language ?? "")}`;
   const link = Object.assign(document.createElement("a"), { id: "join-link", href: join, textContent: join, dir: "ltr" });
   $("#join-at").replaceChildren(...tParts("teacher.join_at", { link }));
+  renderLinks(room);
   storageBanner($("#storage-banner"), room.storage);
   // How the story is being read, when the teacher should know (the natural voice failed): worded from
   // the notice's code.
@@ -94,6 +100,20 @@ function render({ quiet = false } = {}) {
     });
   }
   controls.update(room);
+}
+
+/**
+ * The projector page of this room (its link, with the read-only token, as the server prints it), and the
+ * way back to the class and to the story library. Those two pages take the school's key, which this page
+ * never holds: they ask for their own link when opened without it.
+ */
+function renderLinks(room) {
+  const roomCode = room.code ?? code;
+  $("#dashboard-item").hidden = !dashboardToken;
+  if (dashboardToken) $("#dashboard-link").href = `/dashboard#${new URLSearchParams({ room: roomCode, token: dashboardToken })}`;
+  const classId = room.classRoom?.id;
+  $("#class-item").hidden = !classId;
+  if (classId) $("#class-link").href = `/classes#${new URLSearchParams({ id: classId })}`;
 }
 
 onLanguageChange(() => {

@@ -96,6 +96,7 @@ extension Welcome: JSONObjectWritable {
         writer.field("token", token)
         writer.field("serverTime", serverTime)
         writer.field("room", room)
+        writer.field("dashboardToken", dashboardToken)
     }
 }
 
@@ -332,6 +333,7 @@ extension RoomSettings: JSONObjectWritable {
         writer.field("voice", voice)
         writer.field("answerGrid", answerGrid)
         writer.field("language", language)
+        writer.field("competitive", competitive)
     }
 }
 

@@ -24,6 +24,10 @@ public struct Welcome: Sendable, Equatable, Codable {
     public var token: String?
     public var serverTime: ServerTime
     public var room: RoomSnapshot
+    /// For the teacher's control connection only: the room's read-only projector token, so the teacher
+    /// page can open the projector without the link printed at creation. Never sent to a child or a
+    /// dashboard.
+    public var dashboardToken: String?
 }
 
 public struct Pong: Sendable, Equatable, Codable {
@@ -157,14 +161,16 @@ public struct AnswerProgress: Sendable, Equatable, Codable {
 /// A child's own standing.
 public struct PlayerStanding: Sendable, Equatable, Codable {
     public var score: Int
-    public var rank: Int
+    /// The child's place in the class; absent unless the room is competitive (`RoomSettings.competitive`).
+    public var rank: Int?
     /// Correct answers in a row, up to the last question revealed.
     public var streak: Int
     public var results: [QuestionOutcome]
-    /// The nearest place above this child, for "120 points behind Ana"; absent in first place.
+    /// The nearest place above this child, for "120 points behind Ana"; absent in first place, and absent
+    /// unless the room is competitive.
     public var ahead: PlaceAhead?
 
-    public init(score: Int, rank: Int, streak: Int, results: [QuestionOutcome], ahead: PlaceAhead? = nil) {
+    public init(score: Int, rank: Int?, streak: Int, results: [QuestionOutcome], ahead: PlaceAhead? = nil) {
         self.score = score
         self.rank = rank
         self.streak = streak

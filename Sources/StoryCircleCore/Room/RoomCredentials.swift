@@ -22,6 +22,22 @@ public struct RoomCredentials: Sendable, Equatable {
         SHA256.hexDigest("storycircle.token.v1:" + token)
     }
 
+    /// The projector token of a room whose teacher token is `teacherToken`. A room's projector token is
+    /// made this way (`RoomDirectory`), so the server can hand it to the teacher's page later without
+    /// ever storing a token: only hashes are kept. It is one-way, so a projector link does not lead back
+    /// to the teacher's.
+    public static func dashboardToken(forTeacherToken teacherToken: String) -> String {
+        SHA256.hexDigest("storycircle.dashboard-token.v1:" + teacherToken)
+    }
+
+    /// The room's projector token, for the teacher who proved `teacherToken`; nil for a room whose
+    /// projector token was drawn at random (rooms made before tokens were derived).
+    public func dashboardToken(forTeacherToken teacherToken: String) -> String? {
+        guard isTeacher(teacherToken) else { return nil }
+        let token = Self.dashboardToken(forTeacherToken: teacherToken)
+        return constantTimeEquals(Self.hash(token), dashboardTokenHash) ? token : nil
+    }
+
     /// The role a token grants in `watch`, if any.
     public func watchRole(for token: String) -> Role? {
         let hash = Self.hash(token)

@@ -35,11 +35,16 @@ public struct RoomSettings: Sendable, Equatable, Codable {
     /// The language of the room's screens (`RoomLanguage.available`); nil follows the voice. A display
     /// setting, changeable at any time.
     public var language: String?
+    /// Children's phones show their place in the class and the classmate just ahead ("3rd place, 117
+    /// points behind Dina"), the top of the class at each reveal and the podium. Off by default: a child
+    /// sees their own progress, never a named classmate's lead, unless the teacher chooses a contest. A
+    /// display setting, changeable at any time (it shows from the next reveal or the end).
+    public var competitive: Bool
 
     public init(
         speedPoints: Bool = true, streakBonus: Bool = true, timer: Bool = true, questionSeconds: Int = 20,
         lateJoin: Bool = true, narration: NarrationMode = .devices, readQuestions: Bool = false, maxPlayers: Int = 3_000,
-        voice: String? = nil, answerGrid: Bool = false, language: String? = nil
+        voice: String? = nil, answerGrid: Bool = false, language: String? = nil, competitive: Bool = false
     ) {
         self.speedPoints = speedPoints
         self.streakBonus = streakBonus
@@ -52,10 +57,11 @@ public struct RoomSettings: Sendable, Equatable, Codable {
         self.voice = voice
         self.answerGrid = answerGrid
         self.language = language
+        self.competitive = competitive
     }
 
     private enum CodingKeys: String, CodingKey {
-        case speedPoints, streakBonus, timer, questionSeconds, lateJoin, narration, readQuestions, maxPlayers, voice, answerGrid, language
+        case speedPoints, streakBonus, timer, questionSeconds, lateJoin, narration, readQuestions, maxPlayers, voice, answerGrid, language, competitive
     }
 
     /// Every field is optional when decoding, so settings stored by an older release (or written by hand
@@ -74,6 +80,7 @@ public struct RoomSettings: Sendable, Equatable, Codable {
         voice = try container.decodeIfPresent(String.self, forKey: .voice)
         answerGrid = try container.decodeIfPresent(Bool.self, forKey: .answerGrid) ?? defaults.answerGrid
         language = try container.decodeIfPresent(String.self, forKey: .language)
+        competitive = try container.decodeIfPresent(Bool.self, forKey: .competitive) ?? defaults.competitive
     }
 
     public var scoring: ScoringRules {
@@ -118,6 +125,7 @@ public struct RoomSettings: Sendable, Equatable, Codable {
             }
             settings.language = name.isEmpty ? nil : name
         }
+        if let value = patch.competitive { settings.competitive = value }
         return settings
     }
 }
@@ -137,11 +145,12 @@ public struct RoomSettingsPatch: Sendable, Equatable, Codable {
     public var answerGrid: Bool?
     /// A language of `RoomLanguage.available`; an empty string follows the voice again.
     public var language: String?
+    public var competitive: Bool?
 
     public init(
         speedPoints: Bool? = nil, streakBonus: Bool? = nil, timer: Bool? = nil, questionSeconds: Int? = nil,
         lateJoin: Bool? = nil, narration: NarrationMode? = nil, readQuestions: Bool? = nil, maxPlayers: Int? = nil,
-        voice: String? = nil, answerGrid: Bool? = nil, language: String? = nil
+        voice: String? = nil, answerGrid: Bool? = nil, language: String? = nil, competitive: Bool? = nil
     ) {
         self.speedPoints = speedPoints
         self.streakBonus = streakBonus
@@ -154,9 +163,10 @@ public struct RoomSettingsPatch: Sendable, Equatable, Codable {
         self.voice = voice
         self.answerGrid = answerGrid
         self.language = language
+        self.competitive = competitive
     }
 
-    /// Whether the patch changes only how screens look (the answer grid, the language): those may change in any phase,
+    /// Whether the patch changes only how screens look (the answer grid, the language, the contest): those may change in any phase,
     /// while the rest shape the game and change only before it starts.
     public var changesOnlyDisplay: Bool {
         speedPoints == nil && streakBonus == nil && timer == nil && questionSeconds == nil && lateJoin == nil

@@ -27,7 +27,7 @@ extension RoomState {
         case .control(let token):
             if pickers.contains(connection) { return reply(connection, RoomError(.invalidCommand, "Pick your name first.")) }
             if credentials.isTeacher(token) {
-                return admitScreen(connection, role: .teacher, at: at)
+                return admitScreen(connection, role: .teacher, at: at, dashboardToken: credentials.dashboardToken(forTeacherToken: token))
             }
             if credentials.watchRole(for: token) == .dashboard {
                 return refuse(connection, RoomError(.wrongRole, "A dashboard link can watch the room but not control it."))
@@ -140,10 +140,12 @@ extension RoomState {
         return [.persist(.playerReadmitted(player: player.id, at: at)), .send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + namesChanged()
     }
 
-    mutating func admitScreen(_ connection: ConnectionID, role: Role, at: ServerTime) -> [RoomDirective] {
+    /// `dashboardToken`: the projector's token, for a teacher's control connection only.
+    mutating func admitScreen(_ connection: ConnectionID, role: Role, at: ServerTime, dashboardToken: String? = nil) -> [RoomDirective] {
         let member: Member = role == .teacher ? .teacher : .dashboard
         members[connection] = member
-        let welcome = Welcome(role: role, player: nil, token: nil, serverTime: at, room: snapshot(for: member))
+        let welcome = Welcome(role: role, player: nil, token: nil, serverTime: at, room: snapshot(for: member),
+                              dashboardToken: role == .teacher ? dashboardToken : nil)
         // A teacher who arrives while storage is failing is told at once, not at the next change.
         let storage: [RoomDirective] = role == .teacher && storeProblem != nil ? [.send(.storage(storeHealthStatus), to: [connection])] : []
         return [.send(.welcome(welcome), to: [connection])] + storage

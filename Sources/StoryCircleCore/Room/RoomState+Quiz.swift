@@ -111,7 +111,7 @@ extension RoomState {
     private func revealSends(of index: Int) -> [RoomDirective] {
         let distribution = distribution(of: index)
         let ranked = rankedPlayers()
-        let top = entries(ranked.prefix(timing.topCount), includeResults: false)
+        let top = childrenSeeOthers() ? entries(ranked.prefix(timing.topCount), includeResults: false) : []
         let ahead = placesAhead(ranked)
         var directives: [RoomDirective] = []
         directives.reserveCapacity(ranked.count + 2)
@@ -188,7 +188,8 @@ extension RoomState {
         directives.reserveCapacity(ranked.count + 2)
         for (position, (rank, playerIndex)) in ranked.enumerated() {
             guard let connection = players[playerIndex].connection else { continue }
-            let message = Finished(podium: podium.entries, podiumMore: podium.more, you: standing(of: players[playerIndex], rank: rank, ahead: ahead[position]), entries: nil)
+            let message = Finished(podium: childrenSeeOthers() ? podium.entries : [], podiumMore: childrenSeeOthers() ? podium.more : nil,
+                                   you: standing(of: players[playerIndex], rank: rank, ahead: ahead[position]), entries: nil)
             directives.append(.send(.finished(message), to: [connection]))
         }
         directives += sendToScreens { role in

@@ -72,8 +72,18 @@ extension RoomState {
         (0..<concluded).map { outcomes[$0] ?? .missed }
     }
 
+    /// A child's standing: their own score, streak and results; their place and the classmate just ahead
+    /// only in a competitive room (a child is never told a named classmate leads unless the teacher chose it).
     func standing(of player: Player, rank: Int, ahead: PlaceAhead?) -> PlayerStanding {
-        PlayerStanding(score: player.score, rank: rank, streak: player.streak, results: results(of: player), ahead: ahead)
+        let competitive = settings.competitive
+        return PlayerStanding(score: player.score, rank: competitive ? rank : nil, streak: player.streak, results: results(of: player),
+                              ahead: competitive ? ahead : nil)
+    }
+
+    /// The classmates a child's reveal and end screen name (the top of the class, the podium): none unless
+    /// the room is competitive. Screens (the projector, the teacher) always get them.
+    func childrenSeeOthers() -> Bool {
+        settings.competitive
     }
 
     func standing(of player: Player, place: (rank: Int, ahead: PlaceAhead?)) -> PlayerStanding {
@@ -189,7 +199,8 @@ extension RoomState {
             let podium = podium(ranked)
             snapshot.finished = player == nil
                 ? Finished(podium: podium.entries, podiumMore: podium.more, you: nil, entries: entries(ranked[...], includeResults: showsResults(to: role)))
-                : Finished(podium: podium.entries, podiumMore: podium.more, you: player.map { standing(of: $0, place: place(of: $0)) }, entries: nil)
+                : Finished(podium: childrenSeeOthers() ? podium.entries : [], podiumMore: childrenSeeOthers() ? podium.more : nil,
+                           you: player.map { standing(of: $0, place: place(of: $0)) }, entries: nil)
         }
         if role == .teacher { snapshot.schoolClass = rosterView }
         if let player {
@@ -209,7 +220,7 @@ extension RoomState {
         }
         let place = place(of: player)
         return revealMessage(
-            of: index, distribution: distribution(of: index), top: entries(ranked.prefix(timing.topCount), includeResults: false),
+            of: index, distribution: distribution(of: index), top: childrenSeeOthers() ? entries(ranked.prefix(timing.topCount), includeResults: false) : [],
             for: player, rank: place.rank, ahead: place.ahead
         )
     }

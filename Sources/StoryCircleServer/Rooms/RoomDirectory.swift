@@ -90,7 +90,8 @@ actor RoomDirectory {
         let settings = try roomDefaults.applying(patch ?? RoomSettingsPatch())
         do {
             let teacherToken = Tokens.generate()
-            let dashboardToken = Tokens.generate()
+            // Derived, so the teacher's page can be given the projector link later (only hashes are stored).
+            let dashboardToken = RoomCredentials.dashboardToken(forTeacherToken: teacherToken)
             let credentials = RoomCredentials(teacherToken: teacherToken, dashboardToken: dashboardToken)
             let now = clock.now()
             let code = try await storeNewRoom(story: story, settings: settings, credentials: credentials, at: now, storyID: storyID, classID: classRoster?.id)

@@ -58,7 +58,8 @@ struct RoomSettingOptions {
     static let readQuestions = CommandSpec.Option(long: "read-questions", valueName: nil, help: "Read each question and its options aloud too.")
     static let voice = CommandSpec.Option(long: "voice", valueName: "voice", help: "A voice instead of the story's (en-gb, es, piper:en_US-joe-medium, ...; see 'storycircle voices').")
     static let language = CommandSpec.Option(long: "language", valueName: "language", help: "The language of every screen: \(RoomLanguage.available.joined(separator: ", ")) (by default the voice's).")
-    static let all = [narrate, noSpeedPoints, noStreaks, noTimer, questionSeconds, noLateJoin, readQuestions, voice, language]
+    static let competitive = CommandSpec.Option(long: "competitive", valueName: nil, help: "Phones show each child's place and who is just ahead.")
+    static let all = [narrate, noSpeedPoints, noStreaks, noTimer, questionSeconds, noLateJoin, readQuestions, voice, language, competitive]
 
     var patch = RoomSettingsPatch()
 
@@ -69,6 +70,7 @@ struct RoomSettingOptions {
         if arguments.isSet(Self.noTimer) { patch.timer = false }
         if arguments.isSet(Self.noLateJoin) { patch.lateJoin = false }
         if arguments.isSet(Self.readQuestions) { patch.readQuestions = true }
+        if arguments.isSet(Self.competitive) { patch.competitive = true }
         let range = RoomSettings.questionSecondsRange
         patch.questionSeconds = try arguments.value(of: Self.questionSeconds, expecting: "use a whole number from \(range.lowerBound) to \(range.upperBound)") { text in
             Int(text).flatMap { range.contains($0) ? $0 : nil }

@@ -70,7 +70,7 @@ struct MessageGenerator {
     mutating func settings() -> RoomSettings {
         RoomSettings(speedPoints: bool(), streakBonus: bool(), timer: bool(), questionSeconds: int(), lateJoin: bool(),
                      narration: NarrationMode.allCases.randomElement(using: &random)!, readQuestions: bool(), maxPlayers: int(),
-                     voice: maybe { $0.string() }, answerGrid: bool(), language: maybe { $0.string() })
+                     voice: maybe { $0.string() }, answerGrid: bool(), language: maybe { $0.string() }, competitive: bool())
     }
 
     mutating func outcome() -> QuestionOutcome { [.correct, .wrong, .missed, .skipped].randomElement(using: &random)! }
@@ -153,7 +153,7 @@ struct MessageGenerator {
     mutating func message(kind: Int) -> ServerMessage {
         switch kind {
         case 0: .welcome(Welcome(role: [.child, .dashboard, .teacher].randomElement(using: &random)!, player: maybe { PlayerInfo(id: $0.string(), nickname: $0.string()) },
-                                 token: maybe { $0.string() }, serverTime: time(), room: snapshot()))
+                                 token: maybe { $0.string() }, serverTime: time(), room: snapshot(), dashboardToken: maybe { $0.string() }))
         case 1: .error(RoomError(ErrorCode.allCases.randomElement(using: &random)!, string(maxLength: 80),
                                  params: maybe { generator in Dictionary(generator.list(0...3) { ($0.string(), $0.string()) }, uniquingKeysWith: { first, _ in first }) }))
         case 2: .pong(Pong(id: int(), clientTime: maybe { $0.double() }, serverTime: time()))

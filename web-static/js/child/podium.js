@@ -1,8 +1,8 @@
-// The end: it leads with what the child did well ("You got 2 of 3 right!"), then the place (never "0
-// points"), then the podium, which has nobody on it with 0 points.
+// The end: it leads with what the child did well ("You got 2 of 3 right!"), then their points (never
+// "0 points"); only when the teacher chose a contest, the place and the podium (nobody on it with 0 points).
 
 import { $, clear, announce, podium, progressDots, streakText } from "../dom.js";
-import { room, session, services, show, record, placeText, results as resultsSoFar } from "./store.js";
+import { room, session, services, show, record, placeText, scoreText, competitive, results as resultsSoFar } from "./store.js";
 import { t } from "../i18n.js";
 
 export function lead(results) {
@@ -25,8 +25,13 @@ export function finished(result, { quiet = false } = {}) {
   const streak = streakText(you?.streak ?? 0);
   $("#finished-praise").textContent = [praise, streak].filter(Boolean).join(" ");
   clear($("#finished-dots")).append(progressDots(results, room.state.questionCount || results.length));
-  $("#finished-place").textContent = placeText(you);
-  clear($("#finished-podium")).append(podium(result.podium, {
+  const contest = competitive() || (result.podium ?? []).length > 0;
+  const place = contest ? placeText(you) : scoreText(you);
+  $("#finished-place").textContent = place;
+  $("#finished-podium").hidden = !contest;
+  $("#finished-podium").previousElementSibling.hidden = !contest;
+  clear($("#finished-podium"));
+  if (contest) $("#finished-podium").append(podium(result.podium, {
     more: result.podiumMore,
     you: { id: session.playerId, standing: you },
     onPlace: (rank) => {
@@ -37,5 +42,5 @@ export function finished(result, { quiet = false } = {}) {
   }));
   if (quiet) return;
   record("finished");
-  announce(t("finished.announce", { headline, place: placeText(you) }));
+  announce(t("finished.announce", { headline, place }));
 }

@@ -1,11 +1,11 @@
 // The reveal: the child's own answer stays in view beside the result, marked "Your answer"; the right
-// answer says so in words; points, the streak ("🔥 3 in a row") and the place ("3rd place, 120 points
-// behind Ana"); the explanation and the top of the class below.
+// answer says so in words; points, the streak ("🔥 3 in a row") and, when the teacher chose a contest,
+// the place ("3rd place, 120 points behind Ana") and the top of the class; the explanation below.
 
 import { $, el, clear, announce, board, streakText } from "../dom.js";
 import { markReveal } from "../options.js";
 import { t, isolate } from "../i18n.js";
-import { room, session, services, show, record, saveSession, renderScore, placeText } from "./store.js";
+import { room, session, services, show, record, saveSession, renderScore, placeText, competitive } from "./store.js";
 import { clearCountdown, renderDots } from "./question.js";
 
 /** `quiet`: only the words again (the language changed): no sound, no scrolling, nothing recorded. */
@@ -43,9 +43,13 @@ export function showReveal(reveal, { quiet = false } = {}) {
   const explanation = $("#reveal-explanation");
   explanation.hidden = !reveal.explanation;
   explanation.textContent = reveal.explanation ?? "";
-  // The top of the class, only those with points: a row of zeros tells nobody anything kind.
+  // The top of the class, in a competitive room only (otherwise the server names nobody), and only those
+  // with points: a row of zeros tells nobody anything kind.
   const scored = reveal.top.filter((entry) => entry.score > 0);
-  clear($("#reveal-top")).append(scored.length > 0 ? board(scored, { highlightId: session.playerId })
+  const showTop = competitive() || scored.length > 0;
+  $("#reveal-top").hidden = !showTop;
+  $("#reveal-top").previousElementSibling.hidden = !showTop;
+  clear($("#reveal-top")).append(!showTop ? "" : scored.length > 0 ? board(scored, { highlightId: session.playerId })
     : el("p", { class: "muted", text: t("reveal.no_points") }));
   renderDots();
   $("#answer-status").textContent = "";

@@ -108,9 +108,17 @@ export function forgetBlocked(room) {
 
 // ---- Standing: kind words about where a child is ----
 
-/** "3rd place, 120 points behind Ana"; nothing at all while a child has no points. */
+/** Whether the teacher chose a contest: only then do phones show places and classmates' scores. */
+export function competitive() {
+  return Boolean(room.state.settings?.competitive);
+}
+
+/**
+ * "3rd place, 120 points behind Ana", in a competitive room only (the server sends no place otherwise);
+ * nothing at all while a child has no points.
+ */
 export function placeText(standing) {
-  if (!standing || standing.score <= 0) return "";
+  if (!standing || standing.score <= 0 || standing.rank === null || standing.rank === undefined) return "";
   if (!standing.ahead) return standing.rank === 1 ? t("place.first") : t("place.rank", { place: ordinal(standing.rank) });
   return t("place.behind", { place: ordinal(standing.rank), points: points(standing.ahead.points), name: isolate(standing.ahead.nickname) });
 }
