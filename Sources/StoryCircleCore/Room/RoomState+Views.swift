@@ -149,7 +149,8 @@ extension RoomState {
     }
 
     func lobby() -> Lobby {
-        let list = activePlayers.map { LobbyPlayer(id: $0.id, nickname: $0.nickname, connected: $0.connection != nil) }
+        // A name given back is held by nobody: listed again once a child picks it.
+        let list = players.filter { !$0.kicked && !$0.released }.map { LobbyPlayer(id: $0.id, nickname: $0.nickname, connected: $0.connection != nil) }
         return Lobby(players: list, count: list.count)
     }
 

@@ -146,9 +146,6 @@ public struct RoomState: Sendable {
 
     // MARK: - Reading the state
 
-    /// Players who have not been kicked, in join order.
-    var activePlayers: [Player] { players.filter { !$0.kicked } }
-
     public var playerCount: Int { tally.active }
 
     public var connectedPlayerCount: Int { tally.connected }
@@ -350,6 +347,11 @@ public struct RoomState: Sendable {
         switch message {
         case .join, .rejoin, .watch, .control, .pick, .names:
             return reply(connection, RoomError(.alreadyIdentified, "This connection has already said who it is."))
+        case .notMe:
+            guard case .child(let playerID) = member else {
+                return reply(connection, RoomError(.wrongRole, "Only a child who picked a name can give it back."))
+            }
+            return giveBack(playerID, from: connection, at: at)
         case .ping:
             return []
         case .answer(let question, let option):
