@@ -66,6 +66,7 @@ function submitJoin(event) {
   if (!nickname) return joinError(() => t("join.nickname_needed"));
   if (letters(nickname) > maxLength()) return joinError(() => t("error.nickname_invalid.too_long", { max: maxLength() }));
   $("#join-error").hidden = true;
+  joinNote(null);
   $("#join-button").disabled = true;
   const sameRoom = session.room === code;
   session.room = code;
