@@ -4,6 +4,7 @@ free at once for the right child; the teacher's one "Fix name" in the roster sen
 names with a kind word, nothing red and nothing "removed"; the projector's answers are readable from the back
 of the room (48px at 1920×1080) and still fit 8 to a screen at 1280×720. axe-core on the phone and the
 projector at their sizes."""
+import asyncio
 import json
 import re
 
@@ -12,6 +13,10 @@ from selenium.webdriver.common.by import By
 from browser_support import (PHONE, PROJECTOR, SMALL_PROJECTOR, TEACHER, assert_fits, axe, colour, events, join_screen,
                              no_page_errors, plain, screenshot, text, text_contrast, visible, wait)
 from test_browser import CLASSROOM, browsers, choose, confirm  # noqa: F401 (browsers is a fixture)
+from conftest import Client, wait_until
+from test_classes import CONFIG, member_ids, pick, picker
+from test_classes import class_room as scripted_class_room
+from test_classes import make_class as scripted_class
 from test_classes_browser import class_room, free, make_class, pick_buttons, picker_shows
 
 RED = {(179, 38, 30), (253, 231, 229)}  # the error box's border and fill (--bad, --bad-soft)
@@ -220,3 +225,49 @@ def test_the_projectors_answers_read_from_the_back_of_the_room(server, browsers)
     screenshot(small, "first-hour-projector-1280-longest-answer")
     for driver in (big, small):
         no_page_errors(driver)
+
+
+def test_not_me_over_real_sockets_is_stored_before_it_is_acknowledged(make_server, tmp_path):
+    """An independent client: `notMe` frees the name (the connection gets `names`, and picks again on it),
+    is refused once the child has answered, and the given-back token is still refused after kill -9."""
+    server = make_server(config=CONFIG, data=tmp_path / "data")
+    schoolclass = scripted_class(server, "Class 1B", [{"name": "Ada", "avatar": "owl"}, {"name": "Bo", "avatar": "emoji:🦊"}])
+    ids = member_ids(schoolclass)
+    room = scripted_class_room(server, schoolclass)
+    kept = {}
+
+    async def scenario():
+        watching, _ = await picker(server, room)
+        phone, welcome = await pick(server, room, ids["Ada"])
+        kept["wrong"] = welcome["token"]
+        await watching.expect("names")
+        await phone.send({"type": "notMe"})
+        names = await phone.expect("names")
+        assert [c["taken"] for c in names["children"]] == [False, False], "Ada is free at once"
+        assert [c["taken"] for c in (await watching.expect("names"))["children"]] == [False, False]
+        await phone.send({"type": "join", "room": room["code"], "member": ids["Bo"]})
+        bo = await phone.expect("welcome")
+        assert bo["player"]["nickname"] == "Bo" and bo["token"] != kept["wrong"], "a new token for the child's own name"
+        await watching.send({"type": "join", "room": room["code"], "member": ids["Ada"]})
+        assert (await watching.expect("welcome"))["player"]["nickname"] == "Ada"
+        # Bo answers; his name is his now.
+        assert server.command(room, "start")[0] == 200
+        assert server.command(room, "skip")[0] == 200
+        question = await phone.expect("question")
+        await wait_until(question["opensAt"])
+        await phone.send({"type": "answer", "question": 0, "option": 1})
+        await phone.expect("answer.ack")
+        await phone.send({"type": "notMe"})
+        refused = await phone.expect("error")
+        assert refused["code"] == "not_me_after_answer", refused
+
+    asyncio.run(scenario())
+    server.kill()
+    restarted = make_server(config=CONFIG, data=tmp_path / "data")
+
+    async def after_restart():
+        stale = await Client.connect(restarted)
+        await stale.send({"type": "rejoin", "room": room["code"], "token": kept["wrong"]})
+        assert (await stale.expect("error"))["code"] == "released", "the give-back was stored before it was acknowledged"
+
+    asyncio.run(after_restart())
