@@ -115,6 +115,7 @@ def test_a_wrong_tap_is_undone_by_the_child_and_fixed_by_the_teacher(server, bro
         assert removal.find_element(By.XPATH, "..").get_attribute("class") == "removals", "Remove and Block sit apart"
         assert teacher.execute_script("return arguments[0].compareDocumentPosition(arguments[1]) & 4", row_fix, removal), "the fix comes first"
     assert not teacher.find_elements(By.CSS_SELECTOR, '#class-roster button'), "one action for a name, in the roster"
+    assert plain(teacher.find_element(By.CSS_SELECTOR, "#roster thead th:last-child").get_attribute("textContent")) == "Fix name, or remove"
     screenshot(teacher, "first-hour-teacher-roster-fix-name")
     axe(teacher, "first-hour-teacher-roster-fix-name")
     fix.click()

@@ -196,6 +196,9 @@ export class TeacherControls {
     const key = JSON.stringify([room.players, questionOpen, room.questionCount, canKick, canBlock, canFix, [...held]]);
     if (key === this.lastPlayers) return;
     this.lastPlayers = key;
+    const actionsHeading = this.roster.querySelector("thead th:last-child");
+    actionsHeading.dataset.i18n = room.classRoom ? "roster.fix_or_remove" : "roster.remove_or_block";
+    actionsHeading.textContent = t(actionsHeading.dataset.i18n);
     const count = el("span", { id: "roster-count", class: "num", "data-count": room.players.length, text: number(room.players.length) });
     this.rosterHeading.replaceChildren(...tParts("controls.children", { count }));
     const rows = clear(this.roster.querySelector("tbody"));
