@@ -185,9 +185,12 @@ export function joinRefused(error) {
     return startPicking(session.room, () => errorText(error));
   }
   if (error.code === ERROR.RELEASED) {
-    // This browser's name was given back (by the teacher, or by this page before a reload): tap again.
+    // This browser's name was given back (by this page, its answer lost in a dropped connection, or by the
+    // teacher): tap again.
+    const own = session.givingBack;
+    session.givingBack = false;
     forgetSessionKeepingNothing();
-    return startPicking(session.room, () => t("join.name_given_back"), { kind: true });
+    return startPicking(session.room, () => t(own ? "join.not_me_done" : "join.name_given_back"), { kind: true });
   }
   if (error.code === ERROR.TOKEN_NOT_FOR_ROOM) {
     // The token is another room's: pick again.
