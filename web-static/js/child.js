@@ -134,6 +134,8 @@ function welcome(message) {
   session.welcomed = true;
   session.helloPending = false;
   session.tryingBlockedToken = false;
+  // A "That's not me" the server never read (the connection dropped first) can be pressed again.
+  session.givingBack = false;
   if (session.member) session.classMember = session.member;
   forgetPicker();
   session.playerId = message.player.id;
