@@ -54,6 +54,29 @@ struct NotMeTests {
         #expect(after.state.playerID(of: back) == ada.player?.id)
     }
 
+    /// Bo taps Ada's name (Ada is away today), gives it back and taps his own: the room has one child, not
+    /// two — in its counts, its answer progress, its scoreboard and its results.
+    @Test func aNameGivenBackAndNotPickedAgainIsNobody() throws {
+        var room = classes.classRoom()
+        let phone = room.newConnection()
+        _ = try #require(classes.pick(&room, "mem_ada", on: phone, token: "123456.wrong"))
+        room.apply(.message(phone, .notMe, at: room.now))
+        let bo = try #require(classes.pick(&room, "mem_bo", on: phone, token: "123456.bo"))
+        #expect(room.state.playerCount == 1)
+        #expect(room.state.lobby().players.map(\.nickname) == ["Bo"])
+        #expect(room.state.tally == room.state.recount(question: room.state.tally.question))
+        try room.startAndPrepare()
+        room.narrateToFirstQuestion()
+        #expect(room.state.answerProgress()?.total == 1)
+        room.apply(.message(phone, .answer(question: 0, option: 0), at: room.now))
+        #expect(room.state.phase.name == .reveal, "Bo was the only child here")
+        #expect(room.state.results().players.map(\.id) == [bo.player!.id])
+        // A restart counts the same.
+        let (restored, _) = RoomState.restore(room.archive(), lookalikes: LookalikeTable(), classRoster: ClassRoomTests.roster, at: room.now)
+        #expect(restored.playerCount == 1)
+        #expect(restored.results().players.map(\.nickname) == ["Bo"])
+    }
+
     @Test func aChildWhoHasAnsweredKeepsTheName() throws {
         var room = classes.classRoom()
         let phone = room.newConnection()

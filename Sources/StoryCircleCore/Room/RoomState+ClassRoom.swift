@@ -92,7 +92,7 @@ extension RoomState {
                 directives.append(.persist(.playerReadmitted(player: player.id, at: at)))
             }
             unregister(player)
-            players[index].released = false
+            markReleased(index, false)
             players[index].tokenHash = tokenHash
             register(players[index])
             connect(index, to: connection)
@@ -145,7 +145,7 @@ extension RoomState {
         if phase == .finished {
             return reply(connection, RoomError(.roomEnded, "This room has finished."))
         }
-        if answers.contains(where: { $0[playerID] != nil }) {
+        if hasAnswered(playerID) {
             return reply(connection, RoomError(.notMeAfterAnswer, "You have answered with this name, so it stays yours. If it is not your name, ask your teacher."))
         }
         var directives = free(index, at: at)
@@ -156,12 +156,17 @@ extension RoomState {
         return directives + namesChanged()
     }
 
+    /// Whether the player has an accepted answer to any question.
+    func hasAnswered(_ playerID: String) -> Bool {
+        answers.contains { $0[playerID] != nil }
+    }
+
     /// Frees the name the player at `index` holds: stored as released, their token refused from now on,
     /// their connection (if any) no longer theirs.
     private mutating func free(_ index: Int, at: ServerTime) -> [RoomDirective] {
         let player = players[index]
         unregister(player)
-        players[index].released = true
+        markReleased(index)
         releasedTokens.insert(player.tokenHash)
         if let connection = player.connection {
             members[connection] = nil

@@ -36,7 +36,9 @@ extension RoomState {
 
     /// Active players ranked by score (ties share a rank), as indices into `players`.
     func rankedPlayers() -> [(rank: Int, index: Int)] {
-        let active = players.indices.filter { !players[$0].kicked }
+        // A name given back before any answer was a wrong tap: nobody to rank (a child released after
+        // answering keeps their place and points until their name is picked again).
+        let active = players.indices.filter { !players[$0].kicked && !(players[$0].released && !hasAnswered(players[$0].id)) }
         return Scoreboard.rank(active, score: { players[$0].score }, sortName: { players[$0].sortName })
             .map { (rank: $0.rank, index: $0.player) }
     }
@@ -144,7 +146,7 @@ extension RoomState {
 
     func answerProgress() -> AnswerProgress? {
         guard case .question(let run) = phase else { return nil }
-        let answered = answers[run.index].keys.count { playerIndex[$0].map { !players[$0].kicked } == true }
+        let answered = answers[run.index].keys.count { playerIndex[$0].map { !players[$0].kicked && !players[$0].released } == true }
         return AnswerProgress(question: run.index, answered: answered, total: playerCount)
     }
 
