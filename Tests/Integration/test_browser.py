@@ -447,7 +447,9 @@ def test_the_teacher_removes_and_blocks_and_the_block_survives_a_restart(tmp_pat
         # Remove: Zoë may come back, under the same name.
         click_labelled(teacher, "Remove Zoë")
         assert confirm(teacher, True) == "Remove Zoë?"
-        wait(zoe, lambda d: visible(d, "#join-error") and "removed" in text(d, "#join-error"))
+        # Said neutrally on the child's phone (a note, not an error): nothing red, nothing "removed".
+        wait(zoe, lambda d: visible(d, "#join-note") and text(d, "#join-note") == "You are not in this room any more. Ask your teacher if you can join again.")
+        assert not visible(zoe, "#join-error")
         zoe.find_element(By.ID, "join-button").click()
         wait(zoe, lambda d: visible(d, "#lobby"), message="a removed child can join again")
 
@@ -455,12 +457,12 @@ def test_the_teacher_removes_and_blocks_and_the_block_survives_a_restart(tmp_pat
         token = max_.execute_script("return JSON.parse(localStorage.getItem('storycircle.session')).token")
         click_labelled(teacher, "Remove and block Max")
         assert confirm(teacher, True) == "Remove and block Max?"
-        wait(max_, lambda d: visible(d, "#join-error") and "removed" in text(d, "#join-error"))
+        wait(max_, lambda d: visible(d, "#join-note") and text(d, "#join-note") == "You are not in this room any more. Ask your teacher if you can join again.")
         screenshot(teacher, "teacher-roster-after-block")
         max_.find_element(By.ID, "nickname").clear()
         max_.find_element(By.ID, "nickname").send_keys("Maxi")
         max_.find_element(By.ID, "join-button").click()
-        wait(max_, lambda d: visible(d, "#join-error") and "Your teacher removed you from this room." == text(d, "#join-error"),
+        wait(max_, lambda d: visible(d, "#join-note") and text(d, "#join-note") == "You are not in this room any more. Ask your teacher if you can join again." and not visible(d, "#join-error"),
              message="the same browser is refused, whatever the name")
         other = browsers(**PHONE)
         other.get(f"{server.http}/?room={code}")

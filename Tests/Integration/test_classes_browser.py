@@ -137,7 +137,7 @@ def test_a_class_room_is_joined_by_tapping_a_name_and_a_released_name_comes_back
     row = lambda d, member: d.find_element(By.CSS_SELECTOR, f'[data-member-row="{member}"]')  # noqa: E731
     wait(teacher, lambda d: visible(d, "#class-roster") and "Here" in row(d, members["Ada"]).text, message="Ada here")
     assert "Not here yet" in row(teacher, members["Bo"]).text
-    assert not row(teacher, members["Bo"]).find_elements(By.CSS_SELECTOR, "[data-action=release]")
+    assert not teacher.find_elements(By.CSS_SELECTOR, "#class-roster button"), "a name is fixed from the roster's row, not here"
     axe(teacher, "class-teacher-roster-laptop")
 
     # Ada earns points on the first phone.
@@ -149,12 +149,12 @@ def test_a_class_room_is_joined_by_tapping_a_name_and_a_released_name_comes_back
          message="Ada's points")
     points = phone.execute_script("return window.storycircle.room.you.score")
 
-    # Released: the first phone is back at the names with a word why, and the name is free again.
-    wait(teacher, lambda d: (b := row(d, members["Ada"]).find_element(By.CSS_SELECTOR, "[data-action=release]")).is_enabled() and b).click()
+    # Released ("Fix name" in the roster): the first phone is back at the names with a kind word, and the name is free again.
+    wait(teacher, lambda d: (b := d.find_element(By.CSS_SELECTOR, f'#roster tr[data-player="{ada_id}"] [data-action=fix-name]')).is_enabled() and b).click()
     dialog = wait(teacher, lambda d: visible(d, "dialog.confirm"), message="the release is confirmed first")
     assert "Ada" in plain(dialog.text)
     dialog.find_element(By.CSS_SELECTOR, '[data-answer="yes"]').click()
-    wait(phone, lambda d: visible(d, "#picker") and "moved your name" in plain(text(d, "#picker-error")), message="the first phone is told")
+    wait(phone, lambda d: visible(d, "#picker") and "gave this name back" in plain(text(d, "#picker-note")), message="the first phone is told")
     wait(second, lambda d: free(d, "Ada"), message="Ada free again, live")
     pick_buttons(second)["Ada"].click()
     wait(second, lambda d: d.execute_script("return window.storycircle.session.welcomed"), message="Ada on the second phone")

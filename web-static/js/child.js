@@ -12,7 +12,7 @@ import { ERROR, ANSWER_REFUSALS, errorText } from "./error-codes.js";
 import { t, setLanguage, onLanguageChange, ownChoice, browserLanguage, languagePicker } from "./i18n.js";
 import { showSnapshot } from "./snapshot.js";
 import { room, session, services, record, saveSession, renderScore } from "./child/store.js";
-import { startJoin, joinRefused, kicked, rewordJoin } from "./child/join.js";
+import { startJoin, joinRefused, kicked, rewordJoin, showNotMe, gaveBack, notMeRefused } from "./child/join.js";
 import { names, forgetPicker, rewordPicker } from "./child/picker.js";
 import { showLobby } from "./child/lobby.js";
 import { preparing, narrationPlan, narrationSentence, progress, narrationComplete, problem, quizSoon, rewordStory } from "./child/story.js";
@@ -100,9 +100,16 @@ function status({ state: connectionState, code }) {
 function handle(message) {
   if (message.type === "error") return refusal(message);
   room.apply(message);
+  follow(message);
+  // "That's not me" is offered until this child's first answer.
+  return showNotMe();
+}
+
+function follow(message) {
   switch (message.type) {
     case "welcome": return welcome(message);
-    case "names": return names(message);
+    // After "That's not me", the server's names say the name is free and this connection picks again.
+    case "names": return session.givingBack && session.welcomed ? gaveBack() : names(message);
     case "preparing": return preparing(message);
     case "narration.plan": return narrationPlan(message);
     case "narration.sentence": return narrationSentence(message);
@@ -127,6 +134,8 @@ function welcome(message) {
   session.welcomed = true;
   session.helloPending = false;
   session.tryingBlockedToken = false;
+  // A "That's not me" the server never read (the connection dropped first) can be pressed again.
+  session.givingBack = false;
   if (session.member) session.classMember = session.member;
   forgetPicker();
   session.playerId = message.player.id;
@@ -159,6 +168,7 @@ function refusal(error) {
   if (session.helloPending || !session.welcomed) return joinRefused(error);
   if (ANSWER_REFUSALS.has(error.code)) return answerRefused(error);
   if (error.code === ERROR.SESSION_REPLACED) return undefined;
+  if (error.code === ERROR.NOT_ME_AFTER_ANSWER) return notMeRefused();
   announce(errorText(error));
   return undefined;
 }

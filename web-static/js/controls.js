@@ -268,9 +268,15 @@ export class TeacherControls {
     const questionOpen = room.phase === "question";
     const canKick = room.commands.includes("kick");
     const canBlock = room.commands.includes("block");
-    const key = JSON.stringify([room.players, questionOpen, room.questionCount, canKick, canBlock]);
+    const canFix = room.commands.includes("release");
+    // In a class room, the name each child holds: a wrong tap is fixed by freeing it (one action), not by a removal.
+    const held = new Map((room.classRoom?.members ?? []).filter((member) => member.taken && member.player).map((member) => [member.player, member]));
+    const key = JSON.stringify([room.players, questionOpen, room.questionCount, canKick, canBlock, canFix, [...held]]);
     if (key === this.lastPlayers) return;
     this.lastPlayers = key;
+    const actionsHeading = this.roster.querySelector("thead th:last-child");
+    actionsHeading.dataset.i18n = room.classRoom ? "roster.fix_or_remove" : "roster.remove_or_block";
+    actionsHeading.textContent = t(actionsHeading.dataset.i18n);
     const count = el("span", { id: "roster-count", class: "num", "data-count": room.players.length, text: number(room.players.length) });
     this.rosterHeading.replaceChildren(...tParts("controls.children", { count }));
     const rows = clear(this.roster.querySelector("tbody"));
@@ -289,10 +295,15 @@ export class TeacherControls {
         el("td", { class: "num score" }, number(player.score), player.streak >= 2 ? el("span", { class: "streak-mark", title: streakText(player.streak), text: ` 🔥${number(player.streak)}` }) : null),
         el("td", {}, progressDots(player.results ?? [], Math.max(room.questionCount, (player.results ?? []).length), t("dots.of", { name }))),
         el("td", {}, el("div", { class: "actions" },
-          el("button", { type: "button", class: "secondary", "data-player": player.id, "data-action": "kick", text: t("roster.remove"),
-            "aria-label": t("roster.remove_label", { name }), disabled: !canKick, onclick: () => this.remove(player, false) }),
-          el("button", { type: "button", class: "danger", "data-player": player.id, "data-action": "block", text: t("roster.block"),
-            "aria-label": t("roster.block_label", { name }), disabled: !canBlock, onclick: () => this.remove(player, true) })))));
+          held.has(player.id) ? el("button", { type: "button", class: "secondary", "data-player": player.id, "data-action": "fix-name",
+            text: t("roster.fix_name"), "aria-label": t("roster.fix_name_label", { name }), disabled: !canFix,
+            onclick: () => this.release(held.get(player.id)) }) : null,
+          // Removals are for real trouble, set apart from the fix of a mix-up.
+          el("span", { class: "removals" },
+            el("button", { type: "button", class: "secondary", "data-player": player.id, "data-action": "kick", text: t("roster.remove"),
+              "aria-label": t("roster.remove_label", { name }), disabled: !canKick, onclick: () => this.remove(player, false) }),
+            el("button", { type: "button", class: "danger", "data-player": player.id, "data-action": "block", text: t("roster.block"),
+              "aria-label": t("roster.block_label", { name }), disabled: !canBlock, onclick: () => this.remove(player, true) }))))));
     }
     if (focused) rows.querySelector(`[data-player="${CSS.escape(focused)}"]`)?.focus();
   }
@@ -301,36 +312,33 @@ export class TeacherControls {
     const classRoom = room.classRoom;
     this.classBox.hidden = !classRoom;
     if (!classRoom) return;
-    const canRelease = room.commands.includes("release");
-    const key = JSON.stringify([classRoom, canRelease]);
+    const key = JSON.stringify(classRoom);
     if (key === this.lastMembers) return;
     this.lastMembers = key;
     const members = classRoom.members ?? [];
     const here = members.filter((member) => member.connected).length;
     this.classHeading.textContent = t("members.heading", { class: isolate(classRoom.name), here, count: members.length });
-    const focused = document.activeElement?.dataset?.member;
     const list = clear(this.classMembers);
+    // Who is here, at a glance; a name to fix is fixed from the roster's row (one action for it).
     for (const member of members) {
       const state = member.connected ? "members.here" : member.taken ? "members.away" : "members.missing";
-      const name = isolate(member.name);
       list.append(el("li", { class: `class-member${member.taken ? "" : " missing"}`, "data-member-row": member.member },
         avatarPicture(member.avatar, member.name, "avatar member-avatar"),
-        el("span", { class: "member-text" }, written(member.name, "strong"), el("span", { class: "member-state", text: t(state) })),
-        member.taken ? el("button", { type: "button", class: "secondary", "data-member": member.member, "data-action": "release",
-          text: t("members.release"), "aria-label": t("members.release_label", { name }), disabled: !canRelease,
-          onclick: () => this.release(member) }) : null));
+        el("span", { class: "member-text" }, written(member.name, "strong"), el("span", { class: "member-state", text: t(state) }))));
     }
-    if (focused) list.querySelector(`[data-member="${CSS.escape(focused)}"]`)?.focus();
   }
 
-  /** Frees a taken name for a child on another device, after asking. */
+  /**
+   * "Fix name": frees a class child's name (a wrong tap, or a child on a new device), after asking. The phone
+   * holding it goes back to the names, kindly worded; the right child taps the name, with any points won on it.
+   */
   async release(member) {
     const name = isolate(member.name);
-    const sure = await confirmDialog({ title: t("members.release_title", { name }), body: t("members.release_body", { name }),
-      confirm: t("members.release_confirm"), danger: false });
+    const sure = await confirmDialog({ title: t("roster.fix_title", { name }), body: t("roster.fix_body", { name }),
+      confirm: t("roster.fix_confirm"), danger: false });
     if (!sure) return;
     this.send({ type: "command", command: "release", member: member.member });
-    this.say(() => t("members.release_sent", { name }));
+    this.say(() => t("roster.fix_sent", { name }));
   }
 
   buildResults() {

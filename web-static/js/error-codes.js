@@ -43,6 +43,7 @@ export const ERROR = Object.freeze({
   CLASS_ROOM: "class_room",
   NAME_TAKEN: "name_taken",
   RELEASED: "released",
+  NOT_ME_AFTER_ANSWER: "not_me_after_answer",
   TOKEN_NOT_FOR_ROOM: "token_not_for_room",
   MEMBER_NOT_FOUND: "member_not_found",
   CLASS_NOT_FOUND: "class_not_found",
@@ -79,7 +80,7 @@ const WORDS = {
   settings_locked: "error.settings_locked", invalid_settings: "error.invalid_settings",
   storage_unavailable: "error.storage_unavailable", try_again: "error.try_again", room_mismatch: "error.room_mismatch",
   internal_error: "error.internal_error", voice_not_installed: "error.voice_not_installed",
-  class_room: "error.class_room", name_taken: "error.name_taken", released: "error.released", token_not_for_room: "error.token_not_for_room", member_not_found: "error.member_not_found",
+  class_room: "error.class_room", name_taken: "error.name_taken", released: "join.name_given_back", not_me_after_answer: "join.not_me_after_answer", token_not_for_room: "error.token_not_for_room", member_not_found: "error.member_not_found",
   class_not_found: "error.class_not_found", invalid_class: "error.invalid_class", version_conflict: "error.version_conflict",
   class_in_use: "error.class_in_use",
 };

@@ -16,6 +16,9 @@ public enum ClientMessage: Sendable, Equatable {
     /// to be fair to children on slow Wi-Fi when it scores speed.
     case ping(id: Int, clientTime: Double?, roundTripMs: Int?)
     case command(TeacherCommand)
+    /// A class child who tapped a name that is not theirs gives it back, before their first answer: the
+    /// name is free at once and the connection is a name-picker again.
+    case notMe
 
     /// The room code of a hello, `nil` for other messages.
     public var helloRoom: String? {
@@ -35,10 +38,11 @@ public enum ClientMessage: Sendable, Equatable {
         case .answer: "answer"
         case .ping: "ping"
         case .command: "command"
+        case .notMe: "notMe"
         }
     }
 
-    public static let typeNames = ["join", "rejoin", "watch", "control", "names", "answer", "ping", "command"]
+    public static let typeNames = ["join", "rejoin", "watch", "control", "names", "answer", "ping", "command", "notMe"]
 
     /// Every field any client message may carry, read from the parsed object one by one, so that a wrong
     /// type or a missing field is reported precisely, and a field that is JSON but not what the protocol
@@ -191,6 +195,7 @@ public enum ClientMessage: Sendable, Equatable {
         case "control": return .control(room: try require(fields.room, "room"), token: try require(fields.token, "token"))
         case "answer": return .answer(question: try require(fields.question, "question"), option: try require(fields.option, "option"))
         case "ping": return .ping(id: fields.id ?? 0, clientTime: fields.clientTime, roundTripMs: fields.rtt)
+        case "notMe": return .notMe
         case "command":
             return .command(try TeacherCommand.named(try require(fields.command, "command"), player: fields.player, settings: fields.settings, member: fields.member))
         default:
@@ -227,6 +232,8 @@ extension ClientMessage: Encodable {
             try container.encode(id, forKey: .id)
             try container.encodeIfPresent(clientTime, forKey: .clientTime)
             try container.encodeIfPresent(roundTrip, forKey: .rtt)
+        case .notMe:
+            break
         case .command(let command):
             try container.encode(command.name, forKey: .command)
             try container.encodeIfPresent(command.player, forKey: .player)

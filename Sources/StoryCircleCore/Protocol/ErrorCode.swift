@@ -82,6 +82,8 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case nameTaken = "name_taken"
     /// The teacher released this child's name for another device: this resume token no longer works.
     case released = "released"
+    /// A `notMe` from a child who has answered already: the name stays theirs (the teacher can still free it).
+    case notMeAfterAnswer = "not_me_after_answer"
     /// A resume token of another room.
     case tokenNotForRoom = "token_not_for_room"
     case memberNotFound = "member_not_found"

@@ -92,7 +92,7 @@ extension RoomState {
                 directives.append(.persist(.playerReadmitted(player: player.id, at: at)))
             }
             unregister(player)
-            players[index].released = false
+            markReleased(index, false)
             players[index].tokenHash = tokenHash
             register(players[index])
             connect(index, to: connection)
@@ -112,8 +112,9 @@ extension RoomState {
         return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + namesChanged()
     }
 
-    /// The teacher frees a child's name: the device holding it is let go and its token refused from now
-    /// on; the name is free for the child's new device.
+    /// The teacher frees a child's name (a child who tapped the wrong one, or one on a new device): the
+    /// device holding it goes back to the name-picker and its token is refused from now on; the next pick
+    /// of the name is the same player.
     mutating func release(_ id: String, at: ServerTime) throws(RoomError) -> [RoomDirective] {
         guard let classRoster, let member = classRoster.member(id) else {
             throw RoomError(.memberNotFound, "That name is not in this room's class.", params: ["id": String(id.prefix(64))])
@@ -121,20 +122,57 @@ extension RoomState {
         guard let playerID = memberPlayers[id], let index = playerIndex[playerID], !players[index].kicked, !players[index].released else {
             throw CommandRefusal.notTaken.error("release", "Nobody holds the name \(member.name) now.")
         }
-        let player = players[index]
-        unregister(player)
-        players[index].released = true
-        releasedTokens.insert(player.tokenHash)
-        var directives: [RoomDirective] = [.persist(.playerReleased(player: playerID, at: at))]
-        if let connection = player.connection {
-            members[connection] = nil
-            connect(index, to: nil)
+        let connection = players[index].connection
+        var directives = free(index, at: at)
+        if let connection {
+            // Said kindly (the page words `released`): a mix-up is nobody's fault.
             directives += [
-                .send(.kicked(Notice(code: .released, message: "Your teacher gave your name to another device.")), to: [connection]),
+                .send(.kicked(Notice(code: .released, message: "Your teacher gave this name back. Tap your own name.")), to: [connection]),
                 .close(connection, CloseReason(status: 1008, reason: ErrorCode.released.rawValue)),
             ]
         }
-        return directives + markScreensDirty(at: at) + namesChanged()
+        return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + namesChanged()
+    }
+
+    /// A child who tapped a name that is not theirs gives it back before their first answer: the name is
+    /// free at once and this connection is a name-picker again, sent the names (after the release is
+    /// stored) to tap their own. Once they have answered, the answers are someone's: only the teacher frees
+    /// the name then.
+    mutating func giveBack(_ playerID: String, from connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
+        guard classRoster != nil, let index = playerIndex[playerID], players[index].member != nil else {
+            return reply(connection, RoomError(.invalidCommand, "Only a child who tapped a name in a class room can give it back."))
+        }
+        if phase == .finished {
+            return reply(connection, RoomError(.roomEnded, "This room has finished."))
+        }
+        if hasAnswered(playerID) {
+            return reply(connection, RoomError(.notMeAfterAnswer, "You have answered with this name, so it stays yours. If it is not your name, ask your teacher."))
+        }
+        var directives = free(index, at: at)
+        pickers.insert(connection)
+        directives += markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at)
+        // The room may take no new children now (locked, started without late joiners): this picker is
+        // then shown only the names that may come back, the one just given back among them.
+        return directives + namesChanged()
+    }
+
+    /// Whether the player has an accepted answer to any question.
+    func hasAnswered(_ playerID: String) -> Bool {
+        answers.contains { $0[playerID] != nil }
+    }
+
+    /// Frees the name the player at `index` holds: stored as released, their token refused from now on,
+    /// their connection (if any) no longer theirs.
+    private mutating func free(_ index: Int, at: ServerTime) -> [RoomDirective] {
+        let player = players[index]
+        unregister(player)
+        markReleased(index)
+        releasedTokens.insert(player.tokenHash)
+        if let connection = player.connection {
+            members[connection] = nil
+            connect(index, to: nil)
+        }
+        return [.persist(.playerReleased(player: player.id, at: at))]
     }
 
     /// The class was saved while the room is live: a child added since appears on the pickers, a renamed

@@ -89,7 +89,7 @@ extension RoomState {
             return refuse(connection, RoomError(.blocked, Self.removedMessage))
         }
         if releasedTokens.contains(tokenHash) {
-            return refuse(connection, RoomError(.released, "Your teacher gave your name to another device. Please tap your name again."))
+            return refuse(connection, RoomError(.released, "This name was given back. Please tap your own name."))
         }
         if tokenOwners[tokenHash] == nil, let room = Self.room(ofResumeToken: token), room != code {
             return [.failedToken(connection)] + refuse(connection, RoomError(.tokenNotForRoom, "This page remembers another room. Please pick your name again."))

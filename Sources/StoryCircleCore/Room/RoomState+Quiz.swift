@@ -82,7 +82,7 @@ extension RoomState {
         // O(players), but only once everyone connected has answered, which happens about once per question.
         let answered = answers[run.index]
         var graceEnds: ServerTime?
-        for player in players where !player.kicked && player.connection == nil && answered[player.id] == nil {
+        for player in players where !player.kicked && !player.released && player.connection == nil && answered[player.id] == nil {
             guard let until = player.graceUntil, until > at else { continue }
             graceEnds = min(graceEnds ?? until, until)
         }

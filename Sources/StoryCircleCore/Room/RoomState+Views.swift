@@ -36,7 +36,9 @@ extension RoomState {
 
     /// Active players ranked by score (ties share a rank), as indices into `players`.
     func rankedPlayers() -> [(rank: Int, index: Int)] {
-        let active = players.indices.filter { !players[$0].kicked }
+        // A name given back before any answer was a wrong tap: nobody to rank (a child released after
+        // answering keeps their place and points until their name is picked again).
+        let active = players.indices.filter { !players[$0].kicked && !(players[$0].released && !hasAnswered(players[$0].id)) }
         return Scoreboard.rank(active, score: { players[$0].score }, sortName: { players[$0].sortName })
             .map { (rank: $0.rank, index: $0.player) }
     }
@@ -154,12 +156,13 @@ extension RoomState {
 
     func answerProgress() -> AnswerProgress? {
         guard case .question(let run) = phase else { return nil }
-        let answered = answers[run.index].keys.count { playerIndex[$0].map { !players[$0].kicked } == true }
+        let answered = answers[run.index].keys.count { playerIndex[$0].map { !players[$0].kicked && !players[$0].released } == true }
         return AnswerProgress(question: run.index, answered: answered, total: playerCount)
     }
 
     func lobby() -> Lobby {
-        let list = activePlayers.map { LobbyPlayer(id: $0.id, nickname: $0.nickname, connected: $0.connection != nil) }
+        // A name given back is held by nobody: listed again once a child picks it.
+        let list = players.filter { !$0.kicked && !$0.released }.map { LobbyPlayer(id: $0.id, nickname: $0.nickname, connected: $0.connection != nil) }
         return Lobby(players: list, count: list.count)
     }
 

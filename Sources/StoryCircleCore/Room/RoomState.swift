@@ -31,8 +31,10 @@ public struct RoomState: Sendable {
         /// The nickname as the scoreboard orders ties (lowercased), worked out once when the player is added:
         /// a reveal ranks the whole class, and lowercasing is the most of a comparison.
         var sortName = ""
-        /// A class child whose name the teacher released: nobody holds it until it is picked again.
-        var released = false
+        /// A class child whose name was given back (the teacher's release, the child's "That's not me"):
+        /// nobody holds it until it is picked again, and it counts as nobody here meanwhile. Set only
+        /// through `markReleased(_:_:)`, which keeps `tally` in step.
+        fileprivate(set) var released = false
     }
 
     enum Member: Sendable, Equatable {
@@ -148,9 +150,6 @@ public struct RoomState: Sendable {
 
     // MARK: - Reading the state
 
-    /// Players who have not been kicked, in join order.
-    var activePlayers: [Player] { players.filter { !$0.kicked } }
-
     public var playerCount: Int { tally.active }
 
     public var connectedPlayerCount: Int { tally.connected }
@@ -196,7 +195,7 @@ public struct RoomState: Sendable {
     /// starting over on a new question.
     func recount(question: Int) -> Tally {
         var tally = Tally(question: question)
-        for player in players where !player.kicked {
+        for player in players where !player.kicked && !player.released {
             tally.active += 1
             guard player.connection != nil else { continue }
             tally.connected += 1
@@ -207,7 +206,7 @@ public struct RoomState: Sendable {
 
     /// What one player adds to the counts.
     private func contribution(of player: Player) -> (active: Int, connected: Int, answered: Int) {
-        guard !player.kicked else { return (0, 0, 0) }
+        guard !player.kicked, !player.released else { return (0, 0, 0) }
         guard player.connection != nil else { return (1, 0, 0) }
         let answered = answers.indices.contains(tally.question) && answers[tally.question][player.id] != nil
         return (1, 1, answered ? 1 : 0)
@@ -258,6 +257,12 @@ public struct RoomState: Sendable {
     mutating func markKicked(_ index: Int, _ kicked: Bool = true) {
         count(contribution(of: players[index]), sign: -1)
         players[index].kicked = kicked
+        count(contribution(of: players[index]), sign: 1)
+    }
+
+    mutating func markReleased(_ index: Int, _ released: Bool = true) {
+        count(contribution(of: players[index]), sign: -1)
+        players[index].released = released
         count(contribution(of: players[index]), sign: 1)
     }
 
@@ -352,6 +357,11 @@ public struct RoomState: Sendable {
         switch message {
         case .join, .rejoin, .watch, .control, .pick, .names:
             return reply(connection, RoomError(.alreadyIdentified, "This connection has already said who it is."))
+        case .notMe:
+            guard case .child(let playerID) = member else {
+                return reply(connection, RoomError(.wrongRole, "Only a child who picked a name can give it back."))
+            }
+            return giveBack(playerID, from: connection, at: at)
         case .ping:
             return []
         case .answer(let question, let option):

@@ -2,13 +2,15 @@
 // with the saved session. A child the teacher blocked from a room keeps that room's token, so this browser
 // asks with it again and the server answers "blocked" (the name is refused by the server as well). A child
 // only removed keeps it too: joining that room again from this browser brings back the same child, with
-// their answers and points (the teacher may have removed them by mistake).
+// their answers and points (the teacher may have removed them by mistake). A class child who tapped a name
+// that is not theirs presses "That's not me" before their first answer and is back at the names; whichever
+// way a name is given back, the page says so kindly, never as an error.
 
 import { $, announce } from "../dom.js";
 import { ERROR, errorText } from "../error-codes.js";
-import { t } from "../i18n.js";
+import { t, isolate } from "../i18n.js";
 import { friendlyName } from "../names.js";
-import { room, session, services, show, loadSession, forgetSession, blockedToken, rememberBlocked, forgetBlocked } from "./store.js";
+import { room, session, services, show, loadSession, forgetSession, blockedToken, rememberBlocked, forgetBlocked, results } from "./store.js";
 import { setPickerConnect, startPicking, stopPicking, pickRefused } from "./picker.js";
 
 let connect = () => {};
@@ -26,6 +28,7 @@ export function startJoin(connectToRoom) {
   showLength();
   $("#join-form").addEventListener("submit", submitJoin);
   $("#room-code").addEventListener("input", codeTyped);
+  $("#not-me-button").addEventListener("click", notMe);
 
   // Back after a refresh: the saved token rejoins as the same child (into this page's session).
   const saved = loadSession();
@@ -63,6 +66,7 @@ function submitJoin(event) {
   if (!nickname) return joinError(() => t("join.nickname_needed"));
   if (letters(nickname) > maxLength()) return joinError(() => t("error.nickname_invalid.too_long", { max: maxLength() }));
   $("#join-error").hidden = true;
+  joinNote(null);
   $("#join-button").disabled = true;
   const sameRoom = session.room === code;
   session.room = code;
@@ -128,6 +132,7 @@ let joinErrorWords = null;
 
 export function joinError(words) {
   joinErrorWords = words;
+  joinNote(null);
   stopPicking();
   show("join");
   $("#join-button").disabled = false;
@@ -138,10 +143,29 @@ export function joinError(words) {
   announce(text);
 }
 
+/** Words for the join screen's neutral note (this browser left a room), made now like the error's. */
+let joinNoteWords = null;
+
+/** A neutral word on the join screen: not a problem with what the child typed, nothing to fix. */
+function joinNote(words) {
+  joinNoteWords = words;
+  const box = $("#join-note");
+  box.hidden = !words;
+  box.textContent = words ? words() : "";
+  if (!words) return;
+  $("#join-error").hidden = true;
+  stopPicking();
+  show("join");
+  $("#join-button").disabled = false;
+  announce(box.textContent);
+}
+
 /** Words the join screen's error again (the language changed). */
 export function rewordJoin() {
   showLength();
   if (joinErrorWords && !$("#join-error").hidden) $("#join-error").textContent = joinErrorWords();
+  if (joinNoteWords && !$("#join-note").hidden) $("#join-note").textContent = joinNoteWords();
+  showNotMe();
 }
 
 /** A refusal before the welcome: the hello did not get in. */
@@ -160,8 +184,16 @@ export function joinRefused(error) {
     // A typed name in a class room: the children of this class pick theirs.
     return startPicking(session.room, () => errorText(error));
   }
-  if (error.code === ERROR.RELEASED || error.code === ERROR.TOKEN_NOT_FOR_ROOM) {
-    // This browser's name was given to another device, or the token is another room's: pick again.
+  if (error.code === ERROR.RELEASED) {
+    // This browser's name was given back (by this page, its answer lost in a dropped connection, or by the
+    // teacher): tap again.
+    const own = session.givingBack;
+    session.givingBack = false;
+    forgetSessionKeepingNothing();
+    return startPicking(session.room, () => t(own ? "join.not_me_done" : "join.name_given_back"), { kind: true });
+  }
+  if (error.code === ERROR.TOKEN_NOT_FOR_ROOM) {
+    // The token is another room's: pick again.
     forgetSessionKeepingNothing();
     return startPicking(session.room, () => errorText(error));
   }
@@ -171,7 +203,7 @@ export function joinRefused(error) {
     const byToken = Boolean(session.token);
     if (byToken) rememberBlocked(session.room, session.token);
     forgetSessionKeepingNothing();
-    return joinError(() => (byToken ? t("join.removed") : errorText(error)));
+    return byToken ? joinNote(() => t("join.removed")) : joinError(() => errorText(error));
   }
   if (error.code === ERROR.BAD_TOKEN) {
     if (session.tryingBlockedToken) {
@@ -201,26 +233,78 @@ export function joinRefused(error) {
   return joinError(() => errorText(error, { code: session.room }));
 }
 
-/** The teacher removed this child; when blocked, this browser remembers it for this room. */
+/**
+ * The teacher gave this child's name back (a mix-up: back to the names, kindly) or took them out of the room
+ * (said neutrally: a child is never shamed on their own phone); when blocked, this browser remembers it.
+ */
 export function kicked(message) {
   services.connection.stop();
   services.player.stop();
-  if (message.code === ERROR.RELEASED || (!message.blocked && (room.state.player?.member ?? session.classMember))) {
-    // A class child: released (their name is on another device now) or removed; their token is no use,
-    // and picking their name again brings back the same child.
+  if (message.code === ERROR.RELEASED) {
     forgetSessionKeepingNothing();
-    return startPicking(session.room, () => errorText(message));
+    return startPicking(session.room, () => t("join.name_given_back"), { kind: true });
+  }
+  if (!message.blocked && (room.state.player?.member ?? session.classMember)) {
+    // A class child removed: their token is no use, and picking their name again brings back the same child.
+    forgetSessionKeepingNothing();
+    return startPicking(session.room, () => t("join.removed"), { kind: true });
   }
   if (message.blocked && session.token) rememberBlocked(session.room, session.token);
   else if (session.token) rememberRemoved(session.room, session.token);
   forgetSessionKeepingNothing();
-  joinError(() => errorText(message));
+  joinNote(() => t("join.removed"));
+}
+
+// ---- "That's not me": a wrong tap undone by the child, before their first answer ----
+
+/** Whether this child has answered anything here (then the name is theirs: only the teacher can fix it). */
+function hasAnswered() {
+  return session.notMeClosed || session.chosen !== null || Boolean(session.pending)
+    || results().some((result) => result === "correct" || result === "wrong");
+}
+
+/** Shows "That's not me" to a class child who has not answered yet, in a room still going. */
+export function showNotMe() {
+  const shown = Boolean(session.welcomed && session.classMember && !session.givingBack && room.state.phase !== "finished" && !hasAnswered());
+  const box = $("#not-me");
+  box.hidden = !shown;
+  if (shown) $("#not-me-button").setAttribute("aria-label", t("join.not_me_label", { name: isolate(session.nickname ?? "") }));
+  const note = $("#not-me-note");
+  if (!note.hidden && session.notMeClosed) note.textContent = t("join.not_me_after_answer");
+}
+
+function notMe() {
+  if (!services.connection?.send({ type: "notMe" })) return;
+  session.givingBack = true;
+  showNotMe();
+}
+
+/** The server freed the name (its `names` to this connection says so): back to the names, to tap one's own. */
+export function gaveBack() {
+  session.givingBack = false;
+  services.player.stop();
+  forgetSessionKeepingNothing();
+  startPicking(session.room, () => t("join.not_me_done"), { kind: true });
+}
+
+/** Refused: this child has answered, so the name stays; said kindly, and the button goes. */
+export function notMeRefused() {
+  session.givingBack = false;
+  session.notMeClosed = true;
+  showNotMe();
+  const note = $("#not-me-note");
+  note.textContent = t("join.not_me_after_answer");
+  note.hidden = false;
+  announce(note.textContent);
 }
 
 function forgetSessionKeepingNothing() {
   forgetSession();
   session.welcomed = false;
   session.tryingBlockedToken = false;
+  session.notMeClosed = false;
+  $("#not-me").hidden = true;
+  $("#not-me-note").hidden = true;
 }
 
 // ---- Removed: the token of a room this browser was removed from (not blocked), kept to come back ----

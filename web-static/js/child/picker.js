@@ -18,6 +18,8 @@ let picked = { className: null, children: [] };
 let errorWords = null;
 /** Words for the picker's status line. */
 let statusWords = null;
+/** Words for the picker's kind note (a name given back: nobody did anything wrong). */
+let noteWords = null;
 
 export function setPickerConnect(connectToRoom) {
   connect = connectToRoom;
@@ -29,14 +31,18 @@ function otherCode() {
   if (services.connection) services.connection.stop();
   forgetPicker();
   setError(null);
+  setNote(null);
   stopPicking();
   const field = $("#room-code");
   field.focus();
   field.select();
 }
 
-/** Asks `code` for its names on a new connection; `note` (words) says why, when the child was sent back here. */
-export function startPicking(code, note = null) {
+/**
+ * Asks `code` for its names on a new connection; `note` (words) says why, when the child was sent back here:
+ * as a problem, or (`kind`) as a kind word for a name given back, never shown as an error.
+ */
+export function startPicking(code, note = null, { kind = false } = {}) {
   if (services.connection) services.connection.stop();
   session.room = code;
   session.picking = true;
@@ -52,7 +58,8 @@ export function startPicking(code, note = null) {
   clear($("#picker-grid"));
   $("#picker-class").textContent = "";
   setStatus(() => t("picker.looking"));
-  setError(note);
+  setError(kind ? null : note);
+  setNote(kind ? note : null);
   connect();
 }
 
@@ -77,6 +84,14 @@ function setStatus(words) {
   $("#picker-status").textContent = words ? words() : "";
 }
 
+function setNote(words) {
+  noteWords = words;
+  const box = $("#picker-note");
+  box.hidden = !words;
+  box.textContent = words ? words() : "";
+  if (words) announce(box.textContent);
+}
+
 function setError(words) {
   errorWords = words;
   const box = $("#picker-error");
@@ -91,7 +106,7 @@ export function names(message) {
   if (!message.class) {
     // The connection stays open: the typed nickname's `join` goes on it (one hello per child, which counts
     // when a whole class joins from behind one school address).
-    const note = errorWords;
+    const note = errorWords ?? noteWords;
     stopPicking();
     session.typingOnPicker = true;
     if (note) {
@@ -145,6 +160,7 @@ function pick(child) {
   session.member = child.id;
   session.nickname = child.name;
   setError(null);
+  setNote(null);
   setStatus(() => t("picker.joining", { name: isolate(child.name) }));
   for (const button of $("#picker-grid").querySelectorAll("button")) button.setAttribute("aria-disabled", "true");
   services.connection.send({ type: "join", room: session.room, member: child.id });
@@ -166,6 +182,7 @@ export function rewordPicker() {
   else titled($("#join-title").dataset.i18n);
   if (statusWords) $("#picker-status").textContent = statusWords();
   if (errorWords) $("#picker-error").textContent = errorWords();
+  if (noteWords) $("#picker-note").textContent = noteWords();
 }
 
 /** Forgets the grid of the last room (a welcome came, or the page goes back to typing). */

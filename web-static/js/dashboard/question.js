@@ -40,6 +40,8 @@ export function question(view) {
   options.hidden = false;
   renderOptions(options, view.options, null);
   showQuestionPictures(view, { heading: $("#question-text"), options, room: services.pictures.room, phone: false });
+  fitOptions(options);
+  for (const picture of options.querySelectorAll("img")) picture.addEventListener("load", () => fitOptions(options), { once: true });
   const open = () => { record(`question:${view.index}:shown`); runCountdown(); };
   const wait = services.connection.clock.until(view.opensAt);
   if (wait > 0) {
@@ -50,6 +52,31 @@ export function question(view) {
     open();
   }
 }
+
+/**
+ * Every answer as big as the projector's type (48px at 1080p), except one too long for its box: that option
+ * alone steps down until it fits, never below `SMALLEST` of the type, so a short answer stays big beside it.
+ */
+const SMALLEST = 0.5;
+function fitOptions(options) {
+  if (options.hidden) return;
+  for (const option of options.querySelectorAll(".option")) {
+    option.style.fontSize = "";
+    const full = parseFloat(getComputedStyle(option).fontSize);
+    let size = full;
+    while (spills(option) && size > full * SMALLEST) {
+      size = Math.max(full * SMALLEST, size * 0.9);
+      option.style.fontSize = `${size}px`;
+    }
+  }
+}
+
+/** Whether the option's contents need more room than its box has. */
+function spills(option) {
+  return option.scrollHeight > option.clientHeight + 1 || option.scrollWidth > option.clientWidth + 1;
+}
+
+addEventListener("resize", () => fitOptions($("#options")));
 
 /** Counts down the open question, unless it is paused. */
 export function runCountdown() {
