@@ -377,9 +377,17 @@ def test_a_class_saved_with_speed_points_says_so_and_its_rooms_teacher_page_open
          message="a story to start")
     laptop.find_element(By.ID, "class-start").click()
     link = wait(laptop, lambda d: visible(d, "#class-room-started") and d.find_element(By.ID, "class-room-teacher"), message="the room started")
-    assert link.get_attribute("target") == "_blank" and "noopener" in link.get_attribute("rel")
+    assert link.get_attribute("target") == "_blank"
     tabs = len(laptop.window_handles)
+    class_page = laptop.current_window_handle
     link.click()
     wait(laptop, lambda d: len(d.window_handles) == tabs + 1, message="the teacher page in a new tab")
     assert "/classes" in laptop.current_url and visible(laptop, "#class-view"), "the class page is still there"
+    no_page_errors(laptop)
+    # The teacher's tab leads back to this class, which opens there without the printed link.
+    laptop.switch_to.window(next(handle for handle in laptop.window_handles if handle != class_page))
+    back = wait(laptop, lambda d: visible(d, "#class-link"), message="the way back to the class")
+    assert visible(laptop, "#library-link")
+    back.click()
+    wait(laptop, lambda d: visible(d, "#class-view") and text(d, "#class-view-title") == "Class 3C", message="the class, in the teacher's tab")
     no_page_errors(laptop)

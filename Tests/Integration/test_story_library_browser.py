@@ -131,6 +131,12 @@ def test_start_a_room_opens_the_teacher_page_with_the_projector_link_beside_it(s
     driver.switch_to.window(next(handle for handle in driver.window_handles if handle != library))
     wait(driver, lambda d: f"#room={code}&token=" in d.current_url and "/teacher" in d.current_url)
     wait(driver, lambda d: "Waiting to start" in text(d, "#room-state"), message="the teacher page controls the room")
+    # The teacher tab leads back to the library, which opens without the printed link (the tab holds the key).
+    back = wait(driver, lambda d: visible(d, "#library-link"), message="the way back to the library")
+    back.click()
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".library-story")) >= 3, message="the library, working, in the teacher's tab")
+    assert "token=" not in driver.current_url
+    driver.switch_to.window(library)
     # The story cannot be deleted while its room runs.
     pip = next(story for story in stories(server) if story["title"].startswith("Pip"))
     status, _, body = server.request("DELETE", f"/api/stories/{pip['id']}", server.admin_token)

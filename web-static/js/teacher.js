@@ -11,6 +11,7 @@ import { t, tParts, setLanguage, onLanguageChange, browserLanguage } from "./i18
 // The teacher's page speaks the room's language; until the welcome says which, the browser's.
 await setLanguage(browserLanguage());
 import { storageBanner } from "./storage-banner.js";
+import { schoolKey } from "./school-key.js";
 import { renderAnswerChart } from "./answer-chart.js";
 
 const params = fragmentParameters();
@@ -104,16 +105,19 @@ function render({ quiet = false } = {}) {
 
 /**
  * The projector page of this room (its link, with the read-only token, as the server prints it), and the
- * way back to the class and to the story library. Those two pages take the school's key, which this page
- * never holds: they ask for their own link when opened without it.
+ * way back to the class and to the story library when this tab holds the school's key (a teacher page
+ * opened from the library or the class page; school-key.js). A page opened from the printed teacher link
+ * holds no key, and links that would only ask for one are not offered.
  */
 function renderLinks(room) {
   const roomCode = room.code ?? code;
   $("#dashboard-item").hidden = !dashboardToken;
   if (dashboardToken) $("#dashboard-link").href = `/dashboard#${new URLSearchParams({ room: roomCode, token: dashboardToken })}`;
+  const withKey = Boolean(schoolKey());
   const classId = room.classRoom?.id;
-  $("#class-item").hidden = !classId;
+  $("#class-item").hidden = !(withKey && classId);
   if (classId) $("#class-link").href = `/classes#${new URLSearchParams({ id: classId })}`;
+  $("#library-item").hidden = !withKey;
 }
 
 onLanguageChange(() => {

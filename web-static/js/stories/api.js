@@ -1,10 +1,13 @@
 // The story library's HTTP API (docs/protocol.md, "Story library") for the library page and the editor.
-// The admin token comes in the page's fragment (#token=…), never in a URL a server or a log sees.
+// The admin token comes in the page's fragment (#token=…), never in a URL a server or a log sees; the tab
+// keeps it (school-key.js), so the tab's other pages and a teacher page it opened can come back here.
 
 import { fragmentParameters } from "../connection.js";
 import { t, list } from "../i18n.js";
+import { rememberSchoolKey, schoolKey } from "../school-key.js";
 
-export const token = fragmentParameters().get("token") ?? "";
+export const token = fragmentParameters().get("token") ?? schoolKey();
+rememberSchoolKey(token);
 
 /** A refusal the server answered: its code, params and the rest of its error object. */
 export class Refused extends Error {
