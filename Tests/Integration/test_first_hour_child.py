@@ -12,7 +12,7 @@ from selenium.webdriver.common.by import By
 
 from browser_support import (PHONE, PROJECTOR, SMALL_PROJECTOR, TEACHER, assert_fits, axe, colour, events, join_screen,
                              no_page_errors, plain, screenshot, text, text_contrast, visible, wait)
-from test_browser import CLASSROOM, browsers, choose, confirm  # noqa: F401 (browsers is a fixture)
+from test_browser import CLASSROOM, browsers, choose, confirm, join  # noqa: F401 (browsers is a fixture)
 from conftest import Client, wait_until
 from test_classes import CONFIG, member_ids, pick, picker
 from test_classes import class_room as scripted_class_room
@@ -133,6 +133,42 @@ def test_a_wrong_tap_is_undone_by_the_child_and_fixed_by_the_teacher(server, bro
     choose(ada, "A gear")
     wait(ada, lambda d: not visible(d, "#not-me"), message="no give-back after an answer")
     for driver in (bo, ada, stray, teacher):
+        no_page_errors(driver)
+
+
+def test_times_up_only_when_the_time_ran_out_and_a_child_who_never_answered_is_thanked_for_listening(server, browsers):
+    """The teacher reveals question 1 early: the silent phone reads the answer, not "Time's up!"; question 2
+    runs out: now it is. At the end the child who never answered is told what they did (listened), the
+    child who answered without a right answer that they had a go."""
+    room = server.create_room(settings={"questionSeconds": 6})
+    code = room["code"]
+    quiet, tries = browsers(**PHONE), browsers(**PHONE)
+    join(quiet, server, code, "Quiet")
+    join(tries, server, code, "Tries")
+    assert server.command(room, "start")[0] == 200
+    assert server.command(room, "skip")[0] == 200
+    choose(tries, "A hat")
+    wait(quiet, lambda d: visible(d, "#options") and d.find_elements(By.CSS_SELECTOR, "#options .option:enabled"), message="question 1 open")
+    assert server.command(room, "reveal")[0] == 200
+    wait(quiet, lambda d: visible(d, "#reveal-title"), message="the early reveal")
+    assert text(quiet, "#reveal-title") == "Here is the answer: “A gear”.", text(quiet, "#reveal-title")
+    assert "Time" not in shown_words(quiet)
+    screenshot(quiet, "first-hour-phone-early-reveal")
+    # Question 2: nobody answers and the time runs out.
+    assert server.command(room, "next")[0] == 200
+    wait(quiet, lambda d: visible(d, "#reveal-title") and "Blue" in text(d, "#reveal-title"), timeout=20, message="question 2 ran out")
+    assert text(quiet, "#reveal-title") == "⏰ Time’s up! The answer was “Blue”."
+    assert server.command(room, "end")[0] == 200
+    for driver in (quiet, tries):
+        wait(driver, lambda d: visible(d, "#finished-title"), message="the end")
+    assert text(quiet, "#finished-title") == "Thanks for listening!"
+    assert text(quiet, "#finished-praise") == "You listened to the whole story. Next time, try the questions too!"
+    assert "had a go" not in shown_words(quiet)
+    assert text(tries, "#finished-title") == "Thanks for playing!"
+    assert "had a go" in text(tries, "#finished-praise")
+    screenshot(quiet, "first-hour-phone-end-never-answered")
+    axe(quiet, "first-hour-phone-end-never-answered")
+    for driver in (quiet, tries):
         no_page_errors(driver)
 
 

@@ -17,7 +17,7 @@ import { names, forgetPicker, rewordPicker } from "./child/picker.js";
 import { showLobby } from "./child/lobby.js";
 import { preparing, narrationPlan, narrationSentence, progress, narrationComplete, problem, quizSoon, rewordStory } from "./child/story.js";
 import { showQuestion, acknowledged, answerRefused, pauseQuestion, resumeQuestion, stopTimers, rewordQuestion } from "./child/question.js";
-import { showReveal } from "./child/reveal.js";
+import { showReveal, revealComing } from "./child/reveal.js";
 import { finished } from "./child/podium.js";
 
 // The words come first: the child's own choice on this phone, else (until the room says its language)
@@ -99,6 +99,7 @@ function status({ state: connectionState, code }) {
 
 function handle(message) {
   if (message.type === "error") return refusal(message);
+  if (message.type === "reveal") revealComing(message);
   room.apply(message);
   follow(message);
   // "That's not me" is offered until this child's first answer.

@@ -11,6 +11,8 @@ export function lead(results) {
   if (counted.length === 0) return [t("finished.listening"), t("finished.listening_more")];
   if (right === counted.length) return [t("finished.all", { count: counted.length }), t("finished.all_more")];
   if (right > 0) return [t("finished.some", { right, count: counted.length }), right * 2 >= counted.length ? t("finished.great") : t("finished.had_a_go")];
+  // "Had a go" is true only of a child who answered something; one who never did listened, and is told so.
+  if (!counted.some((r) => r === "wrong")) return [t("finished.listening"), t("finished.listening_try")];
   return [t("finished.playing"), t("finished.playing_more")];
 }
 

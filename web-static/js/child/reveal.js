@@ -8,6 +8,25 @@ import { t, isolate } from "../i18n.js";
 import { room, session, services, show, record, saveSession, renderScore, placeText, competitive } from "./store.js";
 import { clearCountdown, renderDots } from "./question.js";
 
+// A reveal within this long of the deadline came because the time ran out (the server reveals at the
+// deadline; the message and this page's estimate of the server's clock take a moment).
+const DEADLINE_SLACK_MS = 1000;
+/** Whether the time of the question last revealed really ran out: {question, ranOut}. */
+let timeUp = null;
+
+/**
+ * Called with a `reveal` before the store takes it, while it still has the question's deadline and
+ * whether it was paused: a teacher may reveal early (or during a pause), and then no "Time's up!" is
+ * true. A reveal this page did not see come (a welcome after a reload) says neither.
+ */
+export function revealComing(reveal) {
+  const question = room.state.question;
+  const clock = services.connection?.clock;
+  const ranOut = Boolean(question?.deadline && clock && room.state.phase === "question" && !room.state.paused
+    && question.index === reveal.question && clock.now() >= question.deadline - DEADLINE_SLACK_MS);
+  timeUp = { question: reveal.question, ranOut };
+}
+
 /** `quiet`: only the words again (the language changed): no sound, no scrolling, nothing recorded. */
 export function showReveal(reveal, { quiet = false } = {}) {
   clearCountdown();
@@ -27,7 +46,8 @@ export function showReveal(reveal, { quiet = false } = {}) {
 
   let title;
   const answer = isolate(correctText);
-  if (!you || you.outcome === "missed") title = t("reveal.missed", { answer });
+  const ranOut = timeUp?.question === reveal.question && timeUp.ranOut;
+  if (!you || you.outcome === "missed") title = t(ranOut ? "reveal.missed" : "reveal.here_is", { answer });
   else if (you.outcome === "correct") title = t("reveal.correct");
   else if (you.outcome === "skipped") title = t("reveal.skipped");
   else title = t("reveal.wrong", { answer });
