@@ -200,9 +200,14 @@ def test_the_class_page_names_the_silent_child_under_who_needs_help_and_says_1_r
     row = laptop.find_element(By.CSS_SELECTOR, f'[data-room="{room["code"]}"] [data-question="0"]')
     assert "50% · 2 of 4 right · 1 did not answer" in plain(row.text), row.text
     di_rooms = plain(laptop.find_element(By.CSS_SELECTOR, f'[data-child="{ids["Di"]}"] .child-rooms').text)
-    assert "0 of 0 right · 2 questions not answered" in di_rooms, di_rooms
+    # "of" the two questions Di was there for, as for the children who answered them.
+    assert "0 points, 0 of 2 right · 2 questions not answered" in di_rooms, di_rooms
+    ada_rooms = plain(laptop.find_element(By.CSS_SELECTOR, f'[data-child="{ids["Ada"]}"] .child-rooms').text)
+    assert "2 of 2 right" in ada_rooms and "not answered" not in ada_rooms, ada_rooms
     assert "1 room played" in text(laptop, "#class-view-facts"), text(laptop, "#class-view-facts")
-    assert "Every right answer earns the same points" in text(laptop, "#class-view-facts")
+    # Speed points off: faster answers earn no more, but a streak bonus still does: no "the same points".
+    assert "Faster answers do not earn more points" in text(laptop, "#class-view-facts")
+    assert "same points" not in plain(laptop.find_element(By.TAG_NAME, "body").get_attribute("textContent"))
     laptop.execute_script("document.getElementById('report-help-title').scrollIntoView()")
     screenshot(laptop, "first-hour-class-report")
     axe(laptop, "first-hour-class-report-laptop")
@@ -293,16 +298,21 @@ def test_enter_in_the_class_editor_goes_on_to_the_next_child_and_never_saves(ser
     assert laptop.switch_to.active_element == name_fields(laptop)[1]
     name_fields(laptop)[2].send_keys(Keys.ENTER)
     assert len(name_fields(laptop)) == 3
+    # A row of spaces is as blank as an empty one.
+    laptop.find_element(By.ID, "class-add-child").click()
+    laptop.switch_to.active_element.send_keys("   ")
     # Enter on the speed points checkbox does not save either; the Save button does.
     box = laptop.find_element(By.ID, "class-speed-points")
     assert not box.is_selected(), "speed points off for a new class"
     box.send_keys(Keys.ENTER)
     assert api(server, "GET", "/api/classes")[2]["classes"] == []
-    laptop.find_element(By.CSS_SELECTOR, '#class-children [data-row="2"] [data-action=remove-child]').click()
+    # Save with the two blank rows Enter and "Add a child" left: they are left out, and the class saves.
     laptop.find_element(By.ID, "class-save").click()
     wait(laptop, lambda d: visible(d, "#class-view") and text(d, "#class-view-title") == "Class 3A", message="saved and shown")
     classes = api(server, "GET", "/api/classes")[2]["classes"]
     assert [(c["name"], c["children"]) for c in classes] == [("Class 3A", 2)]
+    saved = api(server, "GET", f"/api/classes/{classes[0]['id']}")[2]["children"]
+    assert [c["name"] for c in saved] == ["Noor", "Sami"]
     no_page_errors(laptop)
 
 
@@ -368,6 +378,7 @@ def test_a_class_saved_with_speed_points_says_so_and_its_rooms_teacher_page_open
     assert api(server, "GET", f"/api/classes/{class_id}")[2]["speedPoints"] is True
     facts = text(laptop, "#class-view-facts")
     assert "1 child · 0 rooms played · Faster answers earn more points" == facts, facts
+    assert text(laptop, "#report-help") == "No room has been played yet.", "no answers yet, so none was right"
 
     # A room started here opens its teacher page in a tab of its own: the class page stays.
     status, _, _ = api(server, "POST", "/api/stories", {"story": STORY})
@@ -390,4 +401,49 @@ def test_a_class_saved_with_speed_points_says_so_and_its_rooms_teacher_page_open
     assert visible(laptop, "#library-link")
     back.click()
     wait(laptop, lambda d: visible(d, "#class-view") and text(d, "#class-view-title") == "Class 3C", message="the class, in the teacher's tab")
+    no_page_errors(laptop)
+
+
+def test_an_emoji_picture_shows_once_and_is_named_in_the_class_editor(server, browsers):
+    schoolclass = make_class(server)
+    laptop = browsers(**TEACHER)
+    laptop.get(f"{server.http}/classes#token={server.admin_token}&id={schoolclass['id']}&edit=1")
+    wait(laptop, lambda d: visible(d, "#class-edit") and len(name_fields(d)) == 4, message="the editor")
+    summary = laptop.find_element(By.CSS_SELECTOR, '#class-children [data-row="3"] .picture-picker summary')
+    shown = laptop.execute_script("""
+        return [...arguments[0].querySelectorAll('*')].filter((node) => node.children.length === 0 && node.textContent.includes('🦄'))
+          .filter((node) => { const box = node.getBoundingClientRect(); return box.width > 2 && box.height > 2; }).length""", summary)
+    assert shown == 1, f"the emoji shows {shown} times"
+    assert summary.accessible_name == "Picture 🦄", summary.accessible_name
+    owl = laptop.find_element(By.CSS_SELECTOR, '#class-children [data-row="0"] .picture-picker summary')
+    assert plain(owl.text) == "Owl" and owl.accessible_name == "Picture Owl"
+    laptop.execute_script("arguments[0].scrollIntoView()", summary)
+    screenshot(laptop, "first-hour-class-editor-emoji")
+    axe(laptop, "first-hour-class-editor-emoji-laptop")
+    no_page_errors(laptop)
+
+
+def test_the_class_pages_room_links_stay_on_its_own_origin(make_server, browsers):
+    # The server prints another address than the one this browser opened: another origin, whose tab
+    # would not have the school's key.
+    server = make_server(config={"publicURL": "http://192.0.2.2:9"})
+    schoolclass = make_class(server, "Class 4D", [{"name": "Ada"}])
+    status, _, _ = api(server, "POST", "/api/stories", {"story": STORY})
+    assert status in (200, 201)
+    laptop = browsers(**TEACHER)
+    laptop.get(f"{server.http}/classes#token={server.admin_token}&id={schoolclass['id']}")
+    wait(laptop, lambda d: d.find_elements(By.CSS_SELECTOR, "#class-story option") and d.find_element(By.ID, "class-start").is_enabled(),
+         message="a story to start")
+    laptop.find_element(By.ID, "class-start").click()
+    teacher = wait(laptop, lambda d: visible(d, "#class-room-started") and d.find_element(By.ID, "class-room-teacher"), message="the room started")
+    code = api(server, "GET", "/api/rooms")[2]["rooms"][0]["code"]
+    assert teacher.get_attribute("href").startswith(f"{server.http}/teacher#room={code}&token="), teacher.get_attribute("href")
+    projector = laptop.find_element(By.ID, "class-room-projector").get_attribute("href")
+    assert projector.startswith(f"{server.http}/dashboard#room={code}&token="), projector
+    class_page = laptop.current_window_handle
+    teacher.click()
+    wait(laptop, lambda d: len(d.window_handles) == 2, message="the teacher page in a new tab")
+    laptop.switch_to.window(next(handle for handle in laptop.window_handles if handle != class_page))
+    wait(laptop, lambda d: visible(d, "#class-link"), message="the teacher's tab has the way back to the class")
+    assert laptop.current_url.startswith(f"{server.http}/teacher"), laptop.current_url
     no_page_errors(laptop)

@@ -127,14 +127,15 @@ function renderClass() {
     children: t("classes.children_count", { count: current.children.length }), rooms: t("classes.rooms_played", { count: report.rooms.length }),
     speed: t(current.speedPoints ? "classes.speed_points" : "classes.speed_off"),
   });
-  renderHelp(report.needsHelp);
+  renderHelp(report.needsHelp, report.rooms.length);
   renderRooms(report.rooms);
   renderChildren(report.children);
 }
 
-function renderHelp(children) {
+function renderHelp(children, rooms) {
   const list = clear($("#report-help"));
-  if (children.length === 0) list.append(el("li", { class: "muted", text: t("classes.help_nobody") }));
+  // "Every answer was right" only once there were answers: before the first room there were none.
+  if (children.length === 0) list.append(el("li", { class: "muted", text: t(rooms ? "classes.help_nobody" : "classes.help_no_rooms") }));
   for (const child of children) {
     list.append(el("li", { class: "class-member", "data-help": child.member },
       avatarPicture(child.avatar, child.name, "avatar member-avatar"),
@@ -199,8 +200,10 @@ function renderChildren(children) {
     const name = isolate(child.name);
     const rooms = child.rooms.length === 0 ? el("span", { class: "muted", text: t("classes.child_no_rooms") })
       : el("ul", { class: "child-rooms" }, child.rooms.map((room) => {
+        // "of" the questions the child was there for, answered or not ("0 of 2 right", never "0 of 0").
+        const present = room.present ?? room.answered + (room.unanswered ?? 0);
         const line = t("classes.child_room", {
-          started: dateFormat().format(new Date(room.startedAt)), code: room.code, points: room.points, right: room.right, answered: room.answered, count: room.answered,
+          started: dateFormat().format(new Date(room.startedAt)), code: room.code, points: room.points, right: room.right, count: present,
         });
         return el("li", { text: room.unanswered ? `${line} · ${t("classes.questions_unanswered", { count: room.unanswered })}` : line });
       }));
@@ -246,14 +249,22 @@ async function startRoom() {
   try {
     const room = await call("POST", "/api/rooms", { storyId, classId: state.current.id });
     $("#class-room-started-text").textContent = t("library.room_started", { title: room.title, code: room.code });
-    // A tab of its own: the class page stays where it was, for the next room or the report.
-    $("#class-room-teacher").href = room.teacherURL;
-    $("#class-room-projector").href = room.dashboardURL;
+    // A tab of its own: the class page stays where it was, for the next room or the report. On this page's
+    // own origin: the server's printed address is another origin to the browser, whose tab would not
+    // have this tab's school key.
+    $("#class-room-teacher").href = sameOrigin(room.teacherURL);
+    $("#class-room-projector").href = sameOrigin(room.dashboardURL);
     $("#class-room-started").hidden = false;
     $("#class-room-teacher").focus();
   } catch (failure) {
     showMessage(failureText(failure));
   }
+}
+
+/** The server's link with this page's origin: its path, query and fragment. */
+function sameOrigin(address) {
+  const url = new URL(address, location.href);
+  return `${location.origin}${url.pathname}${url.search}${url.hash}`;
 }
 
 /**
@@ -400,9 +411,22 @@ function editedBody(version = state.editing.version) {
   return version === null ? body : { version, ...body };
 }
 
+/**
+ * New rows left blank (Enter after the last name adds one) are left out rather than refused; a child
+ * already in the class whose name was cleared stays, for the server to ask for a name: leaving them out
+ * would take them out of the class.
+ */
+function dropBlankRows() {
+  const kept = state.editing.children.filter((child) => child.id || child.name.trim());
+  if (kept.length === state.editing.children.length) return;
+  state.editing.children = kept;
+  renderChildRows();
+}
+
 async function save(version = state.editing.version) {
   hideMessage();
   state.editing.name = $("#class-name").value;
+  dropBlankRows();
   try {
     if (state.editing.id) {
       await call("PUT", `/api/classes/${encodeURIComponent(state.editing.id)}`, editedBody(version));

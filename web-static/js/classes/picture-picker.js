@@ -27,6 +27,8 @@ export function picturePicker(child, index, onChange) {
   const describe = () => {
     shown.replaceChildren(avatarPicture(child.avatar, child.name, "avatar picture-choice-image"));
     summaryText.textContent = avatarLabel(child.avatar);
+    // An emoji is its own name: shown once (the picture), read once (the name).
+    summaryText.classList.toggle("visually-hidden", !Object.hasOwn(AVATARS, child.avatar));
   };
   const options = choices.map((value) => {
     const input = el("input", { type: "radio", name: group, value, class: "picture-radio" });
