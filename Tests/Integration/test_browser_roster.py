@@ -1,13 +1,15 @@
 """The teacher's page on the laptop (1366×768) with a class of 32: the roster shows 25 and more children
 without the page being scrolled (compact rows, scrolling inside its card under a header that stays), a
 long unbroken name is cut short with the whole name on hover (title) and for screen readers, every row's
-buttons are in view, and the teacher page has the projector's answer chart at the reveal. Children on
-plain WebSockets; the teacher in headless Chromium; axe-core 0 serious/critical."""
+buttons are in view, and the teacher page has the projector's answer chart at the reveal. Remove and Block
+are quiet beside Fix name and go when the room has finished. Children on plain WebSockets; the teacher in
+headless Chromium; axe-core 0 serious/critical."""
 import pytest
 from selenium.webdriver.common.by import By
 
-from browser_support import TEACHER, axe, browsers, no_page_errors, screenshot, visible, wait  # noqa: F401 (browsers is a fixture)
-from test_browser import CLASSROOM, CROWD, Crowd
+from browser_support import TEACHER, axe, browsers, no_page_errors, screenshot, text_contrast, visible, wait  # noqa: F401 (browsers is a fixture)
+from test_browser import CLASSROOM, CROWD, Crowd, confirm
+from test_classes_browser import class_room, expect, make_class, member_child
 
 # The nickname limit is 40 characters (Nickname.maximumLength): the whole 34-letter word joins, and the
 # longest the roster can meet is 40 of the widest letter.
@@ -125,3 +127,61 @@ def test_the_teacher_page_has_the_projectors_answer_chart(server, browsers):
     no_page_errors(teacher)
     assert server.command(room, "end")[0] == 200
     crowd.leave_after_the_end()
+
+
+# Each button of a child's row in the roster: what it does, whether it is filled (its background not the
+# card's white), its edge's width and colour, and its text's contrast on its own background.
+ROW_BUTTONS = """
+const probe = document.body.appendChild(Object.assign(document.createElement("span"), { style: "color: var(--accent)" }));
+const accent = getComputedStyle(probe).color;
+probe.remove();
+return [...arguments[0].querySelectorAll("button")].map((b) => {
+  const style = getComputedStyle(b);
+  return { action: b.dataset.action, background: style.backgroundColor, edge: parseFloat(style.borderTopWidth),
+           accentEdge: style.borderTopColor === accent };
+});
+"""
+
+
+def test_remove_and_block_are_quiet_beside_fix_name_and_go_when_the_room_has_finished(server, browsers):
+    class_id, members = make_class(server)
+    room = class_room(server, class_id)
+    code = room["code"]
+    phones = [member_child(server, code, members[name]) for name in ("Ada", "Bo", "Cy")]
+    teacher = browsers(**TEACHER)
+    teacher.get(f"{server.http}/teacher#room={code}&token={room['teacherToken']}")
+    wait(teacher, lambda d: len(d.find_elements(By.CSS_SELECTOR, '#roster button[data-action="fix-name"]')) == 3, message="Fix name on every row")
+    white = teacher.execute_script("return getComputedStyle(document.querySelector('#roster-card')).backgroundColor")
+    for row in teacher.find_elements(By.CSS_SELECTOR, "#roster tbody tr[data-player]"):
+        buttons = {b["action"]: b for b in teacher.execute_script(ROW_BUTTONS, row)}
+        assert set(buttons) == {"fix-name", "kick", "block"}, buttons
+        # Nothing filled in a row: Remove and Block are plain (not the loudest things on the page) …
+        assert all(b["background"] == white for b in buttons.values()), buttons
+        # … and quieter than Fix name, the action a class room needs: a thinner edge, not the accent's.
+        fix = buttons["fix-name"]
+        assert fix["accentEdge"], fix
+        for action in ("kick", "block"):
+            assert buttons[action]["edge"] < fix["edge"] and not buttons[action]["accentEdge"], (action, buttons[action], fix)
+            button = row.find_element(By.CSS_SELECTOR, f'button[data-action="{action}"]')
+            assert text_contrast(teacher, button) >= 4.5, action
+    assert visible(teacher, "#roster-note"), "what Remove and Block do is said while they are offered"
+    screenshot(teacher, "teacher-roster-quiet-removals")
+    axe(teacher, "teacher-roster-quiet-removals")
+    # Blocking still asks first; "no" keeps the child.
+    bo = teacher.find_element(By.XPATH, '//tr[@data-player][.//span[@title="Bo"]]')
+    bo.find_element(By.CSS_SELECTOR, 'button[data-action="block"]').click()
+    assert "Bo" in confirm(teacher, False)
+    assert len(teacher.find_elements(By.CSS_SELECTOR, "#roster tbody tr[data-player]")) == 3
+
+    # The room has finished: nothing left to fix or remove, and no words about it.
+    assert server.command(room, "end")[0] == 200
+    wait(teacher, lambda d: d.execute_script("return window.storycircle.room.phase") == "finished", message="the end")
+    wait(teacher, lambda d: not visible(d, "#roster button") and not visible(d, "#roster-note"),
+         message="no Fix name, Remove or Block after the end")
+    assert len(teacher.find_elements(By.CSS_SELECTOR, "#roster tbody tr[data-player]")) == 3, "every child still listed"
+    assert not visible(teacher, "#roster thead th:nth-child(6)"), "no column for them"
+    screenshot(teacher, "teacher-roster-finished")
+    no_page_errors(teacher)
+    for ws in phones:
+        expect(ws, "finished")  # read to the room's last message, so that the close is answered
+        ws.close()

@@ -10,7 +10,7 @@ from selenium.webdriver.common.keys import Keys
 
 from browser_support import PHONE, PROJECTOR, TABLET, TEACHER, axe, no_page_errors, plain, screenshot, text, visible, wait
 from conftest import STORIES
-from test_browser import Crowd, browsers, choose, join, press  # noqa: F401 (browsers is a fixture)
+from test_browser import CROWD, Crowd, browsers, choose, join, press  # noqa: F401 (browsers is a fixture)
 from test_classes_browser import class_room, make_class
 
 CLASSROOM = STORIES / "classroom.json"
@@ -169,6 +169,83 @@ def test_in_every_phase_one_button_is_the_next_step_and_skipping_and_ending_ask_
     no_page_errors(teacher)
     for ws in crowd.clients:
         ws.close()
+
+
+# Where the one filled button is (`FILLED`'s), against the window, the answer chart and the roster's card.
+STEP_PLACE = """
+  const probe = document.body.appendChild(Object.assign(document.createElement("span"), { style: "background: var(--accent)" }));
+  const accent = getComputedStyle(probe).backgroundColor;
+  probe.remove();
+  const filled = [...document.querySelectorAll("#controls button")]
+    .filter((b) => b.getClientRects().length > 0 && getComputedStyle(b).backgroundColor === accent);
+  if (filled.length !== 1) return null;
+  const button = filled[0];
+  if (arguments[0]) window.scrollTo(0, 0); else button.scrollIntoView({ block: "center" });
+  const r = button.getBoundingClientRect();
+  const top = (selector) => { const node = document.querySelector(selector); return node && node.getClientRects().length ? node.getBoundingClientRect().top : null; };
+  const hit = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+  return { command: button.dataset.command ?? button.id, top: r.top, bottom: r.bottom, left: r.left, right: r.right,
+           width: innerWidth, height: innerHeight, scrollY, chart: top("#teacher-chart"), roster: top("#roster-card"),
+           pressable: Boolean(hit && button.contains(hit)) };
+"""
+
+
+def step_place(driver, command, from_top):
+    """Where the filled `command` button is: with the page at its top (`from_top`), or scrolled to it."""
+    return wait(driver, lambda d: (place := d.execute_script(STEP_PLACE, from_top)) and place["command"] == command and place,
+                message=f"{command} is the one filled button")
+
+
+def test_the_one_next_step_is_in_view_at_1366x768_in_every_phase_and_comes_first_on_a_tablet_and_a_phone(server, browsers):
+    room = server.create_room(story=CLASSROOM)
+    code = room["code"]
+    crowd = Crowd(server, code, CROWD[:8])
+    laptop = teacher_page(browsers, server, room)
+    smaller = {"tablet": teacher_page(browsers, server, room, TABLET), "phone": teacher_page(browsers, server, room, PHONE)}
+    wait(laptop, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#roster tbody tr[data-player]")) == 8, message="8 children")
+
+    def check(phase_name, command):
+        place = step_place(laptop, command, True)
+        # In the window of a 1366×768 laptop, the page not scrolled, and nothing over it.
+        assert place["scrollY"] == 0 and place["pressable"], place
+        assert 0 <= place["top"] and place["bottom"] <= place["height"] and 0 <= place["left"] and place["right"] <= place["width"], \
+            f"{phase_name}: {command} is out of view at 1366×768 ({place})"
+        if place["chart"] is not None:
+            assert place["bottom"] <= place["chart"], f"{phase_name}: the next step comes before the chart ({place})"
+        screenshot(laptop, f"teacher-next-step-{phase_name}")
+        for size, driver in smaller.items():
+            # Reachable: scrolled to, it can be pressed; it comes before the chart and the list of children.
+            place = step_place(driver, command, False)
+            assert place["pressable"] and 0 <= place["top"] and place["bottom"] <= place["height"], (size, phase_name, place)
+            for below in ("chart", "roster"):
+                assert place[below] is None or place["bottom"] <= place[below], f"{size}, {phase_name}: {command} before the {below} ({place})"
+            if phase_name == "reveal":
+                screenshot(driver, f"teacher-next-step-reveal-{size}")
+
+    check("lobby", "start")
+    assert server.command(room, "start")[0] == 200
+    wait(laptop, lambda d: phase(d) == "narrating", timeout=60, message="the story is read")
+    assert server.command(room, "pause")[0] == 200
+    check("story", "resume")
+    assert server.command(room, "resume")[0] == 200
+    assert server.command(room, "skip")[0] == 200
+    wait(laptop, lambda d: phase(d) == "question", timeout=30, message="the first question")
+    check("question", "reveal")
+    crowd.answer(0, lambda i: i % 4)
+    assert server.command(room, "next")[0] == 200
+    # Eight options, eight answers: the tallest chart.
+    crowd.answer(1, lambda i: i)
+    wait(laptop, lambda d: phase(d) == "reveal" and d.execute_script("return window.storycircle.room.reveal.question") == 1, message="the reveal of 8")
+    assert len(laptop.find_elements(By.CSS_SELECTOR, "#teacher-distribution li")) == 8
+    check("reveal", "next")
+    axe(laptop, "teacher-next-step-reveal-1366")
+    axe(smaller["phone"], "teacher-next-step-reveal-phone")
+    assert server.command(room, "end")[0] == 200
+    wait(laptop, lambda d: phase(d) == "finished", message="the end")
+    check("end", "download-results")
+    for driver in (laptop, *smaller.values()):
+        no_page_errors(driver)
+    crowd.leave_after_the_end()
 
 
 # Each option of the narration menu, against the room the closed menu gives its words.

@@ -2,6 +2,7 @@
 confirmation, import of both seed shapes, export, and "Start a room"; axe-core at phone, laptop and
 projector sizes."""
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from browser_support import PHONE, PROJECTOR, TEACHER, axe, browsers, plain, screenshot, text, visible, wait  # noqa: F401
+from browser_support import PHONE, PROJECTOR, TEACHER, axe, browsers, no_page_errors, plain, screenshot, text, visible, wait  # noqa: F401
+from conftest import Server
 
 
 def stories(server):
@@ -141,6 +143,41 @@ def test_start_a_room_opens_the_teacher_page_with_the_projector_link_beside_it(s
     pip = next(story for story in stories(server) if story["title"].startswith("Pip"))
     status, _, body = server.request("DELETE", f"/api/stories/{pip['id']}", server.admin_token)
     assert status == 409 and json.loads(body)["error"]["rooms"] == [code]
+
+
+def test_the_teacher_and_projector_links_stay_on_the_librarys_own_address(tmp_path, browsers):
+    """The server's links carry the address it prints for other devices (here its publicURL, localhost); a
+    library opened at 127.0.0.1 opens the teacher page at 127.0.0.1, so that tab keeps the school's key
+    and leads back to the library."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = Server(tmp_path / "data", config={"publicURL": f"http://localhost:{port}"}).start(port=port)
+    try:
+        driver = browsers(**TEACHER)
+        open_library(driver, server)
+        story_item(driver, "Pip the Robot and the Lost Gear").find_element(By.CSS_SELECTOR, "[data-action=start]").click()
+        wait(driver, lambda d: visible(d, "#room-started"))
+        code = plain(text(driver, "#room-started-title"))[-6:]
+        teacher = driver.find_element(By.ID, "room-teacher-link")
+        projector = driver.find_element(By.ID, "room-projector-link").get_attribute("href")
+        # The server's own links name another origin (what it prints for other devices)…
+        assert server.create_room()["teacherURL"].startswith(f"http://localhost:{port}/teacher#")
+        # …the page's keep their path and fragment at this page's origin.
+        assert teacher.get_attribute("href").startswith(f"{server.http}/teacher#room={code}&token="), teacher.get_attribute("href")
+        assert projector.startswith(f"{server.http}/dashboard#room={code}&token="), projector
+        library = driver.current_window_handle
+        teacher.click()
+        wait(driver, lambda d: len(d.window_handles) == 2, message="the teacher page's tab")
+        driver.switch_to.window(next(handle for handle in driver.window_handles if handle != library))
+        wait(driver, lambda d: "Waiting to start" in text(d, "#room-state"), message="the teacher page controls the room")
+        assert driver.current_url.startswith(f"{server.http}/teacher"), driver.current_url
+        back = wait(driver, lambda d: visible(d, "#library-link"), message="the way back to the library")
+        back.click()
+        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".library-story")) >= 3, message="the library, working, in the teacher's tab")
+        no_page_errors(driver)
+    finally:
+        server.stop()
 
 
 @pytest.mark.parametrize("size", [PHONE, PROJECTOR], ids=["phone", "projector"])

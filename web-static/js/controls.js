@@ -94,8 +94,12 @@ export class TeacherControls {
    * @param send sends a message to the room
    * @param room, token: for the results (the teacher token reads them over HTTP)
    */
-  /** `rosterHost`: where the roster goes (the teacher page's own card); beside the controls without one. */
-  constructor(container, send, { room, token, rosterHost = null }) {
+  /**
+   * `rosterHost`: where the roster goes (the teacher page's own card); beside the controls without one.
+   * `chart`: the answer chart shown at a reveal, put just under the next step: on a laptop the one button
+   * the room expects stays in view above it, and on a tablet or phone it comes first.
+   */
+  constructor(container, send, { room, token, rosterHost = null, chart = null }) {
     this.send = send;
     this.code = room;
     this.token = token;
@@ -137,7 +141,8 @@ export class TeacherControls {
     ...Object.entries(LANGUAGES).map(([code, { name, dir }]) => el("option", { value: code, lang: code, dir, text: name })));
     // With a card of its own the roster keeps every line for children: what Remove and Block do is said
     // under the controls instead.
-    const note = worded("p", "controls.roster_note", { class: "muted roster-note" });
+    const note = worded("p", "controls.roster_note", { class: "muted roster-note", id: "roster-note" });
+    this.rosterNote = note;
     const roster = el("div", { class: "teacher-roster" },
       this.rosterHeading,
       rosterHost ? null : note,
@@ -145,7 +150,7 @@ export class TeacherControls {
     container.append(el("div", { class: `teacher-grid${rosterHost ? " alone" : ""}` },
       el("div", { class: "teacher-controls" },
         this.results,
-        worded("h2", "controls.now", { id: "next-step-title" }), this.nextLine, this.nextBox, grid, this.apart,
+        worded("h2", "controls.now", { id: "next-step-title" }), this.nextLine, this.nextBox, chart, grid, this.apart,
         this.feedback, rosterHost ? note : null,
         worded("h2", "controls.projector"),
         el("label", { class: "check", for: "answer-grid" }, this.gridToggle, worded("span", "controls.grid_toggle")),
@@ -271,16 +276,20 @@ export class TeacherControls {
     const canFix = room.commands.includes("release");
     // In a class room, the name each child holds: a wrong tap is fixed by freeing it (one action), not by a removal.
     const held = new Map((room.classRoom?.members ?? []).filter((member) => member.taken && member.player).map((member) => [member.player, member]));
-    const key = JSON.stringify([room.players, questionOpen, room.questionCount, canKick, canBlock, canFix, [...held]]);
+    // A finished room has nothing left to fix or remove: the roster keeps only what each child did.
+    const finished = room.phase === "finished";
+    this.rosterNote.hidden = finished;
+    const key = JSON.stringify([room.players, questionOpen, room.questionCount, canKick, canBlock, canFix, [...held], finished]);
     if (key === this.lastPlayers) return;
     this.lastPlayers = key;
     const actionsHeading = this.roster.querySelector("thead th:last-child");
+    actionsHeading.hidden = finished;
     actionsHeading.dataset.i18n = room.classRoom ? "roster.fix_or_remove" : "roster.remove_or_block";
     actionsHeading.textContent = t(actionsHeading.dataset.i18n);
     const count = el("span", { id: "roster-count", class: "num", "data-count": room.players.length, text: number(room.players.length) });
     this.rosterHeading.replaceChildren(...tParts("controls.children", { count }));
     const rows = clear(this.roster.querySelector("tbody"));
-    if (room.players.length === 0) rows.append(el("tr", {}, el("td", { colspan: 6, class: "muted", text: t("roster.nobody") })));
+    if (room.players.length === 0) rows.append(el("tr", {}, el("td", { colspan: finished ? 5 : 6, class: "muted", text: t("roster.nobody") })));
     const focused = document.activeElement?.dataset?.player;
     for (const player of room.players) {
       const answered = !questionOpen ? el("span", { class: "muted", text: t("roster.not_asking") })
@@ -294,15 +303,16 @@ export class TeacherControls {
         el("td", { class: "answered" }, answered),
         el("td", { class: "num score" }, number(player.score), player.streak >= 2 ? el("span", { class: "streak-mark", title: streakText(player.streak), text: ` 🔥${number(player.streak)}` }) : null),
         el("td", {}, progressDots(player.results ?? [], Math.max(room.questionCount, (player.results ?? []).length), t("dots.of", { name }))),
-        el("td", {}, el("div", { class: "actions" },
+        finished ? null : el("td", {}, el("div", { class: "actions" },
           held.has(player.id) ? el("button", { type: "button", class: "secondary", "data-player": player.id, "data-action": "fix-name",
             text: t("roster.fix_name"), "aria-label": t("roster.fix_name_label", { name }), disabled: !canFix,
             onclick: () => this.release(held.get(player.id)) }) : null,
-          // Removals are for real trouble, set apart from the fix of a mix-up.
+          // Removals are for real trouble, set apart from the fix of a mix-up and quieter than it (drawn
+          // plain, never filled: each asks first).
           el("span", { class: "removals" },
-            el("button", { type: "button", class: "secondary", "data-player": player.id, "data-action": "kick", text: t("roster.remove"),
+            el("button", { type: "button", class: "removal", "data-player": player.id, "data-action": "kick", text: t("roster.remove"),
               "aria-label": t("roster.remove_label", { name }), disabled: !canKick, onclick: () => this.remove(player, false) }),
-            el("button", { type: "button", class: "danger", "data-player": player.id, "data-action": "block", text: t("roster.block"),
+            el("button", { type: "button", class: "removal", "data-player": player.id, "data-action": "block", text: t("roster.block"),
               "aria-label": t("roster.block_label", { name }), disabled: !canBlock, onclick: () => this.remove(player, true) }))))));
     }
     if (focused) rows.querySelector(`[data-player="${CSS.escape(focused)}"]`)?.focus();

@@ -39,7 +39,7 @@ const NOTICES = {
 };
 /** What the room-state line says when it is not the room's phase (a refused link), worded again on a change. */
 let stateWords = null;
-const controls = new TeacherControls($("#controls"), (message) => connection.send(message), { room: code, token, rosterHost: $("#roster-card") });
+const controls = new TeacherControls($("#controls"), (message) => connection.send(message), { room: code, token, rosterHost: $("#roster-card"), chart: $("#teacher-chart") });
 window.storycircle = { events: [], connection };
 Object.defineProperty(window.storycircle, "room", { get: () => store.state });
 
@@ -92,7 +92,7 @@ function render({ quiet = false } = {}) {
   $("#voice-notice").hidden = !notice;
   $("#voice-notice").textContent = notice ? t(NOTICES[notice.code] ?? "narration.notice_unknown") : "";
   if (notice) $("#voice-notice").dataset.code = notice.code;
-  // The projector's answer chart, at the reveal.
+  // The projector's answer chart, at the reveal, under the next step.
   const reveal = room.phase === "reveal" ? room.reveal : null;
   $("#teacher-chart").hidden = !reveal;
   if (reveal) {

@@ -12,10 +12,20 @@ export async function startRoom(storyId) {
   const title = $("#room-started-title");
   title.textContent = t("library.room_started", { title: room.title, code: room.code });
   title.dir = "auto";
-  $("#room-teacher-link").href = room.teacherURL;
-  $("#room-projector-link").href = room.dashboardURL;
+  $("#room-teacher-link").href = here(room.teacherURL);
+  $("#room-projector-link").href = here(room.dashboardURL);
   $("#room-started").hidden = false;
   $("#room-teacher-link").focus();
   announce(title.textContent);
   return room;
+}
+
+/**
+ * The server's link (made with the address it prints, for other devices) at this page's own origin: to the
+ * browser another address is another site, and a teacher tab opened there would lose this tab's session
+ * (the school's key, school-key.js) and with it the way back to the library.
+ */
+function here(serverURL) {
+  const url = new URL(serverURL, location.href);
+  return `${location.origin}${url.pathname}${url.search}${url.hash}`;
 }
