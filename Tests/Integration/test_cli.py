@@ -174,10 +174,14 @@ def test_room_commands_and_results_against_a_running_server(server, tmp_path):
     assert "Test: The Short Story · room" in table.stdout and "finished" in table.stdout
     assert re.search(r"1\s+Ana\s+1000\s+1/3\s+✓", table.stdout)
     result = run("results", code, "--format", "csv", env=env)
-    rows = list(csv.reader(io.StringIO(result.stdout)))
-    assert rows[0] == ["rank", "nickname", "player_id", "question", "question_text", "answer", "correct", "time_ms", "points", "total_score"]
+    # The same file as the results page downloads: a byte order mark (a spreadsheet reads it as UTF-8),
+    # names and questions first, ids last.
+    assert result.stdout.startswith("\ufeff")
+    rows = list(csv.reader(io.StringIO(result.stdout.removeprefix("\ufeff"))))
+    assert rows[0] == ["child", "question", "question_text", "answer", "result", "points", "total_points", "rank", "time_ms", "player_id"]
     assert len(rows) == 1 + 3, "one row per child per question (Ben and Cat were removed)"
-    assert rows[1][:7] == ["1", "Ana", "p1", "1", "What did Pip find?", "A gear", "yes"]
+    assert rows[1][:6] == ["Ana", "1", "What did Pip find?", "A gear", "right", "1000"]
+    assert rows[1][-1] == "p1"
     as_json = json.loads(run("results", code, "--format", "json", env=env).stdout)
     assert as_json["players"][0]["score"] == 1000
 
