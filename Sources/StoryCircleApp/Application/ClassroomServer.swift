@@ -263,6 +263,7 @@ public final class ClassroomServer: Sendable {
 
     static func transportConfiguration(_ configuration: ServerConfiguration) -> WebSocketServerConfiguration {
         var transport = WebSocketServerConfiguration()
+        transport.protocolName = "storycircle"
         transport.port = configuration.port
         transport.bindAddress = configuration.bindAddress
         transport.staticRoot = configuration.webRoot

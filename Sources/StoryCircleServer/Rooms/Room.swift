@@ -1,6 +1,6 @@
 import Locking
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// What reaches a room, in arrival order, through its inbox (`RoomInbox`).
 public enum RoomInput: Sendable {

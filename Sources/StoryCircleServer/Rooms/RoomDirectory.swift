@@ -1,6 +1,5 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
 
 /// A new room's credentials, shown once to whoever created it.
 public struct CreatedRoom: Sendable, Equatable {

@@ -1,6 +1,6 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// A node's rooms, put together from three parts: the `ConnectionRouter` (connections to rooms), the
 /// `RoomDirectory` (rooms in memory: create, load, restore, let go) and the `LeaseKeeper` (this node's
