@@ -191,15 +191,18 @@ extension WebSocketServer {
     }
 
     /// The request's query parameters, as libwebsockets splits them (on `&`); a name without `=` has the
-    /// value "".
-    func query(_ wsi: OpaquePointer) -> [String: String] {
+    /// value "". A name given twice keeps its last value, or with `firstWins` its first (what nginx's
+    /// `$arg_…` reads, so that an upgrade's `room` is the one a proxy routed it by).
+    func query(_ wsi: OpaquePointer, firstWins: Bool = false) -> [String: String] {
         var query: [String: String] = [:]
         var fragment = [CChar](repeating: 0, count: 512)
         var index: Int32 = 0
         while lws_hdr_copy_fragment(wsi, &fragment, Int32(fragment.count), WSI_TOKEN_HTTP_URI_ARGS, index) >= 0 {
             let text = String(decoding: fragment.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            if let key = parts.first { query[String(key)] = parts.count > 1 ? String(parts[1]) : "" }
+            if let key = parts.first.map(String.init), !firstWins || query[key] == nil {
+                query[key] = parts.count > 1 ? String(parts[1]) : ""
+            }
             index += 1
         }
         return query
