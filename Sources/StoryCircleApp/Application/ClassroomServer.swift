@@ -23,7 +23,8 @@ public final class ClassroomServer: Sendable {
     public let transportMetrics: TransportMetrics
     public let restoredRooms: Int
     let transport: WebSocketServer
-    let store: any RoomStore
+    /// What the store offers, named once at start (`RoomStore.offers`).
+    let storage: Storage
     let logger: StoryCircleLog
     private let lock: DataDirectoryLock
     private let loops: [Task<Void, Never>]
@@ -38,7 +39,7 @@ public final class ClassroomServer: Sendable {
 
     private init(
         configuration: ServerConfiguration, port: Int, publicURL: String, adminTokenFile: String?, registry: RoomRegistry,
-        metrics: ServerMetrics, transport: WebSocketServer, store: any RoomStore, logger: StoryCircleLog, lock: DataDirectoryLock,
+        metrics: ServerMetrics, transport: WebSocketServer, storage: Storage, logger: StoryCircleLog, lock: DataDirectoryLock,
         loops: [Task<Void, Never>], restoredRooms: Int, speech: SpeechNarrator?, finishStreams: @escaping @Sendable () -> Void
     ) {
         self.speech = speech
@@ -50,7 +51,7 @@ public final class ClassroomServer: Sendable {
         self.metrics = metrics
         self.transport = transport
         self.transportMetrics = transport.metrics
-        self.store = store
+        self.storage = storage
         self.logger = logger
         self.lock = lock
         self.loops = loops
@@ -107,9 +108,9 @@ public final class ClassroomServer: Sendable {
         } else {
             roomStore = MemoryRoomStore()
         }
-        let library = roomStore as? any StoryLibrary
-        if let library {
-            await SampleStories.seed(library, from: configuration.sampleStoriesDirectory, logger: logger, now: (testClock ?? SystemClock()).now())
+        let storage = roomStore.offers
+        if let library = storage.library {
+            await SampleStories.seed(library, pictures: storage.pictures, from: configuration.sampleStoriesDirectory, logger: logger, now: (testClock ?? SystemClock()).now())
         }
         var audioCache: AudioCache?
         let roomNarrator: any NarrationPreparing
@@ -173,15 +174,16 @@ public final class ClassroomServer: Sendable {
         }
         // Rooms run on the transport's loop, and so do their timers, unless a test moves time itself.
         let clock = testClock ?? LoopClock(loop: transport.loopExecutor)
-        // PostgreSQL may be shared by several nodes: rooms are then loaded only by the node the proxy sends them to.
-        let registry = RoomRegistry(
-            events: events, transport: transport, store: roomStore, clock: clock, narrator: roomNarrator, lookalikes: lookalikes, metrics: metrics,
-            settings: configuration.registrySettings, timing: timing, logger: logger, bindings: bindings, sharedStore: store == nil && postgres != nil,
-            executor: transport.loopExecutor
+        // PostgreSQL may be shared by several nodes (it offers leases): rooms are then loaded only by the node
+        // the proxy sends them to.
+        let services = RoomServices(
+            transport: transport, storage: storage, clock: clock, narrator: roomNarrator, lookalikes: lookalikes, metrics: metrics, logger: logger,
+            timing: timing, bindings: bindings, executor: transport.loopExecutor
         )
+        let registry = RoomRegistry(events: events, services: services, settings: configuration.registrySettings)
         let restored: Int
         do {
-            restored = try await registry.restoreRooms()
+            restored = try await registry.directory.restoreRooms()
         } catch {
             throw StartError(description: "cannot restore rooms from \(databaseName): \(error)")
         }
@@ -195,9 +197,9 @@ public final class ClassroomServer: Sendable {
         // The pages children open are served from this address: let them connect (and no other site).
         transport.allowOrigins([publicURL])
         let api = APIHandler(
-            registry: registry, store: roomStore, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
+            registry: registry, store: storage.rooms, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: audioCache, qrCodes: true,
-            narrator: speech, library: library, classes: roomStore as? any ClassBook, lookalikes: lookalikes,
+            narrator: speech, library: storage.library, classes: storage.classes, pictures: storage.pictures, lookalikes: lookalikes,
             maxConnections: transport.configuration.maxConnections
         )
         let routing = Task { await registry.run() }
@@ -212,7 +214,7 @@ public final class ClassroomServer: Sendable {
             while !Task.isCancelled {
                 do { try await clock.sleep(until: clock.now() + 60_000) } catch { return }
                 let now = clock.now()
-                _ = await registry.sweep(
+                _ = await registry.directory.sweep(
                     finishedBefore: now + -(configuration.finishedRoomMinutes * 60_000),
                     createdBefore: now + -(configuration.retentionDays * 86_400_000)
                 )
@@ -221,7 +223,7 @@ public final class ClassroomServer: Sendable {
         logger.notice("Server listening", ["port": String(port), "url": publicURL, "rooms.restored": String(restored), "node": registry.nodeId])
         return ClassroomServer(
             configuration: configuration, port: port, publicURL: publicURL, adminTokenFile: adminTokenFile, registry: registry, metrics: metrics,
-            transport: transport, store: roomStore, logger: logger, lock: lock, loops: [routing, answering, sweeping], restoredRooms: restored,
+            transport: transport, storage: storage, logger: logger, lock: lock, loops: [routing, answering, sweeping], restoredRooms: restored,
             speech: speech, finishStreams: { eventSink.finish(); requestSink.finish() }
         )
     }
@@ -235,13 +237,13 @@ public final class ClassroomServer: Sendable {
         finishStreams()
         for loop in loops { loop.cancel() }
         for loop in loops { await loop.value }
-        await store.close()
+        await storage.rooms.close()
         lock.release()
         logger.notice("Server stopped")
     }
 
     /// Whether the store can write now (the `start` command's terminal shows a banner while it cannot).
-    public var storageHealth: StoreHealth { store.health }
+    public var storageHealth: StoreHealth { storage.rooms.health }
 
     /// A room created in-process (the all-in-one `start` command), with the URLs the API would answer.
     public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil, schoolClass: SchoolClass? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
@@ -249,7 +251,7 @@ public final class ClassroomServer: Sendable {
             throw refusal.roomError
         }
         let settings = schoolClass.map { $0.roomSettings(settings) } ?? settings
-        let room = try await registry.createRoom(story: story, settings: settings, storyID: storyID, classRoster: schoolClass.map(ClassRoster.init))
+        let room = try await registry.directory.createRoom(story: story, settings: settings, storyID: storyID, classRoster: schoolClass.map(ClassRoster.init))
         let response = CreatedRoomResponse(room, publicURL: publicURL, warnings: [])
         return (room, response.joinURL, response.dashboardURL, response.teacherURL)
     }

@@ -25,7 +25,7 @@ extension APIHandler {
         guard authority(of: request, credentials: nil) == .admin else {
             return .error(RoomError(.unauthorized, "Uploading a picture needs the admin token (Authorization: Bearer …)."))
         }
-        guard let pictures = store as? any PictureStore else {
+        guard let pictures else {
             return .error(RoomError(.internalError, "This server's store keeps no pictures."))
         }
         let body = request.body
@@ -65,7 +65,7 @@ extension APIHandler {
 
     private func servePicture(id: String, _ request: HTTPRequest) async -> HTTPResponse {
         let missing = HTTPResponse.error(RoomError(.notFound, "No such picture."))
-        guard PictureReference.isPictureID(id), let pictures = store as? any PictureStore else { return missing }
+        guard PictureReference.isPictureID(id), let pictures else { return missing }
         let size = request.query["size"] == "phone" ? PictureSize.phone : .large
         let etag = size == .phone ? "\"\(id)-phone\"" : "\"\(id)\""
         let caching: [(name: String, value: String)] = [
@@ -89,7 +89,7 @@ extension APIHandler {
     func refusePictures(of story: Story) async -> HTTPResponse? {
         let references = story.pictureReferences
         guard !references.isEmpty else { return nil }
-        guard let pictures = store as? any PictureStore else {
+        guard let pictures else {
             return .error(RoomError(.invalidStory, "This server's store keeps no pictures."))
         }
         var issues: [ValidationIssue] = []

@@ -22,6 +22,8 @@ struct APIHandler: Sendable {
     var library: (any StoryLibrary)? = nil
     /// The classes (`APIHandler+Classes`): the store's, when it keeps them.
     var classes: (any ClassBook)? = nil
+    /// The pictures (`APIHandler+Pictures`): the store's, when it keeps them.
+    var pictures: (any PictureStore)? = nil
     /// How names are told apart, for class names and children's names.
     var lookalikes: (any ConfusableSkeleton)? = nil
     /// The most WebSockets the transport accepts: the configured figure, or less under the open-file limit.
@@ -90,7 +92,7 @@ struct APIHandler: Sendable {
             var lastProblem: String?
         }
         let connections = transportMetrics?.snapshot.openConnections ?? 0
-        var health = Health(status: "ok", rooms: await registry.liveRoomCount, connections: connections, uptimeSeconds: (clock.now() - startedAt) / 1_000)
+        var health = Health(status: "ok", rooms: await registry.directory.liveRoomCount, connections: connections, uptimeSeconds: (clock.now() - startedAt) / 1_000)
         if let narrator {
             health.voices = narrator.voices.names
             if let status = narrator.piper?.status {
@@ -128,7 +130,7 @@ struct APIHandler: Sendable {
             metric("storycircle_http_requests_total", "counter", "Dynamic HTTP requests.", transport.httpRequests)
         }
         var phases: [PhaseName: Int] = [:]
-        for room in await registry.liveRooms { phases[await room.phase.name, default: 0] += 1 }
+        for room in await registry.directory.liveRooms { phases[await room.phase.name, default: 0] += 1 }
         lines += ["# HELP storycircle_rooms Rooms in memory, by phase.", "# TYPE storycircle_rooms gauge"]
         for phase in [PhaseName.lobby, .preparing, .error, .narrating, .question, .reveal, .finished] {
             lines.append("storycircle_rooms{phase=\"\(phase.rawValue)\"} \(phases[phase] ?? 0)")
@@ -188,7 +190,7 @@ struct APIHandler: Sendable {
             return .error(refusal.roomError)
         }
         do {
-            let created = try await registry.createRoom(story: story, settings: patch, storyID: storyID, classRoster: classRoster)
+            let created = try await registry.directory.createRoom(story: story, settings: patch, storyID: storyID, classRoster: classRoster)
             return .json(201, CreatedRoomResponse(created, publicURL: publicURL, warnings: warnings.map(\.description)))
         } catch let error as RoomError {
             return .error(error)
@@ -291,7 +293,7 @@ struct APIHandler: Sendable {
         let refusal = HTTPResponse.error(RoomError(.unauthorized, "A valid token for room \(code.prefix(12)) is needed (Authorization: Bearer …)."))
         let found: Room?
         do {
-            found = try await registry.findRoom(code) { credentials in
+            found = try await registry.directory.findRoom(code) { credentials in
                 authority(of: request, credentials: credentials).map { $0 >= needs } ?? false
             }
         } catch is RoomLeaseError {
