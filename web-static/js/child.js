@@ -11,7 +11,8 @@ import { SoundBoard } from "./sound.js";
 import { ERROR, ANSWER_REFUSALS, errorText } from "./error-codes.js";
 import { t, setLanguage, onLanguageChange, ownChoice, browserLanguage, languagePicker } from "./i18n.js";
 import { showSnapshot } from "./snapshot.js";
-import { room, session, services, record, saveSession, renderScore } from "./child/store.js";
+import { room, session, services, record, saveSession, renderScore, advance } from "./child/store.js";
+import { STAGE, EVENT, isIn, awaitsWelcome, isPicking, isGivingBack } from "./child/join-stage.js";
 import { startJoin, joinRefused, kicked, rewordJoin, showNotMe, gaveBack, notMeRefused } from "./child/join.js";
 import { names, forgetPicker, rewordPicker } from "./child/picker.js";
 import { showLobby } from "./child/lobby.js";
@@ -37,14 +38,13 @@ services.sounds = new SoundBoard({ key: "storycircle.sound.child", defaultOn: fa
 
 function connect() {
   if (services.connection) services.connection.stop();
-  session.welcomed = false;
   services.connection = new RoomConnection({
     hello: () => {
       if (session.token) return { type: "rejoin", room: session.room, token: session.token };
       // Dropped while the child types a nickname on the connection that asked for the names: asked again.
-      if (session.typingOnPicker) return { type: "names", room: session.room };
+      if (session.stage === STAGE.NAMING) return { type: "names", room: session.room };
       // A class room's name-picker asks for the names again after a drop (the tap, if any, was lost).
-      if (session.picking) {
+      if (isPicking(session.stage)) {
         session.member = null;
         return { type: "names", room: session.room };
       }
@@ -70,14 +70,14 @@ services.banner = banner;
 function status({ state: connectionState, code }) {
   if (connectionState === "open") {
     // The hello is on its way: until the welcome, a refusal is about getting in.
-    session.helloPending = true;
-    if (session.welcomed) banner(null);
+    advance(EVENT.OPEN);
+    if (isIn(session.stage)) banner(null);
     return;
   }
   if (connectionState === "reconnecting") {
-    if (code === CLOSE.TRY_AGAIN_LATER && !session.welcomed) {
+    if (code === CLOSE.TRY_AGAIN_LATER && !isIn(session.stage)) {
       banner("connection.saving_place");
-    } else if (!session.welcomed) {
+    } else if (!isIn(session.stage)) {
       // Not in yet: the server is busy (HTTP 429 or 503) or out of reach. The page keeps trying.
       banner("connection.still_connecting");
     } else {
@@ -110,7 +110,7 @@ function follow(message) {
   switch (message.type) {
     case "welcome": return welcome(message);
     // After "That's not me", the server's names say the name is free and this connection picks again.
-    case "names": return session.givingBack && session.welcomed ? gaveBack() : names(message);
+    case "names": return isGivingBack(session.stage) ? gaveBack() : names(message);
     case "preparing": return preparing(message);
     case "narration.plan": return narrationPlan(message);
     case "narration.sentence": return narrationSentence(message);
@@ -132,11 +132,8 @@ function follow(message) {
 
 /** A welcome may come at any time (a reconnect, or the server rebuilding the room): it replaces everything. */
 function welcome(message) {
-  session.welcomed = true;
-  session.helloPending = false;
-  session.tryingBlockedToken = false;
   // A "That's not me" the server never read (the connection dropped first) can be pressed again.
-  session.givingBack = false;
+  advance(EVENT.WELCOME);
   if (session.member) session.classMember = session.member;
   forgetPicker();
   session.playerId = message.player.id;
@@ -166,7 +163,7 @@ function welcome(message) {
 }
 
 function refusal(error) {
-  if (session.helloPending || !session.welcomed) return joinRefused(error);
+  if (awaitsWelcome(session.stage)) return joinRefused(error);
   if (ANSWER_REFUSALS.has(error.code)) return answerRefused(error);
   if (error.code === ERROR.SESSION_REPLACED) return undefined;
   if (error.code === ERROR.NOT_ME_AFTER_ANSWER) return notMeRefused();
@@ -184,7 +181,7 @@ onLanguageChange(() => {
   if (bannerKey) banner(bannerKey);
   rewordJoin();
   rewordPicker();
-  if (!session.welcomed) return;
+  if (!isIn(session.stage)) return;
   const state = room.state;
   renderScore();
   switch (state.phase) {
