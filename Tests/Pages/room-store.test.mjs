@@ -4,7 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { initialState, reduce, RoomStore } from "../../web-static/js/room-store.js";
+import { initialState, reduce, changes, RoomStore } from "../../web-static/js/room-store.js";
 
 /** A teacher's welcome to a room in `phase`, with `room` fields over a small lobby. */
 function welcome(room = {}, extra = {}) {
@@ -194,4 +194,69 @@ test("a message no page keeps changes nothing, and the store says so", () => {
   assert.equal(store.apply(welcome()), true);
   assert.equal(store.apply({ type: "quiz.unlock" }), false);
   assert.equal(store.state.code, "123456");
+});
+
+// ---- changes: what a page's one render draws ----
+
+test("after a welcome everything is drawn, a pause included", () => {
+  const state = reduce(initialState(), welcome({ phase: "question", paused: true, question: { index: 0 } }));
+  const change = changes(null, state);
+  assert.equal(change.screen, true);
+  assert.equal(change.paused, true);
+  assert.equal(change.language, true);
+  assert.equal(changes(null, reduce(initialState(), welcome())).paused, null, "not paused: nothing to resume");
+});
+
+test("another phase, another question, another reveal or end: the screen anew", () => {
+  const lobby = reduce(initialState(), welcome());
+  const first = reduce(lobby, { type: "question", index: 0 });
+  assert.equal(changes(lobby, first).screen, true);
+  const second = reduce(first, { type: "question", index: 1 });
+  assert.equal(changes(first, second).screen, true);
+  const reveal = reduce(second, { type: "reveal", question: 1, correctOption: 0, top: [] });
+  assert.equal(changes(second, reveal).screen, true);
+  const end = reduce(reveal, { type: "finished", podium: [] });
+  assert.equal(changes(reveal, end).screen, true);
+  assert.equal(changes(end, reduce(end, { type: "finished", podium: [{ rank: 1 }] })).screen, true, "a new end");
+});
+
+test("within a question: resumed, acknowledged, counted, but the same screen", () => {
+  let state = reduce(reduce(initialState(), welcome()), { type: "question", index: 0, deadline: 1000 });
+  const paused = reduce(state, { type: "paused" });
+  assert.deepEqual([changes(state, paused).screen, changes(state, paused).paused], [false, true]);
+  const resumed = reduce(paused, { type: "resumed", deadline: 3000 });
+  assert.deepEqual([changes(paused, resumed).screen, changes(paused, resumed).paused], [false, false]);
+  const acked = reduce(resumed, { type: "answer.ack", question: 0, option: 2 });
+  assert.equal(changes(resumed, acked).answer, true);
+  assert.equal(changes(resumed, acked).paused, null);
+  const counted = reduce(acked, { type: "scoreboard", entries: [], answers: { answered: 1, total: 2 } });
+  assert.deepEqual([changes(acked, counted).screen, changes(acked, counted).answer], [false, false]);
+});
+
+test("a story that grows gives its new sentences; a new plan is a new story", () => {
+  const plan = { type: "narration.plan", startAt: 100, sentences: [{ index: 0 }] };
+  const reading = reduce(reduce(initialState(), welcome()), plan);
+  const grown = reduce(reading, { type: "narration.sentence", sentence: { index: 1 }, total: 3 });
+  const change = changes(reading, grown);
+  assert.equal(change.screen, false);
+  assert.deepEqual(change.sentences, [{ index: 1 }]);
+  const moved = reduce(grown, { type: "progress", sentence: 1, at: 900 });
+  assert.equal(changes(grown, moved).progress, true);
+  assert.deepEqual(changes(grown, moved).sentences, []);
+  const again = reduce(moved, { ...plan, sentences: [{ index: 0 }] });
+  assert.equal(changes(moved, again).screen, true, "read again from the start, by another voice");
+  const noticed = reduce(grown, { type: "narration.notice", code: "narration_voice_fallback", message: "" });
+  assert.deepEqual([changes(grown, noticed).screen, changes(grown, noticed).sentences], [false, []]);
+});
+
+test("preparing moves the bar, not the screen; the lobby's roster and the language are said", () => {
+  const lobby = reduce(initialState(), welcome());
+  const start = reduce(lobby, { type: "preparing", ready: 0, total: 2 });
+  const more = reduce(start, { type: "preparing", ready: 1, total: 2 });
+  assert.deepEqual([changes(start, more).screen, changes(start, more).preparing], [false, true]);
+  const joined = reduce(lobby, { type: "lobby", players: [ana] });
+  assert.deepEqual([changes(lobby, joined).screen, changes(lobby, joined).players], [false, true]);
+  const spanish = reduce(lobby, { type: "room", locked: false, settings: {}, language: "es" });
+  assert.equal(changes(lobby, spanish).language, true);
+  assert.equal(changes(spanish, reduce(spanish, { type: "room", locked: true, settings: {}, language: "es" })).language, false);
 });
