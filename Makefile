@@ -54,7 +54,7 @@ swift-test: deps
 ## make page-test: the pages' own unit tests (the room reducer, the child's join stage, the API client) under
 ## node's built-in test runner; no npm packages, nothing to build (Tests/Pages/*.test.mjs).
 page-test: test-deps
-	node --test Tests/Pages/*.test.mjs
+	node --test --test-reporter=spec Tests/Pages/*.test.mjs
 
 # The transport, room and store tests again under ThreadSanitizer, in their own build folder so the normal
 # build is not invalidated.
