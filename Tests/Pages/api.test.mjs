@@ -89,3 +89,19 @@ test("a refused file throws Refused, so no error page is saved as a CSV", async 
   const api = new ApiClient("t", fakeFetch(401, { error: { code: "unauthorized" } }));
   await assert.rejects(api.file("/x", "f.csv"), (failure) => failure instanceof Refused && failure.error.code === "unauthorized");
 });
+
+test("the school's key comes from the page's fragment and is kept for the tab", async () => {
+  const kept = new Map();
+  globalThis.sessionStorage = { getItem: (key) => kept.get(key) ?? null, setItem: (key, value) => kept.set(key, value) };
+  globalThis.location = { hash: "#id=cls_1&token=school-key" };
+  try {
+    const { adminApi } = await import("../../web-static/js/api.js");
+    const api = adminApi();
+    assert.equal(api.token, "school-key");
+    assert.equal(adminApi(), api, "read once");
+    assert.deepEqual([...kept.values()], ["school-key"], "the tab keeps it for its other pages");
+  } finally {
+    delete globalThis.sessionStorage;
+    delete globalThis.location;
+  }
+});
