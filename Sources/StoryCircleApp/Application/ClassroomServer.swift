@@ -243,32 +243,21 @@ public final class ClassroomServer: Sendable {
     /// Whether the store can write now (the `start` command's terminal shows a banner while it cannot).
     public var storageHealth: StoreHealth { store.health }
 
-    /// A room created in-process (the all-in-one `start` command), with the URLs the API would answer.
-    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil, schoolClass: SchoolClass? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
-        if let speech, case .failure(let refusal) = speech.check(voice: Self.voice(of: story, settings: settings)) {
-            throw refusal.roomError
-        }
-        let settings = schoolClass.map { $0.roomSettings(settings) } ?? settings
-        let room = try await registry.createRoom(story: story, settings: settings, storyID: storyID, classRoster: schoolClass.map(ClassRoster.init))
-        let response = CreatedRoomResponse(room, publicURL: publicURL, warnings: [])
-        return (room, response.joinURL, response.dashboardURL, response.teacherURL)
-    }
+    /// How rooms are made here: the API's way, for the all-in-one `start` command.
+    public var rooms: RoomMaker { RoomMaker(registry: registry, speech: speech, publicURL: publicURL) }
 
-    /// The voice a room will read with: its own setting, else its story's.
-    static func voice(of story: Story, settings: RoomSettingsPatch?) -> String {
-        let override = settings?.voice?.trimmingCharacters(in: .whitespaces) ?? ""
-        return override.isEmpty ? story.narration.voice : override
-    }
+    /// The page routes (URL path to a file in the web root): everything else the pages need is a file.
+    static let pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html", "/classes": "classes.html"]
 
     static func transportConfiguration(_ configuration: ServerConfiguration) -> WebSocketServerConfiguration {
         var transport = WebSocketServerConfiguration()
         transport.port = configuration.port
         transport.bindAddress = configuration.bindAddress
         transport.staticRoot = configuration.webRoot
-        transport.pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html", "/classes": "classes.html"]
-        transport.dynamicPrefixes = ["/api", "/healthz", "/metrics", "/audio", "/pictures"]
-        // A picture upload (`APIHandler+Pictures`): the picture's byte limit and room for nothing else.
-        transport.maxRequestBodyBytesByPath = ["/api/pictures": PictureLimits.standard.maxBytes]
+        transport.pages = pages
+        // The API's own table: its paths go to the application, with the body limits its routes declare.
+        transport.dynamicPrefixes = APIHandler.router.prefixes
+        transport.maxRequestBodyBytesByPath = APIHandler.router.bodyLimits
         transport.maxMessageBytes = configuration.maxMessageBytes
         transport.maxConnections = configuration.maxConnections
         transport.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
