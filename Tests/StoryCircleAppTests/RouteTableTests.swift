@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TransportCore
 import WebSocketTransport
 import WebSocketTransportTesting
 @testable import SQLiteStorage
@@ -55,7 +56,7 @@ struct RouteTableTests {
     }
 
     /// The status a refused credential gets: 403 where a route says a room's token is the wrong role.
-    static func refusal(_ route: Route, _ credential: Credential) -> Int {
+    static func refusal(_ route: Route, _ credential: Credential) -> HTTPStatus {
         if case .adminOnly = route.refusal, credential != .none { return 403 }
         return 401
     }
@@ -72,7 +73,7 @@ struct RouteTableTests {
             publicURL: "http://192.0.2.1:8080", startedAt: clock.now(), audio: nil, qrCodes: true, library: store, classes: store, lookalikes: LookalikeTable()
         )
         let made = await api.handle(.testRequest(
-            method: "POST", path: "/api/classes", headers: ["authorization": "Bearer admin-token"], body: Array(#"{"name": "1B", "children": [{"name": "Ada", "avatar": "owl"}]}"#.utf8)
+            method: .post, path: "/api/classes", headers: ["authorization": "Bearer admin-token"], body: Array(#"{"name": "1B", "children": [{"name": "Ada", "avatar": "owl"}]}"#.utf8)
         ))
         let id = try #require((try JSONSerialization.jsonObject(with: Data(made.body)) as? [String: Any])?["id"] as? String)
         let schoolClass = try #require(try await store.schoolClass(id))
@@ -92,10 +93,10 @@ struct RouteTableTests {
             for credential in Credential.allCases {
                 let headers = tokens[credential].map { ["authorization": "Bearer \($0)"] } ?? [:]
                 // Bodies that no handler acts on: what matters is whether the handler was reached.
-                let response = await api.handle(.testRequest(method: route.method.rawValue, path: "/" + path, headers: headers, body: Array("{}".utf8)))
+                let response = await api.handle(.testRequest(method: route.method, path: "/" + path, headers: headers, body: Array("{}".utf8)))
                 let shown = "\(route.method.rawValue) \(route.pattern) with \(credential)"
                 if Self.admits(route.authority, credential) {
-                    #expect(![401, 403].contains(response.status), "\(shown): \(response.status)")
+                    #expect(![401, 403].contains(response.status.code), "\(shown): \(response.status)")
                 } else {
                     #expect(response.status == Self.refusal(route, credential), "\(shown): \(response.status)")
                 }
@@ -116,14 +117,14 @@ struct RouteTableTests {
         )
         let room = try await registry.createRoom(story: ServerFixtures.story)
         for (path, token) in [("/probe", nil), ("/probe", "guess"), ("/probe/\(room.code)", room.dashboardToken), ("/probe/999999", "admin-token")] {
-            let response = await router.respond(to: .testRequest(method: "POST", path: path, headers: token.map { ["authorization": "Bearer \($0)"] } ?? [:]), with: api)
-            #expect([401, 404].contains(response.status), "\(path)")
+            let response = await router.respond(to: .testRequest(method: .post, path: path, headers: token.map { ["authorization": "Bearer \($0)"] } ?? [:]), with: api)
+            #expect([401, 404].contains(response.status.code), "\(path)")
         }
         #expect(await reached.count == 0)
-        #expect(await router.respond(to: .testRequest(method: "POST", path: "/probe/\(room.code)", headers: ["authorization": "Bearer \(room.teacherToken)"]), with: api).status == 204)
+        #expect(await router.respond(to: .testRequest(method: .post, path: "/probe/\(room.code)", headers: ["authorization": "Bearer \(room.teacherToken)"]), with: api).status == 204)
         #expect(await reached.count == 1)
         // The path decides 405 before any token is looked at; HEAD goes wherever GET does.
-        let wrongMethod = await router.respond(to: .testRequest(method: "PUT", path: "/probe"), with: api)
+        let wrongMethod = await router.respond(to: .testRequest(method: .put, path: "/probe"), with: api)
         #expect(wrongMethod.status == 405 && wrongMethod.header("allow") == "POST")
     }
 

@@ -4,6 +4,7 @@ import PostgresStorage
 import Speech
 import SQLiteStorage
 import StoryCircleCore
+import TransportCore
 import WebSocketTransport
 import StoryCircleServer
 

@@ -1,5 +1,6 @@
 import Foundation
 import StoryCircleCore
+import TransportCore
 import WebSocketTransport
 import StoryCircleServer
 

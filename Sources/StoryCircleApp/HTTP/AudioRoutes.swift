@@ -1,6 +1,6 @@
 import StoryCircleCore
 import StoryCircleServer
-import WebSocketTransport
+import TransportCore
 
 /// `GET /audio/<key>.mp3`: the narration's sentences, for anyone who has the link (`AudioCache+HTTP`).
 struct AudioRoutes: RouteCollection {

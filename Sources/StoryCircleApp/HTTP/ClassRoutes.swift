@@ -1,6 +1,6 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 import StoryCircleServer
 
 /// The classes' routes (`docs/protocol.md`, "Classes"): `GET|POST /api/classes`, `GET|PUT|DELETE

@@ -1,6 +1,6 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 import StoryCircleServer
 
 extension HTTPResponse {
@@ -10,7 +10,7 @@ extension HTTPResponse {
         return encoder
     }()
 
-    static func json(_ status: Int, _ value: some Encodable, headers: [(name: String, value: String)] = []) -> HTTPResponse {
+    static func json(_ status: HTTPStatus, _ value: some Encodable, headers: [(name: String, value: String)] = []) -> HTTPResponse {
         let body = (try? jsonEncoder.encode(value)) ?? Data("{}".utf8)
         return HTTPResponse(status: status, contentType: "application/json; charset=utf-8", headers: [("cache-control", "no-store")] + headers, body: Array(body) + [0x0A])
     }
@@ -26,7 +26,7 @@ extension HTTPResponse {
         return json(status(for: error.code), ["error": JSONValue.object(object)], headers: headers)
     }
 
-    static func status(for code: ErrorCode) -> Int {
+    static func status(for code: ErrorCode) -> HTTPStatus {
         switch code {
         case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass: 400
         case .unauthorized, .badToken, .tokenNotForRoom: 401

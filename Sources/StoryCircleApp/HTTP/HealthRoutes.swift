@@ -1,6 +1,6 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 import StoryCircleServer
 
 /// What a load balancer and a monitor ask, without a token: `GET /healthz` and `GET /metrics`.

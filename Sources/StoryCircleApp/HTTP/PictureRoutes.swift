@@ -2,7 +2,7 @@ import Foundation
 import Pictures
 import RoomStoreSupport
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// Pictures over HTTP (`docs/protocol.md`, "Pictures"):
 /// - `POST /api/pictures` (admin token; the body is the picture file itself): checked by decoding,
@@ -84,7 +84,7 @@ extension APIHandler {
             throw HTTPError(.storageUnavailable, "The picture cannot be read from storage just now.")
         }
         guard let rendition else { throw missing }
-        return HTTPResponse(status: 200, contentType: rendition.mimeType, headers: caching, body: request.http.method == "HEAD" ? [] : rendition.bytes)
+        return HTTPResponse(status: 200, contentType: rendition.mimeType, headers: caching, body: request.http.method == .head ? [] : rendition.bytes)
     }
 
     /// A room is made only from a story whose pictures are all stored: a file path means the picture was

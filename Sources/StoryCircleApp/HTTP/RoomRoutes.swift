@@ -1,6 +1,6 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 import StoryCircleServer
 
 /// Rooms (`docs/protocol.md`, "HTTP API"): the admin creates and lists them; a room's teacher token controls

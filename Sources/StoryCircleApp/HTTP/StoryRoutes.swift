@@ -1,6 +1,6 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 import StoryCircleServer
 
 /// The story library's routes (`docs/protocol.md`, "Story library"): `GET|POST /api/stories`,

@@ -1,7 +1,7 @@
 import Foundation
 import StoryCircleCore
 import StoryCircleServer
-import WebSocketTransport
+import TransportCore
 
 /// The router's check of a route's `Authority`, before its handler runs: the admin token is compared at
 /// once; a room or class authority finds the room or class the token must belong to, and hands it on.

@@ -1,18 +1,6 @@
 import StoryCircleCore
 import StoryCircleServer
-import WebSocketTransport
-
-/// The methods routes are declared with. `HEAD` is answered wherever `GET` is (the transport leaves out
-/// the body), so no route declares it.
-enum HTTPMethod: String, Sendable, Hashable, CaseIterable {
-    case get = "GET"
-    case head = "HEAD"
-    case post = "POST"
-    case put = "PUT"
-    case patch = "PATCH"
-    case delete = "DELETE"
-    case options = "OPTIONS"
-}
+import TransportCore
 
 /// Who may call a route. The router checks it before the handler runs, so a handler never looks at a token:
 /// it is handed the room or class its authority was proved against.

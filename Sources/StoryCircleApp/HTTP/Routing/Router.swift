@@ -1,6 +1,6 @@
 import StoryCircleCore
 import StoryCircleServer
-import WebSocketTransport
+import TransportCore
 
 /// The HTTP API's table of routes and the one place a request is matched against it: the path picks the
 /// routes (the most literal pattern wins), the method picks one of them (405 with `Allow` otherwise), the
@@ -17,7 +17,7 @@ struct Router: Sendable {
         let matches = routes.compactMap { route in route.pattern.match(path).map { (route: route, parameters: $0) } }
         guard let best = matches.map(\.route.pattern.specificity).max() else { return HTTPError.notFound.response }
         let candidates = matches.filter { $0.route.pattern.specificity == best }
-        let method = HTTPMethod(rawValue: request.method).map { $0 == .head ? .get : $0 }
+        let method: HTTPMethod = request.method == .head ? .get : request.method
         guard let (route, parameters) = candidates.first(where: { $0.route.method == method }) else {
             return HTTPError.methodNotAllowed(Self.allowed(candidates.map(\.route.method))).response
         }
