@@ -102,7 +102,7 @@ public actor Room {
 
     init(state: RoomState, createdAt: ServerTime, lease: RoomLease? = nil, services: RoomServices) {
         self.lease = lease
-        self.code = state.code
+        self.code = state.code.rawValue
         self.credentials = state.credentials
         self.createdAt = createdAt
         self.state = state
@@ -110,7 +110,7 @@ public actor Room {
         let inbox = RoomInbox(executor: services.executor)
         self.inbox = inbox
         self.outbox = RoomOutbox(
-            code: state.code, transport: services.transport, store: services.store, clock: services.clock,
+            code: state.code.rawValue, transport: services.transport, store: services.store, clock: services.clock,
             retryLimitMs: services.storageRetryMs, metrics: services.metrics, logger: services.logger, health: services.health,
             lease: lease, onGiveUp: { failure in inbox.yield(.storageGaveUp(failure)) }, onLeaseLost: { inbox.yield(.leaseLost) }
         )
@@ -480,7 +480,7 @@ public struct RoomReport: Sendable, Codable, Equatable {
     public var pendingRecords: Int
 
     init(state: RoomState, createdAt: ServerTime, pendingRecords: Int) {
-        code = state.code
+        code = state.code.rawValue
         title = state.story.title
         phase = state.phase.name
         paused = state.phase.isPaused

@@ -97,7 +97,7 @@ actor RoomDirectory {
             let code = try await storeNewRoom(story: story, settings: settings, credentials: credentials, at: now, storyID: storyID, classID: classRoster?.id)
             if !sharedStore {
                 let lease = try await keeper?.acquire(code)
-                let state = RoomState(code: code, story: story, settings: settings, credentials: credentials, timing: timing, lookalikes: lookalikes, classRoster: classRoster)
+                let state = RoomState(code: RoomCode(code), story: story, settings: settings, credentials: credentials, timing: timing, lookalikes: lookalikes, classRoster: classRoster)
                 // Stored, so the next start restores it; this server no longer runs anything new.
                 guard await launch(state, createdAt: now, lease: lease, initial: state.lobbyReadAhead) != nil else {
                     throw RoomError(.serverShuttingDown, "The server is shutting down.")
@@ -242,7 +242,7 @@ actor RoomDirectory {
     /// Runs a room here, or (`nil`) gives its lease back if the server has begun shutting down: the check
     /// and the room's entry in the map are one step, so a shutdown sees every room that will run.
     private func launch(_ state: RoomState, createdAt: ServerTime, lease: RoomLease?, initial: [RoomDirective]) async -> Room? {
-        guard acceptingRooms, rooms[state.code] == nil else {
+        guard acceptingRooms, rooms[state.code.rawValue] == nil else {
             if let lease { await keeper?.release(lease) }
             return nil
         }
