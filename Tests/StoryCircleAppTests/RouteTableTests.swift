@@ -77,8 +77,8 @@ struct RouteTableTests {
         ))
         let id = try #require((try JSONSerialization.jsonObject(with: Data(made.body)) as? [String: Any])?["id"] as? String)
         let schoolClass = try #require(try await store.schoolClass(id))
-        let room = try await registry.createRoom(story: ServerFixtures.story, classRoster: ClassRoster(schoolClass))
-        let other = try await registry.createRoom(story: ServerFixtures.story)
+        let room = try await registry.directory.createRoom(story: ServerFixtures.story, classRoster: ClassRoster(schoolClass))
+        let other = try await registry.directory.createRoom(story: ServerFixtures.story)
         let tokens: [Credential: String] = [
             .wrong: "guess", .admin: "admin-token", .teacher: room.teacherToken, .otherTeacher: other.teacherToken, .dashboard: room.dashboardToken,
         ]
@@ -115,7 +115,7 @@ struct RouteTableTests {
             registry: registry, store: MemoryRoomStore(), clock: clock, metrics: ServerMetrics(), transportMetrics: nil,
             adminTokenHash: RoomCredentials.hash("admin-token"), publicURL: "http://192.0.2.1:8080", startedAt: clock.now(), audio: nil, qrCodes: true
         )
-        let room = try await registry.createRoom(story: ServerFixtures.story)
+        let room = try await registry.directory.createRoom(story: ServerFixtures.story)
         for (path, token) in [("/probe", nil), ("/probe", "guess"), ("/probe/\(room.code)", room.dashboardToken), ("/probe/999999", "admin-token")] {
             let response = await router.respond(to: .testRequest(method: .post, path: path, headers: token.map { ["authorization": "Bearer \($0)"] } ?? [:]), with: api)
             #expect([401, 404].contains(response.status.code), "\(path)")

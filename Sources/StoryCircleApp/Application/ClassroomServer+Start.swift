@@ -41,15 +41,15 @@ extension ClassroomServer {
     }
 
     struct OpenedStore {
-        var store: any RoomStore
+        /// What the store offers (`RoomStore.offers`), named here once. PostgreSQL offers leases: several
+        /// nodes may share it, and rooms are then loaded only by the node the proxy sends them to.
+        var storage: Storage
         /// How messages name it: a PostgreSQL URL may carry a password, so it is shown redacted.
         var name: String
-        /// PostgreSQL may be shared by several nodes: rooms are then loaded only by the node the proxy sends
-        /// them to.
-        var isShared: Bool
     }
 
-    /// The injected store, else PostgreSQL, SQLite or memory as `database` says; the library seeded.
+    /// The injected store, else PostgreSQL, SQLite or memory as `database` says, with what it offers; the
+    /// library seeded.
     static func openStore(_ configuration: ServerConfiguration, injected: (any RoomStore)?, now: ServerTime, logger: StoryCircleLog) async throws -> OpenedStore {
         var postgres = PostgresSettings(database: configuration.storage.database)
         postgres?.node = configuration.storage.nodeId
@@ -66,10 +66,11 @@ extension ClassroomServer {
         } else {
             store = MemoryRoomStore()
         }
-        if let library = store as? any StoryLibrary {
-            await SampleStories.seed(library, from: configuration.files.sampleStoriesDirectory, logger: logger, now: now)
+        let storage = store.offers
+        if let library = storage.library {
+            await SampleStories.seed(library, pictures: storage.pictures, from: configuration.files.sampleStoriesDirectory, logger: logger, now: now)
         }
-        return OpenedStore(store: store, name: name, isShared: injected == nil && postgres != nil)
+        return OpenedStore(storage: storage, name: name)
     }
 
     struct Narration {
@@ -148,11 +149,11 @@ extension ClassroomServer {
         return Wiring(transport: transport, events: events, requests: requests, bindings: bindings, finish: { eventSink.finish(); requestSink.finish() })
     }
 
-    static func restoreRooms(_ registry: RoomRegistry, from storage: OpenedStore) async throws -> Int {
+    static func restoreRooms(_ registry: RoomRegistry, from store: OpenedStore) async throws -> Int {
         do {
-            return try await registry.restoreRooms()
+            return try await registry.directory.restoreRooms()
         } catch {
-            throw StartError(description: "cannot restore rooms from \(storage.name): \(error)")
+            throw StartError(description: "cannot restore rooms from \(store.name): \(error)")
         }
     }
 
@@ -186,7 +187,7 @@ extension ClassroomServer {
             while !Task.isCancelled {
                 do { try await clock.sleep(until: clock.now() + 60_000) } catch { return }
                 let now = clock.now()
-                _ = await registry.sweep(
+                _ = await registry.directory.sweep(
                     finishedBefore: now + -(configuration.storage.finishedRoomMinutes * 60_000),
                     createdBefore: now + -(configuration.storage.retentionDays * 86_400_000)
                 )

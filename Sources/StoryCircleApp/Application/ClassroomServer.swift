@@ -19,7 +19,8 @@ public final class ClassroomServer: Sendable {
     public let transportMetrics: TransportMetrics
     public let restoredRooms: Int
     let transport: WebSocketServer
-    let store: any RoomStore
+    /// What the store offers, named once at start (`RoomStore.offers`).
+    let storage: Storage
     let logger: StoryCircleLog
     private let lock: DataDirectoryLock
     private let loops: [Task<Void, Never>]
@@ -34,7 +35,7 @@ public final class ClassroomServer: Sendable {
 
     private init(
         configuration: ServerConfiguration, port: Int, publicURL: String, adminTokenFile: String?, registry: RoomRegistry,
-        metrics: ServerMetrics, transport: WebSocketServer, store: any RoomStore, logger: StoryCircleLog, lock: DataDirectoryLock,
+        metrics: ServerMetrics, transport: WebSocketServer, storage: Storage, logger: StoryCircleLog, lock: DataDirectoryLock,
         loops: [Task<Void, Never>], restoredRooms: Int, speech: SpeechNarrator?, finishStreams: @escaping @Sendable () -> Void
     ) {
         self.speech = speech
@@ -46,7 +47,7 @@ public final class ClassroomServer: Sendable {
         self.metrics = metrics
         self.transport = transport
         self.transportMetrics = transport.metrics
-        self.store = store
+        self.storage = storage
         self.logger = logger
         self.lock = lock
         self.loops = loops
@@ -66,24 +67,26 @@ public final class ClassroomServer: Sendable {
         let lock = try claimDataDirectory(configuration)
         let (adminToken, adminTokenFile) = try Self.adminToken(configuration)
         let metrics = ServerMetrics()
-        let storage = try await openStore(configuration, injected: store, now: (testClock ?? SystemClock()).now(), logger: logger)
+        let opened = try await openStore(configuration, injected: store, now: (testClock ?? SystemClock()).now(), logger: logger)
+        let storage = opened.storage
         let narration = try await makeNarration(configuration, injected: narrator, metrics: metrics, logger: logger)
         let lookalikes = try compareNames()
         let wiring = wireTransport(configuration)
         let transport = wiring.transport
         // Rooms run on the transport's loop, and so do their timers, unless a test moves time itself.
         let clock = testClock ?? LoopClock(loop: transport.loopExecutor)
-        let registry = RoomRegistry(
-            events: wiring.events, transport: transport, store: storage.store, clock: clock, narrator: narration.narrator, lookalikes: lookalikes, metrics: metrics,
-            settings: configuration.registrySettings, timing: timing, logger: logger, bindings: wiring.bindings, sharedStore: storage.isShared,
-            executor: transport.loopExecutor
+        let services = RoomServices(
+            transport: transport, storage: storage, clock: clock, narrator: narration.narrator, lookalikes: lookalikes, metrics: metrics, logger: logger,
+            timing: timing, bindings: wiring.bindings, executor: transport.loopExecutor
         )
-        let restored = try await restoreRooms(registry, from: storage)
+        let registry = RoomRegistry(events: wiring.events, services: services, settings: configuration.registrySettings)
+        let restored = try await restoreRooms(registry, from: opened)
         let (port, publicURL) = try listen(transport, configuration)
         let api = APIHandler(
-            registry: registry, store: storage.store, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
+            registry: registry, store: storage.rooms, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: narration.audio, qrCodes: true,
-            narrator: narration.speech, library: storage.store as? any StoryLibrary, classes: storage.store as? any ClassBook, lookalikes: lookalikes,
+            narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
+            lookalikes: lookalikes,
             maxConnections: transport.configuration.maxConnections
         )
         let loops = [
@@ -93,7 +96,7 @@ public final class ClassroomServer: Sendable {
         logger.notice("Server listening", ["port": String(port), "url": publicURL, "rooms.restored": String(restored), "node": registry.nodeId])
         return ClassroomServer(
             configuration: configuration, port: port, publicURL: publicURL, adminTokenFile: adminTokenFile, registry: registry, metrics: metrics,
-            transport: transport, store: storage.store, logger: logger, lock: lock, loops: loops, restoredRooms: restored,
+            transport: transport, storage: storage, logger: logger, lock: lock, loops: loops, restoredRooms: restored,
             speech: narration.speech, finishStreams: wiring.finish
         )
     }
@@ -107,13 +110,13 @@ public final class ClassroomServer: Sendable {
         finishStreams()
         for loop in loops { loop.cancel() }
         for loop in loops { await loop.value }
-        await store.close()
+        await storage.rooms.close()
         lock.release()
         logger.notice("Server stopped")
     }
 
     /// Whether the store can write now (the `start` command's terminal shows a banner while it cannot).
-    public var storageHealth: StoreHealth { store.health }
+    public var storageHealth: StoreHealth { storage.rooms.health }
 
     /// How rooms are made here: the API's way, for the all-in-one `start` command.
     public var rooms: RoomMaker { RoomMaker(registry: registry, speech: speech, publicURL: publicURL) }

@@ -18,7 +18,7 @@ public struct RoomMaker: Sendable {
         if let speech, case .failure(let refusal) = speech.check(voice: Self.voice(of: story, settings: settings)) {
             throw refusal.roomError
         }
-        let room = try await registry.createRoom(story: story, settings: settings, storyID: storyID, classRoster: schoolClass.map(ClassRoster.init))
+        let room = try await registry.directory.createRoom(story: story, settings: settings, storyID: storyID, classRoster: schoolClass.map(ClassRoster.init))
         return CreatedRoomResponse(room, publicURL: publicURL, warnings: warnings)
     }
 

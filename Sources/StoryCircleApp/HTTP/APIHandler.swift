@@ -25,6 +25,8 @@ struct APIHandler: Sendable {
     var library: (any StoryLibrary)? = nil
     /// The classes (`ClassRoutes`): the store's, when it keeps them.
     var classes: (any ClassBook)? = nil
+    /// The pictures (`PictureRoutes`): the store's, when it keeps them.
+    var pictures: (any PictureStore)? = nil
     /// How names are told apart, for class names and children's names.
     var lookalikes: (any ConfusableSkeleton)? = nil
     /// The most WebSockets the transport accepts: the configured figure, or less under the open-file limit.

@@ -85,7 +85,7 @@ extension APIHandler {
         return try await change {
             let updated = try await classes.updateClass(id, to: checked.draft, basedOn: version)
             // Children added since a room of the class started can pick their name in it now.
-            await registry.classChanged(ClassRoster(updated))
+            await registry.directory.classChanged(ClassRoster(updated))
             return .json(200, ["version": JSONValue.number(Double(updated.version))])
         }
     }
@@ -97,7 +97,7 @@ extension APIHandler {
             // there too, so nobody reads a deleted room's results.
             let rooms = try await classes.classRooms(id).map(\.header.code)
             try await classes.deleteClass(id)
-            await registry.forgetFinished(rooms)
+            await registry.directory.forgetFinished(rooms)
             return HTTPResponse(status: 204, contentType: "application/json; charset=utf-8", body: [])
         }
     }
@@ -130,7 +130,7 @@ extension APIHandler {
         // Once committed the erase is done, whatever follows: the class's rooms (all finished: the store
         // refuses otherwise) may still be in memory with the child in them: they take the store's truth in
         // place, so a podium or results page still open on one shows the child gone.
-        await registry.reloadFinishedRooms(ofClass: id)
+        await registry.directory.reloadFinishedRooms(ofClass: id)
         return HTTPResponse(status: 204, contentType: "application/json; charset=utf-8", body: [])
     }
 

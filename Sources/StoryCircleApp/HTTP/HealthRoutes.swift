@@ -38,7 +38,7 @@ extension APIHandler {
             var lastProblem: String?
         }
         let connections = transportMetrics?.snapshot.openConnections ?? 0
-        var health = Health(status: "ok", rooms: await registry.liveRoomCount, connections: connections, uptimeSeconds: (clock.now() - startedAt) / 1_000)
+        var health = Health(status: "ok", rooms: await registry.directory.liveRoomCount, connections: connections, uptimeSeconds: (clock.now() - startedAt) / 1_000)
         if let narrator {
             health.voices = narrator.voices.names
             if let status = narrator.piper?.status {
@@ -73,7 +73,7 @@ extension APIHandler {
             text.counter("storycircle_http_requests_total", "Dynamic HTTP requests.", transport.httpRequests)
         }
         var phases: [PhaseName: Int] = [:]
-        for room in await registry.liveRooms { phases[await room.phase.name, default: 0] += 1 }
+        for room in await registry.directory.liveRooms { phases[await room.phase.name, default: 0] += 1 }
         text.family("storycircle_rooms", .gauge, "Rooms in memory, by phase.", samples: [PhaseName.lobby, .preparing, .error, .narrating, .question, .reveal, .finished].map {
             ("phase=\"\($0.rawValue)\"", phases[$0] ?? 0)
         })

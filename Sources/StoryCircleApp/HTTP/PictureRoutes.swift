@@ -27,7 +27,7 @@ extension APIHandler {
     static let pictureThreads = StoreThreads(name: "picture-cleaner", count: 1)
 
     fileprivate func uploadPicture(_ request: RouteRequest) async throws -> HTTPResponse {
-        guard let pictures = store as? any PictureStore else {
+        guard let pictures else {
             throw HTTPError(.internalError, "This server's store keeps no pictures.")
         }
         let body = request.body
@@ -68,7 +68,7 @@ extension APIHandler {
     fileprivate func servePicture(_ request: RouteRequest) async throws -> HTTPResponse {
         let id = request[parameter: "id"]
         let missing = HTTPError(.notFound, "No such picture.")
-        guard PictureReference.isPictureID(id), let pictures = store as? any PictureStore else { throw missing }
+        guard PictureReference.isPictureID(id), let pictures else { throw missing }
         let size = request.query["size"] == "phone" ? PictureSize.phone : .large
         let etag = size == .phone ? "\"\(id)-phone\"" : "\"\(id)\""
         let caching: [(name: String, value: String)] = [
@@ -92,7 +92,7 @@ extension APIHandler {
     func refusePictures(of story: Story) async throws {
         let references = story.pictureReferences
         guard !references.isEmpty else { return }
-        guard let pictures = store as? any PictureStore else {
+        guard let pictures else {
             throw HTTPError(.invalidStory, "This server's store keeps no pictures.")
         }
         var issues: [ValidationIssue] = []

@@ -77,7 +77,7 @@ struct StartCommand: ParsableCommand {
         // A story file names its pictures by path beside it; a library story already names stored ones.
         let roomStory = if let storyPath { try await server.storingPictures(of: story, storyPath: storyPath) } else { story }
         let created = try await server.rooms.create(story: roomStory, settings: settings.patch, storyID: storyID, schoolClass: schoolClass)
-        guard let room = await server.registry.room(created.code) else {
+        guard let room = await server.registry.directory.room(created.code) else {
             await server.stop()
             throw CommandFailure("the room disappeared as it was created")
         }

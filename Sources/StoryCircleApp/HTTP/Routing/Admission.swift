@@ -48,7 +48,7 @@ extension APIHandler {
         }
         let found: Room?
         do {
-            found = try await registry.findRoom(code, admitting: admits)
+            found = try await registry.directory.findRoom(code, admitting: admits)
         } catch is RoomLeaseError {
             throw HTTPError(.tryAgain, "Room \(shown) is held by another server just now; try again in a moment.")
         } catch {
