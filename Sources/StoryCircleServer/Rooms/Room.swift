@@ -51,7 +51,7 @@ public actor Room {
 
     init(state: RoomState, createdAt: ServerTime, lease: RoomLease? = nil, services: RoomServices) {
         self.lease = lease
-        self.code = state.code
+        self.code = state.code.rawValue
         self.credentials = state.credentials
         self.createdAt = createdAt
         self.state = state
@@ -59,7 +59,7 @@ public actor Room {
         let inbox = RoomInbox(executor: services.executor)
         self.inbox = inbox
         self.outbox = RoomOutbox(
-            code: state.code, services: services, lease: lease,
+            code: state.code.rawValue, services: services, lease: lease,
             onGiveUp: { failure in inbox.yield(.storageGaveUp(failure)) }, onLeaseLost: { inbox.yield(.leaseLost) }
         )
         inbox.attach(self)

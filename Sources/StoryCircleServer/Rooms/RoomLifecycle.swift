@@ -85,7 +85,7 @@ actor RoomLifecycle {
             if !services.storage.isShared {
                 let lease = try await keeper?.acquire(code)
                 let state = RoomState(
-                    code: code, story: story, settings: settings, credentials: credentials, timing: services.timing, lookalikes: services.lookalikes,
+                    code: RoomCode(code), story: story, settings: settings, credentials: credentials, timing: services.timing, lookalikes: services.lookalikes,
                     classRoster: classRoster
                 )
                 // Stored, so the next start restores it; this server no longer runs anything new.
@@ -232,7 +232,7 @@ actor RoomLifecycle {
     /// Runs a room here, or (`nil`) gives its lease back if the server has begun shutting down: the check
     /// and the room's entry in the map are one step, so a shutdown sees every room that will run.
     private func launch(_ state: RoomState, createdAt: ServerTime, lease: RoomLease?, initial: [RoomDirective]) async -> Room? {
-        guard acceptingRooms, rooms[state.code] == nil else {
+        guard acceptingRooms, rooms[state.code.rawValue] == nil else {
             if let lease { await keeper?.release(lease) }
             return nil
         }

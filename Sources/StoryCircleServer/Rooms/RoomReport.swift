@@ -25,7 +25,7 @@ public struct RoomReport: Sendable, Codable, Equatable {
     public var pendingRecords: Int
 
     init(state: RoomState, createdAt: ServerTime, pendingRecords: Int) {
-        code = state.code
+        code = state.code.rawValue
         title = state.story.title
         phase = state.phase.name
         paused = state.phase.isPaused
