@@ -69,7 +69,7 @@ let package = Package(
         // What the rooms and the transport share, free of C, as swift-nio's NIOCore is under NIOPosix: the
         // outbound frame (its headroom reserved by the transport), the loop executor rooms run on and its
         // timers, the transport's events and the contract rooms send through, the typed HTTP request and
-        // response. The shell and its tests link this, never libwebsockets.
+        // response, the transport's counters. The shell and its tests link this, never libwebsockets.
         .target(name: "TransportCore", dependencies: ["Locking"]),
 
         // MARK: The wrappers: the only targets that import C.

@@ -1,7 +1,6 @@
 import Foundation
 import StoryCircleCore
 import TransportCore
-import WebSocketTransport
 import StoryCircleServer
 
 /// The HTTP API (`docs/protocol.md`, "HTTP API"): what its routes share (the registry, the store, the

@@ -1,6 +1,7 @@
 import Synchronization
 
-/// Counters the transport keeps, read by `/metrics`. Atomic, so any thread may read them.
+/// Counters the transport keeps, read by `/metrics`. Atomic, so any thread may read them. Here, not beside
+/// the transport that counts, so that the HTTP API that reports them links no C library.
 public final class TransportMetrics: Sendable {
     public struct Snapshot: Sendable, Equatable {
         public var openConnections: Int
@@ -24,26 +25,28 @@ public final class TransportMetrics: Sendable {
         public var framesCoalesced: Int
     }
 
-    let openConnections = Atomic<Int>(0)
-    let connectionsTotal = Atomic<Int>(0)
-    let messagesReceived = Atomic<Int>(0)
-    let messagesSent = Atomic<Int>(0)
-    let bytesSent = Atomic<Int>(0)
-    let protocolErrors = Atomic<Int>(0)
-    let slowClientsDropped = Atomic<Int>(0)
-    let rejectedUpgrades = Atomic<Int>(0)
+    package let openConnections = Atomic<Int>(0)
+    package let connectionsTotal = Atomic<Int>(0)
+    package let messagesReceived = Atomic<Int>(0)
+    package let messagesSent = Atomic<Int>(0)
+    package let bytesSent = Atomic<Int>(0)
+    package let protocolErrors = Atomic<Int>(0)
+    package let slowClientsDropped = Atomic<Int>(0)
+    package let rejectedUpgrades = Atomic<Int>(0)
     /// Upgrades refused because their address had `maxConnectionsPerAddress` open already.
-    let rejectedPerAddress = Atomic<Int>(0)
+    package let rejectedPerAddress = Atomic<Int>(0)
     /// WebSockets closed because no hello came in time.
-    let helloTimeouts = Atomic<Int>(0)
+    package let helloTimeouts = Atomic<Int>(0)
     /// Keepalive pings sent to connections that had been silent for `pingAfterIdleSeconds`.
-    let pingsSent = Atomic<Int>(0)
+    package let pingsSent = Atomic<Int>(0)
     /// Connections hung up on after `hangUpAfterIdleSeconds` of silence.
-    let idleHangUps = Atomic<Int>(0)
-    let httpRequests = Atomic<Int>(0)
-    let writesAtWakeup = Atomic<Int>(0)
-    let writesAtSend = Atomic<Int>(0)
-    let framesCoalesced = Atomic<Int>(0)
+    package let idleHangUps = Atomic<Int>(0)
+    package let httpRequests = Atomic<Int>(0)
+    package let writesAtWakeup = Atomic<Int>(0)
+    package let writesAtSend = Atomic<Int>(0)
+    package let framesCoalesced = Atomic<Int>(0)
+
+    public init() {}
 
     public var snapshot: Snapshot {
         Snapshot(
