@@ -104,7 +104,7 @@ extension RoomState {
         if let previous = players[index].connection, previous != connection {
             members[previous] = nil
             let replaced = RoomError(.sessionReplaced, "You opened this room somewhere else, so this page has stopped.")
-            directives += [.send(.error(replaced), to: [previous]), .close(previous, CloseReason(status: 4002, reason: replaced.code.rawValue))]
+            directives += [.send(.error(replaced), to: [previous]), .close(previous, .refused(replaced))]
         }
         connect(index, to: connection)
         members[connection] = .child(playerID: id)
@@ -188,7 +188,7 @@ extension RoomState {
             connect(index, to: nil)
             directives += [
                 .send(.kicked(Notice(code: block ? .blocked : .kicked, message: Self.removedMessage, blocked: block ? true : nil)), to: [connection]),
-                .close(connection, CloseReason(status: 4001, reason: ErrorCode.kicked.rawValue)),
+                .close(connection, CloseReason(ErrorCode.kicked)),
             ]
         }
         return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + namesChanged()
