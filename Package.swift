@@ -66,8 +66,12 @@ let package = Package(
         // (never Swift's cooperative pool).
         .target(name: "RoomStoreSupport", dependencies: ["StoryCircleCore", "Locking"]),
 
+        // What the rooms and the transport share, free of C, as swift-nio's NIOCore is under NIOPosix: the
+        // typed HTTP request and response.
+        .target(name: "TransportCore"),
+
         // MARK: The wrappers: the only targets that import C.
-        .target(name: "WebSocketTransport", dependencies: ["CLibWebSockets", "CLibEV", "Locking"]),
+        .target(name: "WebSocketTransport", dependencies: ["TransportCore", "CLibWebSockets", "CLibEV", "Locking"]),
         .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
         // Pictures checked by decoding (PNG, JPEG, WebP), refused over the limits, re-encoded without metadata.
         .target(name: "Pictures", dependencies: ["CImageCodecs"]),
@@ -77,12 +81,12 @@ let package = Package(
 
         // MARK: The shell: actors that carry out what the core decides (rooms, their outboxes, the router,
         // the directory, the leases), over any store, narrator and transport it is given.
-        .target(name: "StoryCircleServer", dependencies: ["StoryCircleCore", "Locking", "WebSocketTransport"]),
+        .target(name: "StoryCircleServer", dependencies: ["StoryCircleCore", "Locking", "TransportCore", "WebSocketTransport"]),
         // The composition: configuration, the server put together from the real transport, stores and
         // narrator, and the HTTP API.
         .target(
             name: "StoryCircleApp",
-            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage", "Confusables", "Pictures", "RoomStoreSupport"]
+            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "TransportCore", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage", "Confusables", "Pictures", "RoomStoreSupport"]
         ),
 
         // MARK: Test kits: what tests (and only tests) need to drive the shell, kept out of the targets the
@@ -94,7 +98,7 @@ let package = Package(
         // The transport's kit: the libwebsockets client (tests' sockets, the bench's load) and requests for
         // handler tests. It imports libwebsockets as the transport does, being its client half: the one
         // target beside the wrappers that touches C, and no production target links it.
-        .target(name: "WebSocketTransportTesting", dependencies: ["WebSocketTransport", "CLibWebSockets", "Locking"]),
+        .target(name: "WebSocketTransportTesting", dependencies: ["TransportCore", "WebSocketTransport", "CLibWebSockets", "Locking"]),
 
         // MARK: Executables.
         .executableTarget(
@@ -120,7 +124,7 @@ let package = Package(
         .testTarget(name: "ConfusablesTests", dependencies: ["Confusables", "StoryCircleCore"]),
         .testTarget(name: "PicturesTests", dependencies: ["Pictures", "CImageCodecs"]),
         .testTarget(name: "SQLiteStorageTests", dependencies: ["SQLiteStorage", "StoryCircleCore", "Locking"]),
-        .testTarget(name: "WebSocketTransportTests", dependencies: ["WebSocketTransport", "Locking"]),
+        .testTarget(name: "WebSocketTransportTests", dependencies: ["TransportCore", "WebSocketTransport", "Locking"]),
         // The CLI's parser and terminal, in process (the executable end to end: Tests/Integration/test_cli.py).
         .testTarget(name: "StoryCircleCLITests", dependencies: ["storycircle", "StoryCircleCore"]),
         // One suite every room store passes (SQLite and PostgreSQL), and PostgreSQL's own failure tests.
@@ -134,7 +138,7 @@ let package = Package(
         // The whole server: the HTTP API, real sockets, the narrator and audio cache, storage faults.
         .testTarget(
             name: "StoryCircleAppTests",
-            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleServerTesting", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "WebSocketTransportTesting", "Speech", "SQLiteStorage", "Locking"]
+            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleServerTesting", "StoryCircleTesting", "StoryCircleCore", "TransportCore", "WebSocketTransport", "WebSocketTransportTesting", "Speech", "SQLiteStorage", "Locking"]
         ),
     ]
 )

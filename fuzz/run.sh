@@ -39,7 +39,7 @@ TARGETS=(
   "story StoryFuzz.swift StoryCircleCore"
   "nickname NicknameFuzz.swift Confusables StoryCircleCore"
   "picture PictureFuzz.swift Pictures CImageCodecs"
-  "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleApp StoryCircleServer StoryCircleCore WebSocketTransport Speech SQLiteStorage PostgresStorage RoomStoreSupport QRCode Locking Confusables Pictures CImageCodecs"
+  "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleApp StoryCircleServer StoryCircleCore TransportCore WebSocketTransport Speech SQLiteStorage PostgresStorage RoomStoreSupport QRCode Locking Confusables Pictures CImageCodecs"
 )
 C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite -I Sources/CPostgreSQL -I Sources/CICU)
 # CImageCodecs is a C target: its module map is the one SwiftPM writes; its libraries are linked by name.

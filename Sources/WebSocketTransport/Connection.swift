@@ -1,4 +1,5 @@
 import CLibWebSockets
+import TransportCore
 
 /// What the service thread knows about one lws connection: a WebSocket, an HTTP connection (one request at a
 /// time), or a socket whose request libwebsockets could not parse as HTTP and that only gets a refusal.
@@ -42,7 +43,7 @@ final class Connection {
     var sequence: UInt64 = 0
     var request: HTTPRequest?
     /// The method of the request being answered: a `HEAD` gets the headers of its answer, never the body.
-    var method = ""
+    var method = HTTPMethod.get
     var response: HTTPResponse?
     var headersWritten = false
     var bodyOffset = 0

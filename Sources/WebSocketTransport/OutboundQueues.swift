@@ -1,4 +1,5 @@
 import Locking
+import TransportCore
 
 /// The per-connection queues of frames waiting to be written, shared between the threads that send
 /// (room actors) and the one service thread that writes.

@@ -1,3 +1,5 @@
+import TransportCore
+
 /// A refusal the transport makes on its own, before any message reaches the application: what kind it is,
 /// so that the application can say it in its own words (`RefusalEncoder`). The transport decides the
 /// mechanics (whether the connection closes); the application decides the error code, the sentence and the
@@ -18,7 +20,7 @@ public enum TransportRefusal: Sendable, Equatable {
 
     // Plain HTTP.
     case payloadTooLarge(limit: Int)
-    case methodNotAllowed(allowed: [String])
+    case methodNotAllowed(allowed: [HTTPMethod])
 }
 
 /// How the transport ends a WebSocket: the close status (RFC 6455, section 7.4.1) and its reason.

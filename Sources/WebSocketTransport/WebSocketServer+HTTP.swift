@@ -1,16 +1,17 @@
 import CLibWebSockets
+import TransportCore
 
 // HTTP requests to the dynamic routes (and anything else lws hands to the callback): read them, hand them
 // to the application, write its answers. A `HEAD` gets the headers of the answer, never its body.
 extension WebSocketServer {
-    static let methods: [(lws_token_indexes, String)] = [
-        (WSI_TOKEN_GET_URI, "GET"), (WSI_TOKEN_POST_URI, "POST"), (WSI_TOKEN_PUT_URI, "PUT"),
-        (WSI_TOKEN_PATCH_URI, "PATCH"), (WSI_TOKEN_DELETE_URI, "DELETE"), (WSI_TOKEN_HEAD_URI, "HEAD"),
-        (WSI_TOKEN_OPTIONS_URI, "OPTIONS"),
+    static let methods: [(lws_token_indexes, HTTPMethod)] = [
+        (WSI_TOKEN_GET_URI, .get), (WSI_TOKEN_POST_URI, .post), (WSI_TOKEN_PUT_URI, .put),
+        (WSI_TOKEN_PATCH_URI, .patch), (WSI_TOKEN_DELETE_URI, .delete), (WSI_TOKEN_HEAD_URI, .head),
+        (WSI_TOKEN_OPTIONS_URI, .options),
     ]
 
     /// The methods static pages answer to (lws serves them; other methods end up here).
-    static let staticMethods = ["GET", "HEAD"]
+    static let staticMethods: [HTTPMethod] = [.get, .head]
 
     func beginRequest(_ wsi: OpaquePointer, user: UnsafeMutableRawPointer) -> Int32 {
         let connection = self.connection(user) ?? register(wsi, user: user, kind: .http, peer: peerAddress(wsi))
@@ -52,7 +53,7 @@ extension WebSocketServer {
         if declaredLength > bodyLimit {
             return answerNow(connection, refusals.httpRefusal(.payloadTooLarge(limit: bodyLimit)))
         }
-        if declaredLength > 0, ["POST", "PUT", "PATCH"].contains(method) {
+        if declaredLength > 0, method.hasBody {
             connection.request = request
         } else {
             onEvent(.request(request))
@@ -92,7 +93,7 @@ extension WebSocketServer {
                 let start = raw.baseAddress! + headroom
                 let end = raw.baseAddress! + raw.count - 1
                 var cursor: UnsafeMutablePointer<UInt8>? = start
-                if lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType, lws_filepos_t(response.body.count), &cursor, end) != 0 {
+                if lws_add_http_common_headers(wsi, UInt32(response.status.code), response.contentType, lws_filepos_t(response.body.count), &cursor, end) != 0 {
                     return true
                 }
                 for (name, value) in response.headers {
@@ -104,7 +105,7 @@ extension WebSocketServer {
             if failed { return -1 }
             connection.headersWritten = true
             // `Content-Length` above is the length a GET would get; a HEAD stops here.
-            if response.body.isEmpty || connection.method == "HEAD" {
+            if response.body.isEmpty || connection.method == .head {
                 connection.response = nil
                 return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
             }
@@ -142,24 +143,11 @@ extension WebSocketServer {
 
     /// A response as HTTP/1.1 bytes, with the headers every response carries, ending the connection.
     func rawBytes(of response: HTTPResponse) -> [UInt8] {
-        var head = "HTTP/1.1 \(response.status) \(Self.reasonPhrase(response.status))\r\n"
+        var head = "HTTP/1.1 \(response.status.code) \(response.status.reasonPhrase)\r\n"
         var headers = [("content-type", response.contentType), ("content-length", String(response.body.count)), ("connection", "close")]
         headers += response.headers.map { ($0.name.lowercased(), $0.value) }
         headers += configuration.responseHeaders.map { ($0.name.lowercased(), $0.value) }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         return Array((head + "\r\n").utf8) + response.body
-    }
-
-    static func reasonPhrase(_ status: Int) -> String {
-        switch status {
-        case 400: "Bad Request"
-        case 403: "Forbidden"
-        case 404: "Not Found"
-        case 405: "Method Not Allowed"
-        case 413: "Content Too Large"
-        case 429: "Too Many Requests"
-        case 503: "Service Unavailable"
-        default: "Error"
-        }
     }
 }

@@ -1,5 +1,6 @@
 import CLibWebSockets
 import Glibc
+import TransportCore
 
 // Requests with a method lws does not know (`FOO`, `TRACE`, `CONNECT`). Its parser answers them with an HTML
 // 403 of its own, unless the vhost asks it to fall back to another role
@@ -22,7 +23,7 @@ extension WebSocketServer {
         // "FOO /api/rooms HTTP/1.1": the path says which methods the resource would take.
         let requestLine = bytes.prefix { $0 != 0x0D && $0 != 0x0A }.split(separator: 0x20)
         let path = requestLine.count > 1 ? String(decoding: requestLine[1], as: UTF8.self) : "/"
-        let allowed = isDynamic(path.split(separator: "?").first.map(String.init) ?? path) ? ["GET", "HEAD", "POST"] : Self.staticMethods
+        let allowed = isDynamic(path.split(separator: "?").first.map(String.init) ?? path) ? [.get, .head, .post] : Self.staticMethods
         connection.response = refusals.httpRefusal(.methodNotAllowed(allowed: allowed))
         lws_callback_on_writable(connection.wsi)
         return 0

@@ -3,6 +3,7 @@ import CLibWebSockets
 import Foundation
 import Synchronization
 import Locking
+import TransportCore
 
 /// The one libwebsockets event loop: static files, dynamic HTTP routes, and WebSocket connections, on one
 /// port and one dedicated service thread, which runs lws on a libev (epoll) loop (see `EventLoop`).

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TransportCore
 import WebSocketTransport
 import WebSocketTransportTesting
 @testable import StoryCircleCore
@@ -19,7 +20,7 @@ struct APITests {
         api = APIHandler(registry: registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin-token"), publicURL: "http://192.168.1.20:8080", startedAt: clock.now(), audio: nil, qrCodes: true)
     }
 
-    private func request(_ method: String, _ path: String, token: String? = nil, body: String? = nil, query: [String: String] = [:]) async -> HTTPResponse {
+    private func request(_ method: HTTPMethod, _ path: String, token: String? = nil, body: String? = nil, query: [String: String] = [:]) async -> HTTPResponse {
         await api.handle(.testRequest(method: method, path: path, query: query, headers: token.map { ["authorization": "Bearer \($0)"] } ?? [:], body: Array((body ?? "").utf8)))
     }
 
@@ -29,7 +30,7 @@ struct APITests {
 
     private func createRoom() async throws -> [String: Any] {
         let story = String(decoding: try Fixtures.sampleStoryData(), as: UTF8.self)
-        let response = await request("POST", "/api/rooms", token: "admin-token", body: #"{"story": \#(story), "settings": {"timer": false}}"#)
+        let response = await request(.post, "/api/rooms", token: "admin-token", body: #"{"story": \#(story), "settings": {"timer": false}}"#)
         #expect(response.status == 201)
         return try json(response)
     }
@@ -46,13 +47,13 @@ struct APITests {
     }
 
     @Test func creatingARoomNeedsTheAdminToken() async throws {
-        #expect(await request("POST", "/api/rooms", body: "{}").status == 401)
-        #expect(await request("POST", "/api/rooms", token: "guess", body: "{}").status == 401)
-        #expect(await request("GET", "/api/rooms", token: "guess").status == 401)
+        #expect(await request(.post, "/api/rooms", body: "{}").status == 401)
+        #expect(await request(.post, "/api/rooms", token: "guess", body: "{}").status == 401)
+        #expect(await request(.get, "/api/rooms", token: "guess").status == 401)
     }
 
     @Test func anInvalidStoryIsRefusedWithEveryIssue() async throws {
-        let response = await request("POST", "/api/rooms", token: "admin-token", body: #"{"story": {"title": "T", "text": "One.", "quiz": {"question": "Q?", "options": ["A"], "answer": "B"}}}"#)
+        let response = await request(.post, "/api/rooms", token: "admin-token", body: #"{"story": {"title": "T", "text": "One.", "quiz": {"question": "Q?", "options": ["A"], "answer": "B"}}}"#)
         #expect(response.status == 422)
         let error = try #require(try json(response)["error"] as? [String: Any])
         #expect(error["code"] as? String == "invalid_story")
@@ -60,7 +61,7 @@ struct APITests {
         #expect(issues.map { $0["path"] as? String } == ["quiz.options"])
         #expect(issues.map { $0["code"] as? String } == ["too_few_options"])
         #expect(issues.first?["params"] as? [String: String] == ["count": "1", "min": "2"])
-        #expect(await request("POST", "/api/rooms", token: "admin-token", body: "not json").status == 400)
+        #expect(await request(.post, "/api/rooms", token: "admin-token", body: "not json").status == 400)
     }
 
     @Test func statusCommandsAndResultsNeedTheRoomsToken() async throws {
@@ -69,37 +70,37 @@ struct APITests {
         let teacher = room["teacherToken"] as! String
         let dashboard = room["dashboardToken"] as! String
 
-        #expect(await request("GET", "/api/rooms/\(code)", token: dashboard).status == 200)
-        #expect(await request("GET", "/api/rooms/\(code)", token: "wrong").status == 401)
+        #expect(await request(.get, "/api/rooms/\(code)", token: dashboard).status == 200)
+        #expect(await request(.get, "/api/rooms/\(code)", token: "wrong").status == 401)
         // A wrong token and a missing room look the same: codes cannot be probed.
-        let missing = await request("GET", "/api/rooms/999999", token: "wrong")
+        let missing = await request(.get, "/api/rooms/999999", token: "wrong")
         #expect(missing.status == 401)
-        #expect(await request("GET", "/api/rooms/999999", token: "admin-token").status == 404)
+        #expect(await request(.get, "/api/rooms/999999", token: "admin-token").status == 404)
 
-        #expect(await request("POST", "/api/rooms/\(code)/commands", token: dashboard, body: #"{"command":"start"}"#).status == 401, "a dashboard cannot control")
-        let started = await request("POST", "/api/rooms/\(code)/commands", token: teacher, body: #"{"command":"start"}"#)
+        #expect(await request(.post, "/api/rooms/\(code)/commands", token: dashboard, body: #"{"command":"start"}"#).status == 401, "a dashboard cannot control")
+        let started = await request(.post, "/api/rooms/\(code)/commands", token: teacher, body: #"{"command":"start"}"#)
         #expect(started.status == 200)
         #expect(try json(started)["phase"] as? String == "preparing")
-        let again = await request("POST", "/api/rooms/\(code)/commands", token: teacher, body: #"{"command":"start"}"#)
+        let again = await request(.post, "/api/rooms/\(code)/commands", token: teacher, body: #"{"command":"start"}"#)
         #expect(again.status == 409)
         #expect(try json(again)["error"].flatMap { ($0 as? [String: Any])?["code"] as? String } == "invalid_command")
-        #expect(await request("POST", "/api/rooms/\(code)/commands", token: teacher, body: #"{"command":"dance"}"#).status == 409)
-        #expect(await request("POST", "/api/rooms/\(code)/commands", token: teacher, body: #"{"nope":1}"#).status == 400)
-        #expect(await request("POST", "/api/rooms/\(code)/commands", token: teacher, body: #"{"command":"kick","player":"nobody"}"#).status == 404)
+        #expect(await request(.post, "/api/rooms/\(code)/commands", token: teacher, body: #"{"command":"dance"}"#).status == 409)
+        #expect(await request(.post, "/api/rooms/\(code)/commands", token: teacher, body: #"{"nope":1}"#).status == 400)
+        #expect(await request(.post, "/api/rooms/\(code)/commands", token: teacher, body: #"{"command":"kick","player":"nobody"}"#).status == 404)
 
-        let results = await request("GET", "/api/rooms/\(code)/results", token: teacher)
+        let results = await request(.get, "/api/rooms/\(code)/results", token: teacher)
         #expect(results.status == 200)
         #expect(try json(results)["title"] as? String == "Pip the Robot and the Lost Gear")
-        let csv = await request("GET", "/api/rooms/\(code)/results", token: teacher, query: ["format": "csv"])
+        let csv = await request(.get, "/api/rooms/\(code)/results", token: teacher, query: ["format": "csv"])
         #expect(csv.contentType == "text/csv; charset=utf-8")
         #expect(String(decoding: csv.body, as: UTF8.self).hasPrefix("\u{FEFF}child,question,question_text"))
-        #expect(await request("GET", "/api/rooms/\(code)/results", token: dashboard).status == 401, "results are the teacher's")
-        #expect(await request("GET", "/api/rooms/\(code)/results", token: teacher, query: ["format": "xml"]).status == 400)
+        #expect(await request(.get, "/api/rooms/\(code)/results", token: dashboard).status == 401, "results are the teacher's")
+        #expect(await request(.get, "/api/rooms/\(code)/results", token: teacher, query: ["format": "xml"]).status == 400)
     }
 
     @Test func theQRCodeIsTheJoinURL() async throws {
         let room = try await createRoom()
-        let svg = await request("GET", "/api/rooms/\(room["code"] as! String)/qr.svg", token: room["dashboardToken"] as? String)
+        let svg = await request(.get, "/api/rooms/\(room["code"] as! String)/qr.svg", token: room["dashboardToken"] as? String)
         #expect(svg.status == 200)
         #expect(svg.contentType == "image/svg+xml")
         #expect(String(decoding: svg.body, as: UTF8.self).hasPrefix("<svg"))
@@ -109,23 +110,23 @@ struct APITests {
         #expect(svg.headers.contains { $0.0 == "cache-control" && $0.1 == "no-store" }, "it changes with the language")
 
         // The teacher switches the room to Spanish: the QR code's link follows.
-        let changed = await request("POST", "/api/rooms/\(code)/commands", token: room["teacherToken"] as? String, body: #"{"command":"settings","settings":{"language":"es"}}"#)
+        let changed = await request(.post, "/api/rooms/\(code)/commands", token: room["teacherToken"] as? String, body: #"{"command":"settings","settings":{"language":"es"}}"#)
         #expect(changed.status == 200)
-        let spanish = await request("GET", "/api/rooms/\(code)/qr.svg", token: room["dashboardToken"] as? String)
+        let spanish = await request(.get, "/api/rooms/\(code)/qr.svg", token: room["dashboardToken"] as? String)
         #expect(String(decoding: spanish.body, as: UTF8.self) == JoinCode.qrSVG(for: "http://192.168.1.20:8080/?room=\(code)&lang=es"))
     }
 
     @Test func resultsOfARoomNoLongerInMemoryComeFromStorage() async throws {
         let room = try await createRoom()
         let code = room["code"] as! String
-        _ = await request("POST", "/api/rooms/\(code)/commands", token: room["teacherToken"] as? String, body: #"{"command":"end"}"#)
+        _ = await request(.post, "/api/rooms/\(code)/commands", token: room["teacherToken"] as? String, body: #"{"command":"end"}"#)
         let evicted = await registry.sweep(finishedBefore: clock.now() + 1, createdBefore: ServerTime(milliseconds: 0))
         #expect(evicted.evicted == 1)
         #expect(await registry.room(code) == nil)
-        let results = await request("GET", "/api/rooms/\(code)/results", token: room["teacherToken"] as? String)
+        let results = await request(.get, "/api/rooms/\(code)/results", token: room["teacherToken"] as? String)
         #expect(results.status == 200)
         #expect(try json(results)["phase"] as? String == "finished")
-        let list = await request("GET", "/api/rooms", token: "admin-token")
+        let list = await request(.get, "/api/rooms", token: "admin-token")
         #expect((try json(list)["rooms"] as? [[String: Any]])?.count == 1)
     }
 
@@ -138,16 +139,16 @@ struct APITests {
         #expect(swept.purged == 1)
         #expect(await registry.room(old["code"] as! String) == nil)
         #expect(try await store.archive(room: old["code"] as! String) == nil, "the children's data is gone from storage")
-        #expect(await request("GET", "/api/rooms/\(old["code"] as! String)/results", token: old["teacherToken"] as? String).status == 401)
+        #expect(await request(.get, "/api/rooms/\(old["code"] as! String)/results", token: old["teacherToken"] as? String).status == 401)
         #expect(await registry.room(recent["code"] as! String) != nil)
-        #expect(await request("GET", "/api/rooms/\(recent["code"] as! String)/results", token: recent["teacherToken"] as? String).status == 200)
+        #expect(await request(.get, "/api/rooms/\(recent["code"] as! String)/results", token: recent["teacherToken"] as? String).status == 200)
     }
 
     @Test func healthMetricsAndUnknownRoutes() async throws {
-        let health = await request("GET", "/healthz")
+        let health = await request(.get, "/healthz")
         #expect(health.status == 200)
         #expect(try json(health)["status"] as? String == "ok")
-        let metrics = await request("GET", "/metrics")
+        let metrics = await request(.get, "/metrics")
         #expect(metrics.contentType.hasPrefix("text/plain; version=0.0.4"))
         let text = String(decoding: metrics.body, as: UTF8.self)
         #expect(text.contains("# TYPE storycircle_rooms gauge"))
@@ -156,13 +157,13 @@ struct APITests {
         for name in ["process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes", "process_open_fds", "process_max_fds", "process_start_time_seconds"] {
             #expect(text.contains("\n# TYPE \(name) "), "\(name)")
         }
-        #expect(await request("GET", "/nothing").status == 404)
-        let wrongMethod = await request("DELETE", "/api/rooms")
+        #expect(await request(.get, "/nothing").status == 404)
+        let wrongMethod = await request(.delete, "/api/rooms")
         #expect(wrongMethod.status == 405)
         #expect(wrongMethod.header("allow") == "GET, HEAD, POST")
         // HEAD is answered as GET wherever GET is (the transport leaves out the body).
-        #expect(await request("HEAD", "/api/rooms", token: "admin-token").status == 200)
-        #expect(await request("POST", "/healthz").header("allow") == "GET, HEAD")
+        #expect(await request(.head, "/api/rooms", token: "admin-token").status == 200)
+        #expect(await request(.post, "/healthz").header("allow") == "GET, HEAD")
     }
 }
 

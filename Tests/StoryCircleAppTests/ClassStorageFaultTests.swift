@@ -3,6 +3,7 @@ import Locking
 import StoryCircleServerTesting
 import StoryCircleTesting
 import Testing
+import TransportCore
 import WebSocketTransport
 import WebSocketTransportTesting
 @testable import StoryCircleCore
@@ -71,7 +72,7 @@ struct ClassStorageFaultTests {
             classes: store, lookalikes: LookalikeTable()
         )
         let response = await api.handle(.testRequest(
-            method: "DELETE", path: "/api/classes/cls_faults/members/mem_ada/data", query: [:],
+            method: .delete, path: "/api/classes/cls_faults/members/mem_ada/data", query: [:],
             headers: ["authorization": "Bearer admin-token"], body: []
         ))
         #expect(response.status == 204)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TransportCore
 import WebSocketTransport
 import WebSocketTransportTesting
 @testable import StoryCircleCore
@@ -20,7 +21,7 @@ struct RoomOwnershipAPITests {
             registry: b.registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin"),
             publicURL: "http://127.0.0.1:8080", startedAt: clock.now(), audio: nil, qrCodes: false
         )
-        let response = await api.handle(.testRequest(method: "GET", path: "/api/rooms/\(created.code)", headers: ["authorization": "Bearer \(created.teacherToken)"]))
+        let response = await api.handle(.testRequest(method: .get, path: "/api/rooms/\(created.code)", headers: ["authorization": "Bearer \(created.teacherToken)"]))
         #expect(response.status == 503)
         #expect(response.headers.contains { $0.name == "retry-after" && $0.value == "2" })
         #expect(String(decoding: response.body, as: UTF8.self).contains("\"try_again\""))

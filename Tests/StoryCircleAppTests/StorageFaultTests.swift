@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TransportCore
 import WebSocketTransport
 import WebSocketTransportTesting
 @testable import StoryCircleCore
@@ -174,7 +175,7 @@ struct StorageFaultTests {
         )
         store.breakWrites()
         let failedAt = clock.now()
-        async let response = api.handle(.testRequest(method: "POST", path: "/api/rooms/\(created.code)/commands", headers: ["authorization": "Bearer \(created.teacherToken)"], body: Array(#"{"command":"next"}"#.utf8)))
+        async let response = api.handle(.testRequest(method: .post, path: "/api/rooms/\(created.code)/commands", headers: ["authorization": "Bearer \(created.teacherToken)"], body: Array(#"{"command":"next"}"#.utf8)))
         await store.waitForFailures(1)
         await retryUntilGivenUp(from: failedAt) {
             #expect(!transport.types(to: 1).contains("reveal"), "no phase change before it is stored")
@@ -190,22 +191,22 @@ struct StorageFaultTests {
         #expect(!transport.types(to: 1).contains("reveal"))
         #expect(await room.report().phase == .question)
 
-        let health = await api.handle(.testRequest(method: "GET", path: "/healthz"))
+        let health = await api.handle(.testRequest(method: .get, path: "/healthz"))
         #expect(health.status == 503)
         let healthBody = try #require(try JSONSerialization.jsonObject(with: Data(health.body)) as? [String: Any])
         #expect(healthBody["status"] as? String == "degraded")
         #expect(healthBody["reason"] as? String == FailingStore.diskFull)
-        let metricsText = String(decoding: await api.handle(.testRequest(method: "GET", path: "/metrics")).body, as: UTF8.self)
+        let metricsText = String(decoding: await api.handle(.testRequest(method: .get, path: "/metrics")).body, as: UTF8.self)
         #expect(metricsText.contains("storycircle_storage_healthy 0"))
         #expect(metricsText.contains("storycircle_rooms_rebuilt_total 1"))
-        let create = await api.handle(.testRequest(method: "POST", path: "/api/rooms", headers: ["authorization": "Bearer admin"], body: Array(try Fixtures.sampleStoryData())))
+        let create = await api.handle(.testRequest(method: .post, path: "/api/rooms", headers: ["authorization": "Bearer admin"], body: Array(try Fixtures.sampleStoryData())))
         #expect(create.status == 503, "a room that cannot be stored is not created")
 
         store.heal()
-        let next = await api.handle(.testRequest(method: "POST", path: "/api/rooms/\(created.code)/commands", headers: ["authorization": "Bearer \(created.teacherToken)"], body: Array(#"{"command":"next"}"#.utf8)))
+        let next = await api.handle(.testRequest(method: .post, path: "/api/rooms/\(created.code)/commands", headers: ["authorization": "Bearer \(created.teacherToken)"], body: Array(#"{"command":"next"}"#.utf8)))
         #expect(next.status == 200)
         #expect(await transport.next("reveal", to: 1).type == "reveal")
-        #expect(await api.handle(.testRequest(method: "GET", path: "/healthz")).status == 200)
+        #expect(await api.handle(.testRequest(method: .get, path: "/healthz")).status == 200)
     }
 
     @Test func aRecordThatFailsBrieflyIsRetriedAndWhatWasHeldGoesOutInOrder() async throws {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+import TransportCore
 @testable import WebSocketTransport
 
 /// The queues between the sending threads and the service thread (no sockets).

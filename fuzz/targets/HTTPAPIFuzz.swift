@@ -10,6 +10,7 @@ import StoryCircleCore
 @testable import StoryCircleApp
 @testable import StoryCircleServer
 import StoryCircleTesting
+import TransportCore
 import WebSocketTransport
 import WebSocketTransportTesting
 
@@ -25,7 +26,7 @@ private struct InstantNarrator: NarrationPreparing {
 }
 
 private struct FuzzRequest: Sendable {
-    var method: String
+    var method: HTTPMethod
     var target: String
     var headers: [String: String]
     var body: [UInt8]
@@ -34,8 +35,9 @@ private struct FuzzRequest: Sendable {
         let text = Array(bytes)
         guard let firstLineEnd = text.firstIndex(of: 0x0A) ?? (text.isEmpty ? nil : text.endIndex) else { return nil }
         let line = String(decoding: text[..<firstLineEnd], as: UTF8.self).split(separator: " ", maxSplits: 1)
-        guard line.count == 2 else { return nil }
-        method = String(line[0])
+        // Any other method is answered by the transport (405) and never reaches the API.
+        guard line.count == 2, let method = HTTPMethod(rawValue: String(line[0])) else { return nil }
+        self.method = method
         target = String(line[1]).trimmingCharacters(in: .whitespacesAndNewlines)
         headers = [:]
         var index = firstLineEnd < text.endIndex ? firstLineEnd + 1 : text.endIndex
@@ -67,7 +69,7 @@ private final class Session: @unchecked Sendable {
 
 private func check(_ response: HTTPResponse, for request: HTTPRequest) {
     let label = "\(request.method) \(request.path) → \(response.status)"
-    precondition((200...599).contains(response.status), label)
+    precondition((200...599).contains(response.status.code), label)
     if response.status == 405 { precondition(response.header("allow") != nil, "\(label) without Allow") }
     guard response.contentType.hasPrefix("application/json") else { return }
     guard let object = try? JSONSerialization.jsonObject(with: Data(response.body), options: [.fragmentsAllowed]) else {
@@ -78,7 +80,7 @@ private func check(_ response: HTTPResponse, for request: HTTPRequest) {
           let code = ErrorCode(rawValue: raw), let message = error["message"] as? String, !message.isEmpty else {
         fatalError("\(label): not an error in the protocol's shape: \(String(decoding: response.body.prefix(300), as: UTF8.self))")
     }
-    precondition(code.httpStatus == response.status, "\(label): \(raw) maps to \(code.httpStatus)")
+    precondition(code.httpStatus == response.status.code, "\(label): \(raw) maps to \(code.httpStatus)")
 }
 
 private func run(_ requests: [FuzzRequest]) async {
@@ -107,9 +109,9 @@ private func run(_ requests: [FuzzRequest]) async {
         let request = HTTPRequest.testRequest(method: fuzzed.method, path: String(parts.first ?? ""), query: query, headers: headers, body: fuzzed.body)
         let response = await api.handle(request)
         check(response, for: request)
-        if fuzzed.method == "GET" {
+        if fuzzed.method == .get {
             var head = request
-            head.method = "HEAD"
+            head.method = .head
             let headResponse = await api.handle(head)
             check(headResponse, for: head)
             precondition(headResponse.status == response.status && headResponse.contentType == response.contentType, "HEAD \(request.path) is not GET")

@@ -5,6 +5,7 @@ import Speech
 import SQLiteStorage
 import Pictures
 import StoryCircleCore
+import TransportCore
 import WebSocketTransport
 import StoryCircleServer
 

@@ -1,6 +1,6 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 import StoryCircleServer
 
 /// The classes' routes (`docs/protocol.md`, "Classes"): `GET|POST /api/classes`, `GET|PUT|DELETE
@@ -17,8 +17,8 @@ extension APIHandler {
         if path.count == 2 {
             guard admin else { return classRefusal(request) }
             switch request.method {
-            case "GET", "HEAD": return await listClasses(classes)
-            case "POST": return await createClass(classes, lookalikes, request)
+            case .get, .head: return await listClasses(classes)
+            case .post: return await createClass(classes, lookalikes, request)
             default: return methodNotAllowed("GET, HEAD, POST")
             }
         }
@@ -27,12 +27,12 @@ extension APIHandler {
         switch Array(path.dropFirst(3)) {
         case []:
             switch request.method {
-            case "GET", "HEAD":
+            case .get, .head:
                 return await readable(classes, id, request) { schoolClass, _ in .json(200, ClassResponse(schoolClass)) }
-            case "PUT":
+            case .put:
                 guard admin else { return classRefusal(request) }
                 return await updateClass(classes, lookalikes, id, request)
-            case "DELETE":
+            case .delete:
                 guard admin else { return classRefusal(request) }
                 return await change {
                     // Its rooms go with it: those still in memory (finished: the store refuses otherwise) go
@@ -45,11 +45,11 @@ extension APIHandler {
             default: return methodNotAllowed("GET, HEAD, PUT, DELETE")
             }
         case ["report"]:
-            return await only("GET", request) {
+            return await only(.get, request) {
                 await readable(classes, id, request) { schoolClass, rooms in .json(200, ClassReport(schoolClass, rooms: rooms, lookalikes: lookalikes)) }
             }
         case ["results.csv"]:
-            return await only("GET", request) {
+            return await only(.get, request) {
                 await readable(classes, id, request) { schoolClass, rooms in
                     // `?room=CODE`: one room of the class; a room of another class is as unknown as none.
                     let room = request.query["room"]
@@ -67,7 +67,7 @@ extension APIHandler {
                 }
             }
         case let rest where rest.count == 3 && rest[0] == "members" && rest[2] == "data":
-            guard request.method == "DELETE" else { return methodNotAllowed("DELETE") }
+            guard request.method == .delete else { return methodNotAllowed("DELETE") }
             guard admin else { return classRefusal(request) }
             let erased = await change {
                 try await classes.eraseMember(rest[1], ofClass: id)

@@ -2,7 +2,7 @@ import Foundation
 import Pictures
 import RoomStoreSupport
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// Pictures over HTTP (`docs/protocol.md`, "Pictures"):
 /// - `POST /api/pictures` (admin token; the body is the picture file itself): checked by decoding,
@@ -16,9 +16,9 @@ extension APIHandler {
 
     func pictureRoute(_ path: [String], _ request: HTTPRequest) async -> HTTPResponse {
         if path == ["api", "pictures"] {
-            return await only("POST", request) { await uploadPicture(request) }
+            return await only(.post, request) { await uploadPicture(request) }
         }
-        return await only("GET", request) { await servePicture(id: path[1], request) }
+        return await only(.get, request) { await servePicture(id: path[1], request) }
     }
 
     private func uploadPicture(_ request: HTTPRequest) async -> HTTPResponse {
@@ -81,7 +81,7 @@ extension APIHandler {
             return .error(RoomError(.storageUnavailable, "The picture cannot be read from storage just now."))
         }
         guard let rendition else { return missing }
-        return HTTPResponse(status: 200, contentType: rendition.mimeType, headers: caching, body: request.method == "HEAD" ? [] : rendition.bytes)
+        return HTTPResponse(status: 200, contentType: rendition.mimeType, headers: caching, body: request.method == .head ? [] : rendition.bytes)
     }
 
     /// A room is made only from a story whose pictures are all stored: a file path means the picture was

@@ -1,6 +1,6 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 import StoryCircleServer
 
 /// The story library's routes (`docs/protocol.md`, "Story library"): `GET|POST /api/stories`,
@@ -14,30 +14,30 @@ extension APIHandler {
         if let refusal = storyAuthorityRefusal(request) { return refusal }
         // Checking a story, listening to a sentence and listing the voices need no stored stories.
         if path.count == 3, path[2] == "validate" {
-            return await only("POST", request) { validateStory(request) }
+            return await only(.post, request) { validateStory(request) }
         }
         if path.count == 3, path[2] == "listen" {
-            return await only("POST", request) { await listen(request) }
+            return await only(.post, request) { await listen(request) }
         }
         if path.count == 3, path[2] == "voices" {
-            return await only("GET", request) { voices() }
+            return await only(.get, request) { voices() }
         }
         guard let library else {
             return .error(RoomError(.notFound, "This server keeps no story library (it runs without a database)."))
         }
         if path.count == 2 {
             switch request.method {
-            case "GET", "HEAD": return await listStories(library, request)
-            case "POST": return await createStory(library, request)
+            case .get, .head: return await listStories(library, request)
+            case .post: return await createStory(library, request)
             default: return methodNotAllowed("GET, HEAD, POST")
             }
         }
         let id = path[2]
         guard StoryLibraryIDs.isWellFormed(id) else { return storyNotFound(id) }
         switch request.method {
-        case "GET", "HEAD": return await readStory(library, id)
-        case "PUT": return await updateStory(library, id, request)
-        case "DELETE": return await deleteStory(library, id)
+        case .get, .head: return await readStory(library, id)
+        case .put: return await updateStory(library, id, request)
+        case .delete: return await deleteStory(library, id)
         default: return methodNotAllowed("GET, HEAD, PUT, DELETE")
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import StoryCircleCore
+import TransportCore
 import WebSocketTransport
 import StoryCircleServer
 
@@ -37,28 +38,28 @@ struct APIHandler: Sendable {
         if let response = await handleClasses(path, request) { return response }
         switch path {
         case ["healthz"]:
-            return await only("GET", request) { await health() }
+            return await only(.get, request) { await health() }
         case ["metrics"]:
-            return await only("GET", request) { await prometheus() }
+            return await only(.get, request) { await prometheus() }
         case ["api", "rooms"]:
             switch request.method {
-            case "POST": return await createRoom(request)
-            case "GET", "HEAD": return await listRooms(request)
+            case .post: return await createRoom(request)
+            case .get, .head: return await listRooms(request)
             default: return methodNotAllowed("GET, HEAD, POST")
             }
         case let parts where parts.count == 3 && parts[0] == "api" && parts[1] == "rooms":
-            return await only("GET", request) { await status(code: parts[2], request) }
+            return await only(.get, request) { await status(code: parts[2], request) }
         case let parts where parts.count == 4 && parts[0] == "api" && parts[1] == "rooms" && parts[3] == "commands":
-            return await only("POST", request) { await command(code: parts[2], request) }
+            return await only(.post, request) { await command(code: parts[2], request) }
         case let parts where parts.count == 4 && parts[0] == "api" && parts[1] == "rooms" && parts[3] == "results":
-            return await only("GET", request) { await results(code: parts[2], request) }
+            return await only(.get, request) { await results(code: parts[2], request) }
         case let parts where parts.count == 4 && parts[0] == "api" && parts[1] == "rooms" && parts[3] == "qr.svg" && qrCodes:
-            return await only("GET", request) { await qrCode(code: parts[2], request) }
+            return await only(.get, request) { await qrCode(code: parts[2], request) }
         case let parts where parts == ["api", "pictures"] || (parts.count == 2 && parts[0] == "pictures"):
             return await pictureRoute(parts, request)
         case let parts where parts.count == 2 && parts[0] == "audio":
             guard let audio else { return notFound() }
-            return await only("GET", request) { audio.response(for: parts[1], ifNoneMatch: request.headers["if-none-match"]) }
+            return await only(.get, request) { audio.response(for: parts[1], ifNoneMatch: request.headers["if-none-match"]) }
         default:
             return notFound()
         }
@@ -342,8 +343,8 @@ struct APIHandler: Sendable {
         })
     }
 
-    func only(_ method: String, _ request: HTTPRequest, _ body: () async -> HTTPResponse) async -> HTTPResponse {
-        request.method == method || (method == "GET" && request.method == "HEAD") ? await body() : methodNotAllowed(method == "GET" ? "GET, HEAD" : method)
+    func only(_ method: HTTPMethod, _ request: HTTPRequest, _ body: () async -> HTTPResponse) async -> HTTPResponse {
+        request.method == method || (method == .get && request.method == .head) ? await body() : methodNotAllowed(method == .get ? "GET, HEAD" : method.rawValue)
     }
 
     func methodNotAllowed(_ allowed: String) -> HTTPResponse {

@@ -1,4 +1,4 @@
-import WebSocketTransport
+import TransportCore
 import StoryCircleServer
 
 extension AudioCache {

@@ -1,6 +1,6 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 import StoryCircleServer
 
 extension HTTPResponse {
@@ -10,7 +10,7 @@ extension HTTPResponse {
         return encoder
     }()
 
-    static func json(_ status: Int, _ value: some Encodable, headers: [(name: String, value: String)] = []) -> HTTPResponse {
+    static func json(_ status: HTTPStatus, _ value: some Encodable, headers: [(name: String, value: String)] = []) -> HTTPResponse {
         let body = (try? jsonEncoder.encode(value)) ?? Data("{}".utf8)
         return HTTPResponse(status: status, contentType: "application/json; charset=utf-8", headers: [("cache-control", "no-store")] + headers, body: Array(body) + [0x0A])
     }
@@ -23,6 +23,6 @@ extension HTTPResponse {
         object.merge(extra) { current, _ in current }
         // A proxy or a script that sees `Retry-After` comes back once another node has taken the room.
         let headers: [(name: String, value: String)] = error.code == .tryAgain ? [("retry-after", "2")] : []
-        return json(error.code.httpStatus, ["error": JSONValue.object(object)], headers: headers)
+        return json(HTTPStatus(error.code.httpStatus), ["error": JSONValue.object(object)], headers: headers)
     }
 }

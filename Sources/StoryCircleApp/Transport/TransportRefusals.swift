@@ -1,6 +1,7 @@
 import StoryCircleCore
-import WebSocketTransport
 import StoryCircleServer
+import TransportCore
+import WebSocketTransport
 
 /// The words for the refusals the transport makes by itself: the same `ErrorCode`s, sentences and shapes
 /// (`ServerMessage.error` on a WebSocket, `HTTPResponse.error` over HTTP) as every other refusal.
@@ -26,7 +27,7 @@ struct TransportRefusals: RefusalEncoder {
         case .payloadTooLarge(let limit):
             RoomError(.payloadTooLarge, "The request body is larger than \(limit) bytes.")
         case .methodNotAllowed(let allowed):
-            RoomError(.methodNotAllowed, "Use \(allowed.joined(separator: ", ")) here.")
+            RoomError(.methodNotAllowed, "Use \(allowed.map(\.rawValue).joined(separator: ", ")) here.")
         }
     }
 
@@ -41,7 +42,7 @@ struct TransportRefusals: RefusalEncoder {
         var response = HTTPResponse.error(error(for: refusal))
         switch refusal {
         case .methodNotAllowed(let allowed):
-            response.headers.append(("allow", allowed.joined(separator: ", ")))
+            response.headers.append(("allow", allowed.map(\.rawValue).joined(separator: ", ")))
         case .tooManyConnectionsFromAddress, .serverFull:
             // The pages wait at least this long before they try again.
             response.headers.append(("retry-after", "5"))

@@ -154,15 +154,15 @@ extension RoomState {
     /// The room's results as they stand now.
     public func results() -> RoomResults {
         var questions = story.quiz.questions.enumerated().map { index, question in
-            RoomResults.QuestionSummary(index: index, text: question.text, options: question.options, correctOption: question.answer, concluded: index < concluded, skipped: skipped.contains(index))
+            RoomResults.QuestionSummary(index: index, text: question.text, options: question.options, correctOption: question.answer, concluded: index < book.concluded, skipped: book.skipped.contains(index))
         }
         let ranked = rankedPlayers().map { rank, index in
-            let player = self.players[index]
+            let player = roster.players[index]
             let playerAnswers = story.quiz.questions.indices.map { question in
-                let answer = self.answers[question][player.id]
-                let counts = question < concluded && !skipped.contains(question)
-                let present = answer != nil || askedAt[question].map { player.joinedAt <= $0 } == true
-                let closed = (question < concluded || phase == .finished) && !skipped.contains(question)
+                let answer = book.answer(of: player.id, to: question)
+                let counts = question < book.concluded && !book.skipped.contains(question)
+                let present = answer != nil || book.askedAt[question].map { player.joinedAt <= $0 } == true
+                let closed = (question < book.concluded || phase == .finished) && !book.skipped.contains(question)
                 return RoomResults.AnswerResult(
                     question: question, option: answer?.option,
                     answer: answer.map { story.quiz.questions[question].options[$0.option] },

@@ -12,10 +12,10 @@ extension RoomState {
     }
 
     /// Whether the connection is a name-picker (its `join` is its hello).
-    public func isPicker(_ connection: ConnectionID) -> Bool { pickers.contains(connection) }
+    public func isPicker(_ connection: ConnectionID) -> Bool { picking.isPicking(connection) }
 
     mutating func greetPicker(_ connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
-        if pickers.contains(connection) {
+        if picking.isPicking(connection) {
             return reply(connection, RoomError(.invalidCommand, "Pick your name first."))
         }
         // Refused as a join would be: who is in a locked room (or one closed to late joiners) is nobody's
@@ -23,7 +23,7 @@ extension RoomState {
         if let refusal = joinRefusal(), classRoster == nil || namesList.children.isEmpty {
             return refuse(connection, refusal)
         }
-        pickers.insert(connection)
+        picking.add(connection)
         return [.send(.names(namesList), to: [connection])]
     }
 
@@ -31,8 +31,8 @@ extension RoomState {
     /// the name of a player of this room who may come back as `pick` lets them (released, or removed when
     /// the room only takes no late joiners), and is not held.
     func mayComeBack(_ id: String, despite refusal: RoomError) -> Bool {
-        guard phase != .finished, let playerID = memberPlayers[id], let index = playerIndex[playerID] else { return false }
-        let player = players[index]
+        guard phase != .finished, let index = roster.player(ofMember: id) else { return false }
+        let player = roster.players[index]
         if player.blocked { return false }
         if player.kicked { return refusal.code == .joinClosed }
         return player.released
@@ -42,20 +42,18 @@ extension RoomState {
     /// pick now if they changed from `before` (what pickers were shown; `nil` when there were none), and
     /// pickers that may pick none are refused, as their `names` would be now, and are pickers no more.
     mutating func pickersFollowAdmission(since before: NamesList?) -> [RoomDirective] {
-        guard let before, !pickers.isEmpty else { return [] }
+        guard let before, !picking.isEmpty else { return [] }
         let now = namesList
         if let refusal = joinRefusal(), classRoster == nil || now.children.isEmpty {
-            let refused = pickers.sorted()
-            pickers = []
-            return refused.flatMap { refuse($0, refusal) }
+            return picking.removeAll().flatMap { refuse($0, refusal) }
         }
-        return classRoster == nil || now == before ? [] : [.send(.names(now), to: pickers.sorted())]
+        return classRoster == nil || now == before ? [] : [.send(.names(now), to: picking.connections)]
     }
 
     /// A child picking their name: a new player linked to the member, or the player they already are
     /// here (after a release, or a removal), on this device.
     mutating func pick(_ connection: ConnectionID, member id: String, resumeToken: String, at: ServerTime) -> [RoomDirective] {
-        let wasPicker = pickers.contains(connection)
+        let wasPicker = picking.isPicking(connection)
         // A mistaken pick leaves a picker picking; a pick as the first message is refused and closed.
         func answer(_ error: RoomError) -> [RoomDirective] { wasPicker ? reply(connection, error) : refuse(connection, error) }
         guard let classRoster else {
@@ -64,11 +62,11 @@ extension RoomState {
         guard let member = classRoster.member(id) else {
             return answer(RoomError(.memberNotFound, "That name is not in this class.", params: ["id": String(id.prefix(64))]))
         }
-        let existing = memberPlayers[id].flatMap { playerIndex[$0] }
-        if let existing, players[existing].blocked {
+        let existing = roster.player(ofMember: id)
+        if let existing, roster.players[existing].blocked {
             return refuse(connection, RoomError(.blocked, "The name \(member.name) can’t be used in this room.", params: ["nickname": member.name]))
         }
-        if let existing, !players[existing].kicked, !players[existing].released {
+        if let existing, roster.players[existing].presence != .out {
             return answer(RoomError(.nameTaken, "Someone here has already picked \(member.name). Ask your teacher.", params: ["name": member.name]))
         }
         // A child coming back is let in as a join would be: not into a room that has ended or is
@@ -76,37 +74,28 @@ extension RoomState {
         if phase == .finished {
             return refuse(connection, RoomError(.roomEnded, "This room has finished. Ask your teacher for a new code."))
         }
-        if existing == nil || players[existing!].kicked, let refusal = joinRefusal(), existing == nil || refusal.code != .joinClosed {
+        if existing == nil || roster.players[existing!].kicked, let refusal = joinRefusal(), existing == nil || refusal.code != .joinClosed {
             return refuse(connection, refusal)
         }
-        pickers.remove(connection)
+        picking.remove(connection)
         let tokenHash = RoomCredentials.hash(resumeToken)
         var directives: [RoomDirective]
         let playerID: String
         if let index = existing {
-            let player = players[index]
+            let player = roster.players[index]
             playerID = player.id
-            directives = []
-            if player.kicked {
-                markKicked(index, false)
-                directives.append(.persist(.playerReadmitted(player: player.id, at: at)))
-            }
-            unregister(player)
-            markReleased(index, false)
-            players[index].tokenHash = tokenHash
-            register(players[index])
-            connect(index, to: connection)
+            directives = player.kicked ? [.persist(.playerReadmitted(player: player.id, at: at))] : []
+            book.follow(roster.reclaim(index, tokenHash: tokenHash, on: connection))
             directives.append(.persist(.playerReclaimed(player: player.id, tokenHash: tokenHash, at: at)))
         } else {
-            playerID = "p\(nextPlayerNumber)"
-            nextPlayerNumber += 1
+            playerID = roster.nextID()
             add(Player(id: playerID, nickname: member.name, tokenHash: tokenHash, joinedAt: at, member: member.id, connection: connection))
             directives = [.persist(.playerJoined(PlayerRecord(id: playerID, nickname: member.name, tokenHash: tokenHash, joinedAt: at, member: member.id)))]
         }
-        members[connection] = .child(playerID: playerID)
+        audience.admit(connection, as: .child(playerID: playerID))
         // A child coming back keeps the name the room knows them by (the scoreboard's, the projector's),
         // even if the class has renamed them since they joined.
-        let nickname = playerIndex[playerID].map { players[$0].nickname } ?? member.name
+        let nickname = roster.index(of: playerID).map { roster.players[$0].nickname } ?? member.name
         let welcome = Welcome(role: .child, player: PlayerInfo(id: playerID, nickname: nickname), token: resumeToken, serverTime: at, room: snapshot(for: .child(playerID: playerID)))
         // The welcome carries the resume token: the player (or their new token) is durable before it goes.
         return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + namesChanged()
@@ -119,10 +108,10 @@ extension RoomState {
         guard let classRoster, let member = classRoster.member(id) else {
             throw RoomError(.memberNotFound, "That name is not in this room's class.", params: ["id": String(id.prefix(64))])
         }
-        guard let playerID = memberPlayers[id], let index = playerIndex[playerID], !players[index].kicked, !players[index].released else {
+        guard let index = roster.player(ofMember: id), roster.players[index].presence != .out else {
             throw CommandRefusal.notTaken.error("release", "Nobody holds the name \(member.name) now.")
         }
-        let connection = players[index].connection
+        let connection = roster.players[index].connection
         var directives = free(index, at: at)
         if let connection {
             // Said kindly (the page words `released`): a mix-up is nobody's fault.
@@ -139,7 +128,7 @@ extension RoomState {
     /// stored) to tap their own. Once they have answered, the answers are someone's: only the teacher frees
     /// the name then.
     mutating func giveBack(_ playerID: String, from connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
-        guard classRoster != nil, let index = playerIndex[playerID], players[index].member != nil else {
+        guard classRoster != nil, let index = roster.index(of: playerID), roster.players[index].member != nil else {
             return reply(connection, RoomError(.invalidCommand, "Only a child who tapped a name in a class room can give it back."))
         }
         if phase == .finished {
@@ -149,7 +138,7 @@ extension RoomState {
             return reply(connection, RoomError(.notMeAfterAnswer, "You have answered with this name, so it stays yours. If it is not your name, ask your teacher."))
         }
         var directives = free(index, at: at)
-        pickers.insert(connection)
+        picking.add(connection)
         directives += markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at)
         // The room may take no new children now (locked, started without late joiners): this picker is
         // then shown only the names that may come back, the one just given back among them.
@@ -158,20 +147,15 @@ extension RoomState {
 
     /// Whether the player has an accepted answer to any question.
     func hasAnswered(_ playerID: String) -> Bool {
-        answers.contains { $0[playerID] != nil }
+        book.hasAnswered(playerID)
     }
 
     /// Frees the name the player at `index` holds: stored as released, their token refused from now on,
     /// their connection (if any) no longer theirs.
     private mutating func free(_ index: Int, at: ServerTime) -> [RoomDirective] {
-        let player = players[index]
-        unregister(player)
-        markReleased(index)
-        releasedTokens.insert(player.tokenHash)
-        if let connection = player.connection {
-            members[connection] = nil
-            connect(index, to: nil)
-        }
+        let player = roster.players[index]
+        if let connection = player.connection { audience.remove(connection) }
+        book.follow(roster.release(index))
         return [.persist(.playerReleased(player: player.id, at: at))]
     }
 
@@ -180,18 +164,14 @@ extension RoomState {
     /// joined this room (their player keeps its name here, and the teacher's roster keeps them, as they were).
     mutating func followClass(_ roster: ClassRoster) -> [RoomDirective] {
         // An older read of the class (a renewal's, racing a save made here) never undoes a newer one.
-        guard let current = classRoster, current.id == roster.id, roster.version >= current.version, phase != .finished else { return [] }
-        let kept = Set(roster.members.map(\.id))
-        let joined = current.members.filter { !kept.contains($0.id) && memberPlayers[$0.id] != nil }
-        classRoster = ClassRoster(id: roster.id, name: roster.name, members: roster.members + joined, version: roster.version)
+        let players = self.roster
+        guard phase != .finished, picking.follow(roster, joined: { players.player(ofMember: $0.id) != nil }) else { return [] }
         return namesChanged()
     }
 
     /// Whether a player of the room holds member `id`'s name (connected or not, not removed, not released).
     func holdsName(_ id: String) -> Player? {
-        guard let playerID = memberPlayers[id], let index = playerIndex[playerID] else { return nil }
-        let player = players[index]
-        return player.kicked || player.released ? nil : player
+        roster.holder(ofMember: id)
     }
 
     /// The names a picker is shown: every child of the class while new children may join; when they may
@@ -220,14 +200,14 @@ extension RoomState {
     /// A name was taken or freed: pickers get the names again, teachers the roster.
     func namesChanged() -> [RoomDirective] {
         guard classRoster != nil else { return [] }
-        let pickers = pickers.sorted()
+        let pickers = picking.connections
         return (pickers.isEmpty ? [] : [.send(.names(namesList), to: pickers)]) + rosterChanged()
     }
 
     /// Who is here changed: teachers of a class room get the roster.
     func rosterChanged() -> [RoomDirective] {
         guard classRoster != nil else { return [] }
-        let teachers = teacherConnections
+        let teachers = audience.teachers
         return teachers.isEmpty ? [] : [.send(.classRoster(ClassRosterUpdate(members: rosterMembers)), to: teachers)]
     }
 }

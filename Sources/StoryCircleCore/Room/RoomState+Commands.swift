@@ -113,7 +113,7 @@ extension RoomState {
     }
 
     private mutating func carryOut(_ plan: CommandPlan, at: ServerTime) throws(RoomError) -> [RoomDirective] {
-        let namesBefore = pickers.isEmpty ? nil : namesList
+        let namesBefore = picking.isEmpty ? nil : namesList
         switch plan {
         case .prepare: return prepare(at: at) + pickersFollowAdmission(since: namesBefore)
         case .pauseNarration(let run): return pauseNarration(run, at: at)
@@ -205,7 +205,7 @@ extension RoomState {
     /// unchanged it reads three values and does nothing else.
     func tellTeachersIfCommandsChanged(since before: CommandsKey, in directives: inout [RoomDirective]) {
         guard commandsKey != before else { return }
-        let teachers = teacherConnections
+        let teachers = audience.teachers
         guard !teachers.isEmpty else { return }
         // A lock, an unlock or a settings change already sends teachers a `room` with the new list.
         let told = directives.contains { directive in

@@ -1,31 +1,31 @@
 extension RoomState {
     mutating func greet(_ connection: ConnectionID, _ hello: Hello, at: ServerTime) -> [RoomDirective] {
-        if members[connection] != nil {
+        if audience[connection] != nil {
             return reply(connection, RoomError(.alreadyIdentified, "This connection has already said who it is."))
         }
         switch hello {
         case .join(let nickname, let resumeToken):
             if let classRoster {
                 let refusal = RoomError(.classRoom, "Children of \(classRoster.name) tap their own name to join this room.", params: ["class": classRoster.name])
-                return pickers.contains(connection) ? reply(connection, refusal) : refuse(connection, refusal)
+                return picking.isPicking(connection) ? reply(connection, refusal) : refuse(connection, refusal)
             }
-            pickers.remove(connection)
+            picking.remove(connection)
             return join(connection, nickname: nickname, resumeToken: resumeToken, at: at)
         case .names:
             return greetPicker(connection, at: at)
         case .pick(let member, let resumeToken):
             return pick(connection, member: member, resumeToken: resumeToken, at: at)
         case .rejoin(let token):
-            if pickers.contains(connection) { return reply(connection, RoomError(.invalidCommand, "Pick your name first.")) }
+            if picking.isPicking(connection) { return reply(connection, RoomError(.invalidCommand, "Pick your name first.")) }
             return rejoin(connection, token: token, at: at)
         case .watch(let token):
-            if pickers.contains(connection) { return reply(connection, RoomError(.invalidCommand, "Pick your name first.")) }
+            if picking.isPicking(connection) { return reply(connection, RoomError(.invalidCommand, "Pick your name first.")) }
             guard let role = credentials.watchRole(for: token) else {
                 return refuseToken(connection, "That dashboard link is not valid for this room.")
             }
             return admitScreen(connection, role: role, at: at)
         case .control(let token):
-            if pickers.contains(connection) { return reply(connection, RoomError(.invalidCommand, "Pick your name first.")) }
+            if picking.isPicking(connection) { return reply(connection, RoomError(.invalidCommand, "Pick your name first.")) }
             if credentials.isTeacher(token) {
                 return admitScreen(connection, role: .teacher, at: at, dashboardToken: credentials.dashboardToken(forTeacherToken: token))
             }
@@ -63,19 +63,18 @@ extension RoomState {
         // Look-alikes count as the same name (`Nickname.matchingKeys`): "P00py Pants" after "Poopy Pants"
         // was blocked is blocked too, and a Cyrillic "Аda" beside "Ada" is taken.
         let keys = Nickname.matchingKeys(nickname, using: lookalikes)
-        if keys.contains(where: blockedNicknames.contains) {
+        if roster.isBlocked(nameKeys: keys) {
             // Said without blame: another child may have picked the same name innocently.
             return refuse(connection, RoomError(.blocked, "The name \(nickname) can’t be used in this room. Please pick another nickname.", params: ["nickname": nickname]))
         }
-        if keys.contains(where: { nicknameOwners[$0] != nil }) {
+        if roster.isTaken(nameKeys: keys) {
             return refuse(connection, RoomError(.nicknameTaken, "Someone in this room is already called \(nickname). Please pick another nickname.", params: ["nickname": nickname]))
         }
 
-        let id = "p\(nextPlayerNumber)"
-        nextPlayerNumber += 1
+        let id = roster.nextID()
         let tokenHash = RoomCredentials.hash(resumeToken)
         add(Player(id: id, nickname: nickname, tokenHash: tokenHash, joinedAt: at, connection: connection))
-        members[connection] = .child(playerID: id)
+        audience.admit(connection, as: .child(playerID: id))
 
         let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: nickname), token: resumeToken, serverTime: at, room: snapshot(for: .child(playerID: id)))
         // The welcome carries the resume token, so the player must be durable before it goes out.
@@ -85,30 +84,30 @@ extension RoomState {
 
     private mutating func rejoin(_ connection: ConnectionID, token: String, at: ServerTime) -> [RoomDirective] {
         let tokenHash = RoomCredentials.hash(token)
-        if blockedTokens.contains(tokenHash) {
+        if roster.isBlocked(tokenHash: tokenHash) {
             return refuse(connection, RoomError(.blocked, Self.removedMessage))
         }
-        if releasedTokens.contains(tokenHash) {
+        if roster.isReleased(tokenHash: tokenHash) {
             return refuse(connection, RoomError(.released, "This name was given back. Please tap your own name."))
         }
-        if tokenOwners[tokenHash] == nil, let room = Self.room(ofResumeToken: token), room != code {
+        if roster.owner(ofToken: tokenHash) == nil, let room = Self.room(ofResumeToken: token), room != code {
             return [.failedToken(connection)] + refuse(connection, RoomError(.tokenNotForRoom, "This page remembers another room. Please pick your name again."))
         }
-        if tokenOwners[tokenHash] == nil, let index = players.lastIndex(where: { $0.kicked && !$0.blocked && $0.tokenHash == tokenHash }) {
+        if roster.owner(ofToken: tokenHash) == nil, let index = roster.removedPlayer(withToken: tokenHash) {
             return readmit(index, connection, at: at)
         }
-        guard let id = tokenOwners[tokenHash], let index = playerIndex[id], !players[index].kicked else {
+        guard let id = roster.owner(ofToken: tokenHash), let index = roster.index(of: id), !roster.players[index].kicked else {
             return refuseToken(connection, "We could not find you in this room. Please join again with your nickname.")
         }
         var directives: [RoomDirective] = []
-        if let previous = players[index].connection, previous != connection {
-            members[previous] = nil
+        if let previous = roster.players[index].connection, previous != connection {
+            audience.remove(previous)
             let replaced = RoomError(.sessionReplaced, "You opened this room somewhere else, so this page has stopped.")
             directives += [.send(.error(replaced), to: [previous]), .close(previous, .refused(replaced))]
         }
         connect(index, to: connection)
-        members[connection] = .child(playerID: id)
-        let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
+        audience.admit(connection, as: .child(playerID: id))
+        let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: roster.players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
         return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + rosterChanged()
     }
 
@@ -118,7 +117,7 @@ extension RoomState {
     /// and only as a join would be let in: not into a room that has ended, is locked or is full, nor while
     /// another child holds a name that looks like theirs.
     private mutating func readmit(_ index: Int, _ connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
-        let player = players[index]
+        let player = roster.players[index]
         if phase == .finished {
             return refuse(connection, RoomError(.roomEnded, "This room has finished. Ask your teacher for a new code."))
         }
@@ -128,13 +127,11 @@ extension RoomState {
         if playerCount >= settings.maxPlayers {
             return refuse(connection, RoomError(.roomFull, "This room is full."))
         }
-        if player.nameKeys.contains(where: { nicknameOwners[$0] != nil }) {
+        if roster.isTaken(nameKeys: player.nameKeys) {
             return refuse(connection, RoomError(.nicknameTaken, "Someone in this room is already called \(player.nickname). Please pick another nickname.", params: ["nickname": player.nickname]))
         }
-        markKicked(index, false)
-        register(player)
-        connect(index, to: connection)
-        members[connection] = .child(playerID: player.id)
+        book.follow(roster.readmit(index, on: connection))
+        audience.admit(connection, as: .child(playerID: player.id))
         let welcome = Welcome(role: .child, player: PlayerInfo(id: player.id, nickname: player.nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: player.id)))
         // Let back in for good only once stored: a restart must not find them removed after the welcome.
         return [.persist(.playerReadmitted(player: player.id, at: at)), .send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + namesChanged()
@@ -143,7 +140,7 @@ extension RoomState {
     /// `dashboardToken`: the projector's token, for a teacher's control connection only.
     mutating func admitScreen(_ connection: ConnectionID, role: Role, at: ServerTime, dashboardToken: String? = nil) -> [RoomDirective] {
         let member: Member = role == .teacher ? .teacher : .dashboard
-        members[connection] = member
+        audience.admit(connection, as: member)
         let welcome = Welcome(role: role, player: nil, token: nil, serverTime: at, room: snapshot(for: member),
                               dashboardToken: role == .teacher ? dashboardToken : nil)
         // A teacher who arrives while storage is failing is told at once, not at the next change.
@@ -152,12 +149,11 @@ extension RoomState {
     }
 
     mutating func disconnect(_ connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
-        roundTrips[connection] = nil
-        pickers.remove(connection)
-        guard let member = members.removeValue(forKey: connection) else { return [] }
-        guard case .child(let id) = member, let index = playerIndex[id], players[index].connection == connection else { return [] }
-        connect(index, to: nil)
-        players[index].graceUntil = at + Self.reconnectGraceMs
+        book.forget(connection)
+        picking.remove(connection)
+        guard let member = audience.remove(connection) else { return [] }
+        guard case .child(let id) = member, let index = roster.index(of: id), roster.players[index].connection == connection else { return [] }
+        book.follow(roster.leave(index, graceUntil: at + Self.reconnectGraceMs))
         // A child who leaves no longer holds up "everyone has answered", once their grace has run out.
         return [.persist(.playerLeft(player: id, at: at))] + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + rosterChanged()
     }
@@ -168,43 +164,19 @@ extension RoomState {
     /// same browser cannot rejoin) and their nickname (so they cannot join again under it). A kicked,
     /// unblocked player may join again; blocking one who was already kicked is allowed.
     mutating func kick(_ who: String, block: Bool, at: ServerTime) throws(RoomError) -> [RoomDirective] {
-        guard let index = removable(who, block: block) else {
+        guard let index = roster.removable(who, block: block) else {
             throw RoomError(.playerNotFound, "No player called \"\(who)\" is in this room.", params: ["player": who])
         }
-        let player = players[index]
-        let wasKicked = player.kicked
-        markKicked(index)
-        if !wasKicked { unregister(player) }
-        var directives: [RoomDirective] = []
-        if block {
-            players[index].blocked = true
-            remember(blocked: player)
-            directives.append(.persist(.playerBlocked(player: player.id, at: at)))
-        } else {
-            directives.append(.persist(.playerKicked(player: player.id, at: at)))
-        }
+        let player = roster.players[index]
+        book.follow(roster.remove(index, block: block))
+        var directives: [RoomDirective] = [.persist(block ? .playerBlocked(player: player.id, at: at) : .playerKicked(player: player.id, at: at))]
         if let connection = player.connection {
-            members[connection] = nil
-            connect(index, to: nil)
+            audience.remove(connection)
             directives += [
                 .send(.kicked(Notice(code: block ? .blocked : .kicked, message: Self.removedMessage, blocked: block ? true : nil)), to: [connection]),
                 .close(connection, CloseReason(ErrorCode.kicked)),
             ]
         }
         return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + namesChanged()
-    }
-
-    /// The player a teacher's kick names, by id or by nickname: the one written so (ignoring case and
-    /// spacing) or else one it looks like (a teacher typing "Ada" for the Cyrillic "Аda"); the latest
-    /// joined first. Players already kicked are found only to be blocked.
-    private func removable(_ who: String, block: Bool) -> Int? {
-        let typed = SentenceSplitter.collapsingWhitespace(who).lowercased()
-        let keys = Set(Nickname.matchingKeys(typed, using: lookalikes))
-        let candidates: [(Player) -> Bool] = [{ !$0.kicked }] + (block ? [{ !$0.blocked }] : [])
-        for candidate in candidates {
-            if let index = players.lastIndex(where: { candidate($0) && ($0.id == who || $0.nickname.lowercased() == typed) }) { return index }
-            if let index = players.lastIndex(where: { candidate($0) && !keys.isDisjoint(with: $0.nameKeys) }) { return index }
-        }
-        return nil
     }
 }

@@ -1,10 +1,8 @@
 extension RoomState {
     /// Starts (or restarts) preparing the narration: the shell synthesises and reports back.
     mutating func prepare(at: ServerTime) -> [RoomDirective] {
-        preparation += 1
+        let preparation = narration.begin()
         epoch += 1
-        plan = nil
-        planGrowing = false
         let questions = settings.readQuestions && settings.narration != .off
             ? story.quiz.questions.map { ([$0.text] + $0.options).joined(separator: " … ") }
             : nil
@@ -27,7 +25,7 @@ extension RoomState {
     /// has its story read ahead with its voice while the children join.
     public var lobbyReadAhead: [RoomDirective] {
         guard case .lobby = phase else { return [] }
-        return [.readAhead(NarrationRequest(preparation: preparation, sentences: story.sentences, settings: narrationSettings, questions: nil))]
+        return [.readAhead(NarrationRequest(preparation: narration.preparation, sentences: story.sentences, settings: narrationSettings, questions: nil))]
     }
 
     /// The story read ahead again, when a change in the lobby gave it another voice.
@@ -43,35 +41,33 @@ extension RoomState {
     mutating func narrationUpdate(_ update: NarrationUpdate, at: ServerTime) -> [RoomDirective] {
         switch update {
         case .progress(let id, let ready, let total):
-            guard id == preparation, case .preparing = phase else { return [] }
+            guard narration.isCurrent(id), case .preparing = phase else { return [] }
             phase = .preparing(ready: ready, total: total)
             return sendToAll(.preparing(Preparing(ready: ready, total: total)))
         case .sentence(let id, let sentence, let notice):
-            guard id == preparation else { return [] }
+            guard narration.isCurrent(id) else { return [] }
             return sentenceReady(sentence, notice: notice, at: at)
         case .restarted(let id):
-            guard id == preparation, isPreparingNarration else { return [] }
+            guard narration.isCurrent(id), isPreparingNarration else { return [] }
             return restartPreparation(at: at)
         case .prepared(let id, let plan):
-            guard id == preparation, !plan.sentences.isEmpty else { return [] }
+            guard narration.isCurrent(id), !plan.sentences.isEmpty else { return [] }
             switch phase {
             case .preparing:
-                self.plan = plan
-                planGrowing = false
+                narration.adopt(plan)
                 let startAt = at + timing.planLeadMs
                 return [.persist(.phase(PhaseRecord(phase: .narrating, at: at)))]
                     + sendToAll { role in .narrationPlan(self.planMessage(for: role, startAt: startAt)) }
                     + narrate(from: 0, startingAt: startAt)
-            case .narrating(let run) where planGrowing:
+            case .narrating(let run) where narration.isStreaming:
                 return planCompleted(plan, run: run, at: at)
             default:
                 return []
             }
         case .failed(let id, let problem):
-            guard id == preparation, isPreparingNarration else { return [] }
+            guard narration.isCurrent(id), isPreparingNarration else { return [] }
             epoch += 1
-            plan = nil
-            planGrowing = false
+            narration.discard()
             phase = .failed(problem)
             return [.persist(.phase(PhaseRecord(phase: .error, at: at)))]
                 + sendToAll { role in .narrationError(NarrationFailure(problem, for: role)) }
@@ -82,7 +78,7 @@ extension RoomState {
     private var isPreparingNarration: Bool {
         switch phase {
         case .preparing: true
-        case .narrating: planGrowing
+        case .narrating: narration.isStreaming
         default: false
         }
     }
@@ -93,17 +89,14 @@ extension RoomState {
         switch phase {
         case .preparing:
             guard sentence.index == 0, story.sentences.count > 0 else { return [] }
-            plan = NarrationPlan(sentences: [sentence], notice: notice)
-            planGrowing = true
+            narration.startStreaming(sentence, notice: notice)
             let startAt = at + timing.planLeadMs
             return [.persist(.phase(PhaseRecord(phase: .narrating, at: at)))]
                 + sendToAll { role in .narrationPlan(self.planMessage(for: role, startAt: startAt)) }
                 + narrate(from: 0, startingAt: startAt)
-        case .narrating(var run) where planGrowing:
-            guard var grown = plan, sentence.index == grown.sentences.count, sentence.index < story.sentences.count else { return [] }
-            grown.sentences.append(sentence)
-            plan = grown
-            let ready = grown.sentences.count, total = story.sentences.count
+        case .narrating(var run) where narration.isStreaming:
+            guard narration.append(sentence, storyLength: story.sentences.count) else { return [] }
+            let ready = narration.sentenceCount, total = story.sentences.count
             var directives = sendToAll { role in
                 .narrationSentence(NarrationSentenceMessage(sentence: self.plays(role) ? sentence : sentence.silent, ready: ready, total: total))
             }
@@ -125,27 +118,22 @@ extension RoomState {
     private mutating func planCompleted(_ whole: NarrationPlan, run: NarrationRun, at: ServerTime) -> [RoomDirective] {
         var run = run
         var directives: [RoomDirective] = []
-        var merged = plan ?? whole
+        let (added, lateNotice) = narration.complete(with: whole)
         // Sentences the stream had not reported yet (a narrator may report only some) reach the screens now.
-        for sentence in whole.sentences.dropFirst(merged.sentences.count) {
-            merged.sentences.append(sentence)
-            let ready = merged.sentences.count, total = whole.sentences.count
+        for (index, sentence) in zip(added.indices, added) {
+            let ready = index + 1, total = whole.sentences.count
             directives += sendToAll { role in
                 .narrationSentence(NarrationSentenceMessage(sentence: self.plays(role) ? sentence : sentence.silent, ready: ready, total: total))
             }
         }
-        merged.questionAudio = whole.questionAudio
-        if merged.notice == nil, let notice = whole.notice {
+        if let lateNotice {
             // Known only now (the natural voice failed on a question after the story was read): the
             // teacher is told at once, not with whatever full update comes next.
-            merged.notice = notice
-            let teachers = teacherConnections
-            if !teachers.isEmpty { directives.append(.send(.narrationNotice(notice), to: teachers)) }
+            let teachers = audience.teachers
+            if !teachers.isEmpty { directives.append(.send(.narrationNotice(lateNotice), to: teachers)) }
         }
-        plan = merged
-        planGrowing = false
         guard run.waiting, run.pausedAt == nil else { return directives }
-        guard run.sentence + 1 < merged.sentences.count else { return directives + completeNarration(at: at) }
+        guard run.sentence + 1 < narration.sentenceCount else { return directives + completeNarration(at: at) }
         run.waiting = false
         run.sentence += 1
         run.startedAt = at + timing.lateSentenceLeadMs
@@ -158,8 +146,7 @@ extension RoomState {
     /// back to "getting the story ready" and the story starts over when that voice's first sentence is.
     private mutating func restartPreparation(at: ServerTime) -> [RoomDirective] {
         epoch += 1
-        plan = nil
-        planGrowing = false
+        narration.discard()
         let total = clipCount
         phase = .preparing(ready: 0, total: total)
         return [.persist(.phase(PhaseRecord(phase: .preparing, at: at)))]
@@ -175,7 +162,7 @@ extension RoomState {
     }
 
     private func boundary(after run: NarrationRun) -> ServerTime {
-        let duration = plan?.sentences[run.sentence].durationMs ?? 0
+        let duration = narration.duration(of: run.sentence)
         return run.startedAt + duration + timing.sentenceGapMs
     }
 
@@ -184,10 +171,10 @@ extension RoomState {
     }
 
     mutating func narrationBoundary(sentence: Int, at: ServerTime) -> [RoomDirective] {
-        guard case .narrating(var run) = phase, run.pausedAt == nil, !run.waiting, sentence == run.sentence + 1, let plan else { return [] }
+        guard case .narrating(var run) = phase, run.pausedAt == nil, !run.waiting, sentence == run.sentence + 1, narration.plan != nil else { return [] }
         let startAt = boundary(after: run)
-        guard sentence < plan.sentences.count else {
-            guard planGrowing else { return completeNarration(at: at) }
+        guard sentence < narration.sentenceCount else {
+            guard narration.isStreaming else { return completeNarration(at: at) }
             // The next sentence (or the question audio) is still being synthesised: hold here, never cut
             // a sentence or start the quiz early; it starts when it arrives.
             run.waiting = true
@@ -202,8 +189,7 @@ extension RoomState {
 
     /// The story is over: tell everyone, and unlock the quiz for all at one instant, announced ahead.
     mutating func completeNarration(at: ServerTime) -> [RoomDirective] {
-        preparation += 1
-        planGrowing = false
+        narration.stop()
         let opensAt = at + timing.unlockLeadMs
         return sendToAll(.narrationComplete(Instant(at: at)))
             + sendToAll(.quizUnlock(QuizUnlock(at: opensAt, questionCount: story.quiz.questions.count)))

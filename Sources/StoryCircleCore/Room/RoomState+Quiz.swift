@@ -5,7 +5,7 @@ extension RoomState {
         let run = QuestionRun(index: index, opensAt: opensAt, deadline: timeLimitMs.map { opensAt + $0 }, timeLimitMs: timeLimitMs)
         epoch += 1
         phase = .question(run)
-        if askedAt[index] == nil { askedAt[index] = at }
+        book.asked(index, at: at)
         countAnswers(to: index)
         var directives: [RoomDirective] = [.persist(.phase(PhaseRecord(phase: .question, question: index, at: at)))]
         directives += sendToAll { role in .question(self.questionView(run, for: role)) }
@@ -45,7 +45,7 @@ extension RoomState {
         guard question.options.indices.contains(option) else {
             return reply(connection, RoomError(.invalidOption, "There is no option \(option) for this question."))
         }
-        guard answers[index][playerID] == nil, let playerIndex = playerIndex[playerID] else {
+        guard book.answer(of: playerID, to: index) == nil, let playerIndex = roster.index(of: playerID) else {
             return reply(connection, RoomError(.alreadyAnswered, "You have already answered this question; your first answer counts."))
         }
         // Half the round trip is how long the answer spent on the network: credit it, up to a bound, so
@@ -57,9 +57,9 @@ extension RoomState {
         }
         let elapsedMs = max(0, sentAt - run.opensAt - run.pausedMs)
         let correct = option == question.answer
-        let points = settings.scoring.points(correct: correct, elapsedMs: elapsedMs, timeLimitMs: run.timeLimitMs, streakBefore: players[playerIndex].streak)
+        let points = settings.scoring.points(correct: correct, elapsedMs: elapsedMs, timeLimitMs: run.timeLimitMs, streakBefore: roster.players[playerIndex].streak)
         let record = AnswerRecord(player: playerID, question: index, option: option, receivedAt: at, elapsedMs: elapsedMs, correct: correct, points: points)
-        accept(record)
+        book.accept(record, presence: roster.players[playerIndex].presence)
         // The acknowledgement says only that the answer counted, not whether it is right.
         return [.persist(.answer(record)), .send(.answerAck(AnswerAck(question: index, option: option)), to: [connection])]
             + markScreensDirty(at: at)
@@ -77,12 +77,12 @@ extension RoomState {
     /// runs out. A disconnected child who had answered does not hold anything up: their answer is kept.
     mutating func revealIfEveryoneAnswered(at: ServerTime) -> [RoomDirective] {
         guard case .question(let run) = phase, run.pausedAt == nil else { return [] }
-        assert(tally.question == run.index, "the answer count is about question \(tally.question), not the open \(run.index)")
-        guard tally.connected > 0, tally.answeredConnected == tally.connected else { return [] }
+        assert(book.countedQuestion == run.index, "the answer count is about question \(book.countedQuestion), not the open \(run.index)")
+        guard roster.connected > 0, book.answeredHere == roster.connected else { return [] }
         // O(players), but only once everyone connected has answered, which happens about once per question.
-        let answered = answers[run.index]
+        let answered = book.answers(to: run.index)
         var graceEnds: ServerTime?
-        for player in players where !player.kicked && !player.released && player.connection == nil && answered[player.id] == nil {
+        for player in roster.players where player.presence == .away && answered[player.id] == nil {
             guard let until = player.graceUntil, until > at else { continue }
             graceEnds = min(graceEnds ?? until, until)
         }
@@ -101,7 +101,7 @@ extension RoomState {
         // The screens' reveal carries the whole board: a flush now would send the same board again (40 or
         // 2,000 entries per screen, in every room at once as a quiz's rooms reveal). Whatever changes
         // after this marks them dirty again.
-        screensDirty = false
+        screens.sentEverything()
         return [.persist(.phase(PhaseRecord(phase: .reveal, question: index, at: at)))] + revealSends(of: index)
     }
 
@@ -116,8 +116,8 @@ extension RoomState {
         var directives: [RoomDirective] = []
         directives.reserveCapacity(ranked.count + 2)
         for (position, (rank, playerIndex)) in ranked.enumerated() {
-            guard let connection = players[playerIndex].connection else { continue }
-            let message = revealMessage(of: index, distribution: distribution, top: top, for: players[playerIndex], rank: rank, ahead: ahead[position])
+            guard let connection = roster.players[playerIndex].connection else { continue }
+            let message = revealMessage(of: index, distribution: distribution, top: top, for: roster.players[playerIndex], rank: rank, ahead: ahead[position])
             directives.append(.send(.reveal(message), to: [connection]))
         }
         directives += sendToScreens { role in
@@ -172,7 +172,7 @@ extension RoomState {
 
     mutating func finish(at: ServerTime) -> [RoomDirective] {
         epoch += 1
-        preparation += 1
+        narration.stop()
         phase = .finished
         finishedAt = at
         return [.persist(.phase(PhaseRecord(phase: .finished, at: at))), .stopNarration] + podiumSends()
@@ -187,9 +187,9 @@ extension RoomState {
         var directives: [RoomDirective] = []
         directives.reserveCapacity(ranked.count + 2)
         for (position, (rank, playerIndex)) in ranked.enumerated() {
-            guard let connection = players[playerIndex].connection else { continue }
+            guard let connection = roster.players[playerIndex].connection else { continue }
             let message = Finished(podium: childrenSeeOthers() ? podium.entries : [], podiumMore: childrenSeeOthers() ? podium.more : nil,
-                                   you: standing(of: players[playerIndex], rank: rank, ahead: ahead[position]), entries: nil)
+                                   you: standing(of: roster.players[playerIndex], rank: rank, ahead: ahead[position]), entries: nil)
             directives.append(.send(.finished(message), to: [connection]))
         }
         directives += sendToScreens { role in
@@ -201,19 +201,7 @@ extension RoomState {
     /// Applies the outcome of question `index` to every player, once: at its reveal or skip, or when a restart replays them.
     mutating func conclude(_ index: Int, skipped isSkipped: Bool) {
         guard story.quiz.questions.indices.contains(index) else { return }
-        for i in players.indices where !players[i].kicked {
-            if isSkipped {
-                players[i].outcomes[index] = .skipped
-            } else if let answer = answers[index][players[i].id] {
-                players[i].outcomes[index] = answer.correct ? .correct : .wrong
-                players[i].score += answer.points
-                players[i].streak = answer.correct ? players[i].streak + 1 : 0
-            } else {
-                players[i].outcomes[index] = .missed
-                players[i].streak = 0
-            }
-        }
-        if isSkipped { skipped.insert(index) }
-        concluded = max(concluded, index + 1)
+        roster.conclude(index, answers: book.answers(to: index), skipped: isSkipped)
+        book.conclude(index, skipped: isSkipped)
     }
 }

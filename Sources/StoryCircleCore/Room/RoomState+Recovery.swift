@@ -17,19 +17,18 @@ extension RoomState {
         let roster = classRoster ?? header.classID.map { ClassRoster(id: $0, name: "", members: []) }
         var state = RoomState(code: header.code, story: header.story, settings: archive.settings, credentials: header.credentials, timing: timing, lookalikes: lookalikes, classRoster: roster)
         state.isLocked = archive.locked
-        state.releasedTokens = archive.releasedTokenHashes
+        state.roster = PlayerRoster(lookalikes: lookalikes, releasedTokens: archive.releasedTokenHashes)
         for record in archive.players {
             state.add(Player(
                 id: record.id, nickname: record.nickname, tokenHash: record.tokenHash, joinedAt: record.joinedAt, member: record.member, connection: nil,
                 kicked: archive.kicked.contains(record.id), blocked: archive.blocked.contains(record.id), released: archive.released.contains(record.id)
             ))
-            if let number = Int(record.id.dropFirst()) { state.nextPlayerNumber = max(state.nextPlayerNumber, number + 1) }
         }
         for answer in archive.answers {
             state.accept(answer)
         }
         for record in archive.phases where record.phase == .question {
-            if let index = record.question, state.askedAt[index] == nil { state.askedAt[index] = record.at }
+            if let index = record.question { state.book.asked(index, at: record.at) }
         }
         // Replay the concluded questions in order, so streaks and scores come out as they were.
         var concludedQuestions: [(index: Int, skipped: Bool)] = []
@@ -54,7 +53,7 @@ extension RoomState {
         // Every child is reconnecting now (the room moved, or its server restarted): a reopened question
         // waits for them as for children who just dropped, from the moment it opens again.
         if case .question(let run) = state.phase {
-            for index in state.players.indices { state.players[index].graceUntil = run.opensAt + Self.reconnectGraceMs }
+            state.roster.holdAll(until: run.opensAt + Self.reconnectGraceMs)
         }
         return (state, directives)
     }
@@ -70,11 +69,11 @@ extension RoomState {
             phase = .failed(.notReadyAfterRestart)
             return []
         case .question:
-            let index = last.question ?? concluded
+            let index = last.question ?? book.concluded
             guard story.quiz.questions.indices.contains(index) else { return finish(at: now) }
             return openQuestion(index, opensAt: now + timing.recoveryLeadMs, at: now)
         case .reveal:
-            phase = .reveal(question: last.question ?? max(0, concluded - 1))
+            phase = .reveal(question: last.question ?? max(0, book.concluded - 1))
             return []
         case .finished:
             phase = .finished
@@ -100,19 +99,19 @@ extension RoomState {
     /// is no longer stored at all is told, refused and closed, instead of "try again later".
     public mutating func reattach(_ connections: [ConnectionID], from previous: RoomState, at: ServerTime, gone: RoomError? = nil) -> [RoomDirective] {
         storeProblem = previous.storeProblem
-        for connection in connections { roundTrips[connection] = previous.roundTrips[connection] }
+        book.keepRoundTrips(of: connections, from: previous.book)
         var directives: [RoomDirective] = []
-        for connection in connections.sorted() where members[connection] == nil {
-            switch previous.members[connection] {
+        for connection in connections.sorted() where audience[connection] == nil {
+            switch previous.audience[connection] {
             case .teacher?:
                 directives += admitScreen(connection, role: .teacher, at: at)
             case .dashboard?:
                 directives += admitScreen(connection, role: .dashboard, at: at)
             case .child(let id)?:
-                guard let index = playerIndex[id], !players[index].kicked,
-                      let before = previous.playerIndex[id].map({ previous.players[$0] }), before.tokenHash == players[index].tokenHash
+                guard let index = roster.index(of: id), !roster.players[index].kicked,
+                      let before = previous.roster.index(of: id).map({ previous.roster.players[$0] }), before.tokenHash == roster.players[index].tokenHash
                 else {
-                    if let gone, playerIndex[id] == nil {
+                    if let gone, roster.index(of: id) == nil {
                         directives += refuse(connection, gone)
                         continue
                     }
@@ -120,16 +119,16 @@ extension RoomState {
                     continue
                 }
                 connect(index, to: connection)
-                members[connection] = .child(playerID: id)
-                let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
+                audience.admit(connection, as: .child(playerID: id))
+                let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: roster.players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
                 directives.append(.send(.welcome(welcome), to: [connection]))
-                let lostAnswer = previous.answers.indices.contains { previous.answers[$0][id] != nil && answers[$0][id] == nil }
+                let lostAnswer = book.lacksAnswer(of: id, keptIn: previous.book)
                 if lostAnswer {
                     directives += reply(connection, RoomError(.storageUnavailable, "Your answer could not be saved yet — tap again."))
                 }
-            case nil where previous.pickers.contains(connection):
+            case nil where previous.picking.isPicking(connection):
                 // A name-picker had nothing stored to lose: it goes on picking, from the names as stored.
-                pickers.insert(connection)
+                picking.add(connection)
                 directives.append(.send(.names(namesList), to: [connection]))
             case nil:
                 directives += Self.storageLost([connection], RoomError(.storageUnavailable, "The room could not save its work just now. Please try again in a moment."))

@@ -3,7 +3,7 @@ extension RoomState {
     /// read, which only the shell knows): the error for that teacher's connection, nothing else changes.
     /// Nil when `connection` is not a teacher's, so the room answers it as it answers anyone else.
     public func refusedCommand(from connection: ConnectionID, _ error: RoomError) -> [RoomDirective]? {
-        guard members[connection] == .teacher else { return nil }
+        guard audience[connection] == .teacher else { return nil }
         return reply(connection, error)
     }
 }

@@ -11,6 +11,7 @@ extension RoomState {
 
     func planMessage(for role: Role, startAt: ServerTime) -> NarrationPlanMessage {
         let plays = plays(role)
+        let plan = narration.plan
         let sentences = (plays ? plan : plan?.silent)?.sentences ?? []
         var message = NarrationPlanMessage(
             startAt: startAt, gapMs: timing.sentenceGapMs, mode: settings.narration, playsAudio: plays, sentences: sentences,
@@ -20,13 +21,13 @@ extension RoomState {
             PictureView(story.sentencePictures[index]).map { SentencePictureView(sentence: index, picture: $0) }
         }
         if !pictures.isEmpty { message.pictures = pictures }
-        if planGrowing { message.total = story.sentences.count }
+        if narration.isStreaming { message.total = story.sentences.count }
         return message
     }
 
     func questionView(_ run: QuestionRun, for role: Role) -> QuestionView {
         let question = story.quiz.questions[run.index]
-        let audio = plays(role) ? plan?.questionAudio?[safe: run.index] : nil
+        let audio = plays(role) ? narration.plan?.questionAudio?[safe: run.index] : nil
         var view = QuestionView(index: run.index, count: story.quiz.questions.count, text: question.text, options: question.options, opensAt: run.opensAt, deadline: run.deadline, timeLimitMs: run.timeLimitMs, audio: audio)
         view.picture = PictureView(question.picture)
         let optionPictures = question.optionPictures.compactMap(PictureView.init)
@@ -38,8 +39,8 @@ extension RoomState {
     func rankedPlayers() -> [(rank: Int, index: Int)] {
         // A name given back before any answer was a wrong tap: nobody to rank (a child released after
         // answering keeps their place and points until their name is picked again).
-        let active = players.indices.filter { !players[$0].kicked && !(players[$0].released && !hasAnswered(players[$0].id)) }
-        return Scoreboard.rank(active, score: { players[$0].score }, sortName: { players[$0].sortName })
+        let active = roster.players.indices.filter { !roster.players[$0].kicked && !(roster.players[$0].released && !hasAnswered(roster.players[$0].id)) }
+        return Scoreboard.rank(active, score: { roster.players[$0].score }, sortName: { roster.players[$0].sortName })
             .map { (rank: $0.rank, index: $0.player) }
     }
 
@@ -49,9 +50,9 @@ extension RoomState {
     /// thousands joining quadratic in copies (docs/performance.md, "Joining").
     func place(of player: Player) -> (rank: Int, ahead: PlaceAhead?) {
         // Points are added only when a question is concluded: before that, nobody is ahead of anybody.
-        guard concluded > 0 else { return (1, nil) }
+        guard book.concluded > 0 else { return (1, nil) }
         let score = player.score
-        return players.withUnsafeBufferPointer { players in
+        return roster.players.withUnsafeBufferPointer { players in
             var ahead = 0
             var best: Int?
             for index in players.indices where !players[index].kicked && players[index].score > score {
@@ -71,7 +72,7 @@ extension RoomState {
     }
 
     private func results(_ outcomes: [Int: QuestionOutcome]) -> [QuestionOutcome] {
-        (0..<concluded).map { outcomes[$0] ?? .missed }
+        (0..<book.concluded).map { outcomes[$0] ?? .missed }
     }
 
     /// A child's standing: their own score, streak and results; their place and the classmate just ahead
@@ -100,13 +101,13 @@ extension RoomState {
         var groupStart = 0
         var previousGroupStart: Int?
         for position in ranked.indices {
-            let score = players[ranked[position].index].score
-            if position > 0, score != players[ranked[position - 1].index].score {
+            let score = roster.players[ranked[position].index].score
+            if position > 0, score != roster.players[ranked[position - 1].index].score {
                 previousGroupStart = groupStart
                 groupStart = position
             }
             places.append(previousGroupStart.map { start in
-                let ahead = players[ranked[start].index]
+                let ahead = roster.players[ranked[start].index]
                 return PlaceAhead(nickname: ahead.nickname, points: ahead.score - score)
             })
         }
@@ -122,8 +123,8 @@ extension RoomState {
     /// Reads each player's fields in place: taking `players[index]` as a value copies the whole `Player`
     /// (strings, arrays, a dictionary), for every child of every screen's board a few times a second.
     func entries(_ ranked: ArraySlice<(rank: Int, index: Int)>, includeResults: Bool, answered question: Int? = nil) -> [ScoreboardEntry] {
-        let answered = question.map { answers[$0] }
-        return players.withUnsafeBufferPointer { players in
+        let answered = question.map { book.answers(to: $0) }
+        return roster.players.withUnsafeBufferPointer { players in
             ranked.map { rank, index in
                 ScoreboardEntry(
                     rank: rank, id: players[index].id, nickname: players[index].nickname, score: players[index].score,
@@ -148,7 +149,7 @@ extension RoomState {
     /// How many active players chose each option of question `index`.
     func distribution(of index: Int) -> [Int] {
         var counts = Array(repeating: 0, count: story.quiz.questions[index].options.count)
-        for answer in answers[index].values where playerIndex[answer.player].map({ !players[$0].kicked }) == true {
+        for answer in book.answers(to: index).values where roster.index(of: answer.player).map({ !roster.players[$0].kicked }) == true {
             counts[answer.option] += 1
         }
         return counts
@@ -156,13 +157,13 @@ extension RoomState {
 
     func answerProgress() -> AnswerProgress? {
         guard case .question(let run) = phase else { return nil }
-        let answered = answers[run.index].keys.count { playerIndex[$0].map { !players[$0].kicked && !players[$0].released } == true }
+        let answered = book.answers(to: run.index).keys.count { roster.index(of: $0).map { !roster.players[$0].kicked && !roster.players[$0].released } == true }
         return AnswerProgress(question: run.index, answered: answered, total: playerCount)
     }
 
     func lobby() -> Lobby {
         // A name given back is held by nobody: listed again once a child picks it.
-        let list = players.filter { !$0.kicked && !$0.released }.map { LobbyPlayer(id: $0.id, nickname: $0.nickname, connected: $0.connection != nil) }
+        let list = roster.players.filter { !$0.kicked && !$0.released }.map { LobbyPlayer(id: $0.id, nickname: $0.nickname, connected: $0.connection != nil) }
         return Lobby(players: list, count: list.count)
     }
 
@@ -174,7 +175,7 @@ extension RoomState {
             settings: settings, language: language, questionCount: story.quiz.questions.count, playerCount: playerCount
         )
         var player: Player?
-        if case .child(let id) = member, let index = playerIndex[id] { player = players[index] }
+        if case .child(let id) = member, let index = roster.index(of: id) { player = roster.players[index] }
 
         switch phase {
         case .lobby:
@@ -192,7 +193,7 @@ extension RoomState {
             snapshot.sentenceAt = run.startedAt
         case .question(let run):
             snapshot.question = questionView(run, for: role)
-            if let player { snapshot.yourAnswer = answers[run.index][player.id]?.option }
+            if let player { snapshot.yourAnswer = book.answer(of: player.id, to: run.index)?.option }
         case .reveal(let index):
             // The question as it was asked (no longer open: no deadline), beside its reveal.
             snapshot.question = questionView(QuestionRun(index: index, opensAt: ServerTime(milliseconds: 0), deadline: nil, timeLimitMs: nil), for: role)
@@ -232,7 +233,7 @@ extension RoomState {
     func revealMessage(of index: Int, distribution: [Int], top: [ScoreboardEntry], for player: Player?, rank: Int, ahead: PlaceAhead?) -> Reveal {
         let question = story.quiz.questions[index]
         let you = player.map { player in
-            let answer = answers[index][player.id]
+            let answer = book.answer(of: player.id, to: index)
             let outcome = player.outcomes[index] ?? .missed
             return PlayerResult(
                 option: answer?.option, outcome: outcome, points: outcome == .correct ? answer?.points ?? 0 : 0,
@@ -251,7 +252,7 @@ extension RoomState {
     /// place named can be cut short: any place after it would come after more than `podiumCount` players,
     /// so it is no podium place.
     func podium(_ ranked: [(rank: Int, index: Int)]) -> (entries: [ScoreboardEntry], more: PodiumMore?) {
-        let placed = ranked.prefix { $0.rank <= 3 && players[$0.index].score > 0 }
+        let placed = ranked.prefix { $0.rank <= 3 && roster.players[$0.index].score > 0 }
         let named = placed.prefix(max(timing.podiumCount, 3))
         let more = named.last.flatMap { last in placed.count > named.count ? PodiumMore(rank: last.rank, count: placed.count - named.count) : nil }
         return (entries(named, includeResults: false), more)

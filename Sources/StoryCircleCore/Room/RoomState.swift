@@ -5,51 +5,8 @@
 /// clock, touches a socket or a file, or spawns work, so every rule of a room is tested by feeding events
 /// and reading directives. The `Room` actor in `StoryCircleServer` is the shell that performs them.
 public struct RoomState: Sendable {
-    struct Player: Sendable, Equatable {
-        let id: String
-        var nickname: String
-        /// Changes only when a released class child picks their name again on a new device.
-        var tokenHash: String
-        let joinedAt: ServerTime
-        /// The child of the room's class this player is.
-        var member: String? = nil
-        /// Set only through `connect(_:to:)`, which keeps `tally` in step.
-        fileprivate(set) var connection: ConnectionID?
-        var score = 0
-        var streak = 0
-        var outcomes: [Int: QuestionOutcome] = [:]
-        /// Set only through `markKicked(_:)`, which keeps `tally` in step.
-        fileprivate(set) var kicked = false
-        /// Kicked for good: the name and the resume token stay refused in this room.
-        var blocked = false
-        /// Until when this player, while disconnected and without an answer to the open question, holds up
-        /// the automatic reveal: a child whose Wi-Fi dropped, or whose room is moving to another node, may
-        /// have a tap kept by the page to send on reconnecting.
-        var graceUntil: ServerTime?
-        /// The nickname's `Nickname.matchingKeys`, worked out once when the player is added.
-        var nameKeys: [String] = []
-        /// The nickname as the scoreboard orders ties (lowercased), worked out once when the player is added:
-        /// a reveal ranks the whole class, and lowercasing is the most of a comparison.
-        var sortName = ""
-        /// A class child whose name was given back (the teacher's release, the child's "That's not me"):
-        /// nobody holds it until it is picked again, and it counts as nobody here meanwhile. Set only
-        /// through `markReleased(_:_:)`, which keeps `tally` in step.
-        fileprivate(set) var released = false
-    }
-
-    enum Member: Sendable, Equatable {
-        case child(playerID: String)
-        case dashboard
-        case teacher
-
-        var role: Role {
-            switch self {
-            case .child: .child
-            case .dashboard: .dashboard
-            case .teacher: .teacher
-            }
-        }
-    }
+    typealias Player = PlayerRoster.Player
+    typealias Member = Audience.Member
 
     public let code: String
     public let story: Story
@@ -59,68 +16,44 @@ public struct RoomState: Sendable {
     public internal(set) var isLocked = false
     /// Hashes only: the tokens themselves are never kept.
     public let credentials: RoomCredentials
-    /// How nicknames are told apart (`Nickname.matchingKeys`): ICU's TR39 data in the server.
-    public let lookalikes: any ConfusableSkeleton
 
-    /// The class the room was started for: children pick their name from it. nil: they type one.
-    public internal(set) var classRoster: ClassRoster?
-    /// Connections that said `names` and have not picked yet.
-    var pickers: Set<ConnectionID> = []
-    /// The player each member of the class became here.
-    var memberPlayers: [String: String] = [:]
-    /// Resume tokens (hashes) of released names: refused as released.
-    var releasedTokens: Set<String> = []
+    // The machines the room is composed of, each keeping its own rules (Room/Machines/): the room keeps
+    // the phase and decides, in order, what each of them is told.
+    /// Everyone who joined, and who may use which name and token.
+    var roster: PlayerRoster
+    /// The answers, the count of who has answered, the round trips.
+    var book: AnswerBook
+    /// Who each identified connection is.
+    var audience = Audience()
+    /// The class children pick their name from, and who is picking.
+    var picking: ClassPicking
+    /// The narration as far as it is synthesised.
+    var narration = NarrationProgress()
+    /// What the dashboards still need.
+    var screens = ScreenRefresh()
 
-    /// Everyone who ever joined, in join order; kicked players stay (flagged) so their records stay whole.
-    var players: [Player] = []
-    var playerIndex: [String: Int] = [:]
-    /// Who holds each name key (`Nickname.matchingKeys`) of the players not kicked.
-    var nicknameOwners: [String: String] = [:]
-    var tokenOwners: [String: String] = [:]
-    /// What blocked players can no longer use here: their nicknames (name keys) and token hashes.
-    var blockedNicknames: Set<String> = []
-    var blockedTokens: Set<String> = []
-    var members: [ConnectionID: Member] = [:]
-    /// Each connection's round trip as its page last reported it (in its pings): an answer's speed is
-    /// credited half of it.
-    var roundTrips: [ConnectionID: Int] = [:]
-    /// Per question, the accepted answers by player id; added to only through `accept(_:)`.
-    fileprivate(set) var answers: [[String: AnswerRecord]]
-    /// Who is here and who has answered, counted as it changes (see `Tally`).
-    fileprivate(set) var tally = Tally()
-    /// Questions revealed or skipped so far; they always form a prefix of the quiz.
-    var concluded = 0
-    var skipped: Set<Int> = []
-    /// When each question was first asked: who counts as present for it in the results (`RoomResults`).
-    var askedAt: [Int: ServerTime] = [:]
-    var plan: NarrationPlan?
-    /// The plan still grows: sentences arrive one by one as they are synthesised, while the first play.
-    var planGrowing = false
-    var preparation = 0
+    /// Moves on with the phase: a timer scheduled in an earlier epoch finds the room elsewhere and does nothing.
     var epoch = 0
-    var screensDirty = false
-    var screenFlushPending = false
-    var nextPlayerNumber = 1
     /// Why the server cannot store results now, while it cannot: teachers are told, on arrival too.
     public internal(set) var storeProblem: String?
     /// When the room finished (as stored, for a restored room): finished rooms are let go some time after.
     public internal(set) var finishedAt: ServerTime?
 
     /// The most round trip a client may claim (at most `answerGraceMs` of it is credited anyway).
-    public static let maximumReportedRoundTripMs = 10_000
+    public static let maximumReportedRoundTripMs = AnswerBook.maximumRoundTripMs
 
     public init(
         code: String, story: Story, settings: RoomSettings = .init(), credentials: RoomCredentials, timing: RoomTiming = .init(),
         lookalikes: any ConfusableSkeleton, classRoster: ClassRoster? = nil
     ) {
         self.code = code
-        self.classRoster = classRoster
-        self.lookalikes = lookalikes
         self.story = story
         self.settings = settings
         self.credentials = credentials
         self.timing = timing
-        self.answers = Array(repeating: [:], count: story.quiz.questions.count)
+        roster = PlayerRoster(lookalikes: lookalikes)
+        book = AnswerBook(questionCount: story.quiz.questions.count)
+        picking = ClassPicking(roster: classRoster)
     }
 
     /// Applies `event` and returns what the shell must do about it.
@@ -150,35 +83,46 @@ public struct RoomState: Sendable {
 
     // MARK: - Reading the state
 
-    public var playerCount: Int { tally.active }
+    /// How nicknames are told apart (`Nickname.matchingKeys`): ICU's TR39 data in the server.
+    public var lookalikes: any ConfusableSkeleton { roster.lookalikes }
 
-    public var connectedPlayerCount: Int { tally.connected }
+    /// The class the room was started for: children pick their name from it. nil: they type one.
+    public var classRoster: ClassRoster? { picking.roster }
 
-    public var connectionCount: Int { members.count }
+    public var playerCount: Int { roster.active }
+
+    public var connectedPlayerCount: Int { roster.connected }
+
+    public var connectionCount: Int { audience.count }
 
     /// Answers accepted for the question now open (0 when none is).
     public var answersToCurrentQuestion: Int {
-        if case .question(let run) = phase { return answers[run.index].count }
+        if case .question(let run) = phase { return book.answers(to: run.index).count }
         return 0
     }
 
     /// The role of an identified connection.
     public func role(of connection: ConnectionID) -> Role? {
-        members[connection]?.role
+        audience[connection]?.role
     }
 
     /// The player id a connection belongs to, if it is a child.
     public func playerID(of connection: ConnectionID) -> String? {
-        if case .child(let id)? = members[connection] { return id }
+        if case .child(let id)? = audience[connection] { return id }
         return nil
     }
 
+    var players: [Player] { roster.players }
+    var roundTrips: [ConnectionID: Int] { book.roundTrips }
+    var plan: NarrationPlan? { narration.plan }
+
     // MARK: - Counting who is here and who has answered
 
-    /// Counts that "has everyone answered?" and the roster read after every answer and every join. Filtering
-    /// every player on each answer would copy all 2,000 of a big room (28 % of its quiz's CPU) and be
-    /// quadratic per question; so each change of a player or an answer adjusts the counts, and the tests
-    /// compare them with `recount()`, the definition, across random sequences of events.
+    /// Counts that "has everyone answered?" and the roster read after every answer and every join, kept
+    /// by the roster (`active`, `connected`) and the answer book (`answeredHere`) as players and answers
+    /// change. Filtering every player on each answer would copy all 2,000 of a big room (28 % of its quiz's
+    /// CPU) and be quadratic per question; the tests compare the counts with `recount()`, the definition,
+    /// across random sequences of events.
     struct Tally: Sendable, Equatable {
         /// Players not kicked.
         var active = 0
@@ -191,136 +135,61 @@ public struct RoomState: Sendable {
         var answeredConnected = 0
     }
 
-    /// The tally by its definition, from `players` and `answers`: O(players), for tests and for
-    /// starting over on a new question.
+    var tally: Tally {
+        Tally(active: roster.active, connected: roster.connected, question: book.countedQuestion, answeredConnected: book.answeredHere)
+    }
+
+    /// The tally by its definition, from the players and the answers: O(players), for tests.
     func recount(question: Int) -> Tally {
-        var tally = Tally(question: question)
-        for player in players where !player.kicked && !player.released {
-            tally.active += 1
-            guard player.connection != nil else { continue }
-            tally.connected += 1
-            if answers.indices.contains(question), answers[question][player.id] != nil { tally.answeredConnected += 1 }
-        }
-        return tally
+        let (active, connected) = roster.recount()
+        return Tally(active: active, connected: connected, question: question, answeredConnected: book.answeredHere(among: playersHere, question: question))
     }
 
-    /// What one player adds to the counts.
-    private func contribution(of player: Player) -> (active: Int, connected: Int, answered: Int) {
-        guard !player.kicked, !player.released else { return (0, 0, 0) }
-        guard player.connection != nil else { return (1, 0, 0) }
-        let answered = answers.indices.contains(tally.question) && answers[tally.question][player.id] != nil
-        return (1, 1, answered ? 1 : 0)
-    }
-
-    private mutating func count(_ contribution: (active: Int, connected: Int, answered: Int), sign: Int) {
-        tally.active += sign * contribution.active
-        tally.connected += sign * contribution.connected
-        tally.answeredConnected += sign * contribution.answered
+    /// The ids of the connected players in the room.
+    private var playersHere: some Sequence<String> {
+        roster.players.lazy.filter { $0.presence == .here }.map(\.id)
     }
 
     mutating func add(_ player: Player) {
-        var player = player
-        player.nameKeys = Nickname.matchingKeys(player.nickname, using: lookalikes)
-        player.sortName = Scoreboard.sortName(player.nickname)
-        playerIndex[player.id] = players.count
-        if let member = player.member { memberPlayers[member] = player.id }
-        players.append(player)
-        count(contribution(of: player), sign: 1)
-        if !player.kicked, !player.released { register(player) }
-        if player.blocked { remember(blocked: player) }
-    }
-
-    /// Makes the player's names and token theirs (a player who joined, came back or was let back in).
-    mutating func register(_ player: Player) {
-        for key in player.nameKeys { nicknameOwners[key] = player.id }
-        tokenOwners[player.tokenHash] = player.id
-    }
-
-    /// Frees the player's names and token (a player removed).
-    mutating func unregister(_ player: Player) {
-        for key in player.nameKeys where nicknameOwners[key] == player.id { nicknameOwners[key] = nil }
-        if tokenOwners[player.tokenHash] == player.id { tokenOwners[player.tokenHash] = nil }
-    }
-
-    mutating func remember(blocked player: Player) {
-        blockedNicknames.formUnion(player.nameKeys)
-        blockedTokens.insert(player.tokenHash)
+        book.follow(roster.add(player))
     }
 
     /// Connects the player at `index` to `connection`, or disconnects them (`nil`).
     mutating func connect(_ index: Int, to connection: ConnectionID?) {
-        count(contribution(of: players[index]), sign: -1)
-        players[index].connection = connection
-        count(contribution(of: players[index]), sign: 1)
-    }
-
-    mutating func markKicked(_ index: Int, _ kicked: Bool = true) {
-        count(contribution(of: players[index]), sign: -1)
-        players[index].kicked = kicked
-        count(contribution(of: players[index]), sign: 1)
-    }
-
-    mutating func markReleased(_ index: Int, _ released: Bool = true) {
-        count(contribution(of: players[index]), sign: -1)
-        players[index].released = released
-        count(contribution(of: players[index]), sign: 1)
+        book.follow(roster.connect(index, to: connection))
     }
 
     /// Records an accepted answer (or one read back from storage).
     mutating func accept(_ answer: AnswerRecord) {
-        guard answers.indices.contains(answer.question) else { return }
-        let index = playerIndex[answer.player]
-        if let index { count(contribution(of: players[index]), sign: -1) }
-        answers[answer.question][answer.player] = answer
-        if let index { count(contribution(of: players[index]), sign: 1) }
+        book.accept(answer, presence: roster.index(of: answer.player).map { roster.players[$0].presence } ?? .out)
     }
 
     /// Points the answer count at question `index` (when it opens): one pass over the players, once per
-    /// question, since answers to it may already be stored (a question reopened after a restart).
+    /// question.
     mutating func countAnswers(to index: Int) {
-        tally = recount(question: index)
+        book.count(question: index, among: playersHere)
     }
 
     // MARK: - Recipients (sorted, so directives are deterministic)
 
-    var screenConnections: [ConnectionID] {
-        members.compactMap { if case .child = $0.value { nil } else { $0.key } }.sorted()
-    }
-
-    var allConnections: [ConnectionID] { members.keys.sorted() }
-
-    var teacherConnections: [ConnectionID] {
-        members.compactMap { $0.value == .teacher ? $0.key : nil }.sorted()
-    }
-
     /// One `send` per role that has connections, with the message made for that role.
     func sendToAll(_ message: (Role) -> ServerMessage) -> [RoomDirective] {
-        var byRole: [Role: [ConnectionID]] = [:]
-        for (connection, member) in members { byRole[member.role, default: []].append(connection) }
-        return [Role.child, .dashboard, .teacher].compactMap { role in
-            guard let connections = byRole[role] else { return nil }
-            return .send(message(role), to: connections.sorted())
-        }
+        audience.byRole([.child, .dashboard, .teacher]).map { .send(message($0.role), to: $0.connections) }
     }
 
     func sendToAll(_ message: ServerMessage) -> [RoomDirective] {
-        let connections = allConnections
+        let connections = audience.all
         return connections.isEmpty ? [] : [.send(message, to: connections)]
     }
 
     func sendToScreens(_ message: ServerMessage) -> [RoomDirective] {
-        let connections = screenConnections
+        let connections = audience.screens
         return connections.isEmpty ? [] : [.send(message, to: connections)]
     }
 
     /// One `send` per screen role (dashboards, teachers) that has connections, each with its own message.
     func sendToScreens(_ message: (Role) -> ServerMessage) -> [RoomDirective] {
-        var byRole: [Role: [ConnectionID]] = [:]
-        for (connection, member) in members where member.role != .child { byRole[member.role, default: []].append(connection) }
-        return [Role.dashboard, .teacher].compactMap { role in
-            guard let connections = byRole[role] else { return nil }
-            return .send(message(role), to: connections.sorted())
-        }
+        audience.byRole([.dashboard, .teacher]).map { .send(message($0.role), to: $0.connections) }
     }
 
     /// An error to one connection, which stays open.
@@ -345,13 +214,13 @@ public struct RoomState: Sendable {
             // Answered whoever asks, as the page measures its clock against the server's from its first
             // moments (before its welcome, and whatever the room said to its hello). The round trip it
             // reports counts only for members.
-            if let roundTrip, members[connection] != nil { roundTrips[connection] = min(max(roundTrip, 0), Self.maximumReportedRoundTripMs) }
+            if let roundTrip, audience[connection] != nil { book.noteRoundTrip(roundTrip, of: connection) }
             return [.sendAtOnce(.pong(Pong(id: id, clientTime: clientTime, serverTime: at)), to: [connection])]
         }
-        if pickers.contains(connection) {
+        if picking.isPicking(connection) {
             return reply(connection, RoomError(.invalidCommand, "Pick your name first."))
         }
-        guard let member = members[connection] else {
+        guard let member = audience[connection] else {
             return refuse(connection, RoomError(.helloRequired, "Say who you are first: join, rejoin, watch or control."))
         }
         switch message {
@@ -368,7 +237,7 @@ public struct RoomState: Sendable {
             guard case .child(let playerID) = member else {
                 return reply(connection, RoomError(.wrongRole, "Only children answer questions."))
             }
-            return answer(question: question, option: option, from: playerID, connection: connection, at: at, roundTripMs: roundTrips[connection] ?? 0)
+            return answer(question: question, option: option, from: playerID, connection: connection, at: at, roundTripMs: book.roundTrip(of: connection))
         case .command(let command):
             guard member == .teacher else {
                 return reply(connection, RoomError(.wrongRole, "Only the teacher can control the room."))
@@ -386,7 +255,7 @@ public struct RoomState: Sendable {
     mutating func storeHealthChanged(_ problem: String?) -> [RoomDirective] {
         guard problem != storeProblem else { return [] }
         storeProblem = problem
-        let teachers = teacherConnections
+        let teachers = audience.teachers
         guard !teachers.isEmpty else { return [] }
         // "Failing" must not wait behind the very records that cannot be stored: it goes out at once.
         // "Works again" goes in order, behind what this room still holds, so it can never be overtaken by
@@ -418,16 +287,11 @@ public struct RoomState: Sendable {
 
     /// Notes that dashboards need an update, scheduling one coalesced flush if none is pending.
     mutating func markScreensDirty(at: ServerTime) -> [RoomDirective] {
-        screensDirty = true
-        guard !screenFlushPending else { return [] }
-        screenFlushPending = true
-        return [.schedule(.flushScreens, at: at + timing.screenFlushMs)]
+        screens.markDirty() ? [.schedule(.flushScreens, at: at + timing.screenFlushMs)] : []
     }
 
     mutating func flushScreens() -> [RoomDirective] {
-        screenFlushPending = false
-        guard screensDirty else { return [] }
-        screensDirty = false
+        guard screens.flush() else { return [] }
         if phase == .lobby {
             return sendToScreens(.lobby(lobby()))
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Locking
+import TransportCore
 import WebSocketTransport
 
 /// A bare `WebSocketServer` on a free loopback port, with a recorder of what it reports and an application
@@ -99,7 +100,7 @@ final class EventRecorder: Sendable {
 
 /// Refusals in the protocol's shape, without the application's table (that one is tested with the server).
 struct PlainRefusals: RefusalEncoder {
-    static func code(_ refusal: TransportRefusal) -> (status: Int, code: String) {
+    static func code(_ refusal: TransportRefusal) -> (status: HTTPStatus, code: String) {
         switch refusal {
         case .messageTooBig: (413, "message_too_big")
         case .binaryNotSupported: (400, "binary_not_supported")
@@ -129,7 +130,7 @@ struct PlainRefusals: RefusalEncoder {
     func httpRefusal(_ refusal: TransportRefusal) -> HTTPResponse {
         let (status, code) = Self.code(refusal)
         var headers: [(name: String, value: String)] = []
-        if case .methodNotAllowed(let allowed) = refusal { headers.append(("allow", allowed.joined(separator: ", "))) }
+        if case .methodNotAllowed(let allowed) = refusal { headers.append(("allow", allowed.map(\.rawValue).joined(separator: ", "))) }
         return HTTPResponse(status: status, contentType: "application/json", headers: headers, body: Array(#"{"error":{"code":"\#(code)","message":"refused"}}"#.utf8))
     }
 }

@@ -1,10 +1,10 @@
-/// An HTTP request to a dynamic route (`/api`, `/healthz`, `/metrics`, `/audio`), read on the service thread
-/// and handed to the application.
+/// An HTTP request to a dynamic route (`/api`, `/healthz`, `/metrics`, `/audio`), read by the transport and
+/// handed to the application.
 public struct HTTPRequest: Sendable {
-    /// Identifies this request for `WebSocketServer.respond(to:with:)`.
+    /// Identifies this request for the transport's `respond(to:with:)`.
     public struct ID: Hashable, Sendable {
-        let connection: UInt64
-        let sequence: UInt64
+        package let connection: UInt64
+        package let sequence: UInt64
 
         package init(connection: UInt64, sequence: UInt64) {
             self.connection = connection
@@ -13,7 +13,7 @@ public struct HTTPRequest: Sendable {
     }
 
     public var id: ID
-    public var method: String
+    public var method: HTTPMethod
     /// The path, percent-decoded, without the query.
     public var path: String
     public var query: [String: String]
@@ -23,7 +23,7 @@ public struct HTTPRequest: Sendable {
     /// The client's address (the first `X-Forwarded-For` hop when proxies are trusted).
     public var peer: String
 
-    public init(id: ID, method: String, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [], peer: String = "") {
+    public init(id: ID, method: HTTPMethod, path: String, query: [String: String] = [:], headers: [String: String] = [:], body: [UInt8] = [], peer: String = "") {
         self.id = id
         self.method = method
         self.path = path
@@ -32,17 +32,16 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.peer = peer
     }
-
 }
 
 public struct HTTPResponse: Sendable, Equatable {
-    public var status: Int
+    public var status: HTTPStatus
     /// Extra headers (`Content-Type` and `Content-Length` are set from `contentType` and `body`).
     public var headers: [(name: String, value: String)]
     public var contentType: String
     public var body: [UInt8]
 
-    public init(status: Int, contentType: String = "text/plain; charset=utf-8", headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    public init(status: HTTPStatus, contentType: String = "text/plain; charset=utf-8", headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
         self.contentType = contentType
         self.headers = headers
@@ -57,15 +56,4 @@ public struct HTTPResponse: Sendable, Equatable {
     public func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
-}
-
-/// Something the transport reports to the application, on the service thread. Handlers must not block:
-/// they hand the event on (to an actor's inbox) and return.
-public enum TransportEvent: Sendable {
-    /// `room`: the `room` query parameter of the upgrade URL (`/ws?room=482913`), which a proxy routes by.
-    case opened(connection: UInt64, peer: String, room: String? = nil)
-    /// One complete text message (reassembled, size-checked, valid UTF-8).
-    case message(connection: UInt64, bytes: [UInt8])
-    case closed(connection: UInt64)
-    case request(HTTPRequest)
 }
