@@ -11,7 +11,7 @@ RELEASE := .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps test-deps bench-deps build release run test swift-test tsan-test fuzz integration-test bench bench-readme bench-profile bench-lockstep bench-capacity store-bench cluster clean screenshots
+.PHONY: all deps test-deps bench-deps build release run test swift-test page-test tsan-test fuzz integration-test bench bench-readme bench-profile bench-lockstep bench-capacity store-bench cluster clean screenshots
 
 all: build
 
@@ -39,6 +39,7 @@ run: build
 ## make test: every test: the Swift unit and server tests, the same under ThreadSanitizer, the fuzzers (60 s
 ## each), then the integration tests (real sockets, the CLI, a crash, headless Chromium) driven from Python.
 test: test-deps $(VENV)/.ready
+	$(MAKE) page-test
 	$(SWIFT) build --build-tests
 	scripts/postgres-test.sh run $(SWIFT) test --skip-build
 	$(MAKE) tsan-test
@@ -49,6 +50,11 @@ test: test-deps $(VENV)/.ready
 # STORYCIRCLE_TEST_POSTGRES=skip leaves PostgreSQL out, on purpose only.
 swift-test: deps
 	scripts/postgres-test.sh run $(SWIFT) test
+
+## make page-test: the pages' own unit tests (the room reducer, the child's join stage, the API client) under
+## node's built-in test runner; no npm packages, nothing to build (Tests/Pages/*.test.mjs).
+page-test: test-deps
+	node --test --test-reporter=spec Tests/Pages/*.test.mjs
 
 # The transport, room and store tests again under ThreadSanitizer, in their own build folder so the normal
 # build is not invalidated.

@@ -74,6 +74,8 @@ if [ "$want_test" = yes ]; then
   need_command chromedriver chromium-driver
   need_path /usr/sbin/nginx nginx-light
   need_command zbarimg zbar-tools
+  # The pages' unit tests (make page-test) run under node's built-in test runner, no npm packages.
+  need_command node nodejs
   need_path /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf fonts-noto-color-emoji
   need_package fonts-noto-core; need_package fonts-noto-cjk  # Arabic, Devanagari and CJK names in the pages
   need_command python3 python3

@@ -113,6 +113,7 @@ package final class GatedStore: RoomStore {
     package func codeExists(_ code: String) async throws -> Bool { try await memory.codeExists(code) }
     package func purge(createdBefore cutoff: ServerTime) async throws -> Int { try await memory.purge(createdBefore: cutoff) }
     package var health: StoreHealth { .ok }
+    package var offers: Storage { Storage(rooms: self) }
     package func probe() async -> StoreHealth { .ok }
     package func close() async {}
 }
@@ -134,7 +135,11 @@ package enum ServerFixtures {
         metrics: ServerMetrics = ServerMetrics(), bindings: ConnectionBindings = ConnectionBindings()
     ) -> (RoomRegistry, AsyncStream<WebSocketTransport.TransportEvent>.Continuation) {
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
-        let registry = RoomRegistry(events: events, transport: transport, store: store, clock: clock, narrator: narrator, lookalikes: LookalikeTable(), metrics: metrics, settings: settings, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), bindings: bindings)
+        let services = RoomServices(
+            transport: transport, storage: store.offers, clock: clock, narrator: narrator, lookalikes: LookalikeTable(), metrics: metrics,
+            logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), bindings: bindings
+        )
+        let registry = RoomRegistry(events: events, services: services, settings: settings)
         Task { await registry.run() }
         return (registry, sink)
     }
@@ -159,11 +164,12 @@ package enum ServerFixtures {
         settings.leaseSeconds = 300
         configure(&settings)
         let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
-        let registry = RoomRegistry(
-            events: events, transport: transport, store: store, clock: clock, narrator: narrator, lookalikes: LookalikeTable(), metrics: ServerMetrics(),
-            settings: settings, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), sharedStore: true,
-            leaseClock: leaseClock
+        // Shared whatever the store: its leases are offered, as PostgreSQL offers them.
+        let services = RoomServices(
+            transport: transport, storage: Storage(rooms: store, leases: store), clock: clock, narrator: narrator, lookalikes: LookalikeTable(),
+            metrics: ServerMetrics(), logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), leaseClock: leaseClock
         )
+        let registry = RoomRegistry(events: events, services: services, settings: settings)
         Task { await registry.run() }
         return Node(registry: registry, events: sink, transport: transport)
     }

@@ -48,4 +48,52 @@ struct ConfigurationTests {
             #expect(throws: ServerConfiguration.Problem.self) { try ServerConfiguration.load(file: file, environment: [:]) }
         }
     }
+
+    private func load(_ json: String, environment: [String: String] = [:]) throws -> ServerConfiguration {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("settings-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(json.utf8)))
+        return try ServerConfiguration.load(file: file, environment: environment)
+    }
+
+    private func problem(_ json: String, environment: [String: String] = [:]) -> String? {
+        do {
+            _ = try load(json, environment: environment)
+            return nil
+        } catch {
+            return String(describing: error)
+        }
+    }
+
+    /// Each key is declared once; the table has every one, each variable once.
+    @Test func everySettingIsDeclaredOnceWithItsVariable() {
+        let keys = ServerConfiguration.settings.map(\.key)
+        #expect(keys.count == 41 && Set(keys).count == keys.count)
+        let variables = ServerConfiguration.settings.compactMap(\.environment)
+        #expect(Set(variables).count == variables.count && variables.allSatisfy { $0.hasPrefix("STORYCIRCLE_") })
+    }
+
+    @Test func theShippedFileLoadsAsTheDefaults() throws {
+        let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("config/storycircle.json").path
+        #expect(try ServerConfiguration.load(file: shipped, environment: [:]) == ServerConfiguration())
+    }
+
+    @Test func anUnknownKeyIsRefusedWithItsPath() {
+        #expect(problem(#"{"prot": 8080}"#)?.contains(#"unknown setting "prot""#) == true)
+        #expect(problem(#"{"roomDefaults": {"timerr": false}}"#)?.contains(#"unknown setting "roomDefaults.timerr""#) == true)
+        #expect(problem(#"{"port": "8080"}"#)?.contains(#""port" has the wrong type (a whole number)"#) == true)
+        #expect(problem(#"{"roomDefaults": {"questionSeconds": 1}}"#) != nil, "the rooms' own rules")
+    }
+
+    /// One boolean parser: the file's true and false, and the same words for both variables that take one.
+    @Test func aBooleanMeansTheSameWhereverItIsSet() throws {
+        #expect(try load(#"{"trustForwardedFor": true, "naturalVoice": false}"#).trustForwardedFor)
+        for (text, value) in [("1", true), ("yes", true), ("ON", true), ("0", false), ("no", false), ("off", false)] {
+            let environment = ["STORYCIRCLE_TRUST_FORWARDED_FOR": text, "STORYCIRCLE_NATURAL_VOICE": text]
+            let configuration = try ServerConfiguration.load(file: nil, environment: environment)
+            #expect(configuration.trustForwardedFor == value && configuration.naturalVoice == value, "\(text)")
+        }
+        #expect(problem("{}", environment: ["STORYCIRCLE_NATURAL_VOICE": "maybe"])?.hasPrefix("STORYCIRCLE_NATURAL_VOICE=maybe is not true or false") == true)
+        #expect(try ServerConfiguration.load(file: nil, environment: ["STORYCIRCLE_ALLOWED_ORIGINS": "http://a.example, http://b.example"]).allowedOrigins == ["http://a.example", "http://b.example"])
+    }
 }

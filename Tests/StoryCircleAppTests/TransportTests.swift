@@ -36,7 +36,7 @@ struct TransportTests {
         let clock = ManualClock()
         let server = try await Self.start(clock: clock)
         let clients = try SocketClients(port: server.port)
-        let (room, _, _, _) = try await server.createRoom(story: ServerFixtures.story)
+        let room = try await server.rooms.create(story: ServerFixtures.story)
 
         var children: [UInt64] = []
         for i in 0..<12 {
@@ -109,7 +109,7 @@ struct TransportTests {
         // millisecond, is ConnectionStateTests'.)
         let server = try await Self.start(clock: ManualClock()) { $0.helloTimeoutSeconds = 15; $0.maxConnectionsPerAddress = 3 }
         let clients = try SocketClients(port: server.port)
-        let (room, _, _, _) = try await server.createRoom(story: ServerFixtures.story)
+        let room = try await server.rooms.create(story: ServerFixtures.story)
         let child = try #require(await clients.connect())
         clients.send(.join(room: room.code, nickname: "Ana"), from: child)
         _ = await clients.log.next("welcome", to: child)
@@ -143,7 +143,7 @@ struct TransportTests {
     @Test func stoppingTheServerClosesEveryConnectionAsGoingAway() async throws {
         let server = try await Self.start(clock: ManualClock())
         let clients = try SocketClients(port: server.port)
-        let (room, _, _, _) = try await server.createRoom(story: ServerFixtures.story)
+        let room = try await server.rooms.create(story: ServerFixtures.story)
         let child = try #require(await clients.connect())
         clients.send(.join(room: room.code, nickname: "Ana"), from: child)
         _ = await clients.log.next("welcome", to: child)

@@ -85,7 +85,7 @@ struct ClassRoomTests {
         #expect(room.state.phase.name == .reveal)
         let points = try #require(room.state.results().players.first { $0.id == ada.player?.id }?.score)
         #expect(points > 0)
-        #expect(room.state.allowedCommands.contains("release"))
+        #expect(room.state.allowedCommands.contains(.release))
 
         let waiting = picker(&room)
         #expect(names(room, to: waiting)?.children.first?.taken == true)
@@ -111,7 +111,7 @@ struct ClassRoomTests {
         var after = RoomDriver(restoring: restored, at: room.now, directives: [])
         let back = after.newConnection()
         after.apply(.hello(back, .rejoin(token: "123456.new"), at: after.now))
-        #expect(after.state.playerID(of: back) == ada.player?.id)
+        #expect(after.state.playerID(of: back)?.rawValue == ada.player?.id)
         let stale = after.newConnection()
         after.apply(.hello(stale, .rejoin(token: "123456.old"), at: after.now))
         #expect(after.lastError(to: stale)?.code == .released)

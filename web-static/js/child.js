@@ -1,6 +1,7 @@
 // The child's page: join, listen to the story, answer the quiz, see how it went. This file feeds the room's
-// messages to the store every page uses (room-store.js, through child/store.js), then to the screens
-// (child/*.js), which render from it.
+// messages to the store every page uses (room-store.js, through child/store.js); one `render(previous,
+// state)` then draws the phase's screen (SCREENS, from child/*.js) or what moved within it (room-store.js
+// `changes`). How far this page is in getting in is its join stage (child/join-stage.js).
 
 import { $, announce } from "./dom.js";
 import { RoomConnection } from "./connection.js";
@@ -10,8 +11,9 @@ import { StoryPictures } from "./pictures.js";
 import { SoundBoard } from "./sound.js";
 import { ERROR, ANSWER_REFUSALS, errorText } from "./error-codes.js";
 import { t, setLanguage, onLanguageChange, ownChoice, browserLanguage, languagePicker } from "./i18n.js";
-import { showSnapshot } from "./snapshot.js";
-import { room, session, services, record, saveSession, renderScore } from "./child/store.js";
+import { changes } from "./room-store.js";
+import { room, session, services, record, saveSession, renderScore, advance } from "./child/store.js";
+import { STAGE, EVENT, isIn, awaitsWelcome, isPicking, isGivingBack } from "./child/join-stage.js";
 import { startJoin, joinRefused, kicked, rewordJoin, showNotMe, gaveBack, notMeRefused } from "./child/join.js";
 import { names, forgetPicker, rewordPicker } from "./child/picker.js";
 import { showLobby } from "./child/lobby.js";
@@ -37,14 +39,13 @@ services.sounds = new SoundBoard({ key: "storycircle.sound.child", defaultOn: fa
 
 function connect() {
   if (services.connection) services.connection.stop();
-  session.welcomed = false;
   services.connection = new RoomConnection({
     hello: () => {
       if (session.token) return { type: "rejoin", room: session.room, token: session.token };
       // Dropped while the child types a nickname on the connection that asked for the names: asked again.
-      if (session.typingOnPicker) return { type: "names", room: session.room };
+      if (session.stage === STAGE.NAMING) return { type: "names", room: session.room };
       // A class room's name-picker asks for the names again after a drop (the tap, if any, was lost).
-      if (session.picking) {
+      if (isPicking(session.stage)) {
         session.member = null;
         return { type: "names", room: session.room };
       }
@@ -70,14 +71,14 @@ services.banner = banner;
 function status({ state: connectionState, code }) {
   if (connectionState === "open") {
     // The hello is on its way: until the welcome, a refusal is about getting in.
-    session.helloPending = true;
-    if (session.welcomed) banner(null);
+    advance(EVENT.OPEN);
+    if (isIn(session.stage)) banner(null);
     return;
   }
   if (connectionState === "reconnecting") {
-    if (code === CLOSE.TRY_AGAIN_LATER && !session.welcomed) {
+    if (code === CLOSE.TRY_AGAIN_LATER && !isIn(session.stage)) {
       banner("connection.saving_place");
-    } else if (!session.welcomed) {
+    } else if (!isIn(session.stage)) {
       // Not in yet: the server is busy (HTTP 429 or 503) or out of reach. The page keeps trying.
       banner("connection.still_connecting");
     } else {
@@ -95,48 +96,33 @@ function status({ state: connectionState, code }) {
   }
 }
 
-// ---- Messages ----
+// ---- Messages: the room's state goes to the store, then to the one render; a moment is said as it comes ----
 
 function handle(message) {
   if (message.type === "error") return refusal(message);
-  if (message.type === "reveal") revealComing(message);
+  const previous = room.state;
   room.apply(message);
-  follow(message);
+  if (message.type === "welcome") welcome(message);
+  else MOMENTS[message.type]?.(message);
+  // A welcome replaces everything: drawn as from nothing.
+  render(message.type === "welcome" ? null : previous, room.state);
   // "That's not me" is offered until this child's first answer.
   return showNotMe();
 }
 
-function follow(message) {
-  switch (message.type) {
-    case "welcome": return welcome(message);
-    // After "That's not me", the server's names say the name is free and this connection picks again.
-    case "names": return session.givingBack && session.welcomed ? gaveBack() : names(message);
-    case "preparing": return preparing(message);
-    case "narration.plan": return narrationPlan(message);
-    case "narration.sentence": return narrationSentence(message);
-    case "progress": return progress(message);
-    case "narration.complete": return narrationComplete();
-    case "narration.error": return problem();
-    case "room": return followRoomLanguage();
-    case "quiz.unlock": return quizSoon();
-    case "question": return showQuestion(message, null);
-    case "answer.ack": return acknowledged(message);
-    case "reveal": return showReveal(message);
-    case "paused": return pause();
-    case "resumed": return resume();
-    case "finished": return finished(message);
-    case "kicked": return kicked(message);
-    default: return undefined;
-  }
-}
+/** What the server says that is no part of the room's state, done once when it comes. */
+const MOMENTS = {
+  // After "That's not me", the server's names say the name is free and this connection picks again.
+  names: (message) => (isGivingBack(session.stage) ? gaveBack() : names(message)),
+  "narration.complete": narrationComplete,
+  "quiz.unlock": quizSoon,
+  kicked,
+};
 
-/** A welcome may come at any time (a reconnect, or the server rebuilding the room): it replaces everything. */
+/** What only this browser keeps of a welcome: in, as whom, with which token; a tap too late to count. */
 function welcome(message) {
-  session.welcomed = true;
-  session.helloPending = false;
-  session.tryingBlockedToken = false;
   // A "That's not me" the server never read (the connection dropped first) can be pressed again.
-  session.givingBack = false;
+  advance(EVENT.WELCOME);
   if (session.member) session.classMember = session.member;
   forgetPicker();
   session.playerId = message.player.id;
@@ -145,28 +131,83 @@ function welcome(message) {
   saveSession();
   $("#join-button").disabled = false;
   banner(null);
-  const state = room.state;
-  $("#story-title").textContent = state.title;
-  followRoomLanguage();
-  renderScore();
-  $("#paused").hidden = true;
-  stopTimers();
-  services.player.stop();
   record("welcome");
   // A tap still waiting to be sent counts only while its question is open; past that, it is dropped.
-  if (session.pending && state.phase !== "question") {
+  if (session.pending && room.state.phase !== "question") {
     session.pending = null;
     saveSession();
   }
-  showSnapshot(state, {
-    lobby: showLobby, preparing, problem, story: narrationPlan, progress,
-    question: showQuestion, reveal: showReveal, finished,
-  });
-  if (state.paused) pause();
+}
+
+// ---- The one render: the room's screens from its state ----
+
+/**
+ * Each phase's screen: `draw` it anew from the state (`previous`: what the page showed, null after a
+ * welcome), or `reword` it (the language changed: the words again, nothing replayed, nothing re-sent).
+ */
+const SCREENS = {
+  lobby: { draw: (state) => showLobby(state), reword: (state) => showLobby(state, { quiet: true }) },
+  preparing: {
+    draw: (state) => preparing(state.preparing ?? { ready: 0, total: 1 }),
+    reword: (state) => preparing(state.preparing ?? { ready: 0, total: 1 }, { quiet: true }),
+  },
+  error: { draw: () => problem(), reword: () => problem({ quiet: true }) },
+  narrating: {
+    draw: (state, previous) => {
+      narrationPlan(state.plan);
+      // A story joined in the middle is read from where the room is.
+      if (!previous && !state.paused) progress({ sentence: state.sentence, at: state.sentenceAt });
+    },
+    reword: () => rewordStory(),
+  },
+  question: { draw: (state) => showQuestion(state.question, state.yourAnswer), reword: () => rewordQuestion() },
+  reveal: {
+    draw: (state, previous) => {
+      if (previous) {
+        revealComing(state.reveal, previous);
+      } else {
+        // The question as it was asked, with the child's own answer marked, then its answer.
+        showQuestion(state.question, state.reveal.you?.option ?? null);
+      }
+      showReveal(state.reveal);
+    },
+    reword: (state) => { rewordQuestion(); showReveal(state.reveal, { quiet: true }); },
+  },
+  finished: { draw: (state) => finished(state.finished), reword: (state) => finished(state.finished, { quiet: true }) },
+};
+
+function screenOf(state) {
+  return SCREENS[state.phase] ?? SCREENS.lobby;
+}
+
+/** The page from the room's state: `previous` is what it shows now (null: nothing yet). */
+function render(previous, state) {
+  if (previous === state) return;
+  const change = changes(previous, state);
+  if (change.language) followRoomLanguage();
+  if (!previous) {
+    $("#story-title").textContent = state.title;
+    renderScore();
+    $("#paused").hidden = true;
+    stopTimers();
+    services.player.stop();
+  }
+  if (change.screen) {
+    // A new screen while the room is not paused (revealed during a pause, say) is not paused either.
+    if (!state.paused) $("#paused").hidden = true;
+    screenOf(state).draw(state, previous);
+  } else {
+    if (change.preparing) preparing(state.preparing);
+    for (const sentence of change.sentences) narrationSentence({ sentence });
+    if (change.progress) progress({ sentence: state.sentence, at: state.sentenceAt });
+    if (change.answer) acknowledged({ question: state.question.index, option: state.yourAnswer });
+  }
+  if (change.paused === true) pause();
+  if (change.paused === false && !change.screen) resume();
 }
 
 function refusal(error) {
-  if (session.helloPending || !session.welcomed) return joinRefused(error);
+  if (awaitsWelcome(session.stage)) return joinRefused(error);
   if (ANSWER_REFUSALS.has(error.code)) return answerRefused(error);
   if (error.code === ERROR.SESSION_REPLACED) return undefined;
   if (error.code === ERROR.NOT_ME_AFTER_ANSWER) return notMeRefused();
@@ -184,19 +225,9 @@ onLanguageChange(() => {
   if (bannerKey) banner(bannerKey);
   rewordJoin();
   rewordPicker();
-  if (!session.welcomed) return;
-  const state = room.state;
+  if (!isIn(session.stage)) return;
   renderScore();
-  switch (state.phase) {
-    case "lobby": showLobby(state, { quiet: true }); break;
-    case "preparing": preparing(state.preparing ?? { ready: 0, total: 1 }, { quiet: true }); break;
-    case "error": problem({ quiet: true }); break;
-    case "narrating": rewordStory(); break;
-    case "question": rewordQuestion(); break;
-    case "reveal": rewordQuestion(); showReveal(state.reveal, { quiet: true }); break;
-    case "finished": finished(state.finished, { quiet: true }); break;
-    default: break;
-  }
+  screenOf(room.state).reword(room.state);
 });
 
 function pause() {

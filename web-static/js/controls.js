@@ -11,7 +11,7 @@ import { el, clear, announce, progressDots, streakText, written } from "./dom.js
 import { avatarPicture } from "./avatars.js";
 import { t, tParts, number, isolate, LANGUAGES } from "./i18n.js";
 import { errorText } from "./error-codes.js";
-import { fileName } from "./csv-file.js";
+import { ApiClient, saveFile } from "./api.js";
 
 const BUTTONS = [
   ["start", "▶", "controls.start"], ["pause", "⏸", "controls.pause"], ["resume", "▶", "controls.resume"], ["replay", "↺", "controls.replay"],
@@ -371,14 +371,7 @@ export class TeacherControls {
   /** The CSV comes with the teacher's token, so it is fetched and handed to the browser as a file. */
   async download() {
     try {
-      const response = await fetch(`/api/rooms/${encodeURIComponent(this.code)}/results?format=csv`, { headers: { Authorization: `Bearer ${this.token}` } });
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      const url = URL.createObjectURL(await response.blob());
-      const link = el("a", { href: url, download: fileName(response.headers.get("content-disposition"), `storycircle-${this.code}.csv`), hidden: true });
-      document.body.append(link);
-      link.click();
-      link.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 60000);
+      saveFile(await new ApiClient(this.token).file(`/api/rooms/${encodeURIComponent(this.code)}/results?format=csv`, `storycircle-${this.code}.csv`));
       this.say(() => t("results.downloaded"));
     } catch {
       this.say(() => t("results.download_failed"));

@@ -6,11 +6,12 @@
 import { $, el, clear } from "./dom.js";
 import { fragmentParameters } from "./connection.js";
 import { t, number, setLanguage, browserLanguage } from "./i18n.js";
-import { fileName } from "./csv-file.js";
+import { ApiClient, saveFile } from "./api.js";
 
 const params = fragmentParameters();
 const code = params.get("room");
 const token = params.get("token");
+const api = new ApiClient(token);
 // The teacher page's link says the room's language.
 await setLanguage(params.get("lang") ?? browserLanguage());
 
@@ -21,9 +22,7 @@ async function load() {
   }
   let results;
   try {
-    const response = await fetch(`/api/rooms/${encodeURIComponent(code)}/results`, { headers: { Authorization: `Bearer ${token}` } });
-    if (!response.ok) throw new Error(String(response.status));
-    results = await response.json();
+    results = await api.call("GET", `/api/rooms/${encodeURIComponent(code)}/results`);
   } catch {
     $("#results-summary").textContent = t("results.load_failed");
     return;
@@ -77,12 +76,11 @@ function questionFacts(q) {
 }
 
 async function download() {
-  const response = await fetch(`/api/rooms/${encodeURIComponent(code)}/results?format=csv`, { headers: { Authorization: `Bearer ${token}` } });
-  const url = URL.createObjectURL(await response.blob());
-  const link = el("a", { href: url, download: fileName(response.headers.get("content-disposition"), `storycircle-${code}.csv`), hidden: true });
-  document.body.append(link);
-  link.click();
-  link.remove();
+  try {
+    saveFile(await api.file(`/api/rooms/${encodeURIComponent(code)}/results?format=csv`, `storycircle-${code}.csv`));
+  } catch {
+    $("#results-summary").textContent = t("results.download_failed");
+  }
 }
 
 load();

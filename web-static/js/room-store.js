@@ -163,6 +163,50 @@ function mergePlayers(players, entries) {
   });
 }
 
+/**
+ * What a page's one render must do to go from showing `previous` to showing `next` (both states of
+ * `reduce`; `previous` null when the page shows nothing of the room yet, as after a welcome):
+ * - `screen`: the phase's screen is drawn anew: from nothing, another phase, another question, a new
+ *   story (not one that grew), another reveal or end;
+ * - else the parts that moved within it: `preparing`, the `sentences` that came, the narration's `progress`,
+ *   `answer` (the child's acknowledged option), `players`;
+ * - and, whatever the screen: `paused` (true, false, or null when unchanged) and `language`.
+ */
+export function changes(previous, next) {
+  const from = previous ?? initialState();
+  const fresh = previous === null;
+  const screen = fresh || from.phase !== next.phase || !sameScreen(from, next);
+  const grown = !screen && next.plan !== from.plan && next.plan && from.plan && next.plan.sentences !== from.plan.sentences;
+  return {
+    screen,
+    preparing: !screen && next.preparing !== from.preparing,
+    sentences: grown ? next.plan.sentences.slice(from.plan.sentences.length) : [],
+    progress: !screen && (next.sentence !== from.sentence || next.sentenceAt !== from.sentenceAt),
+    answer: !screen && next.yourAnswer !== from.yourAnswer && next.yourAnswer !== null,
+    players: fresh || next.players !== from.players,
+    paused: fresh ? (next.paused ? true : null) : next.paused !== from.paused ? next.paused : null,
+    language: fresh || next.language !== from.language,
+  };
+}
+
+/** Whether two states in the same phase show the same screen (the same question, story, reveal or end). */
+function sameScreen(from, next) {
+  switch (next.phase) {
+    case "narrating": return sameStory(from.plan, next.plan);
+    case "question": return from.question?.index === next.question?.index;
+    case "reveal": return from.reveal === next.reveal;
+    case "finished": return from.finished === next.finished;
+    default: return true;
+  }
+}
+
+/** Whether `next` is `plan` or `plan` grown by more sentences (a new plan, even of the same story, is not). */
+function sameStory(plan, next) {
+  if (plan === next) return true;
+  if (!plan || !next || plan.startAt !== next.startAt || next.sentences.length < plan.sentences.length) return false;
+  return plan.sentences.every((sentence, index) => next.sentences[index] === sentence);
+}
+
 /** The state of one page, kept by `reduce`. */
 export class RoomStore {
   constructor() {

@@ -3,7 +3,8 @@ import StoryCircleCore
 import StoryCircleServer
 
 /// Everything an operator can set. Read from `config/storycircle.json` (every field optional), then the
-/// `STORYCIRCLE_*` environment variables, then command-line flags, each overriding the one before.
+/// `STORYCIRCLE_*` environment variables, then command-line flags, each overriding the one before. Each
+/// setting's key and variable are declared once, in `ServerConfiguration.settings`.
 public struct ServerConfiguration: Sendable, Equatable {
     public var port = 8080
     /// The address to listen on; empty for every interface.
@@ -84,14 +85,6 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    static let fieldNames: Set<String> = [
-        "port", "bindAddress", "publicURL", "webRoot", "dataDirectory", "database", "audioCacheDirectory",
-        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxConnectionsPerAddress", "helloTimeoutSeconds", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "coalesceWrites", "messagesPerSecondPerConnection", "messageBurstPerConnection", "pingAfterIdleSeconds", "hangUpAfterIdleSeconds", "allowedOrigins", "trustForwardedFor",
-        "retentionDays", "adminToken", "finishedRoomMinutes", "storageRetrySeconds", "joinBurst", "joinsPerSecond", "failedJoinBurst",
-        "failedJoinsPerMinute", "roomDefaults", "logLevel", "logFormat", "nodeId", "leaseSeconds",
-        "voicesDirectory", "naturalVoice", "piperPython", "piperWorker", "piperThreads", "sampleStoriesDirectory",
-    ]
-
     /// A problem with the configuration, said plainly; the server refuses to start on one.
     public struct Problem: Error, CustomStringConvertible, Sendable {
         public var description: String
@@ -109,117 +102,6 @@ public struct ServerConfiguration: Sendable, Equatable {
         try configuration.apply(environment: environment)
         try configuration.validate()
         return configuration
-    }
-
-    mutating func apply(json data: Data, from file: String) throws(Problem) {
-        let object: [String: JSONValue]
-        do {
-            guard case .object(let value) = try JSONDecoder().decode(JSONValue.self, from: data) else {
-                throw Problem(description: "\(file): the configuration must be a JSON object")
-            }
-            object = value
-        } catch let problem as Problem {
-            throw problem
-        } catch {
-            throw Problem(description: "\(file): not valid JSON (\(error))")
-        }
-        let unknown = Set(object.keys).subtracting(Self.fieldNames)
-        if !unknown.isEmpty {
-            throw Problem(description: "\(file): unknown setting \(unknown.sorted().map { "\"\($0)\"" }.joined(separator: ", ")); known settings are \(Self.fieldNames.sorted().joined(separator: ", "))")
-        }
-        func decode<T: Decodable>(_ key: String, as type: T.Type) throws(Problem) -> T? {
-            guard let value = object[key], value != .null else { return nil }
-            do {
-                return try JSONDecoder().decode(T.self, from: JSONEncoder().encode(value))
-            } catch {
-                throw Problem(description: "\(file): \"\(key)\" has the wrong type")
-            }
-        }
-        port = try decode("port", as: Int.self) ?? port
-        bindAddress = try decode("bindAddress", as: String.self) ?? bindAddress
-        publicURL = try decode("publicURL", as: String.self) ?? publicURL
-        webRoot = try decode("webRoot", as: String.self) ?? webRoot
-        dataDirectory = try decode("dataDirectory", as: String.self) ?? dataDirectory
-        database = try decode("database", as: String.self) ?? database
-        audioCacheDirectory = try decode("audioCacheDirectory", as: String.self) ?? audioCacheDirectory
-        audioCacheMegabytes = try decode("audioCacheMegabytes", as: Int.self) ?? audioCacheMegabytes
-        maxMessageBytes = try decode("maxMessageBytes", as: Int.self) ?? maxMessageBytes
-        maxConnections = try decode("maxConnections", as: Int.self) ?? maxConnections
-        maxConnectionsPerAddress = try decode("maxConnectionsPerAddress", as: Int.self) ?? maxConnectionsPerAddress
-        helloTimeoutSeconds = try decode("helloTimeoutSeconds", as: Double.self) ?? helloTimeoutSeconds
-        maxQueuedKilobytesPerConnection = try decode("maxQueuedKilobytesPerConnection", as: Int.self) ?? maxQueuedKilobytesPerConnection
-        maxQueuedMessagesPerConnection = try decode("maxQueuedMessagesPerConnection", as: Int.self) ?? maxQueuedMessagesPerConnection
-        socketSendBufferKilobytes = try decode("socketSendBufferKilobytes", as: Int.self) ?? socketSendBufferKilobytes
-        coalesceWrites = try decode("coalesceWrites", as: Bool.self) ?? coalesceWrites
-        messagesPerSecondPerConnection = try decode("messagesPerSecondPerConnection", as: Double.self) ?? messagesPerSecondPerConnection
-        messageBurstPerConnection = try decode("messageBurstPerConnection", as: Int.self) ?? messageBurstPerConnection
-        pingAfterIdleSeconds = try decode("pingAfterIdleSeconds", as: Int.self) ?? pingAfterIdleSeconds
-        hangUpAfterIdleSeconds = try decode("hangUpAfterIdleSeconds", as: Int.self) ?? hangUpAfterIdleSeconds
-        allowedOrigins = try decode("allowedOrigins", as: [String].self) ?? allowedOrigins
-        trustForwardedFor = try decode("trustForwardedFor", as: Bool.self) ?? trustForwardedFor
-        retentionDays = try decode("retentionDays", as: Int.self) ?? retentionDays
-        nodeId = try decode("nodeId", as: String.self) ?? nodeId
-        leaseSeconds = try decode("leaseSeconds", as: Int.self) ?? leaseSeconds
-        voicesDirectory = try decode("voicesDirectory", as: String.self) ?? voicesDirectory
-        sampleStoriesDirectory = try decode("sampleStoriesDirectory", as: String.self) ?? sampleStoriesDirectory
-        naturalVoice = try decode("naturalVoice", as: Bool.self) ?? naturalVoice
-        piperPython = try decode("piperPython", as: String.self) ?? piperPython
-        piperWorker = try decode("piperWorker", as: String.self) ?? piperWorker
-        piperThreads = try decode("piperThreads", as: Int.self) ?? piperThreads
-        adminToken = try decode("adminToken", as: String.self) ?? adminToken
-        finishedRoomMinutes = try decode("finishedRoomMinutes", as: Int.self) ?? finishedRoomMinutes
-        storageRetrySeconds = try decode("storageRetrySeconds", as: Int.self) ?? storageRetrySeconds
-        joinBurst = try decode("joinBurst", as: Int.self) ?? joinBurst
-        joinsPerSecond = try decode("joinsPerSecond", as: Double.self) ?? joinsPerSecond
-        failedJoinBurst = try decode("failedJoinBurst", as: Int.self) ?? failedJoinBurst
-        failedJoinsPerMinute = try decode("failedJoinsPerMinute", as: Double.self) ?? failedJoinsPerMinute
-        if let patch = try decode("roomDefaults", as: RoomSettingsPatch.self) {
-            do {
-                roomDefaults = try roomDefaults.applying(patch)
-            } catch {
-                throw Problem(description: "\(file): roomDefaults: \(error.message)")
-            }
-        }
-        logLevel = try decode("logLevel", as: String.self) ?? logLevel
-        logFormat = try decode("logFormat", as: String.self) ?? logFormat
-    }
-
-    mutating func apply(environment: [String: String]) throws(Problem) {
-        func integer(_ name: String) throws(Problem) -> Int? {
-            guard let text = environment[name], !text.isEmpty else { return nil }
-            guard let value = Int(text) else { throw Problem(description: "\(name)=\(text) is not a whole number") }
-            return value
-        }
-        func string(_ name: String) -> String? {
-            environment[name].flatMap { $0.isEmpty ? nil : $0 }
-        }
-        port = try integer("STORYCIRCLE_PORT") ?? port
-        bindAddress = string("STORYCIRCLE_BIND") ?? bindAddress
-        publicURL = string("STORYCIRCLE_PUBLIC_URL") ?? publicURL
-        webRoot = string("STORYCIRCLE_WEB_ROOT") ?? webRoot
-        dataDirectory = string("STORYCIRCLE_DATA_DIR") ?? dataDirectory
-        database = string("STORYCIRCLE_DATABASE") ?? database
-        audioCacheDirectory = string("STORYCIRCLE_AUDIO_CACHE") ?? audioCacheDirectory
-        adminToken = string("STORYCIRCLE_ADMIN_TOKEN") ?? adminToken
-        retentionDays = try integer("STORYCIRCLE_RETENTION_DAYS") ?? retentionDays
-        logLevel = string("STORYCIRCLE_LOG_LEVEL") ?? logLevel
-        logFormat = string("STORYCIRCLE_LOG_FORMAT") ?? logFormat
-        nodeId = string("STORYCIRCLE_NODE_ID") ?? nodeId
-        leaseSeconds = try integer("STORYCIRCLE_LEASE_SECONDS") ?? leaseSeconds
-        pingAfterIdleSeconds = try integer("STORYCIRCLE_PING_AFTER_IDLE_SECONDS") ?? pingAfterIdleSeconds
-        voicesDirectory = string("STORYCIRCLE_VOICES_DIR") ?? voicesDirectory
-        sampleStoriesDirectory = string("STORYCIRCLE_SAMPLE_STORIES") ?? sampleStoriesDirectory
-        piperPython = string("STORYCIRCLE_PIPER_PYTHON") ?? piperPython
-        piperWorker = string("STORYCIRCLE_PIPER_WORKER") ?? piperWorker
-        if let natural = string("STORYCIRCLE_NATURAL_VOICE") {
-            naturalVoice = !["0", "false", "no", "off"].contains(natural.lowercased())
-        }
-        if let origins = string("STORYCIRCLE_ALLOWED_ORIGINS") {
-            allowedOrigins = origins.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
-        }
-        if let trust = string("STORYCIRCLE_TRUST_FORWARDED_FOR") {
-            trustForwardedFor = ["1", "true", "yes"].contains(trust.lowercased())
-        }
     }
 
     /// The worker's threads: `piperThreads` if the file says, else the automatic choice for this machine.

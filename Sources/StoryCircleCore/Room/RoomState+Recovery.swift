@@ -15,12 +15,12 @@ extension RoomState {
         let header = archive.header
         // A class room whose class is gone (deleted after the room finished) still knows it was one.
         let roster = classRoster ?? header.classID.map { ClassRoster(id: $0, name: "", members: []) }
-        var state = RoomState(code: header.code, story: header.story, settings: archive.settings, credentials: header.credentials, timing: timing, lookalikes: lookalikes, classRoster: roster)
+        var state = RoomState(code: RoomCode(header.code), story: header.story, settings: archive.settings, credentials: header.credentials, timing: timing, lookalikes: lookalikes, classRoster: roster)
         state.isLocked = archive.locked
         state.roster = PlayerRoster(lookalikes: lookalikes, releasedTokens: archive.releasedTokenHashes)
         for record in archive.players {
             state.add(Player(
-                id: record.id, nickname: record.nickname, tokenHash: record.tokenHash, joinedAt: record.joinedAt, member: record.member, connection: nil,
+                id: PlayerID(record.id), nickname: record.nickname, tokenHash: record.tokenHash, joinedAt: record.joinedAt, member: record.member.map(MemberID.init), connection: nil,
                 kicked: archive.kicked.contains(record.id), blocked: archive.blocked.contains(record.id), released: archive.released.contains(record.id)
             ))
         }
@@ -120,7 +120,7 @@ extension RoomState {
                 }
                 connect(index, to: connection)
                 audience.admit(connection, as: .child(playerID: id))
-                let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: roster.players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
+                let welcome = Welcome(role: .child, player: PlayerInfo(id: id.rawValue, nickname: roster.players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
                 directives.append(.send(.welcome(welcome), to: [connection]))
                 let lostAnswer = book.lacksAnswer(of: id, keptIn: previous.book)
                 if lostAnswer {

@@ -22,17 +22,15 @@ actor ConnectionRouter {
     let hellos: AddressRateLimiter
     let failedHellos: AddressRateLimiter
 
-    init(
-        events: AsyncStream<TransportEvent>, directory: RoomDirectory, bindings: ConnectionBindings, refusals: Refusals,
-        clock: any ServerClock, metrics: ServerMetrics, logger: StoryCircleLog, hellos: AddressRateLimiter, failedHellos: AddressRateLimiter
-    ) {
+    /// `failedHellos` is the rooms' own (`RoomServices.failedHellos`): they count a wrong token against its address.
+    init(events: AsyncStream<TransportEvent>, directory: RoomDirectory, services: RoomServices, hellos: AddressRateLimiter, failedHellos: AddressRateLimiter) {
         self.events = events
         self.directory = directory
-        self.bindings = bindings
-        self.refusals = refusals
-        self.clock = clock
-        self.metrics = metrics
-        self.logger = logger
+        self.bindings = services.bindings
+        self.refusals = services.refusals
+        self.clock = services.clock
+        self.metrics = services.metrics
+        self.logger = services.logger
         self.hellos = hellos
         self.failedHellos = failedHellos
     }

@@ -10,7 +10,8 @@ import { $, announce } from "../dom.js";
 import { ERROR, errorText } from "../error-codes.js";
 import { t, isolate } from "../i18n.js";
 import { friendlyName } from "../names.js";
-import { room, session, services, show, loadSession, forgetSession, blockedToken, rememberBlocked, forgetBlocked, results } from "./store.js";
+import { room, session, services, show, advance, loadSession, forgetSession, blockedToken, rememberBlocked, forgetBlocked, results } from "./store.js";
+import { STAGE, EVENT, isIn, isPicking, isGivingBack } from "./join-stage.js";
 import { setPickerConnect, startPicking, stopPicking, pickRefused } from "./picker.js";
 
 let connect = () => {};
@@ -34,6 +35,7 @@ export function startJoin(connectToRoom) {
   const saved = loadSession();
   if (saved && saved.token && (!linkedRoom || linkedRoom === saved.room)) {
     Object.assign(session, { room: saved.room, token: saved.token, nickname: saved.nickname, playerId: saved.playerId, pending: saved.pending ?? null, classMember: saved.classMember ?? null });
+    advance(EVENT.JOIN);
     show("lobby");
     connect();
   } else if (linkedRoom && digits(linkedRoom).length === 6) {
@@ -53,7 +55,7 @@ export function startJoin(connectToRoom) {
  */
 function codeTyped() {
   const code = digits($("#room-code").value);
-  if (code.length !== 6 || session.picking) return;
+  if (code.length !== 6 || isPicking(session.stage)) return;
   $("#join-error").hidden = true;
   startPicking(code);
 }
@@ -74,9 +76,8 @@ function submitJoin(event) {
   // Asked once: should the server no longer know it, or refuse it, the next join is a new child's.
   const token = blockedToken(code) ?? takeRemovedToken(code);
   session.token = token;
-  session.tryingBlockedToken = Boolean(token);
-  const onPicker = session.typingOnPicker && sameRoom && !token && services.connection?.isOpen;
-  session.typingOnPicker = false;
+  const onPicker = session.stage === STAGE.NAMING && sameRoom && !token && services.connection?.isOpen;
+  advance(token ? EVENT.JOIN_WITH_KEPT_TOKEN : EVENT.JOIN);
   // The connection that asked this room's names takes the join: no second hello for it.
   if (onPicker && services.connection.send({ type: "join", room: code, nickname })) return;
   if (services.connection) services.connection.stop();
@@ -170,10 +171,9 @@ export function rewordJoin() {
 
 /** A refusal before the welcome: the hello did not get in. */
 export function joinRefused(error) {
-  // Whatever it was, the connection that asked for the names no longer waits for a typed join on it.
-  session.typingOnPicker = false;
-  if (session.picking && (error.code === ERROR.NAME_TAKEN || error.code === ERROR.MEMBER_NOT_FOUND)) return pickRefused(error);
-  if (session.picking && !session.member && NAMES_UNKNOWN.has(error.code)) {
+  advance(EVENT.REFUSED);
+  if (isPicking(session.stage) && (error.code === ERROR.NAME_TAKEN || error.code === ERROR.MEMBER_NOT_FOUND)) return pickRefused(error);
+  if (isPicking(session.stage) && !session.member && NAMES_UNKNOWN.has(error.code)) {
     // A server without class rooms does not know the `names` hello: the typed join, as before.
     services.connection.stop();
     stopPicking();
@@ -187,8 +187,7 @@ export function joinRefused(error) {
   if (error.code === ERROR.RELEASED) {
     // This browser's name was given back (by this page, its answer lost in a dropped connection, or by the
     // teacher): tap again.
-    const own = session.givingBack;
-    session.givingBack = false;
+    const own = isGivingBack(session.stage);
     forgetSessionKeepingNothing();
     return startPicking(session.room, () => t(own ? "join.not_me_done" : "join.name_given_back"), { kind: true });
   }
@@ -206,10 +205,10 @@ export function joinRefused(error) {
     return byToken ? joinNote(() => t("join.removed")) : joinError(() => errorText(error));
   }
   if (error.code === ERROR.BAD_TOKEN) {
-    if (session.tryingBlockedToken) {
+    if (session.stage === STAGE.RETURNING) {
       // The room no longer knows that token (it was deleted, say): join as anyone would.
       forgetBlocked(session.room);
-      session.tryingBlockedToken = false;
+      advance(EVENT.JOIN);
       session.token = null;
       services.connection.stop();
       return connect();
@@ -265,7 +264,7 @@ function hasAnswered() {
 
 /** Shows "That's not me" to a class child who has not answered yet, in a room still going. */
 export function showNotMe() {
-  const shown = Boolean(session.welcomed && session.classMember && !session.givingBack && room.state.phase !== "finished" && !hasAnswered());
+  const shown = Boolean(isIn(session.stage) && !isGivingBack(session.stage) && session.classMember && room.state.phase !== "finished" && !hasAnswered());
   const box = $("#not-me");
   box.hidden = !shown;
   if (shown) $("#not-me-button").setAttribute("aria-label", t("join.not_me_label", { name: isolate(session.nickname ?? "") }));
@@ -275,13 +274,12 @@ export function showNotMe() {
 
 function notMe() {
   if (!services.connection?.send({ type: "notMe" })) return;
-  session.givingBack = true;
+  advance(EVENT.NOT_ME);
   showNotMe();
 }
 
 /** The server freed the name (its `names` to this connection says so): back to the names, to tap one's own. */
 export function gaveBack() {
-  session.givingBack = false;
   services.player.stop();
   forgetSessionKeepingNothing();
   startPicking(session.room, () => t("join.not_me_done"), { kind: true });
@@ -289,7 +287,7 @@ export function gaveBack() {
 
 /** Refused: this child has answered, so the name stays; said kindly, and the button goes. */
 export function notMeRefused() {
-  session.givingBack = false;
+  advance(EVENT.NOT_ME_REFUSED);
   session.notMeClosed = true;
   showNotMe();
   const note = $("#not-me-note");
@@ -300,8 +298,7 @@ export function notMeRefused() {
 
 function forgetSessionKeepingNothing() {
   forgetSession();
-  session.welcomed = false;
-  session.tryingBlockedToken = false;
+  // Out of the room: the caller shows the names again or the form (which set the stage).
   session.notMeClosed = false;
   $("#not-me").hidden = true;
   $("#not-me-note").hidden = true;

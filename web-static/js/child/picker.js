@@ -9,7 +9,8 @@ import { $, el, clear, announce, written } from "../dom.js";
 import { t, isolate } from "../i18n.js";
 import { ERROR } from "../error-codes.js";
 import { avatarPicture } from "../avatars.js";
-import { session, services, show } from "./store.js";
+import { session, services, show, advance } from "./store.js";
+import { EVENT, isPicking } from "./join-stage.js";
 
 let connect = () => {};
 /** The last `names` answer of a class room, kept to word the grid again. */
@@ -45,8 +46,7 @@ function otherCode() {
 export function startPicking(code, note = null, { kind = false } = {}) {
   if (services.connection) services.connection.stop();
   session.room = code;
-  session.picking = true;
-  session.typingOnPicker = false;
+  advance(EVENT.LOOK);
   session.token = null;
   session.member = null;
   show("join");
@@ -65,7 +65,12 @@ export function startPicking(code, note = null, { kind = false } = {}) {
 
 /** Back to the typed join (the room has no class, or the picker gave up). */
 export function stopPicking() {
-  session.picking = false;
+  advance(EVENT.SHOW_FORM);
+  showForm();
+}
+
+/** The typed join's form in place of the names. */
+function showForm() {
   $("#picker").hidden = true;
   $("#join-form").hidden = false;
   $("#nickname-part").hidden = false;
@@ -102,13 +107,13 @@ function setError(words) {
 
 /** A `names` message: the grid, or (no class) the typed nickname on this same page. */
 export function names(message) {
-  if (!session.picking || session.welcomed) return;
+  if (!isPicking(session.stage)) return;
   if (!message.class) {
     // The connection stays open: the typed nickname's `join` goes on it (one hello per child, which counts
     // when a whole class joins from behind one school address).
     const note = errorWords ?? noteWords;
-    stopPicking();
-    session.typingOnPicker = true;
+    advance(EVENT.NO_CLASS);
+    showForm();
     if (note) {
       // Why the page came back here (a token of another room, say), on the typed join's screen.
       $("#join-error").textContent = note();
@@ -117,6 +122,7 @@ export function names(message) {
     $("#nickname").focus();
     return;
   }
+  advance(EVENT.CLASS_NAMES);
   const first = picked.className === null;
   picked = { className: message.class.name, children: message.children ?? [] };
   render();
@@ -157,6 +163,7 @@ function pick(child) {
     return;
   }
   if (session.member) return;
+  advance(EVENT.TAP);
   session.member = child.id;
   session.nickname = child.name;
   setError(null);
@@ -168,6 +175,7 @@ function pick(child) {
 
 /** A refusal the picker keeps its grid after (the name was taken a moment ago, or left the class). */
 export function pickRefused(error) {
+  advance(EVENT.TAP_REFUSED);
   session.member = null;
   setStatus(null);
   render();
@@ -188,7 +196,5 @@ export function rewordPicker() {
 /** Forgets the grid of the last room (a welcome came, or the page goes back to typing). */
 export function forgetPicker() {
   picked = { className: null, children: [] };
-  session.picking = false;
-  session.typingOnPicker = false;
   session.member = null;
 }

@@ -15,14 +15,14 @@ const DEADLINE_SLACK_MS = 1000;
 let timeUp = null;
 
 /**
- * Called with a `reveal` before the store takes it, while it still has the question's deadline and
- * whether it was paused: a teacher may reveal early (or during a pause), and then no "Time's up!" is
- * true. A reveal this page did not see come (a welcome after a reload) says neither.
+ * Called with a `reveal` and the state before it (`before`: its question's deadline and whether it was
+ * paused): a teacher may reveal early (or during a pause), and then no "Time's up!" is true. A reveal this
+ * page did not see come (a welcome after a reload) says neither.
  */
-export function revealComing(reveal) {
-  const question = room.state.question;
+export function revealComing(reveal, before) {
+  const question = before.question;
   const clock = services.connection?.clock;
-  const ranOut = Boolean(question?.deadline && clock && room.state.phase === "question" && !room.state.paused
+  const ranOut = Boolean(question?.deadline && clock && before.phase === "question" && !before.paused
     && question.index === reveal.question && clock.now() >= question.deadline - DEADLINE_SLACK_MS);
   timeUp = { question: reveal.question, ranOut };
 }

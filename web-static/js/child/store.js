@@ -5,6 +5,7 @@
 import { $, showOnly, ordinal, points } from "../dom.js";
 import { t, isolate } from "../i18n.js";
 import { RoomStore } from "../room-store.js";
+import { STAGE, nextStage, isIn } from "./join-stage.js";
 
 export const SCREENS = ["join", "lobby", "preparing", "problem", "story", "quiz", "finished"];
 const SESSION_KEY = "storycircle.session";
@@ -19,24 +20,26 @@ export const session = {
   nickname: null,
   token: null,
   playerId: null,
-  welcomed: false,
-  /** A hello went out on this connection and no welcome has come back yet. */
-  helloPending: false,
+  /** Where this page is in getting in (child/join-stage.js); set by `advance` only. */
+  stage: STAGE.FORM,
   /** The option this child picked on the open question (saved or still being sent). */
   chosen: null,
   /** An answer tapped but not yet acknowledged: {question, option}. Sent again after a reconnect. */
   pending: null,
-  /** This join is a blocked token asking again (see join.js). */
-  tryingBlockedToken: false,
-  /** The page asked a class room for its names and shows the name-picker (child/picker.js). */
-  picking: false,
-  /** A room without a class answered the names, and the connection that asked waits for the typed join. */
-  typingOnPicker: false,
   /** The class child whose name this page tapped, until the welcome. */
   member: null,
   /** The class child this page is (a class room), kept with the token: a removal sends it back to the names. */
   classMember: null,
+  /** "That's not me" was refused (this child has answered): the button is not offered again here. */
+  notMeClosed: false,
 };
+// Tests and the curious read whether the page is in as before.
+Object.defineProperty(session, "welcomed", { get: () => isIn(session.stage), enumerable: true });
+
+/** The join stage after `event` (child/join-stage.js): the only place the stage changes. */
+export function advance(event) {
+  session.stage = nextStage(session.stage, event);
+}
 
 /** Whether the open question takes answers now: not revealed, not paused. */
 export function answering() {

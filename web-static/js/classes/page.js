@@ -9,12 +9,14 @@ import { $, el, clear, announce, written } from "../dom.js";
 import { t, setLanguage, browserLanguage, number, isolate } from "../i18n.js";
 import { fragmentParameters } from "../connection.js";
 import { ERROR } from "../error-codes.js";
-import { call, token, Refused } from "../stories/api.js";
+import { adminApi, Refused, saveFile } from "../api.js";
 import { AVATARS, avatarPicture } from "../avatars.js";
-import { fileName } from "../csv-file.js";
 import { picturePicker } from "./picture-picker.js";
 
 await setLanguage(fragmentParameters().get("lang") ?? browserLanguage());
+
+const api = adminApi();
+const token = api.token;
 
 const MAX_CHILDREN = 60;
 const SCREENS = ["class-list", "class-edit", "class-view"];
@@ -87,7 +89,7 @@ function link(extra = {}) {
 async function showList() {
   show("class-list");
   try {
-    const { classes } = await call("GET", "/api/classes");
+    const { classes } = await api.call("GET", "/api/classes");
     state.classes = classes;
     const list = clear($("#class-list-items"));
     for (const item of classes) {
@@ -108,8 +110,8 @@ async function showClass(id) {
   show("class-view");
   try {
     const [current, report] = await Promise.all([
-      call("GET", `/api/classes/${encodeURIComponent(id)}`),
-      call("GET", `/api/classes/${encodeURIComponent(id)}/report`),
+      api.call("GET", `/api/classes/${encodeURIComponent(id)}`),
+      api.call("GET", `/api/classes/${encodeURIComponent(id)}/report`),
     ]);
     state.current = current;
     state.report = report;
@@ -221,7 +223,7 @@ async function erase(child) {
   const sure = await confirm({ title: t("classes.erase_title", { name }), body: t("classes.erase_body", { name }), yes: t("classes.erase_yes") });
   if (!sure) return;
   try {
-    await call("DELETE", `/api/classes/${encodeURIComponent(state.current.id)}/members/${encodeURIComponent(child.member)}/data`);
+    await api.call("DELETE", `/api/classes/${encodeURIComponent(state.current.id)}/members/${encodeURIComponent(child.member)}/data`);
     showMessage(t("classes.erased", { name }), { good: true });
     await showClass(state.current.id);
     $("#class-view-title").focus?.();
@@ -233,7 +235,7 @@ async function erase(child) {
 async function loadStories() {
   const select = $("#class-story");
   try {
-    const { stories } = await call("GET", "/api/stories?limit=100");
+    const { stories } = await api.call("GET", "/api/stories?limit=100");
     const before = select.value;
     clear(select).append(...stories.map((story) => el("option", { value: story.id, dir: "auto", text: story.title })));
     if (before) select.value = before;
@@ -248,7 +250,7 @@ async function startRoom() {
   const storyId = $("#class-story").value;
   if (!storyId) return;
   try {
-    const room = await call("POST", "/api/rooms", { storyId, classId: state.current.id });
+    const room = await api.call("POST", "/api/rooms", { storyId, classId: state.current.id });
     $("#class-room-started-text").textContent = t("library.room_started", { title: room.title, code: room.code });
     // A tab of its own: the class page stays where it was, for the next room or the report. On this page's
     // own origin: the server's printed address is another origin to the browser, whose tab would not
@@ -275,15 +277,7 @@ function sameOrigin(address) {
 async function downloadCSV(room = null) {
   try {
     const query = room ? `?room=${encodeURIComponent(room)}` : "";
-    const response = await fetch(`/api/classes/${encodeURIComponent(state.current.id)}/results.csv${query}`, { headers: { Authorization: `Bearer ${token}` } });
-    if (!response.ok) throw new Refused(response.status, (await response.json().catch(() => null))?.error);
-    const url = URL.createObjectURL(await response.blob());
-    const file = fileName(response.headers.get("content-disposition"), `${state.current.name}.csv`);
-    const anchor = el("a", { href: url, download: file, hidden: true });
-    document.body.append(anchor);
-    anchor.click();
-    anchor.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    saveFile(await api.file(`/api/classes/${encodeURIComponent(state.current.id)}/results.csv${query}`, `${state.current.name}.csv`));
     announce(t("classes.csv_done"));
   } catch (failure) {
     showMessage(failureText(failure));
@@ -295,7 +289,7 @@ async function deleteClass() {
   const sure = await confirm({ title: t("classes.delete_title", { name }), body: t("classes.delete_body", { name }), yes: t("classes.delete_yes") });
   if (!sure) return;
   try {
-    await call("DELETE", `/api/classes/${encodeURIComponent(state.current.id)}`);
+    await api.call("DELETE", `/api/classes/${encodeURIComponent(state.current.id)}`);
     location.hash = new URLSearchParams({ token }).toString();
     showMessage(t("classes.deleted", { name }), { good: true });
   } catch (failure) {
@@ -430,9 +424,9 @@ async function save(version = state.editing.version) {
   dropBlankRows();
   try {
     if (state.editing.id) {
-      await call("PUT", `/api/classes/${encodeURIComponent(state.editing.id)}`, editedBody(version));
+      await api.call("PUT", `/api/classes/${encodeURIComponent(state.editing.id)}`, editedBody(version));
     } else {
-      const made = await call("POST", "/api/classes", editedBody(null));
+      const made = await api.call("POST", "/api/classes", editedBody(null));
       state.editing.id = made.id;
     }
     const id = state.editing.id;
@@ -497,7 +491,7 @@ async function route() {
   if (!id) return showList();
   if (params.get("edit")) {
     try {
-      return startEditing(await call("GET", `/api/classes/${encodeURIComponent(id)}`));
+      return startEditing(await api.call("GET", `/api/classes/${encodeURIComponent(id)}`));
     } catch (failure) {
       return showMessage(failureText(failure));
     }

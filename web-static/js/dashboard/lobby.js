@@ -3,6 +3,7 @@
 
 import { $, el, clear, announce, fitList, written } from "../dom.js";
 import { t, tParts, number, list as listOf, isolate } from "../i18n.js";
+import { ApiClient } from "../api.js";
 import { room, services, show } from "./store.js";
 
 // Who is already on screen: only children who arrive later pop in (and go "pop").
@@ -46,10 +47,9 @@ export async function loadQRCode(roomCode, language) {
   if (qrLoaded === key) return;
   qrLoaded = key;
   try {
-    const response = await fetch(`/api/rooms/${encodeURIComponent(roomCode)}/qr.svg`, { headers: { Authorization: `Bearer ${services.token}` } });
-    if (!response.ok) return;
+    const { blob } = await new ApiClient(services.token).file(`/api/rooms/${encodeURIComponent(roomCode)}/qr.svg`, "qr.svg");
     const image = $("#qr");
-    image.src = URL.createObjectURL(await response.blob());
+    image.src = URL.createObjectURL(blob);
     image.hidden = false;
   } catch {
     // The code on screen is enough to join.

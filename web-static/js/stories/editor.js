@@ -11,7 +11,8 @@
 
 import { $, el, clear, announce } from "../dom.js";
 import { t, isolate, setLanguage, browserLanguage, currentLanguage, catalogLanguage, ownChoice, languagePicker, onLanguageChange } from "../i18n.js";
-import { call, failureText, pageLink, token, Refused } from "./api.js";
+import { Refused } from "../api.js";
+import { api, failureText, pageLink } from "./common.js";
 import { problemText, problemPlace } from "./problems.js";
 import { fragmentParameters } from "../connection.js";
 import { ERROR } from "../error-codes.js";
@@ -326,7 +327,7 @@ let validating = 0;
 async function validate() {
   const ticket = ++validating;
   try {
-    const result = await call("POST", "/api/stories/validate", { story: toStory(state.doc) });
+    const result = await api.call("POST", "/api/stories/validate", { story: toStory(state.doc) });
     if (ticket !== validating) return;
     state.issues = result.issues;
     const sentences = result.sentences ?? [];
@@ -356,8 +357,8 @@ async function save(version = state.version) {
   const story = toStory(state.doc);
   try {
     const saved = state.id
-      ? await call("PUT", `/api/stories/${encodeURIComponent(state.id)}`, { story, version })
-      : await call("POST", "/api/stories", { story });
+      ? await api.call("PUT", `/api/stories/${encodeURIComponent(state.id)}`, { story, version })
+      : await api.call("POST", "/api/stories", { story });
     const wasNew = !state.id;
     dropDraft();
     state.id = saved.id;
@@ -462,13 +463,13 @@ $("#editor-back").href = pageLink("/stories");
 
 async function load({ ignoreDraft = false } = {}) {
   try {
-    const menu = await call("GET", "/api/stories/voices");
+    const menu = await api.call("GET", "/api/stories/voices");
     state.voiceMenu = { voices: menu.voices ?? [], best: menu.best ?? {} };
   } catch { state.voiceMenu = { voices: [], best: {} }; }
   let stored = null;
   if (state.id) {
     try {
-      stored = await call("GET", `/api/stories/${encodeURIComponent(state.id)}`);
+      stored = await api.call("GET", `/api/stories/${encodeURIComponent(state.id)}`);
     } catch (failure) {
       showMessage(failureText(failure));
     }
@@ -494,7 +495,7 @@ async function load({ ignoreDraft = false } = {}) {
   window.storycircle.ready = true;
 }
 
-if (!token) {
+if (!api.token) {
   showMessage(t("library.link_missing"));
 } else {
   load();

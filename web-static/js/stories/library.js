@@ -5,7 +5,8 @@
 
 import { $, el, clear, announce } from "../dom.js";
 import { t, setLanguage, browserLanguage, number, LANGUAGES, ownChoice, languagePicker, onLanguageChange } from "../i18n.js";
-import { call, failureText, pageLink, token, Refused } from "./api.js";
+import { Refused } from "../api.js";
+import { api, failureText, pageLink } from "./common.js";
 import { problemText } from "./problems.js";
 import { startRoom as startStoryRoom } from "./rooms.js";
 
@@ -43,7 +44,7 @@ async function load({ more = false } = {}) {
   if (state.query) query.set("q", state.query);
   if (more && state.next) query.set("after", state.next);
   try {
-    const page = await call("GET", `/api/stories?${query}`);
+    const page = await api.call("GET", `/api/stories?${query}`);
     if (ticket !== state.loading) return;
     state.stories = more ? state.stories.concat(page.stories) : page.stories;
     state.next = page.next ?? null;
@@ -100,9 +101,9 @@ async function startRoom(story) {
 async function duplicate(story) {
   hideMessage();
   try {
-    const full = await call("GET", `/api/stories/${encodeURIComponent(story.id)}`);
+    const full = await api.call("GET", `/api/stories/${encodeURIComponent(story.id)}`);
     const copy = { ...full.story, title: t("library.copy_title", { title: full.story.title }).slice(0, 120) };
-    const saved = await call("POST", "/api/stories", { story: copy });
+    const saved = await api.call("POST", "/api/stories", { story: copy });
     showMessage(t("library.duplicated", { title: saved.title }), { good: true });
     await load();
   } catch (failure) {
@@ -113,7 +114,7 @@ async function duplicate(story) {
 async function exportStory(story) {
   hideMessage();
   try {
-    const full = await call("GET", `/api/stories/${encodeURIComponent(story.id)}`);
+    const full = await api.call("GET", `/api/stories/${encodeURIComponent(story.id)}`);
     const blob = new Blob([JSON.stringify(full.story, null, 2) + "\n"], { type: "application/json" });
     const link = el("a", { href: URL.createObjectURL(blob), download: `${fileName(full.title)}.json` });
     document.body.append(link);
@@ -155,7 +156,7 @@ $("#library-confirm-yes").addEventListener("click", async () => {
   closeConfirm();
   if (!story) return;
   try {
-    await call("DELETE", `/api/stories/${encodeURIComponent(story.id)}`);
+    await api.call("DELETE", `/api/stories/${encodeURIComponent(story.id)}`);
     showMessage(t("library.deleted", { title: story.title }), { good: true });
     await load();
     $("#library-search").focus();
@@ -178,7 +179,7 @@ $("#library-import").addEventListener("change", async (event) => {
   }
   try {
     // The server takes our shape and both seed shapes, and says what is wrong with anything else.
-    const saved = await call("POST", "/api/stories", text);
+    const saved = await api.call("POST", "/api/stories", text);
     showMessage(t("library.imported", { title: saved.title }), { good: true });
     await load();
   } catch (failure) {
@@ -198,7 +199,7 @@ $("#library-more").addEventListener("click", () => load({ more: true }));
 $("#library-new").href = pageLink("/stories/edit");
 $("#library-classes").href = pageLink("/classes");
 
-if (!token) {
+if (!api.token) {
   $("#library-status").textContent = t("library.link_missing");
 } else {
   load();

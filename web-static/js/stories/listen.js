@@ -5,7 +5,7 @@
 
 import { $, announce } from "../dom.js";
 import { t } from "../i18n.js";
-import { call } from "./api.js";
+import { adminApi } from "../api.js";
 
 const listening = { index: null, player: null, ticket: 0 };
 
@@ -56,7 +56,7 @@ export async function listenTo(index, sentence, narration, failed) {
   listenButton(index, "loading");
   announce(t("library.editor.loading_sentence", { number: index + 1 }));
   try {
-    const result = await call("POST", "/api/stories/listen", {
+    const result = await adminApi().call("POST", "/api/stories/listen", {
       text: sentence, voice: narration.voice, rate: Number(narration.rate), pitch: Number(narration.pitch),
     });
     if (ticket !== listening.ticket) return;

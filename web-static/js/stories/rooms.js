@@ -4,11 +4,11 @@
 
 import { $, announce } from "../dom.js";
 import { t } from "../i18n.js";
-import { call } from "./api.js";
+import { adminApi } from "../api.js";
 
 /** Starts a room on the stored story `storyId` and shows it in `#room-started`; throws what `call` throws. */
 export async function startRoom(storyId) {
-  const room = await call("POST", "/api/rooms", { storyId });
+  const room = await adminApi().call("POST", "/api/rooms", { storyId });
   const title = $("#room-started-title");
   title.textContent = t("library.room_started", { title: room.title, code: room.code });
   title.dir = "auto";

@@ -1,0 +1,74 @@
+// The one client of the server's HTTP API (docs/protocol.md) for every page that calls it: the story
+// library and editor, the class page, the results page and the teacher's CSV download. A call answers
+// the JSON body, or throws `Refused` (the server said no: its status and error object) or the network's
+// own error; each page words a failure for its reader. Nothing here touches the page at import, so
+// node's test runner loads it as it is (web-static/test/api.test.mjs).
+
+import { ERROR } from "./error-codes.js";
+import { fileName } from "./csv-file.js";
+import { rememberSchoolKey, schoolKey } from "./school-key.js";
+
+/** A refusal the server answered: its code, params and the rest of its error object. */
+export class Refused extends Error {
+  constructor(status, error) {
+    super(error?.code ?? `http_${status}`);
+    this.status = status;
+    this.error = error ?? { code: ERROR.INTERNAL_ERROR };
+  }
+}
+
+/** Calls made with one bearer token (the school's key, or a room's teacher token). */
+export class ApiClient {
+  /** `fetch` is the browser's unless a test hands in its own. */
+  constructor(token, { fetch: fetcher = (...args) => globalThis.fetch(...args) } = {}) {
+    this.token = token;
+    this.fetch = fetcher;
+  }
+
+  /** `body` is sent as JSON (a string as it is: an imported file). */
+  async call(method, path, body) {
+    const headers = { Authorization: `Bearer ${this.token}` };
+    const init = { method, headers };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = typeof body === "string" ? body : JSON.stringify(body);
+    }
+    const response = await this.fetch(path, init);
+    const data = await response.json().catch(() => null);
+    if (!response.ok) throw new Refused(response.status, data?.error);
+    return data;
+  }
+
+  /** A file the server names (a CSV): `{ blob, name }`, the name from its header else `fallback`. */
+  async file(path, fallback) {
+    const response = await this.fetch(path, { method: "GET", headers: { Authorization: `Bearer ${this.token}` } });
+    if (!response.ok) throw new Refused(response.status, (await response.json().catch(() => null))?.error);
+    return { blob: await response.blob(), name: fileName(response.headers.get("content-disposition"), fallback) };
+  }
+}
+
+/** Hands a fetched file to the browser to save (a download from a blob has no header of its own). */
+export function saveFile({ blob, name }) {
+  const url = URL.createObjectURL(blob);
+  const link = Object.assign(document.createElement("a"), { href: url, download: name, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
+
+let admin = null;
+
+/**
+ * The client with the school's key (the admin token), for the library and class pages. The key comes in
+ * the page's fragment (#token=…), never in a URL a server or a log sees; the tab keeps it (school-key.js),
+ * so the tab's other pages and a teacher page it opened can come back.
+ */
+export function adminApi() {
+  if (!admin) {
+    const token = new URLSearchParams(location.hash.replace(/^#/, "")).get("token") ?? schoolKey();
+    rememberSchoolKey(token);
+    admin = new ApiClient(token);
+  }
+  return admin;
+}
