@@ -1,4 +1,5 @@
 import CLibWebSockets
+import TransportCore
 
 // How WebSockets end: refusals (an error message, then a close), our polite close, and the client's.
 extension WebSocketServer {

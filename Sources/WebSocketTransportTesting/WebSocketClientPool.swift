@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Locking
 import WebSocketTransport
+import TransportCore
 
 /// Many WebSocket client connections on one libwebsockets service thread: the load generator's engine,
 /// and the client the Swift transport tests use. Same threading rules as `WebSocketServer`: other threads

@@ -1,5 +1,5 @@
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// The one way the server turns connections away outside a room's core: the error, counted, then a close
 /// whose status follows from its code (`closeCode(for:)`), after the error has gone out.
