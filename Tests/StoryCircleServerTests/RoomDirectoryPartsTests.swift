@@ -2,7 +2,7 @@ import StoryCircleCore
 import StoryCircleServerTesting
 import StoryCircleTesting
 import Testing
-import WebSocketTransport
+import TransportCore
 
 @testable import StoryCircleServer
 
