@@ -3,8 +3,8 @@ import Testing
 @testable import StoryCircleCore
 
 /// The pages' tables of the wire's names (error codes, close codes, message types) are made from the Swift
-/// definitions, never written by hand: each test makes its file's text again in memory and compares it with
-/// the one checked in. `STORYCIRCLE_WRITE_GENERATED=1 swift test --filter GeneratedTables` rewrites them.
+/// definitions, never written by hand, and so are the payloads' fast writers (`PayloadWriters`): each test
+/// makes its file's text again in memory and compares it with the one checked in. `STORYCIRCLE_WRITE_GENERATED=1 swift test --filter GeneratedTables` rewrites them.
 @Suite("Generated tables")
 struct GeneratedTablesTests {
     static let command = "STORYCIRCLE_WRITE_GENERATED=1 swift test --filter GeneratedTables"
@@ -19,6 +19,10 @@ struct GeneratedTablesTests {
 
     @Test func messageTypesJS() throws {
         try check("web-static/js/message-types.js", whole: GeneratedTables.messageTypes)
+    }
+
+    @Test func payloadWritersSwift() throws {
+        try check(PayloadWriters.path, whole: PayloadWriters.text(root: Fixtures.repositoryRoot))
     }
 
     @Test func theTablesNameEveryCaseOnce() {
