@@ -3,6 +3,7 @@ import Locking
 import StoryCircleCore
 import StoryCircleServer
 import StoryCircleTesting
+import TransportCore
 
 /// A narrator that answers at once with sentence durations of (i + 1) seconds, and fails for voices it
 /// is told are missing.
@@ -133,8 +134,8 @@ package enum ServerFixtures {
         transport: RecordingTransport, store: any RoomStore = MemoryRoomStore(), clock: ManualClock = ManualClock(),
         narrator: any NarrationPreparing = ScriptedNarrator(), settings: RoomRegistry.Settings = RoomRegistry.Settings(),
         metrics: ServerMetrics = ServerMetrics(), bindings: ConnectionBindings = ConnectionBindings()
-    ) -> (RoomRegistry, AsyncStream<WebSocketTransport.TransportEvent>.Continuation) {
-        let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
+    ) -> (RoomRegistry, AsyncStream<TransportCore.TransportEvent>.Continuation) {
+        let (events, sink) = AsyncStream.makeStream(of: TransportCore.TransportEvent.self)
         let services = RoomServices(
             transport: transport, storage: store.offers, clock: clock, narrator: narrator, lookalikes: LookalikeTable(), metrics: metrics,
             logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), bindings: bindings
@@ -148,7 +149,7 @@ package enum ServerFixtures {
     /// proxy sends them, each under its lease.
     package struct Node: Sendable {
         package let registry: RoomRegistry
-        package let events: AsyncStream<WebSocketTransport.TransportEvent>.Continuation
+        package let events: AsyncStream<TransportCore.TransportEvent>.Continuation
         package let transport: RecordingTransport
     }
 
@@ -163,7 +164,7 @@ package enum ServerFixtures {
         // in real time: a long lease keeps a loaded machine from letting a room's lease lapse mid-test.
         settings.leaseSeconds = 300
         configure(&settings)
-        let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
+        let (events, sink) = AsyncStream.makeStream(of: TransportCore.TransportEvent.self)
         // Shared whatever the store: its leases are offered, as PostgreSQL offers them.
         let services = RoomServices(
             transport: transport, storage: Storage(rooms: store, leases: store), clock: clock, narrator: narrator, lookalikes: LookalikeTable(),
@@ -175,7 +176,6 @@ package enum ServerFixtures {
     }
 }
 
-import WebSocketTransport
 
 extension AsyncStream<TransportEvent>.Continuation {
     /// A client connecting and sending `message` as its first frame.

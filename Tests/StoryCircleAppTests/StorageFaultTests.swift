@@ -370,18 +370,18 @@ struct DataDirectoryLockTests {
         try FileManager.default.createDirectory(at: web, withIntermediateDirectories: true)
         try "<!doctype html>".write(to: web.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
         var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.bindAddress = "127.0.0.1"
-        configuration.webRoot = web.path
-        configuration.dataDirectory = folder.appendingPathComponent("data").path
-        configuration.database = folder.appendingPathComponent("data/storycircle.sqlite").path
-        configuration.adminToken = "admin"
+        configuration.network.port = 0
+        configuration.network.bindAddress = "127.0.0.1"
+        configuration.files.webRoot = web.path
+        configuration.files.dataDirectory = folder.appendingPathComponent("data").path
+        configuration.storage.database = folder.appendingPathComponent("data/storycircle.sqlite").path
+        configuration.network.adminToken = "admin"
         func start() async throws -> ClassroomServer {
             try await ClassroomServer.start(configuration: configuration, clock: ManualClock(), narrator: ScriptedNarrator(), logger: StoryCircleLog(label: "test", minimumLevel: .error))
         }
         let first = try await start()
         await #expect(performing: { _ = try await start() }, throws: { error in
-            String(describing: error) == "another StoryCircle server (pid \(getpid())) is already using the data folder \(configuration.dataDirectory): stop it first, or give this one its own --data folder"
+            String(describing: error) == "another StoryCircle server (pid \(getpid())) is already using the data folder \(configuration.files.dataDirectory): stop it first, or give this one its own --data folder"
         })
         await first.stop()
         let again = try await start()

@@ -2,14 +2,14 @@ import Foundation
 import Testing
 @testable import StoryCircleCore
 @testable import StoryCircleServer
-import WebSocketTransport
+import TransportCore
 
 /// `ConnectionBindings`: a greeted connection's messages skip the `ConnectionRouter`, and never overtake the
 /// ones still queued for it.
 @Suite("Connection bindings")
 struct ConnectionBindingsTests {
     /// What `ClassroomServer`'s transport callback does with a message: the direct way, or the router's.
-    private func transportDelivers(_ bindings: ConnectionBindings, _ events: AsyncStream<WebSocketTransport.TransportEvent>.Continuation, _ connection: UInt64, _ message: ClientMessage) -> Bool {
+    private func transportDelivers(_ bindings: ConnectionBindings, _ events: AsyncStream<TransportCore.TransportEvent>.Continuation, _ connection: UInt64, _ message: ClientMessage) -> Bool {
         let bytes = Array(try! JSONEncoder().encode(message))
         if bindings.deliver(connection, bytes) { return true }
         events.yield(.message(connection: connection, bytes: bytes))
@@ -20,7 +20,7 @@ struct ConnectionBindingsTests {
 
     /// Returns once the router has routed everything yielded before: a refused hello from a connection of
     /// its own (`probe`), behind it in the stream, is answered only after it. (A close says nothing back.)
-    private func routedSoFar(_ events: AsyncStream<WebSocketTransport.TransportEvent>.Continuation, _ transport: RecordingTransport, probe: UInt64) async {
+    private func routedSoFar(_ events: AsyncStream<TransportCore.TransportEvent>.Continuation, _ transport: RecordingTransport, probe: UInt64) async {
         events.yield(.opened(connection: probe, peer: "10.0.0.\(probe)"))
         events.raw(probe, "{}")
         _ = await transport.next("error", to: probe)

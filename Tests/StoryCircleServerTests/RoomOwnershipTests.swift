@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import WebSocketTransport
 
 @testable import StoryCircleCore
 @testable import StoryCircleServer
@@ -110,10 +109,10 @@ struct RoomOwnershipTests {
         let store = MemoryRoomStore()
         let a = Self.node("a", store: store)
         let created = try await a.registry.directory.createRoom(story: ServerFixtures.story)
-        a.events.yield(.opened(connection: 1, peer: "10.0.0.1", room: "999999"))
+        a.events.yield(.opened(connection: 1, peer: "10.0.0.1", query: ["room": "999999"]))
         a.events.send(1, .join(room: created.code, nickname: "Ana"))
         #expect(await a.transport.closed(1) == CloseReason(status: 1008, reason: "room_mismatch"))
-        a.events.yield(.opened(connection: 2, peer: "10.0.0.1", room: created.code))
+        a.events.yield(.opened(connection: 2, peer: "10.0.0.1", query: ["room": created.code]))
         a.events.send(2, .join(room: created.code, nickname: "Ana"))
         _ = await a.transport.next("welcome", to: 2)
     }

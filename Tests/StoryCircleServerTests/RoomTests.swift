@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import StoryCircleCore
 @testable import StoryCircleServer
-import WebSocketTransport
+import TransportCore
 
 /// The `Room` actor and `RoomRegistry` with an in-memory transport and a manual clock: no sockets, no sleeps.
 @Suite("Rooms")

@@ -15,9 +15,9 @@ extension ClassroomServer {
     static func fitConnectionsToOpenFiles(_ configuration: ServerConfiguration, logger: StoryCircleLog) -> ServerConfiguration {
         var configuration = configuration
         let files = ProcessLimits.raiseOpenFileLimit()
-        if files - 64 < configuration.maxConnections {
-            configuration.maxConnections = max(16, files - 64)
-            logger.info("Connections limited by the open-file limit", ["limit": String(files), "maxConnections": String(configuration.maxConnections)])
+        if files - 64 < configuration.connections.maxConnections {
+            configuration.connections.maxConnections = max(16, files - 64)
+            logger.info("Connections limited by the open-file limit", ["limit": String(files), "maxConnections": String(configuration.connections.maxConnections)])
         }
         return configuration
     }
@@ -25,16 +25,16 @@ extension ClassroomServer {
     /// The pages are there, the data folder exists, and no other server uses it (two servers on one folder
     /// would both restore its rooms): before anything is read or written.
     static func claimDataDirectory(_ configuration: ServerConfiguration) throws -> DataDirectoryLock {
-        guard FileManager.default.fileExists(atPath: configuration.webRoot + "/index.html") else {
-            throw StartError(description: "the web pages are missing: \(configuration.webRoot)/index.html was not found (run from the project folder or set webRoot)")
+        guard FileManager.default.fileExists(atPath: configuration.files.webRoot + "/index.html") else {
+            throw StartError(description: "the web pages are missing: \(configuration.files.webRoot)/index.html was not found (run from the project folder or set webRoot)")
         }
         do {
-            try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: configuration.files.dataDirectory, withIntermediateDirectories: true)
         } catch {
-            throw StartError(description: "cannot create the data folder \(configuration.dataDirectory): \(error.localizedDescription)")
+            throw StartError(description: "cannot create the data folder \(configuration.files.dataDirectory): \(error.localizedDescription)")
         }
         do {
-            return try DataDirectoryLock(directory: configuration.dataDirectory)
+            return try DataDirectoryLock(directory: configuration.files.dataDirectory)
         } catch {
             throw StartError(description: error.description)
         }
@@ -51,15 +51,15 @@ extension ClassroomServer {
     /// The injected store, else PostgreSQL, SQLite or memory as `database` says, with what it offers; the
     /// library seeded.
     static func openStore(_ configuration: ServerConfiguration, injected: (any RoomStore)?, now: ServerTime, logger: StoryCircleLog) async throws -> OpenedStore {
-        var postgres = PostgresSettings(database: configuration.database)
-        postgres?.node = configuration.nodeId
-        let name = postgres?.redacted ?? configuration.database
+        var postgres = PostgresSettings(database: configuration.storage.database)
+        postgres?.node = configuration.storage.nodeId
+        let name = postgres?.redacted ?? configuration.storage.database
         let store: any RoomStore
         if let injected {
             store = injected
-        } else if configuration.usesDatabase {
+        } else if configuration.storage.usesDatabase {
             do {
-                store = try postgres.map { try PostgresRoomStore($0) } ?? SQLiteRoomStore(path: configuration.database)
+                store = try postgres.map { try PostgresRoomStore($0) } ?? SQLiteRoomStore(path: configuration.storage.database)
             } catch {
                 throw StartError(description: "cannot open the database \(name): \(error)")
             }
@@ -68,7 +68,7 @@ extension ClassroomServer {
         }
         let storage = store.offers
         if let library = storage.library {
-            await SampleStories.seed(library, pictures: storage.pictures, from: configuration.sampleStoriesDirectory, logger: logger, now: now)
+            await SampleStories.seed(library, pictures: storage.pictures, from: configuration.files.sampleStoriesDirectory, logger: logger, now: now)
         }
         return OpenedStore(storage: storage, name: name)
     }
@@ -85,13 +85,13 @@ extension ClassroomServer {
         if let injected { return Narration(narrator: injected) }
         let cache: AudioCache
         do {
-            cache = try AudioCache(directory: URL(fileURLWithPath: configuration.audioCacheDirectory), maxBytes: configuration.audioCacheMegabytes * 1_048_576)
+            cache = try AudioCache(directory: URL(fileURLWithPath: configuration.files.audioCacheDirectory), maxBytes: configuration.files.audioCacheMegabytes * 1_048_576)
         } catch {
-            throw StartError(description: "cannot create the audio cache \(configuration.audioCacheDirectory): \(error.localizedDescription)")
+            throw StartError(description: "cannot create the audio cache \(configuration.files.audioCacheDirectory): \(error.localizedDescription)")
         }
         let voices = await VoiceCatalog.discoverOffPool(
             configuration, espeak: await SpeechEngine.shared.voices(), variants: await SpeechEngine.shared.variants(),
-            hashCache: URL(fileURLWithPath: configuration.audioCacheDirectory).appendingPathComponent("voice-hashes.json")
+            hashCache: URL(fileURLWithPath: configuration.files.audioCacheDirectory).appendingPathComponent("voice-hashes.json")
         )
         for problem in voices.problems {
             logger.warning("Voice not offered", ["file": problem.path, "reason": problem.reason])
@@ -100,7 +100,7 @@ extension ClassroomServer {
         var piperThreads = 0
         if let install = voices.piper, !voices.natural.isEmpty {
             var workerConfiguration = PiperWorker.Configuration(python: install.python, script: install.worker, voices: voices.natural.map { ($0.file.name, $0.file.modelPath) })
-            piperThreads = configuration.resolvedPiperThreads
+            piperThreads = configuration.voices.resolvedPiperThreads
             workerConfiguration.threads = piperThreads
             let worker = PiperWorker(configuration: workerConfiguration)
             // Launched now, on the worker's own thread, so that Python, onnxruntime and the voices are loaded
@@ -163,9 +163,9 @@ extension ClassroomServer {
         do {
             port = try transport.start()
         } catch {
-            throw StartError(description: "cannot listen on port \(configuration.port): \(error). Is another server using it? Try --port.")
+            throw StartError(description: "cannot listen on port \(configuration.network.port): \(error). Is another server using it? Try --port.")
         }
-        let publicURL = configuration.publicURL.map { String($0.trimmingSuffix("/")) } ?? "http://\(NetworkAddress.bestGuess(bindAddress: configuration.bindAddress)):\(port)"
+        let publicURL = configuration.network.publicURL.map { String($0.trimmingSuffix("/")) } ?? "http://\(NetworkAddress.bestGuess(bindAddress: configuration.network.bindAddress)):\(port)"
         transport.allowOrigins([publicURL])
         return (port, publicURL)
     }
@@ -188,8 +188,8 @@ extension ClassroomServer {
                 do { try await clock.sleep(until: clock.now() + 60_000) } catch { return }
                 let now = clock.now()
                 _ = await registry.directory.sweep(
-                    finishedBefore: now + -(configuration.finishedRoomMinutes * 60_000),
-                    createdBefore: now + -(configuration.retentionDays * 86_400_000)
+                    finishedBefore: now + -(configuration.storage.finishedRoomMinutes * 60_000),
+                    createdBefore: now + -(configuration.storage.retentionDays * 86_400_000)
                 )
             }
         }

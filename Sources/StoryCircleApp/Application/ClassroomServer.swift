@@ -126,35 +126,36 @@ public final class ClassroomServer: Sendable {
 
     static func transportConfiguration(_ configuration: ServerConfiguration) -> WebSocketServerConfiguration {
         var transport = WebSocketServerConfiguration()
-        transport.port = configuration.port
-        transport.bindAddress = configuration.bindAddress
-        transport.staticRoot = configuration.webRoot
+        transport.protocolName = "storycircle"
+        transport.port = configuration.network.port
+        transport.bindAddress = configuration.network.bindAddress
+        transport.staticRoot = configuration.files.webRoot
         transport.pages = pages
         // The API's own table: its paths go to the application, with the body limits its routes declare.
         transport.dynamicPrefixes = APIHandler.router.prefixes
         transport.maxRequestBodyBytesByPath = APIHandler.router.bodyLimits
-        transport.maxMessageBytes = configuration.maxMessageBytes
-        transport.maxConnections = configuration.maxConnections
-        transport.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
-        transport.helloTimeoutSeconds = configuration.helloTimeoutSeconds
-        transport.maxQueuedBytesPerConnection = configuration.maxQueuedKilobytesPerConnection * 1_024
-        transport.maxQueuedFramesPerConnection = configuration.maxQueuedMessagesPerConnection
-        transport.socketSendBufferBytes = configuration.socketSendBufferKilobytes * 1_024
-        transport.coalesceWrites = configuration.coalesceWrites
-        transport.pingAfterIdleSeconds = configuration.pingAfterIdleSeconds
-        transport.hangUpAfterIdleSeconds = configuration.hangUpAfterIdleSeconds
-        transport.messagesPerSecond = configuration.messagesPerSecondPerConnection
-        transport.messageBurst = Double(configuration.messageBurstPerConnection)
-        transport.allowedOrigins = configuration.allowedOrigins
-        transport.trustForwardedFor = configuration.trustForwardedFor
+        transport.maxMessageBytes = configuration.connections.maxMessageBytes
+        transport.maxConnections = configuration.connections.maxConnections
+        transport.maxConnectionsPerAddress = configuration.connections.maxConnectionsPerAddress
+        transport.helloTimeoutSeconds = configuration.connections.helloTimeoutSeconds
+        transport.maxQueuedBytesPerConnection = configuration.connections.maxQueuedKilobytesPerConnection * 1_024
+        transport.maxQueuedFramesPerConnection = configuration.connections.maxQueuedMessagesPerConnection
+        transport.socketSendBufferBytes = configuration.connections.socketSendBufferKilobytes * 1_024
+        transport.coalesceWrites = configuration.connections.coalesceWrites
+        transport.pingAfterIdleSeconds = configuration.connections.pingAfterIdleSeconds
+        transport.hangUpAfterIdleSeconds = configuration.connections.hangUpAfterIdleSeconds
+        transport.messagesPerSecond = configuration.connections.messagesPerSecondPerConnection
+        transport.messageBurst = Double(configuration.connections.messageBurstPerConnection)
+        transport.allowedOrigins = configuration.network.allowedOrigins
+        transport.trustForwardedFor = configuration.network.trustForwardedFor
         return transport
     }
 
     /// The admin token: from the configuration, or kept in `<data>/admin-token` (created, readable only by
     /// its owner, on first start).
     static func adminToken(_ configuration: ServerConfiguration) throws -> (token: String, file: String?) {
-        if let token = configuration.adminToken, !token.isEmpty { return (token, nil) }
-        let file = configuration.dataDirectory + "/admin-token"
+        if let token = configuration.network.adminToken, !token.isEmpty { return (token, nil) }
+        let file = configuration.files.dataDirectory + "/admin-token"
         if let data = FileManager.default.contents(atPath: file) {
             let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             if !token.isEmpty { return (token, file) }

@@ -8,53 +8,53 @@ import StoryCircleCore
 extension ServerConfiguration {
     static let settings: [Setting] = [
         // Network: where it listens, and who may connect.
-        Setting("port", \.port, environment: "STORYCIRCLE_PORT"),
-        Setting("bindAddress", \.bindAddress, environment: "STORYCIRCLE_BIND"),
-        Setting("publicURL", \.publicURL, environment: "STORYCIRCLE_PUBLIC_URL"),
-        Setting("allowedOrigins", \.allowedOrigins, environment: "STORYCIRCLE_ALLOWED_ORIGINS"),
-        Setting("trustForwardedFor", \.trustForwardedFor, environment: "STORYCIRCLE_TRUST_FORWARDED_FOR"),
-        Setting("adminToken", \.adminToken, environment: "STORYCIRCLE_ADMIN_TOKEN"),
+        Setting("port", \.network.port, environment: "STORYCIRCLE_PORT"),
+        Setting("bindAddress", \.network.bindAddress, environment: "STORYCIRCLE_BIND"),
+        Setting("publicURL", \.network.publicURL, environment: "STORYCIRCLE_PUBLIC_URL"),
+        Setting("allowedOrigins", \.network.allowedOrigins, environment: "STORYCIRCLE_ALLOWED_ORIGINS"),
+        Setting("trustForwardedFor", \.network.trustForwardedFor, environment: "STORYCIRCLE_TRUST_FORWARDED_FOR"),
+        Setting("adminToken", \.network.adminToken, environment: "STORYCIRCLE_ADMIN_TOKEN"),
         // Files.
-        Setting("webRoot", \.webRoot, environment: "STORYCIRCLE_WEB_ROOT"),
-        Setting("dataDirectory", \.dataDirectory, environment: "STORYCIRCLE_DATA_DIR"),
-        Setting("sampleStoriesDirectory", \.sampleStoriesDirectory, environment: "STORYCIRCLE_SAMPLE_STORIES"),
-        Setting("audioCacheDirectory", \.audioCacheDirectory, environment: "STORYCIRCLE_AUDIO_CACHE"),
-        Setting("audioCacheMegabytes", \.audioCacheMegabytes),
+        Setting("webRoot", \.files.webRoot, environment: "STORYCIRCLE_WEB_ROOT"),
+        Setting("dataDirectory", \.files.dataDirectory, environment: "STORYCIRCLE_DATA_DIR"),
+        Setting("sampleStoriesDirectory", \.files.sampleStoriesDirectory, environment: "STORYCIRCLE_SAMPLE_STORIES"),
+        Setting("audioCacheDirectory", \.files.audioCacheDirectory, environment: "STORYCIRCLE_AUDIO_CACHE"),
+        Setting("audioCacheMegabytes", \.files.audioCacheMegabytes),
         // Connections: the limits that protect the server from one client.
-        Setting("maxMessageBytes", \.maxMessageBytes),
-        Setting("maxConnections", \.maxConnections),
-        Setting("maxConnectionsPerAddress", \.maxConnectionsPerAddress),
-        Setting("helloTimeoutSeconds", \.helloTimeoutSeconds),
-        Setting("maxQueuedKilobytesPerConnection", \.maxQueuedKilobytesPerConnection),
-        Setting("maxQueuedMessagesPerConnection", \.maxQueuedMessagesPerConnection),
-        Setting("socketSendBufferKilobytes", \.socketSendBufferKilobytes),
-        Setting("coalesceWrites", \.coalesceWrites),
-        Setting("messagesPerSecondPerConnection", \.messagesPerSecondPerConnection),
-        Setting("messageBurstPerConnection", \.messageBurstPerConnection),
-        Setting("pingAfterIdleSeconds", \.pingAfterIdleSeconds, environment: "STORYCIRCLE_PING_AFTER_IDLE_SECONDS"),
-        Setting("hangUpAfterIdleSeconds", \.hangUpAfterIdleSeconds),
+        Setting("maxMessageBytes", \.connections.maxMessageBytes),
+        Setting("maxConnections", \.connections.maxConnections),
+        Setting("maxConnectionsPerAddress", \.connections.maxConnectionsPerAddress),
+        Setting("helloTimeoutSeconds", \.connections.helloTimeoutSeconds),
+        Setting("maxQueuedKilobytesPerConnection", \.connections.maxQueuedKilobytesPerConnection),
+        Setting("maxQueuedMessagesPerConnection", \.connections.maxQueuedMessagesPerConnection),
+        Setting("socketSendBufferKilobytes", \.connections.socketSendBufferKilobytes),
+        Setting("coalesceWrites", \.connections.coalesceWrites),
+        Setting("messagesPerSecondPerConnection", \.connections.messagesPerSecondPerConnection),
+        Setting("messageBurstPerConnection", \.connections.messageBurstPerConnection),
+        Setting("pingAfterIdleSeconds", \.connections.pingAfterIdleSeconds, environment: "STORYCIRCLE_PING_AFTER_IDLE_SECONDS"),
+        Setting("hangUpAfterIdleSeconds", \.connections.hangUpAfterIdleSeconds),
         // Storage and the cluster.
-        Setting("database", \.database, environment: "STORYCIRCLE_DATABASE"),
-        Setting("retentionDays", \.retentionDays, environment: "STORYCIRCLE_RETENTION_DAYS"),
-        Setting("finishedRoomMinutes", \.finishedRoomMinutes),
-        Setting("storageRetrySeconds", \.storageRetrySeconds),
-        Setting("nodeId", \.nodeId, environment: "STORYCIRCLE_NODE_ID"),
-        Setting("leaseSeconds", \.leaseSeconds, environment: "STORYCIRCLE_LEASE_SECONDS"),
+        Setting("database", \.storage.database, environment: "STORYCIRCLE_DATABASE"),
+        Setting("retentionDays", \.storage.retentionDays, environment: "STORYCIRCLE_RETENTION_DAYS"),
+        Setting("finishedRoomMinutes", \.storage.finishedRoomMinutes),
+        Setting("storageRetrySeconds", \.storage.storageRetrySeconds),
+        Setting("nodeId", \.storage.nodeId, environment: "STORYCIRCLE_NODE_ID"),
+        Setting("leaseSeconds", \.storage.leaseSeconds, environment: "STORYCIRCLE_LEASE_SECONDS"),
         // Rooms: joining, and the settings a new room starts with.
-        Setting("joinBurst", \.joinBurst),
-        Setting("joinsPerSecond", \.joinsPerSecond),
-        Setting("failedJoinBurst", \.failedJoinBurst),
-        Setting("failedJoinsPerMinute", \.failedJoinsPerMinute),
+        Setting("joinBurst", \.rooms.joinBurst),
+        Setting("joinsPerSecond", \.rooms.joinsPerSecond),
+        Setting("failedJoinBurst", \.rooms.failedJoinBurst),
+        Setting("failedJoinsPerMinute", \.rooms.failedJoinsPerMinute),
         Setting(roomDefaults: "roomDefaults"),
         // Voices.
-        Setting("voicesDirectory", \.voicesDirectory, environment: "STORYCIRCLE_VOICES_DIR"),
-        Setting("naturalVoice", \.naturalVoice, environment: "STORYCIRCLE_NATURAL_VOICE"),
-        Setting("piperPython", \.piperPython, environment: "STORYCIRCLE_PIPER_PYTHON"),
-        Setting("piperWorker", \.piperWorker, environment: "STORYCIRCLE_PIPER_WORKER"),
-        Setting("piperThreads", \.piperThreads),
+        Setting("voicesDirectory", \.voices.voicesDirectory, environment: "STORYCIRCLE_VOICES_DIR"),
+        Setting("naturalVoice", \.voices.naturalVoice, environment: "STORYCIRCLE_NATURAL_VOICE"),
+        Setting("piperPython", \.voices.piperPython, environment: "STORYCIRCLE_PIPER_PYTHON"),
+        Setting("piperWorker", \.voices.piperWorker, environment: "STORYCIRCLE_PIPER_WORKER"),
+        Setting("piperThreads", \.voices.piperThreads),
         // The log.
-        Setting("logLevel", \.logLevel, environment: "STORYCIRCLE_LOG_LEVEL"),
-        Setting("logFormat", \.logFormat, environment: "STORYCIRCLE_LOG_FORMAT"),
+        Setting("logLevel", \.logging.logLevel, environment: "STORYCIRCLE_LOG_LEVEL"),
+        Setting("logFormat", \.logging.logFormat, environment: "STORYCIRCLE_LOG_FORMAT"),
     ]
 
     /// One row of the table.
@@ -105,7 +105,7 @@ extension ServerConfiguration {
                     throw Problem(description: "\(path) has the wrong type (an object of room settings)")
                 }
                 do {
-                    configuration.roomDefaults = try configuration.roomDefaults.applying(patch)
+                    configuration.rooms.roomDefaults = try configuration.rooms.roomDefaults.applying(patch)
                 } catch {
                     throw Problem(description: "\(path): \((error as? RoomError)?.message ?? String(describing: error))")
                 }

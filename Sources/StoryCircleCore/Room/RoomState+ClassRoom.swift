@@ -117,7 +117,7 @@ extension RoomState {
             // Said kindly (the page words `released`): a mix-up is nobody's fault.
             directives += [
                 .send(.kicked(Notice(code: .released, message: "Your teacher gave this name back. Tap your own name.")), to: [connection]),
-                .close(connection, CloseReason(status: 1008, reason: ErrorCode.released.rawValue)),
+                .close(connection, CloseReason(ErrorCode.released)),
             ]
         }
         return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + namesChanged()

@@ -103,7 +103,7 @@ extension RoomState {
         if let previous = roster.players[index].connection, previous != connection {
             audience.remove(previous)
             let replaced = RoomError(.sessionReplaced, "You opened this room somewhere else, so this page has stopped.")
-            directives += [.send(.error(replaced), to: [previous]), .close(previous, CloseReason(status: 4002, reason: replaced.code.rawValue))]
+            directives += [.send(.error(replaced), to: [previous]), .close(previous, .refused(replaced))]
         }
         connect(index, to: connection)
         audience.admit(connection, as: .child(playerID: id))
@@ -174,7 +174,7 @@ extension RoomState {
             audience.remove(connection)
             directives += [
                 .send(.kicked(Notice(code: block ? .blocked : .kicked, message: Self.removedMessage, blocked: block ? true : nil)), to: [connection]),
-                .close(connection, CloseReason(status: 4001, reason: ErrorCode.kicked.rawValue)),
+                .close(connection, CloseReason(ErrorCode.kicked)),
             ]
         }
         return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + namesChanged()

@@ -140,7 +140,7 @@ extension RoomState {
     /// Telling connections that they cannot go on for now: the error, then close 1013, "try again later".
     static func storageLost(_ connections: [ConnectionID], _ error: RoomError) -> [RoomDirective] {
         connections.sorted().flatMap { connection -> [RoomDirective] in
-            [.send(.error(error), to: [connection]), .close(connection, CloseReason(status: 1013, reason: ErrorCode.storageUnavailable.rawValue))]
+            [.send(.error(error), to: [connection]), .close(connection, CloseReason(ErrorCode.storageUnavailable))]
         }
     }
 }

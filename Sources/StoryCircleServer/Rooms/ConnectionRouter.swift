@@ -1,5 +1,5 @@
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// Routes transport events to rooms: the first message of a connection (the hello) finds its room in the
 /// `RoomDirectory`, after which the connection is bound (`ConnectionBindings`) and its messages go straight
@@ -53,9 +53,9 @@ actor ConnectionRouter {
 
     private func route(_ event: TransportEvent) {
         switch event {
-        case .opened(let connection, let peer, let room):
+        case .opened(let connection, let peer, let query):
             peers[connection] = peer
-            if let room { urlRooms[connection] = room }
+            if let room = query["room"] { urlRooms[connection] = room }
         case .message(let connection, let bytes):
             switch bindings.binding(of: connection) {
             case .bound(let room):

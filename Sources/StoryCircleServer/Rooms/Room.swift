@@ -1,6 +1,6 @@
 import Locking
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// The shell around one `RoomState`: it feeds the state events stamped with the clock's time and carries
 /// out the directives it returns (sends, closes, records, timers, narration). One actor per room; the inbox

@@ -1,5 +1,5 @@
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// What reaches a room, in arrival order, through its inbox (`RoomInbox`).
 public enum RoomInput: Sendable {

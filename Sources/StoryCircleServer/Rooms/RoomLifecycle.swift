@@ -1,6 +1,6 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// A new room's credentials, shown once to whoever created it.
 public struct CreatedRoom: Sendable, Equatable {

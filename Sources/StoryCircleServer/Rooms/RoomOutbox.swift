@@ -1,6 +1,6 @@
 import Locking
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// The shell of one room's `OutboxState`: it feeds the state the room's decisions and the store's
 /// completions, and carries out the actions it returns — records to the store, sends and closes to the

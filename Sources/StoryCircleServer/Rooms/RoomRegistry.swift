@@ -1,6 +1,6 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// A node's rooms, put together from three parts: the `RoomDirectory` (the rooms in memory, reached
 /// through `directory`: create, load, restore, let go, follow their class), the `ConnectionRouter`

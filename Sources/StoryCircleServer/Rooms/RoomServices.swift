@@ -1,5 +1,5 @@
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// What a node's rooms are run with, given once when the server is put together and passed whole to
 /// every part that needs some of it: the registry, the directory's parts, the router, each room and its

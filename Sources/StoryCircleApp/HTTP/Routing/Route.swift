@@ -46,6 +46,7 @@ struct RouteRequest: Sendable {
 struct Route: Sendable {
     typealias Handler = @Sendable (APIHandler, RouteRequest) async throws -> HTTPResponse
 
+    /// `HEAD` is answered wherever `GET` is (the transport leaves out the body), so no route declares it.
     var method: HTTPMethod
     var pattern: RoutePattern
     var authority: Authority
