@@ -67,8 +67,10 @@ let package = Package(
         .target(name: "RoomStoreSupport", dependencies: ["StoryCircleCore", "Locking"]),
 
         // What the rooms and the transport share, free of C, as swift-nio's NIOCore is under NIOPosix: the
-        // typed HTTP request and response.
-        .target(name: "TransportCore"),
+        // outbound frame (its headroom reserved by the transport), the loop executor rooms run on and its
+        // timers, the transport's events and the contract rooms send through, the typed HTTP request and
+        // response. The shell and its tests link this, never libwebsockets.
+        .target(name: "TransportCore", dependencies: ["Locking"]),
 
         // MARK: The wrappers: the only targets that import C.
         .target(name: "WebSocketTransport", dependencies: ["TransportCore", "CLibWebSockets", "CLibEV", "Locking"]),
@@ -80,8 +82,9 @@ let package = Package(
         .target(name: "Confusables", dependencies: ["CICU", "StoryCircleCore"]),
 
         // MARK: The shell: actors that carry out what the core decides (rooms, their outboxes, the router,
-        // the directory, the leases), over any store, narrator and transport it is given.
-        .target(name: "StoryCircleServer", dependencies: ["StoryCircleCore", "Locking", "TransportCore", "WebSocketTransport"]),
+        // the directory, the leases), over any store, narrator and transport it is given: it imports no C
+        // library, only TransportCore's side of the transport.
+        .target(name: "StoryCircleServer", dependencies: ["StoryCircleCore", "Locking", "TransportCore"]),
         // The composition: configuration, the server put together from the real transport, stores and
         // narrator, and the HTTP API.
         .target(
@@ -94,7 +97,7 @@ let package = Package(
         .target(name: "StoryCircleTesting", dependencies: ["StoryCircleServer", "StoryCircleCore", "Locking"]),
         // The shell's test doubles (a recording transport, scripted narrator, stores that fail or wait on
         // the test), for the shell's tests and the app's. It reports through Swift Testing.
-        .target(name: "StoryCircleServerTesting", dependencies: ["StoryCircleServer", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "Locking"]),
+        .target(name: "StoryCircleServerTesting", dependencies: ["StoryCircleServer", "StoryCircleTesting", "StoryCircleCore", "TransportCore", "Locking"]),
         // The transport's kit: the libwebsockets client (tests' sockets, the bench's load) and requests for
         // handler tests. It imports libwebsockets as the transport does, being its client half: the one
         // target beside the wrappers that touches C, and no production target links it.
@@ -124,16 +127,17 @@ let package = Package(
         .testTarget(name: "ConfusablesTests", dependencies: ["Confusables", "StoryCircleCore"]),
         .testTarget(name: "PicturesTests", dependencies: ["Pictures", "CImageCodecs"]),
         .testTarget(name: "SQLiteStorageTests", dependencies: ["SQLiteStorage", "StoryCircleCore", "Locking"]),
+        // The loop executor, its timers, frames and HTTP types, without sockets or C.
+        .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore", "Locking"]),
         .testTarget(name: "WebSocketTransportTests", dependencies: ["TransportCore", "WebSocketTransport", "Locking"]),
         // The CLI's parser and terminal, in process (the executable end to end: Tests/Integration/test_cli.py).
         .testTarget(name: "StoryCircleCLITests", dependencies: ["storycircle", "StoryCircleCore"]),
         // One suite every room store passes (SQLite and PostgreSQL), and PostgreSQL's own failure tests.
         .testTarget(name: "RoomStoreTests", dependencies: ["SQLiteStorage", "PostgresStorage", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
-        // Rooms, routing, leases and the outbox over test doubles: no sockets, no C libraries but the
-        // transport's types.
+        // Rooms, routing, leases and the outbox over test doubles: no sockets, no C libraries.
         .testTarget(
             name: "StoryCircleServerTests",
-            dependencies: ["StoryCircleServer", "StoryCircleServerTesting", "StoryCircleTesting", "StoryCircleCore", "WebSocketTransport", "RoomStoreSupport", "Locking"]
+            dependencies: ["StoryCircleServer", "StoryCircleServerTesting", "StoryCircleTesting", "StoryCircleCore", "TransportCore", "RoomStoreSupport", "Locking"]
         ),
         // The whole server: the HTTP API, real sockets, the narrator and audio cache, storage faults.
         .testTarget(

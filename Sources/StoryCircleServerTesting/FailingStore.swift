@@ -200,6 +200,8 @@ package final class FailingStore: RoomStore {
     package func purge(createdBefore cutoff: ServerTime) async throws -> Int { try await memory.purge(createdBefore: cutoff) }
     package var health: StoreHealth { state.withLock { $0.health } }
 
+    package var offers: Storage { Storage(rooms: self) }
+
     package func probe() async -> StoreHealth {
         _ = writeFailure(record: "probe")
         return health

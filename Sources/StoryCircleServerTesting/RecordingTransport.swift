@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 import Locking
-import WebSocketTransport
 import StoryCircleCore
 import StoryCircleServer
+import TransportCore
 
 /// An in-memory transport (swift-nio's embedded channel in spirit): it records every frame and close, and
 /// lets a test await a message or a close instead of sleeping.

@@ -3,6 +3,7 @@ import Locking
 import StoryCircleCore
 import StoryCircleServer
 import StoryCircleTesting
+import TransportCore
 
 /// A narrator that answers at once with sentence durations of (i + 1) seconds, and fails for voices it
 /// is told are missing.
@@ -113,6 +114,7 @@ package final class GatedStore: RoomStore {
     package func codeExists(_ code: String) async throws -> Bool { try await memory.codeExists(code) }
     package func purge(createdBefore cutoff: ServerTime) async throws -> Int { try await memory.purge(createdBefore: cutoff) }
     package var health: StoreHealth { .ok }
+    package var offers: Storage { Storage(rooms: self) }
     package func probe() async -> StoreHealth { .ok }
     package func close() async {}
 }
@@ -132,9 +134,13 @@ package enum ServerFixtures {
         transport: RecordingTransport, store: any RoomStore = MemoryRoomStore(), clock: ManualClock = ManualClock(),
         narrator: any NarrationPreparing = ScriptedNarrator(), settings: RoomRegistry.Settings = RoomRegistry.Settings(),
         metrics: ServerMetrics = ServerMetrics(), bindings: ConnectionBindings = ConnectionBindings()
-    ) -> (RoomRegistry, AsyncStream<WebSocketTransport.TransportEvent>.Continuation) {
-        let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
-        let registry = RoomRegistry(events: events, transport: transport, store: store, clock: clock, narrator: narrator, lookalikes: LookalikeTable(), metrics: metrics, settings: settings, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), bindings: bindings)
+    ) -> (RoomRegistry, AsyncStream<TransportCore.TransportEvent>.Continuation) {
+        let (events, sink) = AsyncStream.makeStream(of: TransportCore.TransportEvent.self)
+        let services = RoomServices(
+            transport: transport, storage: store.offers, clock: clock, narrator: narrator, lookalikes: LookalikeTable(), metrics: metrics,
+            logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), bindings: bindings
+        )
+        let registry = RoomRegistry(events: events, services: services, settings: settings)
         Task { await registry.run() }
         return (registry, sink)
     }
@@ -143,7 +149,7 @@ package enum ServerFixtures {
     /// proxy sends them, each under its lease.
     package struct Node: Sendable {
         package let registry: RoomRegistry
-        package let events: AsyncStream<WebSocketTransport.TransportEvent>.Continuation
+        package let events: AsyncStream<TransportCore.TransportEvent>.Continuation
         package let transport: RecordingTransport
     }
 
@@ -158,18 +164,18 @@ package enum ServerFixtures {
         // in real time: a long lease keeps a loaded machine from letting a room's lease lapse mid-test.
         settings.leaseSeconds = 300
         configure(&settings)
-        let (events, sink) = AsyncStream.makeStream(of: WebSocketTransport.TransportEvent.self)
-        let registry = RoomRegistry(
-            events: events, transport: transport, store: store, clock: clock, narrator: narrator, lookalikes: LookalikeTable(), metrics: ServerMetrics(),
-            settings: settings, logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), sharedStore: true,
-            leaseClock: leaseClock
+        let (events, sink) = AsyncStream.makeStream(of: TransportCore.TransportEvent.self)
+        // Shared whatever the store: its leases are offered, as PostgreSQL offers them.
+        let services = RoomServices(
+            transport: transport, storage: Storage(rooms: store, leases: store), clock: clock, narrator: narrator, lookalikes: LookalikeTable(),
+            metrics: ServerMetrics(), logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), leaseClock: leaseClock
         )
+        let registry = RoomRegistry(events: events, services: services, settings: settings)
         Task { await registry.run() }
         return Node(registry: registry, events: sink, transport: transport)
     }
 }
 
-import WebSocketTransport
 
 extension AsyncStream<TransportEvent>.Continuation {
     /// A client connecting and sending `message` as its first frame.

@@ -86,6 +86,9 @@ package final class UnreachableLeaseStore: RoomLeases {
     package func codeExists(_ code: String) async throws -> Bool { try await memory.codeExists(code) }
     package func purge(createdBefore cutoff: ServerTime) async throws -> Int { try await memory.purge(createdBefore: cutoff) }
     package var health: StoreHealth { memory.health }
+
+    /// Rooms and leases, as the PostgreSQL it stands for.
+    package var offers: Storage { Storage(rooms: self, leases: self) }
     package func probe() async -> StoreHealth { await memory.probe() }
     package func close() async { await memory.close() }
 }

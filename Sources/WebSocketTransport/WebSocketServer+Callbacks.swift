@@ -190,17 +190,22 @@ extension WebSocketServer {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// One parameter of the request's query, as sent (not percent-decoded: room codes are digits).
-    func queryValue(_ wsi: OpaquePointer, _ name: String) -> String? {
-        var fragment = [CChar](repeating: 0, count: 256)
+    /// The request's query parameters, as libwebsockets splits them (on `&`); a name without `=` has the
+    /// value "". A name given twice keeps its last value, or with `firstWins` its first (what nginx's
+    /// `$arg_…` reads, so that an upgrade's `room` is the one a proxy routed it by).
+    func query(_ wsi: OpaquePointer, firstWins: Bool = false) -> [String: String] {
+        var query: [String: String] = [:]
+        var fragment = [CChar](repeating: 0, count: 512)
         var index: Int32 = 0
         while lws_hdr_copy_fragment(wsi, &fragment, Int32(fragment.count), WSI_TOKEN_HTTP_URI_ARGS, index) >= 0 {
             let text = String(decoding: fragment.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            if parts.first.map(String.init) == name { return parts.count > 1 ? String(parts[1]) : "" }
+            if let key = parts.first.map(String.init), !firstWins || query[key] == nil {
+                query[key] = parts.count > 1 ? String(parts[1]) : ""
+            }
             index += 1
         }
-        return nil
+        return query
     }
 
     func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {

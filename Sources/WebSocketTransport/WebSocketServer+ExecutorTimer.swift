@@ -1,4 +1,5 @@
 import CLibEV
+import TransportCore
 
 // The loop executor's timers fire from one libev timer on the service loop, armed for the earliest of them
 // after every turn. Not lws's timers: lws keeps them in a sorted list that each insert walks (the executor

@@ -19,15 +19,7 @@ extension WebSocketServer {
         guard let (token, method) = Self.methods.first(where: { lws_hdr_total_length(wsi, $0.0) > 0 }), let path = header(wsi, token) else {
             return -1
         }
-        var query: [String: String] = [:]
-        var fragment = [CChar](repeating: 0, count: 512)
-        var index: Int32 = 0
-        while lws_hdr_copy_fragment(wsi, &fragment, Int32(fragment.count), WSI_TOKEN_HTTP_URI_ARGS, index) >= 0 {
-            let text = String(decoding: fragment.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            if let key = parts.first { query[String(key)] = parts.count > 1 ? String(parts[1]) : "" }
-            index += 1
-        }
+        let query = query(wsi)
         var headers: [String: String] = [:]
         let wanted: [(lws_token_indexes, String)] = [
             (WSI_TOKEN_HTTP_AUTHORIZATION, "authorization"), (WSI_TOKEN_HTTP_IF_NONE_MATCH, "if-none-match"),

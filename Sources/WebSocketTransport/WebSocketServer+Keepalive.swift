@@ -1,4 +1,5 @@
 import CLibWebSockets
+import TransportCore
 
 // Keepalive: a WebSocket that has sent nothing for `pingAfterIdleSeconds` is pinged, and one that has sent
 // nothing (not even the pong) for `hangUpAfterIdleSeconds` is hung up on (a tablet that slept or left the
@@ -68,17 +69,12 @@ extension WebSocketServer {
         }
     }
 
-    /// The keepalive ping's payload. Not empty: a pong echoes its ping's payload (RFC 6455, 5.5.3), and lws
-    /// 4.1 does not report an empty pong to the protocol at all (`ops-ws.c`: "PONG && !len → already_done"),
-    /// so an empty ping's answer would never count as life.
-    static let pingPayload = Array("storycircle".utf8)
-
     /// In a WRITEABLE callback: the ping the sweep asked for, before anything queued.
     func writePing(_ connection: Connection) -> Int32 {
         connection.pingDue = false
-        let payload = controlFrame.baseAddress!.advanced(by: OutboundFrame.headroom).assumingMemoryBound(to: UInt8.self)
-        payload.update(from: Self.pingPayload, count: Self.pingPayload.count)
-        guard lws_write(connection.wsi, payload, Self.pingPayload.count, LWS_WRITE_PING) >= 0 else { return -1 }
+        let payload = controlFrame.baseAddress!.advanced(by: Self.headroom).assumingMemoryBound(to: UInt8.self)
+        payload.update(from: pingPayload, count: pingPayload.count)
+        guard lws_write(connection.wsi, payload, pingPayload.count, LWS_WRITE_PING) >= 0 else { return -1 }
         metrics.pingsSent.add(1, ordering: .relaxed)
         // Whatever is queued goes in the next callback.
         lws_callback_on_writable(connection.wsi)

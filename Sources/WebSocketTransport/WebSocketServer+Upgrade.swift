@@ -1,5 +1,6 @@
 import CLibWebSockets
 import Glibc
+import TransportCore
 
 /// Open WebSockets per client address (service thread only).
 struct AddressCounts {
@@ -62,6 +63,6 @@ extension WebSocketServer {
             setsockopt(lws_get_socket_fd(wsi), SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
         perform(action, on: connection, at: now)
-        onEvent(.opened(connection: connection.id, peer: connection.peer, room: queryValue(wsi, "room")))
+        onEvent(.opened(connection: connection.id, peer: connection.peer, query: query(wsi, firstWins: true)))
     }
 }

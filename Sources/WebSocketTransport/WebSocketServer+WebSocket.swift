@@ -1,4 +1,5 @@
 import CLibWebSockets
+import TransportCore
 
 // WebSocket traffic: messages in (reassembled; bounded, rate-limited and the hello timeout decided by the
 // connection's `ConnectionState`), frames out.
@@ -220,9 +221,22 @@ extension WebSocketServer {
         length < 126 ? 2 : length < 65_536 ? 4 : 10
     }
 
-    /// One frame: lws writes its header into the frame's headroom, nothing is copied.
+    /// One frame: lws writes its header into the frame's headroom, nothing is copied. (A frame made before
+    /// any server reserved its headroom has too little: it is copied behind enough, once per write.)
     private func writeFrame(_ connection: Connection, _ frame: OutboundFrame) -> Bool {
+        guard frame.headroom >= Self.headroom else { return writeFrameCopied(connection, frame) }
         guard lws_write(connection.wsi, frame.payload, frame.count, LWS_WRITE_TEXT) >= frame.count else { return false }
+        metrics.messagesSent.add(1, ordering: .relaxed)
+        metrics.bytesSent.add(frame.count, ordering: .relaxed)
+        return true
+    }
+
+    private func writeFrameCopied(_ connection: Connection, _ frame: OutboundFrame) -> Bool {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.headroom + max(frame.count, 1), alignment: 16)
+        defer { buffer.deallocate() }
+        let payload = (buffer.baseAddress! + Self.headroom).assumingMemoryBound(to: UInt8.self)
+        payload.update(from: frame.payload, count: frame.count)
+        guard lws_write(connection.wsi, payload, frame.count, LWS_WRITE_TEXT) >= frame.count else { return false }
         metrics.messagesSent.add(1, ordering: .relaxed)
         metrics.bytesSent.add(frame.count, ordering: .relaxed)
         return true
@@ -238,7 +252,7 @@ extension WebSocketServer {
     /// control frames (pongs, its close) between our writes, which RFC 6455 allows between messages; and
     /// it calls WRITEABLE only once a partial write it buffered has gone out, so order is kept.
     private func writeFrames(_ connection: Connection, _ frames: [OutboundFrame]) -> Bool {
-        let start = writeBuffer.baseAddress! + Int(OutboundFrame.headroom)
+        let start = writeBuffer.baseAddress! + Self.headroom
         var offset = 0
         var payloadBytes = 0
         for frame in frames {

@@ -18,10 +18,14 @@ import TransportCore
 /// `@unchecked Sendable`: the mutable properties below are confined to the service thread (they are set
 /// before it starts or only touched from lws callbacks and the loop), and everything shared is either
 /// immutable, atomic, or behind a lock (`OutboundQueues`', the origin policy's).
-public final class WebSocketServer: @unchecked Sendable {
+public final class WebSocketServer: MessageTransport, @unchecked Sendable {
     public let configuration: WebSocketServerConfiguration
     public let metrics = TransportMetrics()
     let onEvent: @Sendable (TransportEvent) -> Void
+    /// The keepalive ping's payload: the protocol's name. Not empty: a pong echoes its ping's payload
+    /// (RFC 6455, 5.5.3), and lws 4.1 does not report an empty pong to the protocol at all (`ops-ws.c`:
+    /// "PONG && !len → already_done"), so an empty ping's answer would never count as life.
+    let pingPayload: [UInt8]
     let refusals: any RefusalEncoder
     let queues: OutboundQueues
     /// The configuration's rules for every WebSocket, in `ConnectionState`'s units.
@@ -58,9 +62,9 @@ public final class WebSocketServer: @unchecked Sendable {
     /// Counts the loop's turns (from 1), for `Connection.writtenAtSendInTurn`.
     var turn: UInt64 = 0
     /// `LWS_PRE` bytes of headroom and room for a control frame's payload (the keepalive ping's).
-    let controlFrame = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(OutboundFrame.headroom) + 128, alignment: 16)
+    let controlFrame = UnsafeMutableRawBufferPointer.allocate(byteCount: WebSocketServer.headroom + 128, alignment: 16)
     /// Headroom and room for one coalesced write (`writeFrames`), and the frames being written.
-    let writeBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(OutboundFrame.headroom) + WebSocketServer.coalescedWriteBytes, alignment: 16)
+    let writeBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: WebSocketServer.headroom + WebSocketServer.coalescedWriteBytes, alignment: 16)
     var writeBatch: [OutboundFrame] = []
     /// The connections `writeAtSend` could not write to at once, queued together after the others.
     var deferredSends: [UInt64] = []
@@ -81,6 +85,10 @@ public final class WebSocketServer: @unchecked Sendable {
         self.connectionPolicy = ConnectionPolicy(configuration)
         self.queues = OutboundQueues(maxBytes: configuration.maxQueuedBytesPerConnection, maxFrames: configuration.maxQueuedFramesPerConnection)
         self.originPolicy = Locked(OriginPolicy(allowed: configuration.allowedOrigins))
+        self.pingPayload = Array((configuration.protocolName.isEmpty ? "ping" : configuration.protocolName).utf8.prefix(125))
+        // Every frame the rooms make from now on has room for lws's frame header before its payload, so
+        // `writeFrame` writes it where it lies.
+        OutboundFrame.reserveHeadroom(Self.headroom)
         let serviceThread = LWSServiceThread()
         self.serviceThread = serviceThread
         self.loopExecutor = LoopExecutor(wakingLoopWith: { serviceThread.wake() })
@@ -99,12 +107,13 @@ public final class WebSocketServer: @unchecked Sendable {
         return listeningPort.load(ordering: .acquiring)
     }
 
-    /// Stops the loop: frames already queued (goodbyes) go out, every connection is closed with 1001
-    /// ("going away"), and after at most `drainTimeout` the context is destroyed. Returns when the service
+    /// Stops the loop: frames already queued (goodbyes) go out, every connection is closed as the
+    /// application says (`RefusalEncoder.stopping`), and after at most `drainTimeout` the context is destroyed. Returns when the service
     /// thread has finished. Never call it from the service thread.
     public func stop(drainTimeout: Duration = .milliseconds(700)) {
         guard serviceThread.requestStop() else { return }
-        queues.closeAll(status: 1001, reason: "server_shutting_down")
+        let close = refusals.stopping
+        queues.closeAll(status: close.status, reason: close.reason)
         drainDeadline.withLock { $0 = ContinuousClock.now + drainTimeout }
         serviceThread.waitUntilFinished(deadline: ContinuousClock.now + drainTimeout + .seconds(2))
     }
@@ -272,7 +281,7 @@ final class CResources {
         let protocols = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2)
         allocations.append(UnsafeMutableRawPointer(protocols))
-        protocols[0].name = cString(WebSocketServer.protocolName)
+        protocols[0].name = cString(configuration.protocolName)
         protocols[0].callback = webSocketServerCallback
         protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
         // lws allocates this for every WebSocket, for the connection's life: at 4 KiB it was half of an
@@ -296,7 +305,7 @@ final class CResources {
             entry.origin = origin.map(cString)
             entry.def = defaultFile.map(cString)
             entry.origin_protocol = UInt8(kind.rawValue)
-            if kind == LWSMPRO_CALLBACK { entry.protocol = cString(WebSocketServer.protocolName) }
+            if kind == LWSMPRO_CALLBACK { entry.protocol = cString(configuration.protocolName) }
             if kind == LWSMPRO_FILE {
                 // Pages change with each release; let browsers revalidate instead of keeping stale copies.
                 entry.cache_max_age = 60
@@ -349,7 +358,7 @@ final class CResources {
         info.protocols = UnsafePointer(protocols)
         info.mounts = UnsafePointer(mount)
         info.headers = UnsafePointer(headers)
-        info.vhost_name = cString("storycircle")
+        info.vhost_name = cString(configuration.protocolName)
         // Keepalive is the transport's own (`+Keepalive`). lws's validity timers are off only with a policy
         // whose hang-up time is 0: without any policy a vhost gets lws's default (ping at 300 s, hang up at
         // 310 s), whose timers walk the sorted list at every connection and every pong.
@@ -362,7 +371,7 @@ final class CResources {
         // with a JSON 405 (`+UnknownMethods`) instead of lws's HTML 403.
         info.options |= UInt64(LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG)
         info.listen_accept_role = cString("raw-skt")
-        info.listen_accept_protocol = cString(WebSocketServer.protocolName)
+        info.listen_accept_protocol = cString(configuration.protocolName)
         guard let vhost = lws_create_vhost(context, &info) else {
             loop.destroy(context)
             strings.forEach { free($0) }
@@ -382,7 +391,9 @@ final class CResources {
 }
 
 extension WebSocketServer {
-    static let protocolName = "storycircle"
+    /// What libwebsockets writes before a payload it is given (`LWS_PRE`, a macro the shim re-exposes):
+    /// reserved in every `OutboundFrame`, and in the server's own buffers.
+    static let headroom = Int(sc_lws_pre())
 }
 
 /// The lws protocol callback: a top-level function, as C needs. It finds its `WebSocketServer` through the

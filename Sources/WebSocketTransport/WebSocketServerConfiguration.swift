@@ -11,6 +11,10 @@ public struct WebSocketServerConfiguration: Sendable {
     /// URL prefixes answered by the application through `.request` events.
     public var dynamicPrefixes: [String] = []
     public var webSocketPath = "/ws"
+    /// The name of the one WebSocket protocol served: libwebsockets' name for it and for the virtual host,
+    /// the `Sec-WebSocket-Protocol` a client may ask for (none is needed), and the keepalive ping's payload.
+    /// The application names it; the transport gives it no meaning.
+    public var protocolName = "websocket"
     /// The largest client message accepted; larger ones close the connection with 1009.
     public var maxMessageBytes = 4_096
     public var maxRequestBodyBytes = 256 * 1_024

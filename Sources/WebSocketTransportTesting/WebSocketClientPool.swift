@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Locking
 import WebSocketTransport
+import TransportCore
 
 /// Many WebSocket client connections on one libwebsockets service thread: the load generator's engine,
 /// and the client the Swift transport tests use. Same threading rules as `WebSocketServer`: other threads
@@ -86,8 +87,8 @@ public final class WebSocketClientPool: @unchecked Sendable {
         if woken { wake() }
     }
 
-    public func close(_ connection: UInt64, status: UInt16 = 1000) {
-        if queues.close(connection, status: status, reason: "bye") { wake() }
+    public func close(_ connection: UInt64, status: UInt16, reason: String) {
+        if queues.close(connection, status: status, reason: reason) { wake() }
     }
 
     public func stop() {

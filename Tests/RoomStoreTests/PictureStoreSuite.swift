@@ -19,7 +19,7 @@ struct PictureStoreSuite {
     }
 
     func pictures(_ fixture: StoreFixture) throws -> any PictureStore {
-        try #require(fixture.store as? any PictureStore)
+        try #require(fixture.store.offers.pictures)
     }
 
     @Test(arguments: Backend.all)
@@ -69,9 +69,9 @@ struct PictureStoreSuite {
         try await pictures(fixture).storePicture(picture)
         try await appendAndWait(fixture.store, Sample.records, room: "123456")
         await fixture.store.close()
-        let reopened = try #require(try fixture.reopen() as? any PictureStore)
-        #expect(try await reopened.picture(id: picture.id, size: .large) == picture.large)
-        #expect(try await (reopened as! any RoomStore).archive(room: "123456") == Sample.expected("123456"))
+        let reopened = try fixture.reopen()
+        #expect(try await #require(reopened.offers.pictures).picture(id: picture.id, size: .large) == picture.large)
+        #expect(try await reopened.archive(room: "123456") == Sample.expected("123456"))
     }
 
     @Test(arguments: Backend.all)

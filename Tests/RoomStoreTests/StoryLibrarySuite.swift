@@ -15,7 +15,7 @@ struct StoryLibrarySuite {
     }
 
     static func library(_ store: any RoomLeases) -> any StoryLibrary {
-        store as! any StoryLibrary
+        store.offers.library!
     }
 
     @Test(arguments: Backend.all)

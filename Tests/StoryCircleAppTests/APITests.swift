@@ -43,7 +43,7 @@ struct APITests {
         #expect(room["joinURL"] as? String == "http://192.168.1.20:8080/?room=\(code)&lang=en")
         #expect((room["dashboardURL"] as? String)?.hasPrefix("http://192.168.1.20:8080/dashboard#room=\(code)&token=") == true)
         #expect((room["teacherToken"] as? String)?.count == 43)
-        #expect(await registry.room(code)?.report().settings.timer == false)
+        #expect(await registry.directory.room(code)?.report().settings.timer == false)
     }
 
     @Test func creatingARoomNeedsTheAdminToken() async throws {
@@ -120,9 +120,9 @@ struct APITests {
         let room = try await createRoom()
         let code = room["code"] as! String
         _ = await request(.post, "/api/rooms/\(code)/commands", token: room["teacherToken"] as? String, body: #"{"command":"end"}"#)
-        let evicted = await registry.sweep(finishedBefore: clock.now() + 1, createdBefore: ServerTime(milliseconds: 0))
+        let evicted = await registry.directory.sweep(finishedBefore: clock.now() + 1, createdBefore: ServerTime(milliseconds: 0))
         #expect(evicted.evicted == 1)
-        #expect(await registry.room(code) == nil)
+        #expect(await registry.directory.room(code) == nil)
         let results = await request(.get, "/api/rooms/\(code)/results", token: room["teacherToken"] as? String)
         #expect(results.status == 200)
         #expect(try json(results)["phase"] as? String == "finished")
@@ -135,12 +135,12 @@ struct APITests {
         clock.advance(by: 31 * 86_400_000)
         let recent = try await createRoom()
         let retentionCutoff = clock.now() + -(30 * 86_400_000)
-        let swept = await registry.sweep(finishedBefore: ServerTime(milliseconds: 0), createdBefore: retentionCutoff)
+        let swept = await registry.directory.sweep(finishedBefore: ServerTime(milliseconds: 0), createdBefore: retentionCutoff)
         #expect(swept.purged == 1)
-        #expect(await registry.room(old["code"] as! String) == nil)
+        #expect(await registry.directory.room(old["code"] as! String) == nil)
         #expect(try await store.archive(room: old["code"] as! String) == nil, "the children's data is gone from storage")
         #expect(await request(.get, "/api/rooms/\(old["code"] as! String)/results", token: old["teacherToken"] as? String).status == 401)
-        #expect(await registry.room(recent["code"] as! String) != nil)
+        #expect(await registry.directory.room(recent["code"] as! String) != nil)
         #expect(await request(.get, "/api/rooms/\(recent["code"] as! String)/results", token: recent["teacherToken"] as? String).status == 200)
     }
 

@@ -36,6 +36,7 @@ final class FlakyClassStore: RoomStore, ClassBook {
     func codeExists(_ code: String) async throws -> Bool { try await memory.codeExists(code) }
     func purge(createdBefore cutoff: ServerTime) async throws -> Int { try await memory.purge(createdBefore: cutoff) }
     var health: StoreHealth { memory.health }
+    var offers: Storage { Storage(rooms: self, classes: self) }
     func probe() async -> StoreHealth { await memory.probe() }
     func close() async { await memory.close() }
 
@@ -82,18 +83,18 @@ struct ClassStorageFaultTests {
     @Test func aClassRoomWhoseClassCannotBeReadIsNotRunWithAnEmptyRosterAndLoadsOnceItCanBe() async throws {
         let store = FlakyClassStore(Self.schoolClass)
         let (first, _) = ServerFixtures.registry(transport: RecordingTransport(), store: store)
-        let created = try await first.createRoom(story: ServerFixtures.story, classRoster: ClassRoster(Self.schoolClass))
+        let created = try await first.directory.createRoom(story: ServerFixtures.story, classRoster: ClassRoster(Self.schoolClass))
 
         // A restart while the class cannot be read.
         store.faults.withLock { $0.classReads = true }
         let (second, _) = ServerFixtures.registry(transport: RecordingTransport(), store: store)
-        _ = try await second.restoreRooms()
-        #expect(await second.room(created.code) == nil, "not restored without its class")
-        await #expect(throws: StoreFailure.self) { try await second.findRoom(created.code) }
-        #expect(await second.room(created.code) == nil)
+        _ = try await second.directory.restoreRooms()
+        #expect(await second.directory.room(created.code) == nil, "not restored without its class")
+        await #expect(throws: StoreFailure.self) { try await second.directory.findRoom(created.code) }
+        #expect(await second.directory.room(created.code) == nil)
 
         store.faults.withLock { $0.classReads = false }
-        let room = try #require(try await second.findRoom(created.code))
+        let room = try #require(try await second.directory.findRoom(created.code))
         #expect(await room.classRoster == ClassRoster(Self.schoolClass))
     }
 }

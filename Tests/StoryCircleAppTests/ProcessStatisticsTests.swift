@@ -6,6 +6,7 @@ import Glibc
 #endif
 
 @testable import StoryCircleApp
+import StoryCircleServer
 
 @Suite("Process statistics")
 struct ProcessStatisticsTests {
@@ -33,8 +34,9 @@ struct ProcessStatisticsTests {
     }
 
     @Test func aFigureThatCannotBeReadIsLeftOutNotMadeUp() {
-        let lines = ProcessStatistics(cpuSeconds: 1.5, openFileDescriptors: 12).prometheusLines()
-        #expect(lines == [
+        var text = PrometheusText()
+        ProcessStatistics(cpuSeconds: 1.5, openFileDescriptors: 12).write(to: &text)
+        #expect(text.lines == [
             "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.",
             "# TYPE process_cpu_seconds_total counter",
             "process_cpu_seconds_total 1.500000000",
@@ -42,7 +44,9 @@ struct ProcessStatisticsTests {
             "# TYPE process_open_fds gauge",
             "process_open_fds 12",
         ])
-        #expect(ProcessStatistics().prometheusLines().isEmpty)
+        var none = PrometheusText()
+        ProcessStatistics().write(to: &none)
+        #expect(none.lines.isEmpty)
     }
 
     /// The live figures against what this test does to its own process: CPU it burns, files it opens.

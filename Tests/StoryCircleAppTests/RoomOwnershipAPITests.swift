@@ -14,8 +14,8 @@ struct RoomOwnershipAPITests {
         let store = MemoryRoomStore()
         let a = ServerFixtures.node("a", store: store)
         let b = ServerFixtures.node("b", store: store)
-        let created = try await a.registry.createRoom(story: ServerFixtures.story)
-        _ = try #require(try await a.registry.findRoom(created.code))
+        let created = try await a.registry.directory.createRoom(story: ServerFixtures.story)
+        _ = try #require(try await a.registry.directory.findRoom(created.code))
         let clock = ManualClock()
         let api = APIHandler(
             registry: b.registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin"),

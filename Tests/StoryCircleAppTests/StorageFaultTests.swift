@@ -29,7 +29,7 @@ struct StorageFaultTests {
     /// A room at its first question with the given children joined (connections 1, 2, …) and a teacher
     /// (connection 9); returns the room, its credentials, the children's tokens and the open question.
     private func roomAtTheFirstQuestion(_ names: [String]) async throws -> (Room, CreatedRoom, [String], QuestionView) {
-        let created = try await registry.createRoom(story: ServerFixtures.story)
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
         var tokens: [String] = []
         for (index, name) in names.enumerated() {
             events.hello(UInt64(index + 1), .join(room: created.code, nickname: name))
@@ -40,7 +40,7 @@ struct StorageFaultTests {
         }
         events.hello(9, .control(room: created.code, token: created.teacherToken))
         _ = await transport.next("welcome", to: 9)
-        let room = try #require(await registry.room(created.code))
+        let room = try #require(await registry.directory.room(created.code))
         _ = try await room.perform(.start)
         _ = try await room.perform(.skip)
         guard case .question(let question) = await transport.next("question", to: 1) else { throw Failure("no question") }
@@ -142,11 +142,11 @@ struct StorageFaultTests {
     /// change waits with the room's other input and reaches the pickers once the room is rebuilt.
     @Test func aClassSavedWhileItsRoomReadsItselfBackReachesThePickersAfterTheRebuild() async throws {
         let ada = ClassMember(id: "mem_ada", name: "Ada", avatar: "owl")
-        let created = try await registry.createRoom(story: ServerFixtures.story, classRoster: ClassRoster(id: "cls_1b", name: "Class 1B", members: [ada], version: 1))
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story, classRoster: ClassRoster(id: "cls_1b", name: "Class 1B", members: [ada], version: 1))
         events.hello(1, .names(room: created.code))
         guard case .names(let shown) = await transport.next("names", to: 1) else { Issue.record("no names"); return }
         #expect(shown.children.map(\.id) == ["mem_ada"])
-        let room = try #require(await registry.room(created.code))
+        let room = try #require(await registry.directory.room(created.code))
 
         store.breakWrites()
         store.holdReads()
@@ -281,7 +281,7 @@ struct StorageFaultTests {
             guard case .error(let error) = await transport.next("error", to: connection) else { Issue.record("no error"); return }
             #expect(error.code == .storageUnavailable)
         }
-        #expect(await registry.room(created.code) == nil, "released")
+        #expect(await registry.directory.room(created.code) == nil, "released")
 
         store.heal()
         events.hello(20, .rejoin(room: created.code, token: tokens[0]))
@@ -298,10 +298,10 @@ struct RoomLifetimeTests {
         let store = MemoryRoomStore()
         let clock = ManualClock()
         let (registry, events) = ServerFixtures.registry(transport: transport, store: store, clock: clock)
-        let created = try await registry.createRoom(story: ServerFixtures.story)
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
         events.hello(1, .join(room: created.code, nickname: "Ana"))
         guard case .welcome(let welcome) = await transport.next("welcome", to: 1), let token = welcome.token else { Issue.record("no welcome"); return }
-        let room = try #require(await registry.room(created.code))
+        let room = try #require(await registry.directory.room(created.code))
         _ = try await room.perform(.start)
         _ = try await room.perform(.skip)
         guard case .question(let question) = await transport.next("question", to: 1) else { Issue.record("no question"); return }
@@ -316,13 +316,13 @@ struct RoomLifetimeTests {
         await registry.shutDown()
         let after = RecordingTransport()
         let (restarted, restartedEvents) = ServerFixtures.registry(transport: after, store: store, clock: clock)
-        #expect(try await restarted.restoreRooms() == 0)
-        #expect(await restarted.room(created.code) == nil)
+        #expect(try await restarted.directory.restoreRooms() == 0)
+        #expect(await restarted.directory.room(created.code) == nil)
         restartedEvents.hello(9, .rejoin(room: created.code, token: token))
         guard case .welcome(let back) = await after.next("welcome", to: 9) else { Issue.record("no welcome"); return }
         #expect(back.room.phase == .finished)
         #expect(back.room.finished?.you?.score == 1_000)
-        #expect(await restarted.room(created.code)?.results() == results, "results stay")
+        #expect(await restarted.directory.room(created.code)?.results() == results, "results stay")
         restartedEvents.hello(10, .join(room: created.code, nickname: "Late"))
         guard case .error(let refused) = await after.next("error", to: 10) else { Issue.record("no error"); return }
         #expect(refused.code == .roomEnded, "not room_not_found")
@@ -332,17 +332,17 @@ struct RoomLifetimeTests {
         let transport = RecordingTransport()
         let clock = ManualClock()
         let (registry, events) = ServerFixtures.registry(transport: transport, clock: clock)
-        let old = try await registry.createRoom(story: ServerFixtures.story)
+        let old = try await registry.directory.createRoom(story: ServerFixtures.story)
         events.hello(1, .join(room: old.code, nickname: "Ana"))
         events.hello(2, .watch(room: old.code, token: old.dashboardToken))
         _ = await transport.next("welcome", to: 1)
         _ = await transport.next("welcome", to: 2)
         clock.advance(by: 31 * 86_400_000)
-        let recent = try await registry.createRoom(story: ServerFixtures.story)
+        let recent = try await registry.directory.createRoom(story: ServerFixtures.story)
         events.hello(3, .join(room: recent.code, nickname: "Ben"))
         _ = await transport.next("welcome", to: 3)
 
-        let swept = await registry.sweep(finishedBefore: ServerTime(milliseconds: 0), createdBefore: clock.now() + -(30 * 86_400_000))
+        let swept = await registry.directory.sweep(finishedBefore: ServerTime(milliseconds: 0), createdBefore: clock.now() + -(30 * 86_400_000))
         #expect(swept.purged == 1)
         for connection: UInt64 in [1, 2] {
             #expect(await transport.closed(connection) == CloseReason(status: 1001, reason: "room_ended"))
@@ -370,18 +370,18 @@ struct DataDirectoryLockTests {
         try FileManager.default.createDirectory(at: web, withIntermediateDirectories: true)
         try "<!doctype html>".write(to: web.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
         var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.bindAddress = "127.0.0.1"
-        configuration.webRoot = web.path
-        configuration.dataDirectory = folder.appendingPathComponent("data").path
-        configuration.database = folder.appendingPathComponent("data/storycircle.sqlite").path
-        configuration.adminToken = "admin"
+        configuration.network.port = 0
+        configuration.network.bindAddress = "127.0.0.1"
+        configuration.files.webRoot = web.path
+        configuration.files.dataDirectory = folder.appendingPathComponent("data").path
+        configuration.storage.database = folder.appendingPathComponent("data/storycircle.sqlite").path
+        configuration.network.adminToken = "admin"
         func start() async throws -> ClassroomServer {
             try await ClassroomServer.start(configuration: configuration, clock: ManualClock(), narrator: ScriptedNarrator(), logger: StoryCircleLog(label: "test", minimumLevel: .error))
         }
         let first = try await start()
         await #expect(performing: { _ = try await start() }, throws: { error in
-            String(describing: error) == "another StoryCircle server (pid \(getpid())) is already using the data folder \(configuration.dataDirectory): stop it first, or give this one its own --data folder"
+            String(describing: error) == "another StoryCircle server (pid \(getpid())) is already using the data folder \(configuration.files.dataDirectory): stop it first, or give this one its own --data folder"
         })
         await first.stop()
         let again = try await start()

@@ -21,7 +21,8 @@ struct StoryLibraryAPITests {
         let (registry, _) = ServerFixtures.registry(transport: RecordingTransport(), store: store, clock: clock)
         let api = APIHandler(
             registry: registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin-token"),
-            publicURL: "http://192.0.2.1:8080", startedAt: clock.now(), audio: nil, qrCodes: true, library: library ? store : nil
+            publicURL: "http://192.0.2.1:8080", startedAt: clock.now(), audio: nil, qrCodes: true, library: library ? store : nil,
+            pictures: store
         )
         return (api, store, registry)
     }
@@ -42,7 +43,7 @@ struct StoryLibraryAPITests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let (api, store, registry) = try handler()
         defer { Task { await registry.shutDown(); await store.close() } }
-        let room = try await registry.createRoom(story: ServerFixtures.story)
+        let room = try await registry.directory.createRoom(story: ServerFixtures.story)
         for (method, path) in [(HTTPMethod.get, "/api/stories"), (.post, "/api/stories"), (.post, "/api/stories/validate"), (.delete, "/api/stories/abc")] {
             let (status, body) = await request(api, method, path, token: room.teacherToken, body: Self.story)
             #expect(status == 403 && Self.code(body) == "wrong_role", "\(method) \(path)")
@@ -96,7 +97,7 @@ struct StoryLibraryAPITests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let (api, store, registry) = try handler()
         defer { Task { await registry.shutDown(); await store.close() } }
-        await SampleStories.seed(store, from: Self.samples, logger: StoryCircleLog(label: "test", minimumLevel: .error), now: ServerTime(milliseconds: 1))
+        await SampleStories.seed(store, pictures: store, from: Self.samples, logger: StoryCircleLog(label: "test", minimumLevel: .error), now: ServerTime(milliseconds: 1))
         let (_, listed) = await request(api, .get, "/api/stories")
         let olive = try #require((listed["stories"] as? [[String: Any]])?.first { ($0["title"] as? String) == "Olive the Owl" })
         let id = try #require(olive["id"] as? String)

@@ -18,16 +18,16 @@ struct TransportTests {
 
     private static func start(clock: ManualClock, maxMessageBytes: Int = 4_096, configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> ClassroomServer {
         var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.bindAddress = "127.0.0.1"
-        configuration.webRoot = try webRoot()
-        configuration.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("storycircle-data-\(UUID().uuidString)").path
-        configuration.database = "none"
-        configuration.adminToken = "admin"
-        configuration.maxMessageBytes = maxMessageBytes
+        configuration.network.port = 0
+        configuration.network.bindAddress = "127.0.0.1"
+        configuration.files.webRoot = try webRoot()
+        configuration.files.dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("storycircle-data-\(UUID().uuidString)").path
+        configuration.storage.database = "none"
+        configuration.network.adminToken = "admin"
+        configuration.connections.maxMessageBytes = maxMessageBytes
         // Real time, with the whole suite starting at once on two cores: a child's connect and hello can
         // wait seconds for the cooperative pool. Only the test of the hello timeout itself sets a short one.
-        configuration.helloTimeoutSeconds = 60
+        configuration.connections.helloTimeoutSeconds = 60
         configure(&configuration)
         return try await ClassroomServer.start(configuration: configuration, clock: clock, store: MemoryRoomStore(), narrator: ScriptedNarrator(), logger: StoryCircleLog(label: "test", minimumLevel: .error))
     }
@@ -36,7 +36,7 @@ struct TransportTests {
         let clock = ManualClock()
         let server = try await Self.start(clock: clock)
         let clients = try SocketClients(port: server.port)
-        let (room, _, _, _) = try await server.createRoom(story: ServerFixtures.story)
+        let room = try await server.rooms.create(story: ServerFixtures.story)
 
         var children: [UInt64] = []
         for i in 0..<12 {
@@ -107,9 +107,9 @@ struct TransportTests {
         // up to 5 s there, so a 6 s timeout sometimes caught the child too. 15 s leaves room; the suite runs
         // its tests in parallel, so the wait costs its wall time little. (The rule itself, to the
         // millisecond, is ConnectionStateTests'.)
-        let server = try await Self.start(clock: ManualClock()) { $0.helloTimeoutSeconds = 15; $0.maxConnectionsPerAddress = 3 }
+        let server = try await Self.start(clock: ManualClock()) { $0.connections.helloTimeoutSeconds = 15; $0.connections.maxConnectionsPerAddress = 3 }
         let clients = try SocketClients(port: server.port)
-        let (room, _, _, _) = try await server.createRoom(story: ServerFixtures.story)
+        let room = try await server.rooms.create(story: ServerFixtures.story)
         let child = try #require(await clients.connect())
         clients.send(.join(room: room.code, nickname: "Ana"), from: child)
         _ = await clients.log.next("welcome", to: child)
@@ -131,7 +131,7 @@ struct TransportTests {
     }
 
     @Test func pagesFromThePublicURLMayConnectAndOtherSitesMayNot() async throws {
-        let server = try await Self.start(clock: ManualClock()) { $0.publicURL = "https://quiz.school.example/" }
+        let server = try await Self.start(clock: ManualClock()) { $0.network.publicURL = "https://quiz.school.example/" }
         let policy = server.transport.currentOriginPolicy
         #expect(policy.allows("https://quiz.school.example"))
         #expect(policy.allows("http://127.0.0.1:\(server.port)"))
@@ -143,7 +143,7 @@ struct TransportTests {
     @Test func stoppingTheServerClosesEveryConnectionAsGoingAway() async throws {
         let server = try await Self.start(clock: ManualClock())
         let clients = try SocketClients(port: server.port)
-        let (room, _, _, _) = try await server.createRoom(story: ServerFixtures.story)
+        let room = try await server.rooms.create(story: ServerFixtures.story)
         let child = try #require(await clients.connect())
         clients.send(.join(room: room.code, nickname: "Ana"), from: child)
         _ = await clients.log.next("welcome", to: child)

@@ -44,7 +44,7 @@ struct AllowedCommandsTests {
     }
 
     /// The commands `perform` carries out on a copy of `room`, by name, in `TeacherCommand.names` order.
-    private func accepted(by room: RoomDriver) -> [String] {
+    private func accepted(by room: RoomDriver) -> [CommandName] {
         TeacherCommand.representatives.compactMap { command in
             var copy = room.state
             let tried: TeacherCommand = switch command {
@@ -52,7 +52,7 @@ struct AllowedCommandsTests {
             case .block: .block(player: "Ana")
             default: command
             }
-            return (try? copy.perform(tried, at: room.now)) == nil ? nil : command.name
+            return (try? copy.perform(tried, at: room.now)) == nil ? nil : command.commandName
         }
     }
 
@@ -63,7 +63,7 @@ struct AllowedCommandsTests {
     }
 
     @Test func whatEachStateAllows() throws {
-        let allowed = Dictionary(uniqueKeysWithValues: try roomsInEveryState().map { ($0.name, $0.room.state.allowedCommands) })
+        let allowed = Dictionary(uniqueKeysWithValues: try roomsInEveryState().map { ($0.name, $0.room.state.allowedCommands.map(\.rawValue)) })
         #expect(allowed["lobby"] == ["start", "kick", "block", "lock", "end", "settings"])
         #expect(allowed["preparing"] == ["skip", "kick", "block", "lock", "end"])
         // After a failure the teacher may start again (as retry does), skip to the quiz, or fix the voice.
@@ -134,7 +134,7 @@ struct AllowedCommandsTests {
         let rooms = roomMessages(in: directives)
         #expect(rooms.count == 1, comment, sourceLocation: sourceLocation)
         #expect(rooms.first?.to == [teacher], comment, sourceLocation: sourceLocation)
-        #expect(rooms.first?.status == RoomStatus(locked: room.state.isLocked, settings: room.state.settings, language: room.state.language, commands: room.state.allowedCommands), comment, sourceLocation: sourceLocation)
+        #expect(rooms.first?.status == RoomStatus(locked: room.state.isLocked, settings: room.state.settings, language: room.state.language, commands: room.state.allowedCommands.map(\.rawValue)), comment, sourceLocation: sourceLocation)
         let movedAt = directives.firstIndex { if case .send(let message, _) = $0 { moved(message) } else { false } }
         let toldAt = directives.firstIndex { if case .send(.room, _) = $0 { true } else { false } }
         #expect(movedAt != nil && toldAt != nil && movedAt! < toldAt!, "the list follows the change: \(comment)", sourceLocation: sourceLocation)
@@ -198,7 +198,7 @@ struct AllowedCommandsTests {
         var steps = 0
         func check(_ step: String, sourceLocation: SourceLocation = #_sourceLocation) {
             steps += 1
-            #expect(commandsKnown(by: teacher, in: room) == room.state.allowedCommands, "after \(step)", sourceLocation: sourceLocation)
+            #expect(commandsKnown(by: teacher, in: room) == room.state.allowedCommands.map(\.rawValue), "after \(step)", sourceLocation: sourceLocation)
         }
         check("the welcome")
         try room.command(.lock); check("lock")

@@ -96,7 +96,7 @@ struct RoomTallyTests {
             default:
                 what = "restart"
                 stored += room.persisted
-                var archive = RoomArchive(header: RoomHeader(code: room.state.code, story: room.state.story, settings: settings, credentials: Fixtures.credentials, createdAt: ServerTime(milliseconds: 0)))
+                var archive = RoomArchive(header: RoomHeader(code: room.state.code.rawValue, story: room.state.story, settings: settings, credentials: Fixtures.credentials, createdAt: ServerTime(milliseconds: 0)))
                 stored.forEach { archive.apply($0) }
                 let (restored, directives) = RoomState.restore(archive, lookalikes: LookalikeTable(), at: room.now + 1_000)
                 room = RoomDriver(restoring: restored, at: room.now + 1_000, directives: directives)

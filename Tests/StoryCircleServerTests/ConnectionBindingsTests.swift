@@ -2,14 +2,14 @@ import Foundation
 import Testing
 @testable import StoryCircleCore
 @testable import StoryCircleServer
-import WebSocketTransport
+import TransportCore
 
 /// `ConnectionBindings`: a greeted connection's messages skip the `ConnectionRouter`, and never overtake the
 /// ones still queued for it.
 @Suite("Connection bindings")
 struct ConnectionBindingsTests {
     /// What `ClassroomServer`'s transport callback does with a message: the direct way, or the router's.
-    private func transportDelivers(_ bindings: ConnectionBindings, _ events: AsyncStream<WebSocketTransport.TransportEvent>.Continuation, _ connection: UInt64, _ message: ClientMessage) -> Bool {
+    private func transportDelivers(_ bindings: ConnectionBindings, _ events: AsyncStream<TransportCore.TransportEvent>.Continuation, _ connection: UInt64, _ message: ClientMessage) -> Bool {
         let bytes = Array(try! JSONEncoder().encode(message))
         if bindings.deliver(connection, bytes) { return true }
         events.yield(.message(connection: connection, bytes: bytes))
@@ -20,7 +20,7 @@ struct ConnectionBindingsTests {
 
     /// Returns once the router has routed everything yielded before: a refused hello from a connection of
     /// its own (`probe`), behind it in the stream, is answered only after it. (A close says nothing back.)
-    private func routedSoFar(_ events: AsyncStream<WebSocketTransport.TransportEvent>.Continuation, _ transport: RecordingTransport, probe: UInt64) async {
+    private func routedSoFar(_ events: AsyncStream<TransportCore.TransportEvent>.Continuation, _ transport: RecordingTransport, probe: UInt64) async {
         events.yield(.opened(connection: probe, peer: "10.0.0.\(probe)"))
         events.raw(probe, "{}")
         _ = await transport.next("error", to: probe)
@@ -30,7 +30,7 @@ struct ConnectionBindingsTests {
         let transport = RecordingTransport()
         let bindings = ConnectionBindings()
         let (registry, events) = ServerFixtures.registry(transport: transport, bindings: bindings)
-        let created = try await registry.createRoom(story: ServerFixtures.story)
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
 
         events.yield(.opened(connection: 1, peer: "10.0.0.1"))
         // Nothing is bound yet: the hello and the messages right behind it all go to the router.
@@ -56,8 +56,8 @@ struct ConnectionBindingsTests {
 
     @Test func aBoundConnectionTakesTheDirectWayOnlyOnceNothingOfItsIsQueued() async throws {
         let (registry, _) = ServerFixtures.registry(transport: RecordingTransport())
-        let created = try await registry.createRoom(story: ServerFixtures.story)
-        let room = try #require(await registry.room(created.code))
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
+        let room = try #require(await registry.directory.room(created.code))
         let bindings = ConnectionBindings()
         let bytes = Array(#"{"type":"ping","id":1}"#.utf8)
         #expect(!bindings.deliver(9, bytes))
@@ -80,8 +80,8 @@ struct ConnectionBindingsTests {
         let transport = RecordingTransport()
         let bindings = ConnectionBindings()
         let (registry, _) = ServerFixtures.registry(transport: transport, bindings: bindings)
-        let created = try await registry.createRoom(story: ServerFixtures.story)
-        let room = try #require(await registry.room(created.code))
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
+        let room = try #require(await registry.directory.room(created.code))
         #expect(bindings.bind(1, to: room))
         #expect(bindings.unbindAll(of: room) == [1])
         #expect(!bindings.bind(2, to: room))
@@ -96,11 +96,11 @@ struct ConnectionBindingsTests {
         let transport = RecordingTransport()
         let bindings = ConnectionBindings()
         let (registry, events) = ServerFixtures.registry(transport: transport, bindings: bindings)
-        let created = try await registry.createRoom(story: ServerFixtures.story)
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
         events.hello(1, .join(room: created.code, nickname: "Ana"))
         _ = await transport.next("welcome", to: 1)
         await registry.settled()
-        let room = try #require(await registry.room(created.code))
+        let room = try #require(await registry.directory.room(created.code))
 
         // What `RoomDirectory` does when it lets the room go, up to the refusal that follows.
         #expect(bindings.unbindAll(of: room) == [1])
@@ -123,7 +123,7 @@ struct ConnectionBindingsTests {
         let transport = RecordingTransport()
         let bindings = ConnectionBindings()
         let (registry, events) = ServerFixtures.registry(transport: transport, bindings: bindings)
-        let created = try await registry.createRoom(story: ServerFixtures.story)
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
 
         events.yield(.opened(connection: 1, peer: "10.0.0.1"))
         #expect(!transportDelivers(bindings, events, 1, .join(room: "000000", nickname: "Ana")))

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import WebSocketTransport
 
 @testable import StoryCircleCore
 @testable import StoryCircleServer
@@ -26,7 +25,7 @@ struct RoomOwnershipTests {
         let (onA, onB) = (ScriptedNarrator(), ScriptedNarrator())
         let a = Self.node("a", store: store, narrator: onA)
         let b = Self.node("b", store: store, narrator: onB)
-        let created = try await a.registry.createRoom(story: ServerFixtures.story)
+        let created = try await a.registry.directory.createRoom(story: ServerFixtures.story)
         b.events.hello(1, .join(room: created.code, nickname: "Ana"))
         _ = await b.transport.next("welcome", to: 1)
         #expect(onA.readAheads.isEmpty)
@@ -38,11 +37,11 @@ struct RoomOwnershipTests {
         let store = MemoryRoomStore()
         let a = Self.node("a", store: store)
         let b = Self.node("b", store: store)
-        let created = try await a.registry.createRoom(story: ServerFixtures.story)
-        #expect(await a.registry.room(created.code) == nil, "a shared store's room runs where the proxy sends it, not where it was made")
+        let created = try await a.registry.directory.createRoom(story: ServerFixtures.story)
+        #expect(await a.registry.directory.room(created.code) == nil, "a shared store's room runs where the proxy sends it, not where it was made")
 
-        async let fromA = Self.outcome { try await a.registry.findRoom(created.code) }
-        async let fromB = Self.outcome { try await b.registry.findRoom(created.code) }
+        async let fromA = Self.outcome { try await a.registry.directory.findRoom(created.code) }
+        async let fromB = Self.outcome { try await b.registry.directory.findRoom(created.code) }
         let outcomes = await [fromA, fromB]
         let owners = outcomes.compactMap { (try? $0.get()) ?? nil }
         #expect(owners.count == 1, "exactly one node runs the room")
@@ -67,15 +66,15 @@ struct RoomOwnershipTests {
         let store = MemoryRoomStore()
         let a = Self.node("a", store: store)
         let b = Self.node("b", store: store)
-        let created = try await a.registry.createRoom(story: ServerFixtures.story)
+        let created = try await a.registry.directory.createRoom(story: ServerFixtures.story)
         a.events.hello(1, .join(room: created.code, nickname: "Ana"))
         _ = await a.transport.next("welcome", to: 1)
-        let onA = try #require(await a.registry.room(created.code))
+        let onA = try #require(await a.registry.directory.room(created.code))
         let staleLease = try #require(onA.lease)
 
         // Node a is paused past its lease (here: the lease ends behind its back), and b takes the room.
         try await store.release(staleLease)
-        let onB = try #require(try await b.registry.findRoom(created.code))
+        let onB = try #require(try await b.registry.directory.findRoom(created.code))
         #expect(try #require(onB.lease).epoch > staleLease.epoch)
 
         // a still believes it runs the room: Ben's join is written under the old lease, and refused.
@@ -83,7 +82,7 @@ struct RoomOwnershipTests {
         #expect(await a.transport.closed(2) == CloseReason(status: 1012, reason: "try_again"))
         #expect(await a.transport.closed(1) == CloseReason(status: 1012, reason: "try_again"))
         #expect(!a.transport.types(to: 2).contains("welcome"), "no welcome (and no token) for a join that was not stored")
-        #expect(await a.registry.room(created.code) == nil, "the stale owner forgot the room")
+        #expect(await a.registry.directory.room(created.code) == nil, "the stale owner forgot the room")
         #expect(try await store.archive(room: created.code)?.players.map(\.nickname) == ["Ana"])
 
         // Ana's page reconnects and reaches the room's owner now, b.
@@ -97,8 +96,8 @@ struct RoomOwnershipTests {
         let a = Self.node("a", store: store)
         // Two hellos per address, refilled only as the (manual, stopped) clock moves: never, here.
         let b = Self.node("b", store: store) { $0.joinBurst = 2 }
-        let created = try await a.registry.createRoom(story: ServerFixtures.story)
-        _ = try #require(try await a.registry.findRoom(created.code))
+        let created = try await a.registry.directory.createRoom(story: ServerFixtures.story)
+        _ = try #require(try await a.registry.directory.findRoom(created.code))
         // A class behind one address reconnecting again and again while the room moves.
         for connection in UInt64(1)...5 {
             b.events.hello(connection, .join(room: created.code, nickname: "Kid \(connection)"))
@@ -109,11 +108,11 @@ struct RoomOwnershipTests {
     @Test func aHelloForAnotherRoomThanTheURLsIsRefused() async throws {
         let store = MemoryRoomStore()
         let a = Self.node("a", store: store)
-        let created = try await a.registry.createRoom(story: ServerFixtures.story)
-        a.events.yield(.opened(connection: 1, peer: "10.0.0.1", room: "999999"))
+        let created = try await a.registry.directory.createRoom(story: ServerFixtures.story)
+        a.events.yield(.opened(connection: 1, peer: "10.0.0.1", query: ["room": "999999"]))
         a.events.send(1, .join(room: created.code, nickname: "Ana"))
         #expect(await a.transport.closed(1) == CloseReason(status: 1008, reason: "room_mismatch"))
-        a.events.yield(.opened(connection: 2, peer: "10.0.0.1", room: created.code))
+        a.events.yield(.opened(connection: 2, peer: "10.0.0.1", query: ["room": created.code]))
         a.events.send(2, .join(room: created.code, nickname: "Ana"))
         _ = await a.transport.next("welcome", to: 2)
     }
@@ -129,11 +128,11 @@ struct RoomOwnershipTests {
         let leaseClock = ManualMonotonicClock()
         let a = Self.node("a", store: store, clock: clock, leaseClock: leaseClock) { $0.leaseSeconds = 60 }
         let b = Self.node("b", store: store, clock: clock) { $0.leaseSeconds = 60 }
-        let created = try await a.registry.createRoom(story: ServerFixtures.story)
+        let created = try await a.registry.directory.createRoom(story: ServerFixtures.story)
         a.events.hello(1, .join(room: created.code, nickname: "Ana"))
         _ = await a.transport.next("welcome", to: 1)
         let token = try #require(Self.token(a.transport, 1))
-        let onA = try #require(await a.registry.room(created.code))
+        let onA = try #require(await a.registry.directory.room(created.code))
         let leaseOnA = try #require(onA.lease)
         _ = try await onA.perform(.start)
         _ = try await onA.perform(.skip)
@@ -149,13 +148,13 @@ struct RoomOwnershipTests {
         // A renewal before a has held the room a whole lease period does not move it (a proxy flapping
         // between nodes moves a room at most once a period).
         await Self.renewal(on: leaseClock, after: .seconds(20))
-        #expect(await a.registry.room(created.code) != nil)
+        #expect(await a.registry.directory.room(created.code) != nil)
         #expect(a.transport.closeStatus(1) == nil)
 
         // a hands the room over at its first renewal after a period: Ana's page is told to reconnect.
         await Self.renewal(on: leaseClock, after: .seconds(40))
         #expect(await a.transport.closed(1) == CloseReason(status: 1012, reason: "try_again"))
-        #expect(await a.registry.room(created.code) == nil)
+        #expect(await a.registry.directory.room(created.code) == nil)
 
         // Through the proxy, to b, which takes the room from the store: Ana is welcomed with her answer.
         b.events.hello(3, .rejoin(room: created.code, token: token))
@@ -166,7 +165,7 @@ struct RoomOwnershipTests {
         #expect(shown == 2, "the acknowledged answer came along")
         let stored = try #require(try await store.archive(room: created.code)?.answers.first)
         if let you = welcome.room.reveal?.you { #expect(you.standing.score == stored.points, "and her score with it") }
-        let onB = try #require(await b.registry.room(created.code))
+        let onB = try #require(await b.registry.directory.room(created.code))
         let leaseOnB = try #require(onB.lease)
         #expect(leaseOnB.epoch > leaseOnA.epoch, "the new holder has a new epoch")
         #expect(try await store.archive(room: created.code)?.answers.map(\.option) == [2])
@@ -191,11 +190,11 @@ struct RoomOwnershipTests {
         let clock = ManualClock()
         let leaseClock = ManualMonotonicClock()
         let a = Self.node("a", store: store, clock: clock, leaseClock: leaseClock) { $0.leaseSeconds = 60 }
-        let kept = try await a.registry.createRoom(story: ServerFixtures.story)
-        let letGo = try await a.registry.createRoom(story: ServerFixtures.story)
+        let kept = try await a.registry.directory.createRoom(story: ServerFixtures.story)
+        let letGo = try await a.registry.directory.createRoom(story: ServerFixtures.story)
         a.events.hello(1, .join(room: kept.code, nickname: "Ana"))
         _ = await a.transport.next("welcome", to: 1)
-        let finished = try #require(try await a.registry.findRoom(letGo.code))
+        let finished = try #require(try await a.registry.directory.findRoom(letGo.code))
         _ = try await finished.perform(.end)
 
         store.unreachable = true
@@ -203,14 +202,14 @@ struct RoomOwnershipTests {
         #expect(store.renewals == 0, "the renewal failed")
         // The finished room is let go during the outage: its lease cannot be released.
         clock.advance(by: 1)
-        #expect(await a.registry.sweep(finishedBefore: clock.now(), createdBefore: ServerTime(milliseconds: 0)).evicted == 1)
+        #expect(await a.registry.directory.sweep(finishedBefore: clock.now(), createdBefore: ServerTime(milliseconds: 0)).evicted == 1)
         await store.refusal(of: "release")
 
         store.unreachable = false
         // The retry comes a fifth of a second after the failure, not a third of a lease (20 s) later.
         await Self.renewal(on: leaseClock, after: .milliseconds(200))
         #expect(store.renewals == 1, "renewed as soon as the database answers")
-        #expect(await a.registry.room(kept.code) != nil)
+        #expect(await a.registry.directory.room(kept.code) != nil)
         #expect(a.transport.closeStatus(1) == nil, "Ana was never bounced")
 
         // The projector opens the room that was let go: this node takes it back at once.
@@ -227,13 +226,13 @@ struct RoomOwnershipTests {
         let store = MemoryRoomStore()
         let transport = RecordingTransport()
         let (registry, events) = ServerFixtures.registry(transport: transport, store: store)
-        let created = try await registry.createRoom(story: ServerFixtures.story)
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
         events.hello(1, .join(room: created.code, nickname: "Ana"))
         guard case .welcome = await transport.next("welcome", to: 1) else { Issue.record("expected a welcome"); return }
 
         let lease = try await store.acquire(room: created.code, node: "elsewhere", for: .seconds(10))
         #expect(lease.node == "elsewhere", "the room was not held under a lease")
-        #expect(await registry.room(created.code) != nil)
+        #expect(await registry.directory.room(created.code) != nil)
         #expect(transport.closeStatus(1) == nil)
     }
 

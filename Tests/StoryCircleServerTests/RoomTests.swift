@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import StoryCircleCore
 @testable import StoryCircleServer
-import WebSocketTransport
+import TransportCore
 
 /// The `Room` actor and `RoomRegistry` with an in-memory transport and a manual clock: no sockets, no sleeps.
 @Suite("Rooms")
@@ -12,10 +12,10 @@ struct RoomTests {
         _ transport: RecordingTransport, clock: ManualClock = ManualClock(), narrator: ScriptedNarrator = ScriptedNarrator()
     ) async throws -> (events: AsyncStream<TransportEvent>.Continuation, created: CreatedRoom, room: Room) {
         let (registry, events) = ServerFixtures.registry(transport: transport, clock: clock, narrator: narrator)
-        let created = try await registry.createRoom(story: ServerFixtures.story)
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
         events.hello(1, .join(room: created.code, nickname: "Ana"))
         _ = await transport.next("welcome", to: 1)
-        return (events, created, try #require(await registry.room(created.code)))
+        return (events, created, try #require(await registry.directory.room(created.code)))
     }
 
     /// A room let go before its `run` got its turn (a room dropped as soon as it was made) starts nothing: no
@@ -24,10 +24,11 @@ struct RoomTests {
         let transport = RecordingTransport()
         let clock = ManualClock()
         let store = MemoryRoomStore()
-        let services = RoomServices(
-            transport: transport, store: store, clock: clock, narrator: ScriptedNarrator(), metrics: ServerMetrics(), failedHellos: nil,
-            logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), health: nil, executor: .ownThread(), storageRetryMs: 1_000
+        var services = RoomServices(
+            transport: transport, storage: store.offers, clock: clock, narrator: ScriptedNarrator(), lookalikes: LookalikeTable(), metrics: ServerMetrics(),
+            logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in })
         )
+        services.storageRetryMs = 1_000
         let state = RoomState(code: "123456", story: ServerFixtures.story, credentials: RoomCredentials(teacherToken: "t", dashboardToken: "d"), lookalikes: LookalikeTable())
         let room = Room(state: state, createdAt: clock.now(), services: services)
         await room.shutDown()
@@ -73,12 +74,12 @@ struct RoomTests {
         let (registry, events) = ServerFixtures.registry(transport: transport, narrator: narrator)
         var story = ServerFixtures.story
         story.narration.voice = "xx"
-        let created = try await registry.createRoom(story: story)
+        let created = try await registry.directory.createRoom(story: story)
         events.hello(1, .join(room: created.code, nickname: "Ana"))
         events.hello(2, .join(room: created.code, nickname: "Ben"))
         _ = await transport.next("welcome", to: 1)
         _ = await transport.next("welcome", to: 2)
-        let room = try #require(await registry.room(created.code))
+        let room = try #require(await registry.directory.room(created.code))
 
         _ = try await room.perform(.start)
         // A child reads a kind sentence, never the voice's name (the teacher gets that: the core's tests).
@@ -123,14 +124,14 @@ struct RoomTests {
         let store = GatedStore()
         let clock = ManualClock()
         let (registry, events) = ServerFixtures.registry(transport: transport, store: store, clock: clock)
-        let created = try await registry.createRoom(story: ServerFixtures.story)
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
         events.hello(1, .join(room: created.code, nickname: "Ana"))
         events.hello(2, .join(room: created.code, nickname: "Ben"))
         // Each hello finds its room in a task of its own, so Ben's welcome says nothing of Ana's: a child
         // welcomed after the skip gets the question inside her welcome, not as a message.
         _ = await transport.next("welcome", to: 1)
         _ = await transport.next("welcome", to: 2)
-        let room = try #require(await registry.room(created.code))
+        let room = try #require(await registry.directory.room(created.code))
         _ = try await room.perform(.start)
         _ = try await room.perform(.skip)
         guard case .question(let question) = await transport.next("question", to: 1) else { Issue.record("expected .question"); return }
@@ -158,10 +159,10 @@ struct RoomTests {
         let store = MemoryRoomStore()
         let clock = ManualClock()
         let (registry, events) = ServerFixtures.registry(transport: transport, store: store, clock: clock)
-        let created = try await registry.createRoom(story: ServerFixtures.story)
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
         events.hello(1, .join(room: created.code, nickname: "Ana"))
         guard case .welcome(let welcome) = await transport.next("welcome", to: 1), let token = welcome.token else { Issue.record("expected .welcome"); return }
-        let room = try #require(await registry.room(created.code))
+        let room = try #require(await registry.directory.room(created.code))
         _ = try await room.perform(.start)
         _ = try await room.perform(.skip)
         guard case .question(let question) = await transport.next("question", to: 1) else { Issue.record("expected .question"); return }
@@ -174,7 +175,7 @@ struct RoomTests {
         await registry.shutDown()
         let after = RecordingTransport()
         let (restarted, restartedEvents) = ServerFixtures.registry(transport: after, store: store, clock: clock)
-        #expect(try await restarted.restoreRooms() == 1)
+        #expect(try await restarted.directory.restoreRooms() == 1)
         restartedEvents.hello(9, .rejoin(room: created.code, token: token))
         guard case .welcome(let back) = await after.next("welcome", to: 9) else { Issue.record("expected .welcome"); return }
         #expect(back.player?.nickname == "Ana")
@@ -208,7 +209,7 @@ struct RegistryTests {
         settings.failedJoinBurst = 3
         settings.failedJoinsPerMinute = 1
         let (registry, events) = ServerFixtures.registry(transport: transport, settings: settings)
-        let created = try await registry.createRoom(story: ServerFixtures.story)
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
         for connection in UInt64(1)...3 {
             events.hello(connection, .join(room: "100000", nickname: "Guess"), peer: "10.9.9.9")
             guard case .error(let error) = await transport.next("error", to: connection) else { Issue.record("expected .error"); return }
@@ -228,7 +229,7 @@ struct RegistryTests {
         settings.failedJoinBurst = 3
         settings.failedJoinsPerMinute = 1
         let (registry, events) = ServerFixtures.registry(transport: transport, settings: settings)
-        let created = try await registry.createRoom(story: ServerFixtures.story)
+        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
         // The room exists: only the room's own refusals (bad_token) can spend the allowance here.
         for connection in UInt64(1)...3 {
             events.hello(connection, .rejoin(room: created.code, token: "guess-\(connection)"), peer: "10.9.9.9")
@@ -245,16 +246,16 @@ struct RegistryTests {
     @Test func roomsAreIsolated() async throws {
         let transport = RecordingTransport()
         let (registry, events) = ServerFixtures.registry(transport: transport)
-        let first = try await registry.createRoom(story: ServerFixtures.story)
-        let second = try await registry.createRoom(story: ServerFixtures.story)
+        let first = try await registry.directory.createRoom(story: ServerFixtures.story)
+        let second = try await registry.directory.createRoom(story: ServerFixtures.story)
         #expect(first.code != second.code)
         events.hello(1, .join(room: first.code, nickname: "Ana"))
         events.hello(2, .join(room: second.code, nickname: "Ana"))
         _ = await transport.next("welcome", to: 1)
         _ = await transport.next("welcome", to: 2)
-        _ = try await registry.room(first.code)?.perform(.start)
+        _ = try await registry.directory.room(first.code)?.perform(.start)
         _ = await transport.next("narration.plan", to: 1)
-        #expect(await registry.room(second.code)?.report().phase == .lobby)
+        #expect(await registry.directory.room(second.code)?.report().phase == .lobby)
         #expect(!transport.types(to: 2).contains("narration.plan"))
     }
 }

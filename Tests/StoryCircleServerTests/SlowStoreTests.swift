@@ -18,8 +18,8 @@ struct SlowStoreTests {
         defer { store.finishSlowCalls() }  // a failed expectation must not leave the store's threads stalled
         let clock = ManualClock()
         let (registry, events) = ServerFixtures.registry(transport: transport, store: store, clock: clock)
-        let roomA = try await registry.createRoom(story: ServerFixtures.story)
-        let roomB = try await registry.createRoom(story: ServerFixtures.story)
+        let roomA = try await registry.directory.createRoom(story: ServerFixtures.story)
+        let roomB = try await registry.directory.createRoom(story: ServerFixtures.story)
         store.slowDown(roomA.code)
 
         // Four children join room A: each join's commit holds a store thread until the end of the test
@@ -35,7 +35,7 @@ struct SlowStoreTests {
         #expect(!transport.types(to: 1).contains("welcome"), "room A's join is not stored yet, so not welcomed")
         events.send(11, .ping(id: 1, clientTime: 1, roundTripMs: 10))
         _ = await transport.log.next("pong", to: 11, timeout: Self.prompt)
-        let room = try #require(await registry.room(roomB.code))
+        let room = try #require(await registry.directory.room(roomB.code))
         _ = try await room.perform(.start)
         _ = try await room.perform(.skip)
         guard case .question(let question) = await transport.log.next("question", to: 11, timeout: Self.prompt) else {
@@ -48,7 +48,7 @@ struct SlowStoreTests {
 
         // A room being created stalls too; meanwhile room B still welcomes and answers at once.
         store.slowDownCreations()
-        let creating = Task { try await registry.createRoom(story: ServerFixtures.story) }
+        let creating = Task { try await registry.directory.createRoom(story: ServerFixtures.story) }
         await store.waitForSlowCalls(5)
         events.hello(12, .join(room: roomB.code, nickname: "Bo"))
         _ = await transport.log.next("welcome", to: 12, timeout: Self.prompt)
@@ -61,7 +61,7 @@ struct SlowStoreTests {
         store.finishSlowCalls()
         for child in UInt64(1)...4 { _ = await transport.next("welcome", to: child) }
         let created = try await creating.value
-        #expect(await registry.room(created.code) != nil)
+        #expect(await registry.directory.room(created.code) != nil)
         await registry.shutDown()
         await store.close()
     }

@@ -7,11 +7,11 @@ import WebSocketTransport
 /// tested on a manual clock in `ConnectionStateTests`; nothing here measures time.
 @Suite("Keepalive", .serialized)
 struct KeepaliveTests {
-    /// What the server's pings carry (and a pong must echo).
+    /// What the server's pings carry (and a pong must echo): the name the application gave its protocol.
     let ping = Array("storycircle".utf8)
 
     @Test func aSilentConnectionIsPingedAPongCountsAndSilenceIsHungUpOn() async throws {
-        let harness = try TransportHarness { $0.pingAfterIdleSeconds = 1; $0.hangUpAfterIdleSeconds = 3; $0.helloTimeoutSeconds = 0 }
+        let harness = try TransportHarness { $0.pingAfterIdleSeconds = 1; $0.hangUpAfterIdleSeconds = 3; $0.helloTimeoutSeconds = 0; $0.protocolName = "storycircle" }
         defer { harness.stop() }
         let port = harness.port
         let ping = ping

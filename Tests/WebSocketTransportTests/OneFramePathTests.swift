@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import WebSocketTransport
+import TransportCore
 
 /// The one-frame path: a frame for a connection with nothing else waiting is written where the service
 /// thread is woken, without a WRITEABLE callback; anything lws still buffers sends the connection the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WebSocketTransport
+import TransportCore
 
 /// What the application sends arrives whole and in order, however the transport groups it.
 @Suite("Sending over real sockets", .serialized)
@@ -148,5 +149,19 @@ struct SendingTests {
         let socket = other.0
         let received = try await offPool { Self.read(1, from: socket) }
         #expect(received == ["still here"])
+    }
+
+    /// A server reserves lws's headroom in every frame made after it, so frames are written where they lie;
+    /// a frame made with less (before any server was) is copied behind enough, and arrives the same.
+    @Test func aFrameMadeWithoutTheServersHeadroomStillArrivesWhole() async throws {
+        let harness = try TransportHarness { $0.coalesceWrites = false }
+        defer { harness.stop() }
+        #expect(OutboundFrame.reservedHeadroom > 0 && OutboundFrame(text: "x").headroom == OutboundFrame.reservedHeadroom)
+        let (socket, id) = try await Self.open(1, on: harness)[0]
+        let large = [UInt8](repeating: UInt8(ascii: "l"), count: 70_000)
+        let frames = [OutboundFrame(Array("bare".utf8), headroom: 0), OutboundFrame(large, headroom: 0), OutboundFrame(text: "reserved")]
+        for frame in frames { harness.server.send(frame, to: [id]) }
+        let received: [[UInt8]?] = try await offPool { (0..<3).map { _ in socket.nextFrame()?.payload } }
+        #expect(received == frames.map(\.bytes))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TransportCore
 import WebSocketTransport
 
 @Suite("RFC 6455 over real sockets", .serialized)
@@ -19,6 +20,25 @@ struct WebSocketProtocolTests {
         #expect(frames.last?.closeStatus == 1002, "\(frames)")
         #expect(frames.last?.payload != [0x03], "not an echo")
         #expect(harness.server.metrics.snapshot.protocolErrors == 1)
+    }
+
+    /// The transport reads nothing into the upgrade URL's query: it hands the whole of it on (a room's code
+    /// is the application's business), the first of a name given twice, as a proxy routing by it reads it.
+    @Test func theUpgradeURLsQueryIsHandedOnWhole() async throws {
+        let harness = try TransportHarness()
+        defer { harness.stop() }
+        let port = harness.port
+        let socket = try await offPool {
+            let socket = try RawSocket(port: port)
+            #expect(try socket.upgrade(port: port, path: "/ws?room=482913&lang=es&flag&room=111111").status == 101)
+            return socket
+        }
+        #expect(await harness.events.wait { $0.contains(where: \.isOpened) })
+        let queries = harness.events.all.compactMap { event -> [String: String]? in
+            if case .opened(_, _, let query) = event { query } else { nil }
+        }
+        #expect(queries == [["room": "482913", "lang": "es", "flag": ""]])
+        withExtendedLifetime(socket) {}
     }
 
     @Test func wellFormedClosesAreAnsweredAndBadCodesBecome1002() async throws {

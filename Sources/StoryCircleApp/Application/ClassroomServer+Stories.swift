@@ -3,10 +3,10 @@ import StoryCircleCore
 
 extension ClassroomServer {
     /// The story library, when the store keeps one (SQLite and PostgreSQL do; memory does not).
-    public var library: (any StoryLibrary)? { store as? any StoryLibrary }
+    public var library: (any StoryLibrary)? { storage.library }
 
     /// The classes, when the store keeps them (SQLite and PostgreSQL do; memory does not).
-    public var classes: (any ClassBook)? { store as? any ClassBook }
+    public var classes: (any ClassBook)? { storage.classes }
 
     /// The class with this id, or else the one with this name (ignoring case and spacing); nil if none.
     public func findClass(_ nameOrID: String) async throws -> SchoolClass? {

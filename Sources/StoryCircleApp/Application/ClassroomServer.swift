@@ -1,9 +1,4 @@
-import Confusables
 import Foundation
-import PostgresStorage
-import Speech
-import SQLiteStorage
-import Pictures
 import StoryCircleCore
 import TransportCore
 import WebSocketTransport
@@ -24,7 +19,8 @@ public final class ClassroomServer: Sendable {
     public let transportMetrics: TransportMetrics
     public let restoredRooms: Int
     let transport: WebSocketServer
-    let store: any RoomStore
+    /// What the store offers, named once at start (`RoomStore.offers`).
+    let storage: Storage
     let logger: StoryCircleLog
     private let lock: DataDirectoryLock
     private let loops: [Task<Void, Never>]
@@ -39,7 +35,7 @@ public final class ClassroomServer: Sendable {
 
     private init(
         configuration: ServerConfiguration, port: Int, publicURL: String, adminTokenFile: String?, registry: RoomRegistry,
-        metrics: ServerMetrics, transport: WebSocketServer, store: any RoomStore, logger: StoryCircleLog, lock: DataDirectoryLock,
+        metrics: ServerMetrics, transport: WebSocketServer, storage: Storage, logger: StoryCircleLog, lock: DataDirectoryLock,
         loops: [Task<Void, Never>], restoredRooms: Int, speech: SpeechNarrator?, finishStreams: @escaping @Sendable () -> Void
     ) {
         self.speech = speech
@@ -51,7 +47,7 @@ public final class ClassroomServer: Sendable {
         self.metrics = metrics
         self.transport = transport
         self.transportMetrics = transport.metrics
-        self.store = store
+        self.storage = storage
         self.logger = logger
         self.lock = lock
         self.loops = loops
@@ -60,170 +56,48 @@ public final class ClassroomServer: Sendable {
     }
 
     /// Brings a server up. `store` and `narrator` default to SQLite (or memory, with `database: "none"`)
-    /// and espeak-ng with the audio cache; tests inject their own, and a `ManualClock`.
+    /// and espeak-ng with the audio cache; tests inject their own, and a `ManualClock`. Each step is one
+    /// function of `ClassroomServer+Start`, in the order they must happen.
     public static func start(
         configuration: ServerConfiguration, clock testClock: (any ServerClock)? = nil, store: (any RoomStore)? = nil,
         narrator: (any NarrationPreparing)? = nil, timing: RoomTiming = .init(), logger: StoryCircleLog? = nil
     ) async throws -> ClassroomServer {
         let logger = logger ?? configuration.log()
-        // Every connection is an open file: accept no more than the process may open (less a margin for
-        // the database, the audio cache and the pages), so the limit is a clear refusal, not a failure.
-        var configuration = configuration
-        let files = ProcessLimits.raiseOpenFileLimit()
-        if files - 64 < configuration.maxConnections {
-            configuration.maxConnections = max(16, files - 64)
-            logger.info("Connections limited by the open-file limit", ["limit": String(files), "maxConnections": String(configuration.maxConnections)])
-        }
-        let metrics = ServerMetrics()
-        guard FileManager.default.fileExists(atPath: configuration.webRoot + "/index.html") else {
-            throw StartError(description: "the web pages are missing: \(configuration.webRoot)/index.html was not found (run from the project folder or set webRoot)")
-        }
-        do {
-            try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
-        } catch {
-            throw StartError(description: "cannot create the data folder \(configuration.dataDirectory): \(error.localizedDescription)")
-        }
-        // Before anything is read or written: two servers on one folder would both restore its rooms.
-        let lock: DataDirectoryLock
-        do {
-            lock = try DataDirectoryLock(directory: configuration.dataDirectory)
-        } catch {
-            throw StartError(description: error.description)
-        }
+        let configuration = fitConnectionsToOpenFiles(configuration, logger: logger)
+        let lock = try claimDataDirectory(configuration)
         let (adminToken, adminTokenFile) = try Self.adminToken(configuration)
-
-        let roomStore: any RoomStore
-        // A PostgreSQL URL may carry a password: messages show it redacted.
-        var postgres = PostgresSettings(database: configuration.database)
-        postgres?.node = configuration.nodeId
-        let databaseName = postgres?.redacted ?? configuration.database
-        if let store {
-            roomStore = store
-        } else if configuration.usesDatabase {
-            do {
-                roomStore = try postgres.map { try PostgresRoomStore($0) } ?? SQLiteRoomStore(path: configuration.database)
-            } catch {
-                throw StartError(description: "cannot open the database \(databaseName): \(error)")
-            }
-        } else {
-            roomStore = MemoryRoomStore()
-        }
-        let library = roomStore as? any StoryLibrary
-        if let library {
-            await SampleStories.seed(library, from: configuration.sampleStoriesDirectory, logger: logger, now: (testClock ?? SystemClock()).now())
-        }
-        var audioCache: AudioCache?
-        let roomNarrator: any NarrationPreparing
-        var speech: SpeechNarrator?
-        if let narrator {
-            roomNarrator = narrator
-        } else {
-            let cache: AudioCache
-            do {
-                cache = try AudioCache(directory: URL(fileURLWithPath: configuration.audioCacheDirectory), maxBytes: configuration.audioCacheMegabytes * 1_048_576)
-            } catch {
-                throw StartError(description: "cannot create the audio cache \(configuration.audioCacheDirectory): \(error.localizedDescription)")
-            }
-            audioCache = cache
-            let voices = await VoiceCatalog.discoverOffPool(
-                configuration, espeak: await SpeechEngine.shared.voices(), variants: await SpeechEngine.shared.variants(),
-                hashCache: URL(fileURLWithPath: configuration.audioCacheDirectory).appendingPathComponent("voice-hashes.json")
-            )
-            for problem in voices.problems {
-                logger.warning("Voice not offered", ["file": problem.path, "reason": problem.reason])
-            }
-            var piper: PiperWorker?
-            var piperThreads = 0
-            if let install = voices.piper, !voices.natural.isEmpty {
-                var workerConfiguration = PiperWorker.Configuration(python: install.python, script: install.worker, voices: voices.natural.map { ($0.file.name, $0.file.modelPath) })
-                piperThreads = configuration.resolvedPiperThreads
-                workerConfiguration.threads = piperThreads
-                let worker = PiperWorker(configuration: workerConfiguration)
-                // Launched now, on the worker's own thread, so that Python, onnxruntime and the voices are
-                // loaded before the first room starts its story; nothing waits for it (a room that comes
-                // first waits for the worker as it always did), and restarts keep the worker's backoff.
-                worker.warmUp()
-                piper = worker
-            }
-            logger.info("Voices", [
-                "natural": voices.natural.map(\.id).joined(separator: ","), "espeak": String(voices.espeak.count),
-                "piperThreads": String(piperThreads),
-            ])
-            let made = SpeechNarrator(cache: cache, metrics: metrics, voices: voices, piper: piper, logger: logger)
-            speech = made
-            roomNarrator = made
-        }
-
-        let lookalikes: ICUConfusables
-        do {
-            lookalikes = try ICUConfusables()
-        } catch {
-            throw StartError(description: "cannot compare nicknames: \(error)")
-        }
-
-        let (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
-        let (requests, requestSink) = AsyncStream.makeStream(of: HTTPRequest.self)
-        let bindings = ConnectionBindings()
-        let transport = WebSocketServer(configuration: transportConfiguration(configuration), refusals: TransportRefusals()) { event in
-            if case .message(let connection, let bytes) = event, bindings.deliver(connection, bytes) { return }
-            if case .request(let request) = event {
-                requestSink.yield(request)
-            } else {
-                eventSink.yield(event)
-            }
-        }
+        let metrics = ServerMetrics()
+        let opened = try await openStore(configuration, injected: store, now: (testClock ?? SystemClock()).now(), logger: logger)
+        let storage = opened.storage
+        let narration = try await makeNarration(configuration, injected: narrator, metrics: metrics, logger: logger)
+        let lookalikes = try compareNames()
+        let wiring = wireTransport(configuration)
+        let transport = wiring.transport
         // Rooms run on the transport's loop, and so do their timers, unless a test moves time itself.
         let clock = testClock ?? LoopClock(loop: transport.loopExecutor)
-        // PostgreSQL may be shared by several nodes: rooms are then loaded only by the node the proxy sends them to.
-        let registry = RoomRegistry(
-            events: events, transport: transport, store: roomStore, clock: clock, narrator: roomNarrator, lookalikes: lookalikes, metrics: metrics,
-            settings: configuration.registrySettings, timing: timing, logger: logger, bindings: bindings, sharedStore: store == nil && postgres != nil,
-            executor: transport.loopExecutor
+        let services = RoomServices(
+            transport: transport, storage: storage, clock: clock, narrator: narration.narrator, lookalikes: lookalikes, metrics: metrics, logger: logger,
+            timing: timing, bindings: wiring.bindings, executor: transport.loopExecutor
         )
-        let restored: Int
-        do {
-            restored = try await registry.restoreRooms()
-        } catch {
-            throw StartError(description: "cannot restore rooms from \(databaseName): \(error)")
-        }
-        let port: Int
-        do {
-            port = try transport.start()
-        } catch {
-            throw StartError(description: "cannot listen on port \(configuration.port): \(error). Is another server using it? Try --port.")
-        }
-        let publicURL = configuration.publicURL.map { String($0.trimmingSuffix("/")) } ?? "http://\(NetworkAddress.bestGuess(bindAddress: configuration.bindAddress)):\(port)"
-        // The pages children open are served from this address: let them connect (and no other site).
-        transport.allowOrigins([publicURL])
+        let registry = RoomRegistry(events: wiring.events, services: services, settings: configuration.registrySettings)
+        let restored = try await restoreRooms(registry, from: opened)
+        let (port, publicURL) = try listen(transport, configuration)
         let api = APIHandler(
-            registry: registry, store: roomStore, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
-            adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: audioCache, qrCodes: true,
-            narrator: speech, library: library, classes: roomStore as? any ClassBook, lookalikes: lookalikes,
+            registry: registry, store: storage.rooms, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
+            adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: narration.audio, qrCodes: true,
+            narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
+            lookalikes: lookalikes,
             maxConnections: transport.configuration.maxConnections
         )
-        let routing = Task { await registry.run() }
-        let answering = Task {
-            await withDiscardingTaskGroup { group in
-                for await request in requests {
-                    group.addTask { transport.respond(to: request.id, with: await api.handle(request)) }
-                }
-            }
-        }
-        let sweeping = Task { [configuration] in
-            while !Task.isCancelled {
-                do { try await clock.sleep(until: clock.now() + 60_000) } catch { return }
-                let now = clock.now()
-                _ = await registry.sweep(
-                    finishedBefore: now + -(configuration.finishedRoomMinutes * 60_000),
-                    createdBefore: now + -(configuration.retentionDays * 86_400_000)
-                )
-            }
-        }
+        let loops = [
+            Task { await registry.run() }, answer(wiring.requests, with: api, on: transport),
+            sweep(registry, clock: clock, configuration: configuration),
+        ]
         logger.notice("Server listening", ["port": String(port), "url": publicURL, "rooms.restored": String(restored), "node": registry.nodeId])
         return ClassroomServer(
             configuration: configuration, port: port, publicURL: publicURL, adminTokenFile: adminTokenFile, registry: registry, metrics: metrics,
-            transport: transport, store: roomStore, logger: logger, lock: lock, loops: [routing, answering, sweeping], restoredRooms: restored,
-            speech: speech, finishStreams: { eventSink.finish(); requestSink.finish() }
+            transport: transport, storage: storage, logger: logger, lock: lock, loops: loops, restoredRooms: restored,
+            speech: narration.speech, finishStreams: wiring.finish
         )
     }
 
@@ -236,62 +110,52 @@ public final class ClassroomServer: Sendable {
         finishStreams()
         for loop in loops { loop.cancel() }
         for loop in loops { await loop.value }
-        await store.close()
+        await storage.rooms.close()
         lock.release()
         logger.notice("Server stopped")
     }
 
     /// Whether the store can write now (the `start` command's terminal shows a banner while it cannot).
-    public var storageHealth: StoreHealth { store.health }
+    public var storageHealth: StoreHealth { storage.rooms.health }
 
-    /// A room created in-process (the all-in-one `start` command), with the URLs the API would answer.
-    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil, schoolClass: SchoolClass? = nil) async throws -> (room: CreatedRoom, joinURL: String, dashboardURL: String, teacherURL: String) {
-        if let speech, case .failure(let refusal) = speech.check(voice: Self.voice(of: story, settings: settings)) {
-            throw refusal.roomError
-        }
-        let settings = schoolClass.map { $0.roomSettings(settings) } ?? settings
-        let room = try await registry.createRoom(story: story, settings: settings, storyID: storyID, classRoster: schoolClass.map(ClassRoster.init))
-        let response = CreatedRoomResponse(room, publicURL: publicURL, warnings: [])
-        return (room, response.joinURL, response.dashboardURL, response.teacherURL)
-    }
+    /// How rooms are made here: the API's way, for the all-in-one `start` command.
+    public var rooms: RoomMaker { RoomMaker(registry: registry, speech: speech, publicURL: publicURL) }
 
-    /// The voice a room will read with: its own setting, else its story's.
-    static func voice(of story: Story, settings: RoomSettingsPatch?) -> String {
-        let override = settings?.voice?.trimmingCharacters(in: .whitespaces) ?? ""
-        return override.isEmpty ? story.narration.voice : override
-    }
+    /// The page routes (URL path to a file in the web root): everything else the pages need is a file.
+    static let pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html", "/classes": "classes.html"]
 
     static func transportConfiguration(_ configuration: ServerConfiguration) -> WebSocketServerConfiguration {
         var transport = WebSocketServerConfiguration()
-        transport.port = configuration.port
-        transport.bindAddress = configuration.bindAddress
-        transport.staticRoot = configuration.webRoot
-        transport.pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html", "/classes": "classes.html"]
-        transport.dynamicPrefixes = ["/api", "/healthz", "/metrics", "/audio", "/pictures"]
-        // A picture upload (`APIHandler+Pictures`): the picture's byte limit and room for nothing else.
-        transport.maxRequestBodyBytesByPath = ["/api/pictures": PictureLimits.standard.maxBytes]
-        transport.maxMessageBytes = configuration.maxMessageBytes
-        transport.maxConnections = configuration.maxConnections
-        transport.maxConnectionsPerAddress = configuration.maxConnectionsPerAddress
-        transport.helloTimeoutSeconds = configuration.helloTimeoutSeconds
-        transport.maxQueuedBytesPerConnection = configuration.maxQueuedKilobytesPerConnection * 1_024
-        transport.maxQueuedFramesPerConnection = configuration.maxQueuedMessagesPerConnection
-        transport.socketSendBufferBytes = configuration.socketSendBufferKilobytes * 1_024
-        transport.coalesceWrites = configuration.coalesceWrites
-        transport.pingAfterIdleSeconds = configuration.pingAfterIdleSeconds
-        transport.hangUpAfterIdleSeconds = configuration.hangUpAfterIdleSeconds
-        transport.messagesPerSecond = configuration.messagesPerSecondPerConnection
-        transport.messageBurst = Double(configuration.messageBurstPerConnection)
-        transport.allowedOrigins = configuration.allowedOrigins
-        transport.trustForwardedFor = configuration.trustForwardedFor
+        transport.protocolName = "storycircle"
+        transport.port = configuration.network.port
+        transport.bindAddress = configuration.network.bindAddress
+        transport.staticRoot = configuration.files.webRoot
+        transport.pages = pages
+        // The API's own table: its paths go to the application, with the body limits its routes declare.
+        transport.dynamicPrefixes = APIHandler.router.prefixes
+        transport.maxRequestBodyBytesByPath = APIHandler.router.bodyLimits
+        transport.maxMessageBytes = configuration.connections.maxMessageBytes
+        transport.maxConnections = configuration.connections.maxConnections
+        transport.maxConnectionsPerAddress = configuration.connections.maxConnectionsPerAddress
+        transport.helloTimeoutSeconds = configuration.connections.helloTimeoutSeconds
+        transport.maxQueuedBytesPerConnection = configuration.connections.maxQueuedKilobytesPerConnection * 1_024
+        transport.maxQueuedFramesPerConnection = configuration.connections.maxQueuedMessagesPerConnection
+        transport.socketSendBufferBytes = configuration.connections.socketSendBufferKilobytes * 1_024
+        transport.coalesceWrites = configuration.connections.coalesceWrites
+        transport.pingAfterIdleSeconds = configuration.connections.pingAfterIdleSeconds
+        transport.hangUpAfterIdleSeconds = configuration.connections.hangUpAfterIdleSeconds
+        transport.messagesPerSecond = configuration.connections.messagesPerSecondPerConnection
+        transport.messageBurst = Double(configuration.connections.messageBurstPerConnection)
+        transport.allowedOrigins = configuration.network.allowedOrigins
+        transport.trustForwardedFor = configuration.network.trustForwardedFor
         return transport
     }
 
     /// The admin token: from the configuration, or kept in `<data>/admin-token` (created, readable only by
     /// its owner, on first start).
     static func adminToken(_ configuration: ServerConfiguration) throws -> (token: String, file: String?) {
-        if let token = configuration.adminToken, !token.isEmpty { return (token, nil) }
-        let file = configuration.dataDirectory + "/admin-token"
+        if let token = configuration.network.adminToken, !token.isEmpty { return (token, nil) }
+        let file = configuration.files.dataDirectory + "/admin-token"
         if let data = FileManager.default.contents(atPath: file) {
             let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             if !token.isEmpty { return (token, file) }

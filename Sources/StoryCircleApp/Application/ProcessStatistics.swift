@@ -1,4 +1,5 @@
 import Foundation
+import StoryCircleServer
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -72,20 +73,14 @@ struct ProcessStatistics {
         return count
     }
 
-    /// Prometheus text lines, in the client libraries' names, types and units.
-    func prometheusLines() -> [String] {
-        var lines: [String] = []
-        func metric(_ name: String, _ type: String, _ help: String, _ value: String?) {
-            guard let value else { return }
-            lines += ["# HELP \(name) \(help)", "# TYPE \(name) \(type)", "\(name) \(value)"]
-        }
-        metric("process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.", cpuSeconds.map { String(format: "%.9f", $0) })
-        metric("process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", residentBytes.map(String.init))
-        metric("process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", virtualBytes.map(String.init))
-        metric("process_open_fds", "gauge", "Number of open file descriptors.", openFileDescriptors.map(String.init))
-        metric("process_max_fds", "gauge", "Maximum number of open file descriptors.", maxFileDescriptors.map(String.init))
-        metric("process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.", startTimeSeconds.map { String(format: "%.2f", $0) })
-        return lines
+    /// These figures in Prometheus text, in the client libraries' names, types and units.
+    func write(to text: inout PrometheusText) {
+        text.metric("process_cpu_seconds_total", .counter, "Total user and system CPU time spent in seconds.", cpuSeconds.map { String(format: "%.9f", $0) })
+        text.metric("process_resident_memory_bytes", .gauge, "Resident memory size in bytes.", residentBytes.map(String.init))
+        text.metric("process_virtual_memory_bytes", .gauge, "Virtual memory size in bytes.", virtualBytes.map(String.init))
+        text.metric("process_open_fds", .gauge, "Number of open file descriptors.", openFileDescriptors.map(String.init))
+        text.metric("process_max_fds", .gauge, "Maximum number of open file descriptors.", maxFileDescriptors.map(String.init))
+        text.metric("process_start_time_seconds", .gauge, "Start time of the process since unix epoch in seconds.", startTimeSeconds.map { String(format: "%.2f", $0) })
     }
 
     /// Total and resident pages from `/proc/self/statm` ("size resident shared text lib data dt").

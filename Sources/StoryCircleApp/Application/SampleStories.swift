@@ -7,16 +7,16 @@ import StoryCircleServer
 enum SampleStories {
     /// Seeds `library` from the files in `directory`; a file that does not load is logged and left out, and
     /// a store that cannot be written now is logged (the next start tries again): neither stops a server.
-    /// A sample's pictures go into the picture store first and the library holds it naming them by id:
-    /// a story with picture files could never start a room.
-    static func seed(_ library: any StoryLibrary, from directory: String, logger: StoryCircleLog, now: ServerTime) async {
+    /// A sample's pictures go into `pictures` first and the library holds it naming them by id: a story
+    /// with picture files could never start a room.
+    static func seed(_ library: any StoryLibrary, pictures: (any PictureStore)?, from directory: String, logger: StoryCircleLog, now: ServerTime) async {
         var seeds: [StorySeed] = []
         for (seed, path) in await load(directory, logger: logger) {
             guard !seed.story.pictureReferences.isEmpty else {
                 seeds.append(seed)
                 continue
             }
-            guard let pictures = library as? any PictureStore else {
+            guard let pictures else {
                 logger.warning("Sample story not added", ["file": path, "reason": "this server's store keeps no pictures"])
                 continue
             }

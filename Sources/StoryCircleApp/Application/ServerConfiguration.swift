@@ -2,95 +2,142 @@ import Foundation
 import StoryCircleCore
 import StoryCircleServer
 
-/// Everything an operator can set. Read from `config/storycircle.json` (every field optional), then the
-/// `STORYCIRCLE_*` environment variables, then command-line flags, each overriding the one before.
+/// Everything an operator can set, in groups: where it listens, its files, what one connection may do, the
+/// store, rooms, voices and the log. Read from `config/storycircle.json` (flat keys, every one optional),
+/// then the `STORYCIRCLE_*` environment variables, then command-line flags, each overriding the one before.
+/// Each setting's key and variable are declared once, in `ServerConfiguration.settings`.
 public struct ServerConfiguration: Sendable, Equatable {
-    public var port = 8080
-    /// The address to listen on; empty for every interface.
-    public var bindAddress: String?
-    /// How children reach the server (`http://192.168.1.20:8080`); detected from the network when empty.
-    public var publicURL: String?
-    public var webRoot = "web-static"
-    public var dataDirectory = "data"
-    /// The SQLite file, relative to the working directory; `"none"` keeps rooms in memory only.
-    public var database = "data/storycircle.sqlite"
-    public var audioCacheDirectory = "data/audio-cache"
-    public var audioCacheMegabytes = 512
-    public var maxMessageBytes = 4_096
-    public var maxConnections = 20_000
-    /// Open WebSockets per client address (0: no limit): one device's flood cannot take the others'
-    /// places. Behind NAT or a proxy many devices share an address (see `trustForwardedFor`).
-    public var maxConnectionsPerAddress = 50
-    /// A WebSocket that has not said who it is (join, rejoin, watch, control) after this long is closed.
-    public var helloTimeoutSeconds = 10.0
-    /// A connection with more unsent data than this is dropped (it can rejoin): one stalled device cannot
-    /// make the server hold memory for it without bound.
-    public var maxQueuedKilobytesPerConnection = 1_024
-    public var maxQueuedMessagesPerConnection = 2_048
-    /// The kernel send buffer per connection (the rest of what a stalled device can make us hold).
-    public var socketSendBufferKilobytes = 256
-    /// Frames queued together for one connection go out in one `send`. `false` is for measuring only
-    /// (docs/operations.md).
-    public var coalesceWrites = true
-    /// Keepalive: a connection silent this long is pinged, and one that stays silent this long is closed
-    /// (a tablet that slept or left the Wi-Fi without saying goodbye).
-    public var pingAfterIdleSeconds = 20
-    public var hangUpAfterIdleSeconds = 60
-    /// Messages a connection may send per second, and at once; beyond that it is closed as a flood.
-    public var messagesPerSecondPerConnection = 10.0
-    public var messageBurstPerConnection = 40
-    public var allowedOrigins: [String] = []
-    public var trustForwardedFor = false
-    /// Rooms (and every child's data in them) are deleted this many days after creation.
-    public var retentionDays = 30
-    /// Required to create and list rooms over HTTP; generated into `<dataDirectory>/admin-token` when unset.
-    public var adminToken: String?
-    /// Finished rooms stay in memory this long for their podium; after that they are read from storage.
-    public var finishedRoomMinutes = 60
-    /// How long a record that cannot be stored is tried again (the child's page shows "Sending…") before
-    /// the room gives up on it: the answer is refused with `storage_unavailable`, the room rebuilds itself
-    /// from what is stored, and nothing that depended on the record is ever sent.
-    public var storageRetrySeconds = 5
-    public var joinBurst = 60
-    public var joinsPerSecond = 2.0
-    public var failedJoinBurst = 10
-    public var failedJoinsPerMinute = 10.0
-    public var roomDefaults = RoomSettings()
-    public var logLevel = "info"
-    /// `text` for people, `json` (one object per line) for log collectors.
-    public var logFormat = "text"
-    /// This process's name in room leases (`RoomLeases`): unique among the nodes sharing a database. The
-    /// default (host name and process id) is unique on its own; set it to read logs and lease rows easily.
-    public var nodeId: String?
-    /// How long a room lease lasts without renewal: how long the rooms of a node that died wait before
-    /// another node may take them over. Renewed every third of it.
-    public var leaseSeconds = 10
-    /// Where a school drops Piper voices (`NAME.onnx` and `NAME.onnx.json`); each is checked before it is
-    /// offered as `piper:NAME`. The voices installed with Piper (`*_piper_voice` packages in its venv) are
-    /// offered too.
-    public var voicesDirectory = "voices"
-    /// Whether natural voices (Piper) are offered at all; false narrates everything with espeak-ng.
-    public var naturalVoice = true
-    /// The Python with `piper-tts` installed, and the worker script; found next to the project (its
-    /// `.venv-voice` and `scripts/piper-worker.py`, from the working folder or the program's) when unset.
-    public var piperPython: String?
-    public var piperWorker: String?
-    /// onnxruntime threads for the Piper worker's synthesis, 1 to 8; unset (or null): what
-    /// `automaticPiperThreads` picks for the cores the server may use (`resolvedPiperThreads`).
-    public var piperThreads: Int?
-    /// The sample stories put in the story library on first start (each once: one a teacher deleted
-    /// stays deleted). A folder that does not exist adds none.
-    public var sampleStoriesDirectory = "config/stories"
+    public var network = Network()
+    public var files = Files()
+    public var connections = Connections()
+    public var storage = Storage()
+    public var rooms = Rooms()
+    public var voices = Voices()
+    public var logging = Logging()
 
     public init() {}
 
-    static let fieldNames: Set<String> = [
-        "port", "bindAddress", "publicURL", "webRoot", "dataDirectory", "database", "audioCacheDirectory",
-        "audioCacheMegabytes", "maxMessageBytes", "maxConnections", "maxConnectionsPerAddress", "helloTimeoutSeconds", "maxQueuedKilobytesPerConnection", "maxQueuedMessagesPerConnection", "socketSendBufferKilobytes", "coalesceWrites", "messagesPerSecondPerConnection", "messageBurstPerConnection", "pingAfterIdleSeconds", "hangUpAfterIdleSeconds", "allowedOrigins", "trustForwardedFor",
-        "retentionDays", "adminToken", "finishedRoomMinutes", "storageRetrySeconds", "joinBurst", "joinsPerSecond", "failedJoinBurst",
-        "failedJoinsPerMinute", "roomDefaults", "logLevel", "logFormat", "nodeId", "leaseSeconds",
-        "voicesDirectory", "naturalVoice", "piperPython", "piperWorker", "piperThreads", "sampleStoriesDirectory",
-    ]
+    /// Where the server listens, and who may connect.
+    public struct Network: Sendable, Equatable {
+        public var port = 8080
+        /// The address to listen on; empty for every interface.
+        public var bindAddress: String?
+        /// How children reach the server (`http://192.168.1.20:8080`); detected from the network when empty.
+        public var publicURL: String?
+        public var allowedOrigins: [String] = []
+        public var trustForwardedFor = false
+        /// Required to create and list rooms over HTTP; generated into `<dataDirectory>/admin-token` when unset.
+        public var adminToken: String?
+    }
+
+    /// The folders and files the server reads and writes.
+    public struct Files: Sendable, Equatable {
+        public var webRoot = "web-static"
+        public var dataDirectory = "data"
+        /// The sample stories put in the story library on first start (each once: one a teacher deleted
+        /// stays deleted). A folder that does not exist adds none.
+        public var sampleStoriesDirectory = "config/stories"
+        public var audioCacheDirectory = "data/audio-cache"
+        public var audioCacheMegabytes = 512
+    }
+
+    /// What one connection may do: every limit here protects the server from one client.
+    public struct Connections: Sendable, Equatable {
+        public var maxMessageBytes = 4_096
+        public var maxConnections = 20_000
+        /// Open WebSockets per client address (0: no limit): one device's flood cannot take the others'
+        /// places. Behind NAT or a proxy many devices share an address (see `trustForwardedFor`).
+        public var maxConnectionsPerAddress = 50
+        /// A WebSocket that has not said who it is (join, rejoin, watch, control) after this long is closed.
+        public var helloTimeoutSeconds = 10.0
+        /// A connection with more unsent data than this is dropped (it can rejoin): one stalled device
+        /// cannot make the server hold memory for it without bound.
+        public var maxQueuedKilobytesPerConnection = 1_024
+        public var maxQueuedMessagesPerConnection = 2_048
+        /// The kernel send buffer per connection (the rest of what a stalled device can make us hold).
+        public var socketSendBufferKilobytes = 256
+        /// Frames queued together for one connection go out in one `send`. `false` is for measuring only
+        /// (docs/operations.md).
+        public var coalesceWrites = true
+        /// Messages a connection may send per second, and at once; beyond that it is closed as a flood.
+        public var messagesPerSecondPerConnection = 10.0
+        public var messageBurstPerConnection = 40
+        /// Keepalive: a connection silent this long is pinged, and one that stays silent this long is
+        /// closed (a tablet that slept or left the Wi-Fi without saying goodbye).
+        public var pingAfterIdleSeconds = 20
+        public var hangUpAfterIdleSeconds = 60
+    }
+
+    /// Where rooms' records live, how long, and the cluster's leases.
+    public struct Storage: Sendable, Equatable {
+        /// The SQLite file, relative to the working directory; `"none"` keeps rooms in memory only; a
+        /// PostgreSQL URL keeps them there, shared by the nodes.
+        public var database = "data/storycircle.sqlite"
+        /// Rooms (and every child's data in them) are deleted this many days after creation.
+        public var retentionDays = 30
+        /// Finished rooms stay in memory this long for their podium; after that they are read from storage.
+        public var finishedRoomMinutes = 60
+        /// How long a record that cannot be stored is tried again (the child's page shows "Sending…")
+        /// before the room gives up on it: the answer is refused with `storage_unavailable`, the room
+        /// rebuilds itself from what is stored, and nothing that depended on the record is ever sent.
+        public var storageRetrySeconds = 5
+        /// This process's name in room leases (`RoomLeases`): unique among the nodes sharing a database.
+        /// The default (host name and process id) is unique on its own; set it to read logs and lease rows
+        /// easily.
+        public var nodeId: String?
+        /// How long a room lease lasts without renewal: how long the rooms of a node that died wait before
+        /// another node may take them over. Renewed every third of it.
+        public var leaseSeconds = 10
+
+        /// Whether rooms' records are kept at all.
+        public var usesDatabase: Bool { database != "none" }
+    }
+
+    /// Joining rooms, and the settings a new room starts with.
+    public struct Rooms: Sendable, Equatable {
+        public var joinBurst = 60
+        public var joinsPerSecond = 2.0
+        public var failedJoinBurst = 10
+        public var failedJoinsPerMinute = 10.0
+        public var roomDefaults = RoomSettings()
+    }
+
+    /// The voices stories are read with.
+    public struct Voices: Sendable, Equatable {
+        /// Where a school drops Piper voices (`NAME.onnx` and `NAME.onnx.json`); each is checked before it
+        /// is offered as `piper:NAME`. The voices installed with Piper (`*_piper_voice` packages in its
+        /// venv) are offered too.
+        public var voicesDirectory = "voices"
+        /// Whether natural voices (Piper) are offered at all; false narrates everything with espeak-ng.
+        public var naturalVoice = true
+        /// The Python with `piper-tts` installed, and the worker script; found next to the project (its
+        /// `.venv-voice` and `scripts/piper-worker.py`, from the working folder or the program's) when unset.
+        public var piperPython: String?
+        public var piperWorker: String?
+        /// onnxruntime threads for the Piper worker's synthesis, 1 to 8; unset (or null): what
+        /// `automaticPiperThreads` picks for the cores the server may use (`resolvedPiperThreads`).
+        public var piperThreads: Int?
+
+        /// The worker's threads: `piperThreads` if the file says, else the automatic choice for this machine.
+        public var resolvedPiperThreads: Int {
+            piperThreads ?? ServerConfiguration.automaticPiperThreads(cores: CPUBudget.cores())
+        }
+    }
+
+    /// The server's log.
+    public struct Logging: Sendable, Equatable {
+        public var logLevel = "info"
+        /// `text` for people, `json` (one object per line) for log collectors.
+        public var logFormat = "text"
+
+        public var level: StoryCircleLog.Level {
+            StoryCircleLog.Level.allCases.first { $0.name == logLevel } ?? .info
+        }
+
+        public var format: StoryCircleLog.Format {
+            StoryCircleLog.Format(rawValue: logFormat) ?? .text
+        }
+    }
 
     /// A problem with the configuration, said plainly; the server refuses to start on one.
     public struct Problem: Error, CustomStringConvertible, Sendable {
@@ -111,122 +158,6 @@ public struct ServerConfiguration: Sendable, Equatable {
         return configuration
     }
 
-    mutating func apply(json data: Data, from file: String) throws(Problem) {
-        let object: [String: JSONValue]
-        do {
-            guard case .object(let value) = try JSONDecoder().decode(JSONValue.self, from: data) else {
-                throw Problem(description: "\(file): the configuration must be a JSON object")
-            }
-            object = value
-        } catch let problem as Problem {
-            throw problem
-        } catch {
-            throw Problem(description: "\(file): not valid JSON (\(error))")
-        }
-        let unknown = Set(object.keys).subtracting(Self.fieldNames)
-        if !unknown.isEmpty {
-            throw Problem(description: "\(file): unknown setting \(unknown.sorted().map { "\"\($0)\"" }.joined(separator: ", ")); known settings are \(Self.fieldNames.sorted().joined(separator: ", "))")
-        }
-        func decode<T: Decodable>(_ key: String, as type: T.Type) throws(Problem) -> T? {
-            guard let value = object[key], value != .null else { return nil }
-            do {
-                return try JSONDecoder().decode(T.self, from: JSONEncoder().encode(value))
-            } catch {
-                throw Problem(description: "\(file): \"\(key)\" has the wrong type")
-            }
-        }
-        port = try decode("port", as: Int.self) ?? port
-        bindAddress = try decode("bindAddress", as: String.self) ?? bindAddress
-        publicURL = try decode("publicURL", as: String.self) ?? publicURL
-        webRoot = try decode("webRoot", as: String.self) ?? webRoot
-        dataDirectory = try decode("dataDirectory", as: String.self) ?? dataDirectory
-        database = try decode("database", as: String.self) ?? database
-        audioCacheDirectory = try decode("audioCacheDirectory", as: String.self) ?? audioCacheDirectory
-        audioCacheMegabytes = try decode("audioCacheMegabytes", as: Int.self) ?? audioCacheMegabytes
-        maxMessageBytes = try decode("maxMessageBytes", as: Int.self) ?? maxMessageBytes
-        maxConnections = try decode("maxConnections", as: Int.self) ?? maxConnections
-        maxConnectionsPerAddress = try decode("maxConnectionsPerAddress", as: Int.self) ?? maxConnectionsPerAddress
-        helloTimeoutSeconds = try decode("helloTimeoutSeconds", as: Double.self) ?? helloTimeoutSeconds
-        maxQueuedKilobytesPerConnection = try decode("maxQueuedKilobytesPerConnection", as: Int.self) ?? maxQueuedKilobytesPerConnection
-        maxQueuedMessagesPerConnection = try decode("maxQueuedMessagesPerConnection", as: Int.self) ?? maxQueuedMessagesPerConnection
-        socketSendBufferKilobytes = try decode("socketSendBufferKilobytes", as: Int.self) ?? socketSendBufferKilobytes
-        coalesceWrites = try decode("coalesceWrites", as: Bool.self) ?? coalesceWrites
-        messagesPerSecondPerConnection = try decode("messagesPerSecondPerConnection", as: Double.self) ?? messagesPerSecondPerConnection
-        messageBurstPerConnection = try decode("messageBurstPerConnection", as: Int.self) ?? messageBurstPerConnection
-        pingAfterIdleSeconds = try decode("pingAfterIdleSeconds", as: Int.self) ?? pingAfterIdleSeconds
-        hangUpAfterIdleSeconds = try decode("hangUpAfterIdleSeconds", as: Int.self) ?? hangUpAfterIdleSeconds
-        allowedOrigins = try decode("allowedOrigins", as: [String].self) ?? allowedOrigins
-        trustForwardedFor = try decode("trustForwardedFor", as: Bool.self) ?? trustForwardedFor
-        retentionDays = try decode("retentionDays", as: Int.self) ?? retentionDays
-        nodeId = try decode("nodeId", as: String.self) ?? nodeId
-        leaseSeconds = try decode("leaseSeconds", as: Int.self) ?? leaseSeconds
-        voicesDirectory = try decode("voicesDirectory", as: String.self) ?? voicesDirectory
-        sampleStoriesDirectory = try decode("sampleStoriesDirectory", as: String.self) ?? sampleStoriesDirectory
-        naturalVoice = try decode("naturalVoice", as: Bool.self) ?? naturalVoice
-        piperPython = try decode("piperPython", as: String.self) ?? piperPython
-        piperWorker = try decode("piperWorker", as: String.self) ?? piperWorker
-        piperThreads = try decode("piperThreads", as: Int.self) ?? piperThreads
-        adminToken = try decode("adminToken", as: String.self) ?? adminToken
-        finishedRoomMinutes = try decode("finishedRoomMinutes", as: Int.self) ?? finishedRoomMinutes
-        storageRetrySeconds = try decode("storageRetrySeconds", as: Int.self) ?? storageRetrySeconds
-        joinBurst = try decode("joinBurst", as: Int.self) ?? joinBurst
-        joinsPerSecond = try decode("joinsPerSecond", as: Double.self) ?? joinsPerSecond
-        failedJoinBurst = try decode("failedJoinBurst", as: Int.self) ?? failedJoinBurst
-        failedJoinsPerMinute = try decode("failedJoinsPerMinute", as: Double.self) ?? failedJoinsPerMinute
-        if let patch = try decode("roomDefaults", as: RoomSettingsPatch.self) {
-            do {
-                roomDefaults = try roomDefaults.applying(patch)
-            } catch {
-                throw Problem(description: "\(file): roomDefaults: \(error.message)")
-            }
-        }
-        logLevel = try decode("logLevel", as: String.self) ?? logLevel
-        logFormat = try decode("logFormat", as: String.self) ?? logFormat
-    }
-
-    mutating func apply(environment: [String: String]) throws(Problem) {
-        func integer(_ name: String) throws(Problem) -> Int? {
-            guard let text = environment[name], !text.isEmpty else { return nil }
-            guard let value = Int(text) else { throw Problem(description: "\(name)=\(text) is not a whole number") }
-            return value
-        }
-        func string(_ name: String) -> String? {
-            environment[name].flatMap { $0.isEmpty ? nil : $0 }
-        }
-        port = try integer("STORYCIRCLE_PORT") ?? port
-        bindAddress = string("STORYCIRCLE_BIND") ?? bindAddress
-        publicURL = string("STORYCIRCLE_PUBLIC_URL") ?? publicURL
-        webRoot = string("STORYCIRCLE_WEB_ROOT") ?? webRoot
-        dataDirectory = string("STORYCIRCLE_DATA_DIR") ?? dataDirectory
-        database = string("STORYCIRCLE_DATABASE") ?? database
-        audioCacheDirectory = string("STORYCIRCLE_AUDIO_CACHE") ?? audioCacheDirectory
-        adminToken = string("STORYCIRCLE_ADMIN_TOKEN") ?? adminToken
-        retentionDays = try integer("STORYCIRCLE_RETENTION_DAYS") ?? retentionDays
-        logLevel = string("STORYCIRCLE_LOG_LEVEL") ?? logLevel
-        logFormat = string("STORYCIRCLE_LOG_FORMAT") ?? logFormat
-        nodeId = string("STORYCIRCLE_NODE_ID") ?? nodeId
-        leaseSeconds = try integer("STORYCIRCLE_LEASE_SECONDS") ?? leaseSeconds
-        pingAfterIdleSeconds = try integer("STORYCIRCLE_PING_AFTER_IDLE_SECONDS") ?? pingAfterIdleSeconds
-        voicesDirectory = string("STORYCIRCLE_VOICES_DIR") ?? voicesDirectory
-        sampleStoriesDirectory = string("STORYCIRCLE_SAMPLE_STORIES") ?? sampleStoriesDirectory
-        piperPython = string("STORYCIRCLE_PIPER_PYTHON") ?? piperPython
-        piperWorker = string("STORYCIRCLE_PIPER_WORKER") ?? piperWorker
-        if let natural = string("STORYCIRCLE_NATURAL_VOICE") {
-            naturalVoice = !["0", "false", "no", "off"].contains(natural.lowercased())
-        }
-        if let origins = string("STORYCIRCLE_ALLOWED_ORIGINS") {
-            allowedOrigins = origins.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
-        }
-        if let trust = string("STORYCIRCLE_TRUST_FORWARDED_FOR") {
-            trustForwardedFor = ["1", "true", "yes"].contains(trust.lowercased())
-        }
-    }
-
-    /// The worker's threads: `piperThreads` if the file says, else the automatic choice for this machine.
-    public var resolvedPiperThreads: Int {
-        piperThreads ?? Self.automaticPiperThreads(cores: CPUBudget.cores())
-    }
-
     /// Two threads where the server may use two cores or more, one on a single core. A story started the
     /// moment its room is made waits for its first sentence: on one thread that is 0.3–0.36 s, on two
     /// 0.2–0.26 s (docs/performance.md). The worker runs at nice 10 and its pool does not spin, so the
@@ -237,62 +168,53 @@ public struct ServerConfiguration: Sendable, Equatable {
     }
 
     public func validate() throws(Problem) {
+        let port = network.port
         guard (0...65_535).contains(port) else { throw Problem(description: "port \(port) is not a TCP port (0 to 65535)") }
-        guard (256...1_048_576).contains(maxMessageBytes) else { throw Problem(description: "maxMessageBytes must be from 256 to 1048576") }
-        guard maxQueuedKilobytesPerConnection >= 1, maxQueuedMessagesPerConnection >= 1 else {
+        let limits = connections
+        guard (256...1_048_576).contains(limits.maxMessageBytes) else { throw Problem(description: "maxMessageBytes must be from 256 to 1048576") }
+        guard limits.maxQueuedKilobytesPerConnection >= 1, limits.maxQueuedMessagesPerConnection >= 1 else {
             throw Problem(description: "maxQueuedKilobytesPerConnection and maxQueuedMessagesPerConnection must be at least 1")
         }
-        guard (1...3_600).contains(pingAfterIdleSeconds), hangUpAfterIdleSeconds > pingAfterIdleSeconds, hangUpAfterIdleSeconds <= 7_200 else {
+        guard (1...3_600).contains(limits.pingAfterIdleSeconds), limits.hangUpAfterIdleSeconds > limits.pingAfterIdleSeconds, limits.hangUpAfterIdleSeconds <= 7_200 else {
             throw Problem(description: "keepalive: pingAfterIdleSeconds must be 1 to 3600 and hangUpAfterIdleSeconds larger, at most 7200")
         }
-        if let piperThreads, !(1...8).contains(piperThreads) { throw Problem(description: "piperThreads must be from 1 to 8") }
-        guard maxConnectionsPerAddress >= 0 else { throw Problem(description: "maxConnectionsPerAddress must be 0 (no limit) or more") }
-        guard helloTimeoutSeconds > 0, helloTimeoutSeconds <= 3_600 else {
+        if let threads = voices.piperThreads, !(1...8).contains(threads) { throw Problem(description: "piperThreads must be from 1 to 8") }
+        guard limits.maxConnectionsPerAddress >= 0 else { throw Problem(description: "maxConnectionsPerAddress must be 0 (no limit) or more") }
+        guard limits.helloTimeoutSeconds > 0, limits.helloTimeoutSeconds <= 3_600 else {
             throw Problem(description: "helloTimeoutSeconds must be more than 0 and at most 3600")
         }
-        guard (3...300).contains(leaseSeconds) else { throw Problem(description: "leaseSeconds must be from 3 to 300") }
-        guard retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
-        guard (1...300).contains(storageRetrySeconds) else { throw Problem(description: "storageRetrySeconds must be from 1 to 300") }
-        guard audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }
-        guard ["debug", "info", "notice", "warning", "error"].contains(logLevel) else {
+        guard (3...300).contains(storage.leaseSeconds) else { throw Problem(description: "leaseSeconds must be from 3 to 300") }
+        guard storage.retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
+        guard (1...300).contains(storage.storageRetrySeconds) else { throw Problem(description: "storageRetrySeconds must be from 1 to 300") }
+        guard files.audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }
+        guard ["debug", "info", "notice", "warning", "error"].contains(logging.logLevel) else {
             throw Problem(description: "logLevel must be one of debug, info, notice, warning, error")
         }
-        guard StoryCircleLog.Format(rawValue: logFormat) != nil else {
+        guard StoryCircleLog.Format(rawValue: logging.logFormat) != nil else {
             throw Problem(description: "logFormat must be text or json")
         }
-        if let publicURL, !(publicURL.hasPrefix("http://") || publicURL.hasPrefix("https://")) {
+        if let publicURL = network.publicURL, !(publicURL.hasPrefix("http://") || publicURL.hasPrefix("https://")) {
             throw Problem(description: "publicURL must start with http:// or https://")
         }
     }
 
-    public var loggerLevel: StoryCircleLog.Level {
-        StoryCircleLog.Level.allCases.first { $0.name == logLevel } ?? .info
-    }
-
-    public var loggerFormat: StoryCircleLog.Format {
-        StoryCircleLog.Format(rawValue: logFormat) ?? .text
-    }
-
     /// The server's log as configured, to `sink`.
     public func log(label: String = "storycircle", sink: @escaping @Sendable (String) -> Void = StoryCircleLog.standardError) -> StoryCircleLog {
-        StoryCircleLog(label: label, minimumLevel: loggerLevel, format: loggerFormat, sink: sink)
+        StoryCircleLog(label: label, minimumLevel: logging.level, format: logging.format, sink: sink)
     }
-
-    /// Where rooms' records live, from `database`.
-    public var usesDatabase: Bool { database != "none" }
 
     /// What the room registry takes of this.
     public var registrySettings: RoomRegistry.Settings {
         var settings = RoomRegistry.Settings()
-        settings.nodeId = nodeId
-        settings.leaseSeconds = leaseSeconds
-        settings.joinBurst = joinBurst
-        settings.joinsPerSecond = joinsPerSecond
-        settings.failedJoinBurst = failedJoinBurst
-        settings.failedJoinsPerMinute = failedJoinsPerMinute
-        settings.storageRetrySeconds = storageRetrySeconds
-        settings.roomDefaults = roomDefaults
-        settings.retentionDays = retentionDays
+        settings.nodeId = storage.nodeId
+        settings.leaseSeconds = storage.leaseSeconds
+        settings.storageRetrySeconds = storage.storageRetrySeconds
+        settings.retentionDays = storage.retentionDays
+        settings.joinBurst = rooms.joinBurst
+        settings.joinsPerSecond = rooms.joinsPerSecond
+        settings.failedJoinBurst = rooms.failedJoinBurst
+        settings.failedJoinsPerMinute = rooms.failedJoinsPerMinute
+        settings.roomDefaults = rooms.roomDefaults
         return settings
     }
 }

@@ -163,7 +163,7 @@ extension ClassroomServer {
     /// `POST /api/pictures` would, and answers the story naming them by id (`storycircle start`).
     public func storingPictures(of story: Story, storyPath: String) async throws -> Story {
         guard !story.pictureReferences.isEmpty else { return story }
-        guard let pictures = store as? any PictureStore else {
+        guard let pictures = storage.pictures else {
             throw StoryPictures.StoryPictureFailure(description: "this server's store keeps no pictures")
         }
         let now = ServerTime(milliseconds: Int64((Date().timeIntervalSince1970 * 1_000).rounded()))

@@ -162,11 +162,11 @@ public struct VoiceCatalog: Sendable {
     }
 
     private static func discoverVoices(_ configuration: ServerConfiguration, espeak: [EspeakVoice], hashCache: URL?) -> VoiceCatalog {
-        guard configuration.naturalVoice else {
+        guard configuration.voices.naturalVoice else {
             return VoiceCatalog(espeak: espeak, natural: [], problems: [], piper: nil, piperMissing: "natural voices are turned off (naturalVoice: false)")
         }
-        let python = configuration.piperPython ?? ProjectFiles.find(".venv-voice/bin/python")
-        let worker = configuration.piperWorker ?? ProjectFiles.find("scripts/piper-worker.py")
+        let python = configuration.voices.piperPython ?? ProjectFiles.find(".venv-voice/bin/python")
+        let worker = configuration.voices.piperWorker ?? ProjectFiles.find("scripts/piper-worker.py")
         var piper: PiperInstall?
         var missing: String?
         if let python, let worker, FileManager.default.isExecutableFile(atPath: python), FileManager.default.fileExists(atPath: worker) {
@@ -174,7 +174,7 @@ public struct VoiceCatalog: Sendable {
         } else {
             missing = "Piper is not installed: run scripts/install-deps.sh (or set piperPython and piperWorker)"
         }
-        var directories = [configuration.voicesDirectory]
+        var directories = [configuration.voices.voicesDirectory]
         if let python {
             directories += packagedVoiceDirectories(venv: URL(fileURLWithPath: python).deletingLastPathComponent().deletingLastPathComponent().path)
         }

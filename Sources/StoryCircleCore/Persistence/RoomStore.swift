@@ -37,6 +37,8 @@ public protocol RoomStore: AnyObject, Sendable {
     func probe() async -> StoreHealth
     /// Writes what is queued, then closes; returns once the store's threads have ended.
     func close() async
+    /// What this store offers besides rooms (`Storage`): asked once, when a server is put together.
+    var offers: Storage { get }
 }
 
 extension RoomStore {

@@ -26,25 +26,27 @@ public enum TeacherCommand: Sendable, Equatable {
     ]
 
     /// Every command name, for help text and error messages.
-    public static let names = ["start", "pause", "resume", "replay", "retry", "reveal", "next", "skip", "kick", "block", "release", "lock", "unlock", "end", "settings"]
+    public static let names = CommandName.allCases.map(\.rawValue)
 
-    public var name: String {
+    public var name: String { commandName.rawValue }
+
+    public var commandName: CommandName {
         switch self {
-        case .start: "start"
-        case .pause: "pause"
-        case .resume: "resume"
-        case .replay: "replay"
-        case .retry: "retry"
-        case .reveal: "reveal"
-        case .next: "next"
-        case .skip: "skip"
-        case .lock: "lock"
-        case .unlock: "unlock"
-        case .end: "end"
-        case .kick: "kick"
-        case .block: "block"
-        case .settings: "settings"
-        case .release: "release"
+        case .start: .start
+        case .pause: .pause
+        case .resume: .resume
+        case .replay: .replay
+        case .retry: .retry
+        case .reveal: .reveal
+        case .next: .next
+        case .skip: .skip
+        case .lock: .lock
+        case .unlock: .unlock
+        case .end: .end
+        case .kick: .kick
+        case .block: .block
+        case .settings: .settings
+        case .release: .release
         }
     }
 

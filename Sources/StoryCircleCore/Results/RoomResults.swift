@@ -171,7 +171,7 @@ extension RoomState {
                     present: present, unanswered: present && answer == nil && closed
                 )
             }
-            return RoomResults.PlayerResults(rank: rank, id: player.id, nickname: player.nickname, score: player.score, correct: playerAnswers.count { $0.correct == true && $0.points > 0 }, answers: playerAnswers, member: player.member)
+            return RoomResults.PlayerResults(rank: rank, id: player.id.rawValue, nickname: player.nickname, score: player.score, correct: playerAnswers.count { $0.correct == true && $0.points > 0 }, answers: playerAnswers, member: player.member?.rawValue)
         }
         for index in questions.indices {
             let given = ranked.map { $0.answers[index] }.filter(\.present)
@@ -188,7 +188,7 @@ extension RoomState {
                 return RoomResults.WrongChoice(option: option, text: options.indices.contains(option) ? options[option] : "", count: count)
             }
         }
-        return RoomResults(code: code, title: story.title, phase: phase.name, questions: questions, players: ranked)
+        return RoomResults(code: code.rawValue, title: story.title, phase: phase.name, questions: questions, players: ranked)
     }
 }
 

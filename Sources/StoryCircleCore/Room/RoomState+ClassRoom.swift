@@ -5,10 +5,10 @@
 extension RoomState {
     /// A resume token names the room it was made for (`<code>.<random>`), so that one of another room is
     /// told apart from one that is simply wrong.
-    public static func room(ofResumeToken token: String) -> String? {
+    public static func room(ofResumeToken token: String) -> RoomCode? {
         guard let dot = token.firstIndex(of: "."), dot != token.startIndex else { return nil }
         let room = token[..<dot]
-        return room.count <= 12 && room.allSatisfy(\.isASCII) && room.allSatisfy(\.isNumber) ? String(room) : nil
+        return room.count <= 12 && room.allSatisfy(\.isASCII) && room.allSatisfy(\.isNumber) ? RoomCode(String(room)) : nil
     }
 
     /// Whether the connection is a name-picker (its `join` is its hello).
@@ -30,7 +30,7 @@ extension RoomState {
     /// Whether the name of member `id` can be picked now that new children are refused for `refusal`: it is
     /// the name of a player of this room who may come back as `pick` lets them (released, or removed when
     /// the room only takes no late joiners), and is not held.
-    func mayComeBack(_ id: String, despite refusal: RoomError) -> Bool {
+    func mayComeBack(_ id: MemberID, despite refusal: RoomError) -> Bool {
         guard phase != .finished, let index = roster.player(ofMember: id) else { return false }
         let player = roster.players[index]
         if player.blocked { return false }
@@ -52,15 +52,15 @@ extension RoomState {
 
     /// A child picking their name: a new player linked to the member, or the player they already are
     /// here (after a release, or a removal), on this device.
-    mutating func pick(_ connection: ConnectionID, member id: String, resumeToken: String, at: ServerTime) -> [RoomDirective] {
+    mutating func pick(_ connection: ConnectionID, member id: MemberID, resumeToken: String, at: ServerTime) -> [RoomDirective] {
         let wasPicker = picking.isPicking(connection)
         // A mistaken pick leaves a picker picking; a pick as the first message is refused and closed.
         func answer(_ error: RoomError) -> [RoomDirective] { wasPicker ? reply(connection, error) : refuse(connection, error) }
         guard let classRoster else {
-            return answer(RoomError(.memberNotFound, "This room has no class: type your nickname.", params: ["id": String(id.prefix(64))]))
+            return answer(RoomError(.memberNotFound, "This room has no class: type your nickname.", params: ["id": String(id.rawValue.prefix(64))]))
         }
-        guard let member = classRoster.member(id) else {
-            return answer(RoomError(.memberNotFound, "That name is not in this class.", params: ["id": String(id.prefix(64))]))
+        guard let member = classRoster.member(id.rawValue) else {
+            return answer(RoomError(.memberNotFound, "That name is not in this class.", params: ["id": String(id.rawValue.prefix(64))]))
         }
         let existing = roster.player(ofMember: id)
         if let existing, roster.players[existing].blocked {
@@ -80,7 +80,7 @@ extension RoomState {
         picking.remove(connection)
         let tokenHash = RoomCredentials.hash(resumeToken)
         var directives: [RoomDirective]
-        let playerID: String
+        let playerID: PlayerID
         if let index = existing {
             let player = roster.players[index]
             playerID = player.id
@@ -89,14 +89,14 @@ extension RoomState {
             directives.append(.persist(.playerReclaimed(player: player.id, tokenHash: tokenHash, at: at)))
         } else {
             playerID = roster.nextID()
-            add(Player(id: playerID, nickname: member.name, tokenHash: tokenHash, joinedAt: at, member: member.id, connection: connection))
-            directives = [.persist(.playerJoined(PlayerRecord(id: playerID, nickname: member.name, tokenHash: tokenHash, joinedAt: at, member: member.id)))]
+            add(Player(id: playerID, nickname: member.name, tokenHash: tokenHash, joinedAt: at, member: id, connection: connection))
+            directives = [.persist(.playerJoined(PlayerRecord(id: playerID, nickname: member.name, tokenHash: tokenHash, joinedAt: at, member: id)))]
         }
         audience.admit(connection, as: .child(playerID: playerID))
         // A child coming back keeps the name the room knows them by (the scoreboard's, the projector's),
         // even if the class has renamed them since they joined.
         let nickname = roster.index(of: playerID).map { roster.players[$0].nickname } ?? member.name
-        let welcome = Welcome(role: .child, player: PlayerInfo(id: playerID, nickname: nickname), token: resumeToken, serverTime: at, room: snapshot(for: .child(playerID: playerID)))
+        let welcome = Welcome(role: .child, player: PlayerInfo(id: playerID.rawValue, nickname: nickname), token: resumeToken, serverTime: at, room: snapshot(for: .child(playerID: playerID)))
         // The welcome carries the resume token: the player (or their new token) is durable before it goes.
         return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + namesChanged()
     }
@@ -104,9 +104,9 @@ extension RoomState {
     /// The teacher frees a child's name (a child who tapped the wrong one, or one on a new device): the
     /// device holding it goes back to the name-picker and its token is refused from now on; the next pick
     /// of the name is the same player.
-    mutating func release(_ id: String, at: ServerTime) throws(RoomError) -> [RoomDirective] {
-        guard let classRoster, let member = classRoster.member(id) else {
-            throw RoomError(.memberNotFound, "That name is not in this room's class.", params: ["id": String(id.prefix(64))])
+    mutating func release(_ id: MemberID, at: ServerTime) throws(RoomError) -> [RoomDirective] {
+        guard let classRoster, let member = classRoster.member(id.rawValue) else {
+            throw RoomError(.memberNotFound, "That name is not in this room's class.", params: ["id": String(id.rawValue.prefix(64))])
         }
         guard let index = roster.player(ofMember: id), roster.players[index].presence != .out else {
             throw CommandRefusal.notTaken.error("release", "Nobody holds the name \(member.name) now.")
@@ -117,7 +117,7 @@ extension RoomState {
             // Said kindly (the page words `released`): a mix-up is nobody's fault.
             directives += [
                 .send(.kicked(Notice(code: .released, message: "Your teacher gave this name back. Tap your own name.")), to: [connection]),
-                .close(connection, CloseReason(status: 1008, reason: ErrorCode.released.rawValue)),
+                .close(connection, CloseReason(ErrorCode.released)),
             ]
         }
         return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + namesChanged()
@@ -127,7 +127,7 @@ extension RoomState {
     /// free at once and this connection is a name-picker again, sent the names (after the release is
     /// stored) to tap their own. Once they have answered, the answers are someone's: only the teacher frees
     /// the name then.
-    mutating func giveBack(_ playerID: String, from connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
+    mutating func giveBack(_ playerID: PlayerID, from connection: ConnectionID, at: ServerTime) -> [RoomDirective] {
         guard classRoster != nil, let index = roster.index(of: playerID), roster.players[index].member != nil else {
             return reply(connection, RoomError(.invalidCommand, "Only a child who tapped a name in a class room can give it back."))
         }
@@ -146,7 +146,7 @@ extension RoomState {
     }
 
     /// Whether the player has an accepted answer to any question.
-    func hasAnswered(_ playerID: String) -> Bool {
+    func hasAnswered(_ playerID: PlayerID) -> Bool {
         book.hasAnswered(playerID)
     }
 
@@ -165,31 +165,31 @@ extension RoomState {
     mutating func followClass(_ roster: ClassRoster) -> [RoomDirective] {
         // An older read of the class (a renewal's, racing a save made here) never undoes a newer one.
         let players = self.roster
-        guard phase != .finished, picking.follow(roster, joined: { players.player(ofMember: $0.id) != nil }) else { return [] }
+        guard phase != .finished, picking.follow(roster, joined: { players.player(ofMember: MemberID($0.id)) != nil }) else { return [] }
         return namesChanged()
     }
 
     /// Whether a player of the room holds member `id`'s name (connected or not, not removed, not released).
-    func holdsName(_ id: String) -> Player? {
+    func holdsName(_ id: MemberID) -> Player? {
         roster.holder(ofMember: id)
     }
 
     /// The names a picker is shown: every child of the class while new children may join; when they may
     /// not (`joinRefusal`), only the names of children who may come back.
     var namesList: NamesList {
-        guard let classRoster else { return NamesList(room: code, schoolClass: nil, children: []) }
+        guard let classRoster else { return NamesList(room: code.rawValue, schoolClass: nil, children: []) }
         let refusal = joinRefusal()
-        let shown = refusal.map { refusal in classRoster.members.filter { mayComeBack($0.id, despite: refusal) } } ?? classRoster.members
+        let shown = refusal.map { refusal in classRoster.members.filter { mayComeBack(MemberID($0.id), despite: refusal) } } ?? classRoster.members
         return NamesList(
-            room: code, schoolClass: ClassRef(name: classRoster.name),
-            children: shown.map { NameChoice(id: $0.id, name: $0.name, avatar: $0.avatar, taken: holdsName($0.id) != nil) }
+            room: code.rawValue, schoolClass: ClassRef(name: classRoster.name),
+            children: shown.map { NameChoice(id: $0.id, name: $0.name, avatar: $0.avatar, taken: holdsName(MemberID($0.id)) != nil) }
         )
     }
 
     var rosterMembers: [RosterMember] {
         (classRoster?.members ?? []).map { member in
-            let holder = holdsName(member.id)
-            return RosterMember(member: member.id, name: member.name, avatar: member.avatar, player: holder?.id, taken: holder != nil, connected: holder?.connection != nil)
+            let holder = holdsName(MemberID(member.id))
+            return RosterMember(member: member.id, name: member.name, avatar: member.avatar, player: holder?.id.rawValue, taken: holder != nil, connected: holder?.connection != nil)
         }
     }
 

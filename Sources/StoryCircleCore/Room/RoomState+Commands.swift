@@ -18,7 +18,7 @@ extension RoomState {
         case finish
         case kick(player: String, block: Bool)
         case settings(RoomSettingsPatch)
-        case release(member: String)
+        case release(member: MemberID)
     }
 
     /// What `command` would do in `phase`, or why it cannot be done there. Depends only on the phase (its
@@ -94,7 +94,7 @@ extension RoomState {
         case .block(let player):
             return .kick(player: player, block: true)
         case .release(let member):
-            return .release(member: member)
+            return .release(member: MemberID(member))
         case .settings(let patch):
             switch phase {
             case .lobby, .failed: return .settings(patch)
@@ -150,30 +150,30 @@ extension RoomState {
     /// The names of the commands a teacher may send now, in `TeacherCommand.names` order: exactly those
     /// `perform` would carry out (for `kick` and `block`, given a player who is here; for `settings`, a
     /// change of the room's rules: a change of the answer grid alone is allowed in any phase).
-    public var allowedCommands: [String] {
+    public var allowedCommands: [CommandName] {
         let allowed = Self.allowedCommands(phase: phase, locked: isLocked)
         // In a class room a name can be released whenever a child can be removed.
-        guard classRoster != nil, let kick = allowed.firstIndex(of: "block") ?? allowed.firstIndex(of: "kick") else { return allowed }
+        guard classRoster != nil, let kick = allowed.firstIndex(of: .block) ?? allowed.firstIndex(of: .kick) else { return allowed }
         var withRelease = allowed
-        withRelease.insert("release", at: kick + 1)
+        withRelease.insert(.release, at: kick + 1)
         return withRelease
     }
 
-    static func allowedCommands(phase: RoomPhase, locked: Bool) -> [String] {
+    static func allowedCommands(phase: RoomPhase, locked: Bool) -> [CommandName] {
         allowedByKey[CommandsKey(phase: phase.name, paused: phase.isPaused, locked: locked)] ?? listAllowed(phase: phase, locked: locked)
     }
 
     /// What `plan` allows: every command planned in turn, most of them refused.
-    private static func listAllowed(phase: RoomPhase, locked: Bool) -> [String] {
+    private static func listAllowed(phase: RoomPhase, locked: Bool) -> [CommandName] {
         TeacherCommand.representatives.compactMap { command in
-            (try? plan(command, phase: phase, locked: locked)) == nil ? nil : command.name
+            (try? plan(command, phase: phase, locked: locked)) == nil ? nil : command.commandName
         }
     }
 
     /// `listAllowed` for every `CommandsKey`, worked out once. `plan` depends on nothing more, and listing
     /// builds a refusal (its words included) for most commands: done for every pause and resume of every
     /// room, it was a third of a room's work for a teacher's command.
-    private static let allowedByKey: [CommandsKey: [String]] = {
+    private static let allowedByKey: [CommandsKey: [CommandName]] = {
         let start = ServerTime(milliseconds: 0)
         let phases: [RoomPhase] = [
             .lobby, .preparing(ready: 0, total: 1), .failed(.notReadyAfterRestart),
@@ -181,7 +181,7 @@ extension RoomState {
             .question(QuestionRun(index: 0, opensAt: start)), .question(QuestionRun(index: 0, opensAt: start, pausedAt: start)),
             .reveal(question: 0), .finished,
         ]
-        var table: [CommandsKey: [String]] = [:]
+        var table: [CommandsKey: [CommandName]] = [:]
         for phase in phases {
             for locked in [false, true] {
                 table[CommandsKey(phase: phase.name, paused: phase.isPaused, locked: locked)] = listAllowed(phase: phase, locked: locked)
@@ -216,7 +216,7 @@ extension RoomState {
 
     /// The `room` message as `role` gets it: teachers also get the commands allowed now.
     func status(for role: Role) -> RoomStatus {
-        RoomStatus(locked: isLocked, settings: settings, language: language, commands: role == .teacher ? allowedCommands : nil)
+        RoomStatus(locked: isLocked, settings: settings, language: language, commands: role == .teacher ? allowedCommands.map(\.rawValue) : nil)
     }
 
     /// The language the room's screens speak: the teacher's choice, else the language of the voice the

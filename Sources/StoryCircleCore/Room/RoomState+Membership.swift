@@ -14,7 +14,7 @@ extension RoomState {
         case .names:
             return greetPicker(connection, at: at)
         case .pick(let member, let resumeToken):
-            return pick(connection, member: member, resumeToken: resumeToken, at: at)
+            return pick(connection, member: MemberID(member), resumeToken: resumeToken, at: at)
         case .rejoin(let token):
             if picking.isPicking(connection) { return reply(connection, RoomError(.invalidCommand, "Pick your name first.")) }
             return rejoin(connection, token: token, at: at)
@@ -76,7 +76,7 @@ extension RoomState {
         add(Player(id: id, nickname: nickname, tokenHash: tokenHash, joinedAt: at, connection: connection))
         audience.admit(connection, as: .child(playerID: id))
 
-        let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: nickname), token: resumeToken, serverTime: at, room: snapshot(for: .child(playerID: id)))
+        let welcome = Welcome(role: .child, player: PlayerInfo(id: id.rawValue, nickname: nickname), token: resumeToken, serverTime: at, room: snapshot(for: .child(playerID: id)))
         // The welcome carries the resume token, so the player must be durable before it goes out.
         return [.persist(.playerJoined(PlayerRecord(id: id, nickname: nickname, tokenHash: tokenHash, joinedAt: at))), .send(.welcome(welcome), to: [connection])]
             + markScreensDirty(at: at)
@@ -103,11 +103,11 @@ extension RoomState {
         if let previous = roster.players[index].connection, previous != connection {
             audience.remove(previous)
             let replaced = RoomError(.sessionReplaced, "You opened this room somewhere else, so this page has stopped.")
-            directives += [.send(.error(replaced), to: [previous]), .close(previous, CloseReason(status: 4002, reason: replaced.code.rawValue))]
+            directives += [.send(.error(replaced), to: [previous]), .close(previous, .refused(replaced))]
         }
         connect(index, to: connection)
         audience.admit(connection, as: .child(playerID: id))
-        let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: roster.players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
+        let welcome = Welcome(role: .child, player: PlayerInfo(id: id.rawValue, nickname: roster.players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
         return directives + [.send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + rosterChanged()
     }
 
@@ -132,7 +132,7 @@ extension RoomState {
         }
         book.follow(roster.readmit(index, on: connection))
         audience.admit(connection, as: .child(playerID: player.id))
-        let welcome = Welcome(role: .child, player: PlayerInfo(id: player.id, nickname: player.nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: player.id)))
+        let welcome = Welcome(role: .child, player: PlayerInfo(id: player.id.rawValue, nickname: player.nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: player.id)))
         // Let back in for good only once stored: a restart must not find them removed after the welcome.
         return [.persist(.playerReadmitted(player: player.id, at: at)), .send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + namesChanged()
     }
@@ -174,7 +174,7 @@ extension RoomState {
             audience.remove(connection)
             directives += [
                 .send(.kicked(Notice(code: block ? .blocked : .kicked, message: Self.removedMessage, blocked: block ? true : nil)), to: [connection]),
-                .close(connection, CloseReason(status: 4001, reason: ErrorCode.kicked.rawValue)),
+                .close(connection, CloseReason(ErrorCode.kicked)),
             ]
         }
         return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + namesChanged()

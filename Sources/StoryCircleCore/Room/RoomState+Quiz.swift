@@ -15,7 +15,7 @@ extension RoomState {
         return directives + markScreensDirty(at: at)
     }
 
-    mutating func answer(question index: Int, option: Int, from playerID: String, connection: ConnectionID, at: ServerTime, roundTripMs: Int) -> [RoomDirective] {
+    mutating func answer(question index: Int, option: Int, from playerID: PlayerID, connection: ConnectionID, at: ServerTime, roundTripMs: Int) -> [RoomDirective] {
         // A question that does not exist was never open (and cannot have closed), whatever the phase.
         guard story.quiz.questions.indices.contains(index) else {
             return reply(connection, RoomError(.notOpen, "There is no question \(index) in this quiz."))

@@ -15,7 +15,7 @@ extension RoomState {
         let header = archive.header
         // A class room whose class is gone (deleted after the room finished) still knows it was one.
         let roster = classRoster ?? header.classID.map { ClassRoster(id: $0, name: "", members: []) }
-        var state = RoomState(code: header.code, story: header.story, settings: archive.settings, credentials: header.credentials, timing: timing, lookalikes: lookalikes, classRoster: roster)
+        var state = RoomState(code: RoomCode(header.code), story: header.story, settings: archive.settings, credentials: header.credentials, timing: timing, lookalikes: lookalikes, classRoster: roster)
         state.isLocked = archive.locked
         state.roster = PlayerRoster(lookalikes: lookalikes, releasedTokens: archive.releasedTokenHashes)
         for record in archive.players {
@@ -120,7 +120,7 @@ extension RoomState {
                 }
                 connect(index, to: connection)
                 audience.admit(connection, as: .child(playerID: id))
-                let welcome = Welcome(role: .child, player: PlayerInfo(id: id, nickname: roster.players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
+                let welcome = Welcome(role: .child, player: PlayerInfo(id: id.rawValue, nickname: roster.players[index].nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: id)))
                 directives.append(.send(.welcome(welcome), to: [connection]))
                 let lostAnswer = book.lacksAnswer(of: id, keptIn: previous.book)
                 if lostAnswer {
@@ -140,7 +140,7 @@ extension RoomState {
     /// Telling connections that they cannot go on for now: the error, then close 1013, "try again later".
     static func storageLost(_ connections: [ConnectionID], _ error: RoomError) -> [RoomDirective] {
         connections.sorted().flatMap { connection -> [RoomDirective] in
-            [.send(.error(error), to: [connection]), .close(connection, CloseReason(status: 1013, reason: ErrorCode.storageUnavailable.rawValue))]
+            [.send(.error(error), to: [connection]), .close(connection, CloseReason(ErrorCode.storageUnavailable))]
         }
     }
 }

@@ -127,7 +127,7 @@ extension RoomState {
         return roster.players.withUnsafeBufferPointer { players in
             ranked.map { rank, index in
                 ScoreboardEntry(
-                    rank: rank, id: players[index].id, nickname: players[index].nickname, score: players[index].score,
+                    rank: rank, id: players[index].id.rawValue, nickname: players[index].nickname, score: players[index].score,
                     streak: players[index].streak, connected: players[index].connection != nil,
                     answered: answered.map { $0[players[index].id] != nil },
                     results: includeResults ? results(players[index].outcomes) : []
@@ -163,7 +163,7 @@ extension RoomState {
 
     func lobby() -> Lobby {
         // A name given back is held by nobody: listed again once a child picks it.
-        let list = roster.players.filter { !$0.kicked && !$0.released }.map { LobbyPlayer(id: $0.id, nickname: $0.nickname, connected: $0.connection != nil) }
+        let list = roster.players.filter { !$0.kicked && !$0.released }.map { LobbyPlayer(id: $0.id.rawValue, nickname: $0.nickname, connected: $0.connection != nil) }
         return Lobby(players: list, count: list.count)
     }
 
@@ -171,7 +171,7 @@ extension RoomState {
     func snapshot(for member: Member) -> RoomSnapshot {
         let role = member.role
         var snapshot = RoomSnapshot(
-            code: code, title: story.title, phase: phase.name, paused: phase.isPaused, locked: isLocked,
+            code: code.rawValue, title: story.title, phase: phase.name, paused: phase.isPaused, locked: isLocked,
             settings: settings, language: language, questionCount: story.quiz.questions.count, playerCount: playerCount
         )
         var player: Player?
@@ -213,7 +213,7 @@ extension RoomState {
             snapshot.players = lobby().players
             snapshot.scoreboard = board(includeResults: showsResults(to: role))
         }
-        if role == .teacher { snapshot.commands = allowedCommands }
+        if role == .teacher { snapshot.commands = allowedCommands.map(\.rawValue) }
         return snapshot
     }
 

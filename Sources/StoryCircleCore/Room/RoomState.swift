@@ -8,7 +8,7 @@ public struct RoomState: Sendable {
     typealias Player = PlayerRoster.Player
     typealias Member = Audience.Member
 
-    public let code: String
+    public let code: RoomCode
     public let story: Story
     public let timing: RoomTiming
     public internal(set) var settings: RoomSettings
@@ -43,7 +43,7 @@ public struct RoomState: Sendable {
     public static let maximumReportedRoundTripMs = AnswerBook.maximumRoundTripMs
 
     public init(
-        code: String, story: Story, settings: RoomSettings = .init(), credentials: RoomCredentials, timing: RoomTiming = .init(),
+        code: RoomCode, story: Story, settings: RoomSettings = .init(), credentials: RoomCredentials, timing: RoomTiming = .init(),
         lookalikes: any ConfusableSkeleton, classRoster: ClassRoster? = nil
     ) {
         self.code = code
@@ -107,7 +107,7 @@ public struct RoomState: Sendable {
     }
 
     /// The player id a connection belongs to, if it is a child.
-    public func playerID(of connection: ConnectionID) -> String? {
+    public func playerID(of connection: ConnectionID) -> PlayerID? {
         if case .child(let id)? = audience[connection] { return id }
         return nil
     }
@@ -146,7 +146,7 @@ public struct RoomState: Sendable {
     }
 
     /// The ids of the connected players in the room.
-    private var playersHere: some Sequence<String> {
+    private var playersHere: some Sequence<PlayerID> {
         roster.players.lazy.filter { $0.presence == .here }.map(\.id)
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// The server's clock: the only source of "now" for rooms, and the only way they wait. Tests inject a
 /// `ManualClock` so time moves only when they say.
@@ -53,7 +53,7 @@ public struct SystemClock: ServerClock {
     }
 }
 
-/// The system's time, with timers fired by the loop rooms run on (`LoopExecutor`): a room's timer fires on
+/// The system's time, with timers fired by the loop rooms run on (`LoopExecutor`, in `TransportCore`): a room's timer fires on
 /// its own thread, with no task, no Dispatch timer thread and no hop in between.
 public struct LoopClock: ServerClock {
     private let system = SystemClock()

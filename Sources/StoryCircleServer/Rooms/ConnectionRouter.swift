@@ -1,5 +1,5 @@
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// Routes transport events to rooms: the first message of a connection (the hello) finds its room in the
 /// `RoomDirectory`, after which the connection is bound (`ConnectionBindings`) and its messages go straight
@@ -22,17 +22,15 @@ actor ConnectionRouter {
     let hellos: AddressRateLimiter
     let failedHellos: AddressRateLimiter
 
-    init(
-        events: AsyncStream<TransportEvent>, directory: RoomDirectory, bindings: ConnectionBindings, refusals: Refusals,
-        clock: any ServerClock, metrics: ServerMetrics, logger: StoryCircleLog, hellos: AddressRateLimiter, failedHellos: AddressRateLimiter
-    ) {
+    /// `failedHellos` is the rooms' own (`RoomServices.failedHellos`): they count a wrong token against its address.
+    init(events: AsyncStream<TransportEvent>, directory: RoomDirectory, services: RoomServices, hellos: AddressRateLimiter, failedHellos: AddressRateLimiter) {
         self.events = events
         self.directory = directory
-        self.bindings = bindings
-        self.refusals = refusals
-        self.clock = clock
-        self.metrics = metrics
-        self.logger = logger
+        self.bindings = services.bindings
+        self.refusals = services.refusals
+        self.clock = services.clock
+        self.metrics = services.metrics
+        self.logger = services.logger
         self.hellos = hellos
         self.failedHellos = failedHellos
     }
@@ -55,9 +53,9 @@ actor ConnectionRouter {
 
     private func route(_ event: TransportEvent) {
         switch event {
-        case .opened(let connection, let peer, let room):
+        case .opened(let connection, let peer, let query):
             peers[connection] = peer
-            if let room { urlRooms[connection] = room }
+            if let room = query["room"] { urlRooms[connection] = room }
         case .message(let connection, let bytes):
             switch bindings.binding(of: connection) {
             case .bound(let room):

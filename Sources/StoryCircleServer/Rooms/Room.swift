@@ -1,57 +1,6 @@
 import Locking
 import StoryCircleCore
-import WebSocketTransport
-
-/// What reaches a room, in arrival order, through its inbox (`RoomInbox`).
-public enum RoomInput: Sendable {
-    case hello(ConnectionID, Hello, peer: String)
-    /// A raw text frame after the hello; the room decodes it, so decoding is spread across rooms.
-    case message(ConnectionID, [UInt8])
-    case disconnected(ConnectionID)
-    /// From the room's own narration and timer tasks, stamped with the room's generation: after a rebuild,
-    /// what the previous generation's tasks still deliver is dropped.
-    case narration(NarrationUpdate, generation: Int)
-    case timer(RoomTimer, generation: Int)
-    /// The server's storage began failing (why, for the teacher) or works again (`nil`).
-    case storeHealth(problem: String?)
-    /// The outbox gave up storing the room's records: the room rebuilds itself from the store.
-    case storageGaveUp(StoreFailure)
-    /// What the store holds of the room, read back for a rebuild (`nil`: it could not be read).
-    case readBack(RoomArchive?, after: StoreFailure)
-    /// The store refused a record for the room's lease: another node may hold the room now.
-    case leaseLost
-    /// The room's class was saved (`followClass`), kept in order while the room reads itself back.
-    case classChanged(ClassRoster)
-}
-
-/// What a room tells whoever keeps it, when it cannot go on by itself.
-enum RoomNotice: Sendable {
-    /// Its lease is gone: its connections must be told to try again (1012, so the pages reconnect and reach
-    /// the room's new node) and it must be forgotten here.
-    case leaseLost(Room)
-    /// It can neither store its records nor read them back: forget it until someone asks again (its
-    /// connections are closed 1013, try again later).
-    case unreadable(Room)
-}
-
-/// What every room shares with the others.
-struct RoomServices: Sendable {
-    let transport: any MessageTransport
-    let store: any RoomStore
-    let clock: any ServerClock
-    let narrator: any NarrationPreparing
-    let metrics: ServerMetrics
-    let failedHellos: AddressRateLimiter?
-    let logger: StoryCircleLog
-    let health: StoreHealthMonitor?
-    /// Where rooms run: the transport's loop in a server (`LoopExecutor`), so a frame, its room and its
-    /// reply meet on one thread.
-    let executor: LoopExecutor
-    /// How long a record that fails is tried again before the room gives up on it and rebuilds itself.
-    let storageRetryMs: Int
-    /// Where a room hands itself in (`RoomNotice`); callable from the room's actor, never blocks.
-    var notify: @Sendable (RoomNotice) -> Void = { _ in }
-}
+import TransportCore
 
 /// The shell around one `RoomState`: it feeds the state events stamped with the clock's time and carries
 /// out the directives it returns (sends, closes, records, timers, narration). One actor per room; the inbox
@@ -102,7 +51,7 @@ public actor Room {
 
     init(state: RoomState, createdAt: ServerTime, lease: RoomLease? = nil, services: RoomServices) {
         self.lease = lease
-        self.code = state.code
+        self.code = state.code.rawValue
         self.credentials = state.credentials
         self.createdAt = createdAt
         self.state = state
@@ -110,9 +59,8 @@ public actor Room {
         let inbox = RoomInbox(executor: services.executor)
         self.inbox = inbox
         self.outbox = RoomOutbox(
-            code: state.code, transport: services.transport, store: services.store, clock: services.clock,
-            retryLimitMs: services.storageRetryMs, metrics: services.metrics, logger: services.logger, health: services.health,
-            lease: lease, onGiveUp: { failure in inbox.yield(.storageGaveUp(failure)) }, onLeaseLost: { inbox.yield(.leaseLost) }
+            code: state.code.rawValue, services: services, lease: lease,
+            onGiveUp: { failure in inbox.yield(.storageGaveUp(failure)) }, onLeaseLost: { inbox.yield(.leaseLost) }
         )
         inbox.attach(self)
     }
@@ -452,56 +400,5 @@ public actor Room {
                 inbox.yield(.narration(.failed(preparation: request.preparation, problem: problem), generation: generation))
             }
         }
-    }
-}
-
-/// A room's status for the API and the CLI.
-public struct RoomReport: Sendable, Codable, Equatable {
-    public var code: String
-    public var title: String
-    public var phase: PhaseName
-    public var paused: Bool
-    public var locked: Bool
-    public var players: Int
-    public var connectedPlayers: Int
-    public var connections: Int
-    public var question: Int?
-    public var questionCount: Int
-    public var answers: Int?
-    /// Why the narration failed, in the error phase.
-    public var errorMessage: String?
-    /// Its code (`NarrationProblem.Reason`).
-    public var errorReason: NarrationProblem.Reason?
-    public var settings: RoomSettings
-    /// The language the room's screens speak now.
-    public var language: String
-    public var createdAt: ServerTime
-    /// Records waiting to be written; non-zero only for a moment under load.
-    public var pendingRecords: Int
-
-    init(state: RoomState, createdAt: ServerTime, pendingRecords: Int) {
-        code = state.code
-        title = state.story.title
-        phase = state.phase.name
-        paused = state.phase.isPaused
-        locked = state.isLocked
-        players = state.playerCount
-        connectedPlayers = state.connectedPlayerCount
-        connections = state.connectionCount
-        switch state.phase {
-        case .question(let run): question = run.index
-        case .reveal(let index): question = index
-        default: question = nil
-        }
-        questionCount = state.story.quiz.questions.count
-        answers = state.phase.name == .question ? state.answersToCurrentQuestion : nil
-        if case .failed(let problem) = state.phase {
-            errorMessage = problem.message
-            errorReason = problem.reason
-        }
-        settings = state.settings
-        language = state.language
-        self.createdAt = createdAt
-        self.pendingRecords = pendingRecords
     }
 }

@@ -1,5 +1,5 @@
 import Locking
-import WebSocketTransport
+import TransportCore
 
 /// A room's way in: each input is run by the room on the room's executor, after everything submitted before
 /// it, from any thread, without blocking.

@@ -1,6 +1,6 @@
 import Locking
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
 /// The shell of one room's `OutboxState`: it feeds the state the room's decisions and the store's
 /// completions, and carries out the actions it returns — records to the store, sends and closes to the
@@ -80,25 +80,25 @@ final class RoomOutbox: Sendable {
     private let shell: Locked<Shell>
 
     init(
-        code: String, transport: any MessageTransport, store: any RoomStore, clock: any ServerClock, retryLimitMs: Int,
-        metrics: ServerMetrics, logger: StoryCircleLog, health: StoreHealthMonitor?, lease: RoomLease? = nil,
+        code: String, services: RoomServices, lease: RoomLease? = nil,
         onGiveUp: @escaping @Sendable (StoreFailure) -> Void, onLeaseLost: @escaping @Sendable () -> Void = {}
     ) {
-        if let lease, let leases = store as? any RoomLeases {
+        // A lease comes only from a store that offers leases (`LeaseKeeper`).
+        if let lease, let leases = services.storage.leases {
             self.lease = (lease, leases)
         } else {
             self.lease = nil
         }
         self.code = code
-        self.transport = transport
-        self.store = store
-        self.clock = clock
-        self.metrics = metrics
-        self.logger = logger
-        self.health = health
+        self.transport = services.transport
+        self.store = services.store
+        self.clock = services.clock
+        self.metrics = services.metrics
+        self.logger = services.logger
+        self.health = services.health
         self.onGiveUp = onGiveUp
         self.onLeaseLost = onLeaseLost
-        self.shell = Locked(Shell(state: OutboxState(retryLimitMs: retryLimitMs)))
+        self.shell = Locked(Shell(state: OutboxState(retryLimitMs: services.storageRetryMs)))
     }
 
     func persist(_ record: RoomRecord) {

@@ -1,10 +1,11 @@
 import Foundation
 import StoryCircleCore
-import WebSocketTransport
+import TransportCore
 
-/// A node's rooms, put together from three parts: the `ConnectionRouter` (connections to rooms), the
-/// `RoomDirectory` (rooms in memory: create, load, restore, let go) and the `LeaseKeeper` (this node's
-/// leases, renewed a third of a lease apart). The API, the server and the tests talk to this.
+/// A node's rooms, put together from three parts: the `RoomDirectory` (the rooms in memory, reached
+/// through `directory`: create, load, restore, let go, follow their class), the `ConnectionRouter`
+/// (connections to rooms) and the `LeaseKeeper` (this node's leases, renewed a third of a lease apart,
+/// when the store is shared). The API, the server and the tests talk to this.
 ///
 /// A room runs here only under a lease this node took before loading it, and every record it writes carries
 /// that lease, so two nodes never both run a room: a node that cannot take a room (another holds it) refuses
@@ -12,7 +13,7 @@ import WebSocketTransport
 /// node wants the room; the holder learns it at its next renewal and hands the room over, so rooms follow
 /// the proxy back to a node that returned.
 public final class RoomRegistry: Sendable {
-    /// What a node's rooms are run with (the server's configuration gives them).
+    /// How a node's rooms are run (the server's configuration gives them).
     public struct Settings: Sendable {
         /// This node's name in lease rows and logs; by default the host name and process id.
         public var nodeId: String?
@@ -31,42 +32,31 @@ public final class RoomRegistry: Sendable {
         public init() {}
     }
 
-    let directory: RoomDirectory
+    /// The rooms in memory (`RoomDirectory`): create, find, sweep, follow classes.
+    public let directory: RoomDirectory
     let router: ConnectionRouter
-    /// `nil` for a store without leases (test doubles): rooms are then written unfenced.
+    /// `nil` for a store that is not shared (`Storage.leases`): rooms are then written unfenced.
     let keeper: LeaseKeeper?
     let health: StoreHealthMonitor
     public let nodeId: String
     private let loops = OwnedTasks()
 
-    package init(
-        events: AsyncStream<TransportEvent>, transport: any MessageTransport, store: any RoomStore,
-        clock: any ServerClock, narrator: any NarrationPreparing, lookalikes: any ConfusableSkeleton, metrics: ServerMetrics,
-        settings configuration: Settings = Settings(),
-        timing: RoomTiming = .init(), logger: StoryCircleLog, bindings: ConnectionBindings = ConnectionBindings(), sharedStore: Bool = false,
-        leaseClock: any MonotonicClock = SystemMonotonicClock(), executor: LoopExecutor? = nil
-    ) {
+    package init(events: AsyncStream<TransportEvent>, services: RoomServices, settings configuration: Settings = Settings()) {
         let nodeId = configuration.nodeId ?? Self.defaultNodeId()
         self.nodeId = nodeId
-        // Leases fence nodes that share a store. A store of this node alone (SQLite, memory) has nobody to
-        // hand a room to: a lease there could only lapse while the process is starved or the laptop sleeps,
-        // and bounce every child of its rooms for nothing.
-        keeper = (sharedStore ? store as? any RoomLeases : nil).map {
-            LeaseKeeper(leases: $0, nodeId: nodeId, period: .seconds(configuration.leaseSeconds), clock: leaseClock, logger: logger)
+        // Leases fence nodes that share a store; a store of this node alone offers none (`Storage.leases`).
+        keeper = services.storage.leases.map {
+            LeaseKeeper(leases: $0, nodeId: nodeId, period: .seconds(configuration.leaseSeconds), clock: services.leaseClock, logger: services.logger)
         }
-        health = StoreHealthMonitor(store: store, clock: clock, logger: logger)
+        health = StoreHealthMonitor(store: services.store, clock: services.clock, logger: services.logger)
         let failedHellos = AddressRateLimiter(burst: Double(configuration.failedJoinBurst), perSecond: configuration.failedJoinsPerMinute / 60)
-        let refusals = Refusals(transport: transport, metrics: metrics)
-        let services = RoomServices(
-            transport: transport, store: store, clock: clock, narrator: narrator, metrics: metrics, failedHellos: failedHellos,
-            logger: logger, health: health, executor: executor ?? .ownThread(), storageRetryMs: configuration.storageRetrySeconds * 1_000
-        )
-        directory = RoomDirectory(
-            services: services, keeper: keeper, bindings: bindings, refusals: refusals, timing: timing, lookalikes: lookalikes,
-            roomDefaults: configuration.roomDefaults, retentionDays: configuration.retentionDays, sharedStore: sharedStore
-        )
+        var services = services
+        services.failedHellos = failedHellos
+        services.health = health
+        services.storageRetryMs = configuration.storageRetrySeconds * 1_000
+        directory = RoomDirectory(services: services, keeper: keeper, roomDefaults: configuration.roomDefaults, retentionDays: configuration.retentionDays)
         router = ConnectionRouter(
-            events: events, directory: directory, bindings: bindings, refusals: refusals, clock: clock, metrics: metrics, logger: logger,
+            events: events, directory: directory, services: services,
             hellos: AddressRateLimiter(burst: Double(configuration.joinBurst), perSecond: configuration.joinsPerSecond), failedHellos: failedHellos
         )
     }
@@ -74,74 +64,21 @@ public final class RoomRegistry: Sendable {
     /// Routes transport events until the event stream ends; meanwhile tells rooms when storage fails or
     /// works again, and renews the leases.
     package func run() async {
-        let (directory, health, keeper) = (directory, health, keeper)
-        loops.spawn { await directory.run() }
-        loops.spawn { await health.run { health in await directory.storeHealthChanged(health) } }
+        let (lifecycle, classes, health, keeper) = (directory.lifecycle, directory.classes, health, keeper)
+        loops.spawn { await lifecycle.run() }
+        loops.spawn { await health.run { health in await lifecycle.storeHealthChanged(health) } }
         if let keeper {
-            let shared = directory.sharedStore
             loops.spawn {
                 while !Task.isCancelled {
                     do { try await keeper.waitForNextRenewal() } catch { return }
-                    let occupancy = shared ? await directory.occupancy() : nil
-                    await directory.carryOut(keeper.renew(occupancy: occupancy))
+                    await lifecycle.carryOut(keeper.renew(occupancy: await lifecycle.occupancy()))
                     // Another node may have changed a class (a child erased, added): its rooms here follow,
                     // as often as leases are renewed, off this loop, so a slow read never delays a renewal.
-                    if shared { await directory.followStoredClassesUnlessFollowing() }
+                    await classes.followStoredClassesUnlessFollowing()
                 }
             }
         }
         await router.run()
-    }
-
-    /// Creates a room for `story`, stores it, and returns its code and tokens.
-    /// `storyID`: the library story it is started from (which then cannot be deleted while the room runs).
-    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil, classRoster: ClassRoster? = nil) async throws -> CreatedRoom {
-        try await directory.createRoom(story: story, settings: settings, storyID: storyID, classRoster: classRoster)
-    }
-
-    /// Brings back every room that had not finished when the server stopped (none with a shared store).
-    public func restoreRooms() async throws -> Int {
-        try await directory.restoreRooms()
-    }
-
-    /// The room `code`, loaded from the store if need be, when `admit` accepts its credentials
-    /// (`RoomDirectory.findRoom`).
-    public func findRoom(_ code: String, admitting admit: @escaping @Sendable (RoomCredentials) -> Bool = { _ in true }) async throws -> Room? {
-        try await directory.findRoom(code, admitting: admit)
-    }
-
-    /// The room `code` if it is in memory.
-    public func room(_ code: String) async -> Room? {
-        await directory.room(code)
-    }
-
-    public var liveRoomCount: Int {
-        get async { await directory.liveRooms.count }
-    }
-
-    public var liveRooms: [Room] {
-        get async { await directory.liveRooms }
-    }
-
-    /// Lets the finished rooms among `codes` go from memory (`RoomDirectory.forgetFinished`).
-    public func forgetFinished(_ codes: [String]) async {
-        await directory.forgetFinished(codes)
-    }
-
-    /// A class was saved: its live rooms in memory follow it (`RoomDirectory.classChanged`).
-    public func classChanged(_ roster: ClassRoster) async {
-        await directory.classChanged(roster)
-    }
-
-    /// Reloads the finished rooms of a class in memory from the store, in place
-    /// (`RoomDirectory.reloadFinishedRooms(ofClass:)`); never fails: a failure is logged.
-    public func reloadFinishedRooms(ofClass classID: String) async {
-        await directory.reloadFinishedRooms(ofClass: classID)
-    }
-
-    /// Lets finished rooms go and deletes rooms past their retention (`RoomDirectory.sweep`).
-    public func sweep(finishedBefore cutoff: ServerTime, createdBefore retentionCutoff: ServerTime) async -> (evicted: Int, purged: Int) {
-        await directory.sweep(finishedBefore: cutoff, createdBefore: retentionCutoff)
     }
 
     /// Returns once the router has finished the turn it is in (`ConnectionRouter.settle`): after a room's

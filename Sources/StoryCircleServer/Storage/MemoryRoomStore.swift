@@ -4,8 +4,8 @@ import StoryCircleCore
 
 /// Keeps rooms in memory only: for tests, and for `--database none` when nothing may be written to disk.
 /// Appends are durable at once (there is nothing to wait for), and never fail, except under a lease that is
-/// no longer the room's. Leases are kept here too, so the registry runs rooms the same way on every store
-/// (and two registries sharing one memory store behave like two nodes sharing a database).
+/// no longer the room's. Leases are kept here too, so two registries sharing one memory store (offered with
+/// its leases) behave like two nodes sharing a database.
 public final class MemoryRoomStore: RoomLeases {
     private struct Contents {
         var archives: [String: RoomArchive] = [:]
@@ -88,6 +88,10 @@ public final class MemoryRoomStore: RoomLeases {
     }
 
     public var health: StoreHealth { .ok }
+
+    /// Rooms only: one process keeps them, and nobody else can share them. Tests that run two nodes over
+    /// one memory store offer its leases themselves (`Storage(rooms:leases:)`).
+    public var offers: Storage { Storage(rooms: self) }
 
     public func probe() async -> StoreHealth { .ok }
 

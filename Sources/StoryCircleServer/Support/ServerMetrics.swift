@@ -41,33 +41,52 @@ public final class ServerMetrics: Sendable {
     public var sentencesSynthesized: Int { state.withLock { $0.sentencesSynthesized } }
     public var audioCacheHits: Int { state.withLock { $0.audioCacheHits } }
 
-    /// Prometheus text lines for these counters.
-    package func prometheusLines() -> [String] {
+    /// These counters, in Prometheus text.
+    package func write(to text: inout PrometheusText) {
         state.withLock { state in
-            var lines = [
-                "# HELP storycircle_errors_sent_total Refusals sent to clients, by error code.",
-                "# TYPE storycircle_errors_sent_total counter",
-            ]
-            for code in ErrorCode.allCases where state.errorsSent[code] != nil {
-                lines.append("storycircle_errors_sent_total{code=\"\(code.rawValue)\"} \(state.errorsSent[code]!)")
-            }
-            let counters: [(String, String, Int)] = [
-                ("storycircle_answers_accepted_total", "Answers stored and acknowledged.", state.answersAccepted),
-                ("storycircle_rooms_created_total", "Rooms created.", state.roomsCreated),
-                ("storycircle_rooms_restored_total", "Rooms brought back from storage (after a restart, or when asked for).", state.roomsRestored),
-                ("storycircle_storage_failures_total", "Attempts to store a room record that failed (each retry counts).", state.storageFailures),
-                ("storycircle_rooms_rebuilt_total", "Rooms rebuilt from storage after giving up on a record.", state.roomsRebuilt),
-                ("storycircle_room_leases_lost_total", "Rooms stopped on this node because their lease was lost (another node may run them).", state.roomLeasesLost),
-                ("storycircle_narrations_prepared_total", "Narrations prepared.", state.narrationsPrepared),
-                ("storycircle_narrations_failed_total", "Narrations that could not be prepared.", state.narrationsFailed),
-                ("storycircle_sentences_synthesized_total", "Sentences synthesised by espeak-ng (cache misses).", state.sentencesSynthesized),
-                ("storycircle_audio_cache_hits_total", "Sentences found in the audio cache.", state.audioCacheHits),
-                ("storycircle_joins_rate_limited_total", "Hellos refused by the per-address rate limit.", state.joinsRateLimited),
-            ]
-            for (name, help, value) in counters {
-                lines += ["# HELP \(name) \(help)", "# TYPE \(name) counter", "\(name) \(value)"]
-            }
-            return lines
+            text.family("storycircle_errors_sent_total", .counter, "Refusals sent to clients, by error code.", samples: ErrorCode.allCases.compactMap { code in
+                state.errorsSent[code].map { ("code=\"\(code.rawValue)\"", $0) }
+            })
+            text.counter("storycircle_answers_accepted_total", "Answers stored and acknowledged.", state.answersAccepted)
+            text.counter("storycircle_rooms_created_total", "Rooms created.", state.roomsCreated)
+            text.counter("storycircle_rooms_restored_total", "Rooms brought back from storage (after a restart, or when asked for).", state.roomsRestored)
+            text.counter("storycircle_storage_failures_total", "Attempts to store a room record that failed (each retry counts).", state.storageFailures)
+            text.counter("storycircle_rooms_rebuilt_total", "Rooms rebuilt from storage after giving up on a record.", state.roomsRebuilt)
+            text.counter("storycircle_room_leases_lost_total", "Rooms stopped on this node because their lease was lost (another node may run them).", state.roomLeasesLost)
+            text.counter("storycircle_narrations_prepared_total", "Narrations prepared.", state.narrationsPrepared)
+            text.counter("storycircle_narrations_failed_total", "Narrations that could not be prepared.", state.narrationsFailed)
+            text.counter("storycircle_sentences_synthesized_total", "Sentences synthesised by espeak-ng (cache misses).", state.sentencesSynthesized)
+            text.counter("storycircle_audio_cache_hits_total", "Sentences found in the audio cache.", state.audioCacheHits)
+            text.counter("storycircle_joins_rate_limited_total", "Hellos refused by the per-address rate limit.", state.joinsRateLimited)
         }
     }
+}
+
+/// The Prometheus text format (version 0.0.4), the one way every `/metrics` figure is written: a family is
+/// its `# HELP` and `# TYPE` lines, then its samples.
+public struct PrometheusText: Sendable {
+    public enum Kind: String, Sendable {
+        case counter, gauge
+    }
+
+    public private(set) var lines: [String] = []
+
+    public init() {}
+
+    /// A family of samples told apart by labels (`phase="lobby"`); its header even with no sample yet.
+    public mutating func family(_ name: String, _ kind: Kind, _ help: String, samples: [(labels: String, value: Int)]) {
+        lines += ["# HELP \(name) \(help)", "# TYPE \(name) \(kind.rawValue)"]
+        lines += samples.map { "\(name){\($0.labels)} \($0.value)" }
+    }
+
+    /// One figure; nil (a figure that could not be read) leaves the family out rather than make one up.
+    public mutating func metric(_ name: String, _ kind: Kind, _ help: String, _ value: String?) {
+        guard let value else { return }
+        lines += ["# HELP \(name) \(help)", "# TYPE \(name) \(kind.rawValue)", "\(name) \(value)"]
+    }
+
+    public mutating func counter(_ name: String, _ help: String, _ value: Int) { metric(name, .counter, help, String(value)) }
+    public mutating func gauge(_ name: String, _ help: String, _ value: Int) { metric(name, .gauge, help, String(value)) }
+
+    public var text: String { lines.joined(separator: "\n") + "\n" }
 }

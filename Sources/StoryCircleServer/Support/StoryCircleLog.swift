@@ -1,5 +1,4 @@
 import Foundation
-import WebSocketTransport
 
 /// The server's log, in swift-log's manner: messages are constant sentences, the data goes in metadata
 /// (`room.code`, `connection.id`), and nothing logged ever contains a message body or a token. Named so
@@ -120,20 +119,5 @@ public struct StoryCircleLog: Sendable {
             }
         }
         return result + "\""
-    }
-}
-
-extension StoryCircleLog {
-    /// Makes libwebsockets' own lines this log's, for the rest of the process: the program's choice, made
-    /// once (`serve`, `start`), as lws has one log for the whole process. Each line is logged with a
-    /// constant message and lws's text in `lws.line`.
-    public func takeLibWebSocketsLines() {
-        LibWebSocketsLog.route { level, line in
-            switch level {
-            case .error: error("libwebsockets reported an error", ["lws.line": line])
-            case .warning: warning("libwebsockets reported a warning", ["lws.line": line])
-            case .notice, .other: notice("libwebsockets reported a notice", ["lws.line": line])
-            }
-        }
     }
 }

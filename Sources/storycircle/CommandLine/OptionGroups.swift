@@ -36,13 +36,13 @@ struct ServerOptions {
         } catch {
             throw CommandFailure("configuration: \(error.description)")
         }
-        if let port { configuration.port = port }
+        if let port { configuration.network.port = port }
         if let dataDirectory {
-            configuration.dataDirectory = dataDirectory
-            configuration.database = dataDirectory + "/storycircle.sqlite"
-            configuration.audioCacheDirectory = dataDirectory + "/audio-cache"
+            configuration.files.dataDirectory = dataDirectory
+            configuration.storage.database = dataDirectory + "/storycircle.sqlite"
+            configuration.files.audioCacheDirectory = dataDirectory + "/audio-cache"
         }
-        if let database { configuration.database = database }
+        if let database { configuration.storage.database = database }
         return configuration
     }
 }

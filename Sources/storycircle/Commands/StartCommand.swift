@@ -76,12 +76,12 @@ struct StartCommand: ParsableCommand {
         guard let story else { throw CommandFailure("no story to start the room on") }
         // A story file names its pictures by path beside it; a library story already names stored ones.
         let roomStory = if let storyPath { try await server.storingPictures(of: story, storyPath: storyPath) } else { story }
-        let created = try await server.createRoom(story: roomStory, settings: settings.patch, storyID: storyID, schoolClass: schoolClass)
-        guard let room = await server.registry.room(created.room.code) else {
+        let created = try await server.rooms.create(story: roomStory, settings: settings.patch, storyID: storyID, schoolClass: schoolClass)
+        guard let room = await server.registry.directory.room(created.code) else {
             await server.stop()
             throw CommandFailure("the room disappeared as it was created")
         }
-        Self.printBanner(title: story.title, code: created.room.code, joinURL: created.joinURL, dashboardURL: created.dashboardURL, teacherURL: created.teacherURL, server: server, keys: readsKeys)
+        Self.printBanner(title: story.title, code: created.code, joinURL: created.joinURL, dashboardURL: created.dashboardURL, teacherURL: created.teacherURL, server: server, keys: readsKeys)
 
         let (events, sink) = AsyncStream.makeStream(of: Event.self)
         let terminal = readsKeys ? Terminal() : nil
@@ -149,7 +149,7 @@ struct StartCommand: ParsableCommand {
         status.finish()
         Output.line("Stopping the server…")
         await server.stop()
-        Output.line("Results stay available: storycircle results \(created.room.code) --token \(created.room.teacherToken) (while a server runs on this data folder).")
+        Output.line("Results stay available: storycircle results \(created.code) --token \(created.teacherToken) (while a server runs on this data folder).")
         return ExitCode.success
     }
 

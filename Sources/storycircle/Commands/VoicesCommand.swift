@@ -68,7 +68,7 @@ struct VoicesCommand: ParsableCommand {
     static func catalog(_ configuration: ServerConfiguration) async -> VoiceCatalog {
         await VoiceCatalog.discoverOffPool(
             configuration, espeak: await SpeechEngine.shared.voices(), variants: await SpeechEngine.shared.variants(),
-            hashCache: URL(fileURLWithPath: configuration.audioCacheDirectory).appendingPathComponent("voice-hashes.json")
+            hashCache: URL(fileURLWithPath: configuration.files.audioCacheDirectory).appendingPathComponent("voice-hashes.json")
         )
     }
 

@@ -6,25 +6,25 @@ import Testing
 struct AnswerBookTests {
     private let t0 = ServerTime(milliseconds: 1_000)
 
-    private func answer(_ player: String, _ question: Int, option: Int = 0) -> AnswerRecord {
+    private func answer(_ player: PlayerID, _ question: Int, option: Int = 0) -> AnswerRecord {
         AnswerRecord(player: player, question: question, option: option, receivedAt: t0, elapsedMs: 0, correct: option == 0, points: 0)
     }
 
     @Test func countsOnlyConnectedPlayersAnsweringTheCountedQuestion() {
         var book = AnswerBook(questionCount: 2)
-        book.count(question: 0, among: ["p1", "p2"])
+        book.count(question: 0, among: ["p1", "p2"] as [PlayerID])
         book.accept(answer("p1", 0), presence: .here)
         book.accept(answer("p2", 1), presence: .here)
         book.accept(answer("p3", 0), presence: .away)
         #expect(book.answeredHere == 1)
-        #expect(book.answeredHere == book.answeredHere(among: ["p1", "p2"], question: 0))
+        #expect(book.answeredHere == book.answeredHere(among: ["p1", "p2"] as [PlayerID], question: 0))
         book.accept(answer("p1", 0, option: 1), presence: .here)
         #expect(book.answeredHere == 1, "a second record for the same player counts once")
     }
 
     @Test func followsPlayersComingAndGoing() {
         var book = AnswerBook(questionCount: 1)
-        book.count(question: 0, among: [String]())
+        book.count(question: 0, among: [PlayerID]())
         book.accept(answer("p1", 0), presence: .away)
         #expect(book.answeredHere == 0)
         book.follow(.init(player: "p1", from: .away, to: .here))
@@ -38,7 +38,7 @@ struct AnswerBookTests {
     @Test func movingToTheNextQuestionRecounts() {
         var book = AnswerBook(questionCount: 2)
         book.accept(answer("p1", 1), presence: .here)
-        book.count(question: 1, among: ["p1", "p2"])
+        book.count(question: 1, among: ["p1", "p2"] as [PlayerID])
         #expect(book.countedQuestion == 1 && book.answeredHere == 1)
     }
 

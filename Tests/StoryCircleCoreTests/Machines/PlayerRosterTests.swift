@@ -6,7 +6,7 @@ import Testing
 struct PlayerRosterTests {
     private let t0 = ServerTime(milliseconds: 1_000)
 
-    private func player(_ id: String, _ nickname: String, token: String? = nil, member: String? = nil, on connection: UInt64? = nil) -> PlayerRoster.Player {
+    private func player(_ id: PlayerID, _ nickname: String, token: String? = nil, member: MemberID? = nil, on connection: UInt64? = nil) -> PlayerRoster.Player {
         PlayerRoster.Player(id: id, nickname: nickname, tokenHash: token ?? "hash-\(id)", joinedAt: t0, member: member, connection: connection.map(ConnectionID.init))
     }
 

@@ -170,7 +170,7 @@ struct RoomDriver {
 
     /// The archive a store would hold after this run.
     func archive() -> RoomArchive {
-        var archive = RoomArchive(header: RoomHeader(code: state.code, story: state.story, settings: initialSettings, credentials: Fixtures.credentials, createdAt: ServerTime(milliseconds: 0), classID: state.classRoster?.id))
+        var archive = RoomArchive(header: RoomHeader(code: state.code.rawValue, story: state.story, settings: initialSettings, credentials: Fixtures.credentials, createdAt: ServerTime(milliseconds: 0), classID: state.classRoster?.id))
         persisted.forEach { archive.apply($0) }
         return archive
     }

@@ -88,6 +88,7 @@ final class SlowStore: RoomStore {
     func codeExists(_ code: String) async throws -> Bool { try await memory.codeExists(code) }
     func purge(createdBefore cutoff: ServerTime) async throws -> Int { try await memory.purge(createdBefore: cutoff) }
     var health: StoreHealth { .ok }
+    var offers: Storage { Storage(rooms: self) }
     func probe() async -> StoreHealth { .ok }
     func close() async { await threads.shutDown() }
 }

@@ -11,7 +11,7 @@ struct AnswerBook: Sendable {
     static let maximumRoundTripMs = 10_000
 
     /// Per question, the accepted answers by player id.
-    private var answers: [[String: AnswerRecord]]
+    private var answers: [[PlayerID: AnswerRecord]]
     /// When each question was first asked: who counts as present for it in the results (`RoomResults`).
     private(set) var askedAt: [Int: ServerTime] = [:]
     /// Questions revealed or skipped so far.
@@ -32,28 +32,28 @@ struct AnswerBook: Sendable {
     var questionCount: Int { answers.count }
 
     /// The answers accepted for question `question`, by player id (none for a question not in the quiz).
-    func answers(to question: Int) -> [String: AnswerRecord] {
+    func answers(to question: Int) -> [PlayerID: AnswerRecord] {
         answers.indices.contains(question) ? answers[question] : [:]
     }
 
-    func answer(of player: String, to question: Int) -> AnswerRecord? {
+    func answer(of player: PlayerID, to question: Int) -> AnswerRecord? {
         answers.indices.contains(question) ? answers[question][player] : nil
     }
 
     /// Whether the player has an accepted answer to any question.
-    func hasAnswered(_ player: String) -> Bool {
+    func hasAnswered(_ player: PlayerID) -> Bool {
         answers.contains { $0[player] != nil }
     }
 
     /// Whether an answer of the player in `earlier` is not here (it was not stored).
-    func lacksAnswer(of player: String, keptIn earlier: AnswerBook) -> Bool {
+    func lacksAnswer(of player: PlayerID, keptIn earlier: AnswerBook) -> Bool {
         earlier.answers.indices.contains { earlier.answers[$0][player] != nil && answer(of: player, to: $0) == nil }
     }
 
     func roundTrip(of connection: ConnectionID) -> Int { roundTrips[connection] ?? 0 }
 
     /// `answeredHere` by its definition, given the ids of the connected players in the room.
-    func answeredHere(among here: some Sequence<String>, question: Int) -> Int {
+    func answeredHere(among here: some Sequence<PlayerID>, question: Int) -> Int {
         here.reduce(0) { $0 + (answer(of: $1, to: question) != nil ? 1 : 0) }
     }
 
@@ -77,7 +77,7 @@ struct AnswerBook: Sendable {
     /// Points the count at question `question` (when it opens), given the ids of the connected players in
     /// the room: one pass, once per question, since answers to it may already be stored (a question
     /// reopened after a restart).
-    mutating func count(question: Int, among here: some Sequence<String>) {
+    mutating func count(question: Int, among here: some Sequence<PlayerID>) {
         countedQuestion = question
         answeredHere = answeredHere(among: here, question: question)
     }

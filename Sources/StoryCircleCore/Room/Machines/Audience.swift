@@ -2,7 +2,7 @@
 /// connection is at most one member; recipients are listed sorted, so that directives are deterministic.
 struct Audience: Sendable {
     enum Member: Sendable, Equatable {
-        case child(playerID: String)
+        case child(playerID: PlayerID)
         case dashboard
         case teacher
 

@@ -18,19 +18,19 @@ struct PlayerRoster: Sendable {
 
     /// How a player's presence changed: what the answer count (`AnswerBook`) follows.
     struct PresenceChange: Sendable, Equatable {
-        var player: String
+        var player: PlayerID
         var from: Presence
         var to: Presence
     }
 
     struct Player: Sendable, Equatable {
-        let id: String
+        let id: PlayerID
         let nickname: String
         /// Changes only when a released class child picks their name again on a new device.
         fileprivate(set) var tokenHash: String
         let joinedAt: ServerTime
         /// The child of the room's class this player is.
-        let member: String?
+        let member: MemberID?
         fileprivate(set) var connection: ConnectionID?
         fileprivate(set) var score = 0
         fileprivate(set) var streak = 0
@@ -52,7 +52,7 @@ struct PlayerRoster: Sendable {
         fileprivate(set) var released = false
 
         init(
-            id: String, nickname: String, tokenHash: String, joinedAt: ServerTime, member: String? = nil, connection: ConnectionID? = nil,
+            id: PlayerID, nickname: String, tokenHash: String, joinedAt: ServerTime, member: MemberID? = nil, connection: ConnectionID? = nil,
             kicked: Bool = false, blocked: Bool = false, released: Bool = false
         ) {
             self.id = id
@@ -76,17 +76,17 @@ struct PlayerRoster: Sendable {
     let lookalikes: any ConfusableSkeleton
     /// Everyone who ever joined, in join order; kicked players stay (flagged) so their records stay whole.
     private(set) var players: [Player] = []
-    private var indexByID: [String: Int] = [:]
+    private var indexByID: [PlayerID: Int] = [:]
     /// Who holds each name key of the players in the room.
-    private var nameOwners: [String: String] = [:]
-    private var tokenOwners: [String: String] = [:]
+    private var nameOwners: [String: PlayerID] = [:]
+    private var tokenOwners: [String: PlayerID] = [:]
     /// What blocked players can no longer use here: their name keys and token hashes.
     private var blockedNames: Set<String> = []
     private var blockedTokens: Set<String> = []
     /// Resume tokens (hashes) of released names.
     private var releasedTokens: Set<String>
     /// The player each member of the class became here.
-    private var playerByMember: [String: String] = [:]
+    private var playerByMember: [MemberID: PlayerID] = [:]
     private var nextNumber = 1
     /// Players in the room (not removed, not released).
     private(set) var active = 0
@@ -102,12 +102,12 @@ struct PlayerRoster: Sendable {
 
     var count: Int { players.count }
 
-    func index(of id: String) -> Int? { indexByID[id] }
+    func index(of id: PlayerID) -> Int? { indexByID[id] }
 
     /// The player id the next new player gets.
-    mutating func nextID() -> String {
+    mutating func nextID() -> PlayerID {
         defer { nextNumber += 1 }
-        return "p\(nextNumber)"
+        return PlayerID("p\(nextNumber)")
     }
 
     /// Whether a name with these keys is blocked here.
@@ -121,7 +121,7 @@ struct PlayerRoster: Sendable {
     func isReleased(tokenHash: String) -> Bool { releasedTokens.contains(tokenHash) }
 
     /// The player in the room whose resume token this is.
-    func owner(ofToken tokenHash: String) -> String? { tokenOwners[tokenHash] }
+    func owner(ofToken tokenHash: String) -> PlayerID? { tokenOwners[tokenHash] }
 
     /// The latest player removed (not blocked) whose resume token this is: one the token may bring back.
     func removedPlayer(withToken tokenHash: String) -> Int? {
@@ -129,10 +129,10 @@ struct PlayerRoster: Sendable {
     }
 
     /// The player member `id` of the class became here, if they joined.
-    func player(ofMember id: String) -> Int? { playerByMember[id].flatMap { indexByID[$0] } }
+    func player(ofMember id: MemberID) -> Int? { playerByMember[id].flatMap { indexByID[$0] } }
 
     /// The player in the room holding member `id`'s name (connected or not, not removed, not released).
-    func holder(ofMember id: String) -> Player? {
+    func holder(ofMember id: MemberID) -> Player? {
         guard let index = player(ofMember: id) else { return nil }
         return players[index].presence == .out ? nil : players[index]
     }
@@ -145,7 +145,7 @@ struct PlayerRoster: Sendable {
         let keys = Set(Nickname.matchingKeys(typed, using: lookalikes))
         let candidates: [(Player) -> Bool] = [{ !$0.kicked }] + (block ? [{ !$0.blocked }] : [])
         for candidate in candidates {
-            if let index = players.lastIndex(where: { candidate($0) && ($0.id == who || $0.nickname.lowercased() == typed) }) { return index }
+            if let index = players.lastIndex(where: { candidate($0) && ($0.id.rawValue == who || $0.nickname.lowercased() == typed) }) { return index }
             if let index = players.lastIndex(where: { candidate($0) && !keys.isDisjoint(with: $0.nameKeys) }) { return index }
         }
         return nil
@@ -171,7 +171,7 @@ struct PlayerRoster: Sendable {
         player.sortName = Scoreboard.sortName(player.nickname)
         indexByID[player.id] = players.count
         if let member = player.member { playerByMember[member] = player.id }
-        if let number = Int(player.id.dropFirst()) { nextNumber = max(nextNumber, number + 1) }
+        if let number = Int(player.id.rawValue.dropFirst()) { nextNumber = max(nextNumber, number + 1) }
         players.append(player)
         count(player.presence, sign: 1)
         if player.presence != .out { register(player) }
@@ -249,7 +249,7 @@ struct PlayerRoster: Sendable {
     // MARK: - Scores
 
     /// Applies the outcome of question `question` to every player in the room (`answers` by player id).
-    mutating func conclude(_ question: Int, answers: [String: AnswerRecord], skipped: Bool) {
+    mutating func conclude(_ question: Int, answers: [PlayerID: AnswerRecord], skipped: Bool) {
         for i in players.indices where !players[i].kicked {
             if skipped {
                 players[i].outcomes[question] = .skipped

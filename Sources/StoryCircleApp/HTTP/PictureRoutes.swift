@@ -9,24 +9,26 @@ import TransportCore
 ///   cleaned, stored by content hash; answers its id.
 /// - `GET /pictures/<id>` (`?size=phone` for the copy for phones, `?room=` for the proxy to route it to
 ///   the room's node): immutable, so it carries its hash as ETag and may be cached for a year.
+struct PictureRoutes: RouteCollection {
+    var routes: [Route] {
+        [
+            // The picture's byte limit and room for nothing else, read only for a request with a token.
+            Route(.post, "/api/pictures", .admin, bodyLimit: PictureLimits.standard.maxBytes, refusal: .unauthorized("Uploading a picture needs the admin token (Authorization: Bearer …).")) {
+                try await $0.uploadPicture($1)
+            },
+            Route(.get, "/pictures/:id", .none) { try await $0.servePicture($1) },
+        ]
+    }
+}
+
 extension APIHandler {
     /// Cleaning decodes and re-encodes whole pictures: seconds of CPU for a large photo in a debug build,
     /// so never on Swift's cooperative pool. One thread: uploads come one story at a time.
     static let pictureThreads = StoreThreads(name: "picture-cleaner", count: 1)
 
-    func pictureRoute(_ path: [String], _ request: HTTPRequest) async -> HTTPResponse {
-        if path == ["api", "pictures"] {
-            return await only(.post, request) { await uploadPicture(request) }
-        }
-        return await only(.get, request) { await servePicture(id: path[1], request) }
-    }
-
-    private func uploadPicture(_ request: HTTPRequest) async -> HTTPResponse {
-        guard authority(of: request, credentials: nil) == .admin else {
-            return .error(RoomError(.unauthorized, "Uploading a picture needs the admin token (Authorization: Bearer …)."))
-        }
-        guard let pictures = store as? any PictureStore else {
-            return .error(RoomError(.internalError, "This server's store keeps no pictures."))
+    fileprivate func uploadPicture(_ request: RouteRequest) async throws -> HTTPResponse {
+        guard let pictures else {
+            throw HTTPError(.internalError, "This server's store keeps no pictures.")
         }
         let body = request.body
         let now = clock.now()
@@ -39,7 +41,7 @@ extension APIHandler {
                 }
             }
         } catch {
-            return .error(RoomError(.serverShuttingDown, "The server is stopping."))
+            throw HTTPError(.serverShuttingDown, "The server is stopping.")
         }
         let picture: StoredPicture
         switch outcome {
@@ -49,7 +51,7 @@ extension APIHandler {
             if case .tooManyPixels(let width, let height, let limit, let side) = refusal {
                 params.merge(["width": String(width), "height": String(height), "limit": String(limit), "side": String(side)]) { $1 }
             }
-            return .error(RoomError(.pictureRefused, refusal.message, params: params), extra: [
+            throw HTTPError(.pictureRefused, refusal.message, params: params, extra: [
                 "reason": .string(refusal.code), "params": .object(params.mapValues(JSONValue.string)),
             ])
         case .success(let cleaned):
@@ -58,39 +60,40 @@ extension APIHandler {
         do {
             try await pictures.storePicture(picture)
         } catch {
-            return .error(RoomError(.storageUnavailable, "The picture could not be stored (\(StoreFailure.from(error, record: "picture").reason))."))
+            throw HTTPError(.storageUnavailable, "The picture could not be stored (\(StoreFailure.from(error, record: "picture").reason)).")
         }
         return .json(201, UploadedPicture(picture))
     }
 
-    private func servePicture(id: String, _ request: HTTPRequest) async -> HTTPResponse {
-        let missing = HTTPResponse.error(RoomError(.notFound, "No such picture."))
-        guard PictureReference.isPictureID(id), let pictures = store as? any PictureStore else { return missing }
+    fileprivate func servePicture(_ request: RouteRequest) async throws -> HTTPResponse {
+        let id = request[parameter: "id"]
+        let missing = HTTPError(.notFound, "No such picture.")
+        guard PictureReference.isPictureID(id), let pictures else { throw missing }
         let size = request.query["size"] == "phone" ? PictureSize.phone : .large
         let etag = size == .phone ? "\"\(id)-phone\"" : "\"\(id)\""
         let caching: [(name: String, value: String)] = [
             ("cache-control", "public, max-age=31536000, immutable"), ("etag", etag), ("x-content-type-options", "nosniff"),
         ]
-        if request.headers["if-none-match"]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) == true {
+        if request.http.headers["if-none-match"]?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag }) == true {
             return HTTPResponse(status: 304, contentType: "application/octet-stream", headers: caching)
         }
         let rendition: PictureRendition?
         do {
             rendition = try await pictures.picture(id: id, size: size)
         } catch {
-            return .error(RoomError(.storageUnavailable, "The picture cannot be read from storage just now."))
+            throw HTTPError(.storageUnavailable, "The picture cannot be read from storage just now.")
         }
-        guard let rendition else { return missing }
-        return HTTPResponse(status: 200, contentType: rendition.mimeType, headers: caching, body: request.method == .head ? [] : rendition.bytes)
+        guard let rendition else { throw missing }
+        return HTTPResponse(status: 200, contentType: rendition.mimeType, headers: caching, body: request.http.method == .head ? [] : rendition.bytes)
     }
 
     /// A room is made only from a story whose pictures are all stored: a file path means the picture was
     /// never uploaded (the CLI uploads them), an unknown id that it is not in this store.
-    func refusePictures(of story: Story) async -> HTTPResponse? {
+    func refusePictures(of story: Story) async throws {
         let references = story.pictureReferences
-        guard !references.isEmpty else { return nil }
-        guard let pictures = store as? any PictureStore else {
-            return .error(RoomError(.invalidStory, "This server's store keeps no pictures."))
+        guard !references.isEmpty else { return }
+        guard let pictures else {
+            throw HTTPError(.invalidStory, "This server's store keeps no pictures.")
         }
         var issues: [ValidationIssue] = []
         let ids = references.compactMap(\.storedID)
@@ -103,13 +106,13 @@ extension APIHandler {
         do {
             stored = try await pictures.storedPictureIDs(among: ids)
         } catch {
-            return .error(RoomError(.storageUnavailable, "The story's pictures cannot be checked in storage just now."))
+            throw HTTPError(.storageUnavailable, "The story's pictures cannot be checked in storage just now.")
         }
         for id in ids where !stored.contains(id) {
             issues.append(ValidationIssue(.error, at: "", .pictureNotStored, ["id": id], "there is no stored picture \(id)"))
         }
-        guard !issues.isEmpty else { return nil }
-        return .error(RoomError(.invalidStory, "The story has problems: \(issues.map(\.description).joined(separator: "; "))"), extra: ["issues": issuesJSON(issues)])
+        guard !issues.isEmpty else { return }
+        throw HTTPError(.invalidStory, "The story has problems: \(issues.map(\.description).joined(separator: "; "))", extra: ["issues": issuesJSON(issues)])
     }
 
     static func rendition(_ rendition: CleanPicture.Rendition) -> PictureRendition {

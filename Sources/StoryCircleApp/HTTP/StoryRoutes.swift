@@ -7,66 +7,56 @@ import StoryCircleServer
 /// `GET|PUT|DELETE /api/stories/{id}`, `POST /api/stories/validate`, and rooms started from a library
 /// story (`POST /api/rooms` with `storyId`). All of them need the admin token; a room's teacher token is
 /// refused with 403 (`wrong_role`), since it speaks for one room, not for the school's library.
+struct StoryRoutes: RouteCollection {
+    static let refusal = Route.Refusal.adminOnly(
+        unauthorized: "The story library needs the admin token (Authorization: Bearer …); the server printed where it keeps it.",
+        wrongRole: "The story library needs the admin token; a room's teacher or dashboard token cannot change the school's stories."
+    )
+
+    var routes: [Route] {
+        [
+            // Checking a story, listening to a sentence and listing the voices need no stored stories.
+            Route(.post, "/api/stories/validate", .admin, refusal: Self.refusal) { try $0.validateStory($1) },
+            Route(.post, "/api/stories/listen", .admin, refusal: Self.refusal) { try await $0.listen($1) },
+            Route(.get, "/api/stories/voices", .admin, refusal: Self.refusal) { api, _ in api.voices() },
+            Route(.get, "/api/stories", .admin, refusal: Self.refusal) { try await $0.listStories($1) },
+            Route(.post, "/api/stories", .admin, refusal: Self.refusal) { try await $0.createStory($1) },
+            Route(.get, "/api/stories/:id", .admin, refusal: Self.refusal) { try await $0.readStory($1) },
+            Route(.put, "/api/stories/:id", .admin, refusal: Self.refusal) { try await $0.updateStory($1) },
+            Route(.delete, "/api/stories/:id", .admin, refusal: Self.refusal) { try await $0.deleteStory($1) },
+        ]
+    }
+}
+
 extension APIHandler {
-    /// The answer for a path under `/api/stories`, or nil when the path is not one of them.
-    func handleStories(_ path: [String], _ request: HTTPRequest) async -> HTTPResponse? {
-        guard path.count >= 2, path[0] == "api", path[1] == "stories", path.count <= 3 else { return nil }
-        if let refusal = storyAuthorityRefusal(request) { return refusal }
-        // Checking a story, listening to a sentence and listing the voices need no stored stories.
-        if path.count == 3, path[2] == "validate" {
-            return await only(.post, request) { validateStory(request) }
-        }
-        if path.count == 3, path[2] == "listen" {
-            return await only(.post, request) { await listen(request) }
-        }
-        if path.count == 3, path[2] == "voices" {
-            return await only(.get, request) { voices() }
-        }
-        guard let library else {
-            return .error(RoomError(.notFound, "This server keeps no story library (it runs without a database)."))
-        }
-        if path.count == 2 {
-            switch request.method {
-            case .get, .head: return await listStories(library, request)
-            case .post: return await createStory(library, request)
-            default: return methodNotAllowed("GET, HEAD, POST")
-            }
-        }
-        let id = path[2]
-        guard StoryLibraryIDs.isWellFormed(id) else { return storyNotFound(id) }
-        switch request.method {
-        case .get, .head: return await readStory(library, id)
-        case .put: return await updateStory(library, id, request)
-        case .delete: return await deleteStory(library, id)
-        default: return methodNotAllowed("GET, HEAD, PUT, DELETE")
-        }
+    /// The library, or 404 on a server without one.
+    private func storyLibrary() throws -> any StoryLibrary {
+        guard let library else { throw HTTPError(.notFound, "This server keeps no story library (it runs without a database).") }
+        return library
     }
 
-    /// Nil for the admin token; a clear refusal otherwise (403 for a room's token, 401 for none).
-    private func storyAuthorityRefusal(_ request: HTTPRequest) -> HTTPResponse? {
-        switch authority(of: request, credentials: nil) {
-        case .admin?: return nil
-        default:
-            guard request.headers["authorization"] != nil else {
-                return .error(RoomError(.unauthorized, "The story library needs the admin token (Authorization: Bearer …); the server printed where it keeps it."))
-            }
-            return .error(RoomError(.wrongRole, "The story library needs the admin token; a room's teacher or dashboard token cannot change the school's stories."))
-        }
+    /// The library and the well-formed id `:id` (a malformed one is as unknown as a missing one).
+    private func storyLibrary(_ request: RouteRequest) throws -> (any StoryLibrary, String) {
+        let library = try storyLibrary()
+        let id = request[parameter: "id"]
+        guard StoryLibraryIDs.isWellFormed(id) else { throw storyNotFound(id) }
+        return (library, id)
     }
 
     // MARK: - Routes
 
-    private func listStories(_ library: any StoryLibrary, _ request: HTTPRequest) async -> HTTPResponse {
+    fileprivate func listStories(_ request: RouteRequest) async throws -> HTTPResponse {
+        let library = try storyLibrary()
         var cursor: StoryCursor?
         if let after = request.query["after"], !after.isEmpty {
             guard let parsed = StoryCursor(token: after) else {
-                return .error(RoomError(.invalidMessage, "after must be the next value of the previous page."))
+                throw HTTPError(.invalidMessage, "after must be the next value of the previous page.")
             }
             cursor = parsed
         }
         var limit = StoryLibraryIDs.defaultPage
         if let text = request.query["limit"] {
-            guard let value = Int(text), value > 0 else { return .error(RoomError(.invalidMessage, "limit must be a positive whole number.")) }
+            guard let value = Int(text), value > 0 else { throw HTTPError(.invalidMessage, "limit must be a positive whole number.") }
             limit = min(value, StoryLibraryIDs.maxPage)
         }
         let query = request.query["q"].map { String($0.prefix(StoryLimits.titleLength.upperBound)) }
@@ -74,73 +64,71 @@ extension APIHandler {
             let page = try await library.listStories(matching: query, after: cursor, limit: limit)
             return .json(200, StoryListResponse(stories: page.stories, next: page.next?.token))
         } catch {
-            return storeRefusal(error, "The stories could not be read from storage")
+            throw storeRefusal(error, "The stories could not be read from storage")
         }
     }
 
-    private func createStory(_ library: any StoryLibrary, _ request: HTTPRequest) async -> HTTPResponse {
-        let body: [String: JSONValue]
-        switch decodeObject(request.body) {
-        case .success(let object): body = object
-        case .failure(let error): return .error(error)
-        }
+    fileprivate func createStory(_ request: RouteRequest) async throws -> HTTPResponse {
+        let library = try storyLibrary()
+        let body = try decodeObject(request.body)
         // Either {"story": {...}, "by": "..."} or the story file itself (either seed shape too).
         let document = body["story"] ?? .object(body.filter { $0.key != "by" })
         let (story, issues) = checkedStory(document)
-        guard let story else { return invalidStory(issues) }
-        if let refusal = refuseUnstoredPictures(document) { return refusal }
+        guard let story else { throw invalidStory(issues) }
+        try refuseUnstoredPictures(document)
         do {
             let stored = try await library.createStory(story, by: author(body))
             return .json(201, StoryResponse(stored, warnings: issues))
         } catch {
-            return storeRefusal(error, "The story could not be saved")
+            throw storeRefusal(error, "The story could not be saved")
         }
     }
 
-    private func readStory(_ library: any StoryLibrary, _ id: String) async -> HTTPResponse {
+    fileprivate func readStory(_ request: RouteRequest) async throws -> HTTPResponse {
+        let (library, id) = try storyLibrary(request)
+        let stored: StoredStory?
         do {
-            guard let stored = try await library.story(id) else { return storyNotFound(id) }
-            return .json(200, StoryResponse(stored))
+            stored = try await library.story(id)
         } catch {
-            return storeRefusal(error, "The story could not be read from storage")
+            throw storeRefusal(error, "The story could not be read from storage")
         }
+        guard let stored else { throw storyNotFound(id) }
+        return .json(200, StoryResponse(stored))
     }
 
-    private func updateStory(_ library: any StoryLibrary, _ id: String, _ request: HTTPRequest) async -> HTTPResponse {
-        let body: [String: JSONValue]
-        switch decodeObject(request.body) {
-        case .success(let object): body = object
-        case .failure(let error): return .error(error)
-        }
+    fileprivate func updateStory(_ request: RouteRequest) async throws -> HTTPResponse {
+        let (library, id) = try storyLibrary(request)
+        let body = try decodeObject(request.body)
         guard case .number(let number)? = body["version"], let version = Int(exactly: number), version > 0 else {
-            return .error(RoomError(.invalidMessage, "Send {\"story\": {...}, \"version\": N}, N being the version the change was based on (GET answers it)."))
+            throw HTTPError(.invalidMessage, "Send {\"story\": {...}, \"version\": N}, N being the version the change was based on (GET answers it).")
         }
         guard let document = body["story"] else {
-            return .error(RoomError(.invalidMessage, "Send {\"story\": {...}, \"version\": N}: the story is missing."))
+            throw HTTPError(.invalidMessage, "Send {\"story\": {...}, \"version\": N}: the story is missing.")
         }
         let (story, issues) = checkedStory(document)
-        guard let story else { return invalidStory(issues) }
-        if let refusal = refuseUnstoredPictures(document) { return refusal }
+        guard let story else { throw invalidStory(issues) }
+        try refuseUnstoredPictures(document)
         do {
             let stored = try await library.updateStory(id, to: story, basedOn: version, by: author(body))
             return .json(200, StoryResponse(stored, warnings: issues))
         } catch {
-            return storeRefusal(error, "The story could not be saved")
+            throw storeRefusal(error, "The story could not be saved")
         }
     }
 
-    private func deleteStory(_ library: any StoryLibrary, _ id: String) async -> HTTPResponse {
+    fileprivate func deleteStory(_ request: RouteRequest) async throws -> HTTPResponse {
+        let (library, id) = try storyLibrary(request)
         do {
             try await library.deleteStory(id)
             return .json(200, ["deleted": id])
         } catch {
-            return storeRefusal(error, "The story could not be deleted")
+            throw storeRefusal(error, "The story could not be deleted")
         }
     }
 
     /// The validator of `story validate`, with the voices this node has; never stores anything.
-    private func validateStory(_ request: HTTPRequest) -> HTTPResponse {
-        guard !request.body.isEmpty else { return .error(RoomError(.invalidMessage, "The request needs a JSON body.")) }
+    fileprivate func validateStory(_ request: RouteRequest) throws -> HTTPResponse {
+        guard !request.body.isEmpty else { throw HTTPError(.invalidMessage, "The request needs a JSON body.") }
         guard let document = try? JSONDecoder().decode(JSONValue.self, from: Data(request.body)) else {
             // The validator's own words for JSON that does not parse, with where.
             return .json(200, ValidationResponse(story: nil, issues: Story.load(json: Data(request.body)).issues))
@@ -166,7 +154,7 @@ extension APIHandler {
 
     /// One sentence read aloud as a room would read it (the same engine, through the audio cache):
     /// `{"text", "voice", "rate", "pitch"}` answers `{"audio": "/audio/KEY.mp3", "durationMs"}`.
-    private func listen(_ request: HTTPRequest) async -> HTTPResponse {
+    fileprivate func listen(_ request: RouteRequest) async throws -> HTTPResponse {
         struct Body: Decodable {
             var text: String
             var voice: String?
@@ -177,33 +165,33 @@ extension APIHandler {
             var audio: String
             var durationMs: Int
         }
-        guard let narrator else { return .error(RoomError(.notFound, "This server reads no stories aloud.")) }
+        guard let narrator else { throw HTTPError(.notFound, "This server reads no stories aloud.") }
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
-            return .error(RoomError(.invalidMessage, "Send {\"text\": \"a sentence\", \"voice\": \"en\", \"rate\": 150, \"pitch\": 50}."))
+            throw HTTPError(.invalidMessage, "Send {\"text\": \"a sentence\", \"voice\": \"en\", \"rate\": 150, \"pitch\": 50}.")
         }
         let text = body.text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard StoryLimits.sentenceLength.contains(text.count) else {
-            return .error(RoomError(.invalidMessage, "The text must be one sentence of 1 to \(StoryLimits.sentenceLength.upperBound) characters."))
+            throw HTTPError(.invalidMessage, "The text must be one sentence of 1 to \(StoryLimits.sentenceLength.upperBound) characters.")
         }
         var settings = NarrationSettings()
         settings.voice = body.voice ?? settings.voice
         settings.rate = min(max(body.rate ?? settings.rate, StoryLimits.rate.lowerBound), StoryLimits.rate.upperBound)
         settings.pitch = min(max(body.pitch ?? settings.pitch, StoryLimits.pitch.lowerBound), StoryLimits.pitch.upperBound)
         if case .failure(let refusal) = narrator.voices.choose(settings.voice) {
-            return .error(refusal.roomError)
+            throw HTTPError(refusal.roomError)
         }
         do {
             let plan = try await narrator.prepare(NarrationRequest(preparation: 0, sentences: [text], settings: settings, questions: nil)) { _, _ in }
-            guard let sentence = plan.sentences.first, let audio = sentence.audio else { return .error(RoomError(.internalError, "Nothing was read.")) }
+            guard let sentence = plan.sentences.first, let audio = sentence.audio else { throw HTTPError(.internalError, "Nothing was read.") }
             return .json(200, Listened(audio: audio, durationMs: sentence.durationMs))
         } catch {
-            return .error(RoomError(.internalError, "The sentence could not be read aloud (\(error))."))
+            throw HTTPError(.internalError, "The sentence could not be read aloud (\(error)).")
         }
     }
 
     /// The voices this node reads with, described for the editor's menu, and the best one for each language
     /// the pages speak (a new story's voice).
-    private func voices() -> HTTPResponse {
+    fileprivate func voices() -> HTTPResponse {
         struct Voices: Encodable {
             var voices: [VoiceCatalog.Described]
             var best: [String: String]
@@ -216,19 +204,19 @@ extension APIHandler {
     // MARK: - Rooms from the library
 
     /// `POST /api/rooms` with `{"storyId": …}`: the story as the library has it now.
-    func libraryStory(_ value: JSONValue) async -> LibraryStoryLookup {
+    func libraryStory(_ value: JSONValue) async throws -> Story {
         guard case .string(let id) = value, StoryLibraryIDs.isWellFormed(id) else {
-            return .refused(.error(RoomError(.invalidMessage, "storyId must be the id of a story in the library (GET /api/stories lists them).")))
+            throw HTTPError(.invalidMessage, "storyId must be the id of a story in the library (GET /api/stories lists them).")
         }
-        guard let library else {
-            return .refused(.error(RoomError(.notFound, "This server keeps no story library (it runs without a database).")))
-        }
+        let library = try storyLibrary()
+        let stored: StoredStory?
         do {
-            guard let stored = try await library.story(id) else { return .refused(storyNotFound(id)) }
-            return .found(stored.story, id: id)
+            stored = try await library.story(id)
         } catch {
-            return .refused(storeRefusal(error, "The story could not be read from storage"))
+            throw storeRefusal(error, "The story could not be read from storage")
         }
+        guard let stored else { throw storyNotFound(id) }
+        return stored.story
     }
 
     // MARK: - Helpers
@@ -245,17 +233,12 @@ extension APIHandler {
 
     /// A library story starts rooms, so its pictures must be stored ones: a file path names a file on the
     /// computer that sent it, which this server never sees.
-    private func refuseUnstoredPictures(_ document: JSONValue) -> HTTPResponse? {
+    private func refuseUnstoredPictures(_ document: JSONValue) throws {
         let files = Story.pictureFileLocations(in: document)
-        guard !files.isEmpty else { return nil }
-        return invalidStory(files.map { location in
+        guard !files.isEmpty else { return }
+        throw invalidStory(files.map { location in
             ValidationIssue(.error, at: location.path + ".file", .pictureNotUploaded, ["file": location.file], "the picture \(location.file) was not uploaded: upload it to POST /api/pictures first and name it by its id (storycircle story push does this)")
         })
-    }
-
-    private func invalidStory(_ issues: [ValidationIssue]) -> HTTPResponse {
-        let errors = issues.filter { $0.severity == .error }
-        return .error(RoomError(.invalidStory, "The story has problems: \(errors.map(\.description).joined(separator: "; "))"), extra: ["issues": issuesJSON(issues)])
     }
 
     private func author(_ body: [String: JSONValue]) -> String {
@@ -264,34 +247,28 @@ extension APIHandler {
         return trimmed.isEmpty ? "admin" : String(trimmed.prefix(60))
     }
 
-    private func storyNotFound(_ id: String) -> HTTPResponse {
-        .error(RoomError(.storyNotFound, "There is no story \(id.prefix(64)) in the library.", params: ["id": String(id.prefix(64))]))
+    private func storyNotFound(_ id: String) -> HTTPError {
+        HTTPError(.storyNotFound, "There is no story \(id.prefix(64)) in the library.", params: ["id": String(id.prefix(64))])
     }
 
-    private func storeRefusal(_ error: any Error, _ what: String) -> HTTPResponse {
+    private func storeRefusal(_ error: any Error, _ what: String) -> HTTPError {
         switch error {
         case StoryLibraryError.notFound(let id):
             return storyNotFound(id)
         case StoryLibraryError.conflict(let current):
-            return .error(
+            return HTTPError(
                 RoomError(.storyConflict, "The story was changed (now version \(current.entry.version), by \(current.entry.updatedBy)) since the version this change was based on; nothing was overwritten.", params: ["version": String(current.entry.version)]),
                 extra: ["current": StoryResponse(current).jsonValue]
             )
         case StoryLibraryError.inUse(let id, let rooms):
-            return .error(
+            return HTTPError(
                 RoomError(.storyInUse, "Story \(id) is used by rooms that have not finished (\(rooms.joined(separator: ", "))); end them first.", params: ["rooms": rooms.joined(separator: ",")]),
                 extra: ["rooms": .array(rooms.map(JSONValue.string))]
             )
         default:
-            return .error(RoomError(.storageUnavailable, "\(what) (\(StoreFailure.from(error, record: "story").reason)); nothing was changed. Try again once storage works."))
+            return HTTPError(.storageUnavailable, "\(what) (\(StoreFailure.from(error, record: "story").reason)); nothing was changed. Try again once storage works.")
         }
     }
-}
-
-/// A story of the library for a new room, or why not.
-enum LibraryStoryLookup {
-    case found(Story, id: String)
-    case refused(HTTPResponse)
 }
 
 /// A page of the list.

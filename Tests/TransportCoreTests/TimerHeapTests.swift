@@ -1,5 +1,5 @@
 import Testing
-import WebSocketTransport
+import TransportCore
 
 /// The loop executor's timers, as a value: no clock, no thread.
 @Suite("Timer heap")

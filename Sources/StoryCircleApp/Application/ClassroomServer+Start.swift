@@ -1,0 +1,197 @@
+import Confusables
+import Foundation
+import PostgresStorage
+import Speech
+import SQLiteStorage
+import StoryCircleCore
+import TransportCore
+import WebSocketTransport
+import StoryCircleServer
+
+/// The steps of `ClassroomServer.start`, each with the sentence an operator is told when it fails.
+extension ClassroomServer {
+    /// Every connection is an open file: accept no more than the process may open (less a margin for the
+    /// database, the audio cache and the pages), so the limit is a clear refusal, not a failure.
+    static func fitConnectionsToOpenFiles(_ configuration: ServerConfiguration, logger: StoryCircleLog) -> ServerConfiguration {
+        var configuration = configuration
+        let files = ProcessLimits.raiseOpenFileLimit()
+        if files - 64 < configuration.connections.maxConnections {
+            configuration.connections.maxConnections = max(16, files - 64)
+            logger.info("Connections limited by the open-file limit", ["limit": String(files), "maxConnections": String(configuration.connections.maxConnections)])
+        }
+        return configuration
+    }
+
+    /// The pages are there, the data folder exists, and no other server uses it (two servers on one folder
+    /// would both restore its rooms): before anything is read or written.
+    static func claimDataDirectory(_ configuration: ServerConfiguration) throws -> DataDirectoryLock {
+        guard FileManager.default.fileExists(atPath: configuration.files.webRoot + "/index.html") else {
+            throw StartError(description: "the web pages are missing: \(configuration.files.webRoot)/index.html was not found (run from the project folder or set webRoot)")
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: configuration.files.dataDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw StartError(description: "cannot create the data folder \(configuration.files.dataDirectory): \(error.localizedDescription)")
+        }
+        do {
+            return try DataDirectoryLock(directory: configuration.files.dataDirectory)
+        } catch {
+            throw StartError(description: error.description)
+        }
+    }
+
+    struct OpenedStore {
+        /// What the store offers (`RoomStore.offers`), named here once. PostgreSQL offers leases: several
+        /// nodes may share it, and rooms are then loaded only by the node the proxy sends them to.
+        var storage: Storage
+        /// How messages name it: a PostgreSQL URL may carry a password, so it is shown redacted.
+        var name: String
+    }
+
+    /// The injected store, else PostgreSQL, SQLite or memory as `database` says, with what it offers; the
+    /// library seeded.
+    static func openStore(_ configuration: ServerConfiguration, injected: (any RoomStore)?, now: ServerTime, logger: StoryCircleLog) async throws -> OpenedStore {
+        var postgres = PostgresSettings(database: configuration.storage.database)
+        postgres?.node = configuration.storage.nodeId
+        let name = postgres?.redacted ?? configuration.storage.database
+        let store: any RoomStore
+        if let injected {
+            store = injected
+        } else if configuration.storage.usesDatabase {
+            do {
+                store = try postgres.map { try PostgresRoomStore($0) } ?? SQLiteRoomStore(path: configuration.storage.database)
+            } catch {
+                throw StartError(description: "cannot open the database \(name): \(error)")
+            }
+        } else {
+            store = MemoryRoomStore()
+        }
+        let storage = store.offers
+        if let library = storage.library {
+            await SampleStories.seed(library, pictures: storage.pictures, from: configuration.files.sampleStoriesDirectory, logger: logger, now: now)
+        }
+        return OpenedStore(storage: storage, name: name)
+    }
+
+    struct Narration {
+        var narrator: any NarrationPreparing
+        /// The real narrator (nil when a test injected its own): its voices and its Piper worker.
+        var speech: SpeechNarrator?
+        var audio: AudioCache?
+    }
+
+    /// The injected narrator, else espeak-ng (and Piper, with natural voices) through the audio cache.
+    static func makeNarration(_ configuration: ServerConfiguration, injected: (any NarrationPreparing)?, metrics: ServerMetrics, logger: StoryCircleLog) async throws -> Narration {
+        if let injected { return Narration(narrator: injected) }
+        let cache: AudioCache
+        do {
+            cache = try AudioCache(directory: URL(fileURLWithPath: configuration.files.audioCacheDirectory), maxBytes: configuration.files.audioCacheMegabytes * 1_048_576)
+        } catch {
+            throw StartError(description: "cannot create the audio cache \(configuration.files.audioCacheDirectory): \(error.localizedDescription)")
+        }
+        let voices = await VoiceCatalog.discoverOffPool(
+            configuration, espeak: await SpeechEngine.shared.voices(), variants: await SpeechEngine.shared.variants(),
+            hashCache: URL(fileURLWithPath: configuration.files.audioCacheDirectory).appendingPathComponent("voice-hashes.json")
+        )
+        for problem in voices.problems {
+            logger.warning("Voice not offered", ["file": problem.path, "reason": problem.reason])
+        }
+        var piper: PiperWorker?
+        var piperThreads = 0
+        if let install = voices.piper, !voices.natural.isEmpty {
+            var workerConfiguration = PiperWorker.Configuration(python: install.python, script: install.worker, voices: voices.natural.map { ($0.file.name, $0.file.modelPath) })
+            piperThreads = configuration.voices.resolvedPiperThreads
+            workerConfiguration.threads = piperThreads
+            let worker = PiperWorker(configuration: workerConfiguration)
+            // Launched now, on the worker's own thread, so that Python, onnxruntime and the voices are loaded
+            // before the first room starts its story; nothing waits for it (a room that comes first waits
+            // for the worker as it always did), and restarts keep the worker's backoff.
+            worker.warmUp()
+            piper = worker
+        }
+        logger.info("Voices", [
+            "natural": voices.natural.map(\.id).joined(separator: ","), "espeak": String(voices.espeak.count), "piperThreads": String(piperThreads),
+        ])
+        let speech = SpeechNarrator(cache: cache, metrics: metrics, voices: voices, piper: piper, logger: logger)
+        return Narration(narrator: speech, speech: speech, audio: cache)
+    }
+
+    static func compareNames() throws -> ICUConfusables {
+        do {
+            return try ICUConfusables()
+        } catch {
+            throw StartError(description: "cannot compare nicknames: \(error)")
+        }
+    }
+
+    struct Wiring {
+        var transport: WebSocketServer
+        var events: AsyncStream<TransportEvent>
+        var requests: AsyncStream<HTTPRequest>
+        var bindings: ConnectionBindings
+        var finish: @Sendable () -> Void
+    }
+
+    /// The transport, not yet listening: a bound connection's messages go straight to its room, HTTP requests
+    /// to the API, everything else to the registry.
+    static func wireTransport(_ configuration: ServerConfiguration) -> Wiring {
+        let (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
+        let (requests, requestSink) = AsyncStream.makeStream(of: HTTPRequest.self)
+        let bindings = ConnectionBindings()
+        let transport = WebSocketServer(configuration: transportConfiguration(configuration), refusals: TransportRefusals()) { event in
+            if case .message(let connection, let bytes) = event, bindings.deliver(connection, bytes) { return }
+            if case .request(let request) = event {
+                requestSink.yield(request)
+            } else {
+                eventSink.yield(event)
+            }
+        }
+        return Wiring(transport: transport, events: events, requests: requests, bindings: bindings, finish: { eventSink.finish(); requestSink.finish() })
+    }
+
+    static func restoreRooms(_ registry: RoomRegistry, from store: OpenedStore) async throws -> Int {
+        do {
+            return try await registry.directory.restoreRooms()
+        } catch {
+            throw StartError(description: "cannot restore rooms from \(store.name): \(error)")
+        }
+    }
+
+    /// Listens, and works out the address children are sent to; the pages served from it may connect.
+    static func listen(_ transport: WebSocketServer, _ configuration: ServerConfiguration) throws -> (port: Int, publicURL: String) {
+        let port: Int
+        do {
+            port = try transport.start()
+        } catch {
+            throw StartError(description: "cannot listen on port \(configuration.network.port): \(error). Is another server using it? Try --port.")
+        }
+        let publicURL = configuration.network.publicURL.map { String($0.trimmingSuffix("/")) } ?? "http://\(NetworkAddress.bestGuess(bindAddress: configuration.network.bindAddress)):\(port)"
+        transport.allowOrigins([publicURL])
+        return (port, publicURL)
+    }
+
+    /// Each HTTP request answered in a task of its own, so a slow one (a picture) holds up no other.
+    static func answer(_ requests: AsyncStream<HTTPRequest>, with api: APIHandler, on transport: WebSocketServer) -> Task<Void, Never> {
+        Task {
+            await withDiscardingTaskGroup { group in
+                for await request in requests {
+                    group.addTask { transport.respond(to: request.id, with: await api.handle(request)) }
+                }
+            }
+        }
+    }
+
+    /// Once a minute: finished rooms leave memory, and rooms past the retention leave the store.
+    static func sweep(_ registry: RoomRegistry, clock: any ServerClock, configuration: ServerConfiguration) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                do { try await clock.sleep(until: clock.now() + 60_000) } catch { return }
+                let now = clock.now()
+                _ = await registry.directory.sweep(
+                    finishedBefore: now + -(configuration.storage.finishedRoomMinutes * 60_000),
+                    createdBefore: now + -(configuration.storage.retentionDays * 86_400_000)
+                )
+            }
+        }
+    }
+}

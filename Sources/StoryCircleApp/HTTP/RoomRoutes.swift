@@ -1,0 +1,116 @@
+import Foundation
+import StoryCircleCore
+import TransportCore
+import StoryCircleServer
+
+/// Rooms (`docs/protocol.md`, "HTTP API"): the admin creates and lists them; a room's teacher token controls
+/// it and reads its results; its dashboard token reads its status and QR code.
+struct RoomRoutes: RouteCollection {
+    var routes: [Route] {
+        [
+            Route(.post, "/api/rooms", .admin, refusal: .unauthorized("Creating a room needs the admin token (Authorization: Bearer …); the server printed where it keeps it.")) {
+                try await $0.createRoom($1)
+            },
+            Route(.get, "/api/rooms", .admin, refusal: .unauthorized("Listing rooms needs the admin token.")) { api, _ in try await api.listRooms() },
+            Route(.get, "/api/rooms/:code", .dashboard) { _, request in .json(200, await request.room!.report()) },
+            Route(.post, "/api/rooms/:code/commands", .teacher) { try await $0.command($1) },
+            Route(.get, "/api/rooms/:code/results", .teacher) { try await $0.results($1) },
+            Route(.get, "/api/rooms/:code/qr.svg", .dashboard) { try await $0.qrCode($1) },
+        ]
+    }
+}
+
+extension APIHandler {
+    fileprivate func createRoom(_ request: RouteRequest) async throws -> HTTPResponse {
+        let body = try decodeObject(request.body)
+        // {"storyId": "..."} (a story of the library), {"story": {...}, "settings": {...}} or the story file itself.
+        let story: Story
+        var storyID: String?
+        var warnings: [ValidationIssue] = []
+        if let id = body["storyId"] {
+            story = try await libraryStory(id)
+            if case .string(let text) = id { storyID = text }
+        } else {
+            let validated = Story.load(json: body["story"] ?? .object(body.filter { $0.key != "settings" }))
+            guard let valid = validated.value else { throw invalidStory(validated.issues) }
+            story = valid
+            warnings = validated.warnings
+        }
+        var patch: RoomSettingsPatch?
+        if let settings = body["settings"] {
+            do {
+                patch = try JSONDecoder().decode(RoomSettingsPatch.self, from: JSONEncoder().encode(settings))
+            } catch {
+                throw HTTPError(.invalidSettings, "The settings are not valid: each one is true/false, a number, or a narration mode (devices, dashboard, off).")
+            }
+        }
+        let schoolClass = try await body["classId"].asyncMap { try await classForRoom($0) }
+        try await refusePictures(of: story)
+        do {
+            return .json(201, try await rooms.create(story: story, settings: patch, storyID: storyID, schoolClass: schoolClass, warnings: warnings.map(\.description)))
+        } catch let error as RoomError {
+            throw error
+        } catch {
+            throw HTTPError(.internalError, "The room could not be stored.")
+        }
+    }
+
+    fileprivate func listRooms() async throws -> HTTPResponse {
+        do {
+            return .json(200, ["rooms": try await store.summaries()])
+        } catch {
+            throw HTTPError(.internalError, "The rooms could not be read from storage.")
+        }
+    }
+
+    fileprivate func command(_ request: RouteRequest) async throws -> HTTPResponse {
+        struct Body: Decodable {
+            var command: String
+            var player: String?
+            var member: String?
+            var settings: RoomSettingsPatch?
+        }
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
+            throw HTTPError(.invalidMessage, "Send {\"command\": \"next\"} (and \"player\" for kick, \"settings\" for settings).")
+        }
+        let command = try TeacherCommand.named(body.command, player: body.player, settings: body.settings, member: body.member)
+        // Answers once the command's records are stored, or 503 if they cannot be (then it did not happen).
+        return .json(200, try await request.room!.perform(command))
+    }
+
+    fileprivate func results(_ request: RouteRequest) async throws -> HTTPResponse {
+        let room = request.room!
+        let results = await room.results()
+        switch request.query["format"] ?? "json" {
+        case "json":
+            return .json(200, results)
+        case "csv":
+            // Named after the story and the day the room was played, as a teacher files it.
+            let file = CSVFile(naming: [results.title], day: room.createdAt, text: results.csv())
+            return HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8", headers: [("cache-control", "no-store"), ("content-disposition", file.contentDisposition)], body: file.body)
+        default:
+            throw HTTPError(.invalidMessage, "format must be json or csv.")
+        }
+    }
+
+    fileprivate func qrCode(_ request: RouteRequest) async throws -> HTTPResponse {
+        guard qrCodes else { throw HTTPError.notFound }
+        let code = request[parameter: "code"]
+        let language = await request.room!.report().language
+        guard let svg = JoinCode.qrSVG(for: JoinCode.joinURL(publicURL: publicURL, code: code, language: language)) else {
+            throw HTTPError(.internalError, "The QR code could not be drawn.")
+        }
+        // Not cached: the link in it changes with the room's language, which the teacher may change.
+        return HTTPResponse(status: 200, contentType: "image/svg+xml", headers: [("cache-control", "no-store")], body: Array(svg.utf8))
+    }
+
+    /// How rooms are made here, as the all-in-one `start` command makes them.
+    var rooms: RoomMaker { RoomMaker(registry: registry, speech: narrator, publicURL: publicURL) }
+}
+
+extension Optional {
+    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}

@@ -1,0 +1,31 @@
+/// What a store offers, named once when a server is put together (`RoomStore.offers`) and handed as it is
+/// to everything that uses a part of it: nothing asks a store later what else it might be.
+///
+/// The rooms always. The classes, the story library and the pictures when the store keeps them (SQLite and
+/// PostgreSQL do; memory does not). Leases when other nodes may share the store (PostgreSQL): "shared"
+/// means exactly "has leases", and then a room runs on a node only under its lease (`RoomLeases`).
+public struct Storage: Sendable {
+    public let rooms: any RoomStore
+    public let classes: (any ClassBook)?
+    public let library: (any StoryLibrary)?
+    public let pictures: (any PictureStore)?
+    /// Room ownership among the nodes that share the store. `nil` for a store that serves one server: it
+    /// has nobody to hand a room to, and a lease there could only lapse while the process is starved or
+    /// the laptop sleeps, and bounce every child of its rooms for nothing.
+    public let leases: (any RoomLeases)?
+
+    public init(
+        rooms: any RoomStore, classes: (any ClassBook)? = nil, library: (any StoryLibrary)? = nil, pictures: (any PictureStore)? = nil,
+        leases: (any RoomLeases)? = nil
+    ) {
+        self.rooms = rooms
+        self.classes = classes
+        self.library = library
+        self.pictures = pictures
+        self.leases = leases
+    }
+
+    /// Whether other nodes may share the store: then no room is restored at start or run at creation,
+    /// only loaded, under its lease, by the node the proxy sends it to.
+    public var isShared: Bool { leases != nil }
+}

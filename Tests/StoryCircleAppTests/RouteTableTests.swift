@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+import TransportCore
+import WebSocketTransport
+import WebSocketTransportTesting
+@testable import SQLiteStorage
+@testable import StoryCircleApp
+@testable import StoryCircleCore
+@testable import StoryCircleServer
+
+/// The API's table of routes, and the authority each one requires checked over every kind of credential, in
+/// process (the pytest suite drives the same routes over sockets).
+@Suite("HTTP API: the route table")
+struct RouteTableTests {
+    /// Every route, as a newcomer would read it: method, pattern, authority. A new route fails here until it
+    /// is listed, with the authority it was given.
+    static let table = [
+        "GET /healthz none", "GET /metrics none",
+        "POST /api/rooms admin", "GET /api/rooms admin", "GET /api/rooms/:code dashboard", "POST /api/rooms/:code/commands teacher",
+        "GET /api/rooms/:code/results teacher", "GET /api/rooms/:code/qr.svg dashboard",
+        "POST /api/stories/validate admin", "POST /api/stories/listen admin", "GET /api/stories/voices admin", "GET /api/stories admin",
+        "POST /api/stories admin", "GET /api/stories/:id admin", "PUT /api/stories/:id admin", "DELETE /api/stories/:id admin",
+        "GET /api/classes admin", "POST /api/classes admin", "GET /api/classes/:id class teacher", "PUT /api/classes/:id admin",
+        "DELETE /api/classes/:id admin", "GET /api/classes/:id/report class teacher", "GET /api/classes/:id/results.csv class teacher",
+        "DELETE /api/classes/:id/members/:member/data admin",
+        "POST /api/pictures admin", "GET /pictures/:id none",
+        "GET /audio/:file none",
+    ]
+
+    @Test func everyRouteIsListedWithItsAuthority() {
+        #expect(APIHandler.router.routes.map { "\($0.method.rawValue) \($0.pattern) \($0.authority)" } == Self.table)
+    }
+
+    @Test func theTransportsPrefixesAndBodyLimitsComeFromTheTable() throws {
+        #expect(APIHandler.router.prefixes == ["/healthz", "/metrics", "/api", "/pictures", "/audio"])
+        let upload = try #require(APIHandler.router.routes.first { $0.pattern == "/api/pictures" }?.bodyLimit)
+        #expect(upload > 1_000_000)
+        #expect(APIHandler.router.bodyLimits == ["/api/pictures": upload])
+        let transport = ClassroomServer.transportConfiguration(ServerConfiguration())
+        #expect(transport.dynamicPrefixes == APIHandler.router.prefixes)
+        #expect(transport.maxRequestBodyBytesByPath == APIHandler.router.bodyLimits)
+    }
+
+    enum Credential: String, CaseIterable {
+        case none, wrong, admin, teacher, otherTeacher, dashboard
+    }
+
+    /// Whether `credential` holds `authority` over the room (and class) the matrix asks about.
+    static func admits(_ authority: Authority, _ credential: Credential) -> Bool {
+        switch authority {
+        case .none: true
+        case .admin: credential == .admin
+        case .teacher, .classTeacher: [.admin, .teacher].contains(credential)
+        case .dashboard: [.admin, .teacher, .dashboard].contains(credential)
+        }
+    }
+
+    /// The status a refused credential gets: 403 where a route says a room's token is the wrong role.
+    static func refusal(_ route: Route, _ credential: Credential) -> HTTPStatus {
+        if case .adminOnly = route.refusal, credential != .none { return 403 }
+        return 401
+    }
+
+    @Test func eachRouteAnswersEachCredentialAsItsAuthoritySays() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("storycircle-routes-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try SQLiteRoomStore(path: folder.appendingPathComponent("rooms.sqlite").path)
+        let clock = ManualClock()
+        let (registry, _) = ServerFixtures.registry(transport: RecordingTransport(), store: store, clock: clock)
+        defer { Task { await registry.shutDown(); await store.close() } }
+        let api = APIHandler(
+            registry: registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin-token"),
+            publicURL: "http://192.0.2.1:8080", startedAt: clock.now(), audio: nil, qrCodes: true, library: store, classes: store, lookalikes: LookalikeTable()
+        )
+        let made = await api.handle(.testRequest(
+            method: .post, path: "/api/classes", headers: ["authorization": "Bearer admin-token"], body: Array(#"{"name": "1B", "children": [{"name": "Ada", "avatar": "owl"}]}"#.utf8)
+        ))
+        let id = try #require((try JSONSerialization.jsonObject(with: Data(made.body)) as? [String: Any])?["id"] as? String)
+        let schoolClass = try #require(try await store.schoolClass(id))
+        let room = try await registry.directory.createRoom(story: ServerFixtures.story, classRoster: ClassRoster(schoolClass))
+        let other = try await registry.directory.createRoom(story: ServerFixtures.story)
+        let tokens: [Credential: String] = [
+            .wrong: "guess", .admin: "admin-token", .teacher: room.teacherToken, .otherTeacher: other.teacherToken, .dashboard: room.dashboardToken,
+        ]
+        let values = ["code": room.code, "id": schoolClass.id, "member": "mem_nobody", "file": "0000.mp3"]
+        for route in APIHandler.router.routes {
+            let path = route.pattern.segments.map { segment in
+                switch segment {
+                case .literal(let text): text
+                case .parameter(let name): values[name] ?? name
+                }
+            }.joined(separator: "/")
+            for credential in Credential.allCases {
+                let headers = tokens[credential].map { ["authorization": "Bearer \($0)"] } ?? [:]
+                // Bodies that no handler acts on: what matters is whether the handler was reached.
+                let response = await api.handle(.testRequest(method: route.method, path: "/" + path, headers: headers, body: Array("{}".utf8)))
+                let shown = "\(route.method.rawValue) \(route.pattern) with \(credential)"
+                if Self.admits(route.authority, credential) {
+                    #expect(![401, 403].contains(response.status.code), "\(shown): \(response.status)")
+                } else {
+                    #expect(response.status == Self.refusal(route, credential), "\(shown): \(response.status)")
+                }
+            }
+        }
+        // Nothing an admitted request did removed what the matrix asked about.
+        #expect(try await store.schoolClass(schoolClass.id) != nil)
+    }
+
+    @Test func aRefusedRequestNeverReachesItsHandler() async throws {
+        let reached = Reached()
+        let router = Router([Probe(reached: reached)])
+        let clock = ManualClock()
+        let (registry, _) = ServerFixtures.registry(transport: RecordingTransport(), store: MemoryRoomStore(), clock: clock)
+        let api = APIHandler(
+            registry: registry, store: MemoryRoomStore(), clock: clock, metrics: ServerMetrics(), transportMetrics: nil,
+            adminTokenHash: RoomCredentials.hash("admin-token"), publicURL: "http://192.0.2.1:8080", startedAt: clock.now(), audio: nil, qrCodes: true
+        )
+        let room = try await registry.directory.createRoom(story: ServerFixtures.story)
+        for (path, token) in [("/probe", nil), ("/probe", "guess"), ("/probe/\(room.code)", room.dashboardToken), ("/probe/999999", "admin-token")] {
+            let response = await router.respond(to: .testRequest(method: .post, path: path, headers: token.map { ["authorization": "Bearer \($0)"] } ?? [:]), with: api)
+            #expect([401, 404].contains(response.status.code), "\(path)")
+        }
+        #expect(await reached.count == 0)
+        #expect(await router.respond(to: .testRequest(method: .post, path: "/probe/\(room.code)", headers: ["authorization": "Bearer \(room.teacherToken)"]), with: api).status == 204)
+        #expect(await reached.count == 1)
+        // The path decides 405 before any token is looked at; HEAD goes wherever GET does.
+        let wrongMethod = await router.respond(to: .testRequest(method: .put, path: "/probe"), with: api)
+        #expect(wrongMethod.status == 405 && wrongMethod.header("allow") == "POST")
+    }
+
+    actor Reached {
+        var count = 0
+        func reach() { count += 1 }
+    }
+
+    struct Probe: RouteCollection {
+        let reached: Reached
+        var routes: [Route] {
+            [
+                Route(.post, "/probe", .admin) { _, _ in await reached.reach(); return HTTPResponse(status: 204) },
+                Route(.post, "/probe/:code", .teacher) { _, _ in await reached.reach(); return HTTPResponse(status: 204) },
+            ]
+        }
+    }
+}
