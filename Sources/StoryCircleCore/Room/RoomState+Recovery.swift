@@ -20,7 +20,7 @@ extension RoomState {
         state.roster = PlayerRoster(lookalikes: lookalikes, releasedTokens: archive.releasedTokenHashes)
         for record in archive.players {
             state.add(Player(
-                id: PlayerID(record.id), nickname: record.nickname, tokenHash: record.tokenHash, joinedAt: record.joinedAt, member: record.member.map(MemberID.init), connection: nil,
+                id: record.id, nickname: record.nickname, tokenHash: record.tokenHash, joinedAt: record.joinedAt, member: record.member, connection: nil,
                 kicked: archive.kicked.contains(record.id), blocked: archive.blocked.contains(record.id), released: archive.released.contains(record.id)
             ))
         }
