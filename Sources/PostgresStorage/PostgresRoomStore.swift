@@ -237,10 +237,10 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
             """, parameters)
         for row in 0..<players.count {
             guard let position = positions[players.text(row, 0)] else { continue }
-            let id = players.text(row, 1)
+            let id = PlayerID(players.text(row, 1))
             archives[position].players.append(PlayerRecord(
                 id: id, nickname: players.text(row, 2), tokenHash: players.text(row, 3), joinedAt: ServerTime(milliseconds: players.int64(row, 4)),
-                member: players.isNull(row, 7) ? nil : players.text(row, 7)
+                member: players.isNull(row, 7) ? nil : MemberID(players.text(row, 7))
             ))
             if !players.isNull(row, 5) { archives[position].kicked.insert(id) }
             if players.bool(row, 6) { archives[position].blocked.insert(id) }
@@ -258,7 +258,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         for row in 0..<answers.count {
             guard let position = positions[answers.text(row, 0)] else { continue }
             archives[position].answers.append(AnswerRecord(
-                player: answers.text(row, 1), question: answers.int(row, 2), option: answers.int(row, 3), receivedAt: ServerTime(milliseconds: answers.int64(row, 4)),
+                player: PlayerID(answers.text(row, 1)), question: answers.int(row, 2), option: answers.int(row, 3), receivedAt: ServerTime(milliseconds: answers.int64(row, 4)),
                 elapsedMs: answers.int(row, 5), correct: answers.bool(row, 6), points: answers.int(row, 7)
             ))
         }

@@ -230,22 +230,22 @@ enum WriterStatements {
         let fence: [PostgresValue] = [.text(code), lease.map { .integer($0.epoch) } ?? .null, lease.map { .text($0.node) } ?? .null]
         let (name, fields): (String, [PostgresValue]) = switch record {
         case .playerJoined(let player):
-            ("sc_player_joined", [.text(player.id), .text(player.nickname), .text(player.tokenHash), .integer(player.joinedAt.milliseconds), player.member.map(PostgresValue.text) ?? .null])
+            ("sc_player_joined", [.text(player.id.rawValue), .text(player.nickname), .text(player.tokenHash), .integer(player.joinedAt.milliseconds), player.member.map { .text($0.rawValue) } ?? .null])
         case .playerLeft(let player, let at):
-            ("sc_player_left", [.text(player), .integer(at.milliseconds)])
+            ("sc_player_left", [.text(player.rawValue), .integer(at.milliseconds)])
         case .playerKicked(let player, let at):
-            ("sc_player_kicked", [.text(player), .integer(at.milliseconds)])
+            ("sc_player_kicked", [.text(player.rawValue), .integer(at.milliseconds)])
         case .playerBlocked(let player, let at):
-            ("sc_player_blocked", [.text(player), .integer(at.milliseconds)])
+            ("sc_player_blocked", [.text(player.rawValue), .integer(at.milliseconds)])
         case .playerReadmitted(let player, _):
-            ("sc_player_readmitted", [.text(player)])
+            ("sc_player_readmitted", [.text(player.rawValue)])
         case .playerReleased(let player, let at):
-            ("sc_player_released", [.text(player), .integer(at.milliseconds)])
+            ("sc_player_released", [.text(player.rawValue), .integer(at.milliseconds)])
         case .playerReclaimed(let player, let tokenHash, _):
-            ("sc_player_reclaimed", [.text(player), .text(tokenHash)])
+            ("sc_player_reclaimed", [.text(player.rawValue), .text(tokenHash)])
         case .answer(let answer):
             ("sc_answer", [
-                .text(answer.player), .int(answer.question), .int(answer.option), .integer(answer.receivedAt.milliseconds),
+                .text(answer.player.rawValue), .int(answer.question), .int(answer.option), .integer(answer.receivedAt.milliseconds),
                 .int(answer.elapsedMs), .bool(answer.correct), .int(answer.points),
             ])
         case .phase(let phase):

@@ -206,10 +206,10 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         let players = try database.prepare("SELECT id, nickname, token_hash, joined_at, kicked_at, blocked, member_id, released_at FROM players WHERE room_code = ? ORDER BY joined_at, rowid")
         try players.bind([.text(code)])
         while try players.step() {
-            let id = players.text(0)
+            let id = PlayerID(players.text(0))
             archive.players.append(PlayerRecord(
                 id: id, nickname: players.text(1), tokenHash: players.text(2), joinedAt: ServerTime(milliseconds: players.int64(3)),
-                member: players.isNull(6) ? nil : players.text(6)
+                member: players.isNull(6) ? nil : MemberID(players.text(6))
             ))
             if !players.isNull(4) { archive.kicked.insert(id) }
             if players.int(5) != 0 { archive.blocked.insert(id) }
@@ -222,7 +222,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         try answers.bind([.text(code)])
         while try answers.step() {
             archive.answers.append(AnswerRecord(
-                player: answers.text(0), question: answers.int(1), option: answers.int(2), receivedAt: ServerTime(milliseconds: answers.int64(3)),
+                player: PlayerID(answers.text(0)), question: answers.int(1), option: answers.int(2), receivedAt: ServerTime(milliseconds: answers.int64(3)),
                 elapsedMs: answers.int(4), correct: answers.int(5) != 0, points: answers.int(6)
             ))
         }
@@ -345,23 +345,23 @@ fileprivate final class WriterStatements {
     func write(_ record: RoomRecord, room code: String) throws {
         switch record {
         case .playerJoined(let player):
-            try insertPlayer.run(.text(code), .text(player.id), .text(player.nickname), .text(player.tokenHash), .integer(player.joinedAt.milliseconds), player.member.map(SQLiteValue.text) ?? .null)
+            try insertPlayer.run(.text(code), .text(player.id.rawValue), .text(player.nickname), .text(player.tokenHash), .integer(player.joinedAt.milliseconds), player.member.map { .text($0.rawValue) } ?? .null)
         case .playerLeft(let player, let at):
-            try playerLeft.run(.integer(at.milliseconds), .text(code), .text(player))
+            try playerLeft.run(.integer(at.milliseconds), .text(code), .text(player.rawValue))
         case .playerKicked(let player, let at):
-            try playerKicked.run(.integer(at.milliseconds), .text(code), .text(player))
+            try playerKicked.run(.integer(at.milliseconds), .text(code), .text(player.rawValue))
         case .playerBlocked(let player, let at):
-            try playerBlocked.run(.integer(at.milliseconds), .text(code), .text(player))
+            try playerBlocked.run(.integer(at.milliseconds), .text(code), .text(player.rawValue))
         case .playerReadmitted(let player, _):
-            try playerReadmitted.run(.text(code), .text(player))
+            try playerReadmitted.run(.text(code), .text(player.rawValue))
         case .playerReleased(let player, let at):
-            try releaseToken.run(.integer(at.milliseconds), .text(code), .text(player))
-            try playerReleased.run(.integer(at.milliseconds), .text(code), .text(player))
+            try releaseToken.run(.integer(at.milliseconds), .text(code), .text(player.rawValue))
+            try playerReleased.run(.integer(at.milliseconds), .text(code), .text(player.rawValue))
         case .playerReclaimed(let player, let tokenHash, _):
-            try playerReclaimed.run(.text(tokenHash), .text(code), .text(player))
+            try playerReclaimed.run(.text(tokenHash), .text(code), .text(player.rawValue))
         case .answer(let answer):
             try insertAnswer.run(
-                .text(code), .text(answer.player), .int(answer.question), .int(answer.option), .integer(answer.receivedAt.milliseconds),
+                .text(code), .text(answer.player.rawValue), .int(answer.question), .int(answer.option), .integer(answer.receivedAt.milliseconds),
                 .int(answer.elapsedMs), .bool(answer.correct), .int(answer.points)
             )
         case .phase(let phase):

@@ -2,8 +2,8 @@ import TransportCore
 
 /// A refusal the transport makes on its own, before any message reaches the application: what kind it is,
 /// so that the application can say it in its own words (`RefusalEncoder`). The transport decides the
-/// mechanics (which close status, whether the connection closes); the application decides the error code
-/// and the sentence, from the same table as every other refusal.
+/// mechanics (whether the connection closes); the application decides the error code, the sentence and the
+/// close status, from the same table as every other refusal.
 public enum TransportRefusal: Sendable, Equatable {
     // On an open WebSocket: an error message, then a close.
     case messageTooBig(limit: Int)
@@ -21,14 +21,16 @@ public enum TransportRefusal: Sendable, Equatable {
     // Plain HTTP.
     case payloadTooLarge(limit: Int)
     case methodNotAllowed(allowed: [HTTPMethod])
+}
 
-    /// The WebSocket close status that follows the error message (RFC 6455, section 7.4.1).
-    public var closeStatus: UInt16 {
-        switch self {
-        case .messageTooBig: 1009
-        case .binaryNotSupported: 1003
-        default: 1008
-        }
+/// How the transport ends a WebSocket: the close status (RFC 6455, section 7.4.1) and its reason.
+public struct WebSocketClose: Sendable, Equatable {
+    public var status: UInt16
+    public var reason: String
+
+    public init(status: UInt16, reason: String) {
+        self.status = status
+        self.reason = reason
     }
 }
 
@@ -38,8 +40,10 @@ public enum TransportRefusal: Sendable, Equatable {
 ///
 /// Called on the service thread: it must be quick and must not block.
 public protocol RefusalEncoder: Sendable {
-    /// The text frame sent before the close, and the close reason (the error code).
-    func webSocketRefusal(_ refusal: TransportRefusal) -> (reason: String, frame: [UInt8])
+    /// The text frame sent before the close, and the close (its status and reason, the error code).
+    func webSocketRefusal(_ refusal: TransportRefusal) -> (close: WebSocketClose, frame: [UInt8])
+    /// How every open WebSocket is closed when the server stops.
+    var stopping: WebSocketClose { get }
     /// The whole HTTP response: status, headers, body.
     func httpRefusal(_ refusal: TransportRefusal) -> HTTPResponse
 }

@@ -9,9 +9,9 @@ extension WebSocketServer {
         connection.state.close()
         connection.inbound = []
         if case .helloTimeout = refusal {} else { metrics.protocolErrors.add(1, ordering: .relaxed) }
-        let (reason, frame) = refusals.webSocketRefusal(refusal)
+        let (close, frame) = refusals.webSocketRefusal(refusal)
         let (queued, _) = queues.enqueue(OutboundFrame(frame), to: [connection.id])
-        let closing = queues.close(connection.id, status: refusal.closeStatus, reason: reason)
+        let closing = queues.close(connection.id, status: close.status, reason: close.reason)
         // Even here on the service thread: a wake-up noted must be taken, or later senders, seeing one
         // pending, would not wake the loop (see `OutboundQueues`).
         if queued || closing { wake() }

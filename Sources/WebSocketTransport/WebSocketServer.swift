@@ -107,12 +107,13 @@ public final class WebSocketServer: MessageTransport, @unchecked Sendable {
         return listeningPort.load(ordering: .acquiring)
     }
 
-    /// Stops the loop: frames already queued (goodbyes) go out, every connection is closed with 1001
-    /// ("going away"), and after at most `drainTimeout` the context is destroyed. Returns when the service
+    /// Stops the loop: frames already queued (goodbyes) go out, every connection is closed as the
+    /// application says (`RefusalEncoder.stopping`), and after at most `drainTimeout` the context is destroyed. Returns when the service
     /// thread has finished. Never call it from the service thread.
     public func stop(drainTimeout: Duration = .milliseconds(700)) {
         guard serviceThread.requestStop() else { return }
-        queues.closeAll(status: 1001, reason: "server_shutting_down")
+        let close = refusals.stopping
+        queues.closeAll(status: close.status, reason: close.reason)
         drainDeadline.withLock { $0 = ContinuousClock.now + drainTimeout }
         serviceThread.waitUntilFinished(deadline: ContinuousClock.now + drainTimeout + .seconds(2))
     }

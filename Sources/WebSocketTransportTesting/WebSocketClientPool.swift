@@ -87,8 +87,8 @@ public final class WebSocketClientPool: @unchecked Sendable {
         if woken { wake() }
     }
 
-    public func close(_ connection: UInt64, status: UInt16 = 1000) {
-        if queues.close(connection, status: status, reason: "bye") { wake() }
+    public func close(_ connection: UInt64, status: UInt16, reason: String) {
+        if queues.close(connection, status: status, reason: reason) { wake() }
     }
 
     public func stop() {

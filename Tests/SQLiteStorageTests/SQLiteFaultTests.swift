@@ -11,7 +11,7 @@ struct SQLiteFaultTests {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("storycircle-faults-\(UUID().uuidString)")
     var path: String { folder.appendingPathComponent("rooms.sqlite").path }
 
-    static func answer(_ player: String, question: Int = 0, option: Int = 1) -> RoomRecord {
+    static func answer(_ player: PlayerID, question: Int = 0, option: Int = 1) -> RoomRecord {
         .answer(AnswerRecord(player: player, question: question, option: option, receivedAt: ServerTime(milliseconds: 5_000), elapsedMs: 400, correct: true, points: 1_000))
     }
 

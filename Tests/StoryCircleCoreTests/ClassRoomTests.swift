@@ -90,7 +90,7 @@ struct ClassRoomTests {
         let waiting = picker(&room)
         #expect(names(room, to: waiting)?.children.first?.taken == true)
         let released = try room.command(.release(member: "mem_ada"))
-        #expect(released.first == .persist(.playerReleased(player: ada.player!.id, at: room.now)), "stored before anything is said")
+        #expect(released.first == .persist(.playerReleased(player: PlayerID(ada.player!.id), at: room.now)), "stored before anything is said")
         #expect(room.closed[tablet] == CloseReason(status: 1008, reason: "released"))
         #expect(room.messages(to: tablet).contains { if case .kicked(let notice) = $0 { notice.code == .released } else { false } })
         #expect(names(room, to: waiting)?.children.first?.taken == false)
@@ -103,7 +103,7 @@ struct ClassRoomTests {
         let again = try #require(pick(&room, "mem_ada", on: waiting, token: "123456.new"))
         #expect(again.player?.id == ada.player?.id)
         #expect(again.room.you?.score == points)
-        #expect(room.persisted.last { if case .playerReclaimed = $0 { true } else { false } } == .playerReclaimed(player: ada.player!.id, tokenHash: RoomCredentials.hash("123456.new"), at: room.now))
+        #expect(room.persisted.last { if case .playerReclaimed = $0 { true } else { false } } == .playerReclaimed(player: PlayerID(ada.player!.id), tokenHash: RoomCredentials.hash("123456.new"), at: room.now))
         #expect(throws: RoomError.self) { try room.command(.release(member: "mem_bo")) }
 
         // A restart keeps all of it: the release, the new token, the member, the points.

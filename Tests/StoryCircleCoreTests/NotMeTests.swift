@@ -20,7 +20,7 @@ struct NotMeTests {
         try room.startAndPrepare()
 
         let directives = room.apply(.message(phone, .notMe, at: room.now))
-        let stored = try #require(directives.firstIndex(of: .persist(.playerReleased(player: wrong.player!.id, at: room.now))))
+        let stored = try #require(directives.firstIndex(of: .persist(.playerReleased(player: PlayerID(wrong.player!.id), at: room.now))))
         let told = try #require(directives.firstIndex { if case .send(.names, let to) = $0 { to.contains(phone) } else { false } })
         #expect(stored < told, "the name is stored as free before the phone hears it")
         #expect(room.closed[phone] == nil, "the phone stays connected, a name-picker again")

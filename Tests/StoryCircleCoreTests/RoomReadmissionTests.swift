@@ -55,7 +55,7 @@ struct RoomReadmissionTests {
         #expect(row.score == scoreBefore && row.answers[0].correct == true)
         // Stored before the welcome goes out.
         let directives = room.log.suffix(from: room.log.lastIndex { if case .persist(.playerReadmitted) = $0 { true } else { false } } ?? room.log.endIndex)
-        #expect(directives.first == .persist(.playerReadmitted(player: ana.id, at: room.now)))
+        #expect(directives.first == .persist(.playerReadmitted(player: PlayerID(ana.id), at: room.now)))
         // Her name is hers again.
         #expect(room.join("ANA") == nil)
         #expect(room.lastError(to: ConnectionID(room.lastConnection))?.code == .nicknameTaken)
@@ -97,8 +97,8 @@ struct RoomReadmissionTests {
         #expect(room.state.playerCount == 1)
         // Nor after a restart, whatever order the records came in.
         var archive = room.archive()
-        archive.apply(.playerReadmitted(player: ana.id, at: room.now))
-        #expect(archive.kicked.contains(ana.id), "a readmission never lifts a block")
+        archive.apply(.playerReadmitted(player: PlayerID(ana.id), at: room.now))
+        #expect(archive.kicked.contains(PlayerID(ana.id)), "a readmission never lifts a block")
     }
 
     @Test func comingBackIsRefusedAsAJoinWouldBe() throws {

@@ -277,7 +277,7 @@ struct RoomViewTests {
         try room.command(.block(player: "ben"))
         #expect(room.messages(to: ben.connection).last == .kicked(Notice(code: .blocked, message: "Your teacher removed you from this room.", blocked: true)))
         #expect(room.closed[ben.connection] == CloseReason(status: 4001, reason: "kicked"))
-        #expect(room.persisted.last == .playerBlocked(player: ben.id, at: room.now))
+        #expect(room.persisted.last == .playerBlocked(player: PlayerID(ben.id), at: room.now))
 
         // The same browser (its resume token), and the same name in any case, are refused.
         let back = room.newConnection()
@@ -309,7 +309,7 @@ struct RoomViewTests {
         try room.command(.kick(player: "Ana"))
         try room.command(.block(player: "Ben"))
         let archive = room.archive()
-        #expect(archive.blocked == [ben.id])
+        #expect(archive.blocked == [PlayerID(ben.id)])
         #expect(archive.kicked.count == 2)
 
         let (restored, directives) = RoomState.restore(archive, lookalikes: LookalikeTable(), at: room.now + 60_000)

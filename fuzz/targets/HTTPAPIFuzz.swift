@@ -80,7 +80,7 @@ private func check(_ response: HTTPResponse, for request: HTTPRequest) {
           let code = ErrorCode(rawValue: raw), let message = error["message"] as? String, !message.isEmpty else {
         fatalError("\(label): not an error in the protocol's shape: \(String(decoding: response.body.prefix(300), as: UTF8.self))")
     }
-    precondition(HTTPResponse.status(for: code) == response.status, "\(label): \(raw) maps to \(HTTPResponse.status(for: code))")
+    precondition(code.httpStatus == response.status.code, "\(label): \(raw) maps to \(code.httpStatus)")
 }
 
 private func run(_ requests: [FuzzRequest]) async {

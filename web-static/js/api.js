@@ -2,8 +2,9 @@
 // library and editor, the class page, the results page and the teacher's CSV download. A call answers
 // the JSON body, or throws `Refused` (the server said no: its status and error object) or the network's
 // own error; each page words a failure for its reader. Nothing here touches the page at import, so
-// node's test runner loads it as it is (web-static/test/api.test.mjs).
+// node's test runner loads it as it is (Tests/Pages/api.test.mjs).
 
+import { ERROR } from "./error-codes.js";
 import { fileName } from "./csv-file.js";
 import { rememberSchoolKey, schoolKey } from "./school-key.js";
 
@@ -12,7 +13,7 @@ export class Refused extends Error {
   constructor(status, error) {
     super(error?.code ?? `http_${status}`);
     this.status = status;
-    this.error = error ?? { code: "internal_error" };
+    this.error = error ?? { code: ERROR.INTERNAL_ERROR };
   }
 }
 

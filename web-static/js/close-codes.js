@@ -1,19 +1,24 @@
-// WebSocket close codes, named once for every page (docs/protocol.md, "How connections end").
+// WebSocket close codes, named once for every page (docs/protocol.md, "How connections end"); the table is
+// made from the Swift enum, whose comments say when each is sent.
 
+import { ERROR } from "./error-codes.js";
+
+// <generated from Sources/StoryCircleCore/Protocol/CloseCode.swift by GeneratedTablesTests: edit the Swift, then `STORYCIRCLE_WRITE_GENERATED=1 swift test --filter GeneratedTables`>
 export const CLOSE = Object.freeze({
   NORMAL: 1000,
-  GOING_AWAY: 1001, // the server is stopping or restarting
+  GOING_AWAY: 1001,
   PROTOCOL_ERROR: 1002,
-  UNSUPPORTED_DATA: 1003, // a binary frame
-  ABNORMAL: 1006, // no close frame: a dropped network, or an upgrade refused (HTTP 429, 503)
+  UNSUPPORTED_DATA: 1003,
+  ABNORMAL: 1006,
   INVALID_DATA: 1007,
-  POLICY: 1008, // a refused hello or a flood; the reason is the error code
+  POLICY: 1008,
   TOO_BIG: 1009,
   SERVICE_RESTART: 1012,
-  TRY_AGAIN_LATER: 1013, // e.g. storage_unavailable: the join could not be stored yet
+  TRY_AGAIN_LATER: 1013,
   KICKED: 4001,
-  REPLACED: 4002, // the same child opened the room in another window
+  REPLACED: 4002,
 });
+// </generated>
 
 /** Closes after which reconnecting would only be refused again: the page says why and stops. */
 export const NO_RECONNECT = new Set([
@@ -21,7 +26,7 @@ export const NO_RECONNECT = new Set([
 ]);
 
 /** A refusal that is only about timing: reconnect, after a pause. */
-export const RECONNECT_REASONS = new Set(["hello_timeout"]);
+export const RECONNECT_REASONS = new Set([ERROR.HELLO_TIMEOUT]);
 
 /** Whether a close (code and reason) should be followed by reconnecting. */
 export function shouldReconnect(code, reason) {

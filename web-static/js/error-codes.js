@@ -1,8 +1,9 @@
-// The server's error codes (docs/protocol.md, "Error codes"), named once for every page, and the groups
-// the pages treat alike.
+// The server's error codes (docs/protocol.md, "Error codes"), named once for every page (the table is made
+// from the Swift enum), and the groups the pages treat alike.
 
 import { t, isolate } from "./i18n.js";
 
+// <generated from Sources/StoryCircleCore/Protocol/ErrorCode.swift by GeneratedTablesTests: edit the Swift, then `STORYCIRCLE_WRITE_GENERATED=1 swift test --filter GeneratedTables`>
 export const ERROR = Object.freeze({
   HELLO_REQUIRED: "hello_required",
   ALREADY_IDENTIFIED: "already_identified",
@@ -36,10 +37,23 @@ export const ERROR = Object.freeze({
   PLAYER_NOT_FOUND: "player_not_found",
   SETTINGS_LOCKED: "settings_locked",
   INVALID_SETTINGS: "invalid_settings",
+  UNAUTHORIZED: "unauthorized",
+  NOT_FOUND: "not_found",
+  METHOD_NOT_ALLOWED: "method_not_allowed",
+  PAYLOAD_TOO_LARGE: "payload_too_large",
+  INVALID_STORY: "invalid_story",
+  PICTURE_REFUSED: "picture_refused",
+  VOICE_NOT_INSTALLED: "voice_not_installed",
+  SERVER_SHUTTING_DOWN: "server_shutting_down",
+  ORIGIN_NOT_ALLOWED: "origin_not_allowed",
+  TOO_MANY_CONNECTIONS: "too_many_connections",
+  SERVER_FULL: "server_full",
   STORAGE_UNAVAILABLE: "storage_unavailable",
   TRY_AGAIN: "try_again",
   ROOM_MISMATCH: "room_mismatch",
-  INTERNAL_ERROR: "internal_error",
+  STORY_NOT_FOUND: "story_not_found",
+  STORY_CONFLICT: "story_conflict",
+  STORY_IN_USE: "story_in_use",
   CLASS_ROOM: "class_room",
   NAME_TAKEN: "name_taken",
   RELEASED: "released",
@@ -50,7 +64,9 @@ export const ERROR = Object.freeze({
   INVALID_CLASS: "invalid_class",
   VERSION_CONFLICT: "version_conflict",
   CLASS_IN_USE: "class_in_use",
+  INTERNAL_ERROR: "internal_error",
 });
+// </generated>
 
 /** Refusals of a child's answer: they belong under the question, not on the join screen. */
 export const ANSWER_REFUSALS = new Set([

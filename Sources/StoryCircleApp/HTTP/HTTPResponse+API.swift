@@ -23,22 +23,6 @@ extension HTTPResponse {
         object.merge(extra) { current, _ in current }
         // A proxy or a script that sees `Retry-After` comes back once another node has taken the room.
         let headers: [(name: String, value: String)] = error.code == .tryAgain ? [("retry-after", "2")] : []
-        return json(status(for: error.code), ["error": JSONValue.object(object)], headers: headers)
-    }
-
-    static func status(for code: ErrorCode) -> HTTPStatus {
-        switch code {
-        case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass: 400
-        case .unauthorized, .badToken, .tokenNotForRoom: 401
-        case .wrongRole, .originNotAllowed: 403
-        case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound: 404
-        case .methodNotAllowed: 405
-        case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen, .storyConflict, .storyInUse, .versionConflict, .classInUse, .classRoom, .nameTaken, .released: 409
-        case .payloadTooLarge, .messageTooBig: 413
-        case .invalidStory, .voiceNotInstalled, .pictureRefused: 422
-        case .rateLimited, .tooManyMessages, .tooManyConnections: 429
-        case .serverShuttingDown, .serverFull, .storageUnavailable, .tryAgain: 503
-        default: 500
-        }
+        return json(HTTPStatus(error.code.httpStatus), ["error": JSONValue.object(object)], headers: headers)
     }
 }

@@ -31,10 +31,12 @@ struct TransportRefusals: RefusalEncoder {
         }
     }
 
-    func webSocketRefusal(_ refusal: TransportRefusal) -> (reason: String, frame: [UInt8]) {
+    func webSocketRefusal(_ refusal: TransportRefusal) -> (close: WebSocketClose, frame: [UInt8]) {
         let error = error(for: refusal)
-        return (error.code.rawValue, ServerMessage.error(error).encoded())
+        return (WebSocketClose(error.code), ServerMessage.error(error).encoded())
     }
+
+    var stopping: WebSocketClose { WebSocketClose(.serverShuttingDown) }
 
     func httpRefusal(_ refusal: TransportRefusal) -> HTTPResponse {
         var response = HTTPResponse.error(error(for: refusal))
@@ -54,5 +56,12 @@ struct TransportRefusals: RefusalEncoder {
         if value == 1 { return "1 second" }
         if value == value.rounded() { return "\(Int(value)) seconds" }
         return "\(value) seconds"
+    }
+}
+
+extension WebSocketClose {
+    /// The close after a refusal with this code, from the core's table (`ErrorCode.closeCode`).
+    init(_ code: ErrorCode) {
+        self.init(status: code.closeCode.rawValue, reason: code.rawValue)
     }
 }

@@ -1,13 +1,13 @@
 /// A player as stored: never the resume token itself, only its hash.
 public struct PlayerRecord: Sendable, Equatable, Codable {
-    public var id: String
+    public var id: PlayerID
     public var nickname: String
     public var tokenHash: String
     public var joinedAt: ServerTime
     /// The child of the room's class this player is (`ClassMember.id`); nil in a room without a class.
-    public var member: String?
+    public var member: MemberID?
 
-    public init(id: String, nickname: String, tokenHash: String, joinedAt: ServerTime, member: String? = nil) {
+    public init(id: PlayerID, nickname: String, tokenHash: String, joinedAt: ServerTime, member: MemberID? = nil) {
         self.id = id
         self.nickname = nickname
         self.tokenHash = tokenHash
@@ -18,7 +18,7 @@ public struct PlayerRecord: Sendable, Equatable, Codable {
 
 /// An accepted answer, with its score decided when it arrived.
 public struct AnswerRecord: Sendable, Equatable, Codable {
-    public var player: String
+    public var player: PlayerID
     public var question: Int
     public var option: Int
     public var receivedAt: ServerTime
@@ -28,7 +28,7 @@ public struct AnswerRecord: Sendable, Equatable, Codable {
     /// Points including any streak bonus; they count once the question is revealed.
     public var points: Int
 
-    public init(player: String, question: Int, option: Int, receivedAt: ServerTime, elapsedMs: Int, correct: Bool, points: Int) {
+    public init(player: PlayerID, question: Int, option: Int, receivedAt: ServerTime, elapsedMs: Int, correct: Bool, points: Int) {
         self.player = player
         self.question = question
         self.option = option
@@ -59,17 +59,17 @@ public struct PhaseRecord: Sendable, Equatable, Codable {
 /// it after a crash (`RoomState.restore`).
 public enum RoomRecord: Sendable, Equatable {
     case playerJoined(PlayerRecord)
-    case playerLeft(player: String, at: ServerTime)
-    case playerKicked(player: String, at: ServerTime)
+    case playerLeft(player: PlayerID, at: ServerTime)
+    case playerKicked(player: PlayerID, at: ServerTime)
     /// Kicked, and blocked: the player's nickname and resume token stay refused (a kick as well).
-    case playerBlocked(player: String, at: ServerTime)
+    case playerBlocked(player: PlayerID, at: ServerTime)
     /// A kicked (not blocked) player let back in: the same player, with their answers and score.
-    case playerReadmitted(player: String, at: ServerTime)
+    case playerReadmitted(player: PlayerID, at: ServerTime)
     /// A class child's name freed by the teacher for another device: their resume token is refused from
     /// now on, and nobody holds the name until it is picked again.
-    case playerReleased(player: String, at: ServerTime)
+    case playerReleased(player: PlayerID, at: ServerTime)
     /// A released class child's name picked again: the same player, on a device with a new resume token.
-    case playerReclaimed(player: String, tokenHash: String, at: ServerTime)
+    case playerReclaimed(player: PlayerID, tokenHash: String, at: ServerTime)
     case answer(AnswerRecord)
     case phase(PhaseRecord)
     case roomUpdated(settings: RoomSettings, locked: Bool, at: ServerTime)
@@ -121,11 +121,11 @@ public struct RoomArchive: Sendable, Equatable {
     public var header: RoomHeader
     public var locked: Bool
     public var players: [PlayerRecord]
-    public var kicked: Set<String>
+    public var kicked: Set<PlayerID>
     /// Players blocked for good (each is also in `kicked`).
-    public var blocked: Set<String>
+    public var blocked: Set<PlayerID>
     /// Class children whose name the teacher released and who have not picked it again.
-    public var released: Set<String> = []
+    public var released: Set<PlayerID> = []
     /// The resume tokens (hashes) released names had: refused with `released`, never taken for a
     /// player again.
     public var releasedTokenHashes: Set<String> = []
@@ -133,7 +133,7 @@ public struct RoomArchive: Sendable, Equatable {
     /// In the order they happened.
     public var phases: [PhaseRecord]
 
-    public init(header: RoomHeader, locked: Bool, players: [PlayerRecord], kicked: Set<String>, blocked: Set<String> = [], answers: [AnswerRecord], phases: [PhaseRecord]) {
+    public init(header: RoomHeader, locked: Bool, players: [PlayerRecord], kicked: Set<PlayerID>, blocked: Set<PlayerID> = [], answers: [AnswerRecord], phases: [PhaseRecord]) {
         self.header = header
         self.locked = locked
         self.players = players

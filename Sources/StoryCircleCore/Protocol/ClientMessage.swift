@@ -28,21 +28,23 @@ public enum ClientMessage: Sendable, Equatable {
         }
     }
 
-    public var typeName: String {
+    public var typeName: String { kind.rawValue }
+
+    public var kind: ClientMessageType {
         switch self {
-        case .join, .pick: "join"
-        case .names: "names"
-        case .rejoin: "rejoin"
-        case .watch: "watch"
-        case .control: "control"
-        case .answer: "answer"
-        case .ping: "ping"
-        case .command: "command"
-        case .notMe: "notMe"
+        case .join, .pick: .join
+        case .names: .names
+        case .rejoin: .rejoin
+        case .watch: .watch
+        case .control: .control
+        case .answer: .answer
+        case .ping: .ping
+        case .command: .command
+        case .notMe: .notMe
         }
     }
 
-    public static let typeNames = ["join", "rejoin", "watch", "control", "names", "answer", "ping", "command", "notMe"]
+    public static let typeNames = ClientMessageType.allCases.map(\.rawValue)
 
     /// Every field any client message may carry, read from the parsed object one by one, so that a wrong
     /// type or a missing field is reported precisely, and a field that is JSON but not what the protocol
@@ -185,23 +187,29 @@ public enum ClientMessage: Sendable, Equatable {
             }
             return value
         }
-        switch type {
-        case "join":
+        switch ClientMessageType(rawValue: type) {
+        case .join:
             if fields.nickname == nil, let member = fields.member { return .pick(room: try require(fields.room, "room"), member: member) }
             return .join(room: try require(fields.room, "room"), nickname: try require(fields.nickname, "nickname"))
-        case "names": return .names(room: try require(fields.room, "room"))
-        case "rejoin": return .rejoin(room: try require(fields.room, "room"), token: try require(fields.token, "token"))
-        case "watch": return .watch(room: try require(fields.room, "room"), token: try require(fields.token, "token"))
-        case "control": return .control(room: try require(fields.room, "room"), token: try require(fields.token, "token"))
-        case "answer": return .answer(question: try require(fields.question, "question"), option: try require(fields.option, "option"))
-        case "ping": return .ping(id: fields.id ?? 0, clientTime: fields.clientTime, roundTripMs: fields.rtt)
-        case "notMe": return .notMe
-        case "command":
+        case .names: return .names(room: try require(fields.room, "room"))
+        case .rejoin: return .rejoin(room: try require(fields.room, "room"), token: try require(fields.token, "token"))
+        case .watch: return .watch(room: try require(fields.room, "room"), token: try require(fields.token, "token"))
+        case .control: return .control(room: try require(fields.room, "room"), token: try require(fields.token, "token"))
+        case .answer: return .answer(question: try require(fields.question, "question"), option: try require(fields.option, "option"))
+        case .ping: return .ping(id: fields.id ?? 0, clientTime: fields.clientTime, roundTripMs: fields.rtt)
+        case .notMe: return .notMe
+        case .command:
             return .command(try TeacherCommand.named(try require(fields.command, "command"), player: fields.player, settings: fields.settings, member: fields.member))
-        default:
+        case nil:
             throw RoomError(.unknownType, "\"\(type.prefix(40))\" is not a message type. Types: \(typeNames.joined(separator: ", ")).")
         }
     }
+}
+
+/// Every `type` a client may send, in the order the refusal of an unknown one lists them: the pages' table
+/// (`web-static/js/message-types.js`) is generated from this one (`GeneratedTables`).
+public enum ClientMessageType: String, Sendable, CaseIterable {
+    case join, rejoin, watch, control, names, answer, ping, command, notMe
 }
 
 extension ClientMessage: Encodable {

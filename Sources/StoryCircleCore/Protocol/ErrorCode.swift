@@ -96,6 +96,53 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case internalError = "internal_error"
 }
 
+extension ErrorCode {
+    /// The status of an HTTP response refusing with this code. Exhaustive on purpose: a new code says here
+    /// what it is over HTTP.
+    public var httpStatus: Int {
+        switch self {
+        case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass: 400
+        case .unauthorized, .badToken, .tokenNotForRoom: 401
+        case .wrongRole, .originNotAllowed: 403
+        case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound: 404
+        case .methodNotAllowed: 405
+        case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen, .storyConflict, .storyInUse,
+             .versionConflict, .classInUse, .classRoom, .nameTaken, .released: 409
+        case .payloadTooLarge, .messageTooBig: 413
+        case .invalidStory, .voiceNotInstalled, .pictureRefused: 422
+        case .rateLimited, .tooManyMessages, .tooManyConnections: 429
+        case .serverShuttingDown, .serverFull, .storageUnavailable, .tryAgain: 503
+        // Refusals only a WebSocket carries: an HTTP answer with one of them would be the server's fault.
+        case .helloRequired, .alreadyIdentified, .binaryNotSupported, .helloTimeout, .roomLocked, .joinClosed, .roomFull, .nicknameTaken,
+             .sessionReplaced, .kicked, .blocked, .tooLate, .invalidOption, .roomPaused, .notMeAfterAnswer, .internalError: 500
+        }
+    }
+
+    /// How a WebSocket refused with this code is closed, after the error message. Refused hellos and floods
+    /// close with `policy`, after which a page does not reconnect; the others tell it when to come back.
+    /// (A room taken out of memory closes its connections with `goingAway` whatever the reason.)
+    public var closeCode: CloseCode {
+        switch self {
+        case .tryAgain: .serviceRestart
+        case .storageUnavailable: .tryAgainLater
+        case .serverShuttingDown: .goingAway
+        case .messageTooBig: .tooBig
+        case .binaryNotSupported: .unsupportedData
+        case .kicked: .kicked
+        case .sessionReplaced: .replaced
+        case .helloRequired, .alreadyIdentified, .invalidJSON, .unknownType, .invalidMessage, .tooManyMessages, .helloTimeout,
+             .roomNotFound, .badToken, .wrongRole, .rateLimited, .roomLocked, .joinClosed, .roomFull, .roomEnded, .nicknameInvalid,
+             .nicknameTaken, .blocked, .notOpen, .questionClosed, .alreadyAnswered, .tooLate, .invalidOption, .roomPaused,
+             .invalidCommand, .playerNotFound, .settingsLocked, .invalidSettings, .unauthorized, .notFound, .methodNotAllowed,
+             .payloadTooLarge, .invalidStory, .pictureRefused, .voiceNotInstalled, .originNotAllowed, .tooManyConnections,
+             .serverFull, .roomMismatch, .storyNotFound, .storyConflict, .storyInUse, .classRoom, .nameTaken, .released,
+             .notMeAfterAnswer, .tokenNotForRoom, .memberNotFound, .classNotFound, .invalidClass, .versionConflict, .classInUse,
+             .internalError:
+            .policy
+        }
+    }
+}
+
 /// A refusal: a stable code, the parameters a page words it with (`params`, absent when there are none),
 /// and an English sentence for API clients and logs. The pages never show `message`: they word the code
 /// from their catalog (docs/protocol.md, "Error codes").

@@ -28,18 +28,3 @@ public struct SentencePictureView: Sendable, Equatable, Codable {
         self.alt = picture.alt
     }
 }
-
-extension PictureView: JSONObjectWritable {
-    func writeMembers(to writer: inout JSONWriter) {
-        writer.field("id", id)
-        writer.field("alt", alt)
-    }
-}
-
-extension SentencePictureView: JSONObjectWritable {
-    func writeMembers(to writer: inout JSONWriter) {
-        writer.field("sentence", sentence)
-        writer.field("id", id)
-        writer.field("alt", alt)
-    }
-}

@@ -35,32 +35,35 @@ public enum ServerMessage: Sendable, Equatable {
     /// To teachers of a class room: every member, taken and connected or not.
     case classRoster(ClassRosterUpdate)
 
-    public var type: String {
+    /// The message's `type` on the wire.
+    public var type: String { kind.rawValue }
+
+    public var kind: ServerMessageType {
         switch self {
-        case .welcome: "welcome"
-        case .error: "error"
-        case .pong: "pong"
-        case .lobby: "lobby"
-        case .preparing: "preparing"
-        case .narrationPlan: "narration.plan"
-        case .narrationSentence: "narration.sentence"
-        case .narrationNotice: "narration.notice"
-        case .progress: "progress"
-        case .narrationComplete: "narration.complete"
-        case .narrationError: "narration.error"
-        case .quizUnlock: "quiz.unlock"
-        case .question: "question"
-        case .answerAck: "answer.ack"
-        case .reveal: "reveal"
-        case .scoreboard: "scoreboard"
-        case .paused: "paused"
-        case .resumed: "resumed"
-        case .room: "room"
-        case .finished: "finished"
-        case .kicked: "kicked"
-        case .storage: "storage"
-        case .names: "names"
-        case .classRoster: "class.roster"
+        case .welcome: .welcome
+        case .error: .error
+        case .pong: .pong
+        case .lobby: .lobby
+        case .preparing: .preparing
+        case .narrationPlan: .narrationPlan
+        case .narrationSentence: .narrationSentence
+        case .narrationNotice: .narrationNotice
+        case .progress: .progress
+        case .narrationComplete: .narrationComplete
+        case .narrationError: .narrationError
+        case .quizUnlock: .quizUnlock
+        case .question: .question
+        case .answerAck: .answerAck
+        case .reveal: .reveal
+        case .scoreboard: .scoreboard
+        case .paused: .paused
+        case .resumed: .resumed
+        case .room: .room
+        case .finished: .finished
+        case .kicked: .kicked
+        case .storage: .storage
+        case .names: .names
+        case .classRoster: .classRoster
         }
     }
 
@@ -117,33 +120,62 @@ extension ServerMessage: Codable {
 
     public init(from decoder: any Decoder) throws {
         let type = try decoder.container(keyedBy: TypeKey.self).decode(String.self, forKey: .type)
-        switch type {
-        case "welcome": self = .welcome(try Welcome(from: decoder))
-        case "error": self = .error(try RoomError(from: decoder))
-        case "pong": self = .pong(try Pong(from: decoder))
-        case "lobby": self = .lobby(try Lobby(from: decoder))
-        case "preparing": self = .preparing(try Preparing(from: decoder))
-        case "narration.plan": self = .narrationPlan(try NarrationPlanMessage(from: decoder))
-        case "narration.sentence": self = .narrationSentence(try NarrationSentenceMessage(from: decoder))
-        case "narration.notice": self = .narrationNotice(try NarrationNotice(from: decoder))
-        case "progress": self = .progress(try SentenceProgress(from: decoder))
-        case "narration.complete": self = .narrationComplete(try Instant(from: decoder))
-        case "narration.error": self = .narrationError(try NarrationFailure(from: decoder))
-        case "quiz.unlock": self = .quizUnlock(try QuizUnlock(from: decoder))
-        case "question": self = .question(try QuestionView(from: decoder))
-        case "answer.ack": self = .answerAck(try AnswerAck(from: decoder))
-        case "reveal": self = .reveal(try Reveal(from: decoder))
-        case "scoreboard": self = .scoreboard(try ScoreboardUpdate(from: decoder))
-        case "paused": self = .paused(try Paused(from: decoder))
-        case "resumed": self = .resumed(try Resumed(from: decoder))
-        case "room": self = .room(try RoomStatus(from: decoder))
-        case "finished": self = .finished(try Finished(from: decoder))
-        case "kicked": self = .kicked(try Notice(from: decoder))
-        case "storage": self = .storage(try StoreHealthStatus(from: decoder))
-        case "names": self = .names(try NamesList(from: decoder))
-        case "class.roster": self = .classRoster(try ClassRosterUpdate(from: decoder))
-        default:
+        switch ServerMessageType(rawValue: type) {
+        case .welcome: self = .welcome(try Welcome(from: decoder))
+        case .error: self = .error(try RoomError(from: decoder))
+        case .pong: self = .pong(try Pong(from: decoder))
+        case .lobby: self = .lobby(try Lobby(from: decoder))
+        case .preparing: self = .preparing(try Preparing(from: decoder))
+        case .narrationPlan: self = .narrationPlan(try NarrationPlanMessage(from: decoder))
+        case .narrationSentence: self = .narrationSentence(try NarrationSentenceMessage(from: decoder))
+        case .narrationNotice: self = .narrationNotice(try NarrationNotice(from: decoder))
+        case .progress: self = .progress(try SentenceProgress(from: decoder))
+        case .narrationComplete: self = .narrationComplete(try Instant(from: decoder))
+        case .narrationError: self = .narrationError(try NarrationFailure(from: decoder))
+        case .quizUnlock: self = .quizUnlock(try QuizUnlock(from: decoder))
+        case .question: self = .question(try QuestionView(from: decoder))
+        case .answerAck: self = .answerAck(try AnswerAck(from: decoder))
+        case .reveal: self = .reveal(try Reveal(from: decoder))
+        case .scoreboard: self = .scoreboard(try ScoreboardUpdate(from: decoder))
+        case .paused: self = .paused(try Paused(from: decoder))
+        case .resumed: self = .resumed(try Resumed(from: decoder))
+        case .room: self = .room(try RoomStatus(from: decoder))
+        case .finished: self = .finished(try Finished(from: decoder))
+        case .kicked: self = .kicked(try Notice(from: decoder))
+        case .storage: self = .storage(try StoreHealthStatus(from: decoder))
+        case .names: self = .names(try NamesList(from: decoder))
+        case .classRoster: self = .classRoster(try ClassRosterUpdate(from: decoder))
+        case nil:
             throw DecodingError.dataCorrupted(.init(codingPath: [TypeKey.type], debugDescription: "Unknown message type \(type)"))
         }
     }
+}
+
+/// Every `type` the server sends: the pages' table (`web-static/js/message-types.js`) is generated from
+/// this one (`GeneratedTables`).
+public enum ServerMessageType: String, Sendable, CaseIterable {
+    case welcome
+    case error
+    case pong
+    case lobby
+    case preparing
+    case narrationPlan = "narration.plan"
+    case narrationSentence = "narration.sentence"
+    case narrationNotice = "narration.notice"
+    case progress
+    case narrationComplete = "narration.complete"
+    case narrationError = "narration.error"
+    case quizUnlock = "quiz.unlock"
+    case question
+    case answerAck = "answer.ack"
+    case reveal
+    case scoreboard
+    case paused
+    case resumed
+    case room
+    case finished
+    case kicked
+    case storage
+    case names
+    case classRoster = "class.roster"
 }

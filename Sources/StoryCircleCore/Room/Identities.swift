@@ -2,7 +2,7 @@
 /// id cannot be passed where a class member's or a room's code is meant. Encoded as the string itself
 /// (also as a dictionary key), so messages and stored records read exactly as before.
 public protocol StringIdentity: RawRepresentable, Hashable, Comparable, Sendable, Codable, CodingKeyRepresentable,
-    CustomStringConvertible, ExpressibleByStringLiteral where RawValue == String {
+    CustomStringConvertible, ExpressibleByStringInterpolation where RawValue == String {
     init(rawValue: String)
 }
 

@@ -8,11 +8,20 @@ public struct CloseReason: Sendable, Equatable {
         self.reason = reason
     }
 
-    public static func refused(_ error: RoomError) -> CloseReason {
-        CloseReason(status: 1008, reason: error.code.rawValue)
+    public init(_ code: CloseCode, reason: String) {
+        self.init(status: code.rawValue, reason: reason)
     }
 
-    public static let normal = CloseReason(status: 1000, reason: "bye")
+    /// The close after a refusal with this code: its `closeCode`, the code as the reason.
+    public init(_ code: ErrorCode) {
+        self.init(code.closeCode, reason: code.rawValue)
+    }
+
+    public static func refused(_ error: RoomError) -> CloseReason {
+        CloseReason(error.code)
+    }
+
+    public static let normal = CloseReason(.normal, reason: "bye")
 }
 
 /// What the core asks its shell to do, in order. A `send` that follows a `persist` must wait until that

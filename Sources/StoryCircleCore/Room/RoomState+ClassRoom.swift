@@ -84,13 +84,13 @@ extension RoomState {
         if let index = existing {
             let player = roster.players[index]
             playerID = player.id
-            directives = player.kicked ? [.persist(.playerReadmitted(player: player.id.rawValue, at: at))] : []
+            directives = player.kicked ? [.persist(.playerReadmitted(player: player.id, at: at))] : []
             book.follow(roster.reclaim(index, tokenHash: tokenHash, on: connection))
-            directives.append(.persist(.playerReclaimed(player: player.id.rawValue, tokenHash: tokenHash, at: at)))
+            directives.append(.persist(.playerReclaimed(player: player.id, tokenHash: tokenHash, at: at)))
         } else {
             playerID = roster.nextID()
             add(Player(id: playerID, nickname: member.name, tokenHash: tokenHash, joinedAt: at, member: id, connection: connection))
-            directives = [.persist(.playerJoined(PlayerRecord(id: playerID.rawValue, nickname: member.name, tokenHash: tokenHash, joinedAt: at, member: member.id)))]
+            directives = [.persist(.playerJoined(PlayerRecord(id: playerID, nickname: member.name, tokenHash: tokenHash, joinedAt: at, member: id)))]
         }
         audience.admit(connection, as: .child(playerID: playerID))
         // A child coming back keeps the name the room knows them by (the scoreboard's, the projector's),
@@ -117,7 +117,7 @@ extension RoomState {
             // Said kindly (the page words `released`): a mix-up is nobody's fault.
             directives += [
                 .send(.kicked(Notice(code: .released, message: "Your teacher gave this name back. Tap your own name.")), to: [connection]),
-                .close(connection, CloseReason(status: 1008, reason: ErrorCode.released.rawValue)),
+                .close(connection, CloseReason(ErrorCode.released)),
             ]
         }
         return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + namesChanged()
@@ -156,7 +156,7 @@ extension RoomState {
         let player = roster.players[index]
         if let connection = player.connection { audience.remove(connection) }
         book.follow(roster.release(index))
-        return [.persist(.playerReleased(player: player.id.rawValue, at: at))]
+        return [.persist(.playerReleased(player: player.id, at: at))]
     }
 
     /// The class was saved while the room is live: a child added since appears on the pickers, a renamed

@@ -78,7 +78,7 @@ extension RoomState {
 
         let welcome = Welcome(role: .child, player: PlayerInfo(id: id.rawValue, nickname: nickname), token: resumeToken, serverTime: at, room: snapshot(for: .child(playerID: id)))
         // The welcome carries the resume token, so the player must be durable before it goes out.
-        return [.persist(.playerJoined(PlayerRecord(id: id.rawValue, nickname: nickname, tokenHash: tokenHash, joinedAt: at))), .send(.welcome(welcome), to: [connection])]
+        return [.persist(.playerJoined(PlayerRecord(id: id, nickname: nickname, tokenHash: tokenHash, joinedAt: at))), .send(.welcome(welcome), to: [connection])]
             + markScreensDirty(at: at)
     }
 
@@ -103,7 +103,7 @@ extension RoomState {
         if let previous = roster.players[index].connection, previous != connection {
             audience.remove(previous)
             let replaced = RoomError(.sessionReplaced, "You opened this room somewhere else, so this page has stopped.")
-            directives += [.send(.error(replaced), to: [previous]), .close(previous, CloseReason(status: 4002, reason: replaced.code.rawValue))]
+            directives += [.send(.error(replaced), to: [previous]), .close(previous, .refused(replaced))]
         }
         connect(index, to: connection)
         audience.admit(connection, as: .child(playerID: id))
@@ -134,7 +134,7 @@ extension RoomState {
         audience.admit(connection, as: .child(playerID: player.id))
         let welcome = Welcome(role: .child, player: PlayerInfo(id: player.id.rawValue, nickname: player.nickname), token: nil, serverTime: at, room: snapshot(for: .child(playerID: player.id)))
         // Let back in for good only once stored: a restart must not find them removed after the welcome.
-        return [.persist(.playerReadmitted(player: player.id.rawValue, at: at)), .send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + namesChanged()
+        return [.persist(.playerReadmitted(player: player.id, at: at)), .send(.welcome(welcome), to: [connection])] + markScreensDirty(at: at) + namesChanged()
     }
 
     /// `dashboardToken`: the projector's token, for a teacher's control connection only.
@@ -155,7 +155,7 @@ extension RoomState {
         guard case .child(let id) = member, let index = roster.index(of: id), roster.players[index].connection == connection else { return [] }
         book.follow(roster.leave(index, graceUntil: at + Self.reconnectGraceMs))
         // A child who leaves no longer holds up "everyone has answered", once their grace has run out.
-        return [.persist(.playerLeft(player: id.rawValue, at: at))] + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + rosterChanged()
+        return [.persist(.playerLeft(player: id, at: at))] + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + rosterChanged()
     }
 
     static let removedMessage = "Your teacher removed you from this room."
@@ -169,12 +169,12 @@ extension RoomState {
         }
         let player = roster.players[index]
         book.follow(roster.remove(index, block: block))
-        var directives: [RoomDirective] = [.persist(block ? .playerBlocked(player: player.id.rawValue, at: at) : .playerKicked(player: player.id.rawValue, at: at))]
+        var directives: [RoomDirective] = [.persist(block ? .playerBlocked(player: player.id, at: at) : .playerKicked(player: player.id, at: at))]
         if let connection = player.connection {
             audience.remove(connection)
             directives += [
                 .send(.kicked(Notice(code: block ? .blocked : .kicked, message: Self.removedMessage, blocked: block ? true : nil)), to: [connection]),
-                .close(connection, CloseReason(status: 4001, reason: ErrorCode.kicked.rawValue)),
+                .close(connection, CloseReason(ErrorCode.kicked)),
             ]
         }
         return directives + markScreensDirty(at: at) + revealIfEveryoneAnswered(at: at) + namesChanged()

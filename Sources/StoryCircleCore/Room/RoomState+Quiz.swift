@@ -58,7 +58,7 @@ extension RoomState {
         let elapsedMs = max(0, sentAt - run.opensAt - run.pausedMs)
         let correct = option == question.answer
         let points = settings.scoring.points(correct: correct, elapsedMs: elapsedMs, timeLimitMs: run.timeLimitMs, streakBefore: roster.players[playerIndex].streak)
-        let record = AnswerRecord(player: playerID.rawValue, question: index, option: option, receivedAt: at, elapsedMs: elapsedMs, correct: correct, points: points)
+        let record = AnswerRecord(player: playerID, question: index, option: option, receivedAt: at, elapsedMs: elapsedMs, correct: correct, points: points)
         book.accept(record, presence: roster.players[playerIndex].presence)
         // The acknowledgement says only that the answer counted, not whether it is right.
         return [.persist(.answer(record)), .send(.answerAck(AnswerAck(question: index, option: option)), to: [connection])]

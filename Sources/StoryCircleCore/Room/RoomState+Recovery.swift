@@ -20,7 +20,7 @@ extension RoomState {
         state.roster = PlayerRoster(lookalikes: lookalikes, releasedTokens: archive.releasedTokenHashes)
         for record in archive.players {
             state.add(Player(
-                id: PlayerID(record.id), nickname: record.nickname, tokenHash: record.tokenHash, joinedAt: record.joinedAt, member: record.member.map(MemberID.init), connection: nil,
+                id: record.id, nickname: record.nickname, tokenHash: record.tokenHash, joinedAt: record.joinedAt, member: record.member, connection: nil,
                 kicked: archive.kicked.contains(record.id), blocked: archive.blocked.contains(record.id), released: archive.released.contains(record.id)
             ))
         }
@@ -140,7 +140,7 @@ extension RoomState {
     /// Telling connections that they cannot go on for now: the error, then close 1013, "try again later".
     static func storageLost(_ connections: [ConnectionID], _ error: RoomError) -> [RoomDirective] {
         connections.sorted().flatMap { connection -> [RoomDirective] in
-            [.send(.error(error), to: [connection]), .close(connection, CloseReason(status: 1013, reason: ErrorCode.storageUnavailable.rawValue))]
+            [.send(.error(error), to: [connection]), .close(connection, CloseReason(ErrorCode.storageUnavailable))]
         }
     }
 }

@@ -149,7 +149,7 @@ extension RoomState {
     /// How many active players chose each option of question `index`.
     func distribution(of index: Int) -> [Int] {
         var counts = Array(repeating: 0, count: story.quiz.questions[index].options.count)
-        for answer in book.answers(to: index).values where roster.index(of: PlayerID(answer.player)).map({ !roster.players[$0].kicked }) == true {
+        for answer in book.answers(to: index).values where roster.index(of: answer.player).map({ !roster.players[$0].kicked }) == true {
             counts[answer.option] += 1
         }
         return counts

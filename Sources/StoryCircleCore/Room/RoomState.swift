@@ -161,7 +161,7 @@ public struct RoomState: Sendable {
 
     /// Records an accepted answer (or one read back from storage).
     mutating func accept(_ answer: AnswerRecord) {
-        book.accept(answer, presence: roster.index(of: PlayerID(answer.player)).map { roster.players[$0].presence } ?? .out)
+        book.accept(answer, presence: roster.index(of: answer.player).map { roster.players[$0].presence } ?? .out)
     }
 
     /// Points the answer count at question `index` (when it opens): one pass over the players, once per

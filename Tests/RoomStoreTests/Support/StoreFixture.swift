@@ -200,7 +200,7 @@ enum Sample {
         .phase(PhaseRecord(phase: .reveal, question: 0, skipped: false, at: ServerTime(milliseconds: 5_000))),
     ]
 
-    static func answer(_ player: String, option: Int = 1, at: Int64 = 4_500) -> RoomRecord {
+    static func answer(_ player: PlayerID, option: Int = 1, at: Int64 = 4_500) -> RoomRecord {
         .answer(AnswerRecord(player: player, question: 0, option: option, receivedAt: ServerTime(milliseconds: at), elapsedMs: 480, correct: option == 1, points: option == 1 ? 1_000 : 0))
     }
 

@@ -6,7 +6,7 @@ import Testing
 struct AnswerBookTests {
     private let t0 = ServerTime(milliseconds: 1_000)
 
-    private func answer(_ player: String, _ question: Int, option: Int = 0) -> AnswerRecord {
+    private func answer(_ player: PlayerID, _ question: Int, option: Int = 0) -> AnswerRecord {
         AnswerRecord(player: player, question: question, option: option, receivedAt: t0, elapsedMs: 0, correct: option == 0, points: 0)
     }
 

@@ -169,7 +169,7 @@ struct OutboxDriver {
     }
 
     static func name(of record: RoomRecord) -> String {
-        if case .playerLeft(let player, _) = record { return player }
+        if case .playerLeft(let player, _) = record { return player.rawValue }
         return record.kind
     }
 

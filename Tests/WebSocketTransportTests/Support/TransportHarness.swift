@@ -115,10 +115,17 @@ struct PlainRefusals: RefusalEncoder {
         }
     }
 
-    func webSocketRefusal(_ refusal: TransportRefusal) -> (reason: String, frame: [UInt8]) {
+    func webSocketRefusal(_ refusal: TransportRefusal) -> (close: WebSocketClose, frame: [UInt8]) {
         let code = Self.code(refusal).code
-        return (code, Array(#"{"type":"error","code":"\#(code)","message":"refused"}"#.utf8))
+        let status: UInt16 = switch refusal {
+        case .messageTooBig: 1009
+        case .binaryNotSupported: 1003
+        default: 1008
+        }
+        return (WebSocketClose(status: status, reason: code), Array(#"{"type":"error","code":"\#(code)","message":"refused"}"#.utf8))
     }
+
+    var stopping: WebSocketClose { WebSocketClose(status: 1001, reason: "server_shutting_down") }
 
     func httpRefusal(_ refusal: TransportRefusal) -> HTTPResponse {
         let (status, code) = Self.code(refusal)

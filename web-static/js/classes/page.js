@@ -8,6 +8,7 @@
 import { $, el, clear, announce, written } from "../dom.js";
 import { t, setLanguage, browserLanguage, number, isolate } from "../i18n.js";
 import { fragmentParameters } from "../connection.js";
+import { ERROR } from "../error-codes.js";
 import { adminApi, Refused, saveFile } from "../api.js";
 import { AVATARS, avatarPicture } from "../avatars.js";
 import { picturePicker } from "./picture-picker.js";
@@ -37,14 +38,14 @@ function failureText(failure) {
   if (!(failure instanceof Refused)) return t("classes.error.network");
   const { code, params = {} } = failure.error;
   switch (code) {
-    case "class_not_found": return t("classes.error.class_not_found");
-    case "member_not_found": return t("classes.error.member_not_found");
-    case "class_in_use": return t("classes.error.class_in_use");
-    case "invalid_class": return t("classes.error.invalid_class", { count: failure.error.problems?.length ?? 0 });
-    case "story_not_found": return t("library.error.story_not_found");
-    case "unauthorized": case "wrong_role": return t("classes.error.token");
-    case "storage_unavailable": return t("library.error.storage");
-    case "version_conflict": return t("classes.conflict_text", { version: params.version ?? "" });
+    case ERROR.CLASS_NOT_FOUND: return t("classes.error.class_not_found");
+    case ERROR.MEMBER_NOT_FOUND: return t("classes.error.member_not_found");
+    case ERROR.CLASS_IN_USE: return t("classes.error.class_in_use");
+    case ERROR.INVALID_CLASS: return t("classes.error.invalid_class", { count: failure.error.problems?.length ?? 0 });
+    case ERROR.STORY_NOT_FOUND: return t("library.error.story_not_found");
+    case ERROR.UNAUTHORIZED: case ERROR.WRONG_ROLE: return t("classes.error.token");
+    case ERROR.STORAGE_UNAVAILABLE: return t("library.error.storage");
+    case ERROR.VERSION_CONFLICT: return t("classes.conflict_text", { version: params.version ?? "" });
     default: return t("library.error.other");
   }
 }
@@ -433,8 +434,8 @@ async function save(version = state.editing.version) {
     showMessage(t("classes.saved"), { good: true });
     goTo({ id });
   } catch (failure) {
-    if (failure instanceof Refused && failure.error.code === "version_conflict" && failure.error.current) return showConflict(failure.error.current);
-    if (failure instanceof Refused && failure.error.code === "invalid_class") showProblems(failure.error.problems ?? []);
+    if (failure instanceof Refused && failure.error.code === ERROR.VERSION_CONFLICT && failure.error.current) return showConflict(failure.error.current);
+    if (failure instanceof Refused && failure.error.code === ERROR.INVALID_CLASS) showProblems(failure.error.problems ?? []);
     showMessage(failureText(failure));
   }
 }

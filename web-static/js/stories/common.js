@@ -3,6 +3,7 @@
 
 import { t, list } from "../i18n.js";
 import { adminApi, Refused } from "../api.js";
+import { ERROR } from "../error-codes.js";
 
 export const api = adminApi();
 
@@ -11,15 +12,15 @@ export function failureText(failure) {
   if (!(failure instanceof Refused)) return t("library.error.network");
   const { code, params = {} } = failure.error;
   switch (code) {
-    case "story_not_found": return t("library.error.story_not_found");
-    case "story_conflict": return t("library.error.story_conflict", { version: params.version ?? "" });
-    case "story_in_use": return t("library.error.story_in_use", { rooms: list((params.rooms ?? "").split(",").filter(Boolean)) });
-    case "invalid_story": return t("library.error.invalid_story", { count: failure.error.issues?.filter((i) => i.severity === "error").length ?? 0 });
-    case "invalid_json": return t("library.error.invalid_json");
-    case "unauthorized": case "wrong_role": return t("library.error.token");
-    case "payload_too_large": return t("library.error.too_large");
-    case "voice_not_installed": return t("library.error.voice");
-    case "storage_unavailable": return t("library.error.storage");
+    case ERROR.STORY_NOT_FOUND: return t("library.error.story_not_found");
+    case ERROR.STORY_CONFLICT: return t("library.error.story_conflict", { version: params.version ?? "" });
+    case ERROR.STORY_IN_USE: return t("library.error.story_in_use", { rooms: list((params.rooms ?? "").split(",").filter(Boolean)) });
+    case ERROR.INVALID_STORY: return t("library.error.invalid_story", { count: failure.error.issues?.filter((i) => i.severity === "error").length ?? 0 });
+    case ERROR.INVALID_JSON: return t("library.error.invalid_json");
+    case ERROR.UNAUTHORIZED: case ERROR.WRONG_ROLE: return t("library.error.token");
+    case ERROR.PAYLOAD_TOO_LARGE: return t("library.error.too_large");
+    case ERROR.VOICE_NOT_INSTALLED: return t("library.error.voice");
+    case ERROR.STORAGE_UNAVAILABLE: return t("library.error.storage");
     default: return t("library.error.other");
   }
 }

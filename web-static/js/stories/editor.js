@@ -15,6 +15,7 @@ import { Refused } from "../api.js";
 import { api, failureText, pageLink } from "./common.js";
 import { problemText, problemPlace } from "./problems.js";
 import { fragmentParameters } from "../connection.js";
+import { ERROR } from "../error-codes.js";
 import { blankQuestion, renderQuestions as drawQuestions } from "./questions.js";
 import { bestVoice, renderVoiceMenu } from "./voices.js";
 import { startRoom } from "./rooms.js";
@@ -377,7 +378,7 @@ async function save(version = state.version) {
     $("#edit-status").textContent = t("library.editor.saved", { version: saved.version });
     showMessage(t("library.editor.saved", { version: saved.version }), { good: true });
   } catch (failure) {
-    if (failure instanceof Refused && failure.error.code === "story_conflict") return showConflict(failure.error.current);
+    if (failure instanceof Refused && failure.error.code === ERROR.STORY_CONFLICT) return showConflict(failure.error.current);
     if (failure instanceof Refused && failure.error.issues) {
       // Every problem, listed beside the Save button that was just pressed, each a link to its field.
       state.issues = failure.error.issues;

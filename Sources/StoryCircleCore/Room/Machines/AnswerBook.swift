@@ -63,7 +63,7 @@ struct AnswerBook: Sendable {
     /// the quiz.
     mutating func accept(_ answer: AnswerRecord, presence: PlayerRoster.Presence) {
         guard answers.indices.contains(answer.question) else { return }
-        let isNew = answers[answer.question].updateValue(answer, forKey: PlayerID(answer.player)) == nil
+        let isNew = answers[answer.question].updateValue(answer, forKey: answer.player) == nil
         if isNew, presence == .here, answer.question == countedQuestion { answeredHere += 1 }
     }
 
