@@ -89,7 +89,11 @@ private func run(_ requests: [FuzzRequest]) async {
     let metrics = ServerMetrics()
     let logger = StoryCircleLog(label: "fuzz", minimumLevel: .error, sink: { _ in })
     let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self)
-    let registry = RoomRegistry(events: events, transport: NoTransport(), store: store, clock: clock, narrator: InstantNarrator(), lookalikes: LookalikeTable(), metrics: metrics, logger: logger)
+    let services = RoomServices(
+        transport: NoTransport(), storage: store.offers, clock: clock, narrator: InstantNarrator(), lookalikes: LookalikeTable(), metrics: metrics,
+        logger: logger
+    )
+    let registry = RoomRegistry(events: events, services: services)
     let api = APIHandler(
         registry: registry, store: store, clock: clock, metrics: metrics, transportMetrics: nil, adminTokenHash: RoomCredentials.hash(Session.admin),
         publicURL: "http://192.0.2.1:8080", startedAt: clock.now(), audio: nil, qrCodes: true
