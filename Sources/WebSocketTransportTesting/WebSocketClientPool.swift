@@ -66,6 +66,10 @@ public final class WebSocketClientPool: @unchecked Sendable {
     public init(maxConnections: Int = 20_000, onEvent: @escaping @Sendable (Event) -> Void) {
         self.maxConnections = maxConnections
         self.onEvent = onEvent
+        // lws writes a client frame's header and mask key in front of the payload, in place: every frame
+        // this pool makes needs LWS_PRE bytes there. A process may have no server to reserve them (the
+        // bench's generator), so the client reserves them itself.
+        OutboundFrame.reserveHeadroom(Int(sc_lws_pre()))
     }
 
     public func start() throws(LWSError) {
@@ -167,6 +171,7 @@ public final class WebSocketClientPool: @unchecked Sendable {
         case LWS_CALLBACK_CLIENT_WRITEABLE:
             switch queues.next(for: id) {
             case .frame(let frame, let more):
+                precondition(frame.headroom >= Int(sc_lws_pre()), "a client frame without room for its header")
                 if lws_write(wsi, frame.payload, frame.count, LWS_WRITE_TEXT) < frame.count { return -1 }
                 if more { lws_callback_on_writable(wsi) }
             case .close(let status, _):
