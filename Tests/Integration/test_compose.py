@@ -18,7 +18,8 @@ from compose_spec import PyCompose
 from conftest import ROOT
 
 FILES = ["docker-compose.yml", "docker-compose.single-node.yml"]
-SETTINGS = (ROOT / "Sources" / "StoryCircleApp" / "Application" / "ServerConfiguration.swift").read_text()
+# The settings and the environment variables that set them are declared in ServerConfiguration+Settings.swift.
+SETTINGS = "".join(p.read_text() for p in sorted((ROOT / "Sources" / "StoryCircleApp" / "Application").glob("ServerConfiguration*.swift")))
 
 
 def load(name):
