@@ -23,6 +23,13 @@ let package = Package(
             name: "CLibEV",
             providers: [.apt(["libev-dev", "libwebsockets-evlib-ev"])]
         ),
+        // OpenSSL 3 (the one libwebsockets is built with): the server's certificates and TLS settings, and
+        // `storycircle tls init`'s keys and certificates.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .systemLibrary(
             name: "CEspeakNG",
             pkgConfig: "espeak-ng",
@@ -73,7 +80,7 @@ let package = Package(
         .target(name: "TransportCore", dependencies: ["Locking"]),
 
         // MARK: The wrappers: the only targets that import C.
-        .target(name: "WebSocketTransport", dependencies: ["TransportCore", "CLibWebSockets", "CLibEV", "Locking"]),
+        .target(name: "WebSocketTransport", dependencies: ["TransportCore", "CLibWebSockets", "CLibEV", "COpenSSL", "Locking"]),
         .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
         // Pictures checked by decoding (PNG, JPEG, WebP), refused over the limits, re-encoded without metadata.
         .target(name: "Pictures", dependencies: ["CImageCodecs"]),
