@@ -115,19 +115,22 @@ public enum CertificateChain {
         let chain = try Certificate.readAll(pem: serverChainPEM)
         let authority = try Certificate.readAll(pem: authorityPEM)[0]
         guard try chain[0].matches(PrivateKey.read(pem: keyPEM)) else { throw CertificateError("the server key is not the server certificate's") }
-        guard let store = X509_STORE_new() else { throw .openSSL("cannot make a certificate store") }
-        defer { X509_STORE_free(store) }
-        guard X509_STORE_add_cert(store, authority.pointer) == 1, let context = X509_STORE_CTX_new() else {
-            throw .openSSL("cannot make a certificate store")
-        }
-        defer { X509_STORE_CTX_free(context) }
-        guard X509_STORE_CTX_init(context, store, chain[0].pointer, nil) == 1,
-              X509_STORE_CTX_set_purpose(context, X509_PURPOSE_SSL_SERVER) == 1 else {
-            throw .openSSL("cannot check the certificate")
-        }
-        guard X509_verify_cert(context) == 1 else {
-            let reason = String(cString: X509_verify_cert_error_string(Int(X509_STORE_CTX_get_error(context))))
-            throw CertificateError("the server certificate does not verify against the authority: \(reason)")
+        // OpenSSL's context holds the certificates' pointers without owning them: they must outlive it.
+        try withExtendedLifetime((chain, authority)) { () throws(CertificateError) in
+            guard let store = X509_STORE_new() else { throw .openSSL("cannot make a certificate store") }
+            defer { X509_STORE_free(store) }
+            guard X509_STORE_add_cert(store, authority.pointer) == 1, let context = X509_STORE_CTX_new() else {
+                throw .openSSL("cannot make a certificate store")
+            }
+            defer { X509_STORE_CTX_free(context) }
+            guard X509_STORE_CTX_init(context, store, chain[0].pointer, nil) == 1,
+                  X509_STORE_CTX_set_purpose(context, X509_PURPOSE_SSL_SERVER) == 1 else {
+                throw .openSSL("cannot check the certificate")
+            }
+            guard X509_verify_cert(context) == 1 else {
+                let reason = String(cString: X509_verify_cert_error_string(Int(X509_STORE_CTX_get_error(context))))
+                throw CertificateError("the server certificate does not verify against the authority: \(reason)")
+            }
         }
     }
 }

@@ -116,17 +116,23 @@ public final class Certificate: @unchecked Sendable {
 
 /// OpenSSL's memory BIO, for PEM in and out of `Data` without temporary files.
 enum MemoryBIO {
-    static func withReader<Result>(_ data: Data, _ body: (OpaquePointer) throws(CertificateError) -> Result) throws(CertificateError) -> Result {
+    static func withReader<Value>(_ data: Data, _ body: (OpaquePointer) throws(CertificateError) -> Value) throws(CertificateError) -> Value {
         guard data.count < Int(Int32.max) else { throw CertificateError("the PEM file is too large") }
         let bytes = [UInt8](data)
-        return try bytes.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) throws(CertificateError) -> Result in
-            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { throw .openSSL("cannot read PEM") }
+        // withUnsafeBytes rethrows untyped errors: the outcome is carried out as a Result instead.
+        let outcome = bytes.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Result<Value, CertificateError> in
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return .failure(.openSSL("cannot read PEM")) }
             defer { BIO_free(bio) }
-            return try body(bio)
+            do throws(CertificateError) {
+                return .success(try body(bio))
+            } catch {
+                return .failure(error)
+            }
         }
+        return try outcome.get()
     }
 
-    static func reading<Result>(_ data: Data, _ body: (OpaquePointer) -> Result) throws(CertificateError) -> Result {
+    static func reading<Value>(_ data: Data, _ body: (OpaquePointer) -> Value) throws(CertificateError) -> Value {
         try withReader(data) { bio throws(CertificateError) in body(bio) }
     }
 

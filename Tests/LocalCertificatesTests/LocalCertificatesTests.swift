@@ -26,6 +26,10 @@ struct LocalCertificatesTests {
 
     /// X509_verify_cert with only `authority` trusted, for a TLS server's purpose.
     private static func verifies(_ leaf: Certificate, trusting authority: Certificate, at time: Date? = nil) -> Bool {
+        withExtendedLifetime((leaf, authority)) { verifying(leaf, trusting: authority, at: time) }
+    }
+
+    private static func verifying(_ leaf: Certificate, trusting authority: Certificate, at time: Date?) -> Bool {
         let store = X509_STORE_new()!
         defer { X509_STORE_free(store) }
         X509_STORE_add_cert(store, authority.pointer)
@@ -81,6 +85,8 @@ struct LocalCertificatesTests {
         var group = [CChar](repeating: 0, count: 64)
         #expect(EVP_PKEY_get_group_name(key, &group, group.count, nil) == 1)
         #expect(String(cString: group) == "prime256v1")
+        // The pointers above are borrowed from these.
+        withExtendedLifetime((authority, server)) {}
     }
 
     @Test func theServerCertificateNamesEveryNameAndAddressAndNoOther() throws {
@@ -128,9 +134,13 @@ struct LocalCertificatesTests {
         }
         let caKey = try PrivateKey.read(pem: try #require(FileManager.default.contents(atPath: folder.authorityKey)))
         let serverKey = try PrivateKey.read(pem: try #require(FileManager.default.contents(atPath: folder.serverKey)))
-        #expect(X509_check_private_key(try Self.read(folder.authorityCertificate)[0].pointer, caKey.pointer) == 1)
-        #expect(X509_check_private_key(try Self.read(folder.serverCertificate)[0].pointer, serverKey.pointer) == 1)
-        #expect(X509_check_private_key(try Self.read(folder.serverCertificate)[0].pointer, caKey.pointer) == 0)
+        let authority = try Self.read(folder.authorityCertificate)[0]
+        let server = try Self.read(folder.serverCertificate)[0]
+        withExtendedLifetime((authority, server, caKey, serverKey)) {
+            #expect(X509_check_private_key(authority.pointer, caKey.pointer) == 1)
+            #expect(X509_check_private_key(server.pointer, serverKey.pointer) == 1)
+            #expect(X509_check_private_key(server.pointer, caKey.pointer) == 0)
+        }
         #expect(!FileManager.default.fileExists(atPath: folder.serverKey + ".new"))
     }
 

@@ -191,7 +191,7 @@ enum Commands {
 
     static let tlsInit = CommandSpec(
         name: "init", path: ["storycircle", "tls"],
-        overview: "Make this laptop's certificate authority (once) and a server certificate for its names and addresses.",
+        overview: "Make this laptop's certificate authority (once) and a server certificate for its addresses.",
         options: [ServerOptions.config, TLSInitCommand.data, TLSInitCommand.name, TLSInitCommand.address, TLSInitCommand.force, CommandSpec.helpOption],
         kind: .command(TLSInitCommand.self),
         discussion: "Writes <data>/tls/ca.crt, ca.key, server.crt and server.key; 'serve' and 'start' then speak HTTPS with them.\nThe certificate is for this laptop's host name, NAME.local, localhost, 127.0.0.1, ::1 and every address of its\nnetwork interfaces. Run it again when the address changes: the authority is kept, so devices that trust it\nkeep trusting. Devices trust ca.crt once (docs/operations.md, \"HTTPS on one laptop\")."
