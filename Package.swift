@@ -87,6 +87,9 @@ let package = Package(
         .target(name: "SQLiteStorage", dependencies: ["CSQLite", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "Confusables", dependencies: ["CICU", "StoryCircleCore"]),
+        // A laptop's own certificate authority and the server certificate it issues for the laptop's names
+        // and addresses (`storycircle tls init`), made and checked with OpenSSL's libcrypto.
+        .target(name: "LocalCertificates", dependencies: ["COpenSSL"]),
 
         // MARK: The shell: actors that carry out what the core decides (rooms, their outboxes, the router,
         // the directory, the leases), over any store, narrator and transport it is given: it imports no C
@@ -113,7 +116,7 @@ let package = Package(
         // MARK: Executables.
         .executableTarget(
             name: "storycircle",
-            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "Pictures"]
+            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "Pictures", "LocalCertificates"]
         ),
         .executableTarget(
             name: "storycircle-bench",
@@ -133,6 +136,8 @@ let package = Package(
         // Nicknames folded with ICU's real data: the look-alike cases the core's tests give a pure table.
         .testTarget(name: "ConfusablesTests", dependencies: ["Confusables", "StoryCircleCore"]),
         .testTarget(name: "PicturesTests", dependencies: ["Pictures", "CImageCodecs"]),
+        // The certificates checked with OpenSSL's verifier directly, not through the code that made them.
+        .testTarget(name: "LocalCertificatesTests", dependencies: ["LocalCertificates", "COpenSSL"]),
         .testTarget(name: "SQLiteStorageTests", dependencies: ["SQLiteStorage", "StoryCircleCore", "Locking"]),
         // The loop executor, its timers, frames and HTTP types, without sockets or C.
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore", "Locking"]),
