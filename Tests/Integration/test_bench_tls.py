@@ -14,24 +14,9 @@ import pytest
 
 from conftest import BIN
 from test_bench_peers import build, exchange
+from tls_support import CertificateAuthority
 
 BENCH = pathlib.Path(BIN).with_name("storycircle-bench")
-
-
-def certificates(folder, name="ca"):
-    """A local CA and a server certificate for 127.0.0.1, ECDSA P-256, as bench/lib.sh's make_certificates."""
-    folder.mkdir(parents=True, exist_ok=True)
-    ca, ca_key, crt, key = (folder / f"{name}.crt", folder / f"{name}.key", folder / "server.crt", folder / "server.key")
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-sha256"]
-    subprocess.run(["openssl", "req", "-x509", "-new", *ec, "-days", "2", "-subj", "/CN=bench test CA",
-                    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-                    "-keyout", str(ca_key), "-out", str(ca)], check=True, capture_output=True)
-    (folder / "server.ext").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
-    subprocess.run(["openssl", "req", "-new", *ec, "-subj", "/CN=localhost", "-keyout", str(key), "-out", str(folder / "server.csr")],
-                   check=True, capture_output=True)
-    subprocess.run(["openssl", "x509", "-req", "-in", str(folder / "server.csr"), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
-                    "-sha256", "-days", "2", "-extfile", str(folder / "server.ext"), "-out", str(crt)], check=True, capture_output=True)
-    return ca, crt, key
 
 
 @pytest.fixture
@@ -40,7 +25,9 @@ def tls_peer(tmp_path):
     command, reason = build("c", tmp_path)
     if command is None:
         pytest.skip(f"c: {reason}")
-    ca, crt, key = certificates(tmp_path / "tls")
+    authority = CertificateAuthority(tmp_path / "ca")
+    crt, key = authority.issue()
+    ca = authority.certificate
     port = random.randrange(20000, 32000)
     log_path = tmp_path / "peer.log"
     with open(log_path, "w+") as log:
@@ -94,7 +81,6 @@ def test_the_generator_runs_the_lockstep_over_wss_trusting_the_given_ca_alone(tl
     assert line["target"] == "baseline-c" and line["rounds"] > 0
     assert line["framesToChildren"] > 0
     # A certificate from another CA is refused: the generator does check the chain.
-    other, _, _ = certificates(tmp_path / "other")
-    refused = lockstep(port, other)
+    refused = lockstep(port, CertificateAuthority(tmp_path / "other").certificate)
     assert refused.returncode == 1
     assert "a connection failed" in refused.stderr, refused.stderr

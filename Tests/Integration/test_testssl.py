@@ -3,7 +3,16 @@ category, TLS 1.2 and 1.3 with strong ciphers, the certificate chain trusted wit
 vulnerability found. testssl's summary lines are printed (pytest -s shows them)."""
 import pytest
 
-from testssl_support import TestSSLReport, assert_modern_tls
+from testssl_support import ScanReport, assert_modern_tls, run_testssl
+from tls_support import tls_ca  # noqa: F401 (the fixture)
+
+
+def test_testssl_finds_the_servers_https_modern(make_server, tls_ca, tmp_path):
+    certificate, key = tls_ca.issue()
+    server = make_server(args=["--tls-certificate", str(certificate), "--tls-key", str(key)])
+    assert server.wait_for_output("listening on https://")
+    report = run_testssl(f"127.0.0.1:{server.port}", tls_ca.certificate, tmp_path / "testssl")
+    assert_modern_tls(report)
 
 
 def finding(severity, text):
@@ -32,11 +41,11 @@ GOOD = {
 ])
 def test_the_checks_refuse_what_they_forbid(name, bad):
     """Each assertion can fail: a report good but for one finding is refused."""
-    assert_modern_tls(TestSSLReport(GOOD, ""))
+    assert_modern_tls(ScanReport(GOOD, ""))
     findings = dict(GOOD)
     if bad is None:
         del findings[name]
     else:
         findings[name] = bad
     with pytest.raises(AssertionError):
-        assert_modern_tls(TestSSLReport(findings, ""))
+        assert_modern_tls(ScanReport(findings, ""))
