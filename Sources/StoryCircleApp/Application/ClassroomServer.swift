@@ -64,7 +64,7 @@ public final class ClassroomServer: Sendable {
     ) async throws -> ClassroomServer {
         let logger = logger ?? configuration.log()
         let configuration = fitConnectionsToOpenFiles(configuration, logger: logger)
-        let lock = try claimDataDirectory(configuration)
+        let lock = try claimDataDirectory(configuration, logger: logger)
         let (adminToken, adminTokenFile) = try Self.adminToken(configuration)
         let metrics = ServerMetrics()
         let opened = try await openStore(configuration, injected: store, now: (testClock ?? SystemClock()).now(), logger: logger)
