@@ -45,17 +45,20 @@ extension ClassroomServer {
         return (settings, pair)
     }
 
-    /// The pages are there, the data folder exists, and no other server uses it (two servers on one folder
-    /// would both restore its rooms): before anything is read or written.
-    static func claimDataDirectory(_ configuration: ServerConfiguration) throws -> DataDirectoryLock {
+    /// The pages are there, the data folder exists and is this user's alone (`DataFolderPermissions`), and no
+    /// other server uses it (two servers on one folder would both restore its rooms): before anything is
+    /// read or written.
+    static func claimDataDirectory(_ configuration: ServerConfiguration, logger: StoryCircleLog) throws -> DataDirectoryLock {
         guard FileManager.default.fileExists(atPath: configuration.files.webRoot + "/index.html") else {
             throw StartError(description: "the web pages are missing: \(configuration.files.webRoot)/index.html was not found (run from the project folder or set webRoot)")
         }
+        DataFolderPermissions.createPrivately()
         do {
-            try FileManager.default.createDirectory(atPath: configuration.files.dataDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: configuration.files.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw StartError(description: "cannot create the data folder \(configuration.files.dataDirectory): \(error.localizedDescription)")
         }
+        try DataFolderPermissions.secure(DataFolderPermissions.roots(configuration), logger: logger)
         do {
             return try DataDirectoryLock(directory: configuration.files.dataDirectory)
         } catch {

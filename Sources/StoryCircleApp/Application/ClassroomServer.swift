@@ -65,7 +65,7 @@ public final class ClassroomServer: Sendable {
         let logger = logger ?? configuration.log()
         let tls = try checkTLS(configuration, logger: logger)
         let configuration = fitConnectionsToOpenFiles(configuration, logger: logger)
-        let lock = try claimDataDirectory(configuration)
+        let lock = try claimDataDirectory(configuration, logger: logger)
         let (adminToken, adminTokenFile) = try Self.adminToken(configuration)
         let metrics = ServerMetrics()
         let opened = try await openStore(configuration, injected: store, now: (testClock ?? SystemClock()).now(), logger: logger)

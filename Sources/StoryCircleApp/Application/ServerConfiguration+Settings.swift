@@ -49,6 +49,8 @@ extension ServerConfiguration {
         Setting("joinsPerSecond", \.rooms.joinsPerSecond),
         Setting("failedJoinBurst", \.rooms.failedJoinBurst),
         Setting("failedJoinsPerMinute", \.rooms.failedJoinsPerMinute),
+        Setting("failedJoinMaxDelaySeconds", \.rooms.failedJoinMaxDelaySeconds),
+        Setting("roomCodeDigits", \.rooms.roomCodeDigits, environment: "STORYCIRCLE_ROOM_CODE_DIGITS"),
         Setting(roomDefaults: "roomDefaults"),
         // Voices.
         Setting("voicesDirectory", \.voices.voicesDirectory, environment: "STORYCIRCLE_VOICES_DIR"),

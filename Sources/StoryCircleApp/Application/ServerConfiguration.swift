@@ -105,10 +105,16 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// Joining rooms, and the settings a new room starts with.
     public struct Rooms: Sendable, Equatable {
+        /// Hellos per address that prove nothing (a code without a token): a burst, then a steady rate.
         public var joinBurst = 60
         public var joinsPerSecond = 2.0
-        public var failedJoinBurst = 10
+        /// Wrong room codes and tokens per address before its hellos wait, the rate that budget comes back,
+        /// and the longest wait (docs/operations.md, "Guessing room codes").
+        public var failedJoinBurst = 30
         public var failedJoinsPerMinute = 10.0
+        public var failedJoinMaxDelaySeconds = 30.0
+        /// Digits in a new room's code, 6 to 12.
+        public var roomCodeDigits = 6
         public var roomDefaults = RoomSettings()
     }
 
@@ -194,6 +200,10 @@ public struct ServerConfiguration: Sendable, Equatable {
             throw Problem(description: "helloTimeoutSeconds must be more than 0 and at most 3600")
         }
         guard (3...300).contains(storage.leaseSeconds) else { throw Problem(description: "leaseSeconds must be from 3 to 300") }
+        guard (6...12).contains(rooms.roomCodeDigits) else { throw Problem(description: "roomCodeDigits must be from 6 to 12") }
+        guard rooms.failedJoinBurst >= 1, rooms.failedJoinsPerMinute > 0, (0...600).contains(rooms.failedJoinMaxDelaySeconds) else {
+            throw Problem(description: "failedJoinBurst must be at least 1, failedJoinsPerMinute more than 0, failedJoinMaxDelaySeconds from 0 to 600")
+        }
         guard storage.retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
         guard (1...300).contains(storage.storageRetrySeconds) else { throw Problem(description: "storageRetrySeconds must be from 1 to 300") }
         guard files.audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }
@@ -225,6 +235,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         settings.joinsPerSecond = rooms.joinsPerSecond
         settings.failedJoinBurst = rooms.failedJoinBurst
         settings.failedJoinsPerMinute = rooms.failedJoinsPerMinute
+        settings.failedJoinMaxDelaySeconds = rooms.failedJoinMaxDelaySeconds
+        settings.roomCodeDigits = rooms.roomCodeDigits
         settings.roomDefaults = rooms.roomDefaults
         return settings
     }
