@@ -16,9 +16,9 @@ public final class RoomDirectory: Sendable {
     /// How this node's rooms' tokens are proved: by their MAC, before a room is looked for.
     public let tokens: RoomTokens
 
-    init(services: RoomServices, keeper: LeaseKeeper?, roomDefaults: RoomSettings, retentionDays: Int) {
+    init(services: RoomServices, keeper: LeaseKeeper?, roomDefaults: RoomSettings, retentionDays: Int, codeDigits: Int = 6) {
         tokens = services.tokens
-        lifecycle = RoomLifecycle(services: services, keeper: keeper, roomDefaults: roomDefaults)
+        lifecycle = RoomLifecycle(services: services, keeper: keeper, roomDefaults: roomDefaults, codeDigits: codeDigits)
         retention = RoomRetention(lifecycle: lifecycle, store: services.store, logger: services.logger, retentionDays: retentionDays)
         classes = ClassFollowing(lifecycle: lifecycle, services: services)
     }
