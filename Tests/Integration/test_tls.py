@@ -66,7 +66,8 @@ def create_room(server, ca):
 
 
 async def wss_join(server, ca, room, nickname):
-    client = Client(await websockets.connect(f"wss://localhost:{server.port}/ws", ssl=ca.client_context(), max_size=2**24))
+    # As a browser would open it from a page the server served: with the page's https origin.
+    client = Client(await websockets.connect(f"wss://localhost:{server.port}/ws", ssl=ca.client_context(), max_size=2**24, origin=f"https://localhost:{server.port}"))
     await client.send({"type": "join", "room": room["code"], "nickname": nickname})
     return client, await client.expect("welcome")
 
@@ -90,6 +91,7 @@ def handshake(port, minimum=None, maximum=None, ciphers=None):
 
 def test_the_api_and_a_child_over_https_and_wss(tls_server, tls_ca):
     assert tls_server.wait_for_output("listening on https://")
+    assert tls_server.wait_for_output("The TLS certificate expires within two weeks"), "the test CA's certificates last two days"
     status, headers, body = https(tls_server, tls_ca, "GET", "/healthz")
     assert status == 200 and json.loads(body)["status"] == "ok"
     assert headers["strict-transport-security"] == "max-age=31536000"
@@ -230,9 +232,17 @@ def test_the_data_folders_certificate_is_used_when_none_is_configured(tmp_path, 
     (tmp_path / "data" / "tls").mkdir(parents=True)
     shutil.copy(certificate, tmp_path / "data" / "tls" / "server.crt")
     shutil.copy(key, tmp_path / "data" / "tls" / "server.key")
-    server = make_server(data=tmp_path / "data")
-    assert server.wait_for_output("listening on https://")
+    server = make_server(data=tmp_path / "data", config={"publicURL": "https://localhost"})
+    assert server.wait_for_output("listening on https://localhost")
     assert https(server, tls_ca, "GET", "/healthz")[0] == 200
+    assert not any("does not name the address" in line for line in server.output), "localhost is in the certificate"
+
+
+def test_a_certificate_that_does_not_name_the_printed_address_is_a_warning(tmp_path, tls_ca, make_server):
+    certificate, key = tls_ca.issue("elsewhere", names=("DNS:elsewhere.example",))
+    server = make_server(args=("--tls-certificate", str(certificate), "--tls-key", str(key)), config={"publicURL": "https://laptop.school.example"})
+    assert server.wait_for_output("The TLS certificate does not name the address children are sent to")
+    assert any("host=laptop.school.example" in line for line in server.output)
 
 
 def test_plain_http_says_so_in_its_first_log_line(server):
