@@ -248,3 +248,39 @@ def test_a_certificate_that_does_not_name_the_printed_address_is_a_warning(tmp_p
 def test_plain_http_says_so_in_its_first_log_line(server):
     assert "Plain HTTP" in server.output[0] and "storycircle tls init" in server.output[0]
     assert server.wait_for_output("listening on http://")
+
+
+def test_sighup_reloads_but_a_closed_terminal_still_stops_the_server(tmp_path):
+    """SIGHUP asks for a reload; the same signal from a terminal that closed (its window shut) stops the
+    server cleanly, as it did before SIGHUP meant anything else."""
+    import os
+    import pty
+    import select
+    import time
+
+    pid, master = pty.fork()
+    if pid == 0:
+        os.chdir(ROOT)
+        os.execv(BIN, [BIN, "serve", "--port", "0", "--data", str(tmp_path / "data")])
+    seen = b""
+    deadline = time.monotonic() + 30
+    while b"Press Ctrl-C" not in seen and time.monotonic() < deadline:
+        if select.select([master], [], [], 1)[0]:
+            seen += os.read(master, 4096)
+    assert b"Press Ctrl-C" in seen, seen
+    os.kill(pid, signal.SIGHUP)
+    while b"No TLS certificate to reload" not in seen and time.monotonic() < deadline:
+        if select.select([master], [], [], 1)[0]:
+            seen += os.read(master, 4096)
+    assert b"No TLS certificate to reload" in seen and os.waitpid(pid, os.WNOHANG) == (0, 0), "a reload, not a stop"
+    os.close(master)  # the kernel hangs the terminal up and sends SIGHUP
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0, "stopped cleanly, not killed by a write to the gone terminal"
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    raise AssertionError("the server kept running after its terminal closed")
