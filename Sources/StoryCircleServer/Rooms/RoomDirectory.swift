@@ -14,7 +14,11 @@ public final class RoomDirectory: Sendable {
     let retention: RoomRetention
     let classes: ClassFollowing
 
+    /// Digits in this node's room codes (`RoomRegistry.Settings.roomCodeDigits`).
+    public let codeDigits: Int
+
     init(services: RoomServices, keeper: LeaseKeeper?, roomDefaults: RoomSettings, retentionDays: Int, codeDigits: Int = 6) {
+        self.codeDigits = codeDigits
         lifecycle = RoomLifecycle(services: services, keeper: keeper, roomDefaults: roomDefaults, codeDigits: codeDigits)
         retention = RoomRetention(lifecycle: lifecycle, store: services.store, logger: services.logger, retentionDays: retentionDays)
         classes = ClassFollowing(lifecycle: lifecycle, services: services)
