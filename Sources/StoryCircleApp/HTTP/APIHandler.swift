@@ -30,9 +30,11 @@ struct APIHandler: Sendable {
     var lookalikes: (any ConfusableSkeleton)? = nil
     /// The most WebSockets the transport accepts: the configured figure, or less under the open-file limit.
     var maxConnections: Int? = nil
+    /// The one-time sign-in codes this node printed (`SignInRoutes`); nil: no sign-in links here.
+    var signIns: SignInDesk? = nil
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)
