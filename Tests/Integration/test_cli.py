@@ -22,7 +22,7 @@ COMMANDS = [[], ["start"], ["serve"], ["room"], ["room", "create"], ["room", "st
             ["room", "start"], ["room", "next"], ["room", "reveal"], ["room", "pause"], ["room", "resume"],
             ["room", "end"], ["room", "kick"], ["results"], ["story"], ["story", "validate"], ["story", "list"], ["story", "push"],
             ["story", "pull"], ["class"], ["class", "create"], ["class", "list"], ["class", "show"], ["class", "add"],
-            ["class", "remove"], ["class", "erase"], ["voices"]]
+            ["class", "remove"], ["class", "erase"], ["voices"], ["tls"], ["tls", "init"]]
 
 
 def run(*args, env=None, cwd=ROOT, timeout=60):
@@ -247,7 +247,7 @@ def test_start_in_a_terminal_shows_code_qr_and_status_and_answers_keys(tmp_path)
         assert re.search(r"Join link: +http://\S+/\?room=" + code, banner)
         # No key beside the QR code (a projector may mirror this screen): a one-time sign-in link instead.
         assert "token=" not in banner and "/teacher" not in banner and "/dashboard" not in banner
-        assert re.search(r"not on the projector[^\n]*\n +http://\S+/sign-in#code=[\w-]{22}\r?\n", banner)
+        assert re.search(r"not on the projector[^\n]*\n +https?://\S+/sign-in#code=[\w-]{22}\r?\n", banner)
         saved = json.loads((tmp_path / "home" / "rooms" / f"{code}.json").read_text())
         assert oct((tmp_path / "home" / "rooms" / f"{code}.json").stat().st_mode & 0o777) == "0o600"
         assert saved["teacherToken"] not in banner and saved["dashboardToken"] not in banner
@@ -297,7 +297,7 @@ def test_start_with_no_keys_shows_no_key_hints_and_prints_log_lines_above_the_st
         banner = reader.expect(r"● 0 children")
         assert "Keys:" not in banner
         # The teacher's token comes from the one-time sign-in link, as the sign-in page gets it.
-        base, sign_in = re.search(r"(http://\S+)/sign-in#code=([\w-]{22})", banner).groups()
+        base, sign_in = re.search(r"(https?://\S+)/sign-in#code=([\w-]{22})", banner).groups()
         code = re.search(r"Join code: (\d{6})", banner).group(1)
         import urllib.request
         exchange = urllib.request.Request(f"{base}/api/sign-in", data=json.dumps({"code": sign_in}).encode(), method="POST",

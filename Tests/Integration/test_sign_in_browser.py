@@ -55,7 +55,7 @@ def test_the_start_screen_holds_no_key_and_the_one_time_link_signs_the_teacher_i
     assert not any(key in banner for key in keys), banner
     assert "token=" not in banner and "/teacher" not in banner and "/dashboard" not in banner and "/stories" not in banner
     assert "open this on this laptop, not on the projector" in banner
-    link = re.search(r"(http://\S+/sign-in#code=([\w-]{22}))", banner)
+    link = re.search(r"(https?://\S+/sign-in#code=([\w-]{22}))", banner)
     assert link, banner
     link, one_time = link.groups()
     base = link.split("/sign-in")[0]
@@ -95,7 +95,7 @@ def test_the_start_screen_holds_no_key_and_the_one_time_link_signs_the_teacher_i
 
 
 def test_a_wrong_or_missing_code_is_refused_in_the_pages_language(started, browsers):
-    base = re.search(r"(http://\S+)/sign-in#code=", started["banner"]).group(1)
+    base = re.search(r"(https?://\S+)/sign-in#code=", started["banner"]).group(1)
     page = browsers(**TEACHER, language="de")
     german = json.loads((ROOT / "web-static" / "i18n" / "de.json").read_text(encoding="utf-8"))
     page.get(f"{base}/sign-in#code=AAAAAAAAAAAAAAAAAAAAAA")

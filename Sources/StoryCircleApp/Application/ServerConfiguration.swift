@@ -8,6 +8,7 @@ import StoryCircleServer
 /// Each setting's key and variable are declared once, in `ServerConfiguration.settings`.
 public struct ServerConfiguration: Sendable, Equatable {
     public var network = Network()
+    public var tls = TLS()
     public var files = Files()
     public var connections = Connections()
     public var storage = Storage()
@@ -28,6 +29,15 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var trustForwardedFor = false
         /// Required to create and list rooms over HTTP; generated into `<dataDirectory>/admin-token` when unset.
         public var adminToken: String?
+    }
+
+    /// HTTPS and WSS: the certificate and key (PEM files), and a port that redirects plain HTTP to HTTPS.
+    /// With neither file set, `<dataDirectory>/tls/server.crt` and `server.key` are used when both exist
+    /// (`storycircle tls init` makes them); without any, the server speaks plain HTTP.
+    public struct TLS: Sendable, Equatable {
+        public var certificate: String?
+        public var key: String?
+        public var redirectPort: Int?
     }
 
     /// The folders and files the server reads and writes.
@@ -193,6 +203,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard StoryCircleLog.Format(rawValue: logging.logFormat) != nil else {
             throw Problem(description: "logFormat must be text or json")
         }
+        try validateTLS()
         if let publicURL = network.publicURL, !(publicURL.hasPrefix("http://") || publicURL.hasPrefix("https://")) {
             throw Problem(description: "publicURL must start with http:// or https://")
         }
