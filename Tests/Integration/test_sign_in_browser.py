@@ -94,7 +94,7 @@ def test_the_start_screen_holds_no_key_and_the_one_time_link_signs_the_teacher_i
     axe(other, "sign-in-used")
 
 
-def test_a_wrong_or_missing_code_is_refused_in_the_pages_language(started, browsers):
+def test_a_wrong_or_missing_code_is_refused_in_the_pages_language_and_a_tab_without_a_key_says_so(started, browsers):
     base = re.search(r"(https?://\S+)/sign-in#code=", started["banner"]).group(1)
     page = browsers(**TEACHER, language="de")
     german = json.loads((ROOT / "web-static" / "i18n" / "de.json").read_text(encoding="utf-8"))
@@ -102,3 +102,6 @@ def test_a_wrong_or_missing_code_is_refused_in_the_pages_language(started, brows
     wait(page, lambda d: text(d, "#sign-in-status") == german["signin.used"], message="the refusal in German")
     page.get(f"{base}/sign-in")
     wait(page, lambda d: text(d, "#sign-in-status") == german["signin.missing"], message="no code")
+    # A teacher page opened by hand in a tab that holds no key says how to get one.
+    page.get(f"{base}/teacher#room={started['code']}")
+    wait(page, lambda d: text(d, "#room-state") == german["connection.teacher_link_missing"], message="a teacher page in a tab with no key")
