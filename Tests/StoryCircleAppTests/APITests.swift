@@ -42,7 +42,10 @@ struct APITests {
         // The link carries the room's language (Pip is read in English), so the child's first screen speaks it.
         #expect(room["joinURL"] as? String == "http://192.168.1.20:8080/?room=\(code)&lang=en")
         #expect((room["dashboardURL"] as? String)?.hasPrefix("http://192.168.1.20:8080/dashboard#room=\(code)&token=") == true)
-        #expect((room["teacherToken"] as? String)?.count == 43)
+        // `<code>.<random>.<MAC>`: the token proves itself for this room (`RoomTokens`).
+        let teacherToken = try #require(room["teacherToken"] as? String)
+        #expect(teacherToken.hasPrefix(code + ".") && teacherToken.count == code.count + 1 + 32 + 1 + 64)
+        #expect(registry.directory.tokens.role(of: teacherToken, room: code) == .teacher)
         #expect(await registry.directory.room(code)?.report().settings.timer == false)
     }
 
@@ -148,6 +151,10 @@ struct APITests {
         let health = await request(.get, "/healthz")
         #expect(health.status == 200)
         #expect(try json(health)["status"] as? String == "ok")
+        // What the child's page asks before a code is typed: how long codes are, and nothing else.
+        let join = await request(.get, "/api/join")
+        #expect(join.status == 200)
+        #expect(try json(join) as NSDictionary == ["roomCodeDigits": 6] as NSDictionary)
         let metrics = await request(.get, "/metrics")
         #expect(metrics.contentType.hasPrefix("text/plain; version=0.0.4"))
         let text = String(decoding: metrics.body, as: UTF8.self)

@@ -1,5 +1,6 @@
 import Confusables
 import Foundation
+import Locking
 import PostgresStorage
 import Speech
 import SQLiteStorage
@@ -42,20 +43,26 @@ extension ClassroomServer {
             "certificate": settings.certificateFile, "serial": pair.serial,
             "expires": pair.notAfter.map { ISO8601DateFormatter().string(from: $0) } ?? "", "redirectPort": settings.redirectPort.map(String.init) ?? "",
         ])
+        if let expires = pair.notAfter, expires.timeIntervalSinceNow < 14 * 86_400 {
+            logger.warning("The TLS certificate expires within two weeks: renew it, then send the server SIGHUP", ["certificate": settings.certificateFile])
+        }
         return (settings, pair)
     }
 
-    /// The pages are there, the data folder exists, and no other server uses it (two servers on one folder
-    /// would both restore its rooms): before anything is read or written.
-    static func claimDataDirectory(_ configuration: ServerConfiguration) throws -> DataDirectoryLock {
+    /// The pages are there, the data folder exists and is this user's alone (`DataFolderPermissions`), and no
+    /// other server uses it (two servers on one folder would both restore its rooms): before anything is
+    /// read or written.
+    static func claimDataDirectory(_ configuration: ServerConfiguration, logger: StoryCircleLog) throws -> DataDirectoryLock {
         guard FileManager.default.fileExists(atPath: configuration.files.webRoot + "/index.html") else {
             throw StartError(description: "the web pages are missing: \(configuration.files.webRoot)/index.html was not found (run from the project folder or set webRoot)")
         }
+        DataFolderPermissions.createPrivately()
         do {
-            try FileManager.default.createDirectory(atPath: configuration.files.dataDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: configuration.files.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw StartError(description: "cannot create the data folder \(configuration.files.dataDirectory): \(error.localizedDescription)")
         }
+        try DataFolderPermissions.secure(DataFolderPermissions.roots(configuration), logger: logger)
         do {
             return try DataDirectoryLock(directory: configuration.files.dataDirectory)
         } catch {
@@ -152,7 +159,23 @@ extension ClassroomServer {
         var events: AsyncStream<TransportEvent>
         var requests: AsyncStream<HTTPRequest>
         var bindings: ConnectionBindings
+        /// The API's check of a request's head, once the API is put together (`Router.admitHead`).
+        var heads: HeadGate
         var finish: @Sendable () -> Void
+    }
+
+    /// Where the transport asks the API about a request's head: set once the API exists; until then (the
+    /// moments between listening and the API's start) the transport's own body limits decide.
+    final class HeadGate: Sendable {
+        private let decide = Locked<(@Sendable (HTTPRequest) -> HeadAdmission)?>(nil)
+
+        func admit(with decision: @escaping @Sendable (HTTPRequest) -> HeadAdmission) {
+            decide.withLock { $0 = decision }
+        }
+
+        func admission(_ request: HTTPRequest, fallback: HeadAdmission) -> HeadAdmission {
+            decide.withLock { $0 }?(request) ?? fallback
+        }
     }
 
     /// The transport, not yet listening: a bound connection's messages go straight to its room, HTTP requests
@@ -161,7 +184,13 @@ extension ClassroomServer {
         let (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
         let (requests, requestSink) = AsyncStream.makeStream(of: HTTPRequest.self)
         let bindings = ConnectionBindings()
-        let transport = WebSocketServer(configuration: transportConfiguration(configuration, tls: tls), refusals: TransportRefusals()) { event in
+        let heads = HeadGate()
+        var settings = transportConfiguration(configuration, tls: tls)
+        let fallback = settings
+        settings.admitHead = { request in
+            heads.admission(request, fallback: .read(bodyLimit: fallback.maxRequestBodyBytes(for: request.path, headers: request.headers)))
+        }
+        let transport = WebSocketServer(configuration: settings, refusals: TransportRefusals()) { event in
             if case .message(let connection, let bytes) = event, bindings.deliver(connection, bytes) { return }
             if case .request(let request) = event {
                 requestSink.yield(request)
@@ -169,7 +198,7 @@ extension ClassroomServer {
                 eventSink.yield(event)
             }
         }
-        return Wiring(transport: transport, events: events, requests: requests, bindings: bindings, finish: { eventSink.finish(); requestSink.finish() })
+        return Wiring(transport: transport, events: events, requests: requests, bindings: bindings, heads: heads, finish: { eventSink.finish(); requestSink.finish() })
     }
 
     static func restoreRooms(_ registry: RoomRegistry, from store: OpenedStore) async throws -> Int {
@@ -190,6 +219,9 @@ extension ClassroomServer {
         }
         let host = NetworkAddress.bestGuess(bindAddress: configuration.network.bindAddress)
         let publicURL = configuration.network.publicURL.map { String($0.trimmingSuffix("/")) } ?? "\(tls == nil ? "http" : "https")://\(host):\(port)"
+        if tls != nil, publicURL.hasPrefix("http://") {
+            logger.warning("publicURL is http:// but the server speaks HTTPS: the links it prints will not work", ["url": publicURL])
+        }
         if let tls {
             let served = URLComponents(string: publicURL)?.host ?? host
             if !tls.covers(host: served) {

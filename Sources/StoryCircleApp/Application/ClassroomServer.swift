@@ -68,8 +68,9 @@ public final class ClassroomServer: Sendable {
         let logger = logger ?? configuration.log()
         let tls = try checkTLS(configuration, logger: logger)
         let configuration = fitConnectionsToOpenFiles(configuration, logger: logger)
-        let lock = try claimDataDirectory(configuration)
+        let lock = try claimDataDirectory(configuration, logger: logger)
         let (adminToken, adminTokenFile) = try Self.adminToken(configuration)
+        let tokens = try RoomTokenKey.tokens(configuration)
         let metrics = ServerMetrics()
         let opened = try await openStore(configuration, injected: store, now: (testClock ?? SystemClock()).now(), logger: logger)
         let storage = opened.storage
@@ -81,7 +82,7 @@ public final class ClassroomServer: Sendable {
         let clock = testClock ?? LoopClock(loop: transport.loopExecutor)
         let services = RoomServices(
             transport: transport, storage: storage, clock: clock, narrator: narration.narrator, lookalikes: lookalikes, metrics: metrics, logger: logger,
-            timing: timing, bindings: wiring.bindings, executor: transport.loopExecutor
+            timing: timing, bindings: wiring.bindings, executor: transport.loopExecutor, tokens: tokens
         )
         let registry = RoomRegistry(events: wiring.events, services: services, settings: configuration.registrySettings)
         let restored = try await restoreRooms(registry, from: opened)
@@ -92,8 +93,10 @@ public final class ClassroomServer: Sendable {
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: narration.audio, qrCodes: true,
             narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
             lookalikes: lookalikes,
-            maxConnections: transport.configuration.maxConnections, signIns: signIns
+            maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns
         )
+        let defaultBodyLimit = transport.configuration.maxRequestBodyBytes
+        wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }
         let loops = [
             Task { await registry.run() }, answer(wiring.requests, with: api, on: transport),
             sweep(registry, clock: clock, configuration: configuration),
@@ -158,6 +161,7 @@ public final class ClassroomServer: Sendable {
         transport.maxMessageBytes = configuration.connections.maxMessageBytes
         transport.maxConnections = configuration.connections.maxConnections
         transport.maxConnectionsPerAddress = configuration.connections.maxConnectionsPerAddress
+        transport.maxHTTPConnectionsPerAddress = configuration.connections.maxHTTPConnectionsPerAddress
         transport.helloTimeoutSeconds = configuration.connections.helloTimeoutSeconds
         transport.maxQueuedBytesPerConnection = configuration.connections.maxQueuedKilobytesPerConnection * 1_024
         transport.maxQueuedFramesPerConnection = configuration.connections.maxQueuedMessagesPerConnection

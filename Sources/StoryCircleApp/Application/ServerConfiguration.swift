@@ -29,6 +29,13 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var trustForwardedFor = false
         /// Required to create and list rooms over HTTP; generated into `<dataDirectory>/admin-token` when unset.
         public var adminToken: String?
+        /// The key rooms' tokens are authenticated with (`RoomTokens`): a file of at least 32 bytes, readable
+        /// by its owner alone. Every node of a cluster must be given the same one; a single server makes its
+        /// own in `<dataDirectory>/token-key` when unset.
+        public var tokenKeyFile: String?
+        /// The same key given as text (at least 32 characters), for containers given their secrets in the
+        /// environment, as they are given the admin token.
+        public var tokenKey: String?
     }
 
     /// HTTPS and WSS: the certificate and key (PEM files), and a port that redirects plain HTTP to HTTPS.
@@ -58,6 +65,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         /// Open WebSockets per client address (0: no limit): one device's flood cannot take the others'
         /// places. Behind NAT or a proxy many devices share an address (see `trustForwardedFor`).
         public var maxConnectionsPerAddress = 50
+        /// Open HTTP connections per client address (0: no limit), counted apart from WebSockets: pages,
+        /// pictures and API calls. A browser opens about six at once per server.
+        public var maxHTTPConnectionsPerAddress = 32
         /// A WebSocket that has not said who it is (join, rejoin, watch, control) after this long is closed.
         public var helloTimeoutSeconds = 10.0
         /// A connection with more unsent data than this is dropped (it can rejoin): one stalled device
@@ -105,10 +115,16 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// Joining rooms, and the settings a new room starts with.
     public struct Rooms: Sendable, Equatable {
+        /// Hellos per address that prove nothing (a code without a token): a burst, then a steady rate.
         public var joinBurst = 60
         public var joinsPerSecond = 2.0
-        public var failedJoinBurst = 10
+        /// Wrong room codes and tokens per address before its hellos wait, the rate that budget comes back,
+        /// and the longest wait (docs/operations.md, "Guessing room codes").
+        public var failedJoinBurst = 30
         public var failedJoinsPerMinute = 10.0
+        public var failedJoinMaxDelaySeconds = 30.0
+        /// Digits in a new room's code, 6 to 12.
+        public var roomCodeDigits = 6
         public var roomDefaults = RoomSettings()
     }
 
@@ -190,10 +206,15 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         if let threads = voices.piperThreads, !(1...8).contains(threads) { throw Problem(description: "piperThreads must be from 1 to 8") }
         guard limits.maxConnectionsPerAddress >= 0 else { throw Problem(description: "maxConnectionsPerAddress must be 0 (no limit) or more") }
+        guard limits.maxHTTPConnectionsPerAddress >= 0 else { throw Problem(description: "maxHTTPConnectionsPerAddress must be 0 (no limit) or more") }
         guard limits.helloTimeoutSeconds > 0, limits.helloTimeoutSeconds <= 3_600 else {
             throw Problem(description: "helloTimeoutSeconds must be more than 0 and at most 3600")
         }
         guard (3...300).contains(storage.leaseSeconds) else { throw Problem(description: "leaseSeconds must be from 3 to 300") }
+        guard (6...12).contains(rooms.roomCodeDigits) else { throw Problem(description: "roomCodeDigits must be from 6 to 12") }
+        guard rooms.failedJoinBurst >= 1, rooms.failedJoinsPerMinute > 0, (0...600).contains(rooms.failedJoinMaxDelaySeconds) else {
+            throw Problem(description: "failedJoinBurst must be at least 1, failedJoinsPerMinute more than 0, failedJoinMaxDelaySeconds from 0 to 600")
+        }
         guard storage.retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
         guard (1...300).contains(storage.storageRetrySeconds) else { throw Problem(description: "storageRetrySeconds must be from 1 to 300") }
         guard files.audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }
@@ -225,6 +246,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         settings.joinsPerSecond = rooms.joinsPerSecond
         settings.failedJoinBurst = rooms.failedJoinBurst
         settings.failedJoinsPerMinute = rooms.failedJoinsPerMinute
+        settings.failedJoinMaxDelaySeconds = rooms.failedJoinMaxDelaySeconds
+        settings.roomCodeDigits = rooms.roomCodeDigits
         settings.roomDefaults = rooms.roomDefaults
         return settings
     }

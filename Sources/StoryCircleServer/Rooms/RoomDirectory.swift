@@ -13,9 +13,16 @@ public final class RoomDirectory: Sendable {
     let lifecycle: RoomLifecycle
     let retention: RoomRetention
     let classes: ClassFollowing
+    /// How this node's rooms' tokens are proved: by their MAC, before a room is looked for.
+    public let tokens: RoomTokens
 
-    init(services: RoomServices, keeper: LeaseKeeper?, roomDefaults: RoomSettings, retentionDays: Int) {
-        lifecycle = RoomLifecycle(services: services, keeper: keeper, roomDefaults: roomDefaults)
+    /// Digits in this node's room codes (`RoomRegistry.Settings.roomCodeDigits`).
+    public let codeDigits: Int
+
+    init(services: RoomServices, keeper: LeaseKeeper?, roomDefaults: RoomSettings, retentionDays: Int, codeDigits: Int = 6) {
+        self.codeDigits = codeDigits
+        tokens = services.tokens
+        lifecycle = RoomLifecycle(services: services, keeper: keeper, roomDefaults: roomDefaults, codeDigits: codeDigits)
         retention = RoomRetention(lifecycle: lifecycle, store: services.store, logger: services.logger, retentionDays: retentionDays)
         classes = ClassFollowing(lifecycle: lifecycle, services: services)
     }
