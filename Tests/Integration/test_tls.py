@@ -245,9 +245,11 @@ def test_a_certificate_that_does_not_name_the_printed_address_is_a_warning(tmp_p
     assert any("host=laptop.school.example" in line for line in server.output)
 
 
-def test_plain_http_says_so_in_its_first_log_line(server):
+def test_plain_http_says_so_in_its_first_log_line(server, make_server):
     assert "Plain HTTP" in server.output[0] and "storycircle tls init" in server.output[0]
     assert server.wait_for_output("listening on http://")
+    proxied = make_server(config={"publicURL": "https://stories.school.example"})
+    assert "Plain HTTP behind a proxy that speaks HTTPS" in proxied.output[0], "a node behind nginx says where TLS is"
 
 
 def test_sighup_reloads_but_a_closed_terminal_still_stops_the_server(tmp_path):

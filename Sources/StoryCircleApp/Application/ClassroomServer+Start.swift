@@ -30,7 +30,11 @@ extension ClassroomServer {
             if configuration.tls.redirectPort != nil {
                 throw StartError(description: "tls.redirectPort needs a certificate: set tls.certificate and tls.key, or run 'storycircle tls init'")
             }
-            logger.warning("Plain HTTP: fine on this computer only; run 'storycircle tls init' for children's devices", [:])
+            if let url = configuration.network.publicURL, url.hasPrefix("https://") {
+                logger.notice("Plain HTTP behind a proxy that speaks HTTPS to browsers (publicURL is https://)", ["url": url])
+            } else {
+                logger.warning("Plain HTTP: fine on this computer only; run 'storycircle tls init' for children's devices", [:])
+            }
             return nil
         }
         let pair: CertificatePair
