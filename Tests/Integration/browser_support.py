@@ -1,10 +1,13 @@
 """Helpers for the pages in real headless Chromium: browsers at exact screen sizes, waits on conditions,
 screenshots, axe-core, layout checks and colour-blindness emulation. Nothing here sleeps to synchronise:
 every wait is a condition with a timeout."""
+import base64
+import hashlib
 import importlib.util
 import io
 import json
 import pathlib
+import subprocess
 
 import pytest
 from selenium import webdriver
@@ -26,11 +29,23 @@ PROJECTOR = dict(width=1920, height=1080)
 SMALL_PROJECTOR = dict(width=1280, height=720)
 
 
-def browser(width=420, height=860, mobile=False, reduced_motion=False, language=None):
+def spki_pin(certificate):
+    """The base64 SHA-256 of a PEM certificate's public key (what Chromium's
+    --ignore-certificate-errors-spki-list names), read with the openssl command."""
+    key = subprocess.run(["openssl", "x509", "-in", str(certificate), "-noout", "-pubkey"], capture_output=True, check=True).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "der"], input=key, capture_output=True, check=True).stdout
+    return base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+def browser(width=420, height=860, mobile=False, reduced_motion=False, language=None, trusted_certificate=None):
     """Headless Chromium whose viewport is exactly width×height (emulated: a window cannot be narrower
     than 500 px), with audio allowed to start without a gesture (the projector's sounds); `language`
-    ("es") is the browser's own language (navigator.languages), as a phone set to Spanish has."""
+    ("es") is the browser's own language (navigator.languages), as a phone set to Spanish has.
+    `trusted_certificate`: a server certificate (PEM) the browser accepts as a device that trusts its CA
+    does, and only that one: every other certificate error still stops the page."""
     options = webdriver.ChromeOptions()
+    if trusted_certificate:
+        options.add_argument(f"--ignore-certificate-errors-spki-list={spki_pin(trusted_certificate)}")
     if language:
         options.add_argument(f"--lang={language}")
         options.add_experimental_option("prefs", {"intl.accept_languages": language})
