@@ -929,3 +929,21 @@ def test_an_erase_through_one_node_leaves_no_other_node_showing_the_child(quick_
         await teacher.close()
 
     asyncio.run(scenario())
+
+
+def test_a_node_refuses_to_start_on_a_database_across_the_network_without_verified_tls(tmp_path):
+    """A node given a PostgreSQL URL whose host is elsewhere on the network, without sslmode=verify-full,
+    stops at once with a message that says how to fix it (and never shows the password); the explicit
+    allowance lets it go on to connecting (which then fails: nothing listens there)."""
+    url = "postgresql://storycircle:s3cret@db.invalid:5432/storycircle?target_session_attrs=read-write"
+    env = dict(os.environ, STORYCIRCLE_DATABASE=url, STORYCIRCLE_PORT="0", STORYCIRCLE_DATA_DIR=str(tmp_path / "data"),
+               STORYCIRCLE_WEB_ROOT=str(ROOT / "web-static"), PGCONNECT_TIMEOUT="2")
+    env.pop("PGSSLMODE", None)
+    refused = subprocess.run([BIN, "serve"], env=env, capture_output=True, text=True, timeout=60)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0, said
+    assert "db.invalid" in said and "sslmode=verify-full" in said and "allowUnverifiedDatabase" in said, said
+    assert "s3cret" not in said
+    allowed = subprocess.run([BIN, "serve"], env=dict(env, STORYCIRCLE_ALLOW_UNVERIFIED_DATABASE="true"), capture_output=True, text=True, timeout=60)
+    said = allowed.stdout + allowed.stderr
+    assert allowed.returncode != 0 and "cannot open the database" in said and "allowUnverifiedDatabase" not in said, said

@@ -58,6 +58,9 @@ extension ClassroomServer {
         if let injected {
             store = injected
         } else if configuration.storage.usesDatabase {
+            if let postgres, !configuration.storage.allowUnverifiedDatabase, let problem = postgres.unverifiedTransportProblem() {
+                throw StartError(description: problem)
+            }
             do {
                 store = try postgres.map { try PostgresRoomStore($0) } ?? SQLiteRoomStore(path: configuration.storage.database)
             } catch {
