@@ -30,10 +30,13 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## make run: build, then start a demo room on the sample story (prints the join code and URLs), read by the
-## natural voice when it is installed (scripts/install-deps.sh puts it in .venv-voice unless NATURAL_VOICE=0;
-## VOICE=en-gb for espeak-ng).
+## make run: build, then start a demo room on the sample story (prints the join code and https:// URLs), read
+## by the natural voice when it is installed (scripts/install-deps.sh puts it in .venv-voice unless
+## NATURAL_VOICE=0; VOICE=en-gb for espeak-ng). The first run makes this laptop's certificate authority
+## (`storycircle tls init`, docs/operations.md "HTTPS on one laptop") and says how devices trust it; later
+## runs keep it and only renew the server's certificate for the laptop's current addresses, quietly.
 run: build
+	@if test -f data/tls/ca.crt; then $(BIN) tls init --data data >/dev/null; else $(BIN) tls init --data data && echo; fi
 	$(BIN) start $(STORY) --port $(PORT) $(if $(VOICE),--voice $(VOICE),$$(test -f .venv-voice/.ready && echo --voice piper:en_US-joe-medium))
 
 ## make test: every test: the Swift unit and server tests, the same under ThreadSanitizer, the fuzzers (60 s

@@ -23,6 +23,13 @@ let package = Package(
             name: "CLibEV",
             providers: [.apt(["libev-dev", "libwebsockets-evlib-ev"])]
         ),
+        // OpenSSL 3 (the one libwebsockets is built with): the server's certificates and TLS settings, and
+        // `storycircle tls init`'s keys and certificates.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .systemLibrary(
             name: "CEspeakNG",
             pkgConfig: "espeak-ng",
@@ -73,13 +80,16 @@ let package = Package(
         .target(name: "TransportCore", dependencies: ["Locking"]),
 
         // MARK: The wrappers: the only targets that import C.
-        .target(name: "WebSocketTransport", dependencies: ["TransportCore", "CLibWebSockets", "CLibEV", "Locking"]),
+        .target(name: "WebSocketTransport", dependencies: ["TransportCore", "CLibWebSockets", "CLibEV", "COpenSSL", "Locking"]),
         .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
         // Pictures checked by decoding (PNG, JPEG, WebP), refused over the limits, re-encoded without metadata.
         .target(name: "Pictures", dependencies: ["CImageCodecs"]),
         .target(name: "SQLiteStorage", dependencies: ["CSQLite", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "Confusables", dependencies: ["CICU", "StoryCircleCore"]),
+        // A laptop's own certificate authority and the server certificate it issues for the laptop's names
+        // and addresses (`storycircle tls init`), made and checked with OpenSSL's libcrypto.
+        .target(name: "LocalCertificates", dependencies: ["COpenSSL"]),
 
         // MARK: The shell: actors that carry out what the core decides (rooms, their outboxes, the router,
         // the directory, the leases), over any store, narrator and transport it is given: it imports no C
@@ -106,7 +116,7 @@ let package = Package(
         // MARK: Executables.
         .executableTarget(
             name: "storycircle",
-            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "Pictures"]
+            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "Pictures", "LocalCertificates"]
         ),
         .executableTarget(
             name: "storycircle-bench",
@@ -126,6 +136,8 @@ let package = Package(
         // Nicknames folded with ICU's real data: the look-alike cases the core's tests give a pure table.
         .testTarget(name: "ConfusablesTests", dependencies: ["Confusables", "StoryCircleCore"]),
         .testTarget(name: "PicturesTests", dependencies: ["Pictures", "CImageCodecs"]),
+        // The certificates checked with OpenSSL's verifier directly, not through the code that made them.
+        .testTarget(name: "LocalCertificatesTests", dependencies: ["LocalCertificates", "COpenSSL"]),
         .testTarget(name: "SQLiteStorageTests", dependencies: ["SQLiteStorage", "StoryCircleCore", "Locking"]),
         // The loop executor, its timers, frames and HTTP types, without sockets or C.
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore", "Locking"]),

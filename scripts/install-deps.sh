@@ -42,6 +42,8 @@ need_package() { # <debian package>: data packages, whose paths differ between a
 
 need_command pkg-config pkg-config
 need_pkgconfig libwebsockets libwebsockets-dev
+# The server's TLS (certificates, reload) and `storycircle tls init`: OpenSSL 3's headers.
+need_pkgconfig openssl libssl-dev
 # The transport runs libwebsockets on libev's epoll loop: lws's libev plugin, and libev's header (libev
 # ships no pkg-config file).
 need_path /usr/include/ev.h libev-dev

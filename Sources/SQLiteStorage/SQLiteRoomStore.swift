@@ -27,7 +27,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     public init(path: String) throws {
         self.path = path
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let committer: SQLiteCommitter
         do {
             let database = try SQLiteDatabase(path: path)

@@ -88,6 +88,11 @@ extension WebSocketServer {
             if let connection = connection(user) { unregister(connection, user: user) }
             return 0
 
+        // MARK: TLS (while the vhost is made; `user` is its SSL_CTX)
+        case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS:
+            guard let user else { return -1 }
+            return configureTLS(OpaquePointer(user))
+
         default:
             return lws_callback_http_dummy(wsi, reason, user, input, length)
         }

@@ -32,6 +32,8 @@ public final class WebSocketServer: MessageTransport, @unchecked Sendable {
     let connectionPolicy: ConnectionPolicy
     /// Read on the service thread at each upgrade; the application adds its public address after `start`.
     let originPolicy: Locked<OriginPolicy>
+    /// The vhost's OpenSSL context and the certificate it serves (service thread; see `+TLS`).
+    let tls = TLSState()
 
     /// Where rooms run: on the service thread, between turns of its loop (`LoopExecutor`).
     public let loopExecutor: LoopExecutor
@@ -79,6 +81,9 @@ public final class WebSocketServer: MessageTransport, @unchecked Sendable {
 
     /// `refusals` words the refusals the transport makes by itself (see `TransportRefusal`).
     public init(configuration: WebSocketServerConfiguration, refusals: any RefusalEncoder, onEvent: @escaping @Sendable (TransportEvent) -> Void) {
+        var configuration = configuration
+        // Browsers that once reached the server over HTTPS never try plain HTTP on its name again.
+        if configuration.tls != nil { configuration.responseHeaders.append(("strict-transport-security", "max-age=31536000")) }
         self.configuration = configuration
         self.refusals = refusals
         self.onEvent = onEvent
@@ -346,6 +351,7 @@ final class CResources {
         info.fd_limit_per_thread = UInt32(configuration.maxConnections + 256)
         info.pt_serv_buf_size = 16 * 1_024
         info.max_http_header_data = UInt16(clamping: configuration.maxHeaderBytes)
+        if configuration.tls != nil { info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) }
         let created = loop.creatingContext(&info) { lws_create_context(&$0) }
         guard let context = created else {
             strings.forEach { free($0) }
@@ -372,11 +378,24 @@ final class CResources {
         info.options |= UInt64(LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG)
         info.listen_accept_role = cString("raw-skt")
         info.listen_accept_protocol = cString(configuration.protocolName)
-        guard let vhost = lws_create_vhost(context, &info) else {
+        if configuration.tls != nil {
+            // The context is ours to set up (`configureTLS`, called from inside lws_create_vhost); HTTP/1.1
+            // only, as WebSockets over HTTP/2 are another protocol.
+            info.options |= UInt64(LWS_SERVER_OPTION_CREATE_VHOST_SSL_CTX)
+            info.alpn = cString("http/1.1")
+        }
+        let vhost = lws_create_vhost(context, &info)
+        var redirect: OpaquePointer? = vhost
+        if vhost != nil, let redirectPort = configuration.tls?.redirectPort {
+            redirect = Self.createRedirectVhost(context, port: redirectPort, bindAddress: info.iface, name: cString("https-redirect"), allocations: &allocations)
+        }
+        guard let vhost, redirect != nil else {
             loop.destroy(context)
             strings.forEach { free($0) }
             allocations.forEach { $0.deallocate() }
-            throw LWSError(operation: "lws_create_vhost (is port \(configuration.port) already in use?)", code: -1)
+            if let problem = server.tls.startProblem { throw LWSError(operation: "TLS (\(problem.description))", code: -1) }
+            let port = vhost == nil ? configuration.port : configuration.tls?.redirectPort ?? 0
+            throw LWSError(operation: "lws_create_vhost (is port \(port) already in use?)", code: -1)
         }
         self.context = context
         self.port = Int(lws_get_vhost_listen_port(vhost))

@@ -52,6 +52,9 @@ public struct WebSocketServerConfiguration: Sendable {
     /// Take the client address from `X-Forwarded-For` (only behind a proxy you run): its last entry, the
     /// address the proxy saw.
     public var trustForwardedFor = false
+    /// HTTPS and WSS with this certificate and key (and a redirect from plain HTTP, if it names a port); nil:
+    /// plain HTTP and WS.
+    public var tls: TLSSettings?
     public var maxConnections = 20_000
     /// Open WebSockets per client address (0: no limit). A flood from one address then cannot take the
     /// places of others; behind NAT or a proxy without `trustForwardedFor` many devices share an address.

@@ -98,3 +98,11 @@ test("any stage: a welcome lets the page in, the names asked or the form shown t
     assert.equal(nextStage(stage, EVENT.SHOW_FORM), stage === STAGE.NAMING ? STAGE.NAMING : STAGE.FORM, stage);
   }
 });
+
+test("told to wait (rate_limited), every stage stays: the same hello goes again by itself", () => {
+  for (const stage of Object.values(STAGE)) assert.equal(nextStage(stage, EVENT.TOLD_TO_WAIT), stage);
+  // Asking a link's room for its names: asked again after the wait, not dropped to the typed form.
+  assert.equal(after(STAGE.FORM, EVENT.LOOK, EVENT.TOLD_TO_WAIT, EVENT.OPEN), STAGE.LOOKING);
+  assert.equal(after(STAGE.FORM, EVENT.JOIN, EVENT.TOLD_TO_WAIT, EVENT.OPEN, EVENT.WELCOME), STAGE.JOINED);
+  assert.ok(awaitsWelcome(after(STAGE.FORM, EVENT.JOIN, EVENT.TOLD_TO_WAIT)));
+});

@@ -203,45 +203,7 @@ struct RegistryTests {
         #expect(unknown.code == .unknownType)
     }
 
-    @Test func aMissingRoomIsRefusedAndGuessingIsRateLimited() async throws {
-        let transport = RecordingTransport()
-        var settings = RoomRegistry.Settings()
-        settings.failedJoinBurst = 3
-        settings.failedJoinsPerMinute = 1
-        let (registry, events) = ServerFixtures.registry(transport: transport, settings: settings)
-        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
-        for connection in UInt64(1)...3 {
-            events.hello(connection, .join(room: "100000", nickname: "Guess"), peer: "10.9.9.9")
-            guard case .error(let error) = await transport.next("error", to: connection) else { Issue.record("expected .error"); return }
-            #expect(error.code == .roomNotFound)
-        }
-        // Even the right code is refused to the guesser now; another address is unaffected.
-        events.hello(4, .join(room: created.code, nickname: "Guess"), peer: "10.9.9.9")
-        guard case .error(let limited) = await transport.next("error", to: 4) else { Issue.record("expected .error"); return }
-        #expect(limited.code == .rateLimited)
-        events.hello(5, .join(room: created.code, nickname: "Ana"), peer: "10.0.0.2")
-        _ = await transport.next("welcome", to: 5)
-    }
-
-    @Test func wrongTokensInARoomSpendTheAddressesAllowanceForFailedJoins() async throws {
-        let transport = RecordingTransport()
-        var settings = RoomRegistry.Settings()
-        settings.failedJoinBurst = 3
-        settings.failedJoinsPerMinute = 1
-        let (registry, events) = ServerFixtures.registry(transport: transport, settings: settings)
-        let created = try await registry.directory.createRoom(story: ServerFixtures.story)
-        // The room exists: only the room's own refusals (bad_token) can spend the allowance here.
-        for connection in UInt64(1)...3 {
-            events.hello(connection, .rejoin(room: created.code, token: "guess-\(connection)"), peer: "10.9.9.9")
-            guard case .error(let error) = await transport.next("error", to: connection) else { Issue.record("expected .error"); return }
-            #expect(error.code == .badToken)
-        }
-        events.hello(4, .join(room: created.code, nickname: "Guess"), peer: "10.9.9.9")
-        guard case .error(let limited) = await transport.next("error", to: 4) else { Issue.record("expected .error"); return }
-        #expect(limited.code == .rateLimited)
-        events.hello(5, .join(room: created.code, nickname: "Ana"), peer: "10.0.0.2")
-        _ = await transport.next("welcome", to: 5)
-    }
+    // Guessing codes and tokens, and what it does to the other devices of an address: HelloLimitTests.
 
     @Test func roomsAreIsolated() async throws {
         let transport = RecordingTransport()

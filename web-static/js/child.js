@@ -59,16 +59,18 @@ function connect() {
   services.connection.start();
 }
 
-/** The connection banner says `key`; it is worded again when the language changes. */
+/** The connection banner says `key` (with `params`); it is worded again when the language changes. */
 let bannerKey = null;
-function banner(key) {
+let bannerParams = {};
+function banner(key, params = {}) {
   bannerKey = key;
-  $("#connection-text").textContent = key ? t(key) : "";
+  bannerParams = params;
+  $("#connection-text").textContent = key ? t(key, params) : "";
   $("#connection-message").hidden = !key;
 }
 services.banner = banner;
 
-function status({ state: connectionState, code }) {
+function status({ state: connectionState, code, reason, retryAfter }) {
   if (connectionState === "open") {
     // The hello is on its way: until the welcome, a refusal is about getting in.
     advance(EVENT.OPEN);
@@ -76,7 +78,10 @@ function status({ state: connectionState, code }) {
     return;
   }
   if (connectionState === "reconnecting") {
-    if (code === CLOSE.TRY_AGAIN_LATER && !isIn(session.stage)) {
+    if (reason === ERROR.RATE_LIMITED && retryAfter) {
+      // Told when to try again: said kindly, and done by itself then.
+      banner("connection.rate_limited", { count: retryAfter });
+    } else if (code === CLOSE.TRY_AGAIN_LATER && !isIn(session.stage)) {
       banner("connection.saving_place");
     } else if (!isIn(session.stage)) {
       // Not in yet: the server is busy (HTTP 429 or 503) or out of reach. The page keeps trying.
@@ -222,7 +227,7 @@ function followRoomLanguage() {
 
 /** Words again, in the new language, for the screen as it is (nothing replayed, nothing re-sent). */
 onLanguageChange(() => {
-  if (bannerKey) banner(bannerKey);
+  if (bannerKey) banner(bannerKey, bannerParams);
   rewordJoin();
   rewordPicker();
   if (!isIn(session.stage)) return;

@@ -25,8 +25,8 @@ export const NO_RECONNECT = new Set([
   CLOSE.PROTOCOL_ERROR, CLOSE.UNSUPPORTED_DATA, CLOSE.INVALID_DATA, CLOSE.POLICY, CLOSE.TOO_BIG, CLOSE.KICKED, CLOSE.REPLACED,
 ]);
 
-/** A refusal that is only about timing: reconnect, after a pause. */
-export const RECONNECT_REASONS = new Set([ERROR.HELLO_TIMEOUT]);
+/** A refusal that is only about timing: reconnect, after a pause (for `rate_limited`, the one it says). */
+export const RECONNECT_REASONS = new Set([ERROR.HELLO_TIMEOUT, ERROR.RATE_LIMITED]);
 
 /** Whether a close (code and reason) should be followed by reconnecting. */
 export function shouldReconnect(code, reason) {

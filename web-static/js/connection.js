@@ -1,9 +1,10 @@
 // One WebSocket to the room: says hello on every (re)connection, keeps the clock in sync with pings, and
 // reconnects (a few quick tries, then backing off) after a dropped Wi-Fi, a restart or a "try again later" (429, 503, 1012, 1013),
-// but not after a refusal (bad code, kicked, replaced).
+// at the time the server says after `rate_limited` (`params.retryAfter`), but not after a refusal (bad code, kicked, replaced).
 
 import { ServerClock } from "./clock.js";
 import { CLOSE, shouldReconnect } from "./close-codes.js";
+import { ERROR, retryAfterSeconds } from "./error-codes.js";
 
 // A ping every 4 s: besides the clock, it is the traffic that keeps an idle socket open through a proxy
 // whose read timeout is short so that it gives up on a paused node's upgrade quickly
@@ -30,7 +31,8 @@ export class RoomConnection {
    * @param hello a function returning the first message (join, rejoin, watch or control)
    * @param room a function returning the room code, sent in the URL (`/ws?room=…`) so a proxy can route it
    * @param onMessage called with every message except pongs
-   * @param onStatus called with {state: "connecting"|"open"|"reconnecting"|"closed", code, reason, delayMs}
+   * @param onStatus called with {state: "connecting"|"open"|"reconnecting"|"closed", code, reason, delayMs, retryAfter}
+ *   (`retryAfter`: the seconds the server asked to wait, after `rate_limited`)
    * @param clockSync, backoff, WebSocketClass: for tests (a fake socket, fast pings)
    */
   constructor({ hello, room, onMessage, onStatus, clockSync = {}, backoff = {}, WebSocketClass = globalThis.WebSocket }) {
@@ -84,6 +86,8 @@ export class RoomConnection {
     const url = `${scheme}://${location.host}/ws${code ? `?room=${encodeURIComponent(code)}` : ""}`;
     const socket = new this.WebSocketClass(url);
     const timers = new Set();
+    // Set when the server refuses this socket's hello with `rate_limited`: the wait it asked for.
+    let toldToWaitMs = null;
     this.socket = socket;
     this.socketTimers = timers;
     socket.addEventListener("open", () => {
@@ -110,6 +114,7 @@ export class RoomConnection {
         if (sentAt !== undefined) this.clock.add(sentAt, Date.now(), message.serverTime);
         return;
       }
+      if (message.type === "error" && message.code === ERROR.RATE_LIMITED) toldToWaitMs = retryAfterSeconds(message) * 1000;
       if (message.type === "welcome") {
         // A welcome means the server took us: the next drop starts backing off from the beginning.
         this.attempts = 0;
@@ -129,8 +134,10 @@ export class RoomConnection {
       // Quick tries first, then exponential backoff; jittered, so a class of phones does not come back all
       // in the same instant.
       this.attempts += 1;
-      const delayMs = reconnectDelay(this.attempts, this.backoff);
-      this.onStatus({ state: "reconnecting", code: event.code, reason: event.reason, delayMs, attempts: this.attempts });
+      // Told when to come back: then, and not sooner; a class told together is spread over a second.
+      const delayMs = toldToWaitMs !== null ? toldToWaitMs + Math.round(Math.random() * 1000) : reconnectDelay(this.attempts, this.backoff);
+      const retryAfter = toldToWaitMs !== null ? toldToWaitMs / 1000 : undefined;
+      this.onStatus({ state: "reconnecting", code: event.code, reason: event.reason, delayMs, retryAfter, attempts: this.attempts });
       this.cancelReconnect();
       this.reconnectTimer = setTimeout(() => {
         this.reconnectTimer = null;

@@ -128,6 +128,7 @@ export function errorText(error, known = {}) {
     const asked = params.code ?? known.code;
     return asked ? t("error.room_not_found", { code: asked }) : t("error.room_not_found_any");
   }
+  if (error.code === ERROR.RATE_LIMITED) return t("error.rate_limited", { count: retryAfterSeconds(error) });
   if (error.code === ERROR.INVALID_COMMAND) return t(COMMAND_PROBLEMS[params.problem] ?? "error.invalid_command");
   if (error.code === ERROR.INVALID_SETTINGS) {
     return t(SETTINGS_PROBLEMS[params.setting] ?? "error.invalid_settings", { min: Number(params.min ?? 0), max: Number(params.max ?? 0) });
@@ -142,3 +143,10 @@ export function errorText(error, known = {}) {
   if (error.code === ERROR.NICKNAME_TAKEN) return t("error.nickname_taken", { nickname: named(params.nickname) });
   return t(WORDS[error.code] ?? "error.unknown");
 }
+
+/** The seconds a `rate_limited` refusal says to wait before trying again (a minute if it does not say). */
+export function retryAfterSeconds(error) {
+  const seconds = Number(error?.params?.retryAfter);
+  return Number.isFinite(seconds) && seconds > 0 ? Math.min(Math.ceil(seconds), 3600) : 60;
+}
+

@@ -22,17 +22,43 @@ extension ClassroomServer {
         return configuration
     }
 
-    /// The pages are there, the data folder exists, and no other server uses it (two servers on one folder
-    /// would both restore its rooms): before anything is read or written.
-    static func claimDataDirectory(_ configuration: ServerConfiguration) throws -> DataDirectoryLock {
+    /// The certificate and key to serve, checked (readable, the key the certificate's, valid now), or none; the
+    /// log's first line says which, so that a server speaking plain HTTP says it before anything else.
+    static func checkTLS(_ configuration: ServerConfiguration, logger: StoryCircleLog) throws -> (settings: TLSSettings, pair: CertificatePair)? {
+        guard let settings = configuration.resolvedTLS else {
+            if configuration.tls.redirectPort != nil {
+                throw StartError(description: "tls.redirectPort needs a certificate: set tls.certificate and tls.key, or run 'storycircle tls init'")
+            }
+            logger.warning("Plain HTTP: fine on this computer only; run 'storycircle tls init' for children's devices", [:])
+            return nil
+        }
+        let pair: CertificatePair
+        do {
+            pair = try CertificatePair(certificateFile: settings.certificateFile, keyFile: settings.keyFile)
+        } catch {
+            throw StartError(description: error.description)
+        }
+        logger.notice("HTTPS and WSS", [
+            "certificate": settings.certificateFile, "serial": pair.serial,
+            "expires": pair.notAfter.map { ISO8601DateFormatter().string(from: $0) } ?? "", "redirectPort": settings.redirectPort.map(String.init) ?? "",
+        ])
+        return (settings, pair)
+    }
+
+    /// The pages are there, the data folder exists and is this user's alone (`DataFolderPermissions`), and no
+    /// other server uses it (two servers on one folder would both restore its rooms): before anything is
+    /// read or written.
+    static func claimDataDirectory(_ configuration: ServerConfiguration, logger: StoryCircleLog) throws -> DataDirectoryLock {
         guard FileManager.default.fileExists(atPath: configuration.files.webRoot + "/index.html") else {
             throw StartError(description: "the web pages are missing: \(configuration.files.webRoot)/index.html was not found (run from the project folder or set webRoot)")
         }
+        DataFolderPermissions.createPrivately()
         do {
-            try FileManager.default.createDirectory(atPath: configuration.files.dataDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: configuration.files.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw StartError(description: "cannot create the data folder \(configuration.files.dataDirectory): \(error.localizedDescription)")
         }
+        try DataFolderPermissions.secure(DataFolderPermissions.roots(configuration), logger: logger)
         do {
             return try DataDirectoryLock(directory: configuration.files.dataDirectory)
         } catch {
@@ -137,11 +163,11 @@ extension ClassroomServer {
 
     /// The transport, not yet listening: a bound connection's messages go straight to its room, HTTP requests
     /// to the API, everything else to the registry.
-    static func wireTransport(_ configuration: ServerConfiguration) -> Wiring {
+    static func wireTransport(_ configuration: ServerConfiguration, tls: TLSSettings?) -> Wiring {
         let (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
         let (requests, requestSink) = AsyncStream.makeStream(of: HTTPRequest.self)
         let bindings = ConnectionBindings()
-        let transport = WebSocketServer(configuration: transportConfiguration(configuration), refusals: TransportRefusals()) { event in
+        let transport = WebSocketServer(configuration: transportConfiguration(configuration, tls: tls), refusals: TransportRefusals()) { event in
             if case .message(let connection, let bytes) = event, bindings.deliver(connection, bytes) { return }
             if case .request(let request) = event {
                 requestSink.yield(request)
@@ -161,14 +187,21 @@ extension ClassroomServer {
     }
 
     /// Listens, and works out the address children are sent to; the pages served from it may connect.
-    static func listen(_ transport: WebSocketServer, _ configuration: ServerConfiguration) throws -> (port: Int, publicURL: String) {
+    static func listen(_ transport: WebSocketServer, _ configuration: ServerConfiguration, tls: CertificatePair?, logger: StoryCircleLog) throws -> (port: Int, publicURL: String) {
         let port: Int
         do {
             port = try transport.start()
         } catch {
             throw StartError(description: "cannot listen on port \(configuration.network.port): \(error). Is another server using it? Try --port.")
         }
-        let publicURL = configuration.network.publicURL.map { String($0.trimmingSuffix("/")) } ?? "http://\(NetworkAddress.bestGuess(bindAddress: configuration.network.bindAddress)):\(port)"
+        let host = NetworkAddress.bestGuess(bindAddress: configuration.network.bindAddress)
+        let publicURL = configuration.network.publicURL.map { String($0.trimmingSuffix("/")) } ?? "\(tls == nil ? "http" : "https")://\(host):\(port)"
+        if let tls {
+            let served = URLComponents(string: publicURL)?.host ?? host
+            if !tls.covers(host: served) {
+                logger.warning("The TLS certificate does not name the address children are sent to: their browsers will refuse it", ["host": served, "certificate": tls.certificateFile])
+            }
+        }
         transport.allowOrigins([publicURL])
         return (port, publicURL)
     }

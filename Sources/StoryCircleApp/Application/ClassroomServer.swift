@@ -63,15 +63,16 @@ public final class ClassroomServer: Sendable {
         narrator: (any NarrationPreparing)? = nil, timing: RoomTiming = .init(), logger: StoryCircleLog? = nil
     ) async throws -> ClassroomServer {
         let logger = logger ?? configuration.log()
+        let tls = try checkTLS(configuration, logger: logger)
         let configuration = fitConnectionsToOpenFiles(configuration, logger: logger)
-        let lock = try claimDataDirectory(configuration)
+        let lock = try claimDataDirectory(configuration, logger: logger)
         let (adminToken, adminTokenFile) = try Self.adminToken(configuration)
         let metrics = ServerMetrics()
         let opened = try await openStore(configuration, injected: store, now: (testClock ?? SystemClock()).now(), logger: logger)
         let storage = opened.storage
         let narration = try await makeNarration(configuration, injected: narrator, metrics: metrics, logger: logger)
         let lookalikes = try compareNames()
-        let wiring = wireTransport(configuration)
+        let wiring = wireTransport(configuration, tls: tls?.settings)
         let transport = wiring.transport
         // Rooms run on the transport's loop, and so do their timers, unless a test moves time itself.
         let clock = testClock ?? LoopClock(loop: transport.loopExecutor)
@@ -81,7 +82,7 @@ public final class ClassroomServer: Sendable {
         )
         let registry = RoomRegistry(events: wiring.events, services: services, settings: configuration.registrySettings)
         let restored = try await restoreRooms(registry, from: opened)
-        let (port, publicURL) = try listen(transport, configuration)
+        let (port, publicURL) = try listen(transport, configuration, tls: tls?.pair, logger: logger)
         let api = APIHandler(
             registry: registry, store: storage.rooms, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: narration.audio, qrCodes: true,
@@ -115,6 +116,21 @@ public final class ClassroomServer: Sendable {
         logger.notice("Server stopped")
     }
 
+    /// Serves the certificate and key read again from their files to new connections, after checking them;
+    /// a pair that fails is refused and the one served stays. Rooms and open connections are untouched.
+    public func reloadCertificate() async {
+        guard transport.configuration.tls != nil else {
+            logger.info("No TLS certificate to reload: the server speaks plain HTTP", [:])
+            return
+        }
+        do {
+            let pair = try await transport.reloadCertificate()
+            logger.notice("TLS certificate reloaded", ["certificate": pair.certificateFile, "serial": pair.serial])
+        } catch {
+            logger.error("TLS certificate not reloaded: the one served stays", ["reason": error.description])
+        }
+    }
+
     /// Whether the store can write now (the `start` command's terminal shows a banner while it cannot).
     public var storageHealth: StoreHealth { storage.rooms.health }
 
@@ -124,8 +140,9 @@ public final class ClassroomServer: Sendable {
     /// The page routes (URL path to a file in the web root): everything else the pages need is a file.
     static let pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html", "/classes": "classes.html"]
 
-    static func transportConfiguration(_ configuration: ServerConfiguration) -> WebSocketServerConfiguration {
+    static func transportConfiguration(_ configuration: ServerConfiguration, tls: TLSSettings? = nil) -> WebSocketServerConfiguration {
         var transport = WebSocketServerConfiguration()
+        transport.tls = tls
         transport.protocolName = "storycircle"
         transport.port = configuration.network.port
         transport.bindAddress = configuration.network.bindAddress

@@ -20,7 +20,7 @@ final class DataDirectoryLock: Sendable {
 
     init(directory: String) throws(Failure) {
         path = directory + "/lock"
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw Failure(description: "cannot write in the data folder \(directory): \(String(cString: strerror(errno))) (\(path))")
         }

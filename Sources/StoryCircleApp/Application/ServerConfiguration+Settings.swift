@@ -14,6 +14,10 @@ extension ServerConfiguration {
         Setting("allowedOrigins", \.network.allowedOrigins, environment: "STORYCIRCLE_ALLOWED_ORIGINS"),
         Setting("trustForwardedFor", \.network.trustForwardedFor, environment: "STORYCIRCLE_TRUST_FORWARDED_FOR"),
         Setting("adminToken", \.network.adminToken, environment: "STORYCIRCLE_ADMIN_TOKEN"),
+        // HTTPS: a key with a dot is a key of the object named before it (`"tls": {"certificate": …}`).
+        Setting("tls.certificate", \.tls.certificate, environment: "STORYCIRCLE_TLS_CERTIFICATE"),
+        Setting("tls.key", \.tls.key, environment: "STORYCIRCLE_TLS_KEY"),
+        Setting("tls.redirectPort", \.tls.redirectPort, environment: "STORYCIRCLE_TLS_REDIRECT_PORT"),
         // Files.
         Setting("webRoot", \.files.webRoot, environment: "STORYCIRCLE_WEB_ROOT"),
         Setting("dataDirectory", \.files.dataDirectory, environment: "STORYCIRCLE_DATA_DIR"),
@@ -46,6 +50,8 @@ extension ServerConfiguration {
         Setting("joinsPerSecond", \.rooms.joinsPerSecond),
         Setting("failedJoinBurst", \.rooms.failedJoinBurst),
         Setting("failedJoinsPerMinute", \.rooms.failedJoinsPerMinute),
+        Setting("failedJoinMaxDelaySeconds", \.rooms.failedJoinMaxDelaySeconds),
+        Setting("roomCodeDigits", \.rooms.roomCodeDigits, environment: "STORYCIRCLE_ROOM_CODE_DIGITS"),
         Setting(roomDefaults: "roomDefaults"),
         // Voices.
         Setting("voicesDirectory", \.voices.voicesDirectory, environment: "STORYCIRCLE_VOICES_DIR"),
@@ -115,7 +121,15 @@ extension ServerConfiguration {
         }
     }
 
-    static var keys: [String] { settings.map(\.key) }
+    /// The file's top-level keys: a setting's own, or the object its dotted key is in.
+    static var keys: [String] {
+        settings.map { String($0.key.split(separator: ".")[0]) }.reduce(into: []) { keys, key in if !keys.contains(key) { keys.append(key) } }
+    }
+
+    /// The keys of the object `group` (the part after the dot of each dotted key in it).
+    static func keys(in group: String) -> [String] {
+        settings.compactMap { $0.key.hasPrefix(group + ".") ? String($0.key.dropFirst(group.count + 1)) : nil }
+    }
 
     mutating func apply(json data: Data, from file: String) throws(Problem) {
         let object: [String: JSONValue]
@@ -133,8 +147,22 @@ extension ServerConfiguration {
         if !unknown.isEmpty {
             throw Problem(description: "\(file): unknown setting \(unknown.sorted().map { "\"\($0)\"" }.joined(separator: ", ")); known settings are \(Self.keys.sorted().joined(separator: ", "))")
         }
+        for group in Set(Self.settings.compactMap { $0.key.contains(".") ? String($0.key.split(separator: ".")[0]) : nil }).sorted() {
+            guard let value = object[group], value != .null else { continue }
+            guard case .object(let members) = value else { throw Problem(description: "\(file): \"\(group)\" has the wrong type (an object)") }
+            let known = Self.keys(in: group)
+            if let unknown = members.keys.sorted().first(where: { !known.contains($0) }) {
+                throw Problem(description: "\(file): unknown setting \"\(group).\(unknown)\"; its settings are \(known.sorted().joined(separator: ", "))")
+            }
+        }
         for setting in Self.settings {
-            guard let value = object[setting.key], value != .null else { continue }
+            let path = setting.key.split(separator: ".").map(String.init)
+            var found: JSONValue? = object[path[0]]
+            for member in path.dropFirst() {
+                guard case .object(let members) = found else { found = nil; break }
+                found = members[member]
+            }
+            guard let value = found, value != .null else { continue }
             try setting.read(&self, value, "\(file): \"\(setting.key)\"")
         }
     }

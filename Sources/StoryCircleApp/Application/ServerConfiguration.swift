@@ -8,6 +8,7 @@ import StoryCircleServer
 /// Each setting's key and variable are declared once, in `ServerConfiguration.settings`.
 public struct ServerConfiguration: Sendable, Equatable {
     public var network = Network()
+    public var tls = TLS()
     public var files = Files()
     public var connections = Connections()
     public var storage = Storage()
@@ -28,6 +29,15 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var trustForwardedFor = false
         /// Required to create and list rooms over HTTP; generated into `<dataDirectory>/admin-token` when unset.
         public var adminToken: String?
+    }
+
+    /// HTTPS and WSS: the certificate and key (PEM files), and a port that redirects plain HTTP to HTTPS.
+    /// With neither file set, `<dataDirectory>/tls/server.crt` and `server.key` are used when both exist
+    /// (`storycircle tls init` makes them); without any, the server speaks plain HTTP.
+    public struct TLS: Sendable, Equatable {
+        public var certificate: String?
+        public var key: String?
+        public var redirectPort: Int?
     }
 
     /// The folders and files the server reads and writes.
@@ -99,10 +109,16 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// Joining rooms, and the settings a new room starts with.
     public struct Rooms: Sendable, Equatable {
+        /// Hellos per address that prove nothing (a code without a token): a burst, then a steady rate.
         public var joinBurst = 60
         public var joinsPerSecond = 2.0
-        public var failedJoinBurst = 10
+        /// Wrong room codes and tokens per address before its hellos wait, the rate that budget comes back,
+        /// and the longest wait (docs/operations.md, "Guessing room codes").
+        public var failedJoinBurst = 30
         public var failedJoinsPerMinute = 10.0
+        public var failedJoinMaxDelaySeconds = 30.0
+        /// Digits in a new room's code, 6 to 12.
+        public var roomCodeDigits = 6
         public var roomDefaults = RoomSettings()
     }
 
@@ -188,6 +204,10 @@ public struct ServerConfiguration: Sendable, Equatable {
             throw Problem(description: "helloTimeoutSeconds must be more than 0 and at most 3600")
         }
         guard (3...300).contains(storage.leaseSeconds) else { throw Problem(description: "leaseSeconds must be from 3 to 300") }
+        guard (6...12).contains(rooms.roomCodeDigits) else { throw Problem(description: "roomCodeDigits must be from 6 to 12") }
+        guard rooms.failedJoinBurst >= 1, rooms.failedJoinsPerMinute > 0, (0...600).contains(rooms.failedJoinMaxDelaySeconds) else {
+            throw Problem(description: "failedJoinBurst must be at least 1, failedJoinsPerMinute more than 0, failedJoinMaxDelaySeconds from 0 to 600")
+        }
         guard storage.retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
         guard (1...300).contains(storage.storageRetrySeconds) else { throw Problem(description: "storageRetrySeconds must be from 1 to 300") }
         guard files.audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }
@@ -197,6 +217,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard StoryCircleLog.Format(rawValue: logging.logFormat) != nil else {
             throw Problem(description: "logFormat must be text or json")
         }
+        try validateTLS()
         if let publicURL = network.publicURL, !(publicURL.hasPrefix("http://") || publicURL.hasPrefix("https://")) {
             throw Problem(description: "publicURL must start with http:// or https://")
         }
@@ -218,6 +239,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         settings.joinsPerSecond = rooms.joinsPerSecond
         settings.failedJoinBurst = rooms.failedJoinBurst
         settings.failedJoinsPerMinute = rooms.failedJoinsPerMinute
+        settings.failedJoinMaxDelaySeconds = rooms.failedJoinMaxDelaySeconds
+        settings.roomCodeDigits = rooms.roomCodeDigits
         settings.roomDefaults = rooms.roomDefaults
         return settings
     }

@@ -34,7 +34,7 @@ public final class AudioCache: Sendable {
     public init(directory: URL, maxBytes: Int) throws {
         self.directory = directory
         self.maxBytes = maxBytes
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         index.withLock { $0 = Self.scan(directory) }
     }
 
@@ -81,7 +81,7 @@ public final class AudioCache: Sendable {
     public func store(_ audio: [UInt8], durationMs: Int, words: [WordTiming], key: String) throws -> Clip {
         let clip = Clip(key: key, durationMs: durationMs, words: words, bytes: audio.count)
         let folder = audioURL(key).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try Self.writeAtomically(Data(audio), to: audioURL(key))
         try Self.writeAtomically(try JSONEncoder().encode(clip), to: metadataURL(key))
         index.withLock { $0[key] = Entry(bytes: audio.count, lastUsed: Date()) }

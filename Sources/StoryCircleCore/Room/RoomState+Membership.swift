@@ -82,6 +82,14 @@ extension RoomState {
             + markScreensDirty(at: at)
     }
 
+    /// Whether `token` is the resume token of a child who may come back to this room (not removed for good,
+    /// not given back): such a rejoin is let past the limits on guessing, which are for strangers.
+    public func recognizes(resumeToken token: String) -> Bool {
+        let tokenHash = RoomCredentials.hash(token)
+        guard !roster.isBlocked(tokenHash: tokenHash), !roster.isReleased(tokenHash: tokenHash) else { return false }
+        return roster.owner(ofToken: tokenHash) != nil || roster.removedPlayer(withToken: tokenHash) != nil
+    }
+
     private mutating func rejoin(_ connection: ConnectionID, token: String, at: ServerTime) -> [RoomDirective] {
         let tokenHash = RoomCredentials.hash(token)
         if roster.isBlocked(tokenHash: tokenHash) {

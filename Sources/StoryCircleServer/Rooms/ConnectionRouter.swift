@@ -90,23 +90,78 @@ actor ConnectionRouter {
         guard let code = message.helloRoom else {
             return refusals.refuse(connection, RoomError(.helloRequired, "Say who you are first: join, rejoin, watch or control."))
         }
-        let now = clock.now()
-        guard failedHellos.hasCapacity(peer, at: now), hellos.allow(peer, at: now) else {
-            metrics.joinRateLimited()
-            return refusals.refuse(connection, RoomError(.rateLimited, "Too many tries from this device. Please wait a minute and try again."))
-        }
         let trimmed = code.trimmingCharacters(in: .whitespaces)
         // A proxy routed the connection by the URL's room: a hello for another room would reach a node that
         // may not own it.
         if let urlRoom = urlRooms[connection], urlRoom != trimmed {
             return refusals.refuse(connection, RoomError(.roomMismatch, "This connection was opened for another room. Please reload the page."))
         }
-        // Finding the room may load it from the store: the connection's later messages wait, in order.
         waiting[connection] = []
-        tasks.spawn { [self] in await greetAfterFinding(connection, message, trimmed, peer: peer, at: now) }
+        switch message {
+        case .rejoin, .control, .watch:
+            // Whether its token proves it is asked of the room (an actor): the connection's later messages
+            // wait, in order.
+            tasks.spawn { [self] in await admitToken(connection, message, trimmed, peer: peer) }
+        default:
+            admitLimited(connection, message, trimmed, peer: peer)
+        }
+    }
+
+    /// A hello whose token the live room it names accepts (a child coming back, the teacher, the
+    /// projector) goes straight in: many devices share a school's address, and what one of them guessed
+    /// must never keep the others out. A token that proves nothing is a guess like a code.
+    private func admitToken(_ connection: UInt64, _ message: ClientMessage, _ trimmed: String, peer: String) async {
+        if let room = await directory.room(trimmed), await Self.proves(message, to: room) {
+            guard let queued = waiting.removeValue(forKey: connection) else { return }
+            return bind(connection, message, to: room, peer: peer, then: queued)
+        }
+        guard waiting[connection] != nil else { return }
+        admitLimited(connection, message, trimmed, peer: peer)
+    }
+
+    /// A hello that proves nothing (a code alone, or a token the room does not accept) meets the address's
+    /// limits, in the router's turn: the hellos it may send (a refusal says when to try again), and, once
+    /// its wrong codes and tokens are spent, a wait before it is answered, right or wrong, so guessing is
+    /// slow and the answer's timing tells nothing. The wait is a timer: nothing else waits for it. Until it
+    /// is known not to be wrong (`greetAfterFinding` gives it back), the hello counts as a wrong code, so
+    /// guesses sent side by side each wait for the ones before them.
+    private func admitLimited(_ connection: UInt64, _ message: ClientMessage, _ trimmed: String, peer: String) {
+        let now = clock.now()
+        guard hellos.allow(peer, at: now) else {
+            waiting[connection] = nil
+            metrics.joinRateLimited()
+            let seconds = hellos.retryAfterSeconds(peer, at: now)
+            return refusals.refuse(connection, RoomError(.rateLimited, "Too many tries from this device. Trying again in \(seconds) seconds.",
+                                                         params: ["retryAfter": String(seconds)]))
+        }
+        let wait = failedHellos.wait(peer, at: now)
+        failedHellos.debit(peer, at: now)
+        guard wait > 0 else {
+            tasks.spawn { [self] in await greetAfterFinding(connection, message, trimmed, peer: peer, at: now) }
+            return
+        }
+        metrics.joinHeld()
+        let clock = clock
+        tasks.spawn { [self] in
+            do { try await clock.sleep(until: now + wait) } catch { return }
+            await greetAfterFinding(connection, message, trimmed, peer: peer, at: clock.now())
+        }
+    }
+
+    /// Whether the hello's token is accepted by `room` (a cheap check, in memory): `rejoin` by a child of
+    /// the room, `control` by its teacher, `watch` by its teacher or projector. A code alone proves nothing.
+    private static func proves(_ message: ClientMessage, to room: Room) async -> Bool {
+        switch message {
+        case .rejoin(_, let token): await room.recognizes(resumeToken: token)
+        case .control(_, let token): room.credentials.isTeacher(token)
+        case .watch(_, let token): room.credentials.watchRole(for: token) != nil
+        default: false
+        }
     }
 
     private func greetAfterFinding(_ connection: UInt64, _ message: ClientMessage, _ trimmed: String, peer: String, at now: ServerTime) async {
+        // Closed while it waited: nothing to find (the wrong code it may have been still counts).
+        guard waiting[connection] != nil else { return }
         let found: Room?
         do {
             found = try await directory.findRoom(trimmed)
@@ -114,10 +169,12 @@ actor ConnectionRouter {
             // Not the child's doing: a class behind one address, reconnecting through a failover, must not
             // spend its hello allowance on refusals while the dead node's lease lapses.
             hellos.refund(peer, at: clock.now())
+            failedHellos.refund(peer, at: clock.now())
             guard waiting.removeValue(forKey: connection) != nil else { return }
             logger.info("Room is held by another node; the connection is told to try again", ["room.code": trimmed, "error": error.description])
             return refusals.refuse(connection, RoomError(.tryAgain, "This room is moving to another server. Reconnecting…"))
         } catch {
+            failedHellos.refund(peer, at: clock.now())
             guard waiting.removeValue(forKey: connection) != nil else { return }
             logger.error("Room cannot be read from storage", ["error": StoreFailure.from(error, record: "archive").reason])
             return refusals.refuse(connection, RoomError(.storageUnavailable, "The room cannot be read just now. Please try again in a moment."))
@@ -125,12 +182,13 @@ actor ConnectionRouter {
         // Closed while the room loaded: nothing to greet.
         guard let queued = waiting.removeValue(forKey: connection) else { return }
         guard let room = found else {
-            _ = failedHellos.allow(peer, at: now)
             let wellFormed = trimmed.count <= 12 && trimmed.allSatisfy(\.isNumber)
             let shown = wellFormed ? " \(trimmed)" : ""
             return refusals.refuse(connection, RoomError(.roomNotFound, "There is no room with the code\(shown). Check the code on the board and try again.",
                                                          params: wellFormed ? ["code": trimmed] : nil))
         }
+        // The code names a room: no wrong code (a wrong token in it is the room's to count).
+        failedHellos.refund(peer, at: now)
         bind(connection, message, to: room, peer: peer, then: queued)
     }
 

@@ -114,6 +114,12 @@ public actor Room {
         outbox.stop()
     }
 
+    /// Whether `token` would let a child back in (`RoomState.recognizes`): asked by the router before its
+    /// limits on guessing, which a child coming back must never meet.
+    func recognizes(resumeToken token: String) -> Bool {
+        state.recognizes(resumeToken: token)
+    }
+
     /// Set, under the bindings' lock, once the room has let its connections go: nothing binds to it after.
     nonisolated let retired = Locked(false)
 
@@ -334,7 +340,7 @@ public actor Room {
             case .readAhead(let request):
                 services.narrator.readAhead(request, room: code)
             case .failedToken(let connection):
-                if let peer = peers[connection] { _ = services.failedHellos?.allow(peer, at: clock.now()) }
+                if let peer = peers[connection] { services.failedHellos?.debit(peer, at: clock.now()) }
             case .stopNarration:
                 narration?.cancel()
                 narration = nil

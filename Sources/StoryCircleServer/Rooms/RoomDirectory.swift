@@ -14,8 +14,8 @@ public final class RoomDirectory: Sendable {
     let retention: RoomRetention
     let classes: ClassFollowing
 
-    init(services: RoomServices, keeper: LeaseKeeper?, roomDefaults: RoomSettings, retentionDays: Int) {
-        lifecycle = RoomLifecycle(services: services, keeper: keeper, roomDefaults: roomDefaults)
+    init(services: RoomServices, keeper: LeaseKeeper?, roomDefaults: RoomSettings, retentionDays: Int, codeDigits: Int = 6) {
+        lifecycle = RoomLifecycle(services: services, keeper: keeper, roomDefaults: roomDefaults, codeDigits: codeDigits)
         retention = RoomRetention(lifecycle: lifecycle, store: services.store, logger: services.logger, retentionDays: retentionDays)
         classes = ClassFollowing(lifecycle: lifecycle, services: services)
     }

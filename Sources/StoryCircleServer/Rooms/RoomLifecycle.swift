@@ -42,11 +42,13 @@ actor RoomLifecycle {
     let keeper: LeaseKeeper?
     let refusals: Refusals
     let roomDefaults: RoomSettings
+    /// Digits in a new room's code (`RoomRegistry.Settings.roomCodeDigits`).
+    let codeDigits: Int
     var logger: StoryCircleLog { services.logger }
     private var clock: any ServerClock { services.clock }
     private var store: any RoomStore { services.store }
 
-    init(services: RoomServices, keeper: LeaseKeeper?, roomDefaults: RoomSettings) {
+    init(services: RoomServices, keeper: LeaseKeeper?, roomDefaults: RoomSettings, codeDigits: Int = 6) {
         (notices, noticeSink) = AsyncStream.makeStream(of: RoomNotice.self)
         var services = services
         services.notify = { [noticeSink] notice in noticeSink.yield(notice) }
@@ -54,6 +56,7 @@ actor RoomLifecycle {
         self.keeper = keeper
         self.refusals = services.refusals
         self.roomDefaults = roomDefaults
+        self.codeDigits = codeDigits
     }
 
     /// Handles what rooms hand in (`RoomNotice`) until `shutDown`.
@@ -110,7 +113,7 @@ actor RoomLifecycle {
     /// Draws codes until one is free, and stores the room under it.
     private func storeNewRoom(story: Story, settings: RoomSettings, credentials: RoomCredentials, at now: ServerTime, storyID: String?, classID: String?) async throws -> String {
         for _ in 1..<1_000 {
-            let code = Tokens.roomCode()
+            let code = Tokens.roomCode(digits: codeDigits)
             if rooms[code] != nil { continue }
             if try await store.codeExists(code) { continue }
             do {

@@ -21,9 +21,15 @@ public final class RoomRegistry: Sendable {
         /// Hellos per address: a burst, then a steady rate.
         public var joinBurst = 60
         public var joinsPerSecond = 2.0
-        /// Hellos with a wrong token or room code per address: a burst, then a steady rate.
-        public var failedJoinBurst = 10
+        /// Hellos with a wrong token or room code per address: a budget large enough for a class's typing
+        /// mistakes, refilled at a steady rate. Spent, it is not a refusal: the address's hellos that prove
+        /// nothing are answered later, by a minute's share of the rate per wrong code beyond the budget,
+        /// at most `failedJoinMaxDelaySeconds` (docs/operations.md, "Guessing room codes").
+        public var failedJoinBurst = 30
         public var failedJoinsPerMinute = 10.0
+        public var failedJoinMaxDelaySeconds = 30.0
+        /// Digits in a new room's code: 6 for a laptop's few rooms, more for a server with thousands live.
+        public var roomCodeDigits = 6
         /// How long a record that fails is tried again before its room rebuilds itself from the store.
         public var storageRetrySeconds = 5
         public var roomDefaults = RoomSettings()
@@ -49,12 +55,16 @@ public final class RoomRegistry: Sendable {
             LeaseKeeper(leases: $0, nodeId: nodeId, period: .seconds(configuration.leaseSeconds), clock: services.leaseClock, logger: services.logger)
         }
         health = StoreHealthMonitor(store: services.store, clock: services.clock, logger: services.logger)
-        let failedHellos = AddressRateLimiter(burst: Double(configuration.failedJoinBurst), perSecond: configuration.failedJoinsPerMinute / 60)
+        let failedHellos = AddressRateLimiter(
+            burst: Double(configuration.failedJoinBurst), perSecond: configuration.failedJoinsPerMinute / 60, maxWaitSeconds: configuration.failedJoinMaxDelaySeconds
+        )
         var services = services
         services.failedHellos = failedHellos
         services.health = health
         services.storageRetryMs = configuration.storageRetrySeconds * 1_000
-        directory = RoomDirectory(services: services, keeper: keeper, roomDefaults: configuration.roomDefaults, retentionDays: configuration.retentionDays)
+        directory = RoomDirectory(
+            services: services, keeper: keeper, roomDefaults: configuration.roomDefaults, retentionDays: configuration.retentionDays, codeDigits: configuration.roomCodeDigits
+        )
         router = ConnectionRouter(
             events: events, directory: directory, services: services,
             hellos: AddressRateLimiter(burst: Double(configuration.joinBurst), perSecond: configuration.joinsPerSecond), failedHellos: failedHellos

@@ -18,10 +18,14 @@ package enum Tokens {
         "\(code).\(generate())"
     }
 
-    /// A six-digit room code: short enough to type on a tablet, so guessable by design, which is why
-    /// hellos are rate-limited per address. Never starts with 0 (some keyboards and people drop it).
-    package static func roomCode() -> String {
+    /// A room code of `digits` digits (6 to 12): short enough to type on a tablet, so guessable by design,
+    /// which is why hellos that prove nothing are limited per address (docs/operations.md, "Guessing room
+    /// codes"). Never starts with 0 (some keyboards and people drop it).
+    package static func roomCode(digits: Int = 6) -> String {
         var generator = SystemRandomNumberGenerator()
-        return String(Int.random(in: 100_000...999_999, using: &generator))
+        let digits = min(max(digits, 6), 12)
+        var low = 1
+        for _ in 1..<digits { low *= 10 }
+        return String(Int.random(in: low...(low * 10 - 1), using: &generator))
     }
 }

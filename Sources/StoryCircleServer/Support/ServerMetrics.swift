@@ -16,6 +16,7 @@ public final class ServerMetrics: Sendable {
         var sentencesSynthesized = 0
         var audioCacheHits = 0
         var joinsRateLimited = 0
+        var joinsHeld = 0
     }
 
     private let state = Locked(State())
@@ -31,6 +32,7 @@ public final class ServerMetrics: Sendable {
     func roomLeaseLost() { state.withLock { $0.roomLeasesLost += 1 } }
     func narrationPrepared(success: Bool) { state.withLock { if success { $0.narrationsPrepared += 1 } else { $0.narrationsFailed += 1 } } }
     func joinRateLimited() { state.withLock { $0.joinsRateLimited += 1 } }
+    func joinHeld() { state.withLock { $0.joinsHeld += 1 } }
     public func sentenceSynthesized() { state.withLock { $0.sentencesSynthesized += 1 } }
     public func audioCacheHit() { state.withLock { $0.audioCacheHits += 1 } }
 
@@ -40,6 +42,7 @@ public final class ServerMetrics: Sendable {
     public var storageFailures: Int { state.withLock { $0.storageFailures } }
     public var sentencesSynthesized: Int { state.withLock { $0.sentencesSynthesized } }
     public var audioCacheHits: Int { state.withLock { $0.audioCacheHits } }
+    public var joinsHeld: Int { state.withLock { $0.joinsHeld } }
 
     /// These counters, in Prometheus text.
     package func write(to text: inout PrometheusText) {
@@ -58,6 +61,7 @@ public final class ServerMetrics: Sendable {
             text.counter("storycircle_sentences_synthesized_total", "Sentences synthesised by espeak-ng (cache misses).", state.sentencesSynthesized)
             text.counter("storycircle_audio_cache_hits_total", "Sentences found in the audio cache.", state.audioCacheHits)
             text.counter("storycircle_joins_rate_limited_total", "Hellos refused by the per-address rate limit.", state.joinsRateLimited)
+            text.counter("storycircle_joins_held_total", "Hellos answered late because their address had spent its wrong codes.", state.joinsHeld)
         }
     }
 }

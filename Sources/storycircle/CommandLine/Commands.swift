@@ -189,10 +189,25 @@ enum Commands {
         discussion: "A story chooses one with \"voice\" in its narration: \"piper:en_US-joe-medium\" or \"en-gb\".\nNatural voices are Piper voices (NAME.onnx and NAME.onnx.json) in voicesDirectory or installed with Piper."
     )
 
+    static let tlsInit = CommandSpec(
+        name: "init", path: ["storycircle", "tls"],
+        overview: "Make this laptop's certificate authority (once) and a server certificate for its addresses.",
+        options: [ServerOptions.config, TLSInitCommand.data, TLSInitCommand.name, TLSInitCommand.address, TLSInitCommand.force, CommandSpec.helpOption],
+        kind: .command(TLSInitCommand.self),
+        discussion: "Writes <data>/tls/ca.crt, ca.key, server.crt and server.key; 'serve' and 'start' then speak HTTPS with them.\nThe certificate is for this laptop's host name, NAME.local, localhost, 127.0.0.1, ::1 and every address of its\nnetwork interfaces. Run it again when the address changes: the authority is kept, so devices that trust it\nkeep trusting. Devices trust ca.crt once (docs/operations.md, \"HTTPS on one laptop\")."
+    )
+
+    static let tls = CommandSpec(
+        name: "tls", path: ["storycircle"],
+        overview: "HTTPS for children's devices: this laptop's own certificates.",
+        options: [CommandSpec.helpOption],
+        kind: .group([tlsInit])
+    )
+
     static let root = CommandSpec(
         name: "storycircle", path: [],
         overview: "Live story-and-quiz rooms for a classroom, from one computer.",
         options: [version, CommandSpec.helpOption],
-        kind: .group([start, serve, room, results, story, schoolClass, voices])
+        kind: .group([start, serve, room, results, story, schoolClass, voices, tls])
     )
 }

@@ -9,7 +9,10 @@ struct ServerOptions {
     static let port = CommandSpec.Option(long: "port", valueName: "port", help: "The port to listen on.", defaultValue: "8080")
     static let data = CommandSpec.Option(long: "data", valueName: "directory", help: "Where the database, audio cache and admin token live.", defaultValue: "data")
     static let database = CommandSpec.Option(long: "database", valueName: "path", help: "The SQLite file, 'none' to keep nothing on disk, or a postgres:// URL ('postgres' alone: the PG* environment).", defaultValue: "<data>/storycircle.sqlite")
-    static let all = [config, port, data, database]
+    static let tlsCertificate = CommandSpec.Option(long: "tls-certificate", valueName: "file", help: "HTTPS and WSS with this certificate (PEM; default: <data>/tls/server.crt if present).")
+    static let tlsKey = CommandSpec.Option(long: "tls-key", valueName: "file", help: "The certificate's private key (PEM).")
+    static let tlsRedirectPort = CommandSpec.Option(long: "tls-redirect-port", valueName: "port", help: "Answer plain HTTP on this port with a redirect to HTTPS.")
+    static let all = [config, port, data, database, tlsCertificate, tlsKey, tlsRedirectPort]
 
     static let defaultConfigFile = "config/storycircle.json"
 
@@ -17,6 +20,9 @@ struct ServerOptions {
     var port: Int?
     var dataDirectory: String?
     var database: String?
+    var tlsCertificate: String?
+    var tlsKey: String?
+    var tlsRedirectPort: Int?
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         configFile = arguments.value(of: Self.config)
@@ -25,6 +31,11 @@ struct ServerOptions {
         }
         dataDirectory = arguments.value(of: Self.data)
         database = arguments.value(of: Self.database)
+        tlsCertificate = arguments.value(of: Self.tlsCertificate)
+        tlsKey = arguments.value(of: Self.tlsKey)
+        tlsRedirectPort = try arguments.value(of: Self.tlsRedirectPort, expecting: "use a port number from 1 to 65535") { text in
+            Int(text).flatMap { (1...65_535).contains($0) ? $0 : nil }
+        }
     }
 
     /// The server configuration: the file, the environment, then these options.
@@ -43,6 +54,14 @@ struct ServerOptions {
             configuration.files.audioCacheDirectory = dataDirectory + "/audio-cache"
         }
         if let database { configuration.storage.database = database }
+        if let tlsCertificate { configuration.tls.certificate = tlsCertificate }
+        if let tlsKey { configuration.tls.key = tlsKey }
+        if let tlsRedirectPort { configuration.tls.redirectPort = tlsRedirectPort }
+        do {
+            try configuration.validate()
+        } catch {
+            throw CommandFailure("configuration: \(error.description)")
+        }
         return configuration
     }
 }

@@ -13,6 +13,7 @@ struct ServeCommand: ParsableCommand {
     func run() async throws -> Int32 {
         let configuration = try serverOptions.configuration()
         let signals = Signals.stream()
+        let hangUps = Signals.hangUps()
         let log = configuration.log()
         log.takeLibWebSocketsLines()
         let server = try await ServerOptions.start(configuration, logger: log)
@@ -32,7 +33,9 @@ struct ServeCommand: ParsableCommand {
             Output.line("Restored \(server.restoredRooms) unfinished room\(server.restoredRooms == 1 ? "" : "s"): children can rejoin where they were.")
         }
         Output.line("Press Ctrl-C to stop.")
+        let reloads = Task { for await _ in hangUps { await server.reloadCertificate() } }
         for await _ in signals { break }
+        reloads.cancel()
         Output.line("Stopping…")
         await server.stop()
         Output.line("Stopped.")

@@ -48,6 +48,7 @@ struct StartCommand: ParsableCommand {
         let logger = configuration.log { line in status.log(line) }
         logger.takeLibWebSocketsLines()
         let signals = Signals.stream()
+        let hangUps = Signals.hangUps()
         let server = try await ServerOptions.start(configuration, logger: logger)
         if let storyID {
             do {
@@ -89,6 +90,7 @@ struct StartCommand: ParsableCommand {
         // stream, which wakes its thread out of `poll` and lets it go.
         var forwarders = [
             Task { for await _ in signals { sink.yield(.signal) } },
+            Task { for await _ in hangUps { await server.reloadCertificate() } },
             Task {
                 while !Task.isCancelled {
                     sink.yield(.tick)

@@ -1,11 +1,22 @@
 import Dispatch
 import Glibc
 
-/// Waits for SIGINT or SIGTERM (Ctrl-C, `kill`, Docker stopping the container).
+/// Waits for SIGINT or SIGTERM (Ctrl-C, `kill`, Docker stopping the container), or for SIGHUP (reload the TLS
+/// certificate).
 enum Signals {
     static func stream() -> AsyncStream<Int32> {
+        stream(of: [SIGINT, SIGTERM])
+    }
+
+    /// SIGHUP, which asks the server to read its certificate and key again (`kill -HUP`, `systemctl reload`,
+    /// a certificate renewal's hook). Ignored from the call on, so it never ends the process.
+    static func hangUps() -> AsyncStream<Int32> {
+        stream(of: [SIGHUP])
+    }
+
+    private static func stream(of numbers: [Int32]) -> AsyncStream<Int32> {
         AsyncStream { continuation in
-            let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+            let sources = numbers.map { number -> any DispatchSourceSignal in
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
                 source.setEventHandler { continuation.yield(number) }

@@ -58,6 +58,9 @@ export const EVENT = Object.freeze({
   WELCOME: "welcome",
   /** The server refused a hello. */
   REFUSED: "refused",
+  /** The server asked this page to wait (`rate_limited`): the connection says the same hello again by
+   * itself at the time it was told (connection.js), so the stage stays as it is. */
+  TOLD_TO_WAIT: "toldToWait",
   /** "That's not me" was sent. */
   NOT_ME: "notMe",
   /** "That's not me" was refused: this child has answered, so the name is theirs. */
@@ -84,6 +87,7 @@ const TRANSITIONS = {
   [EVENT.WELCOME]: { [ANY]: S.JOINED },
   // Whatever it was, the connection that asked for the names no longer waits for a typed join on it.
   [EVENT.REFUSED]: { [S.NAMING]: S.FORM },
+  [EVENT.TOLD_TO_WAIT]: {},
   [EVENT.NOT_ME]: { [S.JOINED]: S.GIVING_BACK, [S.REJOINING]: S.GIVING_BACK_REJOINING },
   [EVENT.NOT_ME_REFUSED]: { [S.GIVING_BACK]: S.JOINED, [S.GIVING_BACK_REJOINING]: S.REJOINING },
 };

@@ -171,6 +171,9 @@ export function rewordJoin() {
 
 /** A refusal before the welcome: the hello did not get in. */
 export function joinRefused(error) {
+  // Not a refusal of this child: the connection asks again by itself at the time the server said, and the
+  // banner says when (child.js `status`).
+  if (error.code === ERROR.RATE_LIMITED) return advance(EVENT.TOLD_TO_WAIT);
   advance(EVENT.REFUSED);
   if (isPicking(session.stage) && (error.code === ERROR.NAME_TAKEN || error.code === ERROR.MEMBER_NOT_FOUND)) return pickRefused(error);
   if (isPicking(session.stage) && !session.member && NAMES_UNKNOWN.has(error.code)) {

@@ -1,0 +1,127 @@
+"""`storycircle tls init`, run as a teacher would, its files judged by the openssl CLI and Python's ssl module
+(OpenSSL's own verifier, not the code that made them)."""
+import os
+import pathlib
+import re
+import stat
+import subprocess
+
+import pytest
+
+from conftest import BIN, ROOT
+
+
+def run(*args, timeout=60):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+
+
+def openssl(*args):
+    result = subprocess.run(["openssl", *args], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def fingerprint(path):
+    """The SHA-256 fingerprint as `openssl x509 -fingerprint` prints it."""
+    return openssl("x509", "-in", str(path), "-noout", "-fingerprint", "-sha256").strip().split("=", 1)[1]
+
+
+def mode(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def split_chain(path):
+    return re.findall(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----\n", path.read_text(), re.S)
+
+
+@pytest.fixture
+def data(tmp_path):
+    return tmp_path / "data"
+
+
+def test_tls_init_makes_an_authority_and_a_server_chain_openssl_verifies(data, tmp_path):
+    result = run("tls", "init", "--data", str(data), "--name", "storycircle.school.example", "--address", "192.0.2.10")
+    assert result.returncode == 0, result.stderr
+    tls = data / "tls"
+    assert mode(data) == 0o700 and mode(tls) == 0o700
+    for name in ("ca.crt", "ca.key", "server.crt", "server.key"):
+        assert mode(tls / name) == 0o600, name
+    # server.crt is the chain: the server's certificate, then the authority's.
+    chain = split_chain(tls / "server.crt")
+    assert len(chain) == 2
+    assert chain[1] == (tls / "ca.crt").read_text()
+    leaf = tmp_path / "leaf.pem"
+    leaf.write_text(chain[0])
+    assert openssl("verify", "-CAfile", str(tls / "ca.crt"), "-purpose", "sslserver", str(tls / "server.crt")).strip().endswith(": OK")
+
+    text = openssl("x509", "-in", str(leaf), "-noout", "-text")
+    san = re.search(r"X509v3 Subject Alternative Name: *\n\s*(.+)", text).group(1)
+    for entry in ("DNS:localhost", "IP Address:127.0.0.1", "IP Address:0:0:0:0:0:0:0:1", "DNS:storycircle.school.example", "IP Address:192.0.2.10"):
+        assert entry in san, san
+    assert "TLS Web Server Authentication" in text
+    assert "ASN1 OID: prime256v1" in text
+    ca = openssl("x509", "-in", str(tls / "ca.crt"), "-noout", "-text", "-subject")
+    assert re.search(r"X509v3 Basic Constraints: critical\s*\n\s*CA:TRUE", ca)
+    assert re.search(r"X509v3 Key Usage: critical\s*\n\s*Certificate Sign, CRL Sign", ca)
+    assert "StoryCircle local CA (" in ca
+    # The private keys are the certificates' own.
+    for key, certificate in (("server.key", leaf), ("ca.key", tls / "ca.crt")):
+        assert openssl("pkey", "-in", str(tls / key), "-pubout") == openssl("x509", "-in", str(certificate), "-noout", "-pubkey")
+
+    # What the teacher reads: what was made, the names, the fingerprint, where to read how to trust it.
+    assert "Made a certificate authority" in result.stdout
+    assert "127.0.0.1" in result.stdout and "localhost" in result.stdout
+    assert fingerprint(tls / "ca.crt") in result.stdout
+    assert 'docs/operations.md, "HTTPS on one laptop"' in result.stdout
+    assert "HTTPS on one laptop" in (ROOT / "docs" / "operations.md").read_text()
+
+
+def test_running_again_keeps_the_authority_and_reissues_the_server_certificate(data):
+    assert run("tls", "init", "--data", str(data)).returncode == 0
+    tls = data / "tls"
+    authority = fingerprint(tls / "ca.crt")
+    server_key = (tls / "server.key").read_bytes()
+    again = run("tls", "init", "--data", str(data), "--address", "198.51.100.7")
+    assert again.returncode == 0, again.stderr
+    assert "Kept this laptop's certificate authority" in again.stdout
+    assert fingerprint(tls / "ca.crt") == authority
+    assert (tls / "server.key").read_bytes() != server_key
+    assert "IP Address:198.51.100.7" in openssl("x509", "-in", str(tls / "server.crt"), "-noout", "-ext", "subjectAltName")
+    openssl("verify", "-CAfile", str(tls / "ca.crt"), str(tls / "server.crt"))
+
+    forced = run("tls", "init", "--data", str(data), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert fingerprint(tls / "ca.crt") != authority
+
+
+def test_a_lost_authority_key_is_refused_not_replaced(data):
+    assert run("tls", "init", "--data", str(data)).returncode == 0
+    authority = (data / "tls" / "ca.crt").read_bytes()
+    (data / "tls" / "ca.key").unlink()
+    result = run("tls", "init", "--data", str(data))
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: ") and "--force" in result.stderr
+    assert (data / "tls" / "ca.crt").read_bytes() == authority
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--name", "bad name"], "Error: The value 'bad name' is invalid for '--name <name>'"),
+    (["--name", "x,IP:1.2.3.4"], "Error: The value 'x,IP:1.2.3.4' is invalid for '--name <name>'"),
+    (["--address", "300.1.1.1"], "Error: The value '300.1.1.1' is invalid for '--address <ip>'"),
+    (["--address"], "Error: Missing value for '--address <ip>'."),
+    (["--force=yes"], "Error: The flag '--force' does not take a value."),
+    (["--colour", "blue"], "Error: Unknown option '--colour'."),
+    (["now"], "Error: Unexpected argument 'now'."),
+])
+def test_bad_usage_says_what_is_wrong_and_exits_64(data, arguments, message):
+    result = run("tls", "init", "--data", str(data), *arguments)
+    assert result.returncode == 64
+    assert result.stderr.startswith(message), result.stderr
+    assert result.stdout == ""
+    assert not data.exists(), "nothing is written for a command typed wrong"
+
+
+def test_tls_alone_lists_init():
+    result = run("tls")
+    assert result.returncode == 64
+    assert "init" in result.stdout
