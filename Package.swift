@@ -23,6 +23,12 @@ let package = Package(
             name: "CLibEV",
             providers: [.apt(["libev-dev", "libwebsockets-evlib-ev"])]
         ),
+        // libsodium: the room tokens' MAC (HMAC-SHA-256), compared in constant time, and the key's random bytes.
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
         // OpenSSL 3 (the one libwebsockets is built with): the server's certificates and TLS settings, and
         // `storycircle tls init`'s keys and certificates.
         .systemLibrary(
@@ -87,6 +93,7 @@ let package = Package(
         .target(name: "SQLiteStorage", dependencies: ["CSQLite", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "Confusables", dependencies: ["CICU", "StoryCircleCore"]),
+        .target(name: "Sodium", dependencies: ["CSodium"]),
         // A laptop's own certificate authority and the server certificate it issues for the laptop's names
         // and addresses (`storycircle tls init`), made and checked with OpenSSL's libcrypto.
         .target(name: "LocalCertificates", dependencies: ["COpenSSL"]),
@@ -94,12 +101,13 @@ let package = Package(
         // MARK: The shell: actors that carry out what the core decides (rooms, their outboxes, the router,
         // the directory, the leases), over any store, narrator and transport it is given: it imports no C
         // library, only TransportCore's side of the transport.
-        .target(name: "StoryCircleServer", dependencies: ["StoryCircleCore", "Locking", "TransportCore"]),
+        // Room tokens are checked by their MAC before any store is read (`RoomTokens`), through the Sodium wrapper.
+        .target(name: "StoryCircleServer", dependencies: ["StoryCircleCore", "Locking", "TransportCore", "Sodium"]),
         // The composition: configuration, the server put together from the real transport, stores and
         // narrator, and the HTTP API.
         .target(
             name: "StoryCircleApp",
-            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "TransportCore", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage", "Confusables", "Pictures", "RoomStoreSupport"]
+            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "TransportCore", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage", "Confusables", "Pictures", "RoomStoreSupport", "Sodium"]
         ),
 
         // MARK: Test kits: what tests (and only tests) need to drive the shell, kept out of the targets the
@@ -149,7 +157,7 @@ let package = Package(
         // Rooms, routing, leases and the outbox over test doubles: no sockets, no C libraries.
         .testTarget(
             name: "StoryCircleServerTests",
-            dependencies: ["StoryCircleServer", "StoryCircleServerTesting", "StoryCircleTesting", "StoryCircleCore", "TransportCore", "RoomStoreSupport", "Locking"]
+            dependencies: ["StoryCircleServer", "StoryCircleServerTesting", "StoryCircleTesting", "StoryCircleCore", "TransportCore", "RoomStoreSupport", "Locking", "Sodium"]
         ),
         // The whole server: the HTTP API, real sockets, the narrator and audio cache, storage faults.
         .testTarget(

@@ -52,10 +52,10 @@
 #                              Patroni's REST API 1–2 (default: free ones, picked at `up` and kept in the folder)
 #   STORYCIRCLE_BIN            the server binary (default .build/debug/storycircle)
 #   STORYCIRCLE_LEASE_SECONDS  inherited by the nodes (how long a dead node's rooms wait; default 10)
-# The folder holds node<N>.pid and node<N>.log for each node, nginx.log, admin-token, url and tls/; with
-# --ha also etcd<N>/ and etcd<N>.log, pg<N>/ (the member's data, socket, patroni.yml and patroni.pid) and
-# pg<N>.log (Patroni's and PostgreSQL's log), ha-ports, pg-password (superuser and replication),
-# pg-app-password (the nodes' role) and api-password (Patroni's REST API).
+# The folder holds node<N>.pid and node<N>.log for each node, nginx.log, admin-token, token-key, url and
+# tls/; with --ha also etcd<N>/ and etcd<N>.log, pg<N>/ (the member's data, socket, patroni.yml and
+# patroni.pid) and pg<N>.log (Patroni's and PostgreSQL's log), ha-ports, pg-password (superuser and
+# replication), pg-app-password (the nodes' role) and api-password (Patroni's REST API).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -408,6 +408,7 @@ launch_node() {
       STORYCIRCLE_DATA_DIR="$dir/node$n" \
       STORYCIRCLE_DATABASE="$database" \
       STORYCIRCLE_ADMIN_TOKEN="$token" \
+      STORYCIRCLE_TOKEN_KEY_FILE="$dir/token-key" \
       STORYCIRCLE_PUBLIC_URL="$url" \
       STORYCIRCLE_TRUST_FORWARDED_FOR=true \
       STORYCIRCLE_PING_AFTER_IDLE_SECONDS=3 \
@@ -444,6 +445,10 @@ up() {
   fi
   if [ ! -s "$dir/admin-token" ]; then
     (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/admin-token")
+  fi
+  # The key room tokens are authenticated with: one for every node, so a room's token works on any of them.
+  if [ ! -s "$dir/token-key" ]; then
+    (umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/token-key")
   fi
   local token url
   token=$(cat "$dir/admin-token")

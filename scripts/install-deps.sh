@@ -53,6 +53,8 @@ need_pkgconfig lame libmp3lame-dev
 need_pkgconfig sqlite3 libsqlite3-dev
 need_pkgconfig libpq libpq-dev
 need_pkgconfig icu-i18n libicu-dev
+# Room tokens carry an HMAC-SHA-256 (libsodium), checked before any store is read.
+need_pkgconfig libsodium libsodium-dev
 # Pictures in stories: checked by decoding and re-encoded (Sources/CImageCodecs).
 need_pkgconfig libpng libpng-dev
 need_pkgconfig libjpeg libjpeg62-turbo-dev

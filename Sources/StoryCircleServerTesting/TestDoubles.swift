@@ -153,6 +153,10 @@ package enum ServerFixtures {
         package let transport: RecordingTransport
     }
 
+    /// The key every node of a test's cluster is given, as a cluster's nodes share `tokenKeyFile`: a room's
+    /// tokens, issued by one node, are proved on any other.
+    package static let clusterTokens = RoomTokens(key: Array(repeating: 0x5C, count: 32))
+
     package static func node(
         _ name: String, store: any RoomLeases, clock: ManualClock = ManualClock(), leaseClock: ManualMonotonicClock = ManualMonotonicClock(),
         narrator: ScriptedNarrator = ScriptedNarrator(), configure: (inout RoomRegistry.Settings) -> Void = { _ in }
@@ -168,7 +172,8 @@ package enum ServerFixtures {
         // Shared whatever the store: its leases are offered, as PostgreSQL offers them.
         let services = RoomServices(
             transport: transport, storage: Storage(rooms: store, leases: store), clock: clock, narrator: narrator, lookalikes: LookalikeTable(),
-            metrics: ServerMetrics(), logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), leaseClock: leaseClock
+            metrics: ServerMetrics(), logger: StoryCircleLog(label: "test", minimumLevel: .error, sink: { _ in }), leaseClock: leaseClock,
+            tokens: clusterTokens
         )
         let registry = RoomRegistry(events: events, services: services, settings: settings)
         Task { await registry.run() }

@@ -17,6 +17,12 @@ public final class TransportMetrics: Sendable {
         public var pingsSent: Int
         public var idleHangUps: Int
         public var httpRequests: Int
+        /// Bytes of request bodies read (a body refused from its head is never read).
+        public var httpBodyBytes: Int
+        /// Requests answered from their head alone, their body unread (`HeadAdmission.answer`).
+        public var httpAnsweredAtHead: Int
+        /// HTTP connections refused because their address had `maxHTTPConnectionsPerAddress` open already.
+        public var httpRejectedPerAddress: Int
         /// Writes made where the service thread was woken, without a WRITEABLE callback (the one-frame path).
         public var writesAtWakeup: Int
         /// Writes made where a room on the service thread sent, nothing being queued (`writeAtSend`).
@@ -42,6 +48,9 @@ public final class TransportMetrics: Sendable {
     /// Connections hung up on after `hangUpAfterIdleSeconds` of silence.
     package let idleHangUps = Atomic<Int>(0)
     package let httpRequests = Atomic<Int>(0)
+    package let httpBodyBytes = Atomic<Int>(0)
+    package let httpAnsweredAtHead = Atomic<Int>(0)
+    package let httpRejectedPerAddress = Atomic<Int>(0)
     package let writesAtWakeup = Atomic<Int>(0)
     package let writesAtSend = Atomic<Int>(0)
     package let framesCoalesced = Atomic<Int>(0)
@@ -63,6 +72,9 @@ public final class TransportMetrics: Sendable {
             pingsSent: pingsSent.load(ordering: .relaxed),
             idleHangUps: idleHangUps.load(ordering: .relaxed),
             httpRequests: httpRequests.load(ordering: .relaxed),
+            httpBodyBytes: httpBodyBytes.load(ordering: .relaxed),
+            httpAnsweredAtHead: httpAnsweredAtHead.load(ordering: .relaxed),
+            httpRejectedPerAddress: httpRejectedPerAddress.load(ordering: .relaxed),
             writesAtWakeup: writesAtWakeup.load(ordering: .relaxed),
             writesAtSend: writesAtSend.load(ordering: .relaxed),
             framesCoalesced: framesCoalesced.load(ordering: .relaxed)

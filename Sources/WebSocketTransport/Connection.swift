@@ -47,6 +47,10 @@ final class Connection {
     var response: HTTPResponse?
     var headersWritten = false
     var bodyOffset = 0
+    /// The largest body this request may send (decided from its head).
+    var bodyLimit = 0
+    /// Answered without reading its body: closed once the answer is out.
+    var closeAfterResponse = false
 
     // A refused request (`kind == .refusedRequest`): its answer is out.
     var answered = false

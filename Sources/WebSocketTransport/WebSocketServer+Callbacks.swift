@@ -49,6 +49,13 @@ extension WebSocketServer {
             return 0
 
         // MARK: HTTP
+        case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
+            return admitHTTPConnection(wsi)
+
+        case LWS_CALLBACK_WSI_DESTROY:
+            httpConnectionGone(wsi)
+            return 0
+
         case LWS_CALLBACK_HTTP:
             guard let user else { return -1 }
             return beginRequest(wsi, user: user)

@@ -36,14 +36,26 @@ extension WebSocketServer {
         connection.response = nil
         connection.headersWritten = false
         connection.bodyOffset = 0
+        connection.closeAfterResponse = false
         if !isDynamic(path), !Self.staticMethods.contains(method) {
             return answerNow(connection, refusals.httpRefusal(.methodNotAllowed(allowed: Self.staticMethods)))
         }
         let request = HTTPRequest(id: HTTPRequest.ID(connection: connection.id, sequence: connection.sequence), method: method, path: path, query: query, headers: headers, body: [], peer: connection.peer)
         let declaredLength = Int(headers["content-length"] ?? "") ?? 0
-        let bodyLimit = configuration.maxRequestBodyBytes(for: path, headers: headers)
+        // The application's word from the head first (the route's authority, from the headers alone): a
+        // request it refuses is answered before a byte of its body is read.
+        let bodyLimit: Int
+        switch configuration.admitHead?(request) ?? .read(bodyLimit: configuration.maxRequestBodyBytes(for: path, headers: headers)) {
+        case .answer(let response):
+            metrics.httpAnsweredAtHead.add(1, ordering: .relaxed)
+            return answerAtHead(connection, response, bodyFollows: declaredLength > 0 || method.hasBody)
+        case .read(let limit):
+            bodyLimit = limit
+        }
+        connection.bodyLimit = bodyLimit
         if declaredLength > bodyLimit {
-            return answerNow(connection, refusals.httpRefusal(.payloadTooLarge(limit: bodyLimit)))
+            metrics.httpAnsweredAtHead.add(1, ordering: .relaxed)
+            return answerAtHead(connection, refusals.httpRefusal(.payloadTooLarge(limit: bodyLimit)), bodyFollows: true)
         }
         if declaredLength > 0, method.hasBody {
             connection.request = request
@@ -59,10 +71,11 @@ extension WebSocketServer {
 
     func receiveBody(_ connection: Connection, _ bytes: UnsafeRawBufferPointer) -> Int32 {
         guard connection.request != nil else { return 0 }
-        let bodyLimit = configuration.maxRequestBodyBytes(for: connection.request?.path ?? "", headers: connection.request?.headers ?? [:])
+        metrics.httpBodyBytes.add(bytes.count, ordering: .relaxed)
+        let bodyLimit = connection.bodyLimit
         if (connection.request?.body.count ?? 0) + bytes.count > bodyLimit {
             connection.request = nil
-            return answerNow(connection, refusals.httpRefusal(.payloadTooLarge(limit: bodyLimit)))
+            return answerAtHead(connection, refusals.httpRefusal(.payloadTooLarge(limit: bodyLimit)), bodyFollows: true)
         }
         connection.request?.body.append(contentsOf: bytes)
         return 0
@@ -72,6 +85,40 @@ extension WebSocketServer {
         connection.response = response
         lws_callback_on_writable(connection.wsi)
         return 0
+    }
+
+    /// Answers without reading the request's body. When a body follows, the connection closes once the
+    /// answer is out (`Connection: close`): lws would otherwise read the rest of it to find the next request.
+    private func answerAtHead(_ connection: Connection, _ response: HTTPResponse, bodyFollows: Bool) -> Int32 {
+        var response = response
+        if bodyFollows {
+            connection.closeAfterResponse = true
+            response.headers.append(("connection", "close"))
+        }
+        return answerNow(connection, response)
+    }
+
+    // MARK: HTTP connections per address
+
+    /// `LWS_CALLBACK_FILTER_HTTP_CONNECTION`, at every HTTP request's head (static or dynamic; never an
+    /// upgrade): a connection is counted against its address at its first request, and one past the
+    /// address's limit is answered 429 and closed (non-zero). `httpConnectionGone` uncounts it.
+    func admitHTTPConnection(_ wsi: OpaquePointer) -> Int32 {
+        let limit = configuration.maxHTTPConnectionsPerAddress
+        guard limit > 0, httpConnections.address(of: wsi) == nil else { return 0 }
+        let address = peerAddress(wsi)
+        if httpConnections.count(address) >= limit {
+            metrics.httpRejectedPerAddress.add(1, ordering: .relaxed)
+            _ = writeClosingResponse(wsi, refusals.httpRefusal(.tooManyConnectionsFromAddress(limit: limit)))
+            return -1
+        }
+        httpConnections.add(wsi, address: address)
+        return 0
+    }
+
+    /// `LWS_CALLBACK_WSI_DESTROY`: every connection ends here once.
+    func httpConnectionGone(_ wsi: OpaquePointer) {
+        httpConnections.remove(wsi)
     }
 
     /// Headers in one WRITEABLE callback, then the body in chunks, one write per callback.
@@ -99,7 +146,7 @@ extension WebSocketServer {
             // `Content-Length` above is the length a GET would get; a HEAD stops here.
             if response.body.isEmpty || connection.method == .head {
                 connection.response = nil
-                return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+                return completeTransaction(connection)
             }
             lws_callback_on_writable(wsi)
             return 0
@@ -115,10 +162,17 @@ extension WebSocketServer {
         connection.bodyOffset += chunk
         if isFinal {
             connection.response = nil
-            return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+            return completeTransaction(connection)
         }
         lws_callback_on_writable(wsi)
         return 0
+    }
+
+    /// The answer is out: the connection waits for its next request, or closes (-1) after an answer given
+    /// without reading the body.
+    private func completeTransaction(_ connection: Connection) -> Int32 {
+        if connection.closeAfterResponse { return -1 }
+        return lws_http_transaction_completed(connection.wsi) != 0 ? -1 : 0
     }
 
     /// A whole small response in one write, ending the connection (`Connection: close`; the caller then

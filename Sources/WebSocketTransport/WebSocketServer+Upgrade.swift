@@ -16,6 +16,27 @@ struct AddressCounts {
     }
 }
 
+/// Open HTTP connections per client address, by connection (service thread only): a keep-alive connection
+/// counts once, from its first request until lws destroys it.
+struct HTTPConnectionCounts {
+    private var addresses: [OpaquePointer: String] = [:]
+    private var counts = AddressCounts()
+
+    func address(of wsi: OpaquePointer) -> String? { addresses[wsi] }
+
+    func count(_ address: String) -> Int { counts.count(address) }
+
+    mutating func add(_ wsi: OpaquePointer, address: String) {
+        addresses[wsi] = address
+        counts.add(address)
+    }
+
+    mutating func remove(_ wsi: OpaquePointer) {
+        guard let address = addresses.removeValue(forKey: wsi) else { return }
+        counts.remove(address)
+    }
+}
+
 // The WebSocket upgrade: only `/ws`, only from our own pages (or allowed origins, or clients that are not
 // browsers), only while this address and the server have room for another connection.
 extension WebSocketServer {

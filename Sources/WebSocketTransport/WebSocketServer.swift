@@ -49,6 +49,7 @@ public final class WebSocketServer: MessageTransport, @unchecked Sendable {
     // Service thread only.
     let connections = ConnectionTable()
     var webSocketsPerAddress = AddressCounts()
+    var httpConnections = HTTPConnectionCounts()
     var resources: CResources?
     var keepaliveTimer: UnsafeMutablePointer<sc_lws_timer_t>?
     /// The lws timer that fires `loopExecutor`'s timers, and the deadline it is armed for.

@@ -1,3 +1,5 @@
+import TransportCore
+
 /// How the transport listens and what it accepts. Every limit here protects the server from one client.
 public struct WebSocketServerConfiguration: Sendable {
     /// 0 picks a free port (tests); `WebSocketServer.start()` returns the one in use.
@@ -29,6 +31,15 @@ public struct WebSocketServerConfiguration: Sendable {
         let bearer = headers["authorization"]?.lowercased().hasPrefix("bearer ") == true
         return bearer ? limit : min(limit, maxRequestBodyBytes)
     }
+    /// Decides from a dynamic request's head, before its body is read, how large a body it may send or how
+    /// it is answered at once (`HeadAdmission`): the application checks the route's authority here, so a
+    /// body larger than `maxRequestBodyBytes` is read only for a request whose credential holds. Called on
+    /// the service thread; it must not block. Without it, `maxRequestBodyBytes(for:headers:)` decides.
+    public var admitHead: (@Sendable (HTTPRequest) -> HeadAdmission)?
+    /// Open HTTP connections (not WebSockets) per client address (0: no limit). One past it is answered
+    /// 429 `too_many_connections` and closed, so one device cannot hold the server's sockets with idle or
+    /// slow requests.
+    public var maxHTTPConnectionsPerAddress = 32
     /// A connection whose unsent messages exceed this is dropped (it can rejoin) instead of growing memory.
     public var maxQueuedBytesPerConnection = 1 << 20
     public var maxQueuedFramesPerConnection = 2_048

@@ -55,7 +55,8 @@ def test_each_bad_picture_is_refused_with_its_reason_and_nothing_else_is_lost(se
     assert json.loads(response.read())["error"]["code"] == "payload_too_large"
     connection.close()
 
-    # Without a bearer token only the normal body limit: 1 MB is refused before the route would be reached.
+    # Without the admin token the upload's authority fails from its head: 401 before any of the body is read
+    # (test_authority.py has the rest).
     for authorization in (None, "Basic eDp5"):
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=15)
         connection.putrequest("POST", "/api/pictures")
@@ -64,7 +65,7 @@ def test_each_bad_picture_is_refused_with_its_reason_and_nothing_else_is_lost(se
         connection.putheader("Content-Length", str(1024 * 1024))
         connection.endheaders()
         response = connection.getresponse()
-        assert response.status == 413 and json.loads(response.read())["error"]["code"] == "payload_too_large"
+        assert response.status == 401 and json.loads(response.read())["error"]["code"] == "unauthorized"
         connection.close()
 
     # A phone's photo with its location: stored, without the location.

@@ -1,14 +1,19 @@
 """`storycircle tls init`, run as a teacher would, its files judged by the openssl CLI and Python's ssl module
 (OpenSSL's own verifier, not the code that made them)."""
 import os
-import pathlib
 import re
+import signal
+import socket
+import ssl
 import stat
 import subprocess
+import urllib.error
+import urllib.request
 
 import pytest
 
-from conftest import BIN, ROOT
+from conftest import BIN, ROOT, SHORT_STORY
+from tls_support import serial_served
 
 
 def run(*args, timeout=60):
@@ -125,3 +130,59 @@ def test_tls_alone_lists_init():
     result = run("tls")
     assert result.returncode == 64
     assert "init" in result.stdout
+
+
+def healthz(port, host, context):
+    with urllib.request.urlopen(f"https://{host}:{port}/healthz", context=context, timeout=15) as response:
+        return response.status
+
+
+def test_serve_with_the_data_folder_speaks_https_its_authority_vouches_for_even_after_a_new_address(data, make_server):
+    assert run("tls", "init", "--data", str(data)).returncode == 0
+    server = make_server(data=data)
+    assert server.wait_for_output("listening on https://")
+    # A device that trusts ca.crt, and nothing else, as a school's managed device would.
+    device = ssl.create_default_context(cafile=str(data / "tls" / "ca.crt"))
+    for host in ("localhost", "127.0.0.1"):
+        assert healthz(server.port, host, device) == 200, host
+    # A device that does not trust it refuses the page: what a child's browser shows as "not private".
+    with pytest.raises(urllib.error.URLError) as refused:
+        healthz(server.port, "localhost", ssl.create_default_context())
+    assert isinstance(refused.value.reason, ssl.SSLCertVerificationError)
+
+    # The laptop's address changed: tls init again, then SIGHUP; the same device still trusts it.
+    first = serial_served(server.port)
+    assert run("tls", "init", "--data", str(data), "--name", "moved.example").returncode == 0
+    server.process.send_signal(signal.SIGHUP)
+    server.wait_for_output("TLS certificate reloaded")
+    assert serial_served(server.port) != first
+    assert healthz(server.port, "localhost", device) == 200
+    with socket_to(server.port, "moved.example", device) as tls:
+        assert ("DNS", "moved.example") in tls.getpeercert()["subjectAltName"]
+
+
+def test_start_prints_an_https_join_link_for_the_laptops_address_that_a_trusting_device_opens(data):
+    """What `make run` does: tls init, then start; the join link the children get names the laptop's network
+    address, and the certificate covers it."""
+    assert run("tls", "init", "--data", str(data)).returncode == 0
+    process = subprocess.Popen([BIN, "start", str(SHORT_STORY), "--port", "0", "--data", str(data), "--no-keys"],
+                               cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        link = None
+        for line in process.stdout:
+            if line.startswith("  Join link:"):
+                link = line.split()[-1]
+                break
+        assert link and link.startswith("https://"), link
+        device = ssl.create_default_context(cafile=str(data / "tls" / "ca.crt"))
+        with urllib.request.urlopen(link, context=device, timeout=15) as response:
+            assert response.status == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=10)
+
+
+def socket_to(port, name, context):
+    """A TLS connection to 127.0.0.1 that asks for (and checks) the certificate of `name`."""
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    return context.wrap_socket(raw, server_hostname=name)

@@ -42,7 +42,10 @@ struct APITests {
         // The link carries the room's language (Pip is read in English), so the child's first screen speaks it.
         #expect(room["joinURL"] as? String == "http://192.168.1.20:8080/?room=\(code)&lang=en")
         #expect((room["dashboardURL"] as? String)?.hasPrefix("http://192.168.1.20:8080/dashboard#room=\(code)&token=") == true)
-        #expect((room["teacherToken"] as? String)?.count == 43)
+        // `<code>.<random>.<MAC>`: the token proves itself for this room (`RoomTokens`).
+        let teacherToken = try #require(room["teacherToken"] as? String)
+        #expect(teacherToken.hasPrefix(code + ".") && teacherToken.count == code.count + 1 + 32 + 1 + 64)
+        #expect(registry.directory.tokens.role(of: teacherToken, room: code) == .teacher)
         #expect(await registry.directory.room(code)?.report().settings.timer == false)
     }
 

@@ -111,6 +111,15 @@ private func run(_ requests: [FuzzRequest]) async {
         }
         let headers = fuzzed.headers.mapValues(session.fill)
         let request = HTTPRequest.testRequest(method: fuzzed.method, path: String(parts.first ?? ""), query: query, headers: headers, body: fuzzed.body)
+        // What the transport asks before it reads a body: an answer from the head alone is a refusal in
+        // the protocol's shape, and a request it lets through may send at least the default.
+        switch APIHandler.router.admitHead(request, with: api, defaultBodyLimit: 256 * 1_024) {
+        case .answer(let refusal):
+            check(refusal, for: request)
+            precondition([401, 403, 429].contains(refusal.status.code), "\(request.path): answered \(refusal.status.code) from its head")
+        case .read(let limit):
+            precondition(limit >= 256 * 1_024, "\(request.path): a limit below the default")
+        }
         let response = await api.handle(request)
         check(response, for: request)
         if fuzzed.method == .get {

@@ -1,5 +1,6 @@
 import Confusables
 import Foundation
+import Locking
 import PostgresStorage
 import Speech
 import SQLiteStorage
@@ -158,7 +159,23 @@ extension ClassroomServer {
         var events: AsyncStream<TransportEvent>
         var requests: AsyncStream<HTTPRequest>
         var bindings: ConnectionBindings
+        /// The API's check of a request's head, once the API is put together (`Router.admitHead`).
+        var heads: HeadGate
         var finish: @Sendable () -> Void
+    }
+
+    /// Where the transport asks the API about a request's head: set once the API exists; until then (the
+    /// moments between listening and the API's start) the transport's own body limits decide.
+    final class HeadGate: Sendable {
+        private let decide = Locked<(@Sendable (HTTPRequest) -> HeadAdmission)?>(nil)
+
+        func admit(with decision: @escaping @Sendable (HTTPRequest) -> HeadAdmission) {
+            decide.withLock { $0 = decision }
+        }
+
+        func admission(_ request: HTTPRequest, fallback: HeadAdmission) -> HeadAdmission {
+            decide.withLock { $0 }?(request) ?? fallback
+        }
     }
 
     /// The transport, not yet listening: a bound connection's messages go straight to its room, HTTP requests
@@ -167,7 +184,13 @@ extension ClassroomServer {
         let (events, eventSink) = AsyncStream.makeStream(of: TransportEvent.self)
         let (requests, requestSink) = AsyncStream.makeStream(of: HTTPRequest.self)
         let bindings = ConnectionBindings()
-        let transport = WebSocketServer(configuration: transportConfiguration(configuration, tls: tls), refusals: TransportRefusals()) { event in
+        let heads = HeadGate()
+        var settings = transportConfiguration(configuration, tls: tls)
+        let fallback = settings
+        settings.admitHead = { request in
+            heads.admission(request, fallback: .read(bodyLimit: fallback.maxRequestBodyBytes(for: request.path, headers: request.headers)))
+        }
+        let transport = WebSocketServer(configuration: settings, refusals: TransportRefusals()) { event in
             if case .message(let connection, let bytes) = event, bindings.deliver(connection, bytes) { return }
             if case .request(let request) = event {
                 requestSink.yield(request)
@@ -175,7 +198,7 @@ extension ClassroomServer {
                 eventSink.yield(event)
             }
         }
-        return Wiring(transport: transport, events: events, requests: requests, bindings: bindings, finish: { eventSink.finish(); requestSink.finish() })
+        return Wiring(transport: transport, events: events, requests: requests, bindings: bindings, heads: heads, finish: { eventSink.finish(); requestSink.finish() })
     }
 
     static func restoreRooms(_ registry: RoomRegistry, from store: OpenedStore) async throws -> Int {

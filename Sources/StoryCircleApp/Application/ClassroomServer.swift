@@ -67,6 +67,7 @@ public final class ClassroomServer: Sendable {
         let configuration = fitConnectionsToOpenFiles(configuration, logger: logger)
         let lock = try claimDataDirectory(configuration, logger: logger)
         let (adminToken, adminTokenFile) = try Self.adminToken(configuration)
+        let tokens = try RoomTokenKey.tokens(configuration)
         let metrics = ServerMetrics()
         let opened = try await openStore(configuration, injected: store, now: (testClock ?? SystemClock()).now(), logger: logger)
         let storage = opened.storage
@@ -78,7 +79,7 @@ public final class ClassroomServer: Sendable {
         let clock = testClock ?? LoopClock(loop: transport.loopExecutor)
         let services = RoomServices(
             transport: transport, storage: storage, clock: clock, narrator: narration.narrator, lookalikes: lookalikes, metrics: metrics, logger: logger,
-            timing: timing, bindings: wiring.bindings, executor: transport.loopExecutor
+            timing: timing, bindings: wiring.bindings, executor: transport.loopExecutor, tokens: tokens
         )
         let registry = RoomRegistry(events: wiring.events, services: services, settings: configuration.registrySettings)
         let restored = try await restoreRooms(registry, from: opened)
@@ -88,8 +89,10 @@ public final class ClassroomServer: Sendable {
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: narration.audio, qrCodes: true,
             narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
             lookalikes: lookalikes,
-            maxConnections: transport.configuration.maxConnections
+            maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger)
         )
+        let defaultBodyLimit = transport.configuration.maxRequestBodyBytes
+        wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }
         let loops = [
             Task { await registry.run() }, answer(wiring.requests, with: api, on: transport),
             sweep(registry, clock: clock, configuration: configuration),
@@ -154,6 +157,7 @@ public final class ClassroomServer: Sendable {
         transport.maxMessageBytes = configuration.connections.maxMessageBytes
         transport.maxConnections = configuration.connections.maxConnections
         transport.maxConnectionsPerAddress = configuration.connections.maxConnectionsPerAddress
+        transport.maxHTTPConnectionsPerAddress = configuration.connections.maxHTTPConnectionsPerAddress
         transport.helloTimeoutSeconds = configuration.connections.helloTimeoutSeconds
         transport.maxQueuedBytesPerConnection = configuration.connections.maxQueuedKilobytesPerConnection * 1_024
         transport.maxQueuedFramesPerConnection = configuration.connections.maxQueuedMessagesPerConnection

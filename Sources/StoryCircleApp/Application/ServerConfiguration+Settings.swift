@@ -14,6 +14,8 @@ extension ServerConfiguration {
         Setting("allowedOrigins", \.network.allowedOrigins, environment: "STORYCIRCLE_ALLOWED_ORIGINS"),
         Setting("trustForwardedFor", \.network.trustForwardedFor, environment: "STORYCIRCLE_TRUST_FORWARDED_FOR"),
         Setting("adminToken", \.network.adminToken, environment: "STORYCIRCLE_ADMIN_TOKEN"),
+        Setting("tokenKeyFile", \.network.tokenKeyFile, environment: "STORYCIRCLE_TOKEN_KEY_FILE"),
+        Setting("tokenKey", \.network.tokenKey, environment: "STORYCIRCLE_TOKEN_KEY"),
         // HTTPS: a key with a dot is a key of the object named before it (`"tls": {"certificate": …}`).
         Setting("tls.certificate", \.tls.certificate, environment: "STORYCIRCLE_TLS_CERTIFICATE"),
         Setting("tls.key", \.tls.key, environment: "STORYCIRCLE_TLS_KEY"),
@@ -28,6 +30,7 @@ extension ServerConfiguration {
         Setting("maxMessageBytes", \.connections.maxMessageBytes),
         Setting("maxConnections", \.connections.maxConnections),
         Setting("maxConnectionsPerAddress", \.connections.maxConnectionsPerAddress),
+        Setting("maxHTTPConnectionsPerAddress", \.connections.maxHTTPConnectionsPerAddress),
         Setting("helloTimeoutSeconds", \.connections.helloTimeoutSeconds),
         Setting("maxQueuedKilobytesPerConnection", \.connections.maxQueuedKilobytesPerConnection),
         Setting("maxQueuedMessagesPerConnection", \.connections.maxQueuedMessagesPerConnection),

@@ -29,6 +29,13 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var trustForwardedFor = false
         /// Required to create and list rooms over HTTP; generated into `<dataDirectory>/admin-token` when unset.
         public var adminToken: String?
+        /// The key rooms' tokens are authenticated with (`RoomTokens`): a file of at least 32 bytes, readable
+        /// by its owner alone. Every node of a cluster must be given the same one; a single server makes its
+        /// own in `<dataDirectory>/token-key` when unset.
+        public var tokenKeyFile: String?
+        /// The same key given as text (at least 32 characters), for containers given their secrets in the
+        /// environment, as they are given the admin token.
+        public var tokenKey: String?
     }
 
     /// HTTPS and WSS: the certificate and key (PEM files), and a port that redirects plain HTTP to HTTPS.
@@ -58,6 +65,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         /// Open WebSockets per client address (0: no limit): one device's flood cannot take the others'
         /// places. Behind NAT or a proxy many devices share an address (see `trustForwardedFor`).
         public var maxConnectionsPerAddress = 50
+        /// Open HTTP connections per client address (0: no limit), counted apart from WebSockets: pages,
+        /// pictures and API calls. A browser opens about six at once per server.
+        public var maxHTTPConnectionsPerAddress = 32
         /// A WebSocket that has not said who it is (join, rejoin, watch, control) after this long is closed.
         public var helloTimeoutSeconds = 10.0
         /// A connection with more unsent data than this is dropped (it can rejoin): one stalled device
@@ -200,6 +210,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         }
         if let threads = voices.piperThreads, !(1...8).contains(threads) { throw Problem(description: "piperThreads must be from 1 to 8") }
         guard limits.maxConnectionsPerAddress >= 0 else { throw Problem(description: "maxConnectionsPerAddress must be 0 (no limit) or more") }
+        guard limits.maxHTTPConnectionsPerAddress >= 0 else { throw Problem(description: "maxHTTPConnectionsPerAddress must be 0 (no limit) or more") }
         guard limits.helloTimeoutSeconds > 0, limits.helloTimeoutSeconds <= 3_600 else {
             throw Problem(description: "helloTimeoutSeconds must be more than 0 and at most 3600")
         }

@@ -30,6 +30,8 @@ struct APIHandler: Sendable {
     var lookalikes: (any ConfusableSkeleton)? = nil
     /// The most WebSockets the transport accepts: the configured figure, or less under the open-file limit.
     var maxConnections: Int? = nil
+    /// Refusals for want of authority, counted per address (nil: never limited, as in most tests).
+    var refused: RefusedRequests? = nil
 
     /// Every route of the API, by resource.
     static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes()])

@@ -71,6 +71,9 @@ extension APIHandler {
             text.counter("storycircle_upgrades_rejected_per_address_total", "WebSocket upgrades refused for maxConnectionsPerAddress.", transport.rejectedPerAddress)
             text.counter("storycircle_hello_timeouts_total", "WebSockets closed for saying no hello in time.", transport.helloTimeouts)
             text.counter("storycircle_http_requests_total", "Dynamic HTTP requests.", transport.httpRequests)
+            text.counter("storycircle_http_body_bytes_total", "Bytes of HTTP request bodies read.", transport.httpBodyBytes)
+            text.counter("storycircle_http_answered_at_head_total", "HTTP requests answered from their headers, their body unread.", transport.httpAnsweredAtHead)
+            text.counter("storycircle_http_rejected_per_address_total", "HTTP connections refused for maxHTTPConnectionsPerAddress.", transport.httpRejectedPerAddress)
         }
         var phases: [PhaseName: Int] = [:]
         for room in await registry.directory.liveRooms { phases[await room.phase.name, default: 0] += 1 }

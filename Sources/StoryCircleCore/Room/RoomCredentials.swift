@@ -26,8 +26,16 @@ public struct RoomCredentials: Sendable, Equatable {
     /// made this way (`RoomDirectory`), so the server can hand it to the teacher's page later without
     /// ever storing a token: only hashes are kept. It is one-way, so a projector link does not lead back
     /// to the teacher's.
+    ///
+    /// A teacher token that carries its room's MAC (`<code>.<random>.<mac>`, `RoomTokens` in the server) gives
+    /// one of the same shape, its last part a digest of the teacher's MAC: the server checks it with its key
+    /// alone, as it checks the teacher's, and it still leads nowhere back.
     public static func dashboardToken(forTeacherToken teacherToken: String) -> String {
-        SHA256.hexDigest("storycircle.dashboard-token.v1:" + teacherToken)
+        let parts = teacherToken.split(separator: ".", omittingEmptySubsequences: false)
+        if parts.count == 3 {
+            return "\(parts[0]).\(parts[1]).\(SHA256.hexDigest("storycircle.dashboard-token.v2:" + parts[2]))"
+        }
+        return SHA256.hexDigest("storycircle.dashboard-token.v1:" + teacherToken)
     }
 
     /// The room's projector token, for the teacher who proved `teacherToken`; nil for a room whose

@@ -13,8 +13,11 @@ public final class RoomDirectory: Sendable {
     let lifecycle: RoomLifecycle
     let retention: RoomRetention
     let classes: ClassFollowing
+    /// How this node's rooms' tokens are proved: by their MAC, before a room is looked for.
+    public let tokens: RoomTokens
 
     init(services: RoomServices, keeper: LeaseKeeper?, roomDefaults: RoomSettings, retentionDays: Int, codeDigits: Int = 6) {
+        tokens = services.tokens
         lifecycle = RoomLifecycle(services: services, keeper: keeper, roomDefaults: roomDefaults, codeDigits: codeDigits)
         retention = RoomRetention(lifecycle: lifecycle, store: services.store, logger: services.logger, retentionDays: retentionDays)
         classes = ClassFollowing(lifecycle: lifecycle, services: services)

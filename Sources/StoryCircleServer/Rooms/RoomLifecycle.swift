@@ -79,12 +79,11 @@ actor RoomLifecycle {
         guard acceptingRooms else { throw RoomError(.serverShuttingDown, "The server is shutting down.") }
         let settings = try roomDefaults.applying(patch ?? RoomSettingsPatch())
         do {
-            let teacherToken = Tokens.generate()
+            let now = clock.now()
+            let (code, teacherToken) = try await storeNewRoom(story: story, settings: settings, at: now, storyID: storyID, classID: classRoster?.id)
             // Derived, so the teacher's page can be given the projector link later (only hashes are stored).
             let dashboardToken = RoomCredentials.dashboardToken(forTeacherToken: teacherToken)
             let credentials = RoomCredentials(teacherToken: teacherToken, dashboardToken: dashboardToken)
-            let now = clock.now()
-            let code = try await storeNewRoom(story: story, settings: settings, credentials: credentials, at: now, storyID: storyID, classID: classRoster?.id)
             if !services.storage.isShared {
                 let lease = try await keeper?.acquire(code)
                 let state = RoomState(
@@ -110,15 +109,18 @@ actor RoomLifecycle {
         }
     }
 
-    /// Draws codes until one is free, and stores the room under it.
-    private func storeNewRoom(story: Story, settings: RoomSettings, credentials: RoomCredentials, at now: ServerTime, storyID: String?, classID: String?) async throws -> String {
+    /// Draws codes until one is free, and stores the room under it with a teacher token for that code (a
+    /// token carries its room's code under its MAC, `RoomTokens`).
+    private func storeNewRoom(story: Story, settings: RoomSettings, at now: ServerTime, storyID: String?, classID: String?) async throws -> (code: String, teacherToken: String) {
         for _ in 1..<1_000 {
             let code = Tokens.roomCode(digits: codeDigits)
             if rooms[code] != nil { continue }
             if try await store.codeExists(code) { continue }
+            let teacherToken = services.tokens.teacherToken(room: code)
+            let credentials = RoomCredentials(teacherToken: teacherToken, dashboardToken: RoomCredentials.dashboardToken(forTeacherToken: teacherToken))
             do {
                 try await store.createRoom(RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: now, storyID: storyID, classID: classID))
-                return code
+                return (code, teacherToken)
             } catch let failure as StoreFailure where failure.kind == .rejected {
                 // Another node took the same code between the check and the insert (the code is the table's
                 // key): draw another.
@@ -177,6 +179,9 @@ actor RoomLifecycle {
         defer { loads[code] = nil }
         var lease: RoomLease?
         if let keeper {
+            // A code that is no room is told by a read, never by the lease: the lease book's one connection
+            // serves every room of the node, and must not be kept busy by codes someone guesses.
+            guard try await store.codeExists(code) else { return nil }
             do {
                 lease = try await keeper.acquire(code)
             } catch RoomLeaseError.unknownRoom {

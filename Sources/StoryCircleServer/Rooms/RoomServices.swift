@@ -22,6 +22,8 @@ package struct RoomServices: Sendable {
     /// Where rooms run: the transport's loop in a server (`LoopExecutor`), so a frame, its room and its
     /// reply meet on one thread.
     let executor: LoopExecutor
+    /// How rooms' tokens are issued and proved (under the server's key).
+    package let tokens: RoomTokens
 
     /// Set by the registry from its settings and the store.
     var failedHellos: AddressRateLimiter?
@@ -35,8 +37,10 @@ package struct RoomServices: Sendable {
     package init(
         transport: any MessageTransport, storage: Storage, clock: any ServerClock, narrator: any NarrationPreparing,
         lookalikes: any ConfusableSkeleton, metrics: ServerMetrics, logger: StoryCircleLog, timing: RoomTiming = .init(),
-        bindings: ConnectionBindings = ConnectionBindings(), leaseClock: any MonotonicClock = SystemMonotonicClock(), executor: LoopExecutor? = nil
+        bindings: ConnectionBindings = ConnectionBindings(), leaseClock: any MonotonicClock = SystemMonotonicClock(), executor: LoopExecutor? = nil,
+        tokens: RoomTokens = .ephemeral()
     ) {
+        self.tokens = tokens
         self.transport = transport
         self.storage = storage
         self.clock = clock

@@ -1,26 +1,67 @@
 import Foundation
+import Sodium
 import StoryCircleCore
 import StoryCircleServer
 import TransportCore
 
-/// The router's check of a route's `Authority`, before its handler runs: the admin token is compared at
-/// once; a room or class authority finds the room or class the token must belong to, and hands it on.
+/// The router's check of a route's `Authority`, in two steps, before its handler runs:
+///
+/// 1. `proveFromHeaders`: what the request's token proves by itself, with nothing read, leased or loaded:
+///    the admin token by its hash, a room's teacher or dashboard token by its MAC (`RoomTokens`), for the
+///    room code the path names. A token that proves nothing is refused here, in the same time whether or
+///    not the room exists. The transport asks this step too, before it reads a body (`admitHead`).
+/// 2. `admit`: only then the room or class the token must belong to is found (and, for a stored room,
+///    loaded under its lease), and the store's hash of its tokens has the last word (a code drawn again
+///    for a later room has other tokens).
 extension APIHandler {
+    /// What a request's token proved from the headers alone.
+    struct Proof: Sendable {
+        var isAdmin = false
+        /// The room the token was issued for and its role there (room and class authorities).
+        var room: (code: String, role: Role)?
+    }
+
     func admit(_ route: Route, _ request: HTTPRequest, parameters: [String: String]) async throws -> RouteRequest {
+        let proof = try proveFromHeaders(route, request, parameters: parameters)
         var admitted = RouteRequest(http: request, parameters: parameters)
+        switch route.authority {
+        case .none, .admin:
+            break
+        case .teacher, .dashboard:
+            admitted.room = try await room(parameters["code"] ?? "", token: Self.bearerToken(request) ?? "", proof: proof, needs: route.authority)
+        case .classTeacher:
+            admitted.schoolClass = try await schoolClass(parameters["id"] ?? "", token: Self.bearerToken(request) ?? "", proof: proof)
+        }
+        return admitted
+    }
+
+    /// Step 1: the route's authority as far as the token alone proves it; throws the route's refusal.
+    func proveFromHeaders(_ route: Route, _ request: HTTPRequest, parameters: [String: String]) throws -> Proof {
         let token = Self.bearerToken(request)
-        let isAdmin = token.map { RoomCredentials.hash($0) == adminTokenHash } ?? false
+        var proof = Proof(isAdmin: token.map(isAdminToken) ?? false)
         switch route.authority {
         case .none:
             break
         case .admin:
-            guard isAdmin else { throw route.refusal.error(hasToken: request.headers["authorization"] != nil) }
+            guard proof.isAdmin else { throw route.refusal.error(hasToken: request.headers["authorization"] != nil) }
         case .teacher, .dashboard:
-            admitted.room = try await room(parameters["code"] ?? "", token: token, isAdmin: isAdmin, needs: route.authority)
+            let code = parameters["code"] ?? ""
+            guard !proof.isAdmin else { break }
+            guard let token, let role = registry.directory.tokens.role(of: token, room: code), role == .teacher || route.authority == .dashboard else {
+                throw Self.roomRefusal(code)
+            }
+            proof.room = (code, role)
         case .classTeacher:
-            admitted.schoolClass = try await schoolClass(parameters["id"] ?? "", token: token, isAdmin: isAdmin)
+            guard !proof.isAdmin else { break }
+            guard let token, let claim = registry.directory.tokens.claim(of: token), claim.role == .teacher else { throw ClassRoutes.refusal }
+            proof.room = (claim.room, claim.role)
         }
-        return admitted
+        return proof
+    }
+
+    /// The admin token, compared by its digest in constant time.
+    func isAdminToken(_ token: String) -> Bool {
+        Sodium.constantTimeEquals(Array(RoomCredentials.hash(token).utf8), Array(adminTokenHash.utf8))
     }
 
     /// The token of `Authorization: Bearer …`, if any.
@@ -30,14 +71,17 @@ extension APIHandler {
         return token.isEmpty ? nil : token
     }
 
-    /// The room `code` if the token is its teacher's (or, for `.dashboard`, its dashboard's) or the admin's.
-    /// A stored room that is not in memory (finished before a restart, evicted) is loaded, but only for a
-    /// request that may see it. A wrong token and a missing room get the same answer, so the API does not
-    /// tell a guesser which codes exist.
-    private func room(_ code: String, token: String?, isAdmin: Bool, needs: Authority) async throws -> Room {
+    /// One answer for a wrong token and a missing room, so the API does not tell a guesser which codes exist.
+    static func roomRefusal(_ code: String) -> HTTPError {
+        HTTPError(.unauthorized, "A valid token for room \(String(code.prefix(12))) is needed (Authorization: Bearer …).")
+    }
+
+    /// Step 2 for a room: the room `code`, found (a stored room that is not in memory is loaded) only for the
+    /// admin or a token whose MAC proved it for this code, and kept only if the room's stored hashes agree.
+    private func room(_ code: String, token: String, proof: Proof, needs: Authority) async throws -> Room {
         let shown = String(code.prefix(12))
-        let refusal = HTTPError(.unauthorized, "A valid token for room \(shown) is needed (Authorization: Bearer …).")
-        guard let token else { throw refusal }
+        let refusal = Self.roomRefusal(code)
+        let isAdmin = proof.isAdmin
         let admits: @Sendable (RoomCredentials) -> Bool = { credentials in
             if isAdmin { return true }
             switch credentials.watchRole(for: token) {
@@ -61,17 +105,19 @@ extension APIHandler {
         return room
     }
 
-    /// The class `id` and its rooms if the token is the admin's or the teacher's of one of its rooms. A wrong
-    /// token and a missing class get the same 401, as for rooms.
-    private func schoolClass(_ id: String, token: String?, isAdmin: Bool) async throws -> (found: SchoolClass, rooms: [RoomArchive]) {
+    /// Step 2 for a class: the class `id` and its rooms, for the admin or the teacher of one of its rooms (the
+    /// room the token's MAC named, with its stored hash agreeing). A wrong token and a missing class get the
+    /// same 401, as for rooms.
+    private func schoolClass(_ id: String, token: String, proof: Proof) async throws -> (found: SchoolClass, rooms: [RoomArchive]) {
         guard let classes else { throw ClassRoutes.noClasses }
         let refusal = ClassRoutes.refusal
-        guard isAdmin || token != nil else { throw refusal }
+        let isAdmin = proof.isAdmin
         guard ClassIDs.isWellFormed(id) else { throw isAdmin ? ClassRoutes.notFound(id) : refusal }
         do {
             guard let found = try await classes.schoolClass(id) else { throw isAdmin ? ClassRoutes.notFound(id) : refusal }
             let rooms = try await classes.classRooms(id)
-            guard isAdmin || rooms.contains(where: { $0.header.credentials.watchRole(for: token ?? "") == .teacher }) else { throw refusal }
+            let teaches = rooms.contains { $0.header.code == proof.room?.code && $0.header.credentials.watchRole(for: token) == .teacher }
+            guard isAdmin || teaches else { throw refusal }
             return (found, rooms)
         } catch let error as HTTPError {
             throw error

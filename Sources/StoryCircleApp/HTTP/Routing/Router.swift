@@ -13,20 +13,46 @@ struct Router: Sendable {
     }
 
     func respond(to request: HTTPRequest, with api: APIHandler) async -> HTTPResponse {
-        let path = request.path.split(separator: "/")
-        let matches = routes.compactMap { route in route.pattern.match(path).map { (route: route, parameters: $0) } }
-        guard let best = matches.map(\.route.pattern.specificity).max() else { return HTTPError.notFound.response }
-        let candidates = matches.filter { $0.route.pattern.specificity == best }
-        let method: HTTPMethod = request.method == .head ? .get : request.method
-        guard let (route, parameters) = candidates.first(where: { $0.route.method == method }) else {
-            return HTTPError.methodNotAllowed(Self.allowed(candidates.map(\.route.method))).response
+        let (route, parameters): (Route, [String: String])
+        switch match(request) {
+        case .success(let matched): (route, parameters) = matched
+        case .failure(let refusal): return refusal.response
         }
         do {
             let admitted = try await api.admit(route, request, parameters: parameters)
             return try await route.handler(api, admitted)
         } catch {
-            return HTTPError(error).response
+            return api.counted(HTTPError(error).response, request, route)
         }
+    }
+
+    /// The route for a request: the path picks the routes (the most literal pattern wins), the method one
+    /// of them; else 404, or 405 with `Allow`.
+    func match(_ request: HTTPRequest) -> Result<(Route, [String: String]), HTTPError> {
+        let path = request.path.split(separator: "/")
+        let matches = routes.compactMap { route in route.pattern.match(path).map { (route: route, parameters: $0) } }
+        guard let best = matches.map(\.route.pattern.specificity).max() else { return .failure(.notFound) }
+        let candidates = matches.filter { $0.route.pattern.specificity == best }
+        let method: HTTPMethod = request.method == .head ? .get : request.method
+        guard let (route, parameters) = candidates.first(where: { $0.route.method == method }) else {
+            return .failure(.methodNotAllowed(Self.allowed(candidates.map(\.route.method))))
+        }
+        return .success((route, parameters))
+    }
+
+    /// The transport's question before it reads a body (`HeadAdmission`): the route's authority from the
+    /// headers alone (`APIHandler.proveFromHeaders`: a digest compared, a MAC checked). A request whose
+    /// token proves nothing is answered now (401, or 429 once its address has been refused too often),
+    /// its body unread; one that proves it may send its route's body limit, any other the transport's
+    /// default. Synchronous and quick: it runs on the transport's service thread.
+    func admitHead(_ request: HTTPRequest, with api: APIHandler, defaultBodyLimit: Int) -> HeadAdmission {
+        guard case .success(let (route, parameters)) = match(request) else { return .read(bodyLimit: defaultBodyLimit) }
+        do {
+            _ = try api.proveFromHeaders(route, request, parameters: parameters)
+        } catch {
+            return .answer(api.counted(HTTPError(error).response, request, route))
+        }
+        return .read(bodyLimit: route.authority == .none ? defaultBodyLimit : max(route.bodyLimit ?? 0, defaultBodyLimit))
     }
 
     /// The `Allow` list: every method declared, and `HEAD` wherever `GET` is.
