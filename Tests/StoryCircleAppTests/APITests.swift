@@ -151,6 +151,10 @@ struct APITests {
         let health = await request(.get, "/healthz")
         #expect(health.status == 200)
         #expect(try json(health)["status"] as? String == "ok")
+        // What the child's page asks before a code is typed: how long codes are, and nothing else.
+        let join = await request(.get, "/api/join")
+        #expect(join.status == 200)
+        #expect(try json(join) as NSDictionary == ["roomCodeDigits": 6] as NSDictionary)
         let metrics = await request(.get, "/metrics")
         #expect(metrics.contentType.hasPrefix("text/plain; version=0.0.4"))
         let text = String(decoding: metrics.body, as: UTF8.self)

@@ -15,7 +15,7 @@ struct RouteTableTests {
     /// Every route, as a newcomer would read it: method, pattern, authority. A new route fails here until it
     /// is listed, with the authority it was given.
     static let table = [
-        "GET /healthz none", "GET /metrics none",
+        "GET /healthz none", "GET /metrics none", "GET /api/join none",
         "POST /api/rooms admin", "GET /api/rooms admin", "GET /api/rooms/:code dashboard", "POST /api/rooms/:code/commands teacher",
         "GET /api/rooms/:code/results teacher", "GET /api/rooms/:code/qr.svg dashboard",
         "POST /api/stories/validate admin", "POST /api/stories/listen admin", "GET /api/stories/voices admin", "GET /api/stories admin",

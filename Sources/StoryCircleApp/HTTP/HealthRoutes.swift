@@ -3,17 +3,28 @@ import StoryCircleCore
 import TransportCore
 import StoryCircleServer
 
-/// What a load balancer and a monitor ask, without a token: `GET /healthz` and `GET /metrics`.
+/// What a load balancer and a monitor ask, without a token: `GET /healthz` and `GET /metrics`; and what a
+/// child's page asks before a code is typed: `GET /api/join`.
 struct HealthRoutes: RouteCollection {
     var routes: [Route] {
         [
             Route(.get, "/healthz", .none) { api, _ in await api.health() },
             Route(.get, "/metrics", .none) { api, _ in await api.prometheus() },
+            Route(.get, "/api/join", .none) { api, _ in api.joinInfo() },
         ]
     }
 }
 
 extension APIHandler {
+    /// How long this server's room codes are, so the child's page knows when a typed code is whole. The
+    /// same for every room and every node: it names nothing and reads nothing.
+    fileprivate func joinInfo() -> HTTPResponse {
+        struct JoinInfo: Encodable {
+            var roomCodeDigits: Int
+        }
+        return .json(200, JoinInfo(roomCodeDigits: registry.directory.codeDigits))
+    }
+
     /// 200 `ok` while the store can write; 503 `degraded`, with the store's reason, while it cannot (a
     /// load balancer or a monitor sees at once that answers are not being stored).
     fileprivate func health() async -> HTTPResponse {

@@ -16,7 +16,11 @@ public final class RoomDirectory: Sendable {
     /// How this node's rooms' tokens are proved: by their MAC, before a room is looked for.
     public let tokens: RoomTokens
 
+    /// Digits in this node's room codes (`RoomRegistry.Settings.roomCodeDigits`).
+    public let codeDigits: Int
+
     init(services: RoomServices, keeper: LeaseKeeper?, roomDefaults: RoomSettings, retentionDays: Int, codeDigits: Int = 6) {
+        self.codeDigits = codeDigits
         tokens = services.tokens
         lifecycle = RoomLifecycle(services: services, keeper: keeper, roomDefaults: roomDefaults, codeDigits: codeDigits)
         retention = RoomRetention(lifecycle: lifecycle, store: services.store, logger: services.logger, retentionDays: retentionDays)

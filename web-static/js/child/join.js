@@ -15,6 +15,8 @@ import { STAGE, EVENT, isIn, isPicking, isGivingBack } from "./join-stage.js";
 import { setPickerConnect, startPicking, stopPicking, pickRefused } from "./picker.js";
 
 let connect = () => {};
+/** Digits in this server's room codes (`GET /api/join`): six, as most servers, until it answers. */
+let codeDigits = 6;
 /** The refusals of a `names` hello by a server that has no class rooms. */
 const NAMES_UNKNOWN = new Set([ERROR.UNKNOWN_TYPE, ERROR.HELLO_REQUIRED, ERROR.INVALID_MESSAGE]);
 
@@ -23,7 +25,8 @@ export function startJoin(connectToRoom) {
   setPickerConnect(connectToRoom);
   const params = new URLSearchParams(location.search);
   const linkedRoom = params.get("room");
-  if (linkedRoom) $("#room-code").value = digits(linkedRoom).slice(0, 6);
+  if (linkedRoom) $("#room-code").value = digits(linkedRoom).slice(0, 12);
+  askCodeDigits();
   $("#random-name").addEventListener("click", () => { $("#nickname").value = friendlyName(); showLength(); $("#nickname").focus(); });
   $("#nickname").addEventListener("input", showLength);
   showLength();
@@ -38,15 +41,34 @@ export function startJoin(connectToRoom) {
     advance(EVENT.JOIN);
     show("lobby");
     connect();
-  } else if (linkedRoom && digits(linkedRoom).length === 6) {
+  } else if (linkedRoom && isRoomCode(digits(linkedRoom))) {
     // A link (or the QR code) names the room: ask it for its names first. A class room shows the
     // name-picker; any other brings back the nickname field, focused then (not before: no keyboard
     // comes up over a class's names).
-    startPicking(digits(linkedRoom).slice(0, 6));
+    startPicking(digits(linkedRoom));
   } else {
     show("join");
     $("#room-code").focus();
   }
+}
+
+/** A link's code: whole as it came (a link carries the whole code, whatever this server's length). */
+export function isRoomCode(code) {
+  return /^[0-9]{6,12}$/.test(code);
+}
+
+/** How long this server's codes are: a typed code is looked up once it has that many digits. */
+function askCodeDigits() {
+  fetch("/api/join")
+    .then((response) => (response.ok ? response.json() : null))
+    .then((info) => {
+      const count = info?.roomCodeDigits;
+      if (!Number.isInteger(count) || count < 6 || count > 12) return;
+      codeDigits = count;
+      $("#room-code").maxLength = count;
+      codeTyped();
+    })
+    .catch(() => {});
 }
 
 /**
@@ -55,7 +77,7 @@ export function startJoin(connectToRoom) {
  */
 function codeTyped() {
   const code = digits($("#room-code").value);
-  if (code.length !== 6 || isPicking(session.stage)) return;
+  if (code.length !== codeDigits || isPicking(session.stage)) return;
   $("#join-error").hidden = true;
   startPicking(code);
 }
@@ -64,7 +86,7 @@ function submitJoin(event) {
   event.preventDefault();
   const code = digits($("#room-code").value);
   const nickname = $("#nickname").value.trim().replace(/\s+/g, " ");
-  if (code.length !== 6) return joinError(() => t("join.code_six"));
+  if (code.length !== codeDigits) return joinError(() => t("join.code_length", { count: codeDigits }));
   if (!nickname) return joinError(() => t("join.nickname_needed"));
   if (letters(nickname) > maxLength()) return joinError(() => t("error.nickname_invalid.too_long", { max: maxLength() }));
   $("#join-error").hidden = true;
