@@ -43,6 +43,9 @@ extension ClassroomServer {
             "certificate": settings.certificateFile, "serial": pair.serial,
             "expires": pair.notAfter.map { ISO8601DateFormatter().string(from: $0) } ?? "", "redirectPort": settings.redirectPort.map(String.init) ?? "",
         ])
+        if let expires = pair.notAfter, expires.timeIntervalSinceNow < 14 * 86_400 {
+            logger.warning("The TLS certificate expires within two weeks: renew it, then send the server SIGHUP", ["certificate": settings.certificateFile])
+        }
         return (settings, pair)
     }
 
@@ -219,6 +222,9 @@ extension ClassroomServer {
         }
         let host = NetworkAddress.bestGuess(bindAddress: configuration.network.bindAddress)
         let publicURL = configuration.network.publicURL.map { String($0.trimmingSuffix("/")) } ?? "\(tls == nil ? "http" : "https")://\(host):\(port)"
+        if tls != nil, publicURL.hasPrefix("http://") {
+            logger.warning("publicURL is http:// but the server speaks HTTPS: the links it prints will not work", ["url": publicURL])
+        }
         if let tls {
             let served = URLComponents(string: publicURL)?.host ?? host
             if !tls.covers(host: served) {

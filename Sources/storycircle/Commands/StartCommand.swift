@@ -90,7 +90,11 @@ struct StartCommand: ParsableCommand {
         // stream, which wakes its thread out of `poll` and lets it go.
         var forwarders = [
             Task { for await _ in signals { sink.yield(.signal) } },
-            Task { for await _ in hangUps { await server.reloadCertificate() } },
+            Task { [onTerminal = Terminal.outputIsInteractive] in
+                for await _ in hangUps {
+                    if Signals.terminalHungUp(outputWasTerminal: onTerminal) { sink.yield(.signal) } else { await server.reloadCertificate() }
+                }
+            },
             Task {
                 while !Task.isCancelled {
                     sink.yield(.tick)
