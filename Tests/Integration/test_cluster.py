@@ -302,8 +302,9 @@ window.WebSocket = class extends NativeWebSocket {
 def open_child_page(cluster, code, nickname):
     """The child page in headless Chromium, through the proxy, joined to room `code`."""
     from selenium.webdriver.common.by import By
-    from browser_support import browser, join_screen, wait
-    driver = browser(trusted_certificate=cluster.dir / "tls" / "nginx" / "server.crt")
+    from browser_support import browser, join_screen, trusting_home, wait
+    # A device that trusts the cluster's CA, as a school's managed devices trust the district's.
+    driver = browser(home=trusting_home(cluster.dir / "tls" / "ca.crt", cluster.dir / "browser-home"))
     try:
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": _RECORD_WELCOMES})
         driver.get(f"{cluster.origin}/?room={code}")

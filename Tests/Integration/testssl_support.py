@@ -27,7 +27,7 @@ def testssl_program():
     return program
 
 
-class TestSSLReport:
+class ScanReport:
     """testssl's findings by id (severity, finding) and its text output."""
 
     def __init__(self, findings, text):
@@ -66,7 +66,7 @@ def run_testssl(target, ca, folder, checks=CHECKS, timeout=900):
     (folder / "testssl.txt").write_text(result.stdout + result.stderr)
     assert json_file.exists(), f"testssl wrote no JSON (exit {result.returncode}):\n{result.stdout}\n{result.stderr}"
     findings = {entry["id"]: entry for entry in json.loads(json_file.read_text())}
-    report = TestSSLReport(findings, result.stdout)
+    report = ScanReport(findings, result.stdout)
     print(f"\ntestssl {' '.join(checks)} against {target}:")
     print("\n".join(report.summary()))
     return report
