@@ -42,7 +42,8 @@ struct RouteTableTests {
     }
 
     enum Credential: String, CaseIterable {
-        case none, wrong, admin, teacher, otherTeacher, dashboard
+        /// `forged`: shaped as the room's own token (its code, a random part, a MAC) but not made with the key.
+        case none, wrong, forged, admin, teacher, otherTeacher, dashboard
     }
 
     /// Whether `credential` holds `authority` over the room (and class) the matrix asks about.
@@ -80,7 +81,7 @@ struct RouteTableTests {
         let room = try await registry.directory.createRoom(story: ServerFixtures.story, classRoster: ClassRoster(schoolClass))
         let other = try await registry.directory.createRoom(story: ServerFixtures.story)
         let tokens: [Credential: String] = [
-            .wrong: "guess", .admin: "admin-token", .teacher: room.teacherToken, .otherTeacher: other.teacherToken, .dashboard: room.dashboardToken,
+            .wrong: "guess", .forged: "\(room.code).\(String(repeating: "0", count: 32)).\(String(repeating: "0", count: 64))", .admin: "admin-token", .teacher: room.teacherToken, .otherTeacher: other.teacherToken, .dashboard: room.dashboardToken,
         ]
         let values = ["code": room.code, "id": schoolClass.id, "member": "mem_nobody", "file": "0000.mp3"]
         for route in APIHandler.router.routes {
