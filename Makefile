@@ -11,7 +11,7 @@ RELEASE := .build/release
 
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps test-deps bench-deps build release run test swift-test page-test tsan-test fuzz integration-test bench bench-readme bench-profile bench-lockstep bench-capacity store-bench cluster clean screenshots
+.PHONY: all deps test-deps bench-deps build release run test swift-test page-test tsan-test fuzz integration-test bench bench-readme bench-profile bench-lockstep bench-tls bench-capacity store-bench cluster clean screenshots
 
 all: build
 
@@ -111,6 +111,11 @@ bench-profile: release bench-deps
 ## SERVERS="before=DIR after=DIR" compares two builds).
 bench-lockstep: release bench-deps
 	bench/lockstep.sh
+
+## make bench-tls: what HTTPS/WSS costs: the lock-step (250 × 40) with StoryCircle and the C peer each plain and
+## over TLS, alternated in one run, and a join storm of 2,000 in 2 s plain and over TLS (bench/tls.sh; RUNS, SIZES).
+bench-tls: release bench-deps
+	bench/tls.sh
 
 ## make bench-capacity: a node's capacity alone: the sustained classroom load ramped 10,000 → 20,000 →
 ## 40,000 → … children until p99 ≥ 25 ms or an error (bench/capacity.sh; CAPACITY_LOADS, CAPACITY_SECONDS).

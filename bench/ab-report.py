@@ -58,7 +58,12 @@ for scenario in dict.fromkeys(r["scenario"] for r in rows):
     pairs = [("B", o) for o in builds if o != "B"] + [("A", o) for o in builds if o not in ("A", "B")]
     if "storycircle" in builds:
         # bench/lockstep.sh: each peer against StoryCircle (above 1: StoryCircle spends less per message).
-        pairs = [(o, "storycircle") for o in builds if o != "storycircle"]
+        pairs = [(o, "storycircle") for o in builds if o != "storycircle" and not o.endswith("+tls")]
+    # TLS=1: each peer over TLS against StoryCircle over TLS, then what TLS costs each server (above 1: TLS
+    # costs that much more per message than plain WebSocket, in the same run).
+    if "storycircle+tls" in builds:
+        pairs += [(o, "storycircle+tls") for o in builds if o.endswith("+tls") and o != "storycircle+tls"]
+    pairs += [(o, o[:-len("+tls")]) for o in builds if o.endswith("+tls") and o[:-len("+tls")] in builds]
     for this, other in pairs:
         ratios = []
         for run in sorted({r["run"] for r in rows}):

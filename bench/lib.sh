@@ -38,7 +38,7 @@ stop_server() {
 build_peers() { # <folder> [peers: c c-batch go go-batch (default all four)]
   local peers=${2:-c c-batch go go-batch}
   if [[ " $peers " == *" c "* ]]; then
-    gcc -O2 -Wall -o "$1/lws-broadcast" bench/baseline/lws_broadcast.c $(pkg-config --cflags --libs libwebsockets)
+    gcc -O2 -Wall -o "$1/lws-broadcast" bench/baseline/lws_broadcast.c $(pkg-config --cflags --libs libwebsockets openssl)
   fi
   if [[ " $peers " == *" c-batch "* ]]; then
     gcc -O2 -Wall -o "$1/lws-batch-broadcast" bench/baseline/lws_batch_broadcast.c $(pkg-config --cflags --libs libwebsockets) -lev
@@ -55,7 +55,10 @@ build_peers() { # <folder> [peers: c c-batch go go-batch (default all four)]
 # simulated child comes from 127.0.0.1, and 10,000 connections take a while to say hello. A server built
 # before `maxConnectionsPerAddress` and `helloTimeoutSeconds` existed refuses them as unknown settings, so
 # they are dropped when it does: an older commit can still be measured. Sets SERVER_PID, PORT and ADMIN.
+# With SERVE_TLS=1 it serves https/wss with make_certificates' certificate (run first).
 start_storycircle() { # <work folder> <name> [more settings, e.g. ', "coalesceWrites": false']
+  local serve_tls=()
+  [ "${SERVE_TLS:-0}" != 1 ] || serve_tls=(--tls-certificate "$TLS_CERTIFICATE" --tls-key "$TLS_KEY")
   local data="$1/data-$2" newer=', "maxConnectionsPerAddress": '"${MAX_PER_ADDRESS:-0}"', "helloTimeoutSeconds": 600'"${3:-}"
   for attempt in with-newer without; do
     rm -rf "$data"
@@ -68,7 +71,7 @@ JSON
     # Removed first: the shell truncates the log only once the background job runs, so the loop below
     # could read the previous server's port from it.
     rm -f "$1/serve.log"
-    "${pin_server[@]}" "$BIN/storycircle" serve --config "$1/config.json" --port 0 --data "$data" > "$1/serve.log" 2>&1 &
+    "${pin_server[@]}" "$BIN/storycircle" serve --config "$1/config.json" --port 0 --data "$data" "${serve_tls[@]}" > "$1/serve.log" 2>&1 &
     SERVER_PID=$!
     PORT=""
     for _ in $(seq 100); do
@@ -111,12 +114,18 @@ start_peer() { # <work folder> <peer>
 }
 
 start_peer_once() { # <work folder> <peer>: 0 listening, 1 not, 2 no such peer
+  # TLS (SERVE_TLS=1): the C peer alone has it, with make_certificates' certificate.
+  local tls=()
+  if [ "${SERVE_TLS:-0}" = 1 ]; then
+    [ "$2" = c ] || { echo "peer $2 has no TLS (only c has)" >&2; return 2; }
+    tls=("$TLS_CERTIFICATE" "$TLS_KEY")
+  fi
   # Below the kernel's ephemeral range (32768+), which thousands of client sockets have just used.
   PORT=$(( 20000 + RANDOM % 12000 ))
   # (Removed first, as the server's log is: the previous peer's "listening" must not be read as this one's.)
   rm -f "$1/peer.log"
   case "$2" in
-    c) "${pin_server[@]}" "$1/lws-broadcast" "$PORT" > "$1/peer.log" 2>&1 & ;;
+    c) "${pin_server[@]}" "$1/lws-broadcast" "$PORT" "${tls[@]}" > "$1/peer.log" 2>&1 & ;;
     python) "${pin_server[@]}" "$PEER_PY" bench/baseline/python_broadcast.py "$PORT" > "$1/peer.log" 2>&1 & ;;
     node) NODE_PATH=/usr/share/nodejs "${pin_server[@]}" node bench/baseline/node_broadcast.js "$PORT" > "$1/peer.log" 2>&1 & ;;
     go) "${pin_server[@]}" "$1/go-broadcast" "$PORT" > "$1/peer.log" 2>&1 & ;;
@@ -133,4 +142,24 @@ start_peer_once() { # <work folder> <peer>: 0 listening, 1 not, 2 no such peer
     sleep 0.1
   done
   grep -q "listening $PORT" "$1/peer.log"
+}
+
+# A certificate for the TLS runs (SERVE_TLS=1 for start_storycircle and start_peer; the generator's
+# --tls-ca): a throwaway local CA and a server certificate for 127.0.0.1 and localhost, both ECDSA P-256 as
+# `storycircle tls init` makes them, written into the bench's work folder. Sets TLS_CA, TLS_CERTIFICATE and
+# TLS_KEY.
+make_certificates() { # <folder>
+  local dir="$1/tls"
+  mkdir -p "$dir"
+  openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -sha256 -days 2 \
+    -subj "/CN=StoryCircle bench CA" -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -sha256 -subj "/CN=localhost" \
+    -keyout "$dir/server.key" -out "$dir/server.csr" 2>/dev/null
+  printf '%s\n' "subjectAltName=DNS:localhost,IP:127.0.0.1" "basicConstraints=critical,CA:FALSE" \
+    "keyUsage=critical,digitalSignature" "extendedKeyUsage=serverAuth" > "$dir/server.ext"
+  openssl x509 -req -in "$dir/server.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial -sha256 -days 2 \
+    -extfile "$dir/server.ext" -out "$dir/server.crt" 2>/dev/null
+  chmod 600 "$dir/ca.key" "$dir/server.key"
+  TLS_CA="$dir/ca.crt" TLS_CERTIFICATE="$dir/server.crt" TLS_KEY="$dir/server.key"
 }

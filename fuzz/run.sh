@@ -41,7 +41,7 @@ TARGETS=(
   "picture PictureFuzz.swift Pictures CImageCodecs"
   "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleApp StoryCircleServer StoryCircleCore TransportCore WebSocketTransport Speech SQLiteStorage PostgresStorage RoomStoreSupport QRCode Locking Confusables Pictures CImageCodecs Sodium"
 )
-C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite -I Sources/CPostgreSQL -I Sources/CICU -I Sources/CSodium -lsodium)
+C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite -I Sources/CPostgreSQL -I Sources/CICU -I Sources/CSodium -lsodium -I Sources/COpenSSL -lssl -lcrypto)
 # CImageCodecs is a C target: its module map is the one SwiftPM writes; its libraries are linked by name.
 C_MODULES+=(-Xcc "-fmodule-map-file=$BUILD/CImageCodecs.build/module.modulemap" -I Sources/CImageCodecs/include -lpng16 -ljpeg -lwebp)
 for flag in $(pkg-config --cflags libwebsockets espeak-ng sqlite3 libpq icu-i18n 2>/dev/null); do C_MODULES+=(-Xcc "$flag"); done

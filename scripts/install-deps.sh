@@ -4,7 +4,7 @@
 #
 #   scripts/install-deps.sh            what building and running needs
 #   scripts/install-deps.sh --test     also what the test suite needs (headless Chromium, its driver,
-#                                      the PostgreSQL server, and for the highly available database of
+#                                      testssl.sh, the PostgreSQL server, and for the highly available database of
 #                                      `scripts/cluster.sh up --ha` Patroni and etcd)
 #   scripts/install-deps.sh --bench    also what `make bench` needs: the peers it measures StoryCircle
 #                                      against (Go with gorilla/websocket, Node.js ws; the Python one is
@@ -72,12 +72,22 @@ if [ "$want_test" = yes ]; then
   # the tests run in; the cluster script starts its own members on free ports).
   need_command patroni patroni
   need_command etcd etcd-server
+  # Patroni reaches etcd over TLS through urllib3, which then needs idna (only a recommendation of Debian's
+  # urllib3, so not always there).
+  need_path /usr/lib/python3/dist-packages/idna python3-idna
+  # The cluster's certificates (scripts/cluster.sh) and the TLS checks of the proxies (testssl.sh).
+  need_command openssl openssl
+  need_command testssl testssl.sh
   need_command envsubst gettext-base
   need_command curl curl
   need_command chromium chromium
   need_command chromedriver chromium-driver
   need_path /usr/sbin/nginx nginx-light
   need_command zbarimg zbar-tools
+  # HTTPS checked by a tool others wrote (Tests/Integration/testssl_support.py), and Chromium trusting a
+  # test CA through its NSS database (certutil; browser_support.trusting_home).
+  need_command testssl testssl.sh
+  need_command certutil libnss3-tools
   # The pages' unit tests (make page-test) run under node's built-in test runner, no npm packages.
   need_command node nodejs
   need_path /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf fonts-noto-color-emoji

@@ -29,13 +29,16 @@ public final class WebSocketClientPool: @unchecked Sendable {
         /// generator spreads its connections over 127.0.0.2, 127.0.0.3, … so that one source address's
         /// ephemeral ports (about 28,000) do not cap how many it opens.
         public var sourceAddress: String?
+        /// wss: TLS, the server's certificate checked against the pool's certificate authority.
+        public var secure: Bool
 
-        public init(host: String = "127.0.0.1", port: Int, path: String = "/ws", origin: String? = nil, sourceAddress: String? = nil) {
+        public init(host: String = "127.0.0.1", port: Int, path: String = "/ws", origin: String? = nil, sourceAddress: String? = nil, secure: Bool = false) {
             self.host = host
             self.port = port
             self.path = path
             self.origin = origin
             self.sourceAddress = sourceAddress
+            self.secure = secure
         }
     }
 
@@ -51,6 +54,9 @@ public final class WebSocketClientPool: @unchecked Sendable {
 
     private let onEvent: @Sendable (Event) -> Void
     private let maxConnections: Int
+    /// The PEM file of the authority that `secure` targets' certificates must chain to (a test's or the
+    /// bench's own CA); nil: no TLS in this pool (a `secure` target fails to connect).
+    private let certificateAuthority: String?
     let queues = OutboundQueues(maxBytes: 64 << 20, maxFrames: 1 << 16)
     private let pending = Locked<[(UInt64, Target)]>([])
     private let nextID = Atomic<UInt64>(1)
@@ -63,8 +69,9 @@ public final class WebSocketClientPool: @unchecked Sendable {
     private var strings: [UnsafeMutablePointer<CChar>] = []
     private var protocols: UnsafeMutablePointer<lws_protocols>?
 
-    public init(maxConnections: Int = 20_000, onEvent: @escaping @Sendable (Event) -> Void) {
+    public init(maxConnections: Int = 20_000, certificateAuthority: String? = nil, onEvent: @escaping @Sendable (Event) -> Void) {
         self.maxConnections = maxConnections
+        self.certificateAuthority = certificateAuthority
         self.onEvent = onEvent
         // lws writes a client frame's header and mask key in front of the payload, in place: every frame
         // this pool makes needs LWS_PRE bytes there. A process may have no server to reserve them (the
@@ -124,6 +131,13 @@ public final class WebSocketClientPool: @unchecked Sendable {
         info.fd_limit_per_thread = UInt32(maxConnections + 64)
         info.count_threads = 1
         info.options = UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
+        if let certificateAuthority {
+            // Whether a connection uses TLS is its target's choice (`secure`).
+            info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            let path = strdup(certificateAuthority)!
+            strings.append(path)
+            info.client_ssl_ca_filepath = UnsafePointer(path)
+        }
         defer {
             strings.forEach { free($0) }
             protocols.deallocate()
@@ -224,6 +238,7 @@ public final class WebSocketClientPool: @unchecked Sendable {
                         info.path = path
                         info.origin = origin
                         info.protocol = nil
+                        info.ssl_connection = target.secure ? Int32(LCCSCF_USE_SSL.rawValue) : 0
                         info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: UInt(id))
                         return lws_client_connect_via_info(&info) == nil
                     } }

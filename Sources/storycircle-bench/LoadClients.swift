@@ -44,7 +44,7 @@ final class LoadClients: Sendable {
         var boxes: [HandlerBox] = []
         for index in 0..<max(1, threads) {
             let box = HandlerBox()
-            pools.append(WebSocketClientPool { event in box.deliver(event, pool: index) })
+            pools.append(WebSocketClientPool(certificateAuthority: ServerTLS.certificateAuthority) { event in box.deliver(event, pool: index) })
             boxes.append(box)
         }
         self.pools = pools
@@ -80,7 +80,7 @@ final class LoadClients: Sendable {
         let n = nextPool.add(1, ordering: .relaxed).oldValue
         let pool = n % pools.count
         let source = sourceAddresses.isEmpty ? nil : sourceAddresses[(n / pools.count) % sourceAddresses.count]
-        return Self.id(pool: pool, local: pools[pool].connect(.init(host: host, port: port, sourceAddress: source)))
+        return Self.id(pool: pool, local: pools[pool].connect(.init(host: host, port: port, sourceAddress: source, secure: ServerTLS.certificateAuthority != nil)))
     }
 
     /// Connections that could not open, with why.

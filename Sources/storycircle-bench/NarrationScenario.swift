@@ -120,7 +120,7 @@ func runNarration(port: Int, adminToken: String, requests: Int, voice: String = 
     var bytes = 0
     for _ in 0..<requests {
         let started = nanoseconds()
-        let (data, response) = try await fetch(URL(string: "http://127.0.0.1:\(port)\(cold.audio)")!, session: session)
+        let (data, response) = try await fetch(ServerTLS.url(port: port, cold.audio), session: session)
         latencies.append(nanoseconds() - started)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError("audio answered \(String(describing: response))") }
         bytes = data.count
@@ -133,13 +133,13 @@ func runNarration(port: Int, adminToken: String, requests: Int, voice: String = 
 
 /// The natural voice's worker as `/healthz` describes it: its state and process id.
 private func naturalVoiceWorker(port: Int) async throws -> (state: String?, pid: Int32?) {
-    let (data, _) = try await fetch(URL(string: "http://127.0.0.1:\(port)/healthz")!)
+    let (data, _) = try await fetch(ServerTLS.url(port: port, "/healthz"))
     let natural = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["naturalVoice"] as? [String: Any]
     return (natural?["state"] as? String, (natural?["pid"] as? NSNumber)?.int32Value)
 }
 
 private func createRoom(port: Int, adminToken: String, story: [String: Any]) async throws -> RoomSetup.Room {
-    var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/api/rooms")!)
+    var request = URLRequest(url: ServerTLS.url(port: port, "/api/rooms"))
     request.httpMethod = "POST"
     // Narration on dashboards: the teacher connection measuring this is a screen, and gets the audio URLs.
     request.httpBody = try JSONSerialization.data(withJSONObject: ["story": story, "settings": ["narration": "dashboard"]])

@@ -19,7 +19,7 @@ struct ReportedCostMeter {
         generatorAtStart = ProcessSample.ofSelf()
     }
 
-    static func url(host: String, port: Int) -> URL { URL(string: "http://\(host):\(port)/metrics")! }
+    static func url(host: String, port: Int) -> URL { ServerTLS.url(host: host, port: port, "/metrics") }
 
     /// One request before the window, so that the first one's setup (the session, the connection) is not
     /// inside it.

@@ -33,7 +33,7 @@ struct RoomSetup {
         var rooms: [Room] = []
         for _ in 0..<count {
             let body = try JSONSerialization.data(withJSONObject: ["story": story, "settings": ["narration": "off", "maxPlayers": maxPlayers, "questionSeconds": questionSeconds]])
-            var request = URLRequest(url: URL(string: "http://\(host):\(port)/api/rooms")!)
+            var request = URLRequest(url: ServerTLS.url(host: host, port: port, "/api/rooms"))
             request.httpMethod = "POST"
             request.httpBody = body
             request.setValue("Bearer \(adminToken)", forHTTPHeaderField: "Authorization")

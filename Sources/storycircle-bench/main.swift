@@ -28,6 +28,7 @@ OPTIONS:
   --name <name>            how the results name a StoryCircle target (default storycircle), e.g. a variant
   --syscall-seconds <s>    fanout: perf's window from the burst's start (default 1)
   --admin-token <token>    StoryCircle's admin token
+  --tls-ca <file>          wss and https: the server's certificate must chain to this CA (PEM)
   --rooms <n>              (default 250)      --children <n>   children per room (default 40)
   --rounds <n>             fanout: measured latency rounds (default 10)
   --warmup <n>             fanout: rounds, quiz: questions run first and not counted (default 2, 1)

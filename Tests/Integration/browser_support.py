@@ -4,7 +4,10 @@ every wait is a condition with a timeout."""
 import importlib.util
 import io
 import json
+import os
 import pathlib
+import shutil
+import subprocess
 
 import pytest
 from selenium import webdriver
@@ -26,10 +29,27 @@ PROJECTOR = dict(width=1920, height=1080)
 SMALL_PROJECTOR = dict(width=1280, height=720)
 
 
-def browser(width=420, height=860, mobile=False, reduced_motion=False, language=None):
+def trusting_home(ca, home):
+    """A home folder whose NSS database (~/.pki/nssdb, where Chromium on Linux reads the certificates its user
+    trusts) trusts `ca` to name websites, as a school's managed device trusts the school's CA: Chromium
+    started with HOME there accepts the server's certificate as a real one, with no flag that turns checks off."""
+    home = pathlib.Path(home)
+    nssdb = home / ".pki" / "nssdb"
+    nssdb.mkdir(parents=True, exist_ok=True)
+    certutil = shutil.which("certutil")
+    if certutil is None:
+        pytest.skip("certutil is not installed (scripts/install-deps.sh --test installs libnss3-tools)")
+    if not (nssdb / "cert9.db").exists():
+        subprocess.run([certutil, "-d", f"sql:{nssdb}", "-N", "--empty-password"], check=True, capture_output=True)
+    subprocess.run([certutil, "-d", f"sql:{nssdb}", "-A", "-t", "C,,", "-n", "storycircle-test", "-i", str(ca)], check=True, capture_output=True)
+    return home
+
+
+def browser(width=420, height=860, mobile=False, reduced_motion=False, language=None, home=None):
     """Headless Chromium whose viewport is exactly width×height (emulated: a window cannot be narrower
     than 500 px), with audio allowed to start without a gesture (the projector's sounds); `language`
-    ("es") is the browser's own language (navigator.languages), as a phone set to Spanish has."""
+    ("es") is the browser's own language (navigator.languages), as a phone set to Spanish has. `home`: the
+    user's home folder for Chromium (`trusting_home` makes one whose user trusts a test CA)."""
     options = webdriver.ChromeOptions()
     if language:
         options.add_argument(f"--lang={language}")
@@ -39,7 +59,8 @@ def browser(width=420, height=860, mobile=False, reduced_motion=False, language=
                      "--autoplay-policy=no-user-gesture-required", f"--window-size={max(width, 500)},{height + 200}"):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    env = dict(os.environ, HOME=str(home)) if home else None
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver", env=env), options=options)
     driver.set_page_load_timeout(30)
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})

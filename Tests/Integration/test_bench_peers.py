@@ -26,7 +26,8 @@ def build(peer, folder):
         if not shutil.which("gcc") or subprocess.run(["pkg-config", "--exists", "libwebsockets"]).returncode != 0:
             return None, "gcc or libwebsockets is not installed"
         source = BASELINE / ("lws_broadcast.c" if peer == "c" else "lws_batch_broadcast.c")
-        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libwebsockets"], capture_output=True, text=True, check=True).stdout.split()
+        # OpenSSL's own calls: the C peer finishes its TLS context as the server does (bench/baseline/lws_broadcast.c).
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libwebsockets", "openssl"], capture_output=True, text=True, check=True).stdout.split()
         binary = folder / peer
         subprocess.run(["gcc", "-O2", "-Wall", "-o", str(binary), str(source), *flags] + (["-lev"] if peer == "c-batch" else []), check=True)
         return [str(binary)], None
@@ -47,10 +48,11 @@ def build(peer, folder):
     return [str(BENCH_PYTHON), str(BASELINE / ("python_broadcast.py" if peer == "python" else "python_batch_broadcast.py"))], None
 
 
-async def exchange(port):
-    """Two rooms; the trigger broadcasts to room 1 one by one, then a burst queued at once."""
-    uri = f"ws://127.0.0.1:{port}/"
-    async with websockets.connect(uri) as trigger, websockets.connect(uri) as child, websockets.connect(uri) as other:
+async def exchange(port, ssl=None):
+    """Two rooms; the trigger broadcasts to room 1 one by one, then a burst queued at once (over TLS with
+    `ssl`, a client context)."""
+    uri = f"{'wss' if ssl else 'ws'}://127.0.0.1:{port}/"
+    async with websockets.connect(uri, ssl=ssl) as trigger, websockets.connect(uri, ssl=ssl) as child, websockets.connect(uri, ssl=ssl) as other:
         for connection, room in ((child, 1), (other, 2)):
             await connection.send(f"J{room}")
             assert await asyncio.wait_for(connection.recv(), 10) == "ok"

@@ -16,7 +16,7 @@ import warnings
 import pytest
 import websockets
 
-from conftest import BIN, ROOT, SHORT_STORY, Client, Server
+from conftest import BIN, ROOT, SHORT_STORY, Client, Server, wait_until
 from tls_support import serial_served, tls_ca  # noqa: F401 (the fixture)
 
 
@@ -66,7 +66,8 @@ def create_room(server, ca):
 
 
 async def wss_join(server, ca, room, nickname):
-    client = Client(await websockets.connect(f"wss://localhost:{server.port}/ws", ssl=ca.client_context(), max_size=2**24))
+    # As a browser would open it from a page the server served: with the page's https origin.
+    client = Client(await websockets.connect(f"wss://localhost:{server.port}/ws", ssl=ca.client_context(), max_size=2**24, origin=f"https://localhost:{server.port}"))
     await client.send({"type": "join", "room": room["code"], "nickname": nickname})
     return client, await client.expect("welcome")
 
@@ -90,6 +91,7 @@ def handshake(port, minimum=None, maximum=None, ciphers=None):
 
 def test_the_api_and_a_child_over_https_and_wss(tls_server, tls_ca):
     assert tls_server.wait_for_output("listening on https://")
+    assert tls_server.wait_for_output("The TLS certificate expires within two weeks"), "the test CA's certificates last two days"
     status, headers, body = https(tls_server, tls_ca, "GET", "/healthz")
     assert status == 200 and json.loads(body)["status"] == "ok"
     assert headers["strict-transport-security"] == "max-age=31536000"
@@ -230,11 +232,98 @@ def test_the_data_folders_certificate_is_used_when_none_is_configured(tmp_path, 
     (tmp_path / "data" / "tls").mkdir(parents=True)
     shutil.copy(certificate, tmp_path / "data" / "tls" / "server.crt")
     shutil.copy(key, tmp_path / "data" / "tls" / "server.key")
-    server = make_server(data=tmp_path / "data")
-    assert server.wait_for_output("listening on https://")
+    server = make_server(data=tmp_path / "data", config={"publicURL": "https://localhost"})
+    assert server.wait_for_output("listening on https://localhost")
     assert https(server, tls_ca, "GET", "/healthz")[0] == 200
+    assert not any("does not name the address" in line for line in server.output), "localhost is in the certificate"
 
 
-def test_plain_http_says_so_in_its_first_log_line(server):
+def test_a_certificate_that_does_not_name_the_printed_address_is_a_warning(tmp_path, tls_ca, make_server):
+    certificate, key = tls_ca.issue("elsewhere", names=("DNS:elsewhere.example",))
+    server = make_server(args=("--tls-certificate", str(certificate), "--tls-key", str(key)), config={"publicURL": "https://laptop.school.example"})
+    assert server.wait_for_output("The TLS certificate does not name the address children are sent to")
+    assert any("host=laptop.school.example" in line for line in server.output)
+
+
+def test_plain_http_says_so_in_its_first_log_line(server, make_server):
     assert "Plain HTTP" in server.output[0] and "storycircle tls init" in server.output[0]
     assert server.wait_for_output("listening on http://")
+    proxied = make_server(config={"publicURL": "https://stories.school.example"})
+    assert "Plain HTTP behind a proxy that speaks HTTPS" in proxied.output[0], "a node behind nginx says where TLS is"
+
+
+def test_sighup_reloads_but_a_closed_terminal_still_stops_the_server(tmp_path):
+    """SIGHUP asks for a reload; the same signal from a terminal that closed (its window shut) stops the
+    server cleanly, as it did before SIGHUP meant anything else."""
+    import os
+    import pty
+    import select
+    import time
+
+    pid, master = pty.fork()
+    if pid == 0:
+        os.chdir(ROOT)
+        os.execv(BIN, [BIN, "serve", "--port", "0", "--data", str(tmp_path / "data")])
+    seen = b""
+    deadline = time.monotonic() + 30
+    while b"Press Ctrl-C" not in seen and time.monotonic() < deadline:
+        if select.select([master], [], [], 1)[0]:
+            seen += os.read(master, 4096)
+    assert b"Press Ctrl-C" in seen, seen
+    os.kill(pid, signal.SIGHUP)
+    while b"No TLS certificate to reload" not in seen and time.monotonic() < deadline:
+        if select.select([master], [], [], 1)[0]:
+            seen += os.read(master, 4096)
+    assert b"No TLS certificate to reload" in seen and os.waitpid(pid, os.WNOHANG) == (0, 0), "a reload, not a stop"
+    os.close(master)  # the kernel hangs the terminal up and sends SIGHUP
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0, "stopped cleanly, not killed by a write to the gone terminal"
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    raise AssertionError("the server kept running after its terminal closed")
+
+
+def test_a_class_of_thirty_over_wss_from_join_to_podium(tls_server, tls_ca):
+    """A whole story over TLS: broadcasts to thirty children at once (written where rooms send, and through
+    the lanes), reveals, the podium, and a large page, all through OpenSSL's records."""
+    import random
+
+    status, _, body = https(tls_server, tls_ca, "GET", "/i18n/en.json")
+    assert status == 200 and body == (ROOT / "web-static" / "i18n" / "en.json").read_bytes(), "a file larger than one TLS record"
+    room = create_room(tls_server, tls_ca)
+
+    async def connect():
+        return Client(await websockets.connect(f"wss://localhost:{tls_server.port}/ws", ssl=tls_ca.client_context(), max_size=2**24))
+
+    async def scenario():
+        teacher = await connect()
+        await teacher.send({"type": "control", "room": room["code"], "token": room["teacherToken"]})
+        await teacher.expect("welcome")
+        children = []
+        for i in range(30):
+            child, welcome = await wss_join(tls_server, tls_ca, room, f"Child {i:02d}")
+            assert welcome["role"] == "child"
+            children.append(child)
+        await teacher.send({"type": "command", "command": "start"})
+        await children[0].expect("quiz.unlock", timeout=30)
+        rng = random.Random(5)
+        for index in range(3):
+            questions = [await child.expect("question") for child in children]
+            await wait_until(questions[0]["opensAt"])
+            for child in children:
+                await child.send({"type": "answer", "question": index, "option": rng.randrange(len(questions[0]["options"]))})
+            for child in children:
+                await child.expect("answer.ack")
+                assert (await child.expect("reveal"))["question"] == index
+            await teacher.send({"type": "command", "command": "next"})
+        for child in children:
+            assert "you" in await child.expect("finished")
+        for client in children + [teacher]:
+            await client.close()
+
+    asyncio.run(scenario())

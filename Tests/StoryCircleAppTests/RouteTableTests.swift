@@ -25,6 +25,7 @@ struct RouteTableTests {
         "DELETE /api/classes/:id/members/:member/data admin",
         "POST /api/pictures admin", "GET /pictures/:id none",
         "GET /audio/:file none",
+        "POST /api/sign-in none",
     ]
 
     @Test func everyRouteIsListedWithItsAuthority() {
@@ -42,7 +43,8 @@ struct RouteTableTests {
     }
 
     enum Credential: String, CaseIterable {
-        case none, wrong, admin, teacher, otherTeacher, dashboard
+        /// `forged`: shaped as the room's own token (its code, a random part, a MAC) but not made with the key.
+        case none, wrong, forged, admin, teacher, otherTeacher, dashboard
     }
 
     /// Whether `credential` holds `authority` over the room (and class) the matrix asks about.
@@ -80,7 +82,7 @@ struct RouteTableTests {
         let room = try await registry.directory.createRoom(story: ServerFixtures.story, classRoster: ClassRoster(schoolClass))
         let other = try await registry.directory.createRoom(story: ServerFixtures.story)
         let tokens: [Credential: String] = [
-            .wrong: "guess", .admin: "admin-token", .teacher: room.teacherToken, .otherTeacher: other.teacherToken, .dashboard: room.dashboardToken,
+            .wrong: "guess", .forged: "\(room.code).\(String(repeating: "0", count: 32)).\(String(repeating: "0", count: 64))", .admin: "admin-token", .teacher: room.teacherToken, .otherTeacher: other.teacherToken, .dashboard: room.dashboardToken,
         ]
         let values = ["code": room.code, "id": schoolClass.id, "member": "mem_nobody", "file": "0000.mp3"]
         for route in APIHandler.router.routes {

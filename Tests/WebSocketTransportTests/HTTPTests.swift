@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TransportCore
 import WebSocketTransport
 
 @Suite("HTTP over real sockets", .serialized)
@@ -75,5 +76,60 @@ struct HTTPTests {
             after.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(try after.readResponse().status == 200)
         }
+    }
+
+    @Test func theApplicationAnswersFromTheHeadAndTheBodyIsNeverRead() async throws {
+        // The application's word from the head (`admitHead`): an answer goes out before any body is sent, the
+        // connection then closes, and nothing of the body counts as read; a request it lets through may send
+        // the limit it gave, and no more.
+        let harness = try TransportHarness { configuration in
+            configuration.admitHead = { request in
+                request.headers["authorization"] == "Bearer yes"
+                    ? .read(bodyLimit: 64) : .answer(HTTPResponse(status: 401, contentType: "application/json", body: Array(#"{"error":{"code":"unauthorized"}}"#.utf8)))
+            }
+        }
+        defer { harness.stop() }
+        let port = harness.port
+        try await offPool {
+            let refused = try RawSocket(port: port)
+            refused.send("POST /api/upload HTTP/1.1\r\nHost: x\r\nContent-Length: 8388608\r\n\r\n")
+            let answer = try refused.readResponse()
+            #expect(answer.status == 401 && answer.headers["connection"] == "close")
+            #expect(refused.readToEnd().ended, "closed: the body is not read to find the next request")
+            let proved = try RawSocket(port: port)
+            proved.send("POST /api/upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer yes\r\nContent-Length: 10\r\n\r\n0123456789")
+            #expect(try proved.readResponse().json?["path"] as? String == "/api/upload")
+            let tooLarge = try RawSocket(port: port)
+            tooLarge.send("POST /api/upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer yes\r\nContent-Length: 65\r\n\r\n")
+            #expect(try tooLarge.readResponse().status == 413)
+        }
+        let metrics = harness.server.metrics.snapshot
+        #expect(metrics.httpBodyBytes == 10 && metrics.httpAnsweredAtHead == 2)
+    }
+
+    @Test func anAddressHoldsAtMostItsHTTPConnectionsAndWebSocketsCountApart() async throws {
+        let harness = try TransportHarness { $0.maxHTTPConnectionsPerAddress = 2 }
+        defer { harness.stop() }
+        let port = harness.port
+        try await offPool {
+            var held: [RawSocket] = []
+            for _ in 0..<2 {
+                let socket = try RawSocket(port: port)
+                socket.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(try socket.readResponse().status == 200)
+                held.append(socket)
+            }
+            let third = try RawSocket(port: port)
+            third.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try third.readResponse().status == 429, "a page counts as much as an API call")
+            let elsewhere = try RawSocket(port: port, from: "127.0.0.2")
+            elsewhere.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try elsewhere.readResponse().status == 200)
+            #expect(try RawSocket(port: port).upgrade(port: port).status == 101)
+            // The kept-alive connections go on answering: each counted once.
+            held[0].send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try held[0].readResponse().status == 200)
+        }
+        #expect(harness.server.metrics.snapshot.httpRejectedPerAddress == 1)
     }
 }

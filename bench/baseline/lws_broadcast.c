@@ -12,9 +12,15 @@
  *   J<room>            join a room (answered with "ok")
  *   B<room>|<payload>  send <payload> to everyone in the room
  *
+ * With a certificate and key (`lws-broadcast PORT CERT KEY`) it speaks TLS on the same loop, set up as
+ * StoryCircle's transport sets up its own (WebSocketServer+TLS.swift): TLS 1.2 and 1.3 only, the same cipher
+ * lists and groups (the BENCH_TLS_ names below are kept equal to the server's), no compression, no
+ * renegotiation, the server's cipher order; so the TLS lock-step compares like with like.
+ *
  * Built and run by bench/run.sh; not part of StoryCircle.
  */
 #include <libwebsockets.h>
+#include <openssl/ssl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +28,12 @@
 #define RING 8
 #define INBOUND 4096
 #define ROOMS 65536
+/* TLS 1.2's ciphers: forward secret, authenticated encryption only; TLS 1.3's suites; the key exchange groups. */
+#define BENCH_TLS_CIPHERS "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:" \
+	"ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:" \
+	"ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
+#define BENCH_TLS13_CIPHERS "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+#define BENCH_TLS_GROUPS "X25519:P-256:P-384"
 
 struct message { int references; size_t length; unsigned char bytes[]; };
 
@@ -93,6 +105,16 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	const char *text = in;
 
 	switch (reason) {
+	case LWS_CALLBACK_OPENSSL_LOAD_EXTRA_SERVER_VERIFY_CERTS: {
+		/* The vhost's SSL_CTX, as lws made it: finished as the server finishes its own. */
+		SSL_CTX *ssl = user;
+		if (SSL_CTX_set_min_proto_version(ssl, TLS1_2_VERSION) != 1 || SSL_CTX_set_max_proto_version(ssl, TLS1_3_VERSION) != 1 ||
+		    SSL_CTX_set_cipher_list(ssl, BENCH_TLS_CIPHERS) != 1 || SSL_CTX_set_ciphersuites(ssl, BENCH_TLS13_CIPHERS) != 1 ||
+		    SSL_CTX_set1_groups_list(ssl, BENCH_TLS_GROUPS) != 1)
+			return -1;
+		SSL_CTX_set_options(ssl, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+		break;
+	}
 	case LWS_CALLBACK_ESTABLISHED:
 		memset(s, 0, sizeof *s);
 		s->wsi = wsi; s->room = -1;
@@ -166,12 +188,19 @@ int main(int argc, char **argv)
 	info.protocols = protocols;
 	info.options = LWS_SERVER_OPTION_DISABLE_IPV6;
 	info.fd_limit_per_thread = 20000;
+	if (argc > 3) {
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+		info.ssl_cert_filepath = argv[2];
+		info.ssl_private_key_filepath = argv[3];
+		info.ssl_cipher_list = BENCH_TLS_CIPHERS;
+		info.tls1_3_plus_cipher_list = BENCH_TLS13_CIPHERS;
+	}
 	lws_set_log_level(LLL_ERR, NULL);
 	signal(SIGINT, stop);
 	signal(SIGTERM, stop);
 	struct lws_context *context = lws_create_context(&info);
 	if (!context) return 1;
-	printf("listening %d\n", info.port);
+	printf("listening %d%s\n", info.port, argc > 3 ? " (tls)" : "");
 	fflush(stdout);
 	while (!interrupted && lws_service(context, 0) >= 0);
 	lws_context_destroy(context);

@@ -33,9 +33,18 @@ struct ServeCommand: ParsableCommand {
             Output.line("Restored \(server.restoredRooms) unfinished room\(server.restoredRooms == 1 ? "" : "s"): children can rejoin where they were.")
         }
         Output.line("Press Ctrl-C to stop.")
-        let reloads = Task { for await _ in hangUps { await server.reloadCertificate() } }
-        for await _ in signals { break }
-        reloads.cancel()
+        let onTerminal = Terminal.outputIsInteractive
+        let (stops, stop) = AsyncStream.makeStream(of: Void.self)
+        let forwarders = [
+            Task { for await _ in signals { stop.yield() } },
+            Task {
+                for await _ in hangUps {
+                    if Signals.terminalHungUp(outputWasTerminal: onTerminal) { stop.yield() } else { await server.reloadCertificate() }
+                }
+            },
+        ]
+        for await _ in stops { break }
+        forwarders.forEach { $0.cancel() }
         Output.line("Stopping…")
         await server.stop()
         Output.line("Stopped.")

@@ -14,6 +14,21 @@ enum Signals {
         stream(of: [SIGHUP])
     }
 
+    /// Whether a SIGHUP is the terminal hanging up (its window closed), which stops the server as it always
+    /// did, rather than a request to reload: the output was a terminal at start, and that terminal is gone
+    /// (a hung-up terminal answers every question with EIO). Then what the server still writes while it
+    /// stops goes to /dev/null: a write to the hung-up terminal fails, and a failed write stops the process
+    /// before its goodbyes and queued records are out.
+    static func terminalHungUp(outputWasTerminal: Bool) -> Bool {
+        guard outputWasTerminal, tcgetpgrp(STDOUT_FILENO) == -1, errno == EIO else { return false }
+        let null = open("/dev/null", O_RDWR)
+        if null >= 0 {
+            for standard in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] { dup2(null, standard) }
+            close(null)
+        }
+        return true
+    }
+
     private static func stream(of numbers: [Int32]) -> AsyncStream<Int32> {
         AsyncStream { continuation in
             let sources = numbers.map { number -> any DispatchSourceSignal in
