@@ -39,10 +39,10 @@ def free_ports(count):
 class Cluster:
     def __init__(self):
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="storycircle-ha-table-"))
-        ports = free_ports(14)
+        ports = free_ports(15)
         self.env = dict(os.environ, STORYCIRCLE_CLUSTER_DIR=str(self.dir), STORYCIRCLE_CLUSTER_PORT=str(ports[0]),
-                        STORYCIRCLE_CLUSTER_NODE_PORTS=" ".join(map(str, ports[1:4])),
-                        STORYCIRCLE_CLUSTER_HA_PORTS=" ".join(map(str, ports[4:])),
+                        STORYCIRCLE_CLUSTER_NODE_PORTS=" ".join(map(str, ports[1:4])), STORYCIRCLE_CLUSTER_HTTP_PORT=str(ports[4]),
+                        STORYCIRCLE_CLUSTER_HA_PORTS=" ".join(map(str, ports[5:])),
                         STORYCIRCLE_BIN=os.environ.get("STORYCIRCLE_BIN", str(ROOT / ".build" / "debug" / "storycircle")))
 
     def run(self, *command, check=True):

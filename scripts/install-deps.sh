@@ -72,6 +72,12 @@ if [ "$want_test" = yes ]; then
   # the tests run in; the cluster script starts its own members on free ports).
   need_command patroni patroni
   need_command etcd etcd-server
+  # Patroni reaches etcd over TLS through urllib3, which then needs idna (only a recommendation of Debian's
+  # urllib3, so not always there).
+  need_path /usr/lib/python3/dist-packages/idna python3-idna
+  # The cluster's certificates (scripts/cluster.sh) and the TLS checks of the proxies (testssl.sh).
+  need_command openssl openssl
+  need_command testssl testssl.sh
   need_command envsubst gettext-base
   need_command curl curl
   need_command chromium chromium

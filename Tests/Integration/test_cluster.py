@@ -19,6 +19,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import statistics
 import subprocess
 import tempfile
@@ -85,13 +86,19 @@ def free_ports(count):
 
 
 class Cluster:
+    """scripts/cluster.sh's cluster. The children reach it as browsers do: HTTPS and WSS through nginx
+    (`port`), trusting the cluster's own CA (`tls`); nginx's plain HTTP port (`http_port`) only redirects.
+    The nodes' own ports (`node_ports`) speak plain HTTP on the cluster's network."""
+
     def __init__(self, lease_seconds=None):
         # Not under pytest's tmp_path: PostgreSQL runs as the `postgres` user, who cannot enter it.
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="storycircle-cluster-"))
-        ports = free_ports(4)
-        self.port, self.node_ports = ports[0], ports[1:]
+        ports = free_ports(5)
+        self.port, self.node_ports, self.http_port = ports[0], ports[1:4], ports[4]
         self.env = dict(os.environ, STORYCIRCLE_CLUSTER_DIR=str(self.dir), STORYCIRCLE_CLUSTER_PORT=str(self.port),
+                        STORYCIRCLE_CLUSTER_HTTP_PORT=str(self.http_port),
                         STORYCIRCLE_CLUSTER_NODE_PORTS=" ".join(map(str, self.node_ports)), STORYCIRCLE_BIN=BIN)
+        self.tls = None
         if lease_seconds is not None:
             self.env["STORYCIRCLE_LEASE_SECONDS"] = str(lease_seconds)
 
@@ -104,7 +111,19 @@ class Cluster:
                 f"{tool} is missing: run scripts/install-deps.sh --test"
         done = self.script("up")
         assert done.returncode == 0, done.stdout + done.stderr
+        self.started()
+
+    def started(self):
         self.admin = (self.dir / "admin-token").read_text().strip()
+        self.tls = ssl.create_default_context(cafile=str(self.dir / "tls" / "ca.crt"))
+
+    @property
+    def origin(self):
+        """The pages' origin: the proxy's https address (STORYCIRCLE_PUBLIC_URL)."""
+        return f"https://127.0.0.1:{self.port}"
+
+    def ws_url(self, code):
+        return f"wss://127.0.0.1:{self.port}/ws?room={code}"
 
     def down(self):
         self.script("down")
@@ -131,13 +150,15 @@ class Cluster:
 
     def request(self, method, path, token=None, body=None, port=None):
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(f"http://127.0.0.1:{port or self.port}{path}", data=data, method=method)
+        # Through nginx: HTTPS with the cluster's CA; a node's own port: plain HTTP.
+        address = f"http://127.0.0.1:{port}" if port else self.origin
+        request = urllib.request.Request(f"{address}{path}", data=data, method=method)
         if token:
             request.add_header("Authorization", f"Bearer {token}")
         if data is not None:
             request.add_header("Content-Type", "application/json")
         try:
-            with urllib.request.urlopen(request, timeout=15) as response:
+            with urllib.request.urlopen(request, timeout=15, context=None if port else self.tls) as response:
                 return response.status, dict(response.headers), json.loads(response.read() or b"null")
         except urllib.error.HTTPError as error:
             return error.code, dict(error.headers), json.loads(error.read() or b"null")
@@ -196,9 +217,9 @@ class Child:
         self.welcomes = []
 
     async def open(self, hello):
-        url = f"ws://127.0.0.1:{self.cluster.port}/ws?room={self.room['code']}"
+        url = self.cluster.ws_url(self.room["code"])
         # The page never gives up on a pong, so neither does this child (ping_timeout None).
-        self.ws = await websockets.connect(url, origin=f"http://127.0.0.1:{self.cluster.port}", local_addr=(self.address, 0),
+        self.ws = await websockets.connect(url, origin=self.cluster.origin, ssl=self.cluster.tls, local_addr=(self.address, 0),
                                            open_timeout=10, max_queue=None, ping_interval=PAGE_PING_SECONDS, ping_timeout=None)
         self.inbox = asyncio.Queue()
         self.reading = asyncio.ensure_future(self.read(self.ws, self.inbox))
@@ -281,11 +302,12 @@ window.WebSocket = class extends NativeWebSocket {
 def open_child_page(cluster, code, nickname):
     """The child page in headless Chromium, through the proxy, joined to room `code`."""
     from selenium.webdriver.common.by import By
-    from browser_support import browser, join_screen, wait
-    driver = browser()
+    from browser_support import browser, join_screen, trusting_home, wait
+    # A device that trusts the cluster's CA, as a school's managed devices trust the district's.
+    driver = browser(home=trusting_home(cluster.dir / "tls" / "ca.crt", cluster.dir / "browser-home"))
     try:
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": _RECORD_WELCOMES})
-        driver.get(f"http://127.0.0.1:{cluster.port}/?room={code}")
+        driver.get(f"{cluster.origin}/?room={code}")
         join_screen(driver).send_keys(nickname)
         driver.find_element(By.ID, "join-button").click()
         wait(driver, lambda d: len(d.execute_script("return window.__welcomes")) >= 1, message=f"{nickname} was welcomed")
@@ -876,13 +898,12 @@ def test_an_erase_through_one_node_leaves_no_other_node_showing_the_child(quick_
     ids = {child["name"]: child["id"] for child in schoolclass["children"]}
     status, _, room = cluster.request("POST", "/api/rooms", cluster.admin, {"story": story, "classId": made["id"]})
     assert status == 201, room
-    origin = f"http://127.0.0.1:{cluster.port}"
-    url = f"ws://127.0.0.1:{cluster.port}/ws?room={room['code']}"
+    origin, url = cluster.origin, cluster.ws_url(room["code"])
 
     async def scenario():
         children = []
         for n, name in enumerate(("Ada", "Bo")):
-            ws = await websockets.connect(url, origin=origin, local_addr=(f"127.2.0.{n + 1}", 0), open_timeout=10)
+            ws = await websockets.connect(url, origin=origin, ssl=cluster.tls, local_addr=(f"127.2.0.{n + 1}", 0), open_timeout=10)
             await ws.send(json.dumps({"type": "join", "room": room["code"], "member": ids[name]}))
             while json.loads(await asyncio.wait_for(ws.recv(), 15))["type"] != "welcome":
                 pass
@@ -890,7 +911,7 @@ def test_an_erase_through_one_node_leaves_no_other_node_showing_the_child(quick_
         cluster.command(room, "end")
         for ws in children:
             await ws.close()
-        teacher = await websockets.connect(url, origin=origin, open_timeout=10)
+        teacher = await websockets.connect(url, origin=origin, ssl=cluster.tls, open_timeout=10)
         await teacher.send(json.dumps({"type": "control", "room": room["code"], "token": room["teacherToken"]}))
         first = json.loads(await asyncio.wait_for(teacher.recv(), 15))
         assert first["type"] == "welcome" and first["room"]["phase"] == "finished" and '"Bo"' in json.dumps(first)
@@ -909,3 +930,21 @@ def test_an_erase_through_one_node_leaves_no_other_node_showing_the_child(quick_
         await teacher.close()
 
     asyncio.run(scenario())
+
+
+def test_a_node_refuses_to_start_on_a_database_across_the_network_without_verified_tls(tmp_path):
+    """A node given a PostgreSQL URL whose host is elsewhere on the network, without sslmode=verify-full,
+    stops at once with a message that says how to fix it (and never shows the password); the explicit
+    allowance lets it go on to connecting (which then fails: nothing listens there)."""
+    url = "postgresql://storycircle:s3cret@db.invalid:5432/storycircle?target_session_attrs=read-write"
+    env = dict(os.environ, STORYCIRCLE_DATABASE=url, STORYCIRCLE_PORT="0", STORYCIRCLE_DATA_DIR=str(tmp_path / "data"),
+               STORYCIRCLE_WEB_ROOT=str(ROOT / "web-static"), PGCONNECT_TIMEOUT="2")
+    env.pop("PGSSLMODE", None)
+    refused = subprocess.run([BIN, "serve"], env=env, capture_output=True, text=True, timeout=60)
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0, said
+    assert "db.invalid" in said and "sslmode=verify-full" in said and "allowUnverifiedDatabase" in said, said
+    assert "s3cret" not in said
+    allowed = subprocess.run([BIN, "serve"], env=dict(env, STORYCIRCLE_ALLOW_UNVERIFIED_DATABASE="true"), capture_output=True, text=True, timeout=60)
+    said = allowed.stdout + allowed.stderr
+    assert allowed.returncode != 0 and "cannot open the database" in said and "allowUnverifiedDatabase" not in said, said

@@ -7,11 +7,14 @@ synchronous standby. The times are printed (run with -s to see them) and, with S
 written there as JSON.
 """
 import asyncio
+import base64
+import http.client
 import json
 import os
 import pathlib
 import random
 import shutil
+import ssl
 import subprocess
 import tempfile
 import time
@@ -21,9 +24,14 @@ import urllib.request
 import pytest
 import websockets
 
-from conftest import BIN, ROOT, SHORT_STORY, failed, wait_until
+from conftest import BIN, ROOT, SHORT_STORY, wait_until
 # Like the pages, every few seconds: nginx closes an upgraded socket that carries nothing for longer.
 from test_cluster import PAGE_PING_SECONDS, Cluster, free_ports
+from testssl_support import assert_modern_tls, run_testssl
+
+# Protocols, cipher categories, the certificate and the headers (HSTS): well under a minute. Vulnerabilities
+# (-U) are OpenSSL's and nginx's, checked where the server itself is (test_testssl.py).
+NGINX_CHECKS = ("-p", "-s", "-S", "-h")
 
 ROOMS = 4
 CHILDREN = 8
@@ -37,16 +45,19 @@ def missing_tools():
 
 
 class HACluster(Cluster):
-    """The cluster of test_cluster.py on the HA database: etcd x3 and two PostgreSQL members under Patroni."""
+    """The cluster of test_cluster.py on the HA database: etcd x3 and two PostgreSQL members under Patroni,
+    every one of them speaking TLS with the cluster's CA (scripts/cluster.sh makes it)."""
 
     def __init__(self):
         # Not under pytest's tmp_path: PostgreSQL runs as the `postgres` user, who cannot enter it.
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="storycircle-ha-"))
-        ports = free_ports(14)
-        self.port, self.node_ports = ports[0], ports[1:4]
+        ports = free_ports(15)
+        self.port, self.node_ports, self.http_port = ports[0], ports[1:4], ports[4]
         self.env = dict(os.environ, STORYCIRCLE_CLUSTER_DIR=str(self.dir), STORYCIRCLE_CLUSTER_PORT=str(self.port),
+                        STORYCIRCLE_CLUSTER_HTTP_PORT=str(self.http_port),
                         STORYCIRCLE_CLUSTER_NODE_PORTS=" ".join(map(str, self.node_ports)),
-                        STORYCIRCLE_CLUSTER_HA_PORTS=" ".join(map(str, ports[4:])), STORYCIRCLE_BIN=BIN)
+                        STORYCIRCLE_CLUSTER_HA_PORTS=" ".join(map(str, ports[5:])), STORYCIRCLE_BIN=BIN)
+        self.tls = None
 
     def script(self, *command, timeout=240):
         return subprocess.run([str(ROOT / "scripts" / "cluster.sh"), *command], env=self.env, capture_output=True, text=True, timeout=timeout)
@@ -54,7 +65,15 @@ class HACluster(Cluster):
     def up(self):
         done = self.script("up", "--ha")
         assert done.returncode == 0, done.stdout + done.stderr
-        self.admin = (self.dir / "admin-token").read_text().strip()
+        self.started()
+        tls = self.dir / "tls"
+        # Patroni's REST API and etcd want a client certificate of the cluster's CA.
+        self.client_tls = ssl.create_default_context(cafile=str(tls / "ca.crt"))
+        self.client_tls.load_cert_chain(str(tls / "client.crt"), str(tls / "client.key"))
+
+    def ha_port(self, index):
+        """STORYCIRCLE_CLUSTER_HA_PORTS[index]: etcd client/peer 0–5, PostgreSQL 6–7, Patroni's API 8–9."""
+        return int((self.dir / "ha-ports").read_text().split()[index])
 
     def members(self):
         """Patroni's view: name -> (role, state), or {} while no member answers."""
@@ -63,8 +82,8 @@ class HACluster(Cluster):
             return {}
         return {m["name"]: (m["role"], m["state"]) for m in json.loads(done.stdout)["members"]}
 
-    def psql(self, sql):
-        url = self.script("pg-url", timeout=30).stdout.strip()
+    def psql(self, sql, url=None):
+        url = url or self.script("pg-url", timeout=30).stdout.strip()
         done = subprocess.run(["psql", url, "-AtF", "\t", "-v", "ON_ERROR_STOP=1", "-c", sql], capture_output=True, text=True, timeout=30)
         assert done.returncode == 0, done.stderr
         return [line.split("\t") for line in done.stdout.splitlines() if line]
@@ -72,10 +91,9 @@ class HACluster(Cluster):
     def is_primary(self, member):
         """Whether Patroni's REST API of `member` says it is the primary (read straight from the port, cheap
         enough to poll)."""
-        ports = (self.dir / "ha-ports").read_text().split()
-        api = ports[8 + int(member[-1]) - 1]
+        api = self.ha_port(8 + int(member[-1]) - 1)
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{api}/primary", timeout=2) as response:
+            with urllib.request.urlopen(f"https://127.0.0.1:{api}/primary", timeout=2, context=self.client_tls) as response:
                 return response.status == 200
         except (urllib.error.URLError, OSError):
             return False
@@ -84,17 +102,20 @@ class HACluster(Cluster):
         return int((self.dir / member / "data" / "postmaster.pid").read_text().split()[0])
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def ha_cluster(request):
+    """One HA cluster for the module (starting one takes a while): the TLS checks first, which change
+    nothing, then the failover."""
     missing = missing_tools()
     if missing:
         pytest.skip(f"{', '.join(missing)} not installed and not installable here (scripts/install-deps.sh --test installs them)")
     running = HACluster()
+    failures = request.session.testsfailed
     try:
         running.up()
         yield running
     finally:
-        if failed(request):
+        if request.session.testsfailed > failures:
             running.print_logs()
         running.down()
 
@@ -110,8 +131,7 @@ class Child:
         self.inbox = None
 
     async def open(self, hello):
-        url = f"ws://127.0.0.1:{self.cluster.port}/ws?room={self.room['code']}"
-        self.ws = await websockets.connect(url, origin=f"http://127.0.0.1:{self.cluster.port}", local_addr=(self.address, 0),
+        self.ws = await websockets.connect(self.cluster.ws_url(self.room["code"]), origin=self.cluster.origin, ssl=self.cluster.tls, local_addr=(self.address, 0),
                                            open_timeout=10, max_queue=None, ping_interval=PAGE_PING_SECONDS, ping_timeout=None)
         self.inbox = asyncio.Queue()
         asyncio.ensure_future(self.read(self.ws, self.inbox))
@@ -186,6 +206,140 @@ def wait_for(condition, what, timeout):
         assert time.monotonic() - started < timeout, f"{what}: not after {timeout} s"
         time.sleep(0.05)  # the poll's interval: the loop waits for the condition
     return time.monotonic() - started
+
+
+# --- TLS inside the cluster (these run first on the module's cluster and change nothing) ---------------------
+
+def test_a_class_plays_over_wss_through_nginx_and_plain_http_only_redirects(ha_cluster):
+    """Children and teacher reach the cluster as browsers do: HTTPS and WSS through nginx, the cluster's CA
+    trusted; the answer is stored by a node on the HA database. Plain HTTP gets a redirect to the same
+    address over https, nothing else; a client that does not trust the CA is refused by its own TLS."""
+    cluster = ha_cluster
+    status, headers, health = cluster.request("GET", "/healthz")
+    assert status == 200 and health["status"] == "ok", health
+    hsts = headers.get("Strict-Transport-Security", "")
+    assert hsts.startswith("max-age=") and int(hsts.split("=", 1)[1].split(";")[0]) >= 365 * 86400, hsts
+
+    plain = http.client.HTTPConnection("127.0.0.1", cluster.http_port, timeout=10)
+    plain.request("GET", "/?room=123456")
+    answer = plain.getresponse()
+    assert answer.status == 301 and answer.getheader("Location") == f"{cluster.origin}/?room=123456", (answer.status, answer.getheaders())
+    assert b"storycircle" not in answer.read().lower(), "nothing of the server's own comes over plain HTTP"
+    plain.close()
+    with pytest.raises(urllib.error.URLError) as untrusted:
+        urllib.request.urlopen(f"{cluster.origin}/healthz", timeout=10, context=ssl.create_default_context())
+    assert isinstance(untrusted.value.reason, ssl.SSLCertVerificationError), untrusted.value
+
+    story = json.loads(SHORT_STORY.read_text())
+    status, _, room = cluster.request("POST", "/api/rooms", cluster.admin, {"story": story, "settings": {"speedPoints": False, "timer": False}})
+    assert status == 201, room
+
+    async def scenario():
+        child = Child(cluster, room, 0, 9)
+        await child.join()
+        cluster.command(room, "start")
+        cluster.command(room, "skip")
+        deadline = time.monotonic() + 30
+        while (message := await child.next(deadline))["type"] != "question":
+            pass
+        await wait_until(message["opensAt"])
+        outcome = await child.answer(0, 2, time.monotonic() + 30, [])
+        assert outcome is not None, "the answer was acknowledged over wss"
+        assert child.ws.transport.get_extra_info("ssl_object").version() in ("TLSv1.2", "TLSv1.3")
+        await child.ws.close()
+
+    asyncio.run(scenario())
+    rows = cluster.psql(f"SELECT option FROM answers WHERE room_code = '{room['code']}'")
+    assert rows == [["2"]], rows
+
+
+def test_the_nodes_reach_postgresql_over_tls_only_as_a_role_that_is_no_superuser(ha_cluster):
+    cluster = ha_cluster
+    node_url = cluster.script("node-url", timeout=30).stdout.strip()
+    assert "sslmode=verify-full" in node_url and "sslrootcert=" in node_url, node_url
+    # The nodes' role: no superuser, cannot make roles or databases, owns the tables its migrations made.
+    [[superuser, createrole, createdb, replication]] = cluster.psql(
+        "SELECT rolsuper, rolcreaterole, rolcreatedb, rolreplication FROM pg_roles WHERE rolname = current_user", url=node_url)
+    assert (superuser, createrole, createdb, replication) == ("f", "f", "f", "f")
+    owners = cluster.psql("SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'")
+    assert owners == [["storycircle"]], owners
+    # Every session of the nodes is encrypted (the script's superuser URL checks the server's name too).
+    [[encrypted, plain]] = cluster.psql("""
+        SELECT count(*) FILTER (WHERE s.ssl), count(*) FILTER (WHERE NOT s.ssl)
+        FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) WHERE a.usename = 'storycircle' AND a.application_name LIKE 'storycircle/%'""")
+    assert int(encrypted) >= 3 and plain == "0", (encrypted, plain)
+    # Without TLS, from the nodes' network, with the right password: refused by pg_hba (hostssl only).
+    password = (cluster.dir / "pg-app-password").read_text().strip()
+    for port in (cluster.ha_port(6), cluster.ha_port(7)):
+        done = subprocess.run(["psql", f"host=127.0.0.1 port={port} dbname=storycircle user=storycircle sslmode=disable connect_timeout=5",
+                               "-Atc", "SELECT 1"], env=dict(os.environ, PGPASSWORD=password), capture_output=True, text=True, timeout=30)
+        assert done.returncode != 0 and "no encryption" in done.stderr, done.stdout + done.stderr
+    # And the nodes' role cannot make itself more.
+    done = subprocess.run(["psql", node_url, "-Atc", "ALTER ROLE storycircle SUPERUSER"], capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0 and "must be superuser" in done.stderr, done.stdout + done.stderr
+
+
+def patroni_call(cluster, method, path, context, password=None):
+    """One call to member pg1's REST API: (status, body), or the exception that ended it."""
+    connection = http.client.HTTPSConnection("127.0.0.1", cluster.ha_port(8), timeout=10, context=context)
+    headers = {"Authorization": "Basic " + base64.b64encode(f"patroni:{password}".encode()).decode()} if password else {}
+    try:
+        connection.request(method, path, headers=headers)
+        response = connection.getresponse()
+        return response.status, response.read()
+    except (OSError, http.client.HTTPException) as error:
+        return error, None
+    finally:
+        connection.close()
+
+
+def test_patronis_api_wants_tls_a_client_certificate_and_for_changes_a_password(ha_cluster):
+    cluster = ha_cluster
+    # Plain HTTP: no answer at all.
+    plain = http.client.HTTPConnection("127.0.0.1", cluster.ha_port(8), timeout=10)
+    with pytest.raises((OSError, http.client.HTTPException)):
+        plain.request("GET", "/cluster")
+        plain.getresponse().read()
+    plain.close()
+    # TLS trusting the CA but without a client certificate: refused in the handshake, even for reading.
+    anonymous = ssl.create_default_context(cafile=str(cluster.dir / "tls" / "ca.crt"))
+    status, _ = patroni_call(cluster, "GET", "/cluster", anonymous)
+    assert isinstance(status, Exception), f"answered {status} without a client certificate"
+    # With the client certificate: reading works, a change without the password (or with a wrong one) is 401.
+    status, body = patroni_call(cluster, "GET", "/cluster", cluster.client_tls)
+    assert status == 200 and json.loads(body)["members"], (status, body)
+    assert patroni_call(cluster, "POST", "/reload", cluster.client_tls)[0] == 401
+    assert patroni_call(cluster, "POST", "/reload", cluster.client_tls, password="wrong")[0] == 401
+    # (A reload changes nothing here: the configuration on disk is the one running.)
+    password = cluster.script("api-password", timeout=30).stdout.strip()
+    assert patroni_call(cluster, "POST", "/reload", cluster.client_tls, password=password)[0] == 202
+
+
+def test_etcd_wants_tls_and_a_client_certificate(ha_cluster):
+    cluster = ha_cluster
+    port = cluster.ha_port(0)
+    with urllib.request.urlopen(f"https://127.0.0.1:{port}/version", timeout=10, context=cluster.client_tls) as response:
+        assert response.status == 200 and "etcdserver" in json.loads(response.read())
+    anonymous = ssl.create_default_context(cafile=str(cluster.dir / "tls" / "ca.crt"))
+    with pytest.raises((OSError, urllib.error.URLError)):
+        urllib.request.urlopen(f"https://127.0.0.1:{port}/version", timeout=10, context=anonymous).read()
+    with pytest.raises((OSError, urllib.error.URLError, http.client.HTTPException)):
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/version", timeout=10).read()
+
+
+def test_testssl_finds_nginx_in_front_of_the_cluster_modern(ha_cluster, tmp_path):
+    """testssl.sh (Debian's) against nginx: no protocol below TLS 1.2, no weak cipher, the chain trusted with
+    the cluster's CA, HSTS good; nothing HIGH or CRITICAL, nothing MEDIUM about protocols or ciphers. The
+    one exception: the throwaway CA publishes no revocation (no CRL, no OCSP; its certificates are replaced,
+    not revoked), which testssl rates HIGH."""
+    cluster = ha_cluster
+    report = run_testssl(f"127.0.0.1:{cluster.port}", cluster.dir / "tls" / "ca.crt", tmp_path, checks=NGINX_CHECKS)
+    assert_modern_tls(report)
+    protocol_or_cipher = ("SSL", "TLS", "cipher", "FS", "DH", "NPN", "ALPN")
+    bad = [(id, entry["severity"], entry["finding"]) for id, entry in report.findings.items()
+           if id != "cert_revocation" and (entry["severity"] in ("HIGH", "CRITICAL")
+                                           or (entry["severity"] == "MEDIUM" and id.startswith(protocol_or_cipher)))]
+    assert not bad, bad
 
 
 def test_kill_9_of_the_primary_during_an_answer_burst_loses_no_acknowledged_answer_and_the_old_primary_rejoins(ha_cluster):
@@ -279,11 +433,13 @@ def test_kill_9_of_the_primary_during_an_answer_burst_loses_no_acknowledged_answ
     promoted = cluster.members()
     assert promoted.get(standby, (None,))[0] == "leader", f"the synchronous standby was promoted: {promoted}"
 
-    # In the database: every acknowledged answer exactly once, with its option; nothing stored twice.
+    # In the database (this test's rooms; the module's cluster has others): every acknowledged answer exactly
+    # once, with its option; nothing stored twice.
     rows = cluster.psql("""
         SELECT a.room_code, p.nickname, a.question, a.option, count(*) OVER (PARTITION BY a.room_code, a.player_id, a.question)
         FROM answers a JOIN players p ON p.room_code = a.room_code AND p.id = a.player_id
-        """)
+        WHERE a.room_code IN ({})
+        """.format(", ".join(f"'{room['code']}'" for room in rooms)))
     stored = {}
     for code, nickname, question, option, copies in rows:
         assert copies == "1", f"{nickname} of {code}: question {question} stored {copies} times"

@@ -10,12 +10,14 @@ import re
 import shutil
 import string
 import subprocess
+import urllib.parse
 
 import pytest
 import yaml
 from compose_spec import PyCompose
 
 from conftest import ROOT
+from test_proxy import free_port, make_certificates
 
 FILES = ["docker-compose.yml", "docker-compose.single-node.yml"]
 # The settings and the environment variables that set them are declared in ServerConfiguration+Settings.swift.
@@ -62,7 +64,12 @@ def test_the_cluster_has_three_nodes_a_database_on_two_members_and_a_proxy_over_
         env = services[n]["environment"]
         database = env["STORYCIRCLE_DATABASE"]
         assert database.startswith("postgresql://") and "@pg1:5432,pg2:5432/" in database, "both members, in libpq's multi-host form"
-        assert database.endswith("?target_session_attrs=read-write"), "only the primary takes a node's connection"
+        query = urllib.parse.parse_qs(database.rsplit("?", 1)[1])
+        assert query["target_session_attrs"] == ["read-write"], "only the primary takes a node's connection"
+        assert query["sslmode"] == ["verify-full"], "TLS, the member's certificate checked against the CA and its name"
+        assert any(v.endswith(":" + query["sslrootcert"][0] + ":ro") for v in services[n]["volumes"]), "the CA file is mounted where the URL names it"
+        assert database.startswith("postgresql://storycircle:${STORYCIRCLE_DB_PASSWORD"), "the nodes' own role, not the superuser"
+        assert "/storycircle?" in database, "the nodes' own database"
         assert env["STORYCIRCLE_TRUST_FORWARDED_FOR"] == "true"
         assert all(services[n]["depends_on"][m]["condition"] == "service_healthy" for m in members)
         assert services[n]["volumes"][0].startswith(f"{n}-data:"), "each node keeps its own data folder"
@@ -75,7 +82,7 @@ def test_the_cluster_has_three_nodes_a_database_on_two_members_and_a_proxy_over_
 
 
 def etcd_flags(service):
-    return dict(flag[2:].split("=", 1) for flag in service["command"][1:])
+    return dict(flag[2:].split("=", 1) for flag in service["command"][1:] if "=" in flag)
 
 
 def test_etcd_has_three_members_that_name_each_other():
@@ -86,11 +93,23 @@ def test_etcd_has_three_members_that_name_each_other():
     for name in etcds:
         flags = etcd_flags(services[name])
         assert flags["name"] == name
-        assert flags["advertise-client-urls"] == f"http://{name}:2379"
-        assert flags["initial-advertise-peer-urls"] == f"http://{name}:2380"
+        assert flags["advertise-client-urls"] == f"https://{name}:2379"
+        assert flags["initial-advertise-peer-urls"] == f"https://{name}:2380"
+        assert flags["listen-client-urls"].startswith("https://") and flags["listen-peer-urls"].startswith("https://")
         clusters.add(flags["initial-cluster"])
         assert services[name]["volumes"][0].startswith(f"{name}-data:")
-    assert clusters == {",".join(f"{n}=http://{n}:2380" for n in etcds)}, "every member names the same three"
+    assert clusters == {",".join(f"{n}=https://{n}:2380" for n in etcds)}, "every member names the same three"
+
+
+def test_etcd_takes_only_clients_and_peers_with_a_certificate_of_the_clusters_ca():
+    services = load("docker-compose.yml")["services"]
+    for name in ("etcd1", "etcd2", "etcd3"):
+        command = services[name]["command"]
+        assert "--client-cert-auth" in command and "--peer-client-cert-auth" in command, name
+        flags = dict(flag[2:].split("=", 1) for flag in command[1:] if "=" in flag)
+        mounted = {volume.split(":")[1] for volume in services[name]["volumes"]}
+        for key in ("cert-file", "key-file", "trusted-ca-file", "peer-cert-file", "peer-key-file", "peer-trusted-ca-file"):
+            assert flags[key] in mounted, f"{name}: {key} {flags[key]} is not mounted"
 
 
 def test_each_member_fills_every_placeholder_of_the_patroni_configuration():
@@ -108,9 +127,8 @@ def test_each_member_fills_every_placeholder_of_the_patroni_configuration():
     assert all(f"${{{name}}}" in script for name in placeholders), "scripts/cluster.sh fills in the same names"
     etcds = sorted(name for name in services if name.startswith("etcd"))
     for member in ("pg1", "pg2"):
-        environment = {k: str(v).replace("${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}", "secret1")
-                       .replace("${POSTGRES_REPLICATION_PASSWORD:?set POSTGRES_REPLICATION_PASSWORD}", "secret2")
-                       for k, v in services[member]["environment"].items()}
+        # Compose's required variables (`${NAME:?message}`) as an operator sets them.
+        environment = {k: re.sub(r"\$\{([A-Z_]+):\?[^}]*\}", r"secret-\1", str(v)) for k, v in services[member]["environment"].items()}
         missing = placeholders - set(environment)
         assert not missing, f"{member}: placeholders its environment does not set: {sorted(missing)}"
         config = yaml.safe_load(string.Template(template).safe_substitute(environment))
@@ -123,6 +141,75 @@ def test_each_member_fills_every_placeholder_of_the_patroni_configuration():
         assert dcs["loop_wait"] + 2 * dcs["retry_timeout"] <= dcs["ttl"], "Patroni's rule for its timings"
         assert dcs["primary_start_timeout"] == 0, "a crashed primary fails over rather than restarting in place"
         assert "statement_timeout" not in dcs["postgresql"]["parameters"], "a cancelled synchronous wait commits locally"
+        mounted = {volume.split(":")[1] for volume in services[member]["volumes"]}
+        # The REST API: TLS, a client certificate on every call, a password for changes; patronictl the same.
+        api = config["restapi"]
+        assert {api["certfile"], api["keyfile"], api["cafile"]} <= mounted
+        assert api["verify_client"] == "required"
+        assert api["authentication"]["username"] and api["authentication"]["password"] == "secret-PATRONI_API_PASSWORD"
+        assert {config["ctl"]["certfile"], config["ctl"]["keyfile"], config["ctl"]["cacert"]} <= mounted
+        # etcd over TLS with the member's certificate.
+        assert config["etcd3"]["protocol"] == "https" and {config["etcd3"]["cacert"], config["etcd3"]["cert"], config["etcd3"]["key"]} <= mounted
+        # PostgreSQL: TLS, and over the network only TLS from the cluster's own network.
+        parameters = config["postgresql"]["parameters"]
+        assert parameters["ssl"] == "on" and {parameters["ssl_cert_file"], parameters["ssl_key_file"]} <= mounted
+        network_rules = [rule for rule in config["postgresql"]["pg_hba"] if not rule.startswith("local ")]
+        assert network_rules and all(rule.startswith("hostssl ") and rule.endswith(" scram-sha-256") for rule in network_rules), network_rules
+        assert "pg_hba" not in config["bootstrap"], "the whole pg_hba.conf is Patroni's, written at every start"
+        for user in ("replication", "rewind"):
+            assert config["postgresql"]["authentication"][user]["sslmode"] == "verify-full"
+        assert config["postgresql"]["authentication"]["superuser"]["username"] != "storycircle", "the nodes' role is no superuser"
+        assert config["bootstrap"]["post_bootstrap"] == environment["MEMBER_POST_BOOTSTRAP"]
+    dockerfile = (ROOT / "config" / "patroni.Dockerfile").read_text()
+    assert f"COPY config/patroni-post-bootstrap.sh {environment['MEMBER_POST_BOOTSTRAP']}" in dockerfile
+
+
+def test_the_nodes_role_is_made_without_any_power_beyond_its_own_database():
+    script = (ROOT / "config" / "patroni-post-bootstrap.sh").read_text()
+    create = next(line for line in script.splitlines() if line.startswith("CREATE ROLE storycircle"))
+    for attribute in ("NOSUPERUSER", "NOCREATEDB", "NOCREATEROLE", "NOREPLICATION"):
+        assert attribute in create.split(), create
+    assert "CREATE DATABASE storycircle OWNER storycircle;" in script
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_no_service_is_open_to_every_address(name):
+    text = (ROOT / name).read_text()
+    assert "0.0.0.0/0" not in text and "::/0" not in text
+
+
+def test_postgresql_is_reached_only_from_the_data_network_which_nginx_is_not_on():
+    compose = load("docker-compose.yml")
+    services = compose["services"]
+    [subnet] = [pool["subnet"] for pool in compose["networks"]["data"]["ipam"]["config"]]
+    for member in ("pg1", "pg2"):
+        assert services[member]["environment"]["PG_NETWORK"] == subnet
+        assert services[member]["networks"] == ["data"]
+    assert "data" not in services["proxy"]["networks"], "nginx cannot reach the database"
+    assert all(services[f"node{n}"]["networks"] == ["front", "data"] for n in (1, 2, 3))
+    assert all(services[f"etcd{n}"]["networks"] == ["data"] for n in (1, 2, 3))
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_the_proxy_publishes_https_and_a_redirect_only(name):
+    proxy = load(name)["services"]["proxy"]
+    assert sorted(proxy["ports"]) == ["443:443", "80:80"]
+    environment = proxy["environment"]
+    assert (environment["LISTEN_PORT"], environment["REDIRECT_PORT"], environment["PUBLIC_HTTPS_PORT"]) == ("443", "80", "443")
+    assert any(volume.split(":")[1] == environment["TLS_DIR"] for volume in proxy["volumes"]), "the certificate folder is mounted"
+    for service in load(name)["services"].values():
+        if service.get("build") == ".":
+            assert service["environment"]["STORYCIRCLE_PUBLIC_URL"].startswith("${STORYCIRCLE_PUBLIC_URL:-https://")
+
+
+def test_both_proxies_speak_the_same_tls():
+    """The single-node and the cluster's nginx: the same protocols, ciphers, HSTS and redirect."""
+    def tls_lines(template):
+        text = (ROOT / "config" / template).read_text()
+        return [line.strip() for line in text.splitlines() if re.match(r"\s*(ssl_|add_header Strict|return 301|listen )", line)]
+    single, cluster = tls_lines("nginx.conf"), tls_lines("nginx-cluster.conf")
+    assert single == cluster
+    assert "ssl_protocols TLSv1.2 TLSv1.3;" in single and "listen ${LISTEN_PORT} ssl;" in single
 
 
 def rendered(name, environment):
@@ -144,7 +231,10 @@ def test_nginx_accepts_the_configuration_the_proxy_service_renders(compose_file,
     environment = {k: str(v) for k, v in proxy["environment"].items()}
     # The containers' host names do not resolve here: the same ports on this machine instead.
     environment = {k: re.sub(r"^[a-z0-9-]+:(\d+)$", r"127.0.0.1:\1", v) for k, v in environment.items()}
-    environment["LISTEN_PORT"] = "127.0.0.1:18099"
+    environment["LISTEN_PORT"] = f"127.0.0.1:{free_port()}"
+    environment["REDIRECT_PORT"] = f"127.0.0.1:{free_port()}"
+    # The mounted folder: a certificate and key where the proxy's TLS_DIR is.
+    environment["TLS_DIR"] = str(make_certificates(tmp_path / "tls"))
     if "NGINX_TEMP" in environment:
         environment["NGINX_TEMP"] = str(tmp_path)
     config = tmp_path / "nginx.conf"

@@ -16,7 +16,7 @@ import warnings
 import pytest
 import websockets
 
-from conftest import BIN, ROOT, SHORT_STORY, Client, Server
+from conftest import BIN, ROOT, SHORT_STORY, Client, Server, wait_until
 from tls_support import serial_served, tls_ca  # noqa: F401 (the fixture)
 
 
@@ -245,9 +245,11 @@ def test_a_certificate_that_does_not_name_the_printed_address_is_a_warning(tmp_p
     assert any("host=laptop.school.example" in line for line in server.output)
 
 
-def test_plain_http_says_so_in_its_first_log_line(server):
+def test_plain_http_says_so_in_its_first_log_line(server, make_server):
     assert "Plain HTTP" in server.output[0] and "storycircle tls init" in server.output[0]
     assert server.wait_for_output("listening on http://")
+    proxied = make_server(config={"publicURL": "https://stories.school.example"})
+    assert "Plain HTTP behind a proxy that speaks HTTPS" in proxied.output[0], "a node behind nginx says where TLS is"
 
 
 def test_sighup_reloads_but_a_closed_terminal_still_stops_the_server(tmp_path):
@@ -284,3 +286,44 @@ def test_sighup_reloads_but_a_closed_terminal_still_stops_the_server(tmp_path):
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     raise AssertionError("the server kept running after its terminal closed")
+
+
+def test_a_class_of_thirty_over_wss_from_join_to_podium(tls_server, tls_ca):
+    """A whole story over TLS: broadcasts to thirty children at once (written where rooms send, and through
+    the lanes), reveals, the podium, and a large page, all through OpenSSL's records."""
+    import random
+
+    status, _, body = https(tls_server, tls_ca, "GET", "/i18n/en.json")
+    assert status == 200 and body == (ROOT / "web-static" / "i18n" / "en.json").read_bytes(), "a file larger than one TLS record"
+    room = create_room(tls_server, tls_ca)
+
+    async def connect():
+        return Client(await websockets.connect(f"wss://localhost:{tls_server.port}/ws", ssl=tls_ca.client_context(), max_size=2**24))
+
+    async def scenario():
+        teacher = await connect()
+        await teacher.send({"type": "control", "room": room["code"], "token": room["teacherToken"]})
+        await teacher.expect("welcome")
+        children = []
+        for i in range(30):
+            child, welcome = await wss_join(tls_server, tls_ca, room, f"Child {i:02d}")
+            assert welcome["role"] == "child"
+            children.append(child)
+        await teacher.send({"type": "command", "command": "start"})
+        await children[0].expect("quiz.unlock", timeout=30)
+        rng = random.Random(5)
+        for index in range(3):
+            questions = [await child.expect("question") for child in children]
+            await wait_until(questions[0]["opensAt"])
+            for child in children:
+                await child.send({"type": "answer", "question": index, "option": rng.randrange(len(questions[0]["options"]))})
+            for child in children:
+                await child.expect("answer.ack")
+                assert (await child.expect("reveal"))["question"] == index
+            await teacher.send({"type": "command", "command": "next"})
+        for child in children:
+            assert "you" in await child.expect("finished")
+        for client in children + [teacher]:
+            await client.close()
+
+    asyncio.run(scenario())

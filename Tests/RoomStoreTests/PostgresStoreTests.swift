@@ -30,6 +30,31 @@ struct PostgresSettingsTests {
         #expect(parameters.last?.keyword == "dbname", "the URL is expanded last, so what it says wins")
         #expect(parameters.contains { $0.keyword == "fallback_application_name" })
     }
+
+    /// A URL that crosses a network is accepted only with sslmode=verify-full; on this machine (a socket,
+    /// loopback) anything goes. The mode and the host may come from the URL or libpq's environment.
+    @Test func aNetworkHostWithoutVerifiedTLSIsNamedAndNothingElse() {
+        func unverified(_ url: String, _ environment: [String: String] = [:]) -> [String] {
+            PostgresSettings(database: url)!.unverifiedNetworkHosts(environment: environment)
+        }
+        #expect(unverified("postgresql://storycircle:pw@pg1:5432,pg2:5432/storycircle?target_session_attrs=read-write") == ["pg1", "pg2"])
+        #expect(unverified("postgresql://a:b@db.school/x?sslmode=require") == ["db.school"], "require takes any certificate")
+        #expect(unverified("postgresql://a:b@db.school/x?sslmode=verify-ca") == ["db.school"], "verify-ca takes any name")
+        #expect(unverified("postgresql://a:b@pg1:5432,pg2:5432/x?target_session_attrs=read-write&sslmode=verify-full&sslrootcert=/tls/ca.crt").isEmpty)
+        #expect(unverified("postgresql://db.school/x", ["PGSSLMODE": "verify-full"]).isEmpty, "libpq's environment counts")
+        #expect(unverified("postgresql://db.school/x?sslmode=disable", ["PGSSLMODE": "verify-full"]) == ["db.school"], "the URL wins, as in libpq")
+        #expect(unverified("postgresql://[2001:db8::5]:5432/x") == ["[2001:db8::5]"])
+        #expect(unverified("postgresql://localhost/x").isEmpty && unverified("postgresql://127.0.0.1:5433/x").isEmpty)
+        #expect(unverified("postgresql://[::1]/x").isEmpty)
+        #expect(unverified("postgresql:///postgres?host=/tmp/pg&user=postgres").isEmpty, "a unix socket")
+        #expect(unverified("postgresql://").isEmpty && unverified("postgres").isEmpty, "the default socket")
+        #expect(unverified("postgres", ["PGHOST": "db.school"]) == ["db.school"])
+        #expect(unverified("postgresql://localhost/x?hostaddr=10.0.0.5") == ["10.0.0.5"], "libpq connects to hostaddr")
+        #expect(unverified("postgresql:///x?host=db%2Eschool") == ["db.school"])
+        let problem = PostgresSettings(database: "postgresql://ana:s3cret@db.school/x")!.unverifiedTransportProblem(environment: [:])
+        #expect(problem?.contains("db.school") == true && problem?.contains("sslmode=verify-full") == true)
+        #expect(problem?.contains("s3cret") == false, "never the password")
+    }
 }
 
 /// What only PostgreSQL can do wrong: lose its connection, lose it during a COMMIT, refuse to let us in.

@@ -30,7 +30,11 @@ extension ClassroomServer {
             if configuration.tls.redirectPort != nil {
                 throw StartError(description: "tls.redirectPort needs a certificate: set tls.certificate and tls.key, or run 'storycircle tls init'")
             }
-            logger.warning("Plain HTTP: fine on this computer only; run 'storycircle tls init' for children's devices", [:])
+            if let url = configuration.network.publicURL, url.hasPrefix("https://") {
+                logger.notice("Plain HTTP behind a proxy that speaks HTTPS to browsers (publicURL is https://)", ["url": url])
+            } else {
+                logger.warning("Plain HTTP: fine on this computer only; run 'storycircle tls init' for children's devices", [:])
+            }
             return nil
         }
         let pair: CertificatePair
@@ -88,6 +92,9 @@ extension ClassroomServer {
         if let injected {
             store = injected
         } else if configuration.storage.usesDatabase {
+            if let postgres, !configuration.storage.allowUnverifiedDatabase, let problem = postgres.unverifiedTransportProblem() {
+                throw StartError(description: problem)
+            }
             do {
                 store = try postgres.map { try PostgresRoomStore($0) } ?? SQLiteRoomStore(path: configuration.storage.database)
             } catch {
@@ -164,8 +171,8 @@ extension ClassroomServer {
         var finish: @Sendable () -> Void
     }
 
-    /// Where the transport asks the API about a request's head: set once the API exists; until then (the
-    /// moments between listening and the API's start) the transport's own body limits decide.
+    /// Where the transport asks the API about a request's head: set once the API exists; until then every
+    /// request may send the default body limit only.
     final class HeadGate: Sendable {
         private let decide = Locked<(@Sendable (HTTPRequest) -> HeadAdmission)?>(nil)
 
@@ -186,10 +193,10 @@ extension ClassroomServer {
         let bindings = ConnectionBindings()
         let heads = HeadGate()
         var settings = transportConfiguration(configuration, tls: tls)
-        let fallback = settings
-        settings.admitHead = { request in
-            heads.admission(request, fallback: .read(bodyLimit: fallback.maxRequestBodyBytes(for: request.path, headers: request.headers)))
-        }
+        // Until the API answers (the moments between listening and its start), no request may send more than
+        // the default: no credential can be checked yet.
+        let fallback = HeadAdmission.read(bodyLimit: settings.maxRequestBodyBytes)
+        settings.admitHead = { request in heads.admission(request, fallback: fallback) }
         let transport = WebSocketServer(configuration: settings, refusals: TransportRefusals()) { event in
             if case .message(let connection, let bytes) = event, bindings.deliver(connection, bytes) { return }
             if case .request(let request) = event {

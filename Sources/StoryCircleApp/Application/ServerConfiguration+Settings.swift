@@ -42,6 +42,7 @@ extension ServerConfiguration {
         Setting("hangUpAfterIdleSeconds", \.connections.hangUpAfterIdleSeconds),
         // Storage and the cluster.
         Setting("database", \.storage.database, environment: "STORYCIRCLE_DATABASE"),
+        Setting("allowUnverifiedDatabase", \.storage.allowUnverifiedDatabase, environment: "STORYCIRCLE_ALLOW_UNVERIFIED_DATABASE"),
         Setting("retentionDays", \.storage.retentionDays, environment: "STORYCIRCLE_RETENTION_DAYS"),
         Setting("finishedRoomMinutes", \.storage.finishedRoomMinutes),
         Setting("storageRetrySeconds", \.storage.storageRetrySeconds),

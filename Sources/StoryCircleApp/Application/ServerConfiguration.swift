@@ -93,6 +93,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         /// The SQLite file, relative to the working directory; `"none"` keeps rooms in memory only; a
         /// PostgreSQL URL keeps them there, shared by the nodes.
         public var database = "data/storycircle.sqlite"
+        /// A PostgreSQL URL that reaches its server across a network without `sslmode=verify-full` is
+        /// refused at start (`PostgresSettings.unverifiedTransportProblem`) unless this is set: for a
+        /// network the operator trusts as much as the machine itself.
+        public var allowUnverifiedDatabase = false
         /// Rooms (and every child's data in them) are deleted this many days after creation.
         public var retentionDays = 30
         /// Finished rooms stay in memory this long for their podium; after that they are read from storage.
