@@ -66,7 +66,9 @@ function askCodeDigits() {
       if (!Number.isInteger(count) || count < 6 || count > 12) return;
       codeDigits = count;
       $("#room-code").maxLength = count;
-      codeTyped();
+      // Only a page still asking for its code looks the field's code up: a page that came back with this
+      // browser's saved session is already rejoining, and a lookup would close that connection.
+      if (session.stage === STAGE.FORM) codeTyped();
     })
     .catch(() => {});
 }
