@@ -235,7 +235,8 @@ def test_start_in_a_terminal_shows_code_qr_and_status_and_answers_keys(tmp_path)
     pid, fd = pty.fork()
     if pid == 0:
         os.chdir(ROOT)
-        os.execv(BIN, [BIN, "start", str(SHORT_STORY), "--port", "0", "--data", str(tmp_path / "data")])
+        os.execve(BIN, [BIN, "start", str(SHORT_STORY), "--port", "0", "--data", str(tmp_path / "data")],
+                  dict(os.environ, STORYCIRCLE_HOME=str(tmp_path / "home")))
     reader = PtyReader(fd)
     try:
         banner = reader.expect(r"● 0 children")
@@ -244,9 +245,17 @@ def test_start_in_a_terminal_shows_code_qr_and_status_and_answers_keys(tmp_path)
         assert len(qr_lines) >= 15, "a QR code block is drawn"
         assert len({len(line.strip()) for line in qr_lines}) == 1, "every QR row has the same width"
         assert re.search(r"Join link: +http://\S+/\?room=" + code, banner)
-        assert re.search(r"Dashboard \(board\): +http://\S+/dashboard#room=" + code + r"&token=", banner)
-        assert re.search(r"Teacher controls: +http://\S+/teacher#room=" + code + r"&token=", banner)
-        assert "k skip the story" in banner
+        # No key beside the QR code (a projector may mirror this screen): a one-time sign-in link instead.
+        assert "token=" not in banner and "/teacher" not in banner and "/dashboard" not in banner
+        assert re.search(r"not on the projector[^\n]*\n +https?://\S+/sign-in#code=[\w-]{22}\r?\n", banner)
+        saved = json.loads((tmp_path / "home" / "rooms" / f"{code}.json").read_text())
+        assert oct((tmp_path / "home" / "rooms" / f"{code}.json").stat().st_mode & 0o777) == "0o600"
+        assert saved["teacherToken"] not in banner and saved["dashboardToken"] not in banner
+        assert "k skip the story" in banner and "t new sign-in link" in banner
+        # t prints a new one-time link.
+        os.write(fd, b"t")
+        again = reader.expect(r"sign-in#code=[\w-]{22}")
+        assert re.findall(r"sign-in#code=([\w-]{22})", banner) != re.findall(r"sign-in#code=([\w-]{22})", again)
         reader.expect(r"press s to start")
         os.write(fd, b"n")
         reader.expect(r"Cannot next now: The room has not started yet")
@@ -266,7 +275,8 @@ def test_start_in_a_terminal_shows_code_qr_and_status_and_answers_keys(tmp_path)
         reader.expect(r"End the room for everyone\? \(y/n\)")
         os.write(fd, b"y")
         reader.expect(r"The room has ended\. Goodbye!")
-        reader.expect(r"Results stay available: storycircle results " + code)
+        end = reader.expect(r"Results stay available: storycircle results " + code + r" \(")
+        assert saved["teacherToken"] not in end
     except BaseException:
         os.kill(pid, signal.SIGKILL)
         raise
@@ -280,14 +290,21 @@ def test_start_with_no_keys_shows_no_key_hints_and_prints_log_lines_above_the_st
     pid, fd = pty.fork()
     if pid == 0:
         os.chdir(ROOT)
-        os.execv(BIN, [BIN, "start", str(SHORT_STORY), "--port", "0", "--data", str(tmp_path / "data"),
-                       "--no-keys"])
+        os.execve(BIN, [BIN, "start", str(SHORT_STORY), "--port", "0", "--data", str(tmp_path / "data"),
+                        "--no-keys"], dict(os.environ, STORYCIRCLE_HOME=str(tmp_path / "home")))
     reader = PtyReader(fd)
     try:
         banner = reader.expect(r"● 0 children")
         assert "Keys:" not in banner
-        teacher = re.search(r"Teacher controls: +(http://\S+)/teacher#room=(\d{6})&token=(\S+)", banner)
-        base, code, token = teacher.groups()
+        # The teacher's token comes from the one-time sign-in link, as the sign-in page gets it.
+        base, sign_in = re.search(r"(https?://\S+)/sign-in#code=([\w-]{22})", banner).groups()
+        code = re.search(r"Join code: (\d{6})", banner).group(1)
+        import urllib.request
+        exchange = urllib.request.Request(f"{base}/api/sign-in", data=json.dumps({"code": sign_in}).encode(), method="POST",
+                                          headers={"Content-Type": "application/json"})
+        granted = json.loads(urllib.request.urlopen(exchange, timeout=10).read())
+        assert granted["room"] == code and granted["go"] == f"/teacher#room={code}"
+        token = granted["teacherToken"]
         # Start from the API (there are no keys): the audio cache's folder is now a file, so no clip can be
         # stored, and the server logs a warning.
         cache = tmp_path / "data" / "audio-cache"
@@ -319,7 +336,7 @@ def test_start_with_no_keys_shows_no_key_hints_and_prints_log_lines_above_the_st
 
 def test_start_with_keys_from_a_pipe_and_sigterm(tmp_path):
     process = subprocess.Popen([BIN, "start", str(SHORT_STORY), "--port", "0", "--data", str(tmp_path / "data")],
-                               cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                               env=dict(os.environ, STORYCIRCLE_HOME=str(tmp_path / "home")), cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines = []
     for line in process.stdout:
         lines.append(line)

@@ -11,6 +11,7 @@ import csv
 import datetime
 import io
 import json
+import os
 import re
 import signal
 import subprocess
@@ -250,7 +251,7 @@ def test_start_with_a_class_takes_the_classs_speed_points(make_server, tmp_path)
     server.stop()
     for name, expected in (("5e", True), ("5f", False)):
         process = subprocess.Popen([BIN, "start", str(SHORT_STORY), "--class", name, "--port", "0", "--data", str(data), "--no-keys"],
-                                   cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                   env=dict(os.environ, STORYCIRCLE_HOME=str(tmp_path / "home")), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             lines = []
             for line in process.stdout:
@@ -259,7 +260,12 @@ def test_start_with_a_class_takes_the_classs_speed_points(make_server, tmp_path)
                     break
             banner = "".join(lines)
             port, code = re.search(r"Join link: +http://[^:/]+:(\d+)/\?room=(\d{6})", banner).groups()
-            token = re.search(r"token=([^&\s]+)", banner).group(1)
+            # The teacher's token, as the sign-in page gets it: the one-time link is all the screen shows.
+            sign_in = re.search(r"/sign-in#code=([\w-]{22})", banner).group(1)
+            exchange = urllib.request.Request(f"http://127.0.0.1:{port}/api/sign-in", data=json.dumps({"code": sign_in}).encode(),
+                                              method="POST", headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(exchange, timeout=15) as response:
+                token = json.loads(response.read())["teacherToken"]
             request = urllib.request.Request(f"http://127.0.0.1:{port}/api/rooms/{code}", headers={"Authorization": f"Bearer {token}"})
             with urllib.request.urlopen(request, timeout=15) as response:
                 assert json.loads(response.read())["settings"]["speedPoints"] is expected, banner

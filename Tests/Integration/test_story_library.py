@@ -319,7 +319,7 @@ def test_start_with_a_story_id_runs_a_room_on_the_library_story(make_server, tmp
     server.stop()
 
     process = subprocess.Popen([BIN, "start", "--story-id", story_id, "--port", "0", "--data", str(data), "--no-keys"],
-                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                               env=dict(os.environ, STORYCIRCLE_HOME=str(tmp_path / "home")), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         lines = []
         for line in process.stdout:
@@ -328,7 +328,8 @@ def test_start_with_a_story_id_runs_a_room_on_the_library_story(make_server, tmp
                 break
         banner = "".join(lines)
         assert "· Started by id" in banner, banner
-        assert re.search(r"Story library: +http://\S+/stories#token=\S+", banner), banner
+        # No key beside the QR code: the one-time sign-in link leads to the teacher page with the school's key.
+        assert "token=" not in banner and re.search(r"http://\S+/sign-in#code=[\w-]{22}", banner), banner
         base, code = re.search(r"Join link: +(http://\S+)/\?room=(\d{6})", banner).groups()
         token = (data / "admin-token").read_text().strip()
         request = urllib.request.Request(f"{base}/api/stories/{story_id}", method="DELETE", headers={"Authorization": f"Bearer {token}"})

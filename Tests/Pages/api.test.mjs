@@ -90,18 +90,21 @@ test("a refused file throws Refused, so no error page is saved as a CSV", async 
   await assert.rejects(api.file("/x", "f.csv"), (failure) => failure instanceof Refused && failure.error.code === "unauthorized");
 });
 
-test("the school's key comes from the page's fragment and is kept for the tab", async () => {
+test("the school's key comes from the page's fragment, leaves the address and is kept for the tab", async () => {
   const kept = new Map();
   globalThis.sessionStorage = { getItem: (key) => kept.get(key) ?? null, setItem: (key, value) => kept.set(key, value) };
-  globalThis.location = { hash: "#id=cls_1&token=school-key" };
+  globalThis.location = { href: "http://192.0.2.1:8080/classes#id=cls_1&token=school-key" };
+  globalThis.history = { state: null, replaceState: (_state, _title, url) => { globalThis.location.href = url; } };
   try {
     const { adminApi } = await import("../../web-static/js/api.js");
     const api = adminApi();
     assert.equal(api.token, "school-key");
     assert.equal(adminApi(), api, "read once");
     assert.deepEqual([...kept.values()], ["school-key"], "the tab keeps it for its other pages");
+    assert.equal(globalThis.location.href, "http://192.0.2.1:8080/classes#id=cls_1", "the address holds no key");
   } finally {
     delete globalThis.sessionStorage;
     delete globalThis.location;
+    delete globalThis.history;
   }
 });

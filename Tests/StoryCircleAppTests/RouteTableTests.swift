@@ -25,6 +25,7 @@ struct RouteTableTests {
         "DELETE /api/classes/:id/members/:member/data admin",
         "POST /api/pictures admin", "GET /pictures/:id none",
         "GET /audio/:file none",
+        "POST /api/sign-in none",
     ]
 
     @Test func everyRouteIsListedWithItsAuthority() {

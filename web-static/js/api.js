@@ -6,7 +6,7 @@
 
 import { ERROR } from "./error-codes.js";
 import { fileName } from "./csv-file.js";
-import { rememberSchoolKey, schoolKey } from "./school-key.js";
+import { SCHOOL_SLOT, takeToken } from "./page-keys.js";
 
 /** A refusal the server answered: its code, params and the rest of its error object. */
 export class Refused extends Error {
@@ -61,14 +61,11 @@ let admin = null;
 
 /**
  * The client with the school's key (the admin token), for the library and class pages. The key comes in
- * the page's fragment (#token=…), never in a URL a server or a log sees; the tab keeps it (school-key.js),
- * so the tab's other pages and a teacher page it opened can come back.
+ * the page's fragment (#token=…), never in a URL a server or a log sees, and leaves the address at once; the
+ * tab keeps it (page-keys.js, school-key.js), so a reload, the tab's other pages and a teacher page it
+ * opened find it there.
  */
 export function adminApi() {
-  if (!admin) {
-    const token = new URLSearchParams(location.hash.replace(/^#/, "")).get("token") ?? schoolKey();
-    rememberSchoolKey(token);
-    admin = new ApiClient(token);
-  }
+  if (!admin) admin = new ApiClient(takeToken(() => SCHOOL_SLOT).token);
   return admin;
 }

@@ -5,7 +5,8 @@
 // dashboard/*.js) or what moved within it (room-store.js `changes`).
 
 import { $ } from "./dom.js";
-import { RoomConnection, fragmentParameters } from "./connection.js";
+import { RoomConnection } from "./connection.js";
+import { takeToken, dashboardSlot } from "./page-keys.js";
 import { NarrationPlayer } from "./narration.js";
 import { StoryPictures } from "./pictures.js";
 import { TeacherControls } from "./controls.js";
@@ -23,9 +24,9 @@ import { renderSide } from "./dashboard/side.js";
 // The projector speaks the room's language; until the welcome says which, the browser's.
 await setLanguage(browserLanguage());
 
-const params = fragmentParameters();
+// The token leaves the address at once; a reload in this tab finds it in the tab's session (page-keys.js).
+const { params, token } = takeToken((fragment) => dashboardSlot(fragment.get("room")));
 const code = params.get("room");
-const token = params.get("token");
 services.token = token;
 
 services.connection = new RoomConnection({

@@ -4,13 +4,13 @@
 // "Results"), and its most chosen wrong answer.
 
 import { $, el, clear } from "./dom.js";
-import { fragmentParameters } from "./connection.js";
+import { takeToken, teacherSlot } from "./page-keys.js";
 import { t, number, setLanguage, browserLanguage } from "./i18n.js";
 import { ApiClient, saveFile } from "./api.js";
 
-const params = fragmentParameters();
+// The token leaves the address at once; a reload in this tab finds it in the tab's session (page-keys.js).
+const { params, token } = takeToken((fragment) => teacherSlot(fragment.get("room")));
 const code = params.get("room");
-const token = params.get("token");
 const api = new ApiClient(token);
 // The teacher page's link says the room's language.
 await setLanguage(params.get("lang") ?? browserLanguage());

@@ -1,7 +1,9 @@
-// The teacher's page: `/teacher#room=CODE&token=TEACHER-TOKEN`.
+// The teacher's page: `/teacher#room=CODE&token=TEACHER-TOKEN` (the token leaves the address at once and stays
+// in the tab's session, page-keys.js), or `/teacher#room=CODE` in a tab that holds it (the sign-in page's).
 
 import { $, announce } from "./dom.js";
-import { RoomConnection, fragmentParameters } from "./connection.js";
+import { RoomConnection } from "./connection.js";
+import { takeToken, teacherSlot } from "./page-keys.js";
 import { RoomStore } from "./room-store.js";
 import { LINK_REFUSALS, errorText } from "./error-codes.js";
 import { TeacherControls } from "./controls.js";
@@ -14,9 +16,8 @@ import { storageBanner } from "./storage-banner.js";
 import { schoolKey } from "./school-key.js";
 import { renderAnswerChart } from "./answer-chart.js";
 
-const params = fragmentParameters();
+const { params, token } = takeToken((fragment) => teacherSlot(fragment.get("room")));
 const code = params.get("room");
-const token = params.get("token");
 const store = new RoomStore();
 const connection = new RoomConnection({
   hello: () => ({ type: "control", room: code, token }),

@@ -27,6 +27,8 @@ public final class ClassroomServer: Sendable {
     private let finishStreams: @Sendable () -> Void
     /// The real narrator (nil when a test injected its own): its voices and its Piper worker.
     public let speech: SpeechNarrator?
+    /// The one-time sign-in codes this node prints (`ClassroomServer+SignIn`), kept in its memory only.
+    public let signIns: SignInDesk
 
     /// Errors that stop the server from starting, each with a sentence an operator can act on.
     public struct StartError: Error, CustomStringConvertible {
@@ -36,9 +38,10 @@ public final class ClassroomServer: Sendable {
     private init(
         configuration: ServerConfiguration, port: Int, publicURL: String, adminTokenFile: String?, registry: RoomRegistry,
         metrics: ServerMetrics, transport: WebSocketServer, storage: Storage, logger: StoryCircleLog, lock: DataDirectoryLock,
-        loops: [Task<Void, Never>], restoredRooms: Int, speech: SpeechNarrator?, finishStreams: @escaping @Sendable () -> Void
+        loops: [Task<Void, Never>], restoredRooms: Int, speech: SpeechNarrator?, signIns: SignInDesk, finishStreams: @escaping @Sendable () -> Void
     ) {
         self.speech = speech
+        self.signIns = signIns
         self.configuration = configuration
         self.port = port
         self.publicURL = publicURL
@@ -84,12 +87,13 @@ public final class ClassroomServer: Sendable {
         let registry = RoomRegistry(events: wiring.events, services: services, settings: configuration.registrySettings)
         let restored = try await restoreRooms(registry, from: opened)
         let (port, publicURL) = try listen(transport, configuration, tls: tls?.pair, logger: logger)
+        let signIns = SignInDesk(clock: clock)
         let api = APIHandler(
             registry: registry, store: storage.rooms, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: narration.audio, qrCodes: true,
             narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
             lookalikes: lookalikes,
-            maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger)
+            maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns
         )
         let defaultBodyLimit = transport.configuration.maxRequestBodyBytes
         wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }
@@ -101,7 +105,7 @@ public final class ClassroomServer: Sendable {
         return ClassroomServer(
             configuration: configuration, port: port, publicURL: publicURL, adminTokenFile: adminTokenFile, registry: registry, metrics: metrics,
             transport: transport, storage: storage, logger: logger, lock: lock, loops: loops, restoredRooms: restored,
-            speech: narration.speech, finishStreams: wiring.finish
+            speech: narration.speech, signIns: signIns, finishStreams: wiring.finish
         )
     }
 
@@ -141,7 +145,7 @@ public final class ClassroomServer: Sendable {
     public var rooms: RoomMaker { RoomMaker(registry: registry, speech: speech, publicURL: publicURL) }
 
     /// The page routes (URL path to a file in the web root): everything else the pages need is a file.
-    static let pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html", "/classes": "classes.html"]
+    static let pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html", "/classes": "classes.html", "/sign-in": "sign-in.html"]
 
     static func transportConfiguration(_ configuration: ServerConfiguration, tls: TLSSettings? = nil) -> WebSocketServerConfiguration {
         var transport = WebSocketServerConfiguration()

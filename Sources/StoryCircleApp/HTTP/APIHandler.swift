@@ -32,9 +32,11 @@ struct APIHandler: Sendable {
     var maxConnections: Int? = nil
     /// Refusals for want of authority, counted per address (nil: never limited, as in most tests).
     var refused: RefusedRequests? = nil
+    /// The one-time sign-in codes this node printed (`SignInRoutes`); nil: no sign-in links here.
+    var signIns: SignInDesk? = nil
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)

@@ -9,9 +9,9 @@ enum Commands {
         name: "start", path: ["storycircle"],
         overview: "Start a server and a room on one story: the all-in-one classroom command.",
         arguments: [.init(name: "story", help: "The story file (JSON), or none with --story-id.", optional: true)],
-        options: ServerOptions.all + RoomSettingOptions.all + [StartCommand.storyID, StartCommand.schoolClass, StartCommand.noKeys, CommandSpec.helpOption],
+        options: ServerOptions.all + RoomSettingOptions.all + [StartCommand.storyID, StartCommand.schoolClass, StartCommand.noKeys, StartCommand.showTokens, CommandSpec.helpOption],
         kind: .command(StartCommand.self),
-        discussion: "Prints the join code, a QR code and the dashboard and teacher links, then a live status line.\nKeys: s start, n next, r reveal, p pause/resume, k skip the story, q end the room (it asks first).\nWith --no-keys the terminal only shows the status; the teacher page has the controls."
+        discussion: "Prints the join code, link and QR code (no key: the screen may be on the projector), a one-time teacher sign-in link for this computer, then a live status line.\nKeys: s start, n next, r reveal, p pause/resume, k skip the story, t a new sign-in link, q end the room (it asks first).\nWith --no-keys the terminal only shows the status; the teacher page has the controls."
     )
 
     static let serve = CommandSpec(

@@ -9,6 +9,7 @@ struct StartCommand: ParsableCommand {
     static let noKeys = CommandSpec.Option(long: "no-keys", valueName: nil, help: "Do not read single-key controls from the terminal (and show no key hints).")
     static let storyID = CommandSpec.Option(long: "story-id", valueName: "id", help: "Start the room on this story of the library (see 'story list') instead of a file.")
     static let schoolClass = CommandSpec.Option(long: "class", valueName: "class", help: "A room for this class (its name or id, see 'class list'): children tap their name to join.")
+    static let showTokens = CommandSpec.Option(long: "show-tokens", valueName: nil, help: "Print the room's teacher and dashboard links with their tokens instead of the QR code (for a screen no one else sees).")
 
     private enum Event {
         case key(UInt8)
@@ -22,6 +23,7 @@ struct StartCommand: ParsableCommand {
     var serverOptions: ServerOptions
     var settings: RoomSettingOptions
     var readsKeys: Bool
+    var showsTokens: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         storyPath = arguments.positional.first
@@ -37,6 +39,7 @@ struct StartCommand: ParsableCommand {
         serverOptions = try ServerOptions(arguments)
         settings = try RoomSettingOptions(arguments)
         readsKeys = !arguments.isSet(Self.noKeys)
+        showsTokens = arguments.isSet(Self.showTokens)
     }
 
     func run() async throws -> Int32 {
@@ -82,7 +85,9 @@ struct StartCommand: ParsableCommand {
             await server.stop()
             throw CommandFailure("the room disappeared as it was created")
         }
-        Self.printBanner(title: story.title, code: created.code, joinURL: created.joinURL, dashboardURL: created.dashboardURL, teacherURL: created.teacherURL, server: server, keys: readsKeys)
+        // The room's tokens go to a file only this user reads, as 'room create' keeps them ('results CODE' finds them).
+        let saved = try? Credentials.save(.init(code: created.code, server: server.publicURL, teacherToken: created.teacherToken, dashboardToken: created.dashboardToken))
+        try Self.printBanner(title: story.title, room: created, server: server, saved: saved, keys: readsKeys, showTokens: showsTokens)
 
         let (events, sink) = AsyncStream.makeStream(of: Event.self)
         let terminal = readsKeys ? Terminal() : nil
@@ -142,6 +147,8 @@ struct StartCommand: ParsableCommand {
                     } catch {
                         status.note("Cannot \(command.name) now: \(error.message)")
                     }
+                } else if key == UInt8(ascii: "t") {
+                    if let link = try? server.signInLink(room: created) { status.note(Self.signInNote(link)) }
                 } else if key == UInt8(ascii: "k") {
                     status.note(report.phase == .lobby ? "k skips the story once it has started (s starts it)." : "k skips the story; the story is over.")
                 } else {
@@ -155,7 +162,8 @@ struct StartCommand: ParsableCommand {
         status.finish()
         Output.line("Stopping the server…")
         await server.stop()
-        Output.line("Results stay available: storycircle results \(created.code) --token \(created.teacherToken) (while a server runs on this data folder).")
+        let results = saved == nil ? "storycircle results \(created.code) --token <the teacher token>" : "storycircle results \(created.code)"
+        Output.line("Results stay available: \(results) (while a server runs on this data folder).")
         return ExitCode.success
     }
 
@@ -207,26 +215,39 @@ struct StartCommand: ParsableCommand {
         return "● " + ([children] + parts + (keys ? hints : [])).joined(separator: " · ")
     }
 
-    private static func printBanner(title: String, code: String, joinURL: String, dashboardURL: String, teacherURL: String, server: ClassroomServer, keys: Bool) {
+    /// The first screen, which a projector mirroring the laptop shows: the join code, link and QR code, and
+    /// no key. The teacher signs in with a one-time link (used once, within minutes); the long-lived tokens
+    /// are in a file only this user reads, and printed only with `--show-tokens` (then without the QR code).
+    private static func printBanner(title: String, room: CreatedRoomResponse, server: ClassroomServer, saved: URL?, keys: Bool, showTokens: Bool) throws {
         Output.line("StoryCircle \(StoryCircleVersion.current) · \(title)")
         Output.line()
-        Output.line("  Join code: \(code)")
-        Output.line("  Children open \(server.publicURL) and type the code, or scan:")
-        Output.line()
-        if let qr = JoinCode.qrTerminal(for: joinURL) {
-            Output.line(qr.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+        Output.line("  Join code: \(room.code)")
+        if showTokens {
+            Output.line("  Children open \(server.publicURL) and type the code.")
+        } else {
+            Output.line("  Children open \(server.publicURL) and type the code, or scan:")
+            Output.line()
+            if let qr = JoinCode.qrTerminal(for: room.joinURL) {
+                Output.line(qr.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+            }
         }
         Output.line()
-        Output.line("  Join link:          \(joinURL)")
-        Output.line("  Dashboard (board):  \(dashboardURL)")
-        Output.line("  Teacher controls:   \(teacherURL)")
-        if let library = try? server.libraryURL() {
-            Output.line("  Story library:      \(library)")
+        Output.line("  Join link:          \(room.joinURL)")
+        if showTokens {
+            Output.line("  Dashboard (board):  \(room.dashboardURL)")
+            Output.line("  Teacher controls:   \(room.teacherURL)")
+            if let library = try? server.libraryURL() { Output.line("  Story library:      \(library)") }
         }
         Output.line()
+        Output.line(signInNote(try server.signInLink(room: room)))
+        if let saved { Output.line("The room's tokens are in \(saved.path) (only you can read it); --show-tokens prints them.") }
         if keys {
-            Output.line("Keys: s start · n next · r reveal · p pause/resume · k skip the story · q end the room · Ctrl-C stop")
+            Output.line("Keys: s start · n next · r reveal · p pause/resume · k skip the story · t new sign-in link · q end the room · Ctrl-C stop")
         }
+    }
+
+    static func signInNote(_ link: String) -> String {
+        "Teacher sign-in (open this on this laptop, not on the projector; it works once, for \(ClassroomServer.signInLifetimeMinutes) minutes):\n  \(link)"
     }
 }
 

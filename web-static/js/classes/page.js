@@ -80,8 +80,10 @@ function show(screen) {
   $("#class-conflict").hidden = true;
 }
 
+/** A place on this page; the key stays in the tab's session, never in the address. */
 function link(extra = {}) {
-  return `/classes#${new URLSearchParams({ token, ...extra })}`;
+  const fragment = new URLSearchParams(extra).toString();
+  return fragment ? `/classes#${fragment}` : "/classes";
 }
 
 // ---- The list ----
@@ -290,7 +292,7 @@ async function deleteClass() {
   if (!sure) return;
   try {
     await api.call("DELETE", `/api/classes/${encodeURIComponent(state.current.id)}`);
-    location.hash = new URLSearchParams({ token }).toString();
+    location.hash = "";
     showMessage(t("classes.deleted", { name }), { good: true });
   } catch (failure) {
     showMessage(failureText(failure));
@@ -478,7 +480,7 @@ $("#classes-confirm").addEventListener("cancel", (event) => { event.preventDefau
 // ---- Where the page is: the fragment says ----
 
 function goTo(extra) {
-  const next = new URLSearchParams({ token, ...extra }).toString();
+  const next = new URLSearchParams(extra).toString();
   if (location.hash.slice(1) === next) route();
   else location.hash = next;
 }
@@ -486,7 +488,7 @@ function goTo(extra) {
 async function route() {
   const params = fragmentParameters();
   const id = params.get("id");
-  $("#library-link").href = `/stories#${new URLSearchParams({ token })}`;
+  $("#library-link").href = "/stories";
   $("#class-back").href = link();
   if (!id) return showList();
   if (params.get("edit")) {

@@ -25,8 +25,8 @@ export function failureText(failure) {
   }
 }
 
-/** A link to another page of the library, carrying the token (and `extra`) in its fragment. */
+/** A link to another page of the library (with `extra` in its fragment); the tab's session holds the key. */
 export function pageLink(path, extra = {}) {
-  const fragment = new URLSearchParams({ ...extra, token: api.token });
-  return `${path}#${fragment}`;
+  const fragment = new URLSearchParams(extra).toString();
+  return fragment ? `${path}#${fragment}` : path;
 }

@@ -1,0 +1,47 @@
+import Foundation
+import StoryCircleCore
+import TransportCore
+import StoryCircleServer
+
+/// The sign-in page (`/sign-in#code=…`) hands its one-time code here and is given the tokens it stands for,
+/// and where to go. The code is the caller's authority, so the route needs no other: it is checked first,
+/// against codes in this node's memory (`SignInCodes`), before anything else is done, and never logged.
+struct SignInRoutes: RouteCollection {
+    var routes: [Route] {
+        [
+            Route(.post, "/api/sign-in", .none) { try await $0.signIn($1) },
+        ]
+    }
+}
+
+/// What the sign-in page is handed: the tokens it keeps in the tab's session, and the page to go to.
+struct SignInAnswer: Encodable {
+    var room: String?
+    var teacherToken: String?
+    var dashboardToken: String?
+    var adminToken: String?
+    /// A path on this server, without any token: the page keeps the tokens in the tab's session.
+    var go: String
+}
+
+extension APIHandler {
+    static let signInRefusal = HTTPError(.unauthorized, "This sign-in link has been used or is too old; the terminal makes a new one.")
+
+    fileprivate func signIn(_ request: RouteRequest) async throws -> HTTPResponse {
+        struct Body: Decodable { var code: String }
+        guard let signIns else { throw HTTPError.notFound }
+        guard request.body.count <= 1_024, let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
+            throw HTTPError(.invalidMessage, "Send {\"code\": \"…\"} from the sign-in link.")
+        }
+        switch signIns.redeem(body.code, from: request.http.peer) {
+        case .refused:
+            throw Self.signInRefusal
+        case .rateLimited(let wait):
+            let seconds = (wait + 999) / 1_000
+            throw HTTPError(.rateLimited, "Too many wrong sign-in links from here; try again in \(seconds) seconds.", params: ["seconds": String(seconds)], headers: [("retry-after", String(seconds))])
+        case .granted(let grant):
+            let go = grant.room.map { "/teacher#room=\($0)" } ?? "/stories"
+            return .json(200, SignInAnswer(room: grant.room, teacherToken: grant.teacherToken, dashboardToken: grant.dashboardToken, adminToken: grant.adminToken, go: go))
+        }
+    }
+}
