@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// The CLI's HTTP/1.1 client, for http:// and https:// alike: one request per connection
 /// (`Connection: close`). HTTPS verifies the server's chain (the system's authorities, plus
@@ -6,7 +7,8 @@ import Foundation
 /// The blocking socket work runs on a thread of its own, never on Swift's cooperative pool.
 public struct HTTPClient: Sendable {
     public var authorityFile: String?
-    /// How long any one step (connecting, the handshake, one read or write) may wait.
+    /// How long any one step (connecting, the handshake, one read or write) may wait: an idle limit, as
+    /// URLSession's, so a large story still downloads on a slow link.
     public var timeout: TimeInterval
     public var limits: HTTPResponseParser.Limits
 
@@ -30,6 +32,12 @@ public struct HTTPClient: Sendable {
     }
 
     private func exchange(_ target: Target, _ request: [UInt8]) throws(HTTPClientError) -> HTTPResponse {
+        // OpenSSL writes with write(2): to a server that already closed, that raises SIGPIPE, which would end
+        // the CLI. Blocked on this thread (its own), the write just fails with EPIPE.
+        var pipeSignal = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, nil)
         let connection = try Connection(host: target.host, port: target.port, timeout: timeout)
         if target.secure { try connection.startTLS(host: target.host, authorityFile: authorityFile) }
         try connection.write(request)
