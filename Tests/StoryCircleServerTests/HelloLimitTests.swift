@@ -109,6 +109,25 @@ struct HelloLimitTests {
         _ = await transport.next("welcome", to: 7)
     }
 
+    @Test func aTeachersTokenProvesItselfForARoomNotYetInMemory() async throws {
+        // Two nodes of a cluster: the room is made through a, and b has it only in the store.
+        let store = MemoryRoomStore()
+        let a = ServerFixtures.node("a", store: store)
+        let b = ServerFixtures.node("b", store: store) { settings in settings = Self.tight.with(nodeId: "b") }
+        let created = try await a.registry.directory.createRoom(story: ServerFixtures.story)
+        #expect(await b.registry.directory.room(created.code) == nil)
+        for connection in UInt64(1)...3 {
+            b.events.hello(connection, .join(room: "100000", nickname: "Guess"), peer: Self.school)
+            #expect(Self.error(await b.transport.next("error", to: connection))?.code == .roomNotFound)
+        }
+        // The address's budget is spent on b, whose clock never moves: only a hello that proves itself gets in.
+        b.events.hello(4, .control(room: created.code, token: created.teacherToken), peer: Self.school)
+        guard case .welcome(let welcome) = await b.transport.next("welcome", to: 4) else { Issue.record("expected a welcome"); return }
+        #expect(welcome.role == .teacher)
+        b.events.hello(5, .watch(room: created.code, token: created.dashboardToken), peer: Self.school)
+        _ = await b.transport.next("welcome", to: 5)
+    }
+
     @Test func wrongTokensInALiveRoomSpendTheBudgetLikeWrongCodes() async throws {
         let transport = RecordingTransport()
         let clock = ManualClock()
@@ -177,5 +196,14 @@ struct HelloLimitTests {
         let plain = AddressRateLimiter(burst: 1, perSecond: 0.25)
         #expect(plain.allow("a", at: start) && !plain.allow("a", at: start))
         #expect(plain.retryAfterSeconds("a", at: start) == 4)
+    }
+}
+
+extension RoomRegistry.Settings {
+    func with(nodeId: String) -> Self {
+        var settings = self
+        settings.nodeId = nodeId
+        settings.leaseSeconds = 300
+        return settings
     }
 }

@@ -21,6 +21,8 @@ actor ConnectionRouter {
     let logger: StoryCircleLog
     let hellos: AddressRateLimiter
     let failedHellos: AddressRateLimiter
+    /// What proves a teacher's or projector's token by its MAC, before any room is looked for.
+    let tokens: RoomTokens
 
     /// `failedHellos` is the rooms' own (`RoomServices.failedHellos`): they count a wrong token against its address.
     init(events: AsyncStream<TransportEvent>, directory: RoomDirectory, services: RoomServices, hellos: AddressRateLimiter, failedHellos: AddressRateLimiter) {
@@ -33,6 +35,7 @@ actor ConnectionRouter {
         self.logger = services.logger
         self.hellos = hellos
         self.failedHellos = failedHellos
+        tokens = services.tokens
     }
 
     /// Routes transport events until the event stream ends.
@@ -111,6 +114,10 @@ actor ConnectionRouter {
     /// projector) goes straight in: many devices share a school's address, and what one of them guessed
     /// must never keep the others out. A token that proves nothing is a guess like a code.
     private func admitToken(_ connection: UInt64, _ message: ClientMessage, _ trimmed: String, peer: String) async {
+        // A teacher's or projector's token proves itself (`RoomTokens`): its room may be in the store only.
+        if provesByItsMAC(message, room: trimmed) {
+            return await greetAfterFinding(connection, message, trimmed, peer: peer, at: clock.now(), counted: false)
+        }
         if let room = await directory.room(trimmed), await Self.proves(message, to: room) {
             guard let queued = waiting.removeValue(forKey: connection) else { return }
             return bind(connection, message, to: room, peer: peer, then: queued)
@@ -148,6 +155,14 @@ actor ConnectionRouter {
         }
     }
 
+    private func provesByItsMAC(_ message: ClientMessage, room code: String) -> Bool {
+        switch message {
+        case .control(_, let token): tokens.role(of: token, room: code) == .teacher
+        case .watch(_, let token): tokens.role(of: token, room: code) != nil
+        default: false
+        }
+    }
+
     /// Whether the hello's token is accepted by `room` (a cheap check, in memory): `rejoin` by a child of
     /// the room, `control` by its teacher, `watch` by its teacher or projector. A code alone proves nothing.
     private static func proves(_ message: ClientMessage, to room: Room) async -> Bool {
@@ -159,7 +174,9 @@ actor ConnectionRouter {
         }
     }
 
-    private func greetAfterFinding(_ connection: UInt64, _ message: ClientMessage, _ trimmed: String, peer: String, at now: ServerTime) async {
+    /// `counted`: the hello was counted against its address's limits (`admitLimited`), which give back
+    /// what the server turned away for its own reasons, and what turned out not to be a wrong code.
+    private func greetAfterFinding(_ connection: UInt64, _ message: ClientMessage, _ trimmed: String, peer: String, at now: ServerTime, counted: Bool = true) async {
         // Closed while it waited: nothing to find (the wrong code it may have been still counts).
         guard waiting[connection] != nil else { return }
         let found: Room?
@@ -168,13 +185,15 @@ actor ConnectionRouter {
         } catch let error as RoomLeaseError {
             // Not the child's doing: a class behind one address, reconnecting through a failover, must not
             // spend its hello allowance on refusals while the dead node's lease lapses.
-            hellos.refund(peer, at: clock.now())
-            failedHellos.refund(peer, at: clock.now())
+            if counted {
+                hellos.refund(peer, at: clock.now())
+                failedHellos.refund(peer, at: clock.now())
+            }
             guard waiting.removeValue(forKey: connection) != nil else { return }
             logger.info("Room is held by another node; the connection is told to try again", ["room.code": trimmed, "error": error.description])
             return refusals.refuse(connection, RoomError(.tryAgain, "This room is moving to another server. Reconnecting…"))
         } catch {
-            failedHellos.refund(peer, at: clock.now())
+            if counted { failedHellos.refund(peer, at: clock.now()) }
             guard waiting.removeValue(forKey: connection) != nil else { return }
             logger.error("Room cannot be read from storage", ["error": StoreFailure.from(error, record: "archive").reason])
             return refusals.refuse(connection, RoomError(.storageUnavailable, "The room cannot be read just now. Please try again in a moment."))
@@ -188,7 +207,7 @@ actor ConnectionRouter {
                                                          params: wellFormed ? ["code": trimmed] : nil))
         }
         // The code names a room: no wrong code (a wrong token in it is the room's to count).
-        failedHellos.refund(peer, at: now)
+        if counted { failedHellos.refund(peer, at: now) }
         bind(connection, message, to: room, peer: peer, then: queued)
     }
 
