@@ -129,3 +129,17 @@ def test_plain_http_still_works_and_is_the_default_without_a_certificate(server,
     assert listing.returncode == 0, listing.stderr
     assert [room["code"] for room in json.loads(listing.stdout)["rooms"]] == [code]
     assert rooms(server)[0]["code"] == code
+
+
+@pytest.mark.parametrize("scheme", ["https", "http"])
+def test_a_server_that_never_answers_is_given_up_on_in_time(scheme, tmp_path):
+    """A listener that accepts and says nothing: no handshake (https) or no answer (http). The CLI waits its
+    15 seconds, not forever, and says why."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(4)
+        port = silent.getsockname()[1]
+        env = {"STORYCIRCLE_HOME": str(tmp_path / "home"), "STORYCIRCLE_ADMIN_TOKEN": "x" * 43}
+        result = run("room", "list", "--server", f"{scheme}://127.0.0.1:{port}", env=env, timeout=45)
+    assert result.returncode != 0
+    assert "no answer in time" in result.stderr, result.stderr
