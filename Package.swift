@@ -97,6 +97,8 @@ let package = Package(
         // A laptop's own certificate authority and the server certificate it issues for the laptop's names
         // and addresses (`storycircle tls init`), made and checked with OpenSSL's libcrypto.
         .target(name: "LocalCertificates", dependencies: ["COpenSSL"]),
+        // The CLI's HTTP/1.1 client over OpenSSL: it trusts the laptop's own CA, which URLSession on Linux cannot.
+        .target(name: "TLSClient", dependencies: ["COpenSSL"]),
 
         // MARK: The shell: actors that carry out what the core decides (rooms, their outboxes, the router,
         // the directory, the leases), over any store, narrator and transport it is given: it imports no C
@@ -124,7 +126,7 @@ let package = Package(
         // MARK: Executables.
         .executableTarget(
             name: "storycircle",
-            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "Pictures", "LocalCertificates"]
+            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "Pictures", "LocalCertificates", "TLSClient"]
         ),
         .executableTarget(
             name: "storycircle-bench",
@@ -146,6 +148,7 @@ let package = Package(
         .testTarget(name: "PicturesTests", dependencies: ["Pictures", "CImageCodecs"]),
         // The certificates checked with OpenSSL's verifier directly, not through the code that made them.
         .testTarget(name: "LocalCertificatesTests", dependencies: ["LocalCertificates", "COpenSSL"]),
+        .testTarget(name: "TLSClientTests", dependencies: ["TLSClient"]),
         .testTarget(name: "SQLiteStorageTests", dependencies: ["SQLiteStorage", "StoryCircleCore", "Locking"]),
         // The loop executor, its timers, frames and HTTP types, without sockets or C.
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore", "Locking"]),

@@ -22,4 +22,7 @@ static inline long sc_ssl_ctx_add1_chain_cert(SSL_CTX *ctx, X509 *certificate) {
 /** What a server wants on top of OpenSSL's defaults: no compression (CRIME), no renegotiation, its own order of ciphers. */
 static inline uint64_t sc_ssl_op_server_hardening(void) { return SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE; }
 
+/** SNI for a client connection. */
+static inline long sc_ssl_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }
+
 #endif

@@ -2,6 +2,7 @@ import Foundation
 import StoryCircleCore
 import StoryCircleApp
 import StoryCircleServer
+import LocalCertificates
 
 /// `--config`, `--port`, `--data`, `--database`: where `serve` and `start` keep things and listen.
 struct ServerOptions {
@@ -101,28 +102,53 @@ struct RoomSettingOptions {
     }
 }
 
-/// `--server`, `--token`, `--admin-token`: how the client commands reach a server and prove who they are.
-/// Each value comes from the option, then the environment, then (tokens) a file.
+/// `--server`, `--ca-file`, `--token`, `--admin-token`: how the client commands reach a server and prove who
+/// they are. Each value comes from the option, then the environment, then (tokens) a file; the server and the
+/// authority to trust default to this computer's, as `serve` would run here.
 struct ClientOptions {
-    static let server = CommandSpec.Option(long: "server", valueName: "url", help: "The server to talk to (or STORYCIRCLE_SERVER).", defaultValue: "http://127.0.0.1:8080")
+    static let server = CommandSpec.Option(long: "server", valueName: "url", help: "The server to talk to (or STORYCIRCLE_SERVER; by default this computer's: https://127.0.0.1:8080 once 'storycircle tls init' ran, else http://).")
+    static let caFile = CommandSpec.Option(long: "ca-file", valueName: "file", help: "Also trust this certificate authority for HTTPS (or STORYCIRCLE_CA_FILE; by default <data>/tls/ca.crt if present).")
     static let token = CommandSpec.Option(long: "token", valueName: "token", help: "The room's teacher token (or STORYCIRCLE_TOKEN; by default the one saved by 'room create').")
     static let adminToken = CommandSpec.Option(long: "admin-token", valueName: "token", help: "The server's admin token (or STORYCIRCLE_ADMIN_TOKEN, or data/admin-token).")
     /// For commands that act on one room as its teacher.
-    static let teacher = [server, token]
+    static let teacher = [server, caFile, token]
     /// For commands that act on the server as its administrator.
-    static let admin = [server, adminToken]
+    static let admin = [server, caFile, adminToken]
 
     var server: String
+    var authorityFile: String?
     private var token: String?
     private var adminTokenValue: String?
 
     init(_ arguments: ParsedArguments) {
-        server = arguments.value(of: Self.server) ?? Self.environment("STORYCIRCLE_SERVER") ?? "http://127.0.0.1:8080"
+        let explicitServer = arguments.value(of: Self.server) ?? Self.environment("STORYCIRCLE_SERVER")
+        let explicitAuthority = arguments.value(of: Self.caFile) ?? Self.environment("STORYCIRCLE_CA_FILE")
+        // Only read this computer's configuration when something is left to default.
+        let local = explicitServer == nil || explicitAuthority == nil ? Self.localConfiguration() : nil
+        server = explicitServer ?? Self.localServer(local)
+        authorityFile = explicitAuthority ?? local.flatMap { configuration in
+            let authority = LocalTLSFolder(dataDirectory: configuration.files.dataDirectory).authorityCertificate
+            return FileManager.default.fileExists(atPath: authority) ? authority : nil
+        }
         token = arguments.value(of: Self.token)
         adminTokenValue = arguments.value(of: Self.adminToken)
     }
 
-    var api: APIClient { APIClient(server: server) }
+    /// The configuration `serve` would use here (the default file if present, then the environment); nil if
+    /// it does not load, and then the defaults stand.
+    private static func localConfiguration() -> ServerConfiguration? {
+        let file = FileManager.default.fileExists(atPath: ServerOptions.defaultConfigFile) ? ServerOptions.defaultConfigFile : nil
+        return try? ServerConfiguration.load(file: file)
+    }
+
+    /// This computer's server: HTTPS when it has a certificate to serve, on its configured port.
+    private static func localServer(_ configuration: ServerConfiguration?) -> String {
+        guard let configuration else { return "http://127.0.0.1:8080" }
+        let port = configuration.network.port == 0 ? 8080 : configuration.network.port
+        return (configuration.resolvedTLS == nil ? "http" : "https") + "://127.0.0.1:\(port)"
+    }
+
+    var api: APIClient { APIClient(server: server, authorityFile: authorityFile) }
 
     func teacherToken(room code: String) throws(CommandFailure) -> String {
         if let token { return token }

@@ -1,12 +1,13 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import TLSClient
 
-/// The CLI's side of the HTTP API. Failures come back as one sentence: an unreachable server is a hint to
+/// The CLI's side of the HTTP API. HTTPS is checked against the system's
+/// authorities and `authorityFile`. Failures come back as one sentence: an unreachable server is a hint to
 /// start one, an API refusal is the server's own message.
 struct APIClient {
     let server: String
+    /// A certificate authority to trust besides the system's (the laptop's own, from `storycircle tls init`).
+    var authorityFile: String? = nil
 
     struct Response {
         var status: Int
@@ -25,27 +26,14 @@ struct APIClient {
         guard let url = URL(string: server.trimmingSuffix("/") + path), url.scheme == "http" || url.scheme == "https" else {
             throw CommandFailure("'\(server)' is not a server URL (expected something like http://127.0.0.1:8080).")
         }
-        var request = URLRequest(url: url, timeoutInterval: 15)
-        request.httpMethod = method
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        if let json {
-            request.httpBody = json
-            request.setValue(contentType, forHTTPHeaderField: "Content-Type")
-        }
-        let outcome: Result<Response, any Error> = await withCheckedContinuation { continuation in
-            URLSession.shared.dataTask(with: request) { data, response, error in
-                if let error {
-                    continuation.resume(returning: .failure(error))
-                } else {
-                    continuation.resume(returning: .success(Response(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data ?? Data())))
-                }
-            }.resume()
-        }
-        switch outcome {
-        case .success(let response):
-            return response
-        case .failure(let error):
-            throw CommandFailure("cannot reach the StoryCircle server at \(server) (\(Self.describe(error))). Is it running? Start one with 'storycircle serve', or pass --server.")
+        var headers: [(String, String)] = []
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        if json != nil { headers.append(("Content-Type", contentType)) }
+        do {
+            let response = try await HTTPClient(authorityFile: authorityFile).send(method, url, headers: headers, body: json)
+            return Response(status: response.status, body: Data(response.body))
+        } catch {
+            throw CommandFailure(Self.explain(error, server: server, authorityFile: authorityFile))
         }
     }
 
@@ -60,13 +48,23 @@ struct APIClient {
         return "the server answered HTTP \(response.status)."
     }
 
-    private static func describe(_ error: any Error) -> String {
-        let code = (error as NSError).code
-        switch code {
-        case NSURLErrorCannotConnectToHost: return "connection refused"
-        case NSURLErrorTimedOut: return "no answer in time"
-        case NSURLErrorCannotFindHost: return "unknown host"
-        default: return (error as NSError).localizedDescription
+    /// One sentence for the teacher: a certificate problem says how to trust the laptop's authority, anything
+    /// else is a hint that no server is there.
+    static func explain(_ error: HTTPClientError, server: String, authorityFile: String?) -> String {
+        switch error {
+        case .untrustedCertificate:
+            let trusted = authorityFile.map { "; it was checked against \($0)" } ?? ""
+            return "\(error.description)\(trusted). Pass --ca-file <data>/tls/ca.crt (or set STORYCIRCLE_CA_FILE), or run this on the laptop that ran 'storycircle tls init'."
+        case .wrongName:
+            return "\(error.description) (\(server)). Use --server with a name the certificate lists, or run 'storycircle tls init --name ...' for it."
+        case .cannotReadAuthorities, .invalidRequest:
+            return "\(error.description)."
+        case .tls:
+            return "cannot talk securely to the StoryCircle server at \(server): \(error.description)."
+        case .malformed, .tooLarge:
+            return "the StoryCircle server at \(server) sent an answer the CLI cannot read (\(error.description))."
+        case .unknownHost, .connectionRefused, .timedOut, .network:
+            return "cannot reach the StoryCircle server at \(server) (\(error.description)). Is it running? Start one with 'storycircle serve', or pass --server."
         }
     }
 }
