@@ -8,6 +8,9 @@
 /** Bytes of headroom lws_write() needs in front of every payload. */
 static inline size_t sc_lws_pre(void) { return LWS_PRE; }
 
+/** Plain connections let in on the TLS port (a computed option macro); the server only redirects them. */
+static inline uint64_t sc_lws_option_allow_plain_on_tls_port(void) { return (uint64_t)LWS_SERVER_OPTION_ALLOW_NON_SSL_ON_SSL_PORT; }
+
 /** lwsl_* logging is macro-based; route levels through lws_set_log_level only. */
 static inline void sc_lws_set_log_level(int level) { lws_set_log_level(level, NULL); }
 

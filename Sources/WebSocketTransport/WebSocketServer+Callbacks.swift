@@ -50,6 +50,8 @@ extension WebSocketServer {
 
         // MARK: HTTP
         case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
+            // Plain HTTP on the TLS port is let in only to be sent to https:// (nothing is served in the clear).
+            if configuration.tls != nil, lws_is_ssl(wsi) == 0 { return answerWithRedirect(wsi, thenClose: true) }
             return admitHTTPConnection(wsi)
 
         case LWS_CALLBACK_WSI_DESTROY:

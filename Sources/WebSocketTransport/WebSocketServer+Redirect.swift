@@ -1,9 +1,10 @@
 import CLibWebSockets
 
 // The redirect port: plain HTTP on its own vhost and protocol, answering every request with a redirect to the
-// same path over HTTPS (`HTTPSRedirect`) and nothing else: no API, no page, no WebSocket.
+// same path over HTTPS (`HTTPSRedirect`) and nothing else: no API, no page, no WebSocket. Plain HTTP reaching
+// the TLS port itself (a typed "192.0.2.2:8080") gets the same answer, and its connection is closed after it.
 extension WebSocketServer {
-    func answerWithRedirect(_ wsi: OpaquePointer) -> Int32 {
+    func answerWithRedirect(_ wsi: OpaquePointer, thenClose: Bool = false) -> Int32 {
         metrics.httpRequests.add(1, ordering: .relaxed)
         var path: String?
         for (token, _) in Self.methods where lws_hdr_total_length(wsi, token) > 0 {
@@ -30,7 +31,7 @@ extension WebSocketServer {
             let end = raw.baseAddress! + raw.count - 1
             return lws_http_redirect(wsi, 308, target, Int32(target.utf8.count), &cursor, end)
         }
-        guard written >= 0 else { return -1 }
+        guard written >= 0, !thenClose else { return -1 }
         return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
     }
 }

@@ -23,10 +23,30 @@ extension WebSocketServer {
         // "FOO /api/rooms HTTP/1.1": the path says which methods the resource would take.
         let requestLine = bytes.prefix { $0 != 0x0D && $0 != 0x0A }.split(separator: 0x20)
         let path = requestLine.count > 1 ? String(decoding: requestLine[1], as: UTF8.self) : "/"
+        if configuration.tls != nil, lws_is_ssl(connection.wsi) == 0 {
+            connection.response = plainRequestOnTLSPort(bytes, path: path)
+            lws_callback_on_writable(connection.wsi)
+            return 0
+        }
         let allowed = isDynamic(path.split(separator: "?").first.map(String.init) ?? path) ? [.get, .head, .post] : Self.staticMethods
         connection.response = refusals.httpRefusal(.methodNotAllowed(allowed: allowed))
         lws_callback_on_writable(connection.wsi)
         return 0
+    }
+
+    /// Plain HTTP on the TLS port (a child typing "192.0.2.2:8080"): lws lets it in only as a raw socket, and
+    /// its answer is a redirect to the same host and path over HTTPS, for a host the certificate names
+    /// (`HTTPSRedirect`), or a 400; nothing is served in the clear. The query is left behind (its bytes are
+    /// still encoded here).
+    private func plainRequestOnTLSPort(_ bytes: UnsafeRawBufferPointer, path: String) -> HTTPResponse {
+        let lines = bytes.prefix(8_192).split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }
+        let host = lines.dropFirst().first { $0.lowercased().hasPrefix("host:") }.map { String($0.dropFirst(5)).trimmingCharacters(in: .whitespaces) }
+        let served = tls.served
+        let plainPath = String(path.prefix { $0 != "?" })
+        guard let target = HTTPSRedirect.location(host: host, path: plainPath, query: [], httpsPort: resources?.port ?? configuration.port, covers: { served?.covers(host: $0) ?? false }) else {
+            return HTTPResponse(status: .badRequest, body: Array("This address is not served here.\n".utf8))
+        }
+        return HTTPResponse(status: .permanentRedirect, headers: [("Location", target)], body: Array("Moved to \(target)\n".utf8))
     }
 
     /// `LWS_CALLBACK_RAW_WRITEABLE`: the answer (written raw: no HTTP role is left to frame it), then a

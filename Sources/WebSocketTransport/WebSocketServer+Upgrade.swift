@@ -43,6 +43,11 @@ extension WebSocketServer {
     /// `LWS_CALLBACK_HTTP_CONFIRM_UPGRADE`: 0 lets the upgrade go on; a refusal is answered here with a real
     /// HTTP status and the usual JSON error, so a browser, a proxy log or a script can tell why.
     func confirmUpgrade(_ wsi: OpaquePointer) -> Int32 {
+        // The TLS port lets plain HTTP in only to redirect it: a WebSocket is never carried in the clear.
+        if configuration.tls != nil, lws_is_ssl(wsi) == 0 {
+            metrics.rejectedUpgrades.add(1, ordering: .relaxed)
+            return -1
+        }
         guard let refusal = upgradeRefusal(wsi) else { return 0 }
         metrics.rejectedUpgrades.add(1, ordering: .relaxed)
         if case .tooManyConnectionsFromAddress = refusal { metrics.rejectedPerAddress.add(1, ordering: .relaxed) }

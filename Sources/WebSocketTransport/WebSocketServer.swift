@@ -383,6 +383,9 @@ final class CResources {
             // The context is ours to set up (`configureTLS`, called from inside lws_create_vhost); HTTP/1.1
             // only, as WebSockets over HTTP/2 are another protocol.
             info.options |= UInt64(LWS_SERVER_OPTION_CREATE_VHOST_SSL_CTX)
+            // A child typing the projector's "192.0.2.2:8080" sends http://: on this port it is answered with
+            // a redirect to https:// (`answerWithRedirect`; no page, API or WebSocket in the clear), not a reset.
+            info.options |= sc_lws_option_allow_plain_on_tls_port()
             info.alpn = cString("http/1.1")
         }
         let vhost = lws_create_vhost(context, &info)

@@ -168,6 +168,26 @@ def test_the_redirect_port_sends_browsers_to_https_and_nowhere_else(tls_server):
         pass
 
 
+def test_plain_http_on_the_tls_port_is_sent_to_https_and_nothing_is_served_in_the_clear(tls_server, tls_ca):
+    """A child typing the projector's "address:port" sends http:// to the TLS port: a redirect, not a reset."""
+    port = tls_server.port
+    status, headers, _ = plain_request(port, "/", f"127.0.0.1:{port}")
+    assert status == 308 and headers["location"] == f"https://127.0.0.1:{port}/"
+    status, headers, _ = plain_request(port, "/teacher/?room=123456", f"localhost:{port}")
+    assert status == 308 and headers["location"] == f"https://localhost:{port}/teacher/"
+    status, headers, body = plain_request(port, "/api/join", f"localhost:{port}")
+    assert status == 308 and b"roomCodeDigits" not in body, "no API in the clear"
+    for bad in ("evil.example", "localhost@evil.example", None):
+        status, headers, _ = plain_request(port, "/", bad)
+        assert status == 400 and "location" not in headers, bad
+
+    upgrade = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+    status, headers, _ = plain_request(port, "/ws", f"127.0.0.1:{port}", headers=upgrade)
+    assert status == 308 and headers["location"] == f"https://127.0.0.1:{port}/ws", "no WebSocket in the clear"
+    # The same port still speaks HTTPS.
+    assert https(tls_server, tls_ca, "GET", "/api/join")[0] == 200
+
+
 def test_sighup_serves_a_new_certificate_without_dropping_anyone(tls_server, tls_ca):
     first = serial_served(tls_server.port)
     room = create_room(tls_server, tls_ca)

@@ -26,6 +26,7 @@ public struct HTTPStatus: Sendable, Hashable, Comparable, ExpressibleByIntegerLi
         case 201: "Created"
         case 204: "No Content"
         case 304: "Not Modified"
+        case 308: "Permanent Redirect"
         case 400: "Bad Request"
         case 401: "Unauthorized"
         case 403: "Forbidden"
@@ -45,6 +46,7 @@ public struct HTTPStatus: Sendable, Hashable, Comparable, ExpressibleByIntegerLi
     public static let created: HTTPStatus = 201
     public static let noContent: HTTPStatus = 204
     public static let notModified: HTTPStatus = 304
+    public static let permanentRedirect: HTTPStatus = 308
     public static let badRequest: HTTPStatus = 400
     public static let unauthorized: HTTPStatus = 401
     public static let forbidden: HTTPStatus = 403
