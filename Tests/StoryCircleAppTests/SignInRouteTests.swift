@@ -24,7 +24,7 @@ struct SignInRouteTests {
         )
     }
 
-    private func signIn(_ code: String, peer: String = "192.0.2.7") async -> HTTPResponse {
+    private func signIn(_ code: String, peer: String = "127.0.0.1") async -> HTTPResponse {
         await api.handle(.testRequest(method: .post, path: "/api/sign-in", body: Array(#"{"code": "\#(code)"}"#.utf8), peer: peer))
     }
 
@@ -66,7 +66,15 @@ struct SignInRouteTests {
         let limited = await signIn(code)
         #expect(limited.status == 429)
         #expect(limited.header("retry-after") == "60")
-        #expect(await signIn(code, peer: "192.0.2.8").status == 200)
+        #expect(await signIn(code, peer: "127.0.0.2").status == 200)
+    }
+
+    @Test func aDeviceInTheRoomCannotTradeTheLaptopsCodeAndTheCodeStays() async throws {
+        let code = desk.issue(SignInGrant(room: "123456", teacherToken: "teacher-token", dashboardToken: "board-token", adminToken: "admin-token"))
+        let phone = await signIn(code, peer: "192.0.2.7")
+        #expect(phone.status == 403)
+        #expect(!String(decoding: phone.body, as: UTF8.self).contains("token\""))
+        #expect(try object(await signIn(code))["teacherToken"] as? String == "teacher-token")
     }
 
     @Test func aBodyWithoutACodeIsABadRequest() async {

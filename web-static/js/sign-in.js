@@ -34,6 +34,7 @@ async function signIn() {
   if (!response.ok) {
     if (answer?.error?.code === ERROR.RATE_LIMITED) return say("signin.rate_limited", { seconds: Number(answer.error.params?.seconds ?? 60) });
     if (answer?.error?.code === ERROR.UNAUTHORIZED) return say("signin.used");
+    if (answer?.error?.code === ERROR.WRONG_ROLE) return say("signin.this_laptop");
     return say("signin.failed");
   }
   if (answer.room) {

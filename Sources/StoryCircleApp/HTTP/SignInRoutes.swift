@@ -25,6 +25,11 @@ struct SignInAnswer: Encodable {
 }
 
 extension APIHandler {
+    /// Loopback, or one of this computer's own addresses (a browser on the laptop opening its LAN address).
+    static func isThisComputer(_ peer: String) -> Bool {
+        peer.hasPrefix("127.") || peer == "::1" || NetworkAddress.ipv4Addresses().contains(peer)
+    }
+
     static let signInRefusal = HTTPError(.unauthorized, "This sign-in link has been used or is too old; the terminal makes a new one.")
 
     fileprivate func signIn(_ request: RouteRequest) async throws -> HTTPResponse {
@@ -32,6 +37,11 @@ extension APIHandler {
         guard let signIns else { throw HTTPError.notFound }
         guard request.body.count <= 1_024, let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)) else {
             throw HTTPError(.invalidMessage, "Send {\"code\": \"…\"} from the sign-in link.")
+        }
+        // The link is for the laptop's own browser: a device in the room that read it off a mirrored screen
+        // is refused, and the code stays for the teacher.
+        guard Self.isThisComputer(request.http.peer) else {
+            throw HTTPError(.wrongRole, "Open the sign-in link on the computer that runs StoryCircle.")
         }
         switch signIns.redeem(body.code, from: request.http.peer) {
         case .refused:
