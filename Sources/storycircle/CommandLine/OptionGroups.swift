@@ -125,7 +125,7 @@ struct ClientOptions {
         let explicitAuthority = arguments.value(of: Self.caFile) ?? Self.environment("STORYCIRCLE_CA_FILE")
         // Only read this computer's configuration when something is left to default.
         let local = explicitServer == nil || explicitAuthority == nil ? Self.localConfiguration() : nil
-        server = explicitServer ?? Self.localServer(local)
+        server = explicitServer ?? Self.localServer(local, authorityGiven: explicitAuthority != nil)
         authorityFile = explicitAuthority ?? local.flatMap { configuration in
             let authority = LocalTLSFolder(dataDirectory: configuration.files.dataDirectory).authorityCertificate
             return FileManager.default.fileExists(atPath: authority) ? authority : nil
@@ -141,11 +141,12 @@ struct ClientOptions {
         return try? ServerConfiguration.load(file: file)
     }
 
-    /// This computer's server: HTTPS when it has a certificate to serve, on its configured port.
-    private static func localServer(_ configuration: ServerConfiguration?) -> String {
-        guard let configuration else { return "http://127.0.0.1:8080" }
-        let port = configuration.network.port == 0 ? 8080 : configuration.network.port
-        return (configuration.resolvedTLS == nil ? "http" : "https") + "://127.0.0.1:\(port)"
+    /// This computer's server: HTTPS when it has a certificate to serve or a CA file was given (only an
+    /// HTTPS server needs one), on its configured port.
+    private static func localServer(_ configuration: ServerConfiguration?, authorityGiven: Bool) -> String {
+        let port = configuration.map { $0.network.port == 0 ? 8080 : $0.network.port } ?? 8080
+        let secure = authorityGiven || configuration?.resolvedTLS != nil
+        return (secure ? "https" : "http") + "://127.0.0.1:\(port)"
     }
 
     var api: APIClient { APIClient(server: server, authorityFile: authorityFile) }

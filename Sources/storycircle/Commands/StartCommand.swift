@@ -1,4 +1,5 @@
 import Foundation
+import LocalCertificates
 import Locking
 import StoryCircleCore
 import StoryCircleApp
@@ -162,7 +163,13 @@ struct StartCommand: ParsableCommand {
         status.finish()
         Output.line("Stopping the server…")
         await server.stop()
-        let results = saved == nil ? "storycircle results \(created.code) --token <the teacher token>" : "storycircle results \(created.code)"
+        var results = saved == nil ? "storycircle results \(created.code) --token <the teacher token>" : "storycircle results \(created.code)"
+        // Over HTTPS the command must be told where, and whom to trust, when run from another folder.
+        if configuration.resolvedTLS != nil {
+            results += " --server \(server.publicURL)"
+            let authority = URL(fileURLWithPath: LocalTLSFolder(dataDirectory: configuration.files.dataDirectory).authorityCertificate).standardizedFileURL.path
+            if FileManager.default.fileExists(atPath: authority) { results += " --ca-file \(authority)" }
+        }
         Output.line("Results stay available: \(results) (while a server runs on this data folder).")
         return ExitCode.success
     }
