@@ -19,8 +19,9 @@ static inline long sc_ssl_ctx_set1_groups_list(SSL_CTX *ctx, const char *list) {
 static inline long sc_ssl_ctx_clear_chain_certs(SSL_CTX *ctx) { return SSL_CTX_clear_chain_certs(ctx); }
 static inline long sc_ssl_ctx_add1_chain_cert(SSL_CTX *ctx, X509 *certificate) { return SSL_CTX_add1_chain_cert(ctx, certificate); }
 
-/** What a server wants on top of OpenSSL's defaults: no compression (CRIME), no renegotiation, its own order of ciphers. */
-static inline uint64_t sc_ssl_op_server_hardening(void) { return SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE; }
+/** What a server wants on top of OpenSSL's defaults: no compression (CRIME), no renegotiation, its own order of ciphers, no
+ * session tickets (their key would never rotate in a server that runs for weeks: resumed sessions would lose forward secrecy). */
+static inline uint64_t sc_ssl_op_server_hardening(void) { return SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_TICKET; }
 
 /** SNI for a client connection. */
 static inline long sc_ssl_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }
