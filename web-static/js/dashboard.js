@@ -21,11 +21,11 @@ import { question, reveal, runCountdown, pauseCountdown, stopTimers, rewordQuest
 import { finished } from "./dashboard/podium.js";
 import { renderSide } from "./dashboard/side.js";
 
+// The token leaves the address at once, before anything can wait; a reload in this tab finds it in the
+// tab's session (page-keys.js).
+const { params, token } = takeToken((fragment) => dashboardSlot(fragment.get("room")));
 // The projector speaks the room's language; until the welcome says which, the browser's.
 await setLanguage(browserLanguage());
-
-// The token leaves the address at once; a reload in this tab finds it in the tab's session (page-keys.js).
-const { params, token } = takeToken((fragment) => dashboardSlot(fragment.get("room")));
 const code = params.get("room");
 services.token = token;
 

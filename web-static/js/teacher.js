@@ -10,13 +10,14 @@ import { TeacherControls } from "./controls.js";
 import { describePhase, phaseDetail } from "./phase.js";
 import { t, tParts, setLanguage, onLanguageChange, browserLanguage } from "./i18n.js";
 
-// The teacher's page speaks the room's language; until the welcome says which, the browser's.
-await setLanguage(browserLanguage());
 import { storageBanner } from "./storage-banner.js";
 import { schoolKey } from "./school-key.js";
 import { renderAnswerChart } from "./answer-chart.js";
 
+// The token leaves the address before anything can wait (a catalog that does not load must not leave it there).
 const { params, token } = takeToken((fragment) => teacherSlot(fragment.get("room")));
+// The teacher's page speaks the room's language; until the welcome says which, the browser's.
+await setLanguage(browserLanguage());
 const code = params.get("room");
 const store = new RoomStore();
 const connection = new RoomConnection({

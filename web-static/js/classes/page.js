@@ -13,9 +13,10 @@ import { adminApi, Refused, saveFile } from "../api.js";
 import { AVATARS, avatarPicture } from "../avatars.js";
 import { picturePicker } from "./picture-picker.js";
 
+// The school's key leaves the address before anything can wait.
+const api = adminApi();
 await setLanguage(fragmentParameters().get("lang") ?? browserLanguage());
 
-const api = adminApi();
 const token = api.token;
 
 const MAX_CHILDREN = 60;
