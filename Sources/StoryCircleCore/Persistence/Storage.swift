@@ -13,16 +13,19 @@ public struct Storage: Sendable {
     /// has nobody to hand a room to, and a lease there could only lapse while the process is starved or
     /// the laptop sleeps, and bounce every child of its rooms for nothing.
     public let leases: (any RoomLeases)?
+    /// The adults' accounts, schools, sessions and passkeys (SQLite and PostgreSQL keep them).
+    public let accounts: (any AccountBook)?
 
     public init(
         rooms: any RoomStore, classes: (any ClassBook)? = nil, library: (any StoryLibrary)? = nil, pictures: (any PictureStore)? = nil,
-        leases: (any RoomLeases)? = nil
+        leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil
     ) {
         self.rooms = rooms
         self.classes = classes
         self.library = library
         self.pictures = pictures
         self.leases = leases
+        self.accounts = accounts
     }
 
     /// Whether other nodes may share the store: then no room is restored at start or run at creation,
