@@ -26,6 +26,7 @@ struct RouteTableTests {
         "POST /api/pictures admin", "GET /pictures/:id none",
         "GET /audio/:file none",
         "POST /api/sign-in none",
+        "POST /api/session none", "GET /api/session signed in", "DELETE /api/session signed in", "POST /api/session/everywhere signed in",
     ]
 
     @Test func everyRouteIsListedWithItsAuthority() {
@@ -51,7 +52,9 @@ struct RouteTableTests {
     static func admits(_ authority: Authority, _ credential: Credential) -> Bool {
         switch authority {
         case .none: true
-        case .admin: credential == .admin
+        case .admin, .schoolAdmin: credential == .admin
+        // An account's session, never a bearer token (`SessionRouteTests` signs in).
+        case .signedIn: false
         case .teacher, .classTeacher: [.admin, .teacher].contains(credential)
         case .dashboard: [.admin, .teacher, .dashboard].contains(credential)
         }

@@ -34,9 +34,11 @@ struct APIHandler: Sendable {
     var refused: RefusedRequests? = nil
     /// The one-time sign-in codes this node printed (`SignInRoutes`); nil: no sign-in links here.
     var signIns: SignInDesk? = nil
+    /// Accounts' sessions and password sign-ins (`SessionRoutes`); nil where the store keeps no accounts.
+    var sessions: SessionDesk? = nil
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), SessionRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)
