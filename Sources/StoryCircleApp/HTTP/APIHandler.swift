@@ -38,9 +38,13 @@ struct APIHandler: Sendable {
     var accounts: (any AccountBook)? = nil
     /// Who owns the classes, rooms, stories and pictures (`OwnershipRoutes`): the store's, when it keeps them.
     var ownership: (any OwnershipBook)? = nil
+    /// Accounts' sessions and password sign-ins (`SessionRoutes`); nil where the store keeps no accounts.
+    var sessions: SessionDesk? = nil
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), OwnershipRoutes()])
+    static let router = Router([
+        HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), SessionRoutes(), OwnershipRoutes(),
+    ])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)

@@ -93,6 +93,11 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case versionConflict = "version_conflict"
     /// A room of the class has not finished.
     case classInUse = "class_in_use"
+    /// A password sign-in refused: one answer for an unknown login, a wrong password and a disabled account.
+    case signInFailed = "sign_in_failed"
+    /// A request the session cookie authenticated, changing something, without the session's CSRF token
+    /// (`X-CSRF-Token`) or from a page of another origin.
+    case csrfFailed = "csrf_failed"
     case internalError = "internal_error"
 }
 
@@ -102,8 +107,8 @@ extension ErrorCode {
     public var httpStatus: Int {
         switch self {
         case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass: 400
-        case .unauthorized, .badToken, .tokenNotForRoom: 401
-        case .wrongRole, .originNotAllowed: 403
+        case .unauthorized, .badToken, .tokenNotForRoom, .signInFailed: 401
+        case .wrongRole, .originNotAllowed, .csrfFailed: 403
         case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound: 404
         case .methodNotAllowed: 405
         case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen, .storyConflict, .storyInUse,
@@ -137,7 +142,7 @@ extension ErrorCode {
              .payloadTooLarge, .invalidStory, .pictureRefused, .voiceNotInstalled, .originNotAllowed, .tooManyConnections,
              .serverFull, .roomMismatch, .storyNotFound, .storyConflict, .storyInUse, .classRoom, .nameTaken, .released,
              .notMeAfterAnswer, .tokenNotForRoom, .memberNotFound, .classNotFound, .invalidClass, .versionConflict, .classInUse,
-             .internalError:
+             .signInFailed, .csrfFailed, .internalError:
             .policy
         }
     }
