@@ -15,10 +15,13 @@ public struct Storage: Sendable {
     public let leases: (any RoomLeases)?
     /// The adults' accounts, schools, sessions and passkeys (SQLite and PostgreSQL keep them).
     public let accounts: (any AccountBook)?
+    /// One child's data exported and erased, rooms deleted early, and the retention of classes and
+    /// their removed members (SQLite and PostgreSQL).
+    public let childData: (any ChildDataBook)?
 
     public init(
         rooms: any RoomStore, classes: (any ClassBook)? = nil, library: (any StoryLibrary)? = nil, pictures: (any PictureStore)? = nil,
-        leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil
+        leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil, childData: (any ChildDataBook)? = nil
     ) {
         self.rooms = rooms
         self.classes = classes
@@ -26,6 +29,7 @@ public struct Storage: Sendable {
         self.pictures = pictures
         self.leases = leases
         self.accounts = accounts
+        self.childData = childData
     }
 
     /// Whether other nodes may share the store: then no room is restored at start or run at creation,
