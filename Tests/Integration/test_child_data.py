@@ -8,8 +8,9 @@ import csv
 import io
 import json
 import sqlite3
+import subprocess
 
-from conftest import SHORT_STORY, Client, join, wait_until
+from conftest import BIN, ROOT, SHORT_STORY, Client, join, wait_until
 
 STORY = json.loads(SHORT_STORY.read_text())
 QUESTIONS = [q["question"] for q in STORY["quiz"]["questions"]]
@@ -207,9 +208,23 @@ def test_a_class_members_data_spans_the_classes_rooms_and_is_gone_after_the_eras
     status, _, body = api(server, "GET", f"/api/classes/{schoolclass['id']}/members/mem_nobody/data")
     assert status == 404 and body["error"]["code"] == "member_not_found"
 
+    # The CLI, a client of the same API: the export as the API gives it; the erasure only with --yes.
+    def cli(*args):
+        return subprocess.run([BIN, "child", *args, "--server", server.http, "--admin-token", server.admin_token],
+                              capture_output=True, text=True, cwd=ROOT, timeout=60)
+    exported = cli("export", "4D", MEMBER_NAME, "--csv", "--out", str(server.data / "child.csv"))
+    assert exported.returncode == 0, exported.stderr
+    assert csv_rows((server.data / "child.csv").read_bytes()) == rows
+    (server.data / "child.csv").unlink()
+    printed = cli("export", "4D", MEMBER_NAME)
+    assert printed.returncode == 0 and json.loads(printed.stdout)["member"]["name"] == MEMBER_NAME
+    unsure = cli("erase", "4D", MEMBER_NAME)
+    assert unsure.returncode == 64 and unsure.stderr.startswith("Error: this would delete everything stored of")
+    assert api(server, "GET", path)[0] == 200, "nothing erased without --yes"
+
     assert files_holding(server, MEMBER_NAME) != []
-    status, _, body = api(server, "DELETE", f"/api/classes/{schoolclass['id']}/members/{ids[MEMBER_NAME]}/data")
-    assert status == 204, body
+    erased = cli("erase", "4D", MEMBER_NAME, "--yes")
+    assert erased.returncode == 0, erased.stderr
     status, _, body = api(server, "GET", path)
     assert status == 404 and body["error"]["code"] == "member_not_found"
     assert files_holding(server, MEMBER_NAME) == []
