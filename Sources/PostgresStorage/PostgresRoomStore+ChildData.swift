@@ -99,6 +99,33 @@ extension PostgresRoomStore: ChildDataBook {
         }
     }
 
+    public func purgeStories(unusedSince cutoff: ServerTime) async throws -> Int {
+        try await erasure { connection in
+            try connection.query("""
+                WITH purged AS (
+                    DELETE FROM stories WHERE updated_at < $1::bigint
+                      AND NOT EXISTS (SELECT 1 FROM rooms r WHERE r.story_id = stories.id AND (r.created_at >= $1::bigint OR r.phase <> 'finished'))
+                    RETURNING 1)
+                SELECT count(*) FROM purged
+                """, [.integer(cutoff.milliseconds)]).int(0, 0)
+        }
+    }
+
+    public func purgePictures(storedBefore cutoff: ServerTime) async throws -> Int {
+        try await erasure { connection in
+            // A picture's id is the SHA-256 of its bytes in hex: where a story or a room names it, its id is
+            // in the stored JSON, and nowhere else by chance.
+            try connection.query("""
+                WITH purged AS (
+                    DELETE FROM pictures WHERE created_at < $1::bigint
+                      AND NOT EXISTS (SELECT 1 FROM stories s WHERE strpos(s.document::text, pictures.id) > 0)
+                      AND NOT EXISTS (SELECT 1 FROM rooms r WHERE strpos(r.story::text, pictures.id) > 0)
+                    RETURNING 1)
+                SELECT count(*) FROM purged
+                """, [.integer(cutoff.milliseconds)]).int(0, 0)
+        }
+    }
+
     // MARK: - Helpers
 
     /// `body` in one transaction on the library's connection (not tried again on a lost connection: the

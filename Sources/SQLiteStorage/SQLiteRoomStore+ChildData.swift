@@ -111,6 +111,29 @@ extension SQLiteRoomStore: ChildDataBook {
         }
     }
 
+    public func purgeStories(unusedSince cutoff: ServerTime) async throws -> Int {
+        try await erasure { database in
+            try database.prepare("""
+                DELETE FROM stories WHERE updated_at < ?
+                  AND NOT EXISTS (SELECT 1 FROM rooms r WHERE r.story_id = stories.id AND (r.created_at >= ? OR r.phase <> 'finished'))
+                """).run(.integer(cutoff.milliseconds), .integer(cutoff.milliseconds))
+            return database.changes
+        }
+    }
+
+    public func purgePictures(storedBefore cutoff: ServerTime) async throws -> Int {
+        try await erasure { database in
+            // A picture's id is the SHA-256 of its bytes in hex: where a story or a room names it, its id is
+            // in the stored JSON, and nowhere else by chance.
+            try database.prepare("""
+                DELETE FROM pictures WHERE created_at < ?
+                  AND NOT EXISTS (SELECT 1 FROM stories s WHERE instr(s.document, pictures.id) > 0)
+                  AND NOT EXISTS (SELECT 1 FROM rooms r WHERE instr(r.story, pictures.id) > 0)
+                """).run(.integer(cutoff.milliseconds))
+            return database.changes
+        }
+    }
+
     // MARK: - Erasing for good
 
     /// Runs `body` as one transaction in a turn of the writer, then truncates the write-ahead log.

@@ -184,6 +184,40 @@ struct ChildDataSuite {
         #expect(try await classes.schoolClass(fresh.id) != nil)
     }
 
+    @Test(arguments: Backend.all)
+    func unusedStoriesAndUnnamedPicturesGoOnlyWhenAsked(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let book = Self.book(fixture.store)
+        let library = fixture.store.offers.library!
+        let pictures = fixture.store.offers.pictures!
+        let named = PictureStoreSuite.picture(seed: 1, count: 4_096, phone: false)
+        let inRoom = PictureStoreSuite.picture(seed: 2, count: 4_096, phone: false)
+        let unnamed = PictureStoreSuite.picture(seed: 3, count: 4_096, phone: false)
+        for picture in [named, inRoom, unnamed] { try await pictures.storePicture(picture) }
+        var pictured = Sample.story
+        pictured.sentencePictures = [PictureReference(source: .stored(id: named.id), alt: "a gear"), nil]
+        let kept = try await library.createStory(pictured, by: "test")
+        let idle = try await library.createStory(Sample.story, by: "test")
+        let running = try await library.createStory(Sample.story, by: "test")
+        var header = Sample.header("670001")
+        header.storyID = running.entry.id
+        header.story.sentencePictures = [PictureReference(source: .stored(id: inRoom.id), alt: "a key"), nil]
+        try await fixture.store.createRoom(header)
+        let now = PostgresRoomStore.now()
+
+        #expect(try await book.purgeStories(unusedSince: now + -60_000) == 0, "changed since the cutoff")
+        #expect(try await book.purgePictures(storedBefore: ServerTime(milliseconds: 1_000)) == 0, "stored since the cutoff")
+        #expect(try await book.purgePictures(storedBefore: now) == 1, "the picture nothing names")
+        #expect(try await pictures.storedPictureIDs(among: [named.id, inRoom.id, unnamed.id]) == [named.id, inRoom.id])
+        #expect(try await book.purgeStories(unusedSince: now + 60_000) == 2, "all but the one a running room was started from")
+        #expect(try await library.story(running.entry.id) != nil)
+        #expect(try await library.story(kept.entry.id) == nil)
+        #expect(try await library.story(idle.entry.id) == nil)
+        #expect(try await book.purgePictures(storedBefore: now) == 1, "its story gone, the picture goes; the room's stays")
+        #expect(try await pictures.storedPictureIDs(among: [named.id, inRoom.id]) == [inRoom.id])
+    }
+
     /// The database and its -wal and -shm files that hold `text`'s bytes.
     static func filesHolding(_ text: String, beside path: String) -> [String] {
         let needle = Data(text.utf8)

@@ -6,16 +6,17 @@ import Testing
 
 /// The retention settings of classes and their removed members (docs/privacy.md, "For how long"): their
 /// defaults never delete a teacher's class, and the sweep applies them to the store.
-@Suite("Retention of classes and removed members")
+@Suite("Retention of classes, removed members, stories and pictures")
 struct ChildDataRetentionTests {
     @Test func removedMembersGoAfterThirtyDaysAndClassesNeverUnlessConfigured() throws {
         let defaults = try ServerConfiguration.load(file: nil, environment: [:])
         #expect(defaults.storage.removedMemberRetentionDays == 30)
         #expect(defaults.storage.classRetentionDays == 0, "never: a class is a teacher's work")
+        #expect(defaults.storage.storyRetentionDays == 0 && defaults.storage.pictureRetentionDays == 0, "never: a teacher's work")
         let set = try ServerConfiguration.load(file: nil, environment: ["STORYCIRCLE_REMOVED_MEMBER_RETENTION_DAYS": "0", "STORYCIRCLE_CLASS_RETENTION_DAYS": "365"])
         #expect(set.storage.removedMemberRetentionDays == 0 && set.storage.classRetentionDays == 365)
         #expect(performing: { _ = try ServerConfiguration.load(file: nil, environment: ["STORYCIRCLE_CLASS_RETENTION_DAYS": "-1"]) }, throws: { error in
-            String(describing: error).contains("classRetentionDays must be 0 (never) or more")
+            String(describing: error).hasSuffix("classRetentionDays, storyRetentionDays and pictureRetentionDays must be 0 (never) or more")
         })
     }
 

@@ -46,6 +46,8 @@ extension ServerConfiguration {
         Setting("retentionDays", \.storage.retentionDays, environment: "STORYCIRCLE_RETENTION_DAYS"),
         Setting("removedMemberRetentionDays", \.storage.removedMemberRetentionDays, environment: "STORYCIRCLE_REMOVED_MEMBER_RETENTION_DAYS"),
         Setting("classRetentionDays", \.storage.classRetentionDays, environment: "STORYCIRCLE_CLASS_RETENTION_DAYS"),
+        Setting("storyRetentionDays", \.storage.storyRetentionDays, environment: "STORYCIRCLE_STORY_RETENTION_DAYS"),
+        Setting("pictureRetentionDays", \.storage.pictureRetentionDays, environment: "STORYCIRCLE_PICTURE_RETENTION_DAYS"),
         Setting("finishedRoomMinutes", \.storage.finishedRoomMinutes),
         Setting("storageRetrySeconds", \.storage.storageRetrySeconds),
         Setting("nodeId", \.storage.nodeId, environment: "STORYCIRCLE_NODE_ID"),

@@ -26,6 +26,12 @@ public protocol ChildDataBook: AnyObject, Sendable {
     /// Deletes classes neither changed nor used by a room since `cutoff` (with their rooms, all older),
     /// as `ClassBook.deleteClass` does. Answers how many.
     func purgeClasses(unusedSince cutoff: ServerTime) async throws -> Int
+    /// Deletes library stories neither changed nor started by a room since `cutoff` (none while a room
+    /// started from them runs). Answers how many. A teacher's work: only when a school asks for it.
+    func purgeStories(unusedSince cutoff: ServerTime) async throws -> Int
+    /// Deletes pictures stored before `cutoff` that no library story and no stored room names. Answers how
+    /// many.
+    func purgePictures(storedBefore cutoff: ServerTime) async throws -> Int
 }
 
 /// Why a child's data could not be erased.
