@@ -204,6 +204,8 @@ enum Commands {
         overview: "One child's data on a parent's request: export it, then erase it.",
         options: [CommandSpec.helpOption],
         kind: .group([childExport, childErase])
+    )
+
     static let accountAdopt = CommandSpec(
         name: "adopt", path: ["storycircle", "account"],
         overview: "Make a teacher the owner of every class, room, story and picture stored before accounts.",
