@@ -46,6 +46,8 @@ struct AuthorizationMatrixTests {
         "GET /api/classes": teaching, "POST /api/classes": teaching,
         "GET /api/classes/:id": roomTeacher, "GET /api/classes/:id/report": roomTeacher, "GET /api/classes/:id/results.csv": roomTeacher,
         "PUT /api/classes/:id": ownersOfA, "DELETE /api/classes/:id": ownersOfA, "DELETE /api/classes/:id/members/:member/data": ownersOfA,
+        "GET /api/classes/:id/members/:member/data": ownersOfA, "GET /api/rooms/:code/players/:player/data": roomTeacher,
+        "DELETE /api/rooms/:code/players/:player/data": roomTeacher, "DELETE /api/rooms/:code": roomTeacher,
         "POST /api/pictures": teaching,
         "POST /api/accounts/:id/adopt": admin,
     ]
@@ -149,7 +151,7 @@ struct AuthorizationMatrixTests {
             api = APIHandler(
                 registry: registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin-token"),
                 publicURL: "https://192.0.2.1:8443", startedAt: clock.now(), audio: nil, qrCodes: true, library: store, classes: store, pictures: store,
-                lookalikes: LookalikeTable(), accounts: book, ownership: store, sessions: sessions
+                childData: store, lookalikes: LookalikeTable(), accounts: book, ownership: store, sessions: sessions
             )
             let north = try await book.createSchool(name: "North")
             let south = try await book.createSchool(name: "South")
@@ -184,7 +186,7 @@ struct AuthorizationMatrixTests {
             case let text where text.hasPrefix("/api/accounts"): a.id
             default: String(repeating: "0", count: 64)
             }
-            let values = ["code": room.code, "id": id, "member": "mem_nobody", "file": "0000.mp3"]
+            let values = ["code": room.code, "id": id, "member": "mem_nobody", "player": "p1", "file": "0000.mp3"]
             return "/" + pattern.segments.map { segment in
                 switch segment {
                 case .literal(let text): text

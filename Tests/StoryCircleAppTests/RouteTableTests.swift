@@ -23,6 +23,8 @@ struct RouteTableTests {
         "GET /api/classes teaching", "POST /api/classes teaching", "GET /api/classes/:id class teacher", "PUT /api/classes/:id class owner",
         "DELETE /api/classes/:id class owner", "GET /api/classes/:id/report class teacher", "GET /api/classes/:id/results.csv class teacher",
         "DELETE /api/classes/:id/members/:member/data class owner",
+        "GET /api/classes/:id/members/:member/data class owner", "GET /api/rooms/:code/players/:player/data teacher",
+        "DELETE /api/rooms/:code/players/:player/data teacher", "DELETE /api/rooms/:code teacher",
         "POST /api/pictures teaching", "GET /pictures/:id none",
         "GET /audio/:file none",
         "POST /api/sign-in none",
