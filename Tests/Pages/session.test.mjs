@@ -153,3 +153,8 @@ test("roles are named by catalog keys, an unknown one as the least", () => {
   assert.equal(administers({ role: "school_admin" }), true);
   assert.equal(administers(null), false);
 });
+
+test("a server busy hashing passwords, or unable to store the session, asks for another try in words", () => {
+  assert.deepEqual(signInFailure(new Refused(503, { code: "try_again" })), { key: "account.sign_in.busy" });
+  assert.deepEqual(signInFailure(new Refused(503, { code: "storage_unavailable" })), { key: "library.error.storage" });
+});

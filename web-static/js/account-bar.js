@@ -21,14 +21,15 @@ export function showAccountBar(api) {
 function render(bar) {
   const { account, csrf } = shown;
   const onAdmin = location.pathname === "/admin";
-  clear(bar).append(
+  const parts = [
     el("span", { id: "account-who", class: "account-who", text: t("account.bar.who", { name: isolate(account.displayName || account.login), role: t(roleKey(account.role)) }) }),
     administers(account) && !onAdmin ? el("a", { id: "account-admin", class: "button secondary", href: "/admin", text: t("account.bar.admin") }) : null,
     el("button", { id: "account-sign-out", type: "button", class: "quiet", text: t("account.bar.sign_out"), onclick: () => leave(() => signOut(csrf), "out") }),
     el("button", { id: "account-sign-out-everywhere", type: "button", class: "quiet", text: t("account.bar.sign_out_everywhere"),
       onclick: () => leave(() => signOutEverywhere(csrf), "everywhere") }),
     el("span", { id: "account-bar-problem", class: "field-problem", role: "alert", hidden: true }),
-  );
+  ];
+  clear(bar).append(...parts.filter(Boolean));
   bar.hidden = false;
 }
 
@@ -55,5 +56,6 @@ onLanguageChange(() => {
 
 /** Puts "sign in to see this page" and the sign-in link (back to `page`) into `node`. */
 export function offerSignIn(node, page, key = "account.sign_in_needed") {
-  clear(node).append(t(key), " ", el("a", { id: "sign-in-link", href: signInLink(page), text: t("account.sign_in_link") }));
+  clear(node).append(el("span", { class: "sign-in-needed", text: t(key) }), " ",
+    el("a", { id: "sign-in-link", class: "button", href: signInLink(page), text: t("account.sign_in_link") }));
 }

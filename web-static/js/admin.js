@@ -142,9 +142,9 @@ function renderAccounts() {
       el("p", { class: `account-state ${account.disabled ? "off" : "on"}`, text: t(accountStateKey(account)) }),
       self ? null : el("div", { class: "library-buttons" },
         el("button", { type: "button", class: account.disabled ? "secondary" : "quiet", "data-action": account.disabled ? "enable" : "disable", "aria-describedby": title,
-          text: t(account.disabled ? "admin.accounts.enable" : "admin.accounts.disable"), onclick: () => setEnabled(account, account.disabled) }),
+          text: t(account.disabled ? "admin.accounts.enable" : "admin.accounts.disable"), onclick: () => askSetEnabled(account, account.disabled) }),
         el("button", { type: "button", class: "secondary", "data-action": "reset", "aria-describedby": title,
-          text: t("admin.accounts.reset"), onclick: () => reset(account) }))));
+          text: t("admin.accounts.reset"), onclick: () => askReset(account) }))));
   }
   $("#accounts-status").textContent = state.accounts.length ? t("admin.accounts.count", { count: state.accounts.length }) : t("admin.accounts.none");
 }
@@ -156,6 +156,41 @@ function replaceAccount(account) {
 
 function focusAccount(id, action) {
   $(`[data-account="${CSS.escape(id)}"] [data-action="${action}"]`)?.focus();
+}
+
+// ---- Asking first: turning an account off and a new password link both sign its person out everywhere ----
+
+let confirming = null;
+
+function confirmFirst(account, { title, sentence, yes }, action) {
+  confirming = { action, returnTo: document.activeElement };
+  const name = isolate(account.displayName);
+  $("#admin-confirm-title").textContent = t(title, { name });
+  $("#admin-confirm-text").textContent = t(sentence, { name });
+  $("#admin-confirm-yes").textContent = t(yes);
+  $("#admin-confirm").showModal();
+  $("#admin-confirm-no").focus();
+}
+
+function closeConfirm() {
+  const open = confirming;
+  confirming = null;
+  if ($("#admin-confirm").open) $("#admin-confirm").close();
+  return open;
+}
+
+$("#admin-confirm-no").addEventListener("click", () => closeConfirm()?.returnTo?.focus?.());
+$("#admin-confirm").addEventListener("cancel", () => { confirming = null; });
+$("#admin-confirm-yes").addEventListener("click", () => closeConfirm()?.action());
+
+function askSetEnabled(account, enabled) {
+  if (enabled) return setEnabled(account, true);
+  confirmFirst(account, { title: "admin.confirm.disable_title", sentence: "admin.confirm.disable_text", yes: "admin.confirm.disable_yes" },
+    () => setEnabled(account, false));
+}
+
+function askReset(account) {
+  confirmFirst(account, { title: "admin.confirm.reset_title", sentence: "admin.confirm.reset_text", yes: "admin.confirm.reset_yes" }, () => reset(account));
 }
 
 async function setEnabled(account, enabled) {

@@ -8,7 +8,7 @@
 
 import { ERROR } from "./error-codes.js";
 import { fileName } from "./csv-file.js";
-import { SCHOOL_SLOT, takeToken } from "./page-keys.js";
+import { SCHOOL_SLOT, SIGNED_IN_SLOT, keepToken, takeToken } from "./page-keys.js";
 import { currentSession } from "./session.js";
 
 // Methods that change nothing: they carry no CSRF token.
@@ -105,7 +105,11 @@ export function schoolApi({ session = currentSession } = {}) {
     const client = adminApi();
     if (client.token) return client;
     const found = await session().catch(() => null);
-    if (found) Object.assign(client, { account: found.account, csrf: found.csrf });
+    if (found) {
+      Object.assign(client, { account: found.account, csrf: found.csrf });
+      // A teacher page this tab opens (its session copied) offers the way back (school-key.js).
+      keepToken(SIGNED_IN_SLOT, "1");
+    }
     return client;
   })();
   return school;

@@ -16,6 +16,8 @@ export const ACCOUNT_ERRORS = Object.freeze({
   UNAUTHORIZED: "unauthorized",
   FORBIDDEN: "forbidden",
   WRONG_ROLE: "wrong_role",
+  TRY_AGAIN: "try_again",
+  STORAGE_UNAVAILABLE: "storage_unavailable",
 });
 
 /** The roles an account can have, lowest first, each with the catalog key that names it. */
@@ -110,6 +112,8 @@ export function signInFailure(failure) {
         : { key: "account.sign_in.rate_limited", params: { count } };
     }
     case ACCOUNT_ERRORS.CSRF_FAILED: return { key: "account.error.csrf" };
+    case ACCOUNT_ERRORS.TRY_AGAIN: return { key: "account.sign_in.busy" };
+    case ACCOUNT_ERRORS.STORAGE_UNAVAILABLE: return { key: "library.error.storage" };
     default: return { key: "account.sign_in.other" };
   }
 }

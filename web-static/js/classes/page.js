@@ -536,6 +536,7 @@ window.addEventListener("hashchange", () => route());
 
 if (!api.signedIn) {
   show("class-list");
+  $("#class-new").hidden = true;
   offerSignIn($("#class-list-status"), `/classes${location.hash}`);
 } else {
   showAccountBar(api);

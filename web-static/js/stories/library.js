@@ -201,6 +201,7 @@ $("#library-new").href = pageLink("/stories/edit");
 $("#library-classes").href = pageLink("/classes");
 
 if (!api.signedIn) {
+  $(".library-tools").hidden = true;
   offerSignIn($("#library-status"), "/stories");
 } else {
   showAccountBar(api);
