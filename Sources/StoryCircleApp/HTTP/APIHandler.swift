@@ -34,11 +34,15 @@ struct APIHandler: Sendable {
     var refused: RefusedRequests? = nil
     /// The one-time sign-in codes this node printed (`SignInRoutes`); nil: no sign-in links here.
     var signIns: SignInDesk? = nil
+    /// The adults' accounts and schools (`AccountRoutes`): the store's, when it keeps them.
+    var accounts: (any AccountBook)? = nil
+    /// Who owns the classes, rooms, stories and pictures (`OwnershipRoutes`): the store's, when it keeps them.
+    var ownership: (any OwnershipBook)? = nil
     /// Accounts' sessions and password sign-ins (`SessionRoutes`); nil where the store keeps no accounts.
     var sessions: SessionDesk? = nil
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), SessionRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), OwnershipRoutes(), SessionRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)
