@@ -28,8 +28,8 @@ struct RouteTableTests {
         "POST /api/pictures teaching", "GET /pictures/:id none",
         "GET /audio/:file none",
         "POST /api/sign-in none",
-        "POST /api/session none", "GET /api/session signed in", "DELETE /api/session signed in", "POST /api/session/everywhere signed in",
         "POST /api/accounts/:id/adopt admin", "PUT /api/stories/:id/shared story owner",
+        "POST /api/session none", "GET /api/session signed in", "DELETE /api/session signed in", "POST /api/session/everywhere signed in",
     ]
 
     @Test func everyRouteIsListedWithItsAuthority() {

@@ -44,10 +44,7 @@ struct APIHandler: Sendable {
     var sessions: SessionDesk? = nil
 
     /// Every route of the API, by resource.
-    static let router = Router([
-        HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), SessionRoutes(),
-        OwnershipRoutes(),
-    ])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), OwnershipRoutes(), SessionRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)

@@ -93,13 +93,13 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case versionConflict = "version_conflict"
     /// A room of the class has not finished.
     case classInUse = "class_in_use"
+    /// A room that has not finished cannot be deleted, nor a child erased from it (it holds them in memory).
+    case roomInUse = "room_in_use"
     /// A password sign-in refused: one answer for an unknown login, a wrong password and a disabled account.
     case signInFailed = "sign_in_failed"
     /// A request the session cookie authenticated, changing something, without the session's CSRF token
     /// (`X-CSRF-Token`) or from a page of another origin.
     case csrfFailed = "csrf_failed"
-    /// A room that has not finished cannot be deleted, nor a child erased from it (it holds them in memory).
-    case roomInUse = "room_in_use"
     case internalError = "internal_error"
 }
 
@@ -144,7 +144,7 @@ extension ErrorCode {
              .payloadTooLarge, .invalidStory, .pictureRefused, .voiceNotInstalled, .originNotAllowed, .tooManyConnections,
              .serverFull, .roomMismatch, .storyNotFound, .storyConflict, .storyInUse, .classRoom, .nameTaken, .released,
              .notMeAfterAnswer, .tokenNotForRoom, .memberNotFound, .classNotFound, .invalidClass, .versionConflict, .classInUse,
-             .signInFailed, .csrfFailed, .roomInUse, .internalError:
+             .roomInUse, .signInFailed, .csrfFailed, .internalError:
             .policy
         }
     }
