@@ -93,7 +93,7 @@ test("signing in sends the assertion and answers the session; a refusal keeps th
 
   const refusing = fakeFetch({
     "/api/session/passkey/options": { body: { publicKey: { challenge: "AQID" } } },
-    "/api/session/passkey": { status: 401, body: { error: { code: "passkey_refused", message: "for another site" } } },
+    "/api/session/passkey": { status: 401, body: { error: { code: "sign_in_failed", message: "for another site" } } },
   });
-  await assert.rejects(signInWithPasskey({ fetch: refusing.fetch, credentials }), (error) => error instanceof Refused && error.error.code === "passkey_refused");
+  await assert.rejects(signInWithPasskey({ fetch: refusing.fetch, credentials }), (error) => error instanceof Refused && error.error.code === "sign_in_failed");
 });
