@@ -26,6 +26,7 @@ struct RouteTableTests {
         "POST /api/pictures admin", "GET /pictures/:id none",
         "GET /audio/:file none",
         "POST /api/sign-in none",
+        "GET /api/audit admin",
     ]
 
     @Test func everyRouteIsListedWithItsAuthority() {

@@ -250,7 +250,8 @@ extension ClassroomServer {
         }
     }
 
-    /// Once a minute: finished rooms leave memory, and rooms past the retention leave the store.
+    /// Once a minute: finished rooms leave memory, and rooms and audit rows past their retention leave the
+    /// store.
     static func sweep(_ registry: RoomRegistry, clock: any ServerClock, configuration: ServerConfiguration) -> Task<Void, Never> {
         Task {
             while !Task.isCancelled {
@@ -258,7 +259,8 @@ extension ClassroomServer {
                 let now = clock.now()
                 _ = await registry.directory.sweep(
                     finishedBefore: now + -(configuration.storage.finishedRoomMinutes * 60_000),
-                    createdBefore: now + -(configuration.storage.retentionDays * 86_400_000)
+                    createdBefore: now + -(configuration.storage.retentionDays * 86_400_000),
+                    auditBefore: now + -(configuration.storage.auditRetentionDays * 86_400_000)
                 )
             }
         }

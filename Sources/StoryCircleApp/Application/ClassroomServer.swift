@@ -93,7 +93,8 @@ public final class ClassroomServer: Sendable {
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: narration.audio, qrCodes: true,
             narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
             lookalikes: lookalikes,
-            maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns
+            maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns,
+            auditTrail: storage.audit.map { AuditTrail(log: $0, logger: logger) }
         )
         let defaultBodyLimit = transport.configuration.maxRequestBodyBytes
         wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }

@@ -44,6 +44,7 @@ extension ServerConfiguration {
         Setting("database", \.storage.database, environment: "STORYCIRCLE_DATABASE"),
         Setting("allowUnverifiedDatabase", \.storage.allowUnverifiedDatabase, environment: "STORYCIRCLE_ALLOW_UNVERIFIED_DATABASE"),
         Setting("retentionDays", \.storage.retentionDays, environment: "STORYCIRCLE_RETENTION_DAYS"),
+        Setting("auditRetentionDays", \.storage.auditRetentionDays, environment: "STORYCIRCLE_AUDIT_RETENTION_DAYS"),
         Setting("finishedRoomMinutes", \.storage.finishedRoomMinutes),
         Setting("storageRetrySeconds", \.storage.storageRetrySeconds),
         Setting("nodeId", \.storage.nodeId, environment: "STORYCIRCLE_NODE_ID"),

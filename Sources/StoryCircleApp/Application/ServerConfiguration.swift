@@ -99,6 +99,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var allowUnverifiedDatabase = false
         /// Rooms (and every child's data in them) are deleted this many days after creation.
         public var retentionDays = 30
+        /// Audit rows (who read, exported, erased or changed what) are deleted this many days after they
+        /// were written: 400, a school year and the audit that follows it.
+        public var auditRetentionDays = 400
         /// Finished rooms stay in memory this long for their podium; after that they are read from storage.
         public var finishedRoomMinutes = 60
         /// How long a record that cannot be stored is tried again (the child's page shows "Sending…")
@@ -220,6 +223,7 @@ public struct ServerConfiguration: Sendable, Equatable {
             throw Problem(description: "failedJoinBurst must be at least 1, failedJoinsPerMinute more than 0, failedJoinMaxDelaySeconds from 0 to 600")
         }
         guard storage.retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
+        guard (1...36_500).contains(storage.auditRetentionDays) else { throw Problem(description: "auditRetentionDays must be from 1 to 36500") }
         guard (1...300).contains(storage.storageRetrySeconds) else { throw Problem(description: "storageRetrySeconds must be from 1 to 300") }
         guard files.audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }
         guard ["debug", "info", "notice", "warning", "error"].contains(logging.logLevel) else {

@@ -34,9 +34,11 @@ struct APIHandler: Sendable {
     var refused: RefusedRequests? = nil
     /// The one-time sign-in codes this node printed (`SignInRoutes`); nil: no sign-in links here.
     var signIns: SignInDesk? = nil
+    /// The audit trail (`AuditRoutes`): the store's. Nil only in tests that leave it out (nothing recorded).
+    var auditTrail: AuditTrail? = nil
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AuditRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)

@@ -24,6 +24,7 @@ extension APIHandler {
     func admit(_ route: Route, _ request: HTTPRequest, parameters: [String: String]) async throws -> RouteRequest {
         let proof = try proveFromHeaders(route, request, parameters: parameters)
         var admitted = RouteRequest(http: request, parameters: parameters)
+        admitted.principal = proof.isAdmin ? .adminToken : proof.room.map { .roomToken(code: $0.code, role: $0.role) }
         switch route.authority {
         case .none, .admin:
             break

@@ -36,6 +36,9 @@ struct RouteRequest: Sendable {
     var room: Room?
     /// The class `:id` with its rooms, for `.classTeacher` routes.
     var schoolClass: (found: SchoolClass, rooms: [RoomArchive])?
+    /// Who proved the authority (the admin token, a room's token), for what they are answered and the
+    /// audit trail.
+    var principal: Principal?
 
     subscript(parameter name: String) -> String { parameters[name] ?? "" }
     var body: [UInt8] { http.body }
