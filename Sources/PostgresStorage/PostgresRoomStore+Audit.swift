@@ -1,7 +1,7 @@
 import Foundation
 import StoryCircleCore
 
-/// The audit trail in PostgreSQL (`audit_rows`, step 9), shared by every node. A row is one INSERT,
+/// The audit trail in PostgreSQL (`audit_rows`, step 10), shared by every node. A row is one INSERT,
 /// committed on its own on the library's connection before the read it records is answered. Triggers make
 /// the table append-only for this role: UPDATE and TRUNCATE are refused, and DELETE too unless the
 /// transaction names the retention cutoff (`storycircle.audit_prune_before`), as `prune` does, and then

@@ -141,10 +141,31 @@ enum Migrations {
         (8, """
             ALTER TABLE classes ADD COLUMN speed_points INTEGER NOT NULL DEFAULT 0;
             """),
-        // Version 9: the audit trail (`AuditLog`), append-only: a trigger refuses every UPDATE, and rows
+        // Version 9: every class, room, story and picture has an owner (an account) and a school
+        // (`Owner`). What was stored before stays unowned (NULL) until an administrator names its owner
+        // (`adoptUnowned`). A story can be shared with its school. No foreign keys to accounts: a class
+        // outlives its teacher's account, and its school administrator still sees it.
+        (9, """
+            ALTER TABLE classes ADD COLUMN owner_id TEXT;
+            ALTER TABLE classes ADD COLUMN school_id TEXT;
+            ALTER TABLE rooms ADD COLUMN owner_id TEXT;
+            ALTER TABLE rooms ADD COLUMN school_id TEXT;
+            ALTER TABLE stories ADD COLUMN owner_id TEXT;
+            ALTER TABLE stories ADD COLUMN school_id TEXT;
+            ALTER TABLE stories ADD COLUMN shared INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE pictures ADD COLUMN owner_id TEXT;
+            ALTER TABLE pictures ADD COLUMN school_id TEXT;
+            CREATE INDEX classes_by_owner ON classes(owner_id, name);
+            CREATE INDEX classes_by_school ON classes(school_id, name);
+            CREATE INDEX rooms_by_owner ON rooms(owner_id, created_at);
+            CREATE INDEX rooms_by_school ON rooms(school_id, created_at);
+            CREATE INDEX stories_by_owner ON stories(owner_id, updated_at DESC, id DESC);
+            CREATE INDEX stories_by_school ON stories(school_id, updated_at DESC, id DESC);
+            """),
+        // Version 10: the audit trail (`AuditLog`), append-only: a trigger refuses every UPDATE, and rows
         // leave only by the retention rule (`SQLiteRoomStore+Audit`). `seq` is never reused (AUTOINCREMENT),
         // so a page's cursor stays valid while older rows are pruned.
-        (9, """
+        (10, """
             CREATE TABLE audit_rows (
                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
                 at INTEGER NOT NULL,

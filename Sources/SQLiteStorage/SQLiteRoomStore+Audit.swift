@@ -1,6 +1,6 @@
 import StoryCircleCore
 
-/// The audit trail in SQLite (`audit_rows`, schema version 9). A row is appended in a turn of the writer
+/// The audit trail in SQLite (`audit_rows`, schema version 10). A row is appended in a turn of the writer
 /// thread of its own, one transaction, so it is durable (`synchronous=FULL`) before the read it records is
 /// answered. Nothing here updates a row (a trigger refuses it); the retention rule deletes old ones.
 extension SQLiteRoomStore: AuditLog {

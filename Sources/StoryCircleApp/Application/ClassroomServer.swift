@@ -94,6 +94,7 @@ public final class ClassroomServer: Sendable {
             narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
             lookalikes: lookalikes,
             maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns,
+            accounts: storage.accounts, ownership: storage.ownership,
             auditTrail: storage.audit.map { AuditTrail(log: $0, logger: logger) }
         )
         let defaultBodyLimit = transport.configuration.maxRequestBodyBytes

@@ -34,11 +34,16 @@ struct APIHandler: Sendable {
     var refused: RefusedRequests? = nil
     /// The one-time sign-in codes this node printed (`SignInRoutes`); nil: no sign-in links here.
     var signIns: SignInDesk? = nil
+    /// The adults' accounts and schools (`AccountRoutes`): the store's, when it keeps them.
+    var accounts: (any AccountBook)? = nil
+    /// Who owns the classes, rooms, stories and pictures (`OwnershipRoutes`): the store's, when it keeps them.
+    var ownership: (any OwnershipBook)? = nil
+
     /// The audit trail (`AuditRoutes`): the store's. Nil only in tests that leave it out (nothing recorded).
     var auditTrail: AuditTrail? = nil
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AuditRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), OwnershipRoutes(), AuditRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)

@@ -15,12 +15,15 @@ public struct Storage: Sendable {
     public let leases: (any RoomLeases)?
     /// The adults' accounts, schools, sessions and passkeys (SQLite and PostgreSQL keep them).
     public let accounts: (any AccountBook)?
+    /// Who owns the classes, rooms, stories and pictures, asked or changed on its own (SQLite and PostgreSQL).
+    public let ownership: (any OwnershipBook)?
     /// The audit trail (`AuditLog`): every store keeps one, memory too.
     public let audit: (any AuditLog)?
 
     public init(
         rooms: any RoomStore, classes: (any ClassBook)? = nil, library: (any StoryLibrary)? = nil, pictures: (any PictureStore)? = nil,
-        leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil, audit: (any AuditLog)? = nil
+        leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil, ownership: (any OwnershipBook)? = nil,
+        audit: (any AuditLog)? = nil
     ) {
         self.rooms = rooms
         self.classes = classes
@@ -28,6 +31,7 @@ public struct Storage: Sendable {
         self.pictures = pictures
         self.leases = leases
         self.accounts = accounts
+        self.ownership = ownership
         self.audit = audit
     }
 
