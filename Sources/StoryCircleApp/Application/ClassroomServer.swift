@@ -92,7 +92,7 @@ public final class ClassroomServer: Sendable {
             registry: registry, store: storage.rooms, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: narration.audio, qrCodes: true,
             narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
-            lookalikes: lookalikes,
+            childData: storage.childData, lookalikes: lookalikes,
             maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns,
             accounts: storage.accounts, ownership: storage.ownership,
             auditTrail: storage.audit.map { AuditTrail(log: $0, logger: logger) }
@@ -101,7 +101,7 @@ public final class ClassroomServer: Sendable {
         wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }
         let loops = [
             Task { await registry.run() }, answer(wiring.requests, with: api, on: transport),
-            sweep(registry, clock: clock, configuration: configuration),
+            sweep(registry, clock: clock, configuration: configuration, childData: storage.childData, logger: logger),
         ]
         logger.notice("Server listening", ["port": String(port), "url": publicURL, "rooms.restored": String(restored), "node": registry.nodeId])
         return ClassroomServer(
