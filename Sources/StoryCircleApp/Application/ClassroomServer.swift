@@ -147,7 +147,10 @@ public final class ClassroomServer: Sendable {
     public var rooms: RoomMaker { RoomMaker(registry: registry, speech: speech, publicURL: publicURL) }
 
     /// The page routes (URL path to a file in the web root): everything else the pages need is a file.
-    static let pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html", "/classes": "classes.html", "/sign-in": "sign-in.html"]
+    static let pages = [
+        "/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html",
+        "/classes": "classes.html", "/sign-in": "sign-in.html", "/admin": "admin.html", "/account-setup": "account-setup.html",
+    ]
 
     static func transportConfiguration(_ configuration: ServerConfiguration, tls: TLSSettings? = nil) -> WebSocketServerConfiguration {
         var transport = WebSocketServerConfiguration()
