@@ -2,13 +2,15 @@
 a read of a room's results, a class's report and CSVs, an erasure and a class's deletion each leave a row,
 read back as JSON and CSV with the admin token; no row, no page of the trail and no byte of the database's
 audit table holds a token; and a read whose row cannot be stored (the table refuses inserts, set up from
-outside the server with sqlite3) is refused with 503 and answers nothing of the children."""
+outside the server with sqlite3) is refused with 503 and answers nothing of the children; a child's export,
+erasure and a room deleted early are recorded by ids, never by the child's name."""
+import asyncio
 import csv
 import io
 import json
 import sqlite3
 
-from conftest import SHORT_STORY
+from conftest import SHORT_STORY, join
 
 STORY = json.loads(SHORT_STORY.read_text())
 
@@ -116,3 +118,31 @@ def test_a_read_whose_row_cannot_be_stored_is_refused(server):
         connection.execute("DROP TRIGGER refuse_audit")
     assert api(server, "GET", f"/api/rooms/{code}/results", teacher)[0] == 200
     assert [row["action"] for row in trail(server)["entries"]] == ["read_room_results", "read_room_results"]
+
+
+def test_a_childs_export_erasure_and_an_early_deletion_are_recorded_by_ids_never_names(server):
+    room = server.create_room()
+    code, teacher = room["code"], room["teacherToken"]
+
+    async def play():
+        client, welcome = await join(server, room, "Zoë")
+        await client.close()
+        return welcome["player"]["id"]
+
+    player = asyncio.run(play())
+    assert server.command(room, "end")[0] == 200
+    data = f"/api/rooms/{code}/players/{player}/data"
+    assert api(server, "GET", data, teacher)[0] == 200
+    assert api(server, "GET", data + "?format=csv", teacher)[0] == 200
+    assert api(server, "DELETE", data, teacher)[0] == 204
+    assert api(server, "DELETE", f"/api/rooms/{code}", teacher)[0] == 204
+
+    entries = trail(server)["entries"]
+    assert [(row["action"], row["target"], row["detail"]) for row in entries] == [
+        ("delete_room", f"room:{code}", ""),
+        ("erase_child", f"room:{code}/player:{player}", ""),
+        ("export_child", f"room:{code}/player:{player}", "csv"),
+        ("export_child", f"room:{code}/player:{player}", "json"),
+    ]
+    assert all(row["actor"] == {"kind": "room_teacher", "room": code} for row in entries)
+    assert "Zo" not in json.dumps(entries)
