@@ -49,7 +49,7 @@ struct AuthorizationMatrixTests {
         "GET /api/classes/:id/members/:member/data": ownersOfA, "GET /api/rooms/:code/players/:player/data": roomTeacher,
         "DELETE /api/rooms/:code/players/:player/data": roomTeacher, "DELETE /api/rooms/:code": roomTeacher,
         "POST /api/pictures": teaching,
-        "POST /api/accounts/:id/adopt": admin,
+        "POST /api/accounts/:id/adopt": admin, "GET /api/audit": admin,
     ]
 
     @Test func everyRouteOfTheRouterHasItsLine() {

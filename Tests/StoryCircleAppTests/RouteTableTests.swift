@@ -29,6 +29,7 @@ struct RouteTableTests {
         "GET /audio/:file none",
         "POST /api/sign-in none",
         "POST /api/accounts/:id/adopt admin", "PUT /api/stories/:id/shared story owner",
+        "GET /api/audit admin",
         "POST /api/session none", "GET /api/session signed in", "DELETE /api/session signed in", "POST /api/session/everywhere signed in",
     ]
 

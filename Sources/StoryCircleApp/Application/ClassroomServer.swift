@@ -97,7 +97,8 @@ public final class ClassroomServer: Sendable {
             narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
             childData: storage.childData, lookalikes: lookalikes,
             maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns,
-            accounts: storage.accounts, ownership: storage.ownership
+            accounts: storage.accounts, ownership: storage.ownership,
+            auditTrail: storage.audit.map { AuditTrail(log: $0, logger: logger) }
         )
         let defaultBodyLimit = transport.configuration.maxRequestBodyBytes
         wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }

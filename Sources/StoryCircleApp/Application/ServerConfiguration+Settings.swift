@@ -48,6 +48,7 @@ extension ServerConfiguration {
         Setting("classRetentionDays", \.storage.classRetentionDays, environment: "STORYCIRCLE_CLASS_RETENTION_DAYS"),
         Setting("storyRetentionDays", \.storage.storyRetentionDays, environment: "STORYCIRCLE_STORY_RETENTION_DAYS"),
         Setting("pictureRetentionDays", \.storage.pictureRetentionDays, environment: "STORYCIRCLE_PICTURE_RETENTION_DAYS"),
+        Setting("auditRetentionDays", \.storage.auditRetentionDays, environment: "STORYCIRCLE_AUDIT_RETENTION_DAYS"),
         Setting("finishedRoomMinutes", \.storage.finishedRoomMinutes),
         Setting("storageRetrySeconds", \.storage.storageRetrySeconds),
         Setting("nodeId", \.storage.nodeId, environment: "STORYCIRCLE_NODE_ID"),

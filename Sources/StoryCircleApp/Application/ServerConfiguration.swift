@@ -110,6 +110,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         /// stored this many days ago that no story or room names is deleted. 0 (the defaults): never.
         public var storyRetentionDays = 0
         public var pictureRetentionDays = 0
+        /// Audit rows (who read, exported, erased or changed what) are deleted this many days after they
+        /// were written: 400, a school year and the audit that follows it.
+        public var auditRetentionDays = 400
         /// Finished rooms stay in memory this long for their podium; after that they are read from storage.
         public var finishedRoomMinutes = 60
         /// How long a record that cannot be stored is tried again (the child's page shows "Sending…")
@@ -256,6 +259,7 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard [storage.removedMemberRetentionDays, storage.classRetentionDays, storage.storyRetentionDays, storage.pictureRetentionDays].allSatisfy({ $0 >= 0 }) else {
             throw Problem(description: "removedMemberRetentionDays, classRetentionDays, storyRetentionDays and pictureRetentionDays must be 0 (never) or more")
         }
+        guard (1...36_500).contains(storage.auditRetentionDays) else { throw Problem(description: "auditRetentionDays must be from 1 to 36500") }
         guard (1...300).contains(storage.storageRetrySeconds) else { throw Problem(description: "storageRetrySeconds must be from 1 to 300") }
         guard files.audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }
         guard ["debug", "info", "notice", "warning", "error"].contains(logging.logLevel) else {

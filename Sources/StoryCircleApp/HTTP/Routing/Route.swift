@@ -52,8 +52,8 @@ struct RouteRequest: Sendable {
     var http: HTTPRequest
     /// The path's parameters by name (`:code` → `parameters["code"]`).
     var parameters: [String: String]
-    /// Who is asking, as the request's credentials proved it: the admin token, a room's token (for the room
-    /// it names), or a signed-in account. Nil only on `.none` routes asked without a bearer token (the
+    /// Who is asking, as the request's credentials proved it (for what they are answered and the audit
+    /// trail): the admin token, a room's token (for the room it names), or a signed-in account. Nil only on `.none` routes asked without a bearer token (the
     /// session cookie is looked up only where a route needs authority).
     var principal: Principal?
     /// The session the cookie proved, when a signed-in account is asking through its cookie.
