@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import StoryCircleCore
 import TransportCore
 import WebSocketTransport
@@ -29,6 +30,8 @@ public final class ClassroomServer: Sendable {
     public let speech: SpeechNarrator?
     /// The one-time sign-in codes this node prints (`ClassroomServer+SignIn`), kept in its memory only.
     public let signIns: SignInDesk
+    /// The account the sign-in link also signs into, once `prepareLaptopTeacher` found or made it.
+    let laptopTeacher = Locked<String?>(nil)
 
     /// Errors that stop the server from starting, each with a sentence an operator can act on.
     public struct StartError: Error, CustomStringConvertible {

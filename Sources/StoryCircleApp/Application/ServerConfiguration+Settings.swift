@@ -61,6 +61,11 @@ extension ServerConfiguration {
         Setting("failedJoinMaxDelaySeconds", \.rooms.failedJoinMaxDelaySeconds),
         Setting("roomCodeDigits", \.rooms.roomCodeDigits, environment: "STORYCIRCLE_ROOM_CODE_DIGITS"),
         Setting(roomDefaults: "roomDefaults"),
+        // Password sign-ins.
+        Setting("signInAccountBurst", \.signIn.signInAccountBurst),
+        Setting("signInAccountRefillSeconds", \.signIn.signInAccountRefillSeconds),
+        Setting("signInAddressBurst", \.signIn.signInAddressBurst),
+        Setting("signInAddressRefillSeconds", \.signIn.signInAddressRefillSeconds),
         // Voices.
         Setting("voicesDirectory", \.voices.voicesDirectory, environment: "STORYCIRCLE_VOICES_DIR"),
         Setting("naturalVoice", \.voices.naturalVoice, environment: "STORYCIRCLE_NATURAL_VOICE"),

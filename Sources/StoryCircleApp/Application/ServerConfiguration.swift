@@ -13,6 +13,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var connections = Connections()
     public var storage = Storage()
     public var rooms = Rooms()
+    public var signIn = SignIn()
     public var voices = Voices()
     public var logging = Logging()
 
@@ -145,6 +146,24 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var roomDefaults = RoomSettings()
     }
 
+    /// Password sign-ins per account and per address (docs/operations.md, "Signing in").
+    public struct SignIn: Sendable, Equatable {
+        public var signInAccountBurst = 10
+        public var signInAccountRefillSeconds = 180.0
+        public var signInAddressBurst = 20
+        public var signInAddressRefillSeconds = 30.0
+
+        /// The throttle's limits.
+        public var limits: SignInThrottle.Limits {
+            var limits = SignInThrottle.Limits()
+            limits.accountBurst = signInAccountBurst
+            limits.accountRefillMilliseconds = Int(signInAccountRefillSeconds * 1_000)
+            limits.addressBurst = signInAddressBurst
+            limits.addressRefillMilliseconds = Int(signInAddressRefillSeconds * 1_000)
+            return limits
+        }
+    }
+
     /// The voices stories are read with.
     public struct Voices: Sendable, Equatable {
         /// Where a school drops Piper voices (`NAME.onnx` and `NAME.onnx.json`); each is checked before it
@@ -231,6 +250,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard (6...12).contains(rooms.roomCodeDigits) else { throw Problem(description: "roomCodeDigits must be from 6 to 12") }
         guard rooms.failedJoinBurst >= 1, rooms.failedJoinsPerMinute > 0, (0...600).contains(rooms.failedJoinMaxDelaySeconds) else {
             throw Problem(description: "failedJoinBurst must be at least 1, failedJoinsPerMinute more than 0, failedJoinMaxDelaySeconds from 0 to 600")
+        }
+        guard (1...1_000).contains(signIn.signInAccountBurst), (1...1_000).contains(signIn.signInAddressBurst),
+              (0.001...86_400).contains(signIn.signInAccountRefillSeconds), (0.001...86_400).contains(signIn.signInAddressRefillSeconds) else {
+            throw Problem(description: "signInAccountBurst and signInAddressBurst must be from 1 to 1000, their refill seconds more than 0 and at most 86400")
         }
         guard storage.retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
         guard [storage.removedMemberRetentionDays, storage.classRetentionDays, storage.storyRetentionDays, storage.pictureRetentionDays].allSatisfy({ $0 >= 0 }) else {
