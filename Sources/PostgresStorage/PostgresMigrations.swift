@@ -173,6 +173,57 @@ enum PostgresMigrations {
         (8, """
             ALTER TABLE classes ADD COLUMN speed_points boolean NOT NULL DEFAULT false;
             """),
+        // Step 9: adults' accounts (`AccountBook`), as in SQLite's step 9: schools unique by their case-folded
+        // name, logins stored normalised and unique, sessions and setup codes kept by the SHA-256 of their
+        // secret, passkeys by credential id. Two nodes creating one login at once meet on its unique index.
+        (9, """
+            CREATE TABLE schools (
+                id text PRIMARY KEY,
+                name text NOT NULL,
+                name_key text NOT NULL CONSTRAINT schools_name_key UNIQUE,
+                version integer NOT NULL,
+                created_at bigint NOT NULL
+            );
+            CREATE TABLE accounts (
+                id text PRIMARY KEY,
+                login text NOT NULL CONSTRAINT accounts_login_key UNIQUE,
+                display_name text NOT NULL,
+                role text NOT NULL CHECK (role IN ('teacher', 'school_admin', 'district_admin')),
+                school_id text REFERENCES schools (id),
+                disabled boolean NOT NULL DEFAULT false,
+                version integer NOT NULL,
+                created_at bigint NOT NULL,
+                password_hash text
+            );
+            CREATE INDEX accounts_by_school ON accounts (school_id, login);
+            CREATE TABLE sessions (
+                token_hash text PRIMARY KEY,
+                account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                csrf_token text NOT NULL,
+                created_at bigint NOT NULL,
+                expires_at bigint NOT NULL,
+                method text NOT NULL
+            );
+            CREATE INDEX sessions_by_account ON sessions (account_id);
+            CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+            CREATE TABLE passkeys (
+                credential_id text CONSTRAINT passkeys_pkey PRIMARY KEY,
+                account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                public_key bytea NOT NULL,
+                algorithm integer NOT NULL,
+                sign_count bigint NOT NULL,
+                name text NOT NULL,
+                created_at bigint NOT NULL,
+                last_used_at bigint
+            );
+            CREATE INDEX passkeys_by_account ON passkeys (account_id);
+            CREATE TABLE account_setup_codes (
+                code_hash text PRIMARY KEY,
+                account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                expires_at bigint NOT NULL
+            );
+            CREATE INDEX account_setup_codes_by_account ON account_setup_codes (account_id);
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -34,6 +34,10 @@ struct APIHandler: Sendable {
     var refused: RefusedRequests? = nil
     /// The one-time sign-in codes this node printed (`SignInRoutes`); nil: no sign-in links here.
     var signIns: SignInDesk? = nil
+    /// The adults' accounts and schools (`AccountRoutes`): the store's, when it keeps them.
+    var accounts: (any AccountBook)? = nil
+    /// Argon2id off the cooperative pool, for every route that hashes or checks a password.
+    var passwords: PasswordHasher? = nil
 
     /// Every route of the API, by resource.
     static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes()])
