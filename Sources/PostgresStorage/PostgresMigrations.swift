@@ -242,8 +242,11 @@ enum PostgresMigrations {
             guard current <= latest else {
                 throw PostgresError.client("the database is at schema version \(current), newer than this StoryCircle (\(latest)); upgrade StoryCircle", "migrating")
             }
+            // The steps it has not had, not only those after its newest (as in SQLite's `Migrations`).
+            let had = try connection.query("SELECT version FROM schema_migrations")
+            let recorded = Set((0..<had.count).map { had.int($0, 0) })
             var applied: [Int] = []
-            for step in steps where step.version > current && step.version <= target {
+            for step in steps where !recorded.contains(step.version) && step.version <= target {
                 try connection.execute(step.sql)
                 try connection.query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1::integer, $2::bigint)", [.int(step.version), .integer(now)])
                 applied.append(step.version)
