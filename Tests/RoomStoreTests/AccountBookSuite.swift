@@ -7,7 +7,9 @@ import Testing
 /// The promises of `AccountBook`, held to by every backend alike: schools and logins unique case-folded,
 /// accounts changed by version, never without an enabled district administrator, sessions ended with the
 /// account's password or its access, expiring, and passkeys unique by credential.
-@Suite("Accounts, every backend")
+/// One test at a time: each opens databases (fsynced schemas and migrations), and a burst of them at the
+/// start of the run would compete with every other suite for the two cores.
+@Suite("Accounts, every backend", .serialized)
 struct AccountBookSuite {
     static func book(_ store: any RoomLeases) -> any AccountBook {
         store.offers.accounts!
@@ -24,21 +26,35 @@ struct AccountBookSuite {
         )
     }
 
+    /// A fresh database and its store, made on a thread of its own: opening one blocks (a schema and its
+    /// migrations, fsynced), and a cooperative thread blocked here is one less for the servers that other
+    /// suites run in this process at the same time.
+    static func fixture(_ backend: Backend) async throws -> StoreFixture {
+        try await offPool { try StoreFixture(backend) }
+    }
+
+    /// Closes the stores and drops the database in the background (for `defer`, which cannot await).
+    static func close(_ fixture: StoreFixture) {
+        Thread { fixture.close() }.start()
+    }
+
     /// Rows of `table` about `account`, counted behind the store's back.
-    static func rows(_ fixture: StoreFixture, _ table: String, account: String) throws -> Int {
+    static func rows(_ fixture: StoreFixture, _ table: String, account: String) async throws -> Int {
         precondition(["sessions", "passkeys", "account_setup_codes"].contains(table))
-        switch fixture.backend {
-        case .sqlite:
-            return Int(try SQLiteDatabase(path: fixture.sqlitePath!, readOnly: true).integer("SELECT count(*) FROM \(table) WHERE account_id = ?", .text(account)) ?? 0)
-        case .postgres:
-            return try fixture.schema!.admin().query("SELECT count(*) FROM \(table) WHERE account_id = $1::text", [.text(account)]).int(0, 0)
+        return try await offPool {
+            switch fixture.backend {
+            case .sqlite:
+                return Int(try SQLiteDatabase(path: fixture.sqlitePath!, readOnly: true).integer("SELECT count(*) FROM \(table) WHERE account_id = ?", .text(account)) ?? 0)
+            case .postgres:
+                return try fixture.schema!.admin().query("SELECT count(*) FROM \(table) WHERE account_id = $1::text", [.text(account)]).int(0, 0)
+            }
         }
     }
 
     @Test(arguments: Backend.all)
     func schoolsAreCreatedListedAndUniqueByTheirCaseFoldedName(_ backend: Backend) async throws {
-        let fixture = try StoreFixture(backend)
-        defer { fixture.close() }
+        let fixture = try await Self.fixture(backend)
+        defer { Self.close(fixture) }
         let book = Self.book(fixture.store)
         let north = try await book.createSchool(name: "North School")
         #expect(north.id.hasPrefix("sch_"))
@@ -55,8 +71,8 @@ struct AccountBookSuite {
 
     @Test(arguments: Backend.all)
     func anAccountIsCreatedReadListedAndChangedByVersion(_ backend: Backend) async throws {
-        let fixture = try StoreFixture(backend)
-        defer { fixture.close() }
+        let fixture = try await Self.fixture(backend)
+        defer { Self.close(fixture) }
         let book = Self.book(fixture.store)
         let north = try await book.createSchool(name: "North")
         let south = try await book.createSchool(name: "South")
@@ -95,15 +111,15 @@ struct AccountBookSuite {
 
         // Durable: a new store on the same database reads the same.
         await fixture.store.close()
-        let reopened = Self.book(try fixture.reopen())
+        let reopened = Self.book(try await offPool { try fixture.reopen() })
         #expect(try await reopened.account(id: ana.id) == moved)
         #expect(try await reopened.listSchools() == [north, south])
     }
 
     @Test(arguments: Backend.all)
     func aLoginIsTakenWhateverItsCaseAndANewAccountNeedsAnExistingSchool(_ backend: Backend) async throws {
-        let fixture = try StoreFixture(backend)
-        defer { fixture.close() }
+        let fixture = try await Self.fixture(backend)
+        defer { Self.close(fixture) }
         let book = Self.book(fixture.store)
         let school = try await book.createSchool(name: "North")
         let ana = try await book.createAccount(Self.teacher("ana", school: school.id))
@@ -114,9 +130,9 @@ struct AccountBookSuite {
 
     @Test(arguments: Backend.all)
     func ofTwoAdministratorsChangingOneVersionExactlyOneWins(_ backend: Backend) async throws {
-        let fixture = try StoreFixture(backend)
-        defer { fixture.close() }
-        let books = [Self.book(fixture.store), Self.book(try fixture.anotherNode())]
+        let fixture = try await Self.fixture(backend)
+        defer { Self.close(fixture) }
+        let books = [Self.book(fixture.store), Self.book(try await offPool { try fixture.anotherNode() })]
         let school = try await books[0].createSchool(name: "North")
         let ana = try await books[0].createAccount(Self.teacher("ana", school: school.id))
         let outcomes = await withTaskGroup(of: Result<Account, any Error>.self) { group in
@@ -140,8 +156,8 @@ struct AccountBookSuite {
 
     @Test(arguments: Backend.all)
     func theLastEnabledDistrictAdministratorCannotBeDisabledOrDemoted(_ backend: Backend) async throws {
-        let fixture = try StoreFixture(backend)
-        defer { fixture.close() }
+        let fixture = try await Self.fixture(backend)
+        defer { Self.close(fixture) }
         let book = Self.book(fixture.store)
         let school = try await book.createSchool(name: "North")
         let dee = try await book.createAccount(AccountDraft(login: "dee", displayName: "Dee", role: .districtAdmin, schoolID: nil))
@@ -163,9 +179,9 @@ struct AccountBookSuite {
 
     @Test(arguments: Backend.all)
     func twoAdministratorsDemotingTheLastTwoAtOnceLeaveOne(_ backend: Backend) async throws {
-        let fixture = try StoreFixture(backend)
-        defer { fixture.close() }
-        let books = [Self.book(fixture.store), Self.book(try fixture.anotherNode())]
+        let fixture = try await Self.fixture(backend)
+        defer { Self.close(fixture) }
+        let books = [Self.book(fixture.store), Self.book(try await offPool { try fixture.anotherNode() })]
         let first = try await books[0].createAccount(AccountDraft(login: "dee", displayName: "Dee", role: .districtAdmin, schoolID: nil))
         let second = try await books[0].createAccount(AccountDraft(login: "eve", displayName: "Eve", role: .districtAdmin, schoolID: nil))
         async let one = attempt { try await books[0].updateAccount(first.id, AccountChange(disabled: true), basedOn: 1) }
@@ -179,8 +195,8 @@ struct AccountBookSuite {
 
     @Test(arguments: Backend.all)
     func disablingAnAccountEndsItsSessionsAndItsSetupCodeAtOnce(_ backend: Backend) async throws {
-        let fixture = try StoreFixture(backend)
-        defer { fixture.close() }
+        let fixture = try await Self.fixture(backend)
+        defer { Self.close(fixture) }
         let book = Self.book(fixture.store)
         let school = try await book.createSchool(name: "North")
         let ana = try await book.createAccount(Self.teacher("ana", school: school.id))
@@ -193,7 +209,7 @@ struct AccountBookSuite {
 
         let disabled = try await book.updateAccount(ana.id, AccountChange(disabled: true), basedOn: 1)
         #expect(disabled.disabled && disabled.version == 2)
-        #expect(try Self.rows(fixture, "sessions", account: ana.id) == 0, "deleted, not only hidden")
+        #expect(try await Self.rows(fixture, "sessions", account: ana.id) == 0, "deleted, not only hidden")
         #expect(try await book.session(tokenHash: SHA256.hexDigest("ana-phone"), at: now) == nil)
         #expect(try await book.session(tokenHash: SHA256.hexDigest("ben-laptop"), at: now)?.account == ben, "another account's session stays")
         // A session made for a disabled account (a sign-in racing the disabling) is never found.
@@ -206,8 +222,8 @@ struct AccountBookSuite {
 
     @Test(arguments: Backend.all)
     func settingAPasswordEndsEverySessionOfTheAccount(_ backend: Backend) async throws {
-        let fixture = try StoreFixture(backend)
-        defer { fixture.close() }
+        let fixture = try await Self.fixture(backend)
+        defer { Self.close(fixture) }
         let book = Self.book(fixture.store)
         let school = try await book.createSchool(name: "North")
         let ana = try await book.createAccount(Self.teacher("ana", school: school.id))
@@ -215,7 +231,7 @@ struct AccountBookSuite {
         try await book.setPasswordHash(ana.id, "$argon2id$v=19$m=19456,t=2,p=1$bmV3$bmV3")
         #expect(try await book.account(id: ana.id)?.passwordHash == "$argon2id$v=19$m=19456,t=2,p=1$bmV3$bmV3")
         #expect(try await book.account(id: ana.id)?.version == 1, "not an edit of the account: no administrator's save is made stale")
-        #expect(try Self.rows(fixture, "sessions", account: ana.id) == 0)
+        #expect(try await Self.rows(fixture, "sessions", account: ana.id) == 0)
         try await book.setPasswordHash(ana.id, nil)
         #expect(try await book.account(id: ana.id)?.passwordHash == nil)
         await #expect(throws: AccountBookError.notFound(id: "acc_nobody")) { try await book.setPasswordHash("acc_nobody", "x") }
@@ -223,8 +239,8 @@ struct AccountBookSuite {
 
     @Test(arguments: Backend.all)
     func aSessionExpiresIsEndedAloneOrWithAllOfItsAccountAndIsPruned(_ backend: Backend) async throws {
-        let fixture = try StoreFixture(backend)
-        defer { fixture.close() }
+        let fixture = try await Self.fixture(backend)
+        defer { Self.close(fixture) }
         let book = Self.book(fixture.store)
         let school = try await book.createSchool(name: "North")
         let ana = try await book.createAccount(Self.teacher("ana", school: school.id))
@@ -240,7 +256,7 @@ struct AccountBookSuite {
         try await book.createSession(Self.session("ana-phone", for: ana.id, expiresAt: 50_000))
         try await book.createSession(Self.session("ana-tablet", for: ana.id, expiresAt: 50_000))
         #expect(try await book.pruneSessions(before: ServerTime(milliseconds: 20_000)) == 1)
-        #expect(try Self.rows(fixture, "sessions", account: ana.id) == 2)
+        #expect(try await Self.rows(fixture, "sessions", account: ana.id) == 2)
         try await book.deleteSession(tokenHash: SHA256.hexDigest("ana-phone"))
         #expect(try await book.session(tokenHash: SHA256.hexDigest("ana-phone"), at: ServerTime(milliseconds: 20_000)) == nil)
         #expect(try await book.session(tokenHash: SHA256.hexDigest("ana-tablet"), at: ServerTime(milliseconds: 20_000)) != nil)
@@ -250,8 +266,8 @@ struct AccountBookSuite {
 
     @Test(arguments: Backend.all)
     func aSetupCodeSetsThePasswordOnceBeforeItExpires(_ backend: Backend) async throws {
-        let fixture = try StoreFixture(backend)
-        defer { fixture.close() }
+        let fixture = try await Self.fixture(backend)
+        defer { Self.close(fixture) }
         let book = Self.book(fixture.store)
         let school = try await book.createSchool(name: "North")
         let ana = try await book.createAccount(Self.teacher("ana", school: school.id))
@@ -259,7 +275,7 @@ struct AccountBookSuite {
         let (first, second) = (SHA256.hexDigest("code-1"), SHA256.hexDigest("code-2"))
         try await book.resetAccount(ana.id, setupCodeHash: first, expiresAt: ServerTime(milliseconds: 90_000))
         #expect(try await book.account(id: ana.id)?.passwordHash == nil, "the old password stops working")
-        #expect(try Self.rows(fixture, "sessions", account: ana.id) == 0)
+        #expect(try await Self.rows(fixture, "sessions", account: ana.id) == 0)
         #expect(try await book.setupCodeAccount(codeHash: first, at: ServerTime(milliseconds: 1_000))?.id == ana.id)
         // A second reset replaces the first link.
         try await book.resetAccount(ana.id, setupCodeHash: second, expiresAt: ServerTime(milliseconds: 90_000))
@@ -273,13 +289,13 @@ struct AccountBookSuite {
         #expect(used?.id == ana.id && used?.passwordHash == "$argon2id$new")
         #expect(try await book.useSetupCode(codeHash: second, passwordHash: "$argon2id$again", at: ServerTime(milliseconds: 2_000)) == nil, "used once")
         #expect(try await book.account(id: ana.id)?.passwordHash == "$argon2id$new")
-        #expect(try Self.rows(fixture, "account_setup_codes", account: ana.id) == 0)
+        #expect(try await Self.rows(fixture, "account_setup_codes", account: ana.id) == 0)
 
         // A disabled account's link is gone with its sessions; a reset of nobody is refused.
         try await book.resetAccount(ana.id, setupCodeHash: first, expiresAt: ServerTime(milliseconds: 90_000))
         _ = try await book.updateAccount(ana.id, AccountChange(disabled: true), basedOn: 1)
         #expect(try await book.setupCodeAccount(codeHash: first, at: ServerTime(milliseconds: 1_000)) == nil)
-        #expect(try Self.rows(fixture, "account_setup_codes", account: ana.id) == 0)
+        #expect(try await Self.rows(fixture, "account_setup_codes", account: ana.id) == 0)
         await #expect(throws: AccountBookError.notFound(id: "acc_nobody")) {
             try await book.resetAccount("acc_nobody", setupCodeHash: second, expiresAt: ServerTime(milliseconds: 90_000))
         }
@@ -287,8 +303,8 @@ struct AccountBookSuite {
 
     @Test(arguments: Backend.all)
     func aPasskeyIsUniqueByItsCredentialAndBelongsToOneAccount(_ backend: Backend) async throws {
-        let fixture = try StoreFixture(backend)
-        defer { fixture.close() }
+        let fixture = try await Self.fixture(backend)
+        defer { Self.close(fixture) }
         let book = Self.book(fixture.store)
         let school = try await book.createSchool(name: "North")
         let ana = try await book.createAccount(Self.teacher("ana", school: school.id))
@@ -308,7 +324,7 @@ struct AccountBookSuite {
         stolen.accountID = ben.id
         await #expect(throws: AccountBookError.credentialTaken) { try await book.addPasskey(stolen) }
         await #expect(throws: AccountBookError.credentialTaken) { try await book.addPasskey(key) }
-        #expect(try Self.rows(fixture, "passkeys", account: ben.id) == 0)
+        #expect(try await Self.rows(fixture, "passkeys", account: ben.id) == 0)
 
         try await book.recordPasskeyUse(credentialID: key.credentialID, signCount: 4_000_000_000, at: ServerTime(milliseconds: 5_000))
         let used = try #require(try await book.passkey(credentialID: key.credentialID)).passkey
@@ -325,4 +341,11 @@ struct AccountBookSuite {
 /// What `body` returned or threw, as a value (for comparing concurrent outcomes).
 private func attempt<T>(_ body: () async throws -> T) async -> Result<T, any Error> {
     do { return .success(try await body()) } catch { return .failure(error) }
+}
+
+/// Runs `body` on a new thread and returns what it returns: blocking work kept off Swift's cooperative pool.
+private func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
 }
