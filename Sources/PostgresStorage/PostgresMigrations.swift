@@ -173,10 +173,23 @@ enum PostgresMigrations {
         (8, """
             ALTER TABLE classes ADD COLUMN speed_points boolean NOT NULL DEFAULT false;
             """),
-        // Step 9: adults' accounts (`AccountBook`), as in SQLite's step 9: schools unique by their case-folded
+        // Version 9: owners and schools, as in SQLite's step 9: existing rows stay unowned (NULL) until an
+        // administrator names their owner; a story can be shared with its school.
+        (9, """
+            ALTER TABLE classes ADD COLUMN owner_id text, ADD COLUMN school_id text;
+            ALTER TABLE rooms ADD COLUMN owner_id text, ADD COLUMN school_id text;
+            ALTER TABLE stories ADD COLUMN owner_id text, ADD COLUMN school_id text, ADD COLUMN shared boolean NOT NULL DEFAULT false;
+            ALTER TABLE pictures ADD COLUMN owner_id text, ADD COLUMN school_id text;
+            CREATE INDEX classes_by_owner ON classes (owner_id, name);
+            CREATE INDEX classes_by_school ON classes (school_id, name);
+            CREATE INDEX rooms_by_owner ON rooms (owner_id, created_at);
+            CREATE INDEX rooms_by_school ON rooms (school_id, created_at);
+            CREATE INDEX stories_by_owner ON stories (owner_id, updated_at DESC, id DESC);
+            CREATE INDEX stories_by_school ON stories (school_id, updated_at DESC, id DESC);
+        // Version 10: adults' accounts (`AccountBook`), as in SQLite's step 10: schools unique by their case-folded
         // name, logins stored normalised and unique, sessions and setup codes kept by the SHA-256 of their
         // secret, passkeys by credential id. Two nodes creating one login at once meet on its unique index.
-        (9, """
+        (10, """
             CREATE TABLE schools (
                 id text PRIMARY KEY,
                 name text NOT NULL,

@@ -8,16 +8,21 @@ import StoryCircleCore
 /// not tried again on a lost connection.
 extension PostgresRoomStore: ClassBook {
     public func listClasses() async throws -> [ClassEntry] {
+        try await listClasses(scope: .everything)
+    }
+
+    public func listClasses(scope: OwnerScope) async throws -> [ClassEntry] {
         try await read { connection in
+            let condition = scope.condition(alias: "c", sharedColumn: false) { "$\($0)::text" }
             let rows = try connection.query("""
                 SELECT c.id, c.name, c.version, c.changed_at,
-                       (SELECT count(*) FROM class_members m WHERE m.class_id = c.id AND m.removed_at IS NULL)
-                FROM classes c ORDER BY c.name, c.id
-                """)
+                       (SELECT count(*) FROM class_members m WHERE m.class_id = c.id AND m.removed_at IS NULL), c.owner_id, c.school_id
+                FROM classes c \(condition.map { "WHERE " + $0.sql } ?? "") ORDER BY c.name, c.id
+                """, (condition?.values ?? []).map(PostgresValue.text))
             return (0..<rows.count).map { row in
                 ClassEntry(
                     id: rows.text(row, 0), name: rows.text(row, 1), children: rows.int(row, 4), version: rows.int(row, 2),
-                    changedAt: ServerTime(milliseconds: rows.int64(row, 3))
+                    changedAt: ServerTime(milliseconds: rows.int64(row, 3)), owner: Self.owner(rows, row, 5)
                 )
             }
         }
@@ -33,8 +38,11 @@ extension PostgresRoomStore: ClassBook {
             let id = ClassIDs.makeClass()
             try Self.claimName(draft, for: id, on: connection)
             try connection.query(
-                "INSERT INTO classes (id, name, version, created_at, changed_at, speed_points) VALUES ($1::text, $2::text, 1, $3::bigint, $3::bigint, $4::boolean)",
-                [.text(id), .text(draft.name), .integer(now.milliseconds), .bool(draft.speedPoints ?? false)]
+                """
+                INSERT INTO classes (id, name, version, created_at, changed_at, speed_points, owner_id, school_id)
+                VALUES ($1::text, $2::text, 1, $3::bigint, $3::bigint, $4::boolean, $5::text, $6::text)
+                """,
+                [.text(id), .text(draft.name), .integer(now.milliseconds), .bool(draft.speedPoints ?? false), .optional(draft.owner?.accountID), .optional(draft.owner?.schoolID)]
             )
             try Self.insertKeys(draft, for: id, on: connection)
             try Self.writeMembers(draft, for: id, at: now, on: connection)
@@ -178,7 +186,7 @@ extension PostgresRoomStore: ClassBook {
     }
 
     static func loadClass(_ id: String, from connection: PostgresConnection) throws -> SchoolClass? {
-        let row = try connection.query("SELECT name, version, changed_at, speed_points FROM classes WHERE id = $1::text", [.text(id)])
+        let row = try connection.query("SELECT name, version, changed_at, speed_points, owner_id, school_id FROM classes WHERE id = $1::text", [.text(id)])
         guard row.count == 1 else { return nil }
         let members = try connection.query(
             "SELECT id, name, avatar FROM class_members WHERE class_id = $1::text AND removed_at IS NULL ORDER BY position, id", [.text(id)]
@@ -186,7 +194,7 @@ extension PostgresRoomStore: ClassBook {
         return SchoolClass(
             id: id, name: row.text(0, 0), version: row.int(0, 1), changedAt: ServerTime(milliseconds: row.int64(0, 2)),
             members: (0..<members.count).map { ClassMember(id: members.text($0, 0), name: members.text($0, 1), avatar: members.text($0, 2)) },
-            speedPoints: row.bool(0, 3)
+            speedPoints: row.bool(0, 3), owner: owner(row, 0, 4)
         )
     }
 }

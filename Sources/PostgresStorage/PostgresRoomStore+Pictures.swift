@@ -9,13 +9,14 @@ extension PostgresRoomStore: PictureStore {
             // One statement, committed on its own; storing the same id again (another node, a retry after
             // a lost connection) changes nothing.
             _ = try connection.query("""
-                INSERT INTO pictures (id, mime_type, width, height, bytes, phone_mime_type, phone_width, phone_height, phone_bytes, created_at)
-                VALUES ($1::text, $2::text, $3::integer, $4::integer, $5::text::bytea, $6::text, $7::integer, $8::integer, $9::text::bytea, $10::bigint)
+                INSERT INTO pictures (id, mime_type, width, height, bytes, phone_mime_type, phone_width, phone_height, phone_bytes, created_at, owner_id, school_id)
+                VALUES ($1::text, $2::text, $3::integer, $4::integer, $5::text::bytea, $6::text, $7::integer, $8::integer, $9::text::bytea, $10::bigint, $11::text, $12::text)
                 ON CONFLICT (id) DO NOTHING
                 """, [
                 .text(picture.id), .text(picture.large.mimeType), .int(picture.large.width), .int(picture.large.height), .text(Self.byteaHex(picture.large.bytes)),
                 picture.phone.map { .text($0.mimeType) } ?? .null, .optional(picture.phone?.width), .optional(picture.phone?.height),
                 picture.phone.map { .text(Self.byteaHex($0.bytes)) } ?? .null, .integer(picture.createdAt.milliseconds),
+                .optional(picture.owner?.accountID), .optional(picture.owner?.schoolID),
             ])
             return ()
         }

@@ -10,13 +10,17 @@ import StoryCircleCore
 /// update whose COMMIT went out may have happened, and trying again would make a second story or a
 /// conflict with itself; the caller is told the store was unavailable and the list shows what is true.
 extension PostgresRoomStore: StoryLibrary {
-    static let entryColumns = "id, title, voice, questions, sentences, updated_at, updated_by, version"
+    static let entryColumns = "id, title, voice, questions, sentences, updated_at, updated_by, version, owner_id, school_id, shared"
 
-    public func listStories(matching: String?, after cursor: StoryCursor?, limit: Int) async throws -> StoryPage {
+    public func listStories(matching: String?, after cursor: StoryCursor?, limit: Int, scope: OwnerScope) async throws -> StoryPage {
         let limit = min(max(limit, 1), StoryLibraryIDs.maxPage)
         return try await read { connection in
             var conditions: [String] = []
             var values: [PostgresValue] = []
+            if let owned = scope.condition(alias: "", sharedColumn: true, placeholder: { "$\($0)::text" }) {
+                conditions.append(owned.sql)
+                values += owned.values.map(PostgresValue.text)
+            }
             if let matching, !matching.isEmpty {
                 values.append(.text(StoryLibraryIDs.likePattern(matching)))
                 conditions.append("title ILIKE $\(values.count)::text ESCAPE '\\'")
@@ -35,8 +39,8 @@ extension PostgresRoomStore: StoryLibrary {
         try await read { try Self.loadStory(id, from: $0) }
     }
 
-    public func createStory(_ story: Story, by author: String) async throws -> StoredStory {
-        let stored = StoredStory(id: StoryLibraryIDs.make(), story: story, version: 1, updatedAt: Self.now(), updatedBy: author)
+    public func createStory(_ story: Story, by author: String, owner: Owner?) async throws -> StoredStory {
+        let stored = StoredStory(id: StoryLibraryIDs.make(), story: story, version: 1, updatedAt: Self.now(), updatedBy: author, owner: owner)
         try await change { connection in try Self.insert(stored, on: connection) }
         return stored
     }
@@ -53,7 +57,8 @@ extension PostgresRoomStore: StoryLibrary {
                 .text(story.title), .text(story.narration.voice), .int(story.quiz.questions.count), .int(story.sentences.count),
                 .text(updated.documentText), .integer(updated.entry.updatedAt.milliseconds), .text(author), .text(id), .int(version),
             ])
-            if rows.count == 1 { return updated }
+            // The story keeps its owner and sharing, which the caller's copy does not carry.
+            if rows.count == 1 { return try Self.loadStory(id, from: connection) ?? updated }
             guard let current = try Self.loadStory(id, from: connection) else { throw StoryLibraryError.notFound(id: id) }
             throw StoryLibraryError.conflict(current: current)
         }
@@ -123,28 +128,30 @@ extension PostgresRoomStore: StoryLibrary {
     private static func insert(_ stored: StoredStory, on connection: PostgresConnection) throws {
         let entry = stored.entry
         try connection.query("""
-            INSERT INTO stories (id, title, voice, questions, sentences, document, version, created_at, updated_at, updated_by)
-            VALUES ($1::text, $2::text, $3::text, $4::integer, $5::integer, $6::json, $7::integer, $8::bigint, $8::bigint, $9::text)
+            INSERT INTO stories (id, title, voice, questions, sentences, document, version, created_at, updated_at, updated_by, owner_id, school_id, shared)
+            VALUES ($1::text, $2::text, $3::text, $4::integer, $5::integer, $6::json, $7::integer, $8::bigint, $8::bigint, $9::text, $10::text, $11::text, $12::boolean)
             """, [
             .text(entry.id), .text(entry.title), .text(entry.voice), .int(entry.questions), .int(entry.sentences), .text(stored.documentText),
             .int(entry.version), .integer(entry.updatedAt.milliseconds), .text(entry.updatedBy),
+            .optional(entry.owner?.accountID), .optional(entry.owner?.schoolID), .bool(entry.shared),
         ])
     }
 
-    private static func loadStory(_ id: String, from connection: PostgresConnection) throws -> StoredStory? {
+    static func loadStory(_ id: String, from connection: PostgresConnection) throws -> StoredStory? {
         let rows = try connection.query("SELECT \(entryColumns), document FROM stories WHERE id = $1::text", [.text(id)])
         guard rows.count == 1 else { return nil }
-        let loaded = Story.load(json: Data(rows.text(0, 8).utf8))
+        let loaded = Story.load(json: Data(rows.text(0, 11).utf8))
         guard let story = loaded.value else {
             throw StoreFailure(.rejected, record: "story", reason: "the stored story \(id) no longer loads: \(loaded.errors.map(\.description).joined(separator: "; "))")
         }
         return StoredStory(entry: entry(rows, 0), story: story)
     }
 
-    private static func entry(_ rows: PostgresRows, _ row: Int) -> StoryEntry {
+    static func entry(_ rows: PostgresRows, _ row: Int) -> StoryEntry {
         StoryEntry(
             id: rows.text(row, 0), title: rows.text(row, 1), voice: rows.text(row, 2), questions: rows.int(row, 3), sentences: rows.int(row, 4),
-            updatedAt: ServerTime(milliseconds: rows.int64(row, 5)), updatedBy: rows.text(row, 6), version: rows.int(row, 7)
+            updatedAt: ServerTime(milliseconds: rows.int64(row, 5)), updatedBy: rows.text(row, 6), version: rows.int(row, 7),
+            owner: owner(rows, row, 8), shared: rows.bool(row, 10)
         )
     }
 }

@@ -81,16 +81,21 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
     }
 
     public func summaries() async throws -> [RoomSummary] {
+        try await summaries(scope: .everything)
+    }
+
+    public func summaries(scope: OwnerScope) async throws -> [RoomSummary] {
         try await read { connection in
+            let condition = scope.condition(alias: "r", sharedColumn: false) { "$\($0)::text" }
             let rows = try connection.query("""
                 SELECT code, title, phase, created_at,
-                       (SELECT count(*) FROM players p WHERE p.room_code = r.code AND p.kicked_at IS NULL)
-                FROM rooms r ORDER BY created_at DESC, code DESC
-                """)
+                       (SELECT count(*) FROM players p WHERE p.room_code = r.code AND p.kicked_at IS NULL), owner_id, school_id
+                FROM rooms r \(condition.map { "WHERE " + $0.sql } ?? "") ORDER BY created_at DESC, code DESC
+                """, (condition?.values ?? []).map(PostgresValue.text))
             return (0..<rows.count).map { row in
                 RoomSummary(
                     code: rows.text(row, 0), title: rows.text(row, 1), phase: PhaseName(rawValue: rows.text(row, 2)) ?? .lobby,
-                    players: rows.int(row, 4), createdAt: ServerTime(milliseconds: rows.int64(row, 3))
+                    players: rows.int(row, 4), createdAt: ServerTime(milliseconds: rows.int64(row, 3)), owner: Self.owner(rows, row, 5)
                 )
             }
         }
@@ -108,7 +113,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
 
     /// Everything, leases included: several nodes may share the database, so each room runs only on the
     /// node that holds its lease.
-    public var offers: Storage { Storage(rooms: self, classes: self, library: self, pictures: self, leases: self, accounts: self) }
+    public var offers: Storage { Storage(rooms: self, classes: self, library: self, pictures: self, leases: self, accounts: self, ownership: self) }
 
     public func probe() async -> StoreHealth {
         _ = try? await writer.write(.probe)
@@ -212,7 +217,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         case .ofClass(let id): ("SELECT code FROM rooms WHERE class_id = $1::text", [.text(id)])
         }
         let header = try connection.query("""
-            SELECT code, title, story, settings, teacher_token_hash, dashboard_token_hash, locked, created_at, story_id, class_id
+            SELECT code, title, story, settings, teacher_token_hash, dashboard_token_hash, locked, created_at, story_id, class_id, owner_id, school_id
             FROM rooms WHERE code IN (\(rooms)) ORDER BY created_at, code
             """, parameters)
         var archives: [RoomArchive] = []
@@ -224,7 +229,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
             }
             let settings = try JSONDecoder().decode(RoomSettings.self, from: Data(header.text(row, 3).utf8))
             let credentials = RoomCredentials(teacherTokenHash: header.text(row, 4), dashboardTokenHash: header.text(row, 5))
-            var archive = RoomArchive(header: RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: ServerTime(milliseconds: header.int64(row, 7)), storyID: header.isNull(row, 8) ? nil : header.text(row, 8), classID: header.isNull(row, 9) ? nil : header.text(row, 9)))
+            var archive = RoomArchive(header: RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: ServerTime(milliseconds: header.int64(row, 7)), storyID: header.isNull(row, 8) ? nil : header.text(row, 8), classID: header.isNull(row, 9) ? nil : header.text(row, 9), owner: owner(header, row, 10)))
             archive.locked = header.bool(row, 6)
             positions[code] = archives.count
             archives.append(archive)

@@ -58,8 +58,8 @@ enum WriterStatements {
     static let definitions: [(name: String, sql: String)] = [
         ("sc_create_room", """
             WITH inserted AS (
-                INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at, story_id, class_id)
-                VALUES ($1::text, $2::text, $3::json, $4::jsonb, $5::text, $6::text, $7::bigint, $8::text, $9::text)
+                INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at, story_id, class_id, owner_id, school_id)
+                VALUES ($1::text, $2::text, $3::json, $4::jsonb, $5::text, $6::text, $7::bigint, $8::text, $9::text, $10::text, $11::text)
                 ON CONFLICT (code) DO NOTHING
                 RETURNING 1
             )
@@ -221,6 +221,7 @@ enum WriterStatements {
                 .text(header.code), .text(header.story.title), .text(story), .text(try json(header.settings)),
                 .text(header.credentials.teacherTokenHash), .text(header.credentials.dashboardTokenHash), .integer(header.createdAt.milliseconds),
                 header.storyID.map(PostgresValue.text) ?? .null, header.classID.map(PostgresValue.text) ?? .null,
+                .optional(header.owner?.accountID), .optional(header.owner?.schoolID),
             ]),
             room: header.code, epoch: nil, record: "room.created"
         )

@@ -141,10 +141,30 @@ enum Migrations {
         (8, """
             ALTER TABLE classes ADD COLUMN speed_points INTEGER NOT NULL DEFAULT 0;
             """),
-        // Version 9: adults' accounts (`AccountBook`). A school's name is unique case-folded (`name_key`),
+        // Version 9: every class, room, story and picture has an owner (an account) and a school
+        // (`Owner`). What was stored before stays unowned (NULL) until an administrator names its owner
+        // (`adoptUnowned`). A story can be shared with its school. No foreign keys to accounts: a class
+        // outlives its teacher's account, and its school administrator still sees it.
+        (9, """
+            ALTER TABLE classes ADD COLUMN owner_id TEXT;
+            ALTER TABLE classes ADD COLUMN school_id TEXT;
+            ALTER TABLE rooms ADD COLUMN owner_id TEXT;
+            ALTER TABLE rooms ADD COLUMN school_id TEXT;
+            ALTER TABLE stories ADD COLUMN owner_id TEXT;
+            ALTER TABLE stories ADD COLUMN school_id TEXT;
+            ALTER TABLE stories ADD COLUMN shared INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE pictures ADD COLUMN owner_id TEXT;
+            ALTER TABLE pictures ADD COLUMN school_id TEXT;
+            CREATE INDEX classes_by_owner ON classes(owner_id, name);
+            CREATE INDEX classes_by_school ON classes(school_id, name);
+            CREATE INDEX rooms_by_owner ON rooms(owner_id, created_at);
+            CREATE INDEX rooms_by_school ON rooms(school_id, created_at);
+            CREATE INDEX stories_by_owner ON stories(owner_id, updated_at DESC, id DESC);
+            CREATE INDEX stories_by_school ON stories(school_id, updated_at DESC, id DESC);
+        // Version 10: adults' accounts (`AccountBook`). A school's name is unique case-folded (`name_key`),
         // a login is stored normalised and unique. A session is kept by the SHA-256 of its cookie, a setup
         // link by the SHA-256 of its code: a copy of the database signs nobody in.
-        (9, """
+        (10, """
             CREATE TABLE schools (
                 id TEXT PRIMARY KEY,
                 name TEXT NOT NULL,

@@ -6,18 +6,23 @@ import StoryCircleCore
 /// created cannot interleave with it.
 extension SQLiteRoomStore: ClassBook {
     public func listClasses() async throws -> [ClassEntry] {
+        try await listClasses(scope: .everything)
+    }
+
+    public func listClasses(scope: OwnerScope) async throws -> [ClassEntry] {
         try await read { database in
+            let condition = scope.condition(alias: "c", sharedColumn: false) { _ in "?" }
             let statement = try database.prepare("""
                 SELECT c.id, c.name, c.version, c.changed_at,
-                       (SELECT count(*) FROM class_members m WHERE m.class_id = c.id AND m.removed_at IS NULL)
-                FROM classes c ORDER BY c.name, c.id
+                       (SELECT count(*) FROM class_members m WHERE m.class_id = c.id AND m.removed_at IS NULL), c.owner_id, c.school_id
+                FROM classes c \(condition.map { "WHERE " + $0.sql } ?? "") ORDER BY c.name, c.id
                 """)
-            try statement.bind([])
+            try statement.bind((condition?.values ?? []).map(SQLiteValue.text))
             var entries: [ClassEntry] = []
             while try statement.step() {
                 entries.append(ClassEntry(
                     id: statement.text(0), name: statement.text(1), children: statement.int(4), version: statement.int(2),
-                    changedAt: ServerTime(milliseconds: statement.int64(3))
+                    changedAt: ServerTime(milliseconds: statement.int64(3)), owner: Self.owner(statement, 5)
                 ))
             }
             return entries
@@ -33,8 +38,11 @@ extension SQLiteRoomStore: ClassBook {
         return try await classChange { database in
             let id = ClassIDs.makeClass()
             try Self.claimName(draft, for: id, in: database)
-            try database.prepare("INSERT INTO classes (id, name, version, created_at, changed_at, speed_points) VALUES (?, ?, 1, ?, ?, ?)")
-                .run(.text(id), .text(draft.name), .integer(now.milliseconds), .integer(now.milliseconds), .int(draft.speedPoints == true ? 1 : 0))
+            try database.prepare("INSERT INTO classes (id, name, version, created_at, changed_at, speed_points, owner_id, school_id) VALUES (?, ?, 1, ?, ?, ?, ?, ?)")
+                .run(
+                    .text(id), .text(draft.name), .integer(now.milliseconds), .integer(now.milliseconds), .int(draft.speedPoints == true ? 1 : 0),
+                    .optional(draft.owner?.accountID), .optional(draft.owner?.schoolID)
+                )
             try Self.insertKeys(draft, for: id, in: database)
             try Self.writeMembers(draft, for: id, at: now, in: database)
             return try Self.loadClass(id, from: database)!
@@ -166,10 +174,13 @@ extension SQLiteRoomStore: ClassBook {
     }
 
     static func loadClass(_ id: String, from database: SQLiteDatabase) throws -> SchoolClass? {
-        let row = try database.prepare("SELECT name, version, changed_at, speed_points FROM classes WHERE id = ?")
+        let row = try database.prepare("SELECT name, version, changed_at, speed_points, owner_id, school_id FROM classes WHERE id = ?")
         try row.bind([.text(id)])
         guard try row.step() else { return nil }
-        var schoolClass = SchoolClass(id: id, name: row.text(0), version: row.int(1), changedAt: ServerTime(milliseconds: row.int64(2)), members: [], speedPoints: row.int(3) != 0)
+        var schoolClass = SchoolClass(
+            id: id, name: row.text(0), version: row.int(1), changedAt: ServerTime(milliseconds: row.int64(2)), members: [], speedPoints: row.int(3) != 0,
+            owner: owner(row, 4)
+        )
         let members = try database.prepare("SELECT id, name, avatar FROM class_members WHERE class_id = ? AND removed_at IS NULL ORDER BY position, id")
         try members.bind([.text(id)])
         while try members.step() {

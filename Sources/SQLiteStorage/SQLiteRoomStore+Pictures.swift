@@ -10,12 +10,13 @@ extension SQLiteRoomStore: PictureStore {
             do {
                 try database.execute("BEGIN IMMEDIATE")
                 try database.prepare("""
-                    INSERT OR IGNORE INTO pictures (id, mime_type, width, height, bytes, phone_mime_type, phone_width, phone_height, phone_bytes, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR IGNORE INTO pictures (id, mime_type, width, height, bytes, phone_mime_type, phone_width, phone_height, phone_bytes, created_at, owner_id, school_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """).run(
                     .text(picture.id), .text(picture.large.mimeType), .int(picture.large.width), .int(picture.large.height), .blob(picture.large.bytes),
                     picture.phone.map { .text($0.mimeType) } ?? .null, .optional(picture.phone?.width), .optional(picture.phone?.height),
-                    picture.phone.map { .blob($0.bytes) } ?? .null, .integer(picture.createdAt.milliseconds)
+                    picture.phone.map { .blob($0.bytes) } ?? .null, .integer(picture.createdAt.milliseconds),
+                    .optional(picture.owner?.accountID), .optional(picture.owner?.schoolID)
                 )
                 try database.execute("COMMIT")
             } catch {

@@ -6,13 +6,17 @@ import StoryCircleCore
 /// they are ordered with the rooms' writes (a room created from a story and that story's deletion cannot
 /// interleave) and durable (`synchronous=FULL`) when they return.
 extension SQLiteRoomStore: StoryLibrary {
-    static let entryColumns = "id, title, voice, questions, sentences, updated_at, updated_by, version"
+    static let entryColumns = "id, title, voice, questions, sentences, updated_at, updated_by, version, owner_id, school_id, shared"
 
-    public func listStories(matching: String?, after cursor: StoryCursor?, limit: Int) async throws -> StoryPage {
+    public func listStories(matching: String?, after cursor: StoryCursor?, limit: Int, scope: OwnerScope) async throws -> StoryPage {
         let limit = min(max(limit, 1), StoryLibraryIDs.maxPage)
         return try await read { database in
             var conditions: [String] = []
             var values: [SQLiteValue] = []
+            if let owned = scope.condition(alias: "", sharedColumn: true, placeholder: { _ in "?" }) {
+                conditions.append(owned.sql)
+                values += owned.values.map(SQLiteValue.text)
+            }
             if let matching, !matching.isEmpty {
                 conditions.append("title LIKE ? ESCAPE '\\'")
                 values.append(.text(StoryLibraryIDs.likePattern(matching)))
@@ -34,8 +38,8 @@ extension SQLiteRoomStore: StoryLibrary {
         try await read { try Self.loadStory(id, from: $0) }
     }
 
-    public func createStory(_ story: Story, by author: String) async throws -> StoredStory {
-        let stored = StoredStory(id: StoryLibraryIDs.make(), story: story, version: 1, updatedAt: Self.now(), updatedBy: author)
+    public func createStory(_ story: Story, by author: String, owner: Owner?) async throws -> StoredStory {
+        let stored = StoredStory(id: StoryLibraryIDs.make(), story: story, version: 1, updatedAt: Self.now(), updatedBy: author, owner: owner)
         try await change { database in
             try Self.insert(stored, into: database)
             return stored
@@ -54,7 +58,8 @@ extension SQLiteRoomStore: StoryLibrary {
                 .text(story.title), .text(story.narration.voice), .int(story.quiz.questions.count), .int(story.sentences.count),
                 .text(updated.documentText), .integer(updated.entry.updatedAt.milliseconds), .text(author), .text(id), .int(version)
             )
-            if database.changes == 1 { return updated }
+            // The story keeps its owner and sharing, which the caller's copy does not carry.
+            if database.changes == 1 { return try Self.loadStory(id, from: database) ?? updated }
             guard let current = try Self.loadStory(id, from: database) else { throw StoryLibraryError.notFound(id: id) }
             throw StoryLibraryError.conflict(current: current)
         }
@@ -106,29 +111,31 @@ extension SQLiteRoomStore: StoryLibrary {
     private static func insert(_ stored: StoredStory, into database: SQLiteDatabase) throws {
         let entry = stored.entry
         try database.prepare("""
-            INSERT INTO stories (id, title, voice, questions, sentences, document, version, created_at, updated_at, updated_by)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO stories (id, title, voice, questions, sentences, document, version, created_at, updated_at, updated_by, owner_id, school_id, shared)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).run(
             .text(entry.id), .text(entry.title), .text(entry.voice), .int(entry.questions), .int(entry.sentences), .text(stored.documentText),
-            .int(entry.version), .integer(entry.updatedAt.milliseconds), .integer(entry.updatedAt.milliseconds), .text(entry.updatedBy)
+            .int(entry.version), .integer(entry.updatedAt.milliseconds), .integer(entry.updatedAt.milliseconds), .text(entry.updatedBy),
+            .optional(entry.owner?.accountID), .optional(entry.owner?.schoolID), .bool(entry.shared)
         )
     }
 
-    private static func loadStory(_ id: String, from database: SQLiteDatabase) throws -> StoredStory? {
+    static func loadStory(_ id: String, from database: SQLiteDatabase) throws -> StoredStory? {
         let statement = try database.prepare("SELECT \(entryColumns), document FROM stories WHERE id = ?")
         try statement.bind([.text(id)])
         guard try statement.step() else { return nil }
-        let loaded = Story.load(json: Data(statement.text(8).utf8))
+        let loaded = Story.load(json: Data(statement.text(11).utf8))
         guard let story = loaded.value else {
             throw StoreFailure(.rejected, record: "story", reason: "the stored story \(id) no longer loads: \(loaded.errors.map(\.description).joined(separator: "; "))")
         }
         return StoredStory(entry: entry(statement), story: story)
     }
 
-    private static func entry(_ statement: SQLiteStatement) -> StoryEntry {
+    static func entry(_ statement: SQLiteStatement) -> StoryEntry {
         StoryEntry(
             id: statement.text(0), title: statement.text(1), voice: statement.text(2), questions: statement.int(3), sentences: statement.int(4),
-            updatedAt: ServerTime(milliseconds: statement.int64(5)), updatedBy: statement.text(6), version: statement.int(7)
+            updatedAt: ServerTime(milliseconds: statement.int64(5)), updatedBy: statement.text(6), version: statement.int(7),
+            owner: owner(statement, 8), shared: statement.int(10) != 0
         )
     }
 

@@ -92,18 +92,23 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     public func summaries() async throws -> [RoomSummary] {
+        try await summaries(scope: .everything)
+    }
+
+    public func summaries(scope: OwnerScope) async throws -> [RoomSummary] {
         try await read { database in
+            let condition = scope.condition(alias: "r", sharedColumn: false) { _ in "?" }
             let statement = try database.prepare("""
                 SELECT code, title, phase, created_at,
-                       (SELECT count(*) FROM players p WHERE p.room_code = r.code AND p.kicked_at IS NULL)
-                FROM rooms r ORDER BY created_at DESC
+                       (SELECT count(*) FROM players p WHERE p.room_code = r.code AND p.kicked_at IS NULL), owner_id, school_id
+                FROM rooms r \(condition.map { "WHERE " + $0.sql } ?? "") ORDER BY created_at DESC
                 """)
-            try statement.bind([])
+            try statement.bind((condition?.values ?? []).map(SQLiteValue.text))
             var summaries: [RoomSummary] = []
             while try statement.step() {
                 summaries.append(RoomSummary(
                     code: statement.text(0), title: statement.text(1), phase: PhaseName(rawValue: statement.text(2)) ?? .lobby,
-                    players: statement.int(4), createdAt: ServerTime(milliseconds: statement.int64(3))
+                    players: statement.int(4), createdAt: ServerTime(milliseconds: statement.int64(3)), owner: Self.owner(statement, 5)
                 ))
             }
             return summaries
@@ -120,9 +125,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     public var health: StoreHealth { writer.health }
 
-    /// Rooms, classes, the library, pictures and accounts. No leases: one server runs on a data directory (its lock
+    /// Rooms, classes, the library, pictures, accounts and owners. No leases: one server runs on a data directory (its lock
     /// says so), and its leases in memory (`SQLiteRoomStore+Leases`) would fence nobody.
-    public var offers: Storage { Storage(rooms: self, classes: self, library: self, pictures: self, accounts: self) }
+    public var offers: Storage { Storage(rooms: self, classes: self, library: self, pictures: self, accounts: self, ownership: self) }
 
     public func probe() async -> StoreHealth {
         _ = try? await writer.write(.probe)
@@ -190,7 +195,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     static func loadArchive(_ code: String, from database: SQLiteDatabase) throws -> RoomArchive? {
-        let room = try database.prepare("SELECT title, story, settings, teacher_token_hash, dashboard_token_hash, locked, created_at, story_id, class_id FROM rooms WHERE code = ?")
+        let room = try database.prepare("SELECT title, story, settings, teacher_token_hash, dashboard_token_hash, locked, created_at, story_id, class_id, owner_id, school_id FROM rooms WHERE code = ?")
         try room.bind([.text(code)])
         guard try room.step() else { return nil }
         let storyJSON = room.text(1)
@@ -200,7 +205,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         }
         let settings = try JSONDecoder().decode(RoomSettings.self, from: Data(room.text(2).utf8))
         let credentials = RoomCredentials(teacherTokenHash: room.text(3), dashboardTokenHash: room.text(4))
-        var archive = RoomArchive(header: RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: ServerTime(milliseconds: room.int64(6)), storyID: room.isNull(7) ? nil : room.text(7), classID: room.isNull(8) ? nil : room.text(8)))
+        var archive = RoomArchive(header: RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: ServerTime(milliseconds: room.int64(6)), storyID: room.isNull(7) ? nil : room.text(7), classID: room.isNull(8) ? nil : room.text(8), owner: owner(room, 9)))
         archive.locked = room.int(5) != 0
 
         let players = try database.prepare("SELECT id, nickname, token_hash, joined_at, kicked_at, blocked, member_id, released_at FROM players WHERE room_code = ? ORDER BY joined_at, rowid")
@@ -311,7 +316,7 @@ fileprivate final class WriterStatements {
     let createRoom, insertPlayer, playerLeft, playerKicked, playerBlocked, playerReadmitted, playerReleased, releaseToken, playerReclaimed, insertAnswer, insertTransition, updatePhase, updateRoom, purgeRooms, writeProbe: SQLiteStatement
 
     init(_ database: SQLiteDatabase) throws {
-        createRoom = try database.prepare("INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at, story_id, class_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        createRoom = try database.prepare("INSERT INTO rooms (code, title, story, settings, teacher_token_hash, dashboard_token_hash, created_at, story_id, class_id, owner_id, school_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
         insertPlayer = try database.prepare("INSERT INTO players (room_code, id, nickname, token_hash, joined_at, member_id) VALUES (?, ?, ?, ?, ?, ?)")
         playerLeft = try database.prepare("UPDATE players SET left_at = ? WHERE room_code = ? AND id = ?")
         playerKicked = try database.prepare("UPDATE players SET kicked_at = ? WHERE room_code = ? AND id = ?")
@@ -338,7 +343,8 @@ fileprivate final class WriterStatements {
         try createRoom.run(
             .text(header.code), .text(header.story.title), .text(story), .text(try Self.json(header.settings)),
             .text(header.credentials.teacherTokenHash), .text(header.credentials.dashboardTokenHash), .integer(header.createdAt.milliseconds),
-            header.storyID.map(SQLiteValue.text) ?? .null, header.classID.map(SQLiteValue.text) ?? .null
+            header.storyID.map(SQLiteValue.text) ?? .null, header.classID.map(SQLiteValue.text) ?? .null,
+            .optional(header.owner?.accountID), .optional(header.owner?.schoolID)
         )
     }
 

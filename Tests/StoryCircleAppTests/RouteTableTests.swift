@@ -26,6 +26,7 @@ struct RouteTableTests {
         "POST /api/pictures admin", "GET /pictures/:id none",
         "GET /audio/:file none",
         "POST /api/sign-in none",
+        "POST /api/accounts/:id/adopt admin", "PUT /api/stories/:id/shared admin",
     ]
 
     @Test func everyRouteIsListedWithItsAuthority() {

@@ -99,7 +99,7 @@ public final class ClassroomServer: Sendable {
             narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
             lookalikes: lookalikes,
             maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns,
-            accounts: storage.accounts, passwords: passwords
+            accounts: storage.accounts, passwords: passwords, ownership: storage.ownership
         )
         let defaultBodyLimit = transport.configuration.maxRequestBodyBytes
         wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }

@@ -12,13 +12,14 @@ public struct RoomMaker: Sendable {
     let publicURL: String
 
     public func create(
-        story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil, schoolClass: SchoolClass? = nil, warnings: [String] = []
+        story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil, schoolClass: SchoolClass? = nil, warnings: [String] = [],
+        owner: Owner? = nil
     ) async throws -> CreatedRoomResponse {
         let settings = schoolClass.map { $0.roomSettings(settings) } ?? settings
         if let speech, case .failure(let refusal) = speech.check(voice: Self.voice(of: story, settings: settings)) {
             throw refusal.roomError
         }
-        let room = try await registry.directory.createRoom(story: story, settings: settings, storyID: storyID, classRoster: schoolClass.map(ClassRoster.init))
+        let room = try await registry.directory.createRoom(story: story, settings: settings, storyID: storyID, classRoster: schoolClass.map(ClassRoster.init), owner: owner)
         return CreatedRoomResponse(room, publicURL: publicURL, warnings: warnings)
     }
 

@@ -38,9 +38,11 @@ struct APIHandler: Sendable {
     var accounts: (any AccountBook)? = nil
     /// Argon2id off the cooperative pool, for every route that hashes or checks a password.
     var passwords: PasswordHasher? = nil
+    /// Who owns the classes, rooms, stories and pictures (`OwnershipRoutes`): the store's, when it keeps them.
+    var ownership: (any OwnershipBook)? = nil
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), OwnershipRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)

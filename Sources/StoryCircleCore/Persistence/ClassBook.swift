@@ -8,9 +8,11 @@
 public protocol ClassBook: AnyObject, Sendable {
     /// Every class, by name.
     func listClasses() async throws -> [ClassEntry]
+    /// The classes in `scope` (`OwnerScope`), by name.
+    func listClasses(scope: OwnerScope) async throws -> [ClassEntry]
     /// The class `id`, or nil.
     func schoolClass(_ id: String) async throws -> SchoolClass?
-    /// Stores a new class at version 1; throws `.nameTaken` when another class's name shares a key.
+    /// Stores a new class at version 1, owned by `draft.owner`; throws `.nameTaken` when another class's name shares a key.
     func createClass(_ draft: ClassDraft) async throws -> SchoolClass
     /// Replaces class `id` if it is still at `version`: children with an id keep it, new ones get one,
     /// members left out leave the class. Throws `.conflict` with the current class if not at `version`,
@@ -27,6 +29,13 @@ public protocol ClassBook: AnyObject, Sendable {
     func eraseMember(_ member: String, ofClass id: String) async throws
     /// Every stored room of class `id`, newest first (for its reports).
     func classRooms(_ id: String) async throws -> [RoomArchive]
+}
+
+extension ClassBook {
+    /// Filters the whole list: stores that keep many classes answer with a query of their own.
+    public func listClasses(scope: OwnerScope) async throws -> [ClassEntry] {
+        try await listClasses().filter { scope.admits($0.owner) }
+    }
 }
 
 /// Why the class book refused a change.

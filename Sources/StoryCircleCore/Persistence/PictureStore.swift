@@ -43,13 +43,16 @@ public struct StoredPicture: Sendable, Equatable {
     public var large: PictureRendition
     public var phone: PictureRendition?
     public var createdAt: ServerTime
+    /// Who uploaded it first (a picture is stored once: the same bytes again keep the first owner).
+    public var owner: Owner?
 
     /// A picture whose id is the hash of its large rendition.
-    public init(large: PictureRendition, phone: PictureRendition?, createdAt: ServerTime) {
+    public init(large: PictureRendition, phone: PictureRendition?, createdAt: ServerTime, owner: Owner? = nil) {
         self.id = SHA256.hex(SHA256.digest(large.bytes))
         self.large = large
         self.phone = phone
         self.createdAt = createdAt
+        self.owner = owner
     }
 
     public var storedBytes: Int { large.bytes.count + (phone?.bytes.count ?? 0) }

@@ -103,8 +103,14 @@ public struct RoomHeader: Sendable, Equatable {
     /// The class the room was started for (`ClassBook`): children join by picking their name. nil for a
     /// room where children type one.
     public var classID: String?
+    /// The teacher who started the room and their school; nil for a room started with the admin token or a
+    /// room token, or stored before accounts.
+    public var owner: Owner?
 
-    public init(code: String, story: Story, settings: RoomSettings, credentials: RoomCredentials, createdAt: ServerTime, storyID: String? = nil, classID: String? = nil) {
+    public init(
+        code: String, story: Story, settings: RoomSettings, credentials: RoomCredentials, createdAt: ServerTime, storyID: String? = nil,
+        classID: String? = nil, owner: Owner? = nil
+    ) {
         self.code = code
         self.story = story
         self.settings = settings
@@ -112,6 +118,7 @@ public struct RoomHeader: Sendable, Equatable {
         self.createdAt = createdAt
         self.storyID = storyID
         self.classID = classID
+        self.owner = owner
     }
 }
 
@@ -156,13 +163,15 @@ public struct RoomSummary: Sendable, Equatable, Codable {
     public var phase: PhaseName
     public var players: Int
     public var createdAt: ServerTime
+    public var owner: Owner?
 
-    public init(code: String, title: String, phase: PhaseName, players: Int, createdAt: ServerTime) {
+    public init(code: String, title: String, phase: PhaseName, players: Int, createdAt: ServerTime, owner: Owner? = nil) {
         self.code = code
         self.title = title
         self.phase = phase
         self.players = players
         self.createdAt = createdAt
+        self.owner = owner
     }
 }
 

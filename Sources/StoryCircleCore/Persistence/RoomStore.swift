@@ -24,6 +24,8 @@ public protocol RoomStore: AnyObject, Sendable {
     func unfinishedRooms() async throws -> [RoomArchive]
     /// All stored rooms, newest first.
     func summaries() async throws -> [RoomSummary]
+    /// The stored rooms in `scope` (`OwnerScope`), newest first.
+    func summaries(scope: OwnerScope) async throws -> [RoomSummary]
     /// Whether a room with this code was ever stored (codes are not reused while their results are kept).
     func codeExists(_ code: String) async throws -> Bool
     /// Deletes rooms created before `cutoff` with everything about them; returns how many.
@@ -42,6 +44,11 @@ public protocol RoomStore: AnyObject, Sendable {
 }
 
 extension RoomStore {
+    /// Filters the whole list (memory and test stores); the database stores ask with a condition.
+    public func summaries(scope: OwnerScope) async throws -> [RoomSummary] {
+        try await summaries().filter { scope.admits($0.owner) }
+    }
+
     public func append(_ record: RoomRecord, room code: String, whenDurable: @escaping @Sendable ((any Error)?) -> Void) {
         append(record, room: code, resuming: false, whenDurable: whenDurable)
     }

@@ -26,17 +26,20 @@ public struct SchoolClass: Sendable, Equatable {
     /// Whether faster answers earn more points in the class's rooms (a room's `speedPoints` unless its
     /// creator sets one). Off unless the teacher turns it on: young children are not raced by default.
     public var speedPoints: Bool
+    /// The teacher who made the class and their school; nil for a class stored before accounts.
+    public var owner: Owner?
 
-    public init(id: String, name: String, version: Int, changedAt: ServerTime, members: [ClassMember], speedPoints: Bool = false) {
+    public init(id: String, name: String, version: Int, changedAt: ServerTime, members: [ClassMember], speedPoints: Bool = false, owner: Owner? = nil) {
         self.id = id
         self.name = name
         self.version = version
         self.changedAt = changedAt
         self.members = members
         self.speedPoints = speedPoints
+        self.owner = owner
     }
 
-    public var entry: ClassEntry { ClassEntry(id: id, name: name, children: members.count, version: version, changedAt: changedAt) }
+    public var entry: ClassEntry { ClassEntry(id: id, name: name, children: members.count, version: version, changedAt: changedAt, owner: owner) }
 
     public func member(_ id: String) -> ClassMember? { members.first { $0.id == id } }
 
@@ -56,13 +59,15 @@ public struct ClassEntry: Sendable, Equatable {
     public var children: Int
     public var version: Int
     public var changedAt: ServerTime
+    public var owner: Owner?
 
-    public init(id: String, name: String, children: Int, version: Int, changedAt: ServerTime) {
+    public init(id: String, name: String, children: Int, version: Int, changedAt: ServerTime, owner: Owner? = nil) {
         self.id = id
         self.name = name
         self.children = children
         self.version = version
         self.changedAt = changedAt
+        self.owner = owner
     }
 }
 
@@ -88,12 +93,15 @@ public struct ClassDraft: Sendable, Equatable {
     public var children: [Child]
     /// The class's `speedPoints`; nil: as it was (false for a new class).
     public var speedPoints: Bool?
+    /// Who a new class belongs to (ignored by an update: a class keeps its owner).
+    public var owner: Owner?
 
-    public init(name: String, nameKeys: [String], children: [Child], speedPoints: Bool? = nil) {
+    public init(name: String, nameKeys: [String], children: [Child], speedPoints: Bool? = nil, owner: Owner? = nil) {
         self.name = name
         self.nameKeys = nameKeys
         self.children = children
         self.speedPoints = speedPoints
+        self.owner = owner
     }
 }
 

@@ -15,10 +15,12 @@ public struct Storage: Sendable {
     public let leases: (any RoomLeases)?
     /// The adults' accounts, schools, sessions and passkeys (SQLite and PostgreSQL keep them).
     public let accounts: (any AccountBook)?
+    /// Who owns the classes, rooms, stories and pictures, asked or changed on its own (SQLite and PostgreSQL).
+    public let ownership: (any OwnershipBook)?
 
     public init(
         rooms: any RoomStore, classes: (any ClassBook)? = nil, library: (any StoryLibrary)? = nil, pictures: (any PictureStore)? = nil,
-        leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil
+        leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil, ownership: (any OwnershipBook)? = nil
     ) {
         self.rooms = rooms
         self.classes = classes
@@ -26,6 +28,7 @@ public struct Storage: Sendable {
         self.pictures = pictures
         self.leases = leases
         self.accounts = accounts
+        self.ownership = ownership
     }
 
     /// Whether other nodes may share the store: then no room is restored at start or run at creation,

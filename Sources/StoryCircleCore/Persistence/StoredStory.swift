@@ -12,8 +12,15 @@ public struct StoryEntry: Sendable, Equatable, Codable {
     public var updatedAt: ServerTime
     public var updatedBy: String
     public var version: Int
+    /// The teacher who made the story and their school; nil for a story stored before accounts or seeded.
+    public var owner: Owner?
+    /// Shared with the owner's school: its teachers read and duplicate it (`OwnershipBook.setStoryShared`).
+    public var shared: Bool
 
-    public init(id: String, title: String, voice: String, questions: Int, sentences: Int, updatedAt: ServerTime, updatedBy: String, version: Int) {
+    public init(
+        id: String, title: String, voice: String, questions: Int, sentences: Int, updatedAt: ServerTime, updatedBy: String, version: Int,
+        owner: Owner? = nil, shared: Bool = false
+    ) {
         self.id = id
         self.title = title
         self.voice = voice
@@ -23,6 +30,8 @@ public struct StoryEntry: Sendable, Equatable, Codable {
         self.updatedAt = updatedAt
         self.updatedBy = updatedBy
         self.version = version
+        self.owner = owner
+        self.shared = shared
     }
 }
 
@@ -36,10 +45,10 @@ public struct StoredStory: Sendable, Equatable {
         self.story = story
     }
 
-    public init(id: String, story: Story, version: Int, updatedAt: ServerTime, updatedBy: String) {
+    public init(id: String, story: Story, version: Int, updatedAt: ServerTime, updatedBy: String, owner: Owner? = nil, shared: Bool = false) {
         self.init(entry: StoryEntry(
             id: id, title: story.title, voice: story.narration.voice, questions: story.quiz.questions.count,
-            sentences: story.sentences.count, updatedAt: updatedAt, updatedBy: updatedBy, version: version
+            sentences: story.sentences.count, updatedAt: updatedAt, updatedBy: updatedBy, version: version, owner: owner, shared: shared
         ), story: story)
     }
 

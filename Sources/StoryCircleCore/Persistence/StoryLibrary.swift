@@ -13,11 +13,12 @@ import FoundationEssentials
 public protocol StoryLibrary: AnyObject, Sendable {
     /// One page of the library, most recently changed first; `matching` keeps the stories whose title
     /// contains it (any case); `after` is the previous page's `next`.
-    func listStories(matching: String?, after: StoryCursor?, limit: Int) async throws -> StoryPage
+    /// Only the stories in `scope` (`OwnerScope`: a teacher's own and their school's shared ones).
+    func listStories(matching: String?, after: StoryCursor?, limit: Int, scope: OwnerScope) async throws -> StoryPage
     /// The story `id`, or nil.
     func story(_ id: String) async throws -> StoredStory?
-    /// Stores a new story at version 1 under a new id.
-    func createStory(_ story: Story, by author: String) async throws -> StoredStory
+    /// Stores a new story at version 1 under a new id, owned by `owner` (not shared).
+    func createStory(_ story: Story, by author: String, owner: Owner?) async throws -> StoredStory
     /// Replaces story `id`, if it is still at `version`; throws `.conflict` with the current story if
     /// not, `.notFound` if there is none.
     func updateStory(_ id: String, to story: Story, basedOn version: Int, by author: String) async throws -> StoredStory
@@ -27,6 +28,18 @@ public protocol StoryLibrary: AnyObject, Sendable {
     /// Adds each seed whose key was never seeded before (the sample stories, at start): a seed a teacher
     /// deleted stays deleted. Returns how many were added. Nodes seeding together add each seed once.
     func seedStories(_ seeds: [StorySeed]) async throws -> Int
+}
+
+extension StoryLibrary {
+    /// Every story, owned or not.
+    public func listStories(matching: String?, after: StoryCursor?, limit: Int) async throws -> StoryPage {
+        try await listStories(matching: matching, after: after, limit: limit, scope: .everything)
+    }
+
+    /// A story nobody owns (the admin token's, or a sample).
+    public func createStory(_ story: Story, by author: String) async throws -> StoredStory {
+        try await createStory(story, by: author, owner: nil)
+    }
 }
 
 /// Why the library refused a change.

@@ -31,8 +31,11 @@ public final class RoomDirectory: Sendable {
 
     /// Creates a room for `story`, stores it, and returns its code and tokens.
     /// `storyID`: the library story it is started from (which then cannot be deleted while the room runs).
-    public func createRoom(story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil, classRoster: ClassRoster? = nil) async throws -> CreatedRoom {
-        try await lifecycle.createRoom(story: story, settings: settings, storyID: storyID, classRoster: classRoster)
+    /// `owner`: the signed-in teacher who started it (nil for the admin token).
+    public func createRoom(
+        story: Story, settings: RoomSettingsPatch? = nil, storyID: String? = nil, classRoster: ClassRoster? = nil, owner: Owner? = nil
+    ) async throws -> CreatedRoom {
+        try await lifecycle.createRoom(story: story, settings: settings, storyID: storyID, classRoster: classRoster, owner: owner)
     }
 
     /// Brings back every room that had not finished when the server stopped (none with a shared store).

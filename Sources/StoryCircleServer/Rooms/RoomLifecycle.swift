@@ -75,12 +75,12 @@ actor RoomLifecycle {
     // MARK: - Creating and finding rooms
 
     /// Creates a room for `story`, stores it, and returns its code and tokens.
-    func createRoom(story: Story, settings patch: RoomSettingsPatch?, storyID: String? = nil, classRoster: ClassRoster? = nil) async throws -> CreatedRoom {
+    func createRoom(story: Story, settings patch: RoomSettingsPatch?, storyID: String? = nil, classRoster: ClassRoster? = nil, owner: Owner? = nil) async throws -> CreatedRoom {
         guard acceptingRooms else { throw RoomError(.serverShuttingDown, "The server is shutting down.") }
         let settings = try roomDefaults.applying(patch ?? RoomSettingsPatch())
         do {
             let now = clock.now()
-            let (code, teacherToken) = try await storeNewRoom(story: story, settings: settings, at: now, storyID: storyID, classID: classRoster?.id)
+            let (code, teacherToken) = try await storeNewRoom(story: story, settings: settings, at: now, storyID: storyID, classID: classRoster?.id, owner: owner)
             // Derived, so the teacher's page can be given the projector link later (only hashes are stored).
             let dashboardToken = RoomCredentials.dashboardToken(forTeacherToken: teacherToken)
             let credentials = RoomCredentials(teacherToken: teacherToken, dashboardToken: dashboardToken)
@@ -111,7 +111,9 @@ actor RoomLifecycle {
 
     /// Draws codes until one is free, and stores the room under it with a teacher token for that code (a
     /// token carries its room's code under its MAC, `RoomTokens`).
-    private func storeNewRoom(story: Story, settings: RoomSettings, at now: ServerTime, storyID: String?, classID: String?) async throws -> (code: String, teacherToken: String) {
+    private func storeNewRoom(
+        story: Story, settings: RoomSettings, at now: ServerTime, storyID: String?, classID: String?, owner: Owner?
+    ) async throws -> (code: String, teacherToken: String) {
         for _ in 1..<1_000 {
             let code = Tokens.roomCode(digits: codeDigits)
             if rooms[code] != nil { continue }
@@ -119,7 +121,7 @@ actor RoomLifecycle {
             let teacherToken = services.tokens.teacherToken(room: code)
             let credentials = RoomCredentials(teacherToken: teacherToken, dashboardToken: RoomCredentials.dashboardToken(forTeacherToken: teacherToken))
             do {
-                try await store.createRoom(RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: now, storyID: storyID, classID: classID))
+                try await store.createRoom(RoomHeader(code: code, story: story, settings: settings, credentials: credentials, createdAt: now, storyID: storyID, classID: classID, owner: owner))
                 return (code, teacherToken)
             } catch let failure as StoreFailure where failure.kind == .rejected {
                 // Another node took the same code between the check and the insert (the code is the table's

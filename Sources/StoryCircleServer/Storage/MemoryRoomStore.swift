@@ -70,7 +70,7 @@ public final class MemoryRoomStore: RoomLeases {
     public func summaries() async throws -> [RoomSummary] {
         contents.withLock { contents in
             contents.archives.values
-                .map { RoomSummary(code: $0.header.code, title: $0.header.story.title, phase: $0.lastPhase, players: $0.players.count - $0.kicked.count, createdAt: $0.header.createdAt) }
+                .map { RoomSummary(code: $0.header.code, title: $0.header.story.title, phase: $0.lastPhase, players: $0.players.count - $0.kicked.count, createdAt: $0.header.createdAt, owner: $0.header.owner) }
                 .sorted { $0.createdAt > $1.createdAt }
         }
     }

@@ -181,6 +181,22 @@ enum Commands {
         kind: .group([classCreate, classList, classShow, classAdd, classRemove, classErase])
     )
 
+    static let accountAdopt = CommandSpec(
+        name: "adopt", path: ["storycircle", "account"],
+        overview: "Make a teacher the owner of every class, room, story and picture stored before accounts.",
+        arguments: [.init(name: "login", help: "The login of the teacher (or school administrator) who owns them from now on.")],
+        options: ClientOptions.admin + [OutputOptions.json, CommandSpec.helpOption],
+        kind: .command(AccountAdoptCommand.self),
+        discussion: "What already has an owner keeps it, so running it again changes nothing. Their school sees them too."
+    )
+
+    static let account = CommandSpec(
+        name: "account", path: ["storycircle"],
+        overview: "Keep the adults' accounts of a running server.",
+        options: [CommandSpec.helpOption],
+        kind: .group([accountAdopt])
+    )
+
     static let voices = CommandSpec(
         name: "voices", path: ["storycircle"],
         overview: "List the voices this computer can read stories with (natural and espeak-ng).",
@@ -208,6 +224,6 @@ enum Commands {
         name: "storycircle", path: [],
         overview: "Live story-and-quiz rooms for a classroom, from one computer.",
         options: [version, CommandSpec.helpOption],
-        kind: .group([start, serve, room, results, story, schoolClass, voices, tls])
+        kind: .group([start, serve, room, results, story, schoolClass, account, voices, tls])
     )
 }
