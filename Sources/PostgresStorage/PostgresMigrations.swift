@@ -186,6 +186,7 @@ enum PostgresMigrations {
             CREATE INDEX rooms_by_school ON rooms (school_id, created_at);
             CREATE INDEX stories_by_owner ON stories (owner_id, updated_at DESC, id DESC);
             CREATE INDEX stories_by_school ON stories (school_id, updated_at DESC, id DESC);
+            """),
         // Version 10: adults' accounts (`AccountBook`), as in SQLite's step 10: schools unique by their case-folded
         // name, logins stored normalised and unique, sessions and setup codes kept by the SHA-256 of their
         // secret, passkeys by credential id. Two nodes creating one login at once meet on its unique index.

@@ -161,6 +161,7 @@ enum Migrations {
             CREATE INDEX rooms_by_school ON rooms(school_id, created_at);
             CREATE INDEX stories_by_owner ON stories(owner_id, updated_at DESC, id DESC);
             CREATE INDEX stories_by_school ON stories(school_id, updated_at DESC, id DESC);
+            """),
         // Version 10: adults' accounts (`AccountBook`). A school's name is unique case-folded (`name_key`),
         // a login is stored normalised and unique. A session is kept by the SHA-256 of its cookie, a setup
         // link by the SHA-256 of its code: a copy of the database signs nobody in.
