@@ -76,6 +76,7 @@ extension SQLiteRoomStore: ClassBook {
             try database.prepare("DELETE FROM rooms WHERE class_id = ?").run(.text(id))
             try database.prepare("DELETE FROM classes WHERE id = ?").run(.text(id))
         }
+        await checkpointAfterErasure()
     }
 
     public func eraseMember(_ member: String, ofClass id: String) async throws {
@@ -94,6 +95,8 @@ extension SQLiteRoomStore: ClassBook {
             // A change of the class like any other: a node holding its rooms sees the version move.
             try database.prepare("UPDATE classes SET version = version + 1, changed_at = ? WHERE id = ?").run(.integer(Self.now().milliseconds), .text(id))
         }
+        // Gone from the files too, not only from the tables (`SQLiteRoomStore+ChildData`).
+        await checkpointAfterErasure()
     }
 
     public func classRooms(_ id: String) async throws -> [RoomArchive] {

@@ -31,7 +31,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         let committer: SQLiteCommitter
         do {
             let database = try SQLiteDatabase(path: path)
-            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+            // `secure_delete`: a deleted row's bytes are overwritten, never left in a free page or a page's
+            // free space (a child's erased data must really be gone; see `SQLiteRoomStore+ChildData`).
+            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA secure_delete=ON;")
             try Migrations.migrate(database, now: Int64(Date().timeIntervalSince1970 * 1_000))
             let statements = try WriterStatements(database)
             // A real write, not a look at the permissions: SQLite quietly opens a file it cannot write
@@ -120,14 +122,17 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
     }
 
     public func purge(createdBefore cutoff: ServerTime) async throws -> Int {
-        try await writer.write(.purge(createdBefore: cutoff))
+        let purged = try await writer.write(.purge(createdBefore: cutoff))
+        // The deleted rooms' children are erased for good, as by an erasure.
+        if purged > 0 { await checkpointAfterErasure() }
+        return purged
     }
 
     public var health: StoreHealth { writer.health }
 
     /// Rooms, classes, the library, pictures, accounts and owners. No leases: one server runs on a data directory (its lock
     /// says so), and its leases in memory (`SQLiteRoomStore+Leases`) would fence nobody.
-    public var offers: Storage { Storage(rooms: self, classes: self, library: self, pictures: self, accounts: self, ownership: self) }
+    public var offers: Storage { Storage(rooms: self, classes: self, library: self, pictures: self, accounts: self, ownership: self, childData: self) }
 
     public func probe() async -> StoreHealth {
         _ = try? await writer.write(.probe)

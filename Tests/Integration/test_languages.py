@@ -29,7 +29,9 @@ HTTP_ONLY = {"unauthorized", "not_found", "method_not_allowed", "payload_too_lar
              "origin_not_allowed", "too_many_connections", "server_full",
              # The story library's refusals: its page words them from its own catalog keys (library.error.*).
              "story_not_found", "story_conflict", "story_in_use",
-             "picture_refused"}
+             "picture_refused",
+             # Refusals of a child's export and erasure, and of a room's early deletion: API and CLI only.
+             "room_in_use"}
 
 
 def sources():

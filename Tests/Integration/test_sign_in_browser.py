@@ -94,14 +94,17 @@ def test_the_start_screen_holds_no_key_and_the_one_time_link_signs_the_teacher_i
     axe(other, "sign-in-used")
 
 
-def test_a_wrong_or_missing_code_is_refused_in_the_pages_language_and_a_tab_without_a_key_says_so(started, browsers):
+def test_a_wrong_code_is_refused_in_the_pages_language_no_code_asks_for_an_account_and_a_tab_without_a_key_says_so(started, browsers):
     base = re.search(r"(https?://\S+)/sign-in#code=", started["banner"]).group(1)
     page = browsers(**TEACHER, language="de")
     german = json.loads((ROOT / "web-static" / "i18n" / "de.json").read_text(encoding="utf-8"))
     page.get(f"{base}/sign-in#code=AAAAAAAAAAAAAAAAAAAAAA")
     wait(page, lambda d: text(d, "#sign-in-status") == german["signin.used"], message="the refusal in German")
+    # Without a code the page is the sign-in with an account, in the page's language (test_accounts_browser.py).
     page.get(f"{base}/sign-in")
-    wait(page, lambda d: text(d, "#sign-in-status") == german["signin.missing"], message="no code")
+    wait(page, lambda d: visible(d, "#password-form") and text(d, "#password-sign-in-title") == german["account.sign_in.heading"], message="no code: the password form")
+    assert page.find_element(By.ID, "sign-in-login").get_attribute("autocomplete") == "username"
+    assert page.find_element(By.ID, "sign-in-password").get_attribute("autocomplete") == "current-password"
     # A teacher page opened by hand in a tab that holds no key says how to get one.
     page.get(f"{base}/teacher#room={started['code']}")
     wait(page, lambda d: text(d, "#room-state") == german["connection.teacher_link_missing"], message="a teacher page in a tab with no key")

@@ -192,10 +192,15 @@ def test_the_library_passes_axe_at_phone_and_projector_sizes(server, browsers, s
     assert driver.execute_script("return document.documentElement.scrollWidth <= window.innerWidth + 1")
 
 
-def test_a_link_without_the_token_says_so(server, browsers):
+def test_a_tab_without_a_key_or_a_session_is_offered_the_sign_in_and_a_wrong_key_says_so(server, browsers):
     driver = browsers(**PHONE)
     driver.get(f"{server.http}/stories")
-    wait(driver, lambda d: "missing its key" in text(d, "#library-status"))
+    wait(driver, lambda d: visible(d, "#sign-in-link"), message="the way to sign in")
+    d = driver
+    assert text(d, "#library-status .sign-in-needed") == CATALOGS["en"]["account.sign_in_needed"]
+    assert text(d, "#sign-in-link") == CATALOGS["en"]["account.sign_in_link"]
+    assert d.find_element(By.ID, "sign-in-link").get_attribute("href") == f"{server.http}/sign-in#next=%2Fstories"
+    assert not visible(d, "#library-new"), "nothing is offered that would only be refused"
     driver.get(f"{server.http}/stories#token=wrong")
     driver.refresh()
     wait(driver, lambda d: "does not open the library" in text(d, "#library-status"))

@@ -23,6 +23,8 @@ struct RouteTableTests {
         "GET /api/classes admin", "POST /api/classes admin", "GET /api/classes/:id class teacher", "PUT /api/classes/:id admin",
         "DELETE /api/classes/:id admin", "GET /api/classes/:id/report class teacher", "GET /api/classes/:id/results.csv class teacher",
         "DELETE /api/classes/:id/members/:member/data admin",
+        "GET /api/classes/:id/members/:member/data admin", "GET /api/rooms/:code/players/:player/data teacher",
+        "DELETE /api/rooms/:code/players/:player/data teacher", "DELETE /api/rooms/:code teacher",
         "POST /api/pictures admin", "GET /pictures/:id none",
         "GET /audio/:file none",
         "POST /api/sign-in none",

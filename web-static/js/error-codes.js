@@ -64,6 +64,7 @@ export const ERROR = Object.freeze({
   INVALID_CLASS: "invalid_class",
   VERSION_CONFLICT: "version_conflict",
   CLASS_IN_USE: "class_in_use",
+  ROOM_IN_USE: "room_in_use",
   INTERNAL_ERROR: "internal_error",
 });
 // </generated>

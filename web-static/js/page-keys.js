@@ -14,6 +14,8 @@ export const teacherSlot = (room) => `storycircle.teacher.${room}`;
 export const dashboardSlot = (room) => `storycircle.dashboard.${room}`;
 /** Where the school's key (the admin token) is kept: the library and class pages (school-key.js). */
 export const SCHOOL_SLOT = "storycircle.schoolKey";
+/** Set ("1", not a secret) while this tab's library or class page works with a signed-in session. */
+export const SIGNED_IN_SLOT = "storycircle.signedIn";
 
 function sessionStore() {
   try { return globalThis.sessionStorage ?? null; } catch { return null; }

@@ -2,6 +2,8 @@
 // screen. The code leaves the address at once; the page trades it (POST /api/sign-in, once: a second use is
 // refused) for the room's teacher and projector tokens and the school's key, keeps them in this tab's
 // session (page-keys.js) and goes on to the page the server names, with no token in its address.
+// Without a code, `/sign-in` is where a teacher or an administrator signs in with their own account
+// (password-sign-in.js).
 
 import { $ } from "./dom.js";
 import { t, setLanguage, browserLanguage, translatePage } from "./i18n.js";
@@ -11,7 +13,8 @@ import { SCHOOL_SLOT, dashboardSlot, fragmentOf, keepToken, teacherSlot } from "
 await setLanguage(browserLanguage());
 translatePage();
 
-const code = fragmentOf(location.href).get("code") ?? "";
+const fragment = fragmentOf(location.href);
+const code = fragment.get("code") ?? "";
 // Out of the address bar and the tab's history before anything else is done with it.
 history.replaceState(null, "", location.pathname);
 
@@ -20,7 +23,6 @@ function say(key, params) {
 }
 
 async function signIn() {
-  if (!code) return say("signin.missing");
   let response;
   let answer;
   try {
@@ -47,4 +49,9 @@ async function signIn() {
   location.replace(go);
 }
 
-signIn();
+if (code) {
+  signIn();
+} else {
+  const { showPasswordSignIn } = await import("./password-sign-in.js");
+  showPasswordSignIn(fragment);
+}

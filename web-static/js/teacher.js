@@ -11,7 +11,7 @@ import { describePhase, phaseDetail } from "./phase.js";
 import { t, tParts, setLanguage, onLanguageChange, browserLanguage } from "./i18n.js";
 
 import { storageBanner } from "./storage-banner.js";
-import { schoolKey } from "./school-key.js";
+import { schoolAccess } from "./school-key.js";
 import { renderAnswerChart } from "./answer-chart.js";
 
 // The token leaves the address before anything can wait (a catalog that does not load must not leave it there).
@@ -115,7 +115,7 @@ function renderLinks(room) {
   const roomCode = room.code ?? code;
   $("#dashboard-item").hidden = !dashboardToken;
   if (dashboardToken) $("#dashboard-link").href = `/dashboard#${new URLSearchParams({ room: roomCode, token: dashboardToken })}`;
-  const withKey = Boolean(schoolKey());
+  const withKey = schoolAccess();
   const classId = room.classRoom?.id;
   $("#class-item").hidden = !(withKey && classId);
   if (classId) $("#class-link").href = `/classes#${new URLSearchParams({ id: classId })}`;

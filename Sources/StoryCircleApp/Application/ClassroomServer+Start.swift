@@ -250,8 +250,10 @@ extension ClassroomServer {
         }
     }
 
-    /// Once a minute: finished rooms leave memory, and rooms past the retention leave the store.
-    static func sweep(_ registry: RoomRegistry, clock: any ServerClock, configuration: ServerConfiguration) -> Task<Void, Never> {
+    /// Once a minute: finished rooms leave memory, rooms past the retention leave the store, and so do
+    /// removed class members, unused classes, stories and pictures past theirs (`docs/privacy.md`, "For how
+    /// long").
+    static func sweep(_ registry: RoomRegistry, clock: any ServerClock, configuration: ServerConfiguration, childData: (any ChildDataBook)? = nil, logger: StoryCircleLog? = nil) -> Task<Void, Never> {
         Task {
             while !Task.isCancelled {
                 do { try await clock.sleep(until: clock.now() + 60_000) } catch { return }
@@ -260,7 +262,34 @@ extension ClassroomServer {
                     finishedBefore: now + -(configuration.storage.finishedRoomMinutes * 60_000),
                     createdBefore: now + -(configuration.storage.retentionDays * 86_400_000)
                 )
+                guard let childData else { continue }
+                await sweepClasses(childData, at: now, storage: configuration.storage, logger: logger)
             }
+        }
+    }
+
+    /// Removed members, unused classes, stories and pictures past their retention; a failure is logged,
+    /// and the next sweep tries again.
+    static func sweepClasses(_ childData: any ChildDataBook, at now: ServerTime, storage: ServerConfiguration.Storage, logger: StoryCircleLog?) async {
+        do {
+            if case let days = storage.removedMemberRetentionDays, days > 0 {
+                let erased = try await childData.purgeRemovedMembers(removedBefore: now + -(days * 86_400_000))
+                if erased > 0 { logger?.notice("Removed class members erased at the end of their retention period", ["members": String(erased)]) }
+            }
+            if case let days = storage.classRetentionDays, days > 0 {
+                let deleted = try await childData.purgeClasses(unusedSince: now + -(days * 86_400_000))
+                if deleted > 0 { logger?.notice("Unused classes deleted at the end of their retention period", ["classes": String(deleted)]) }
+            }
+            if case let days = storage.storyRetentionDays, days > 0 {
+                let deleted = try await childData.purgeStories(unusedSince: now + -(days * 86_400_000))
+                if deleted > 0 { logger?.notice("Unused stories deleted at the end of their retention period", ["stories": String(deleted)]) }
+            }
+            if case let days = storage.pictureRetentionDays, days > 0 {
+                let deleted = try await childData.purgePictures(storedBefore: now + -(days * 86_400_000))
+                if deleted > 0 { logger?.notice("Unused pictures deleted at the end of their retention period", ["pictures": String(deleted)]) }
+            }
+        } catch {
+            logger?.warning("Classes could not be swept for their retention period", ["error": StoreFailure.from(error, record: "retention").reason])
         }
     }
 }

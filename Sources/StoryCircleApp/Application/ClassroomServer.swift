@@ -97,7 +97,7 @@ public final class ClassroomServer: Sendable {
             registry: registry, store: storage.rooms, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: narration.audio, qrCodes: true,
             narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
-            lookalikes: lookalikes,
+            childData: storage.childData, lookalikes: lookalikes,
             maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns,
             accounts: storage.accounts, passwords: passwords, ownership: storage.ownership
         )
@@ -105,7 +105,7 @@ public final class ClassroomServer: Sendable {
         wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }
         let loops = [
             Task { await registry.run() }, answer(wiring.requests, with: api, on: transport),
-            sweep(registry, clock: clock, configuration: configuration),
+            sweep(registry, clock: clock, configuration: configuration, childData: storage.childData, logger: logger),
         ]
         logger.notice("Server listening", ["port": String(port), "url": publicURL, "rooms.restored": String(restored), "node": registry.nodeId])
         return ClassroomServer(
@@ -152,7 +152,10 @@ public final class ClassroomServer: Sendable {
     public var rooms: RoomMaker { RoomMaker(registry: registry, speech: speech, publicURL: publicURL) }
 
     /// The page routes (URL path to a file in the web root): everything else the pages need is a file.
-    static let pages = ["/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html", "/classes": "classes.html", "/sign-in": "sign-in.html"]
+    static let pages = [
+        "/dashboard": "dashboard.html", "/teacher": "teacher.html", "/stories": "stories.html", "/stories/edit": "stories-edit.html",
+        "/classes": "classes.html", "/sign-in": "sign-in.html", "/admin": "admin.html", "/account-setup": "account-setup.html",
+    ]
 
     static func transportConfiguration(_ configuration: ServerConfiguration, tls: TLSSettings? = nil) -> WebSocketServerConfiguration {
         var transport = WebSocketServerConfiguration()

@@ -99,6 +99,16 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var allowUnverifiedDatabase = false
         /// Rooms (and every child's data in them) are deleted this many days after creation.
         public var retentionDays = 30
+        /// A child taken out of a class: their member record (name, picture), and anything of theirs the
+        /// rooms still keep, is deleted this many days later. 0: kept until the class is deleted.
+        public var removedMemberRetentionDays = 30
+        /// A class neither changed nor used by a room for this many days is deleted, with its list of
+        /// children. 0 (the default): never; a class is a teacher's work, not deleted behind their back.
+        public var classRetentionDays = 0
+        /// A library story neither changed nor started by a room for this many days is deleted; a picture
+        /// stored this many days ago that no story or room names is deleted. 0 (the defaults): never.
+        public var storyRetentionDays = 0
+        public var pictureRetentionDays = 0
         /// Finished rooms stay in memory this long for their podium; after that they are read from storage.
         public var finishedRoomMinutes = 60
         /// How long a record that cannot be stored is tried again (the child's page shows "Sending…")
@@ -220,6 +230,9 @@ public struct ServerConfiguration: Sendable, Equatable {
             throw Problem(description: "failedJoinBurst must be at least 1, failedJoinsPerMinute more than 0, failedJoinMaxDelaySeconds from 0 to 600")
         }
         guard storage.retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
+        guard [storage.removedMemberRetentionDays, storage.classRetentionDays, storage.storyRetentionDays, storage.pictureRetentionDays].allSatisfy({ $0 >= 0 }) else {
+            throw Problem(description: "removedMemberRetentionDays, classRetentionDays, storyRetentionDays and pictureRetentionDays must be 0 (never) or more")
+        }
         guard (1...300).contains(storage.storageRetrySeconds) else { throw Problem(description: "storageRetrySeconds must be from 1 to 300") }
         guard files.audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }
         guard ["debug", "info", "notice", "warning", "error"].contains(logging.logLevel) else {

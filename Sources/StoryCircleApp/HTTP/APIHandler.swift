@@ -26,6 +26,8 @@ struct APIHandler: Sendable {
     var classes: (any ClassBook)? = nil
     /// The pictures (`PictureRoutes`): the store's, when it keeps them.
     var pictures: (any PictureStore)? = nil
+    /// One child's data exported and erased, rooms deleted early (`ChildDataRoutes`): the store's.
+    var childData: (any ChildDataBook)? = nil
     /// How names are told apart, for class names and children's names.
     var lookalikes: (any ConfusableSkeleton)? = nil
     /// The most WebSockets the transport accepts: the configured figure, or less under the open-file limit.
@@ -42,7 +44,7 @@ struct APIHandler: Sendable {
     var ownership: (any OwnershipBook)? = nil
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), OwnershipRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), OwnershipRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)

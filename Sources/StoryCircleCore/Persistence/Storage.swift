@@ -15,12 +15,15 @@ public struct Storage: Sendable {
     public let leases: (any RoomLeases)?
     /// The adults' accounts, schools, sessions and passkeys (SQLite and PostgreSQL keep them).
     public let accounts: (any AccountBook)?
+    /// One child's data exported and erased, rooms deleted early, and the retention of classes and
+    /// their removed members, stories and pictures (SQLite and PostgreSQL).
+    public let childData: (any ChildDataBook)?
     /// Who owns the classes, rooms, stories and pictures, asked or changed on its own (SQLite and PostgreSQL).
     public let ownership: (any OwnershipBook)?
 
     public init(
         rooms: any RoomStore, classes: (any ClassBook)? = nil, library: (any StoryLibrary)? = nil, pictures: (any PictureStore)? = nil,
-        leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil, ownership: (any OwnershipBook)? = nil
+        leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil, ownership: (any OwnershipBook)? = nil, childData: (any ChildDataBook)? = nil
     ) {
         self.rooms = rooms
         self.classes = classes
@@ -28,6 +31,7 @@ public struct Storage: Sendable {
         self.pictures = pictures
         self.leases = leases
         self.accounts = accounts
+        self.childData = childData
         self.ownership = ownership
     }
 

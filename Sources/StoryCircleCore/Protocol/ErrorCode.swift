@@ -93,6 +93,8 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case versionConflict = "version_conflict"
     /// A room of the class has not finished.
     case classInUse = "class_in_use"
+    /// A room that has not finished cannot be deleted, nor a child erased from it (it holds them in memory).
+    case roomInUse = "room_in_use"
     case internalError = "internal_error"
 }
 
@@ -107,7 +109,7 @@ extension ErrorCode {
         case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound: 404
         case .methodNotAllowed: 405
         case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen, .storyConflict, .storyInUse,
-             .versionConflict, .classInUse, .classRoom, .nameTaken, .released: 409
+             .versionConflict, .classInUse, .roomInUse, .classRoom, .nameTaken, .released: 409
         case .payloadTooLarge, .messageTooBig: 413
         case .invalidStory, .voiceNotInstalled, .pictureRefused: 422
         case .rateLimited, .tooManyMessages, .tooManyConnections: 429
@@ -137,7 +139,7 @@ extension ErrorCode {
              .payloadTooLarge, .invalidStory, .pictureRefused, .voiceNotInstalled, .originNotAllowed, .tooManyConnections,
              .serverFull, .roomMismatch, .storyNotFound, .storyConflict, .storyInUse, .classRoom, .nameTaken, .released,
              .notMeAfterAnswer, .tokenNotForRoom, .memberNotFound, .classNotFound, .invalidClass, .versionConflict, .classInUse,
-             .internalError:
+             .roomInUse, .internalError:
             .policy
         }
     }

@@ -87,6 +87,12 @@ public final class RoomDirectory: Sendable {
         await classes.reloadFinishedRooms(ofClass: classID)
     }
 
+    /// Makes the finished rooms among `codes` that are in memory take what the store holds of them now (a
+    /// child of theirs was erased), in place; never fails: a room that cannot be read again leaves memory.
+    public func reloadFinished(_ codes: [String]) async {
+        await classes.reloadFinished(codes)
+    }
+
     /// Stops every room and waits for them, for the handovers under way and for a reading of the classes.
     func shutDown() async {
         await lifecycle.shutDown()

@@ -181,6 +181,31 @@ enum Commands {
         kind: .group([classCreate, classList, classShow, classAdd, classRemove, classErase])
     )
 
+    static let childExport = CommandSpec(
+        name: "export", path: ["storycircle", "child"],
+        overview: "Everything stored about one child, as JSON or CSV: for a parent who asks.",
+        arguments: [.init(name: "class-or-room", help: "A class's name or id, or a room code."), .init(name: "child", help: "The child's name in the class, or their nickname or player id in the room.")],
+        options: [ClientOptions.server, ClientOptions.caFile, ClientOptions.token, ClientOptions.adminToken, ChildExportCommand.csv, ChildExportCommand.out, CommandSpec.helpOption],
+        kind: .command(ChildExportCommand.self),
+        discussion: "A class's child: every room of the class and their place in it (the admin token).\nA room's child: that room (its teacher token, else the admin token). docs/privacy.md says how to answer a parent."
+    )
+
+    static let childErase = CommandSpec(
+        name: "erase", path: ["storycircle", "child"],
+        overview: "Delete everything stored about one child: it cannot be undone.",
+        arguments: [.init(name: "class-or-room", help: "A class's name or id, or a room code."), .init(name: "child", help: "The child's name in the class, or their nickname or player id in the room.")],
+        options: [ClientOptions.server, ClientOptions.caFile, ClientOptions.token, ClientOptions.adminToken, ClassEraseCommand.yes, CommandSpec.helpOption],
+        kind: .command(ChildEraseCommand.self),
+        discussion: "Without --yes it says what would be deleted and deletes nothing. A room that has not finished is refused: end it first."
+    )
+
+    static let child = CommandSpec(
+        name: "child", path: ["storycircle"],
+        overview: "One child's data on a parent's request: export it, then erase it.",
+        options: [CommandSpec.helpOption],
+        kind: .group([childExport, childErase])
+    )
+
     static let accountAdopt = CommandSpec(
         name: "adopt", path: ["storycircle", "account"],
         overview: "Make a teacher the owner of every class, room, story and picture stored before accounts.",
@@ -224,6 +249,6 @@ enum Commands {
         name: "storycircle", path: [],
         overview: "Live story-and-quiz rooms for a classroom, from one computer.",
         options: [version, CommandSpec.helpOption],
-        kind: .group([start, serve, room, results, story, schoolClass, account, voices, tls])
+        kind: .group([start, serve, room, results, story, schoolClass, account, child, voices, tls])
     )
 }

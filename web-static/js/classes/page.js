@@ -9,15 +9,16 @@ import { $, el, clear, announce, written } from "../dom.js";
 import { t, setLanguage, browserLanguage, number, isolate } from "../i18n.js";
 import { fragmentParameters } from "../connection.js";
 import { ERROR } from "../error-codes.js";
-import { adminApi, Refused, saveFile } from "../api.js";
+import { schoolApi, Refused, saveFile } from "../api.js";
+import { sessionFailureKey } from "../session.js";
+import { showAccountBar, offerSignIn } from "../account-bar.js";
 import { AVATARS, avatarPicture } from "../avatars.js";
 import { picturePicker } from "./picture-picker.js";
 
-// The school's key leaves the address before anything can wait.
-const api = adminApi();
+// The school's key leaves the address before anything can wait (schoolApi takes it at once).
+const pending = schoolApi();
 await setLanguage(fragmentParameters().get("lang") ?? browserLanguage());
-
-const token = api.token;
+const api = await pending;
 
 const MAX_CHILDREN = 60;
 const SCREENS = ["class-list", "class-edit", "class-view"];
@@ -38,6 +39,8 @@ const PROBLEMS = {
 function failureText(failure) {
   if (!(failure instanceof Refused)) return t("classes.error.network");
   const { code, params = {} } = failure.error;
+  const session = sessionFailureKey(failure, api);
+  if (session) return t(session);
   switch (code) {
     case ERROR.CLASS_NOT_FOUND: return t("classes.error.class_not_found");
     case ERROR.MEMBER_NOT_FOUND: return t("classes.error.member_not_found");
@@ -531,9 +534,11 @@ $("#class-conflict-load").addEventListener("click", () => { const current = stat
 $("#class-conflict-keep").addEventListener("click", () => { const current = state.conflict; state.conflict = null; save(current.version); });
 window.addEventListener("hashchange", () => route());
 
-if (!token) {
+if (!api.signedIn) {
   show("class-list");
-  $("#class-list-status").textContent = t("classes.link_missing");
+  $("#class-new").hidden = true;
+  offerSignIn($("#class-list-status"), `/classes${location.hash}`);
 } else {
+  showAccountBar(api);
   route();
 }

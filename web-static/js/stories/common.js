@@ -1,16 +1,19 @@
-// What the story library and the editor share: the school's API client (api.js), a failed call in a
-// teacher's words, and the links between the two pages carrying the school's key.
+// What the story library and the editor share: the school's API client (api.js: the school's key, or the
+// session of whoever signed in), a failed call in a teacher's words, and the links between the two pages.
 
 import { t, list } from "../i18n.js";
-import { adminApi, Refused } from "../api.js";
+import { schoolApi, Refused } from "../api.js";
 import { ERROR } from "../error-codes.js";
+import { sessionFailureKey } from "../session.js";
 
-export const api = adminApi();
+export const api = await schoolApi();
 
 /** What a failed call says to a teacher, from the catalog. */
 export function failureText(failure) {
   if (!(failure instanceof Refused)) return t("library.error.network");
   const { code, params = {} } = failure.error;
+  const session = sessionFailureKey(failure, api);
+  if (session) return t(session);
   switch (code) {
     case ERROR.STORY_NOT_FOUND: return t("library.error.story_not_found");
     case ERROR.STORY_CONFLICT: return t("library.error.story_conflict", { version: params.version ?? "" });

@@ -20,6 +20,7 @@ import { blankQuestion, renderQuestions as drawQuestions } from "./questions.js"
 import { bestVoice, renderVoiceMenu } from "./voices.js";
 import { startRoom } from "./rooms.js";
 import { listenTo, stopListening } from "./listen.js";
+import { showAccountBar, offerSignIn } from "../account-bar.js";
 
 // The teacher's own choice on this browser (kept like a child's), else the link's, else the browser's.
 const linkLanguage = fragmentParameters().get("lang");
@@ -495,8 +496,10 @@ async function load({ ignoreDraft = false } = {}) {
   window.storycircle.ready = true;
 }
 
-if (!api.token) {
-  showMessage(t("library.link_missing"));
+if (!api.signedIn) {
+  showMessage("");
+  offerSignIn($("#editor-message"), `/stories/edit${location.hash}`);
 } else {
+  showAccountBar(api);
   load();
 }

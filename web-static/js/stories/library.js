@@ -9,6 +9,7 @@ import { Refused } from "../api.js";
 import { api, failureText, pageLink } from "./common.js";
 import { problemText } from "./problems.js";
 import { startRoom as startStoryRoom } from "./rooms.js";
+import { showAccountBar, offerSignIn } from "../account-bar.js";
 
 // The teacher's own choice on this browser (kept like a child's), else the link's, else the browser's.
 const linkLanguage = new URLSearchParams(location.hash.slice(1)).get("lang");
@@ -199,8 +200,10 @@ $("#library-more").addEventListener("click", () => load({ more: true }));
 $("#library-new").href = pageLink("/stories/edit");
 $("#library-classes").href = pageLink("/classes");
 
-if (!api.token) {
-  $("#library-status").textContent = t("library.link_missing");
+if (!api.signedIn) {
+  $(".library-tools").hidden = true;
+  offerSignIn($("#library-status"), "/stories");
 } else {
+  showAccountBar(api);
   load();
 }
