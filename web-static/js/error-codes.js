@@ -65,6 +65,14 @@ export const ERROR = Object.freeze({
   VERSION_CONFLICT: "version_conflict",
   CLASS_IN_USE: "class_in_use",
   ROOM_IN_USE: "room_in_use",
+  INVALID_ACCOUNT: "invalid_account",
+  ACCOUNT_NOT_FOUND: "account_not_found",
+  SCHOOL_NOT_FOUND: "school_not_found",
+  LOGIN_TAKEN: "login_taken",
+  SCHOOL_NAME_TAKEN: "school_name_taken",
+  CONFLICT: "conflict",
+  LAST_DISTRICT_ADMIN: "last_district_admin",
+  SETUP_LINK_INVALID: "setup_link_invalid",
   INTERNAL_ERROR: "internal_error",
 });
 // </generated>

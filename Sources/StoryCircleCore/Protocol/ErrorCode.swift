@@ -95,6 +95,18 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case classInUse = "class_in_use"
     /// A room that has not finished cannot be deleted, nor a child erased from it (it holds them in memory).
     case roomInUse = "room_in_use"
+    /// An account or school body that cannot be stored as sent (`problems` lists each).
+    case invalidAccount = "invalid_account"
+    case accountNotFound = "account_not_found"
+    case schoolNotFound = "school_not_found"
+    case loginTaken = "login_taken"
+    case schoolNameTaken = "school_name_taken"
+    /// An account changed since the version a change was based on (`current` carries it).
+    case conflict = "conflict"
+    /// The change would leave no enabled district administrator.
+    case lastDistrictAdmin = "last_district_admin"
+    /// A setup link that was used, expired, replaced, or is of a disabled account.
+    case setupLinkInvalid = "setup_link_invalid"
     case internalError = "internal_error"
 }
 
@@ -103,13 +115,15 @@ extension ErrorCode {
     /// what it is over HTTP.
     public var httpStatus: Int {
         switch self {
-        case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass: 400
+        case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass, .invalidAccount: 400
         case .unauthorized, .badToken, .tokenNotForRoom: 401
         case .wrongRole, .originNotAllowed: 403
-        case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound: 404
+        case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound, .accountNotFound, .schoolNotFound,
+             .setupLinkInvalid: 404
         case .methodNotAllowed: 405
         case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen, .storyConflict, .storyInUse,
-             .versionConflict, .classInUse, .roomInUse, .classRoom, .nameTaken, .released: 409
+             .versionConflict, .classInUse, .roomInUse, .classRoom, .nameTaken, .released, .loginTaken, .schoolNameTaken, .conflict,
+             .lastDistrictAdmin: 409
         case .payloadTooLarge, .messageTooBig: 413
         case .invalidStory, .voiceNotInstalled, .pictureRefused: 422
         case .rateLimited, .tooManyMessages, .tooManyConnections: 429
@@ -139,7 +153,8 @@ extension ErrorCode {
              .payloadTooLarge, .invalidStory, .pictureRefused, .voiceNotInstalled, .originNotAllowed, .tooManyConnections,
              .serverFull, .roomMismatch, .storyNotFound, .storyConflict, .storyInUse, .classRoom, .nameTaken, .released,
              .notMeAfterAnswer, .tokenNotForRoom, .memberNotFound, .classNotFound, .invalidClass, .versionConflict, .classInUse,
-             .roomInUse, .internalError:
+             .roomInUse, .invalidAccount, .accountNotFound, .schoolNotFound, .loginTaken, .schoolNameTaken, .conflict, .lastDistrictAdmin,
+             .setupLinkInvalid, .internalError:
             .policy
         }
     }
