@@ -73,6 +73,8 @@ export const ERROR = Object.freeze({
   CONFLICT: "conflict",
   LAST_DISTRICT_ADMIN: "last_district_admin",
   SETUP_LINK_INVALID: "setup_link_invalid",
+  SIGN_IN_FAILED: "sign_in_failed",
+  CSRF_FAILED: "csrf_failed",
   INTERNAL_ERROR: "internal_error",
 });
 // </generated>

@@ -95,6 +95,11 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case classInUse = "class_in_use"
     /// A room that has not finished cannot be deleted, nor a child erased from it (it holds them in memory).
     case roomInUse = "room_in_use"
+    /// A password sign-in refused: one answer for an unknown login, a wrong password and a disabled account.
+    case signInFailed = "sign_in_failed"
+    /// A request the session cookie authenticated, changing something, without the session's CSRF token
+    /// (`X-CSRF-Token`) or from a page of another origin.
+    case csrfFailed = "csrf_failed"
     /// An account or school body that cannot be stored as sent (`problems` lists each).
     case invalidAccount = "invalid_account"
     case accountNotFound = "account_not_found"
@@ -116,8 +121,8 @@ extension ErrorCode {
     public var httpStatus: Int {
         switch self {
         case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass, .invalidAccount: 400
-        case .unauthorized, .badToken, .tokenNotForRoom: 401
-        case .wrongRole, .originNotAllowed: 403
+        case .unauthorized, .badToken, .tokenNotForRoom, .signInFailed: 401
+        case .wrongRole, .originNotAllowed, .csrfFailed: 403
         case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound, .accountNotFound, .schoolNotFound,
              .setupLinkInvalid: 404
         case .methodNotAllowed: 405
@@ -154,7 +159,7 @@ extension ErrorCode {
              .serverFull, .roomMismatch, .storyNotFound, .storyConflict, .storyInUse, .classRoom, .nameTaken, .released,
              .notMeAfterAnswer, .tokenNotForRoom, .memberNotFound, .classNotFound, .invalidClass, .versionConflict, .classInUse,
              .roomInUse, .invalidAccount, .accountNotFound, .schoolNotFound, .loginTaken, .schoolNameTaken, .conflict, .lastDistrictAdmin,
-             .setupLinkInvalid, .internalError:
+             .setupLinkInvalid, .signInFailed, .csrfFailed, .internalError:
             .policy
         }
     }
