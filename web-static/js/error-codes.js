@@ -65,6 +65,8 @@ export const ERROR = Object.freeze({
   VERSION_CONFLICT: "version_conflict",
   CLASS_IN_USE: "class_in_use",
   ROOM_IN_USE: "room_in_use",
+  SIGN_IN_FAILED: "sign_in_failed",
+  CSRF_FAILED: "csrf_failed",
   INVALID_ACCOUNT: "invalid_account",
   ACCOUNT_NOT_FOUND: "account_not_found",
   SCHOOL_NOT_FOUND: "school_not_found",
@@ -73,8 +75,6 @@ export const ERROR = Object.freeze({
   CONFLICT: "conflict",
   LAST_DISTRICT_ADMIN: "last_district_admin",
   SETUP_LINK_INVALID: "setup_link_invalid",
-  SIGN_IN_FAILED: "sign_in_failed",
-  CSRF_FAILED: "csrf_failed",
   INTERNAL_ERROR: "internal_error",
 });
 // </generated>
