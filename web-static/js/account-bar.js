@@ -9,6 +9,14 @@ import { t, isolate, onLanguageChange } from "./i18n.js";
 import { administers, roleKey, signInLink, signOut, signOutEverywhere } from "./session.js";
 
 let shown = null;
+// The passkeys module, on a server that has passkeys (web-static/js/passkeys.js): looked for once.
+let passkeys = null;
+
+function passkeysModule() {
+  if (!globalThis.PublicKeyCredential) return Promise.resolve(null);
+  passkeys ??= import("./passkeys.js").then((module) => (typeof module.registerPasskey === "function" ? module : null), () => null);
+  return passkeys;
+}
 
 /** Fills `#account-bar` for the session `api` holds (nothing for a key or nobody). */
 export function showAccountBar(api) {
@@ -28,9 +36,30 @@ function render(bar) {
     el("button", { id: "account-sign-out-everywhere", type: "button", class: "quiet", text: t("account.bar.sign_out_everywhere"),
       onclick: () => leave(() => signOutEverywhere(csrf), "everywhere") }),
     el("span", { id: "account-bar-problem", class: "field-problem", role: "alert", hidden: true }),
+    el("span", { id: "account-bar-status", class: "account-bar-status", role: "status" }),
   ];
   clear(bar).append(...parts.filter(Boolean));
   bar.hidden = false;
+  passkeysModule().then((module) => {
+    if (!module || $("#account-add-passkey")) return;
+    $("#account-sign-out").before(el("button", { id: "account-add-passkey", type: "button", class: "secondary", text: t("account.passkey.add"),
+      onclick: () => addPasskey(module) }));
+  });
+}
+
+/** Registers a passkey of this device for the signed-in account (the browser asks for the fingerprint or PIN). */
+async function addPasskey(module) {
+  const problem = $("#account-bar-problem");
+  const status = $("#account-bar-status");
+  problem.hidden = true;
+  status.textContent = "";
+  try {
+    await module.registerPasskey(t("account.passkey.this_device"), shown.csrf);
+    status.textContent = t("account.passkey.added");
+  } catch (failure) {
+    problem.textContent = t(failure?.name === "NotAllowedError" ? "account.passkey.cancelled" : "account.passkey.failed");
+    problem.hidden = false;
+  }
 }
 
 async function leave(call, how) {
