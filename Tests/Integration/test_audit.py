@@ -3,14 +3,16 @@ a read of a room's results, a class's report and CSVs, an erasure and a class's 
 read back as JSON and CSV with the admin token; no row, no page of the trail and no byte of the database's
 audit table holds a token; and a read whose row cannot be stored (the table refuses inserts, set up from
 outside the server with sqlite3) is refused with 503 and answers nothing of the children; a child's export,
-erasure and a room deleted early are recorded by ids, never by the child's name."""
+erasure and a room deleted early are recorded by ids, never by the child's name; `storycircle audit`
+reads the trail as a table and as CSV and refuses bad usage with 64."""
 import asyncio
 import csv
 import io
 import json
 import sqlite3
+import subprocess
 
-from conftest import SHORT_STORY, join
+from conftest import BIN, ROOT, SHORT_STORY, join
 
 STORY = json.loads(SHORT_STORY.read_text())
 
@@ -146,3 +148,23 @@ def test_a_childs_export_erasure_and_an_early_deletion_are_recorded_by_ids_never
     ]
     assert all(row["actor"] == {"kind": "room_teacher", "room": code} for row in entries)
     assert "Zo" not in json.dumps(entries)
+
+
+def test_the_cli_reads_the_trail_as_a_table_and_as_csv_and_refuses_bad_usage(server):
+    room = server.create_room()
+    assert api(server, "GET", f"/api/rooms/{room['code']}/results", room["teacherToken"])[0] == 200
+
+    def cli(*args):
+        return subprocess.run([BIN, "audit", *args, "--server", server.http, "--admin-token", server.admin_token],
+                              capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+    table = cli()
+    assert table.returncode == 0, table.stderr
+    assert "read_room_results" in table.stdout and f"room:{room['code']}" in table.stdout and "room_teacher" in table.stdout
+    assert room["teacherToken"] not in table.stdout
+    rows = list(csv.DictReader(io.StringIO(cli("--csv", "--action", "read_room_results").stdout.lstrip("\ufeff"))))
+    assert [(row["action"], row["actor_room"]) for row in rows] == [("read_room_results", room["code"])]
+    assert "No audit rows match." in cli("--since", "2999-01-01").stdout
+    for bad in (["--limit", "0"], ["--action", "read_everything"], ["--since", "yesterday"], ["--csv", "--json"]):
+        refused = cli(*bad)
+        assert refused.returncode == 64 and refused.stderr.startswith("Error: "), (bad, refused.stderr)

@@ -11,7 +11,7 @@ struct ChildDataRoutes: RouteCollection {
     var routes: [Route] {
         let refused = Route.Refusal.unauthorized(ClassRoutes.refusal.error.message)
         return [
-            Route(.get, "/api/classes/:id/members/:member/data", .admin, refusal: refused) { try await $0.exportMember($1) },
+            Route(.get, "/api/classes/:id/members/:member/data", .classOwner, refusal: refused) { try await $0.exportMember($1) },
             Route(.get, "/api/rooms/:code/players/:player/data", .teacher) { try await $0.exportPlayer($1) },
             Route(.delete, "/api/rooms/:code/players/:player/data", .teacher) { try await $0.erasePlayer($1) },
             Route(.delete, "/api/rooms/:code", .teacher) { try await $0.deleteRoom($1) },

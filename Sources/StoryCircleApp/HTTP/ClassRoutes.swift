@@ -10,14 +10,14 @@ struct ClassRoutes: RouteCollection {
     var routes: [Route] {
         let refused = Route.Refusal.unauthorized(Self.refusal.error.message)
         return [
-            Route(.get, "/api/classes", .admin, refusal: refused) { api, _ in try await api.listClasses() },
-            Route(.post, "/api/classes", .admin, refusal: refused) { try await $0.createClass($1) },
+            Route(.get, "/api/classes", .teaching, refusal: refused) { try await $0.listClasses($1) },
+            Route(.post, "/api/classes", .teaching, refusal: refused) { try await $0.createClass($1) },
             Route(.get, "/api/classes/:id", .classTeacher) { _, request in .json(200, ClassResponse(request.schoolClass!.found)) },
-            Route(.put, "/api/classes/:id", .admin, refusal: refused) { try await $0.updateClass($1) },
-            Route(.delete, "/api/classes/:id", .admin, refusal: refused) { try await $0.deleteClass($1) },
+            Route(.put, "/api/classes/:id", .classOwner, refusal: refused) { try await $0.updateClass($1) },
+            Route(.delete, "/api/classes/:id", .classOwner, refusal: refused) { try await $0.deleteClass($1) },
             Route(.get, "/api/classes/:id/report", .classTeacher) { try await $0.classReport($1) },
             Route(.get, "/api/classes/:id/results.csv", .classTeacher) { try await $0.classResults($1) },
-            Route(.delete, "/api/classes/:id/members/:member/data", .admin, refusal: refused) { try await $0.eraseMember($1) },
+            Route(.delete, "/api/classes/:id/members/:member/data", .classOwner, refusal: refused) { try await $0.eraseMember($1) },
         ]
     }
 
@@ -31,7 +31,8 @@ struct ClassRoutes: RouteCollection {
 
 extension APIHandler {
     /// The class a `POST /api/rooms` names with `classId`.
-    func classForRoom(_ value: JSONValue) async throws -> SchoolClass {
+    /// A class `principal` may not change is as unknown as a missing one.
+    func classForRoom(_ value: JSONValue, for principal: Principal? = nil) async throws -> SchoolClass {
         guard case .string(let id) = value else {
             throw HTTPError(.invalidMessage, "classId must be the id of a class (GET /api/classes lists them).")
         }
@@ -42,7 +43,7 @@ extension APIHandler {
         } catch {
             throw ClassRoutes.storeRefusal(error)
         }
-        guard let found else { throw ClassRoutes.notFound(id) }
+        guard let found, OwnershipRules.allows(principal ?? .adminToken, .change, owner: found.owner) else { throw ClassRoutes.notFound(id) }
         return found
     }
 
@@ -62,14 +63,16 @@ extension APIHandler {
 
     // MARK: - Routes
 
-    fileprivate func listClasses() async throws -> HTTPResponse {
+    fileprivate func listClasses(_ request: RouteRequest) async throws -> HTTPResponse {
         let (classes, _) = try classBook()
-        return try await change { .json(200, ["classes": try await classes.listClasses().map(ClassEntryResponse.init)]) }
+        let scope = try request.ownerScope
+        return try await change { .json(200, ["classes": try await classes.listClasses(scope: scope).map(ClassEntryResponse.init)]) }
     }
 
     fileprivate func createClass(_ request: RouteRequest) async throws -> HTTPResponse {
         let (classes, lookalikes) = try classBook()
-        let draft = try checkedClass(request, lookalikes).draft
+        var draft = try checkedClass(request, lookalikes).draft
+        draft.owner = request.newOwner
         return try await change {
             let created = try await classes.createClass(draft)
             return .json(201, ["id": JSONValue.string(created.id), "version": .number(Double(created.version))])
@@ -249,6 +252,7 @@ struct ClassEntryResponse: Encodable {
     var children: Int
     var version: Int
     var changedAt: String
+    var owner: Owner?
 
     init(_ entry: ClassEntry) {
         id = entry.id
@@ -256,5 +260,6 @@ struct ClassEntryResponse: Encodable {
         children = entry.children
         version = entry.version
         changedAt = ClassReport.iso8601(entry.changedAt)
+        owner = entry.owner
     }
 }

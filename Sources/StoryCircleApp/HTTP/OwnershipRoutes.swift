@@ -14,7 +14,7 @@ struct OwnershipRoutes: RouteCollection {
     var routes: [Route] {
         [
             Route(.post, "/api/accounts/:id/adopt", .admin, refusal: Self.adoptRefusal) { try await $0.adoptUnowned($1) },
-            Route(.put, "/api/stories/:id/shared", .admin, refusal: StoryRoutes.refusal) { try await $0.shareStory($1) },
+            Route(.put, "/api/stories/:id/shared", .storyOwner, refusal: StoryRoutes.refusal) { try await $0.shareStory($1) },
         ]
     }
 }

@@ -45,13 +45,28 @@ extension APIHandler {
             admitted.principal = .account(account)
             admitted.session = session
         }
+        // An account on a route of owned things: their owner decides (`OwnedAdmission`), before any room is loaded.
+        let asker = admitted.principal?.account
         switch route.authority {
-        case .none, .admin, .schoolAdmin, .signedIn:
+        case .none, .admin, .schoolAdmin, .signedIn, .teaching:
             break
         case .teacher, .dashboard:
-            admitted.room = try await room(parameters["code"] ?? "", token: Self.bearerToken(request) ?? "", proof: proof, needs: route.authority)
+            var proved = proof
+            if let asker {
+                try await admitAccount(asker, toRoom: parameters["code"] ?? "", needs: route.authority)
+                proved.isAdmin = true
+            }
+            admitted.room = try await room(parameters["code"] ?? "", token: Self.bearerToken(request) ?? "", proof: proved, needs: route.authority)
         case .classTeacher:
-            admitted.schoolClass = try await schoolClass(parameters["id"] ?? "", token: Self.bearerToken(request) ?? "", proof: proof)
+            if let asker {
+                admitted.schoolClass = try await admitAccount(asker, toClass: parameters["id"] ?? "", access: .read)
+            } else {
+                admitted.schoolClass = try await schoolClass(parameters["id"] ?? "", token: Self.bearerToken(request) ?? "", proof: proof)
+            }
+        case .classOwner:
+            if let asker { _ = try await admitAccount(asker, toClass: parameters["id"] ?? "", access: .change) }
+        case .storyReader, .storyOwner:
+            if let asker { try await admitAccount(asker, toStory: parameters["id"] ?? "", access: route.authority == .storyReader ? .read : .change) }
         }
         return admitted
     }
@@ -91,6 +106,10 @@ extension APIHandler {
             }
             guard let token, let claim = registry.directory.tokens.claim(of: token), claim.role == .teacher else { throw ClassRoutes.refusal }
             proof.room = (claim.room, claim.role)
+        case .teaching, .storyReader, .storyOwner, .classOwner:
+            guard !proof.isAdmin else { break }
+            guard let cookie else { throw route.refusal.error(hasToken: request.headers["authorization"] != nil) }
+            proof.session = cookie
         }
         return proof
     }
@@ -111,7 +130,7 @@ extension APIHandler {
         }
         guard let (session, account) = found else {
             switch route.authority {
-            case .admin, .schoolAdmin: throw route.refusal.error(hasToken: false)
+            case .admin, .schoolAdmin, .teaching, .storyReader, .storyOwner, .classOwner: throw route.refusal.error(hasToken: false)
             case .teacher, .dashboard: throw Self.roomRefusal(code)
             case .classTeacher: throw ClassRoutes.refusal
             case .none, .signedIn: throw Self.signInNeeded
@@ -131,15 +150,16 @@ extension APIHandler {
         return (session, account)
     }
 
-    /// What a signed-in account's role allows by itself. Rooms and classes are not an account's by role: a
-    /// district administrator sees no children's data unless it is granted (the owner rules decide that).
+    /// What a signed-in account's role allows by itself. Rooms, classes and stories are a teacher's or a school
+    /// administrator's to ask for; whose they are is decided next, by their owner (`OwnedAdmission`). A
+    /// district administrator sees no children's data.
     static func account(_ account: Account, may authority: Authority) -> Bool {
         guard !account.disabled else { return false }
         switch authority {
         case .none, .signedIn: return true
         case .admin: return account.role == .districtAdmin
         case .schoolAdmin: return account.role >= .schoolAdmin
-        case .teacher, .dashboard, .classTeacher: return false
+        case .teacher, .dashboard, .classTeacher, .teaching, .storyReader, .storyOwner, .classOwner: return accountMayOwn(account)
         }
     }
 

@@ -19,6 +19,16 @@ enum Authority: Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case dashboard
     /// The teacher token of any room of the class `:id`, or the admin token.
     case classTeacher
+    /// The admin token, or a signed-in teacher or school administrator: what they make is theirs, and the
+    /// lists show them what `OwnershipRules.scope` allows (a district administrator sees no children's data).
+    case teaching
+    /// The story `:id` read: the admin token, its owner, its school's administrator, or a teacher of its
+    /// school when it is shared (`OwnershipRules`).
+    case storyReader
+    /// The story `:id` changed: the admin token, its owner or its school's administrator.
+    case storyOwner
+    /// The class `:id` changed: the admin token, its owner or its school's administrator.
+    case classOwner
 
     var description: String {
         switch self {
@@ -29,6 +39,10 @@ enum Authority: Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case .teacher: "teacher"
         case .dashboard: "dashboard"
         case .classTeacher: "class teacher"
+        case .teaching: "teaching"
+        case .storyReader: "story reader"
+        case .storyOwner: "story owner"
+        case .classOwner: "class owner"
         }
     }
 }
