@@ -16,12 +16,6 @@ from browser_support import PHONE, PROJECTOR, TEACHER, axe, browsers, no_page_er
 from conftest import ROOT
 
 CATALOG = json.loads((ROOT / "web-static" / "i18n" / "en.json").read_text(encoding="utf-8"))
-# The pages came before the routes they call: these tests run once the tree's router has the session and the
-# account routes (SessionRoutes.swift, the accounts' routes), and are skipped, saying so, until then.
-ROUTES = "\n".join(path.read_text(encoding="utf-8") for path in (ROOT / "Sources" / "StoryCircleApp" / "HTTP").rglob("*.swift"))
-pytestmark = pytest.mark.skipif(
-    not all(f'"{route}"' in ROUTES for route in ("/api/session", "/api/schools", "/api/accounts", "/api/accounts/setup")),
-    reason="the session and account routes are not in this tree yet")
 SIZES = {"phone": PHONE, "laptop": TEACHER, "projector": PROJECTOR}
 PASSWORD = "a kite over the river at noon"
 # Before the passkey routes land there is no passkeys module: the sign-in page looks for it and does without.

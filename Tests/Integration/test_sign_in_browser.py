@@ -75,6 +75,21 @@ def test_the_start_screen_holds_no_key_and_the_one_time_link_signs_the_teacher_i
     assert laptop.execute_script("return history.length") == len(history_urls(laptop))
     axe(laptop, "sign-in-teacher-page")
 
+    # The link also signed the browser into the laptop's one account, made at this first start: `teacher`, a
+    # school administrator of "This computer" (docs/operations.md, "Signing in"), with a cookie scripts cannot read.
+    cookie = laptop.get_cookie("storycircle_session")
+    assert cookie and cookie["httpOnly"] and cookie["sameSite"] == "Strict" and "expiry" not in cookie, cookie
+    assert "storycircle_session" not in laptop.execute_script("return document.cookie")
+    fetch = "const done = arguments[arguments.length - 1]; fetch(arguments[0]).then(async r => done([r.status, await r.json()]), e => done([0, String(e)]))"
+    status, session = laptop.execute_async_script(fetch, "/api/session")
+    assert status == 200 and session["account"]["login"] == "teacher" and session["account"]["role"] == "school_admin", session
+    # With the cookie alone (no key), the teacher sees the room `start` opened, and the sample stories: theirs.
+    status, rooms = laptop.execute_async_script(fetch, "/api/rooms")
+    assert status == 200 and code in [room["code"] for room in rooms["rooms"]], rooms
+    status, stories = laptop.execute_async_script(fetch, "/api/stories")
+    assert status == 200 and stories["stories"], stories
+    assert all(story["owner"]["accountID"] == session["account"]["id"] for story in stories["stories"]), stories
+
     # A reload in the same tab keeps control: the key comes from the tab's session.
     laptop.refresh()
     wait(laptop, lambda d: d.execute_script("return window.storycircle?.room?.phase ?? null") == "lobby", message="the welcome after a reload")

@@ -252,8 +252,12 @@ extension ClassroomServer {
 
     /// Once a minute: finished rooms leave memory, rooms past the retention leave the store, and so do
     /// removed class members, unused classes, stories and pictures past theirs (`docs/privacy.md`, "For how
-    /// long"); audit rows past `auditRetentionDays` too.
-    static func sweep(_ registry: RoomRegistry, clock: any ServerClock, configuration: ServerConfiguration, childData: (any ChildDataBook)? = nil, logger: StoryCircleLog? = nil) -> Task<Void, Never> {
+    /// long"); audit rows past `auditRetentionDays` too, and sessions past their end (a session is refused
+    /// once expired whether or not it was swept: this only keeps the table small).
+    static func sweep(
+        _ registry: RoomRegistry, clock: any ServerClock, configuration: ServerConfiguration, childData: (any ChildDataBook)? = nil,
+        accounts: (any AccountBook)? = nil, logger: StoryCircleLog? = nil
+    ) -> Task<Void, Never> {
         Task {
             while !Task.isCancelled {
                 do { try await clock.sleep(until: clock.now() + 60_000) } catch { return }
@@ -263,6 +267,13 @@ extension ClassroomServer {
                     createdBefore: now + -(configuration.storage.retentionDays * 86_400_000),
                     auditBefore: now + -(configuration.storage.auditRetentionDays * 86_400_000)
                 )
+                if let accounts {
+                    do {
+                        _ = try await accounts.pruneSessions(before: now)
+                    } catch {
+                        logger?.warning("Ended sessions could not be removed from storage just now", ["error": StoreFailure.from(error, record: "session").reason])
+                    }
+                }
                 guard let childData else { continue }
                 await sweepClasses(childData, at: now, storage: configuration.storage, logger: logger)
             }
