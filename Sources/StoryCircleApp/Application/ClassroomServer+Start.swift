@@ -174,14 +174,24 @@ extension ClassroomServer {
     /// Where the transport asks the API about a request's head: set once the API exists; until then every
     /// request may send the default body limit only.
     final class HeadGate: Sendable {
-        private let decide = Locked<(@Sendable (HTTPRequest) -> HeadAdmission)?>(nil)
+        /// The decision in a box: a function value read through `Locked`'s generic `inout` is reabstracted
+        /// and written back wrapped in two more thunks on every read, until the transport's thread runs out
+        /// of stack (after a few thousand requests); a class reference is read as it is.
+        private final class Decision: Sendable {
+            let decide: @Sendable (HTTPRequest) -> HeadAdmission
+            init(_ decide: @escaping @Sendable (HTTPRequest) -> HeadAdmission) { self.decide = decide }
+        }
 
-        func admit(with decision: @escaping @Sendable (HTTPRequest) -> HeadAdmission) {
-            decide.withLock { $0 = decision }
+        private let decision = Locked<Decision?>(nil)
+
+        func admit(with decide: @escaping @Sendable (HTTPRequest) -> HeadAdmission) {
+            let made = Decision(decide)
+            decision.withLock { $0 = made }
         }
 
         func admission(_ request: HTTPRequest, fallback: HeadAdmission) -> HeadAdmission {
-            decide.withLock { $0 }?(request) ?? fallback
+            guard let current = decision.withLock({ $0 }) else { return fallback }
+            return current.decide(request)
         }
     }
 
