@@ -36,6 +36,12 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // libcbor: WebAuthn's attestation objects and COSE keys (Sources/WebAuthn).
+        .systemLibrary(
+            name: "CCBOR",
+            pkgConfig: "libcbor",
+            providers: [.apt(["libcbor-dev"])]
+        ),
         .systemLibrary(
             name: "CEspeakNG",
             pkgConfig: "espeak-ng",
@@ -99,6 +105,9 @@ let package = Package(
         .target(name: "LocalCertificates", dependencies: ["COpenSSL"]),
         // The CLI's HTTP/1.1 client over OpenSSL: it trusts the laptop's own CA, which URLSession on Linux cannot.
         .target(name: "TLSClient", dependencies: ["COpenSSL"]),
+        // Passkeys: a WebAuthn relying party (registrations, assertions, challenges). CBOR read and written
+        // by libcbor, keys and signatures by OpenSSL's libcrypto, random challenges from libsodium.
+        .target(name: "WebAuthn", dependencies: ["CCBOR", "COpenSSL", "Sodium"]),
 
         // MARK: The shell: actors that carry out what the core decides (rooms, their outboxes, the router,
         // the directory, the leases), over any store, narrator and transport it is given: it imports no C
@@ -149,6 +158,9 @@ let package = Package(
         // The certificates checked with OpenSSL's verifier directly, not through the code that made them.
         .testTarget(name: "LocalCertificatesTests", dependencies: ["LocalCertificates", "COpenSSL"]),
         .testTarget(name: "TLSClientTests", dependencies: ["TLSClient"]),
+        // Authenticator responses made in the tests with OpenSSL's keys and libcbor's encoder, for the three
+        // algorithms and every refusal.
+        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "COpenSSL"]),
         .testTarget(name: "SQLiteStorageTests", dependencies: ["SQLiteStorage", "StoryCircleCore", "Locking"]),
         // The loop executor, its timers, frames and HTTP types, without sockets or C.
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore", "Locking"]),

@@ -27,6 +27,7 @@ echo "fuzz: building the package's libraries instrumented (coverage + ASan) in $
 "$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --target StoryCircleApp
 "$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --target StoryCircleTesting
 "$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --target WebSocketTransportTesting
+"$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --target WebAuthn
 BUILD=$("$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --show-bin-path)
 
 objects() {
@@ -39,9 +40,10 @@ TARGETS=(
   "story StoryFuzz.swift StoryCircleCore"
   "nickname NicknameFuzz.swift Confusables StoryCircleCore"
   "picture PictureFuzz.swift Pictures CImageCodecs"
+  "webauthn WebAuthnFuzz.swift WebAuthn Sodium"
   "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleApp StoryCircleServer StoryCircleCore TransportCore WebSocketTransport Speech SQLiteStorage PostgresStorage RoomStoreSupport QRCode Locking Confusables Pictures CImageCodecs Sodium"
 )
-C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite -I Sources/CPostgreSQL -I Sources/CICU -I Sources/CSodium -lsodium -I Sources/COpenSSL -lssl -lcrypto)
+C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite -I Sources/CPostgreSQL -I Sources/CICU -I Sources/CSodium -lsodium -I Sources/COpenSSL -lssl -lcrypto -I Sources/CCBOR -lcbor)
 # CImageCodecs is a C target: its module map is the one SwiftPM writes; its libraries are linked by name.
 C_MODULES+=(-Xcc "-fmodule-map-file=$BUILD/CImageCodecs.build/module.modulemap" -I Sources/CImageCodecs/include -lpng16 -ljpeg -lwebp)
 for flag in $(pkg-config --cflags libwebsockets espeak-ng sqlite3 libpq icu-i18n 2>/dev/null); do C_MODULES+=(-Xcc "$flag"); done

@@ -55,6 +55,8 @@ need_pkgconfig libpq libpq-dev
 need_pkgconfig icu-i18n libicu-dev
 # Room tokens carry an HMAC-SHA-256 (libsodium), checked before any store is read.
 need_pkgconfig libsodium libsodium-dev
+# Passkeys (Sources/WebAuthn): attestation objects and COSE keys are CBOR, read with libcbor.
+need_pkgconfig libcbor libcbor-dev
 # Pictures in stories: checked by decoding and re-encoded (Sources/CImageCodecs).
 need_pkgconfig libpng libpng-dev
 need_pkgconfig libjpeg libjpeg62-turbo-dev

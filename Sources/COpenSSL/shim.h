@@ -9,6 +9,8 @@
 #include <openssl/err.h>
 #include <openssl/ec.h>
 #include <openssl/rand.h>
+#include <openssl/param_build.h>
+#include <openssl/core_names.h>
 
 /* Swift cannot import function-like macros; these re-expose the ones we need. */
 
@@ -22,6 +24,9 @@ static inline long sc_ssl_ctx_add1_chain_cert(SSL_CTX *ctx, X509 *certificate) {
 /** What a server wants on top of OpenSSL's defaults: no compression (CRIME), no renegotiation, its own order of ciphers, no
  * session tickets (their key would never rotate in a server that runs for weeks: resumed sessions would lose forward secrecy). */
 static inline uint64_t sc_ssl_op_server_hardening(void) { return SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_TICKET; }
+
+/** What EVP_PKEY_fromdata imports for a public key (WebAuthn's COSE keys): the key and its domain parameters. */
+static inline int sc_evp_pkey_public_key_selection(void) { return EVP_PKEY_PUBLIC_KEY; }
 
 /** SNI for a client connection. */
 static inline long sc_ssl_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }

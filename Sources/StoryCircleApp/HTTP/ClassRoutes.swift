@@ -10,14 +10,14 @@ struct ClassRoutes: RouteCollection {
     var routes: [Route] {
         let refused = Route.Refusal.unauthorized(Self.refusal.error.message)
         return [
-            Route(.get, "/api/classes", .admin, refusal: refused) { api, _ in try await api.listClasses() },
-            Route(.post, "/api/classes", .admin, refusal: refused) { try await $0.createClass($1) },
+            Route(.get, "/api/classes", .teaching, refusal: refused) { try await $0.listClasses($1) },
+            Route(.post, "/api/classes", .teaching, refusal: refused) { try await $0.createClass($1) },
             Route(.get, "/api/classes/:id", .classTeacher) { _, request in .json(200, ClassResponse(request.schoolClass!.found)) },
-            Route(.put, "/api/classes/:id", .admin, refusal: refused) { try await $0.updateClass($1) },
-            Route(.delete, "/api/classes/:id", .admin, refusal: refused) { try await $0.deleteClass($1) },
-            Route(.get, "/api/classes/:id/report", .classTeacher) { try $0.classReport($1) },
-            Route(.get, "/api/classes/:id/results.csv", .classTeacher) { try $0.classResults($1) },
-            Route(.delete, "/api/classes/:id/members/:member/data", .admin, refusal: refused) { try await $0.eraseMember($1) },
+            Route(.put, "/api/classes/:id", .classOwner, refusal: refused) { try await $0.updateClass($1) },
+            Route(.delete, "/api/classes/:id", .classOwner, refusal: refused) { try await $0.deleteClass($1) },
+            Route(.get, "/api/classes/:id/report", .classTeacher) { try await $0.classReport($1) },
+            Route(.get, "/api/classes/:id/results.csv", .classTeacher) { try await $0.classResults($1) },
+            Route(.delete, "/api/classes/:id/members/:member/data", .classOwner, refusal: refused) { try await $0.eraseMember($1) },
         ]
     }
 
@@ -31,7 +31,8 @@ struct ClassRoutes: RouteCollection {
 
 extension APIHandler {
     /// The class a `POST /api/rooms` names with `classId`.
-    func classForRoom(_ value: JSONValue) async throws -> SchoolClass {
+    /// A class `principal` may not change is as unknown as a missing one.
+    func classForRoom(_ value: JSONValue, for principal: Principal? = nil) async throws -> SchoolClass {
         guard case .string(let id) = value else {
             throw HTTPError(.invalidMessage, "classId must be the id of a class (GET /api/classes lists them).")
         }
@@ -42,7 +43,7 @@ extension APIHandler {
         } catch {
             throw ClassRoutes.storeRefusal(error)
         }
-        guard let found else { throw ClassRoutes.notFound(id) }
+        guard let found, OwnershipRules.allows(principal ?? .adminToken, .change, owner: found.owner) else { throw ClassRoutes.notFound(id) }
         return found
     }
 
@@ -62,14 +63,16 @@ extension APIHandler {
 
     // MARK: - Routes
 
-    fileprivate func listClasses() async throws -> HTTPResponse {
+    fileprivate func listClasses(_ request: RouteRequest) async throws -> HTTPResponse {
         let (classes, _) = try classBook()
-        return try await change { .json(200, ["classes": try await classes.listClasses().map(ClassEntryResponse.init)]) }
+        let scope = try request.ownerScope
+        return try await change { .json(200, ["classes": try await classes.listClasses(scope: scope).map(ClassEntryResponse.init)]) }
     }
 
     fileprivate func createClass(_ request: RouteRequest) async throws -> HTTPResponse {
         let (classes, lookalikes) = try classBook()
-        let draft = try checkedClass(request, lookalikes).draft
+        var draft = try checkedClass(request, lookalikes).draft
+        draft.owner = request.newOwner
         return try await change {
             let created = try await classes.createClass(draft)
             return .json(201, ["id": JSONValue.string(created.id), "version": .number(Double(created.version))])
@@ -92,23 +95,24 @@ extension APIHandler {
 
     fileprivate func deleteClass(_ request: RouteRequest) async throws -> HTTPResponse {
         let (classes, _, id) = try classBook(request)
-        return try await change {
+        return try await audited(.deleteClass, target: "class:\(id)", request) { try await change {
             // Its rooms go with it: those still in memory (finished: the store refuses otherwise) go from
             // there too, so nobody reads a deleted room's results.
             let rooms = try await classes.classRooms(id).map(\.header.code)
             try await classes.deleteClass(id)
             await registry.directory.forgetFinished(rooms)
             return HTTPResponse(status: 204, contentType: "application/json; charset=utf-8", body: [])
-        }
+        } }
     }
 
-    fileprivate func classReport(_ request: RouteRequest) throws -> HTTPResponse {
+    fileprivate func classReport(_ request: RouteRequest) async throws -> HTTPResponse {
         let (_, lookalikes) = try classBook()
         let (schoolClass, rooms) = request.schoolClass!
+        try await audit(.readClassReport, target: "class:\(schoolClass.id)", request)
         return .json(200, ClassReport(schoolClass, rooms: rooms, lookalikes: lookalikes))
     }
 
-    fileprivate func classResults(_ request: RouteRequest) throws -> HTTPResponse {
+    fileprivate func classResults(_ request: RouteRequest) async throws -> HTTPResponse {
         let (_, lookalikes) = try classBook()
         let (schoolClass, rooms) = request.schoolClass!
         // `?room=CODE`: one room of the class; a room of another class is as unknown as none.
@@ -117,6 +121,7 @@ extension APIHandler {
             let shown = String(room.prefix(12))
             throw HTTPError(.roomNotFound, "Class \(schoolClass.id) has no room \(shown).", params: ["code": shown])
         }
+        try await audit(.exportCSV, target: "class:\(schoolClass.id)", request, detail: room.map { "room:\($0)" } ?? "")
         let csv = ClassReport(schoolClass, rooms: rooms, lookalikes: lookalikes).csv(room: room)
         // Named after the class (and the story, for one room) and the day: the room's, or today.
         let played = room.flatMap { code in rooms.first { $0.header.code == code } }
@@ -126,7 +131,10 @@ extension APIHandler {
 
     fileprivate func eraseMember(_ request: RouteRequest) async throws -> HTTPResponse {
         let (classes, _, id) = try classBook(request)
-        try await change { try await classes.eraseMember(request[parameter: "member"], ofClass: id) }
+        let member = request[parameter: "member"]
+        try await audited(.eraseMember, target: "class:\(id)/member:\(member)", request) {
+            try await change { try await classes.eraseMember(member, ofClass: id) }
+        }
         // Once committed the erase is done, whatever follows: the class's rooms (all finished: the store
         // refuses otherwise) may still be in memory with the child in them: they take the store's truth in
         // place, so a podium or results page still open on one shows the child gone.
@@ -244,6 +252,7 @@ struct ClassEntryResponse: Encodable {
     var children: Int
     var version: Int
     var changedAt: String
+    var owner: Owner?
 
     init(_ entry: ClassEntry) {
         id = entry.id
@@ -251,5 +260,6 @@ struct ClassEntryResponse: Encodable {
         children = entry.children
         version = entry.version
         changedAt = ClassReport.iso8601(entry.changedAt)
+        owner = entry.owner
     }
 }

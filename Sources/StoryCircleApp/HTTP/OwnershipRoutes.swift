@@ -14,7 +14,7 @@ struct OwnershipRoutes: RouteCollection {
     var routes: [Route] {
         [
             Route(.post, "/api/accounts/:id/adopt", .admin, refusal: Self.adoptRefusal) { try await $0.adoptUnowned($1) },
-            Route(.put, "/api/stories/:id/shared", .admin, refusal: StoryRoutes.refusal) { try await $0.shareStory($1) },
+            Route(.put, "/api/stories/:id/shared", .storyOwner, refusal: StoryRoutes.refusal) { try await $0.shareStory($1) },
         ]
     }
 }
@@ -61,7 +61,9 @@ extension APIHandler {
         }
         do {
             let owner = Owner(account)
-            let adopted = try await ownership.adoptUnowned(by: owner)
+            let adopted = try await audited(.ownerAdopted, target: "account:\(account.id)", request, schoolID: account.schoolID) {
+                try await ownership.adoptUnowned(by: owner)
+            }
             return .json(200, AdoptionResponse(account: account.id, schoolID: owner.schoolID, adopted: adopted))
         } catch {
             throw HTTPError(.storageUnavailable, "The owners could not be saved (\(StoreFailure.from(error, record: "owner").reason)).")

@@ -8,10 +8,10 @@ import StoryCircleServer
 struct RoomRoutes: RouteCollection {
     var routes: [Route] {
         [
-            Route(.post, "/api/rooms", .admin, refusal: .unauthorized("Creating a room needs the admin token (Authorization: Bearer …); the server printed where it keeps it.")) {
+            Route(.post, "/api/rooms", .teaching, refusal: .unauthorized("Creating a room needs a signed-in teacher or the admin token (Authorization: Bearer …); the server printed where it keeps it.")) {
                 try await $0.createRoom($1)
             },
-            Route(.get, "/api/rooms", .admin, refusal: .unauthorized("Listing rooms needs the admin token.")) { api, _ in try await api.listRooms() },
+            Route(.get, "/api/rooms", .teaching, refusal: .unauthorized("Listing rooms needs a signed-in teacher or the admin token.")) { try await $0.listRooms($1) },
             Route(.get, "/api/rooms/:code", .dashboard) { _, request in .json(200, await request.room!.report()) },
             Route(.post, "/api/rooms/:code/commands", .teacher) { try await $0.command($1) },
             Route(.get, "/api/rooms/:code/results", .teacher) { try await $0.results($1) },
@@ -28,7 +28,7 @@ extension APIHandler {
         var storyID: String?
         var warnings: [ValidationIssue] = []
         if let id = body["storyId"] {
-            story = try await libraryStory(id)
+            story = try await libraryStory(id, for: request.principal)
             if case .string(let text) = id { storyID = text }
         } else {
             let validated = Story.load(json: body["story"] ?? .object(body.filter { $0.key != "settings" }))
@@ -44,10 +44,10 @@ extension APIHandler {
                 throw HTTPError(.invalidSettings, "The settings are not valid: each one is true/false, a number, or a narration mode (devices, dashboard, off).")
             }
         }
-        let schoolClass = try await body["classId"].asyncMap { try await classForRoom($0) }
+        let schoolClass = try await body["classId"].asyncMap { try await classForRoom($0, for: request.principal) }
         try await refusePictures(of: story)
         do {
-            return .json(201, try await rooms.create(story: story, settings: patch, storyID: storyID, schoolClass: schoolClass, warnings: warnings.map(\.description)))
+            return .json(201, try await rooms.create(story: story, settings: patch, storyID: storyID, schoolClass: schoolClass, warnings: warnings.map(\.description), owner: request.newOwner))
         } catch let error as RoomError {
             throw error
         } catch {
@@ -55,9 +55,10 @@ extension APIHandler {
         }
     }
 
-    fileprivate func listRooms() async throws -> HTTPResponse {
+    fileprivate func listRooms(_ request: RouteRequest) async throws -> HTTPResponse {
+        let scope = try request.ownerScope
         do {
-            return .json(200, ["rooms": try await store.summaries()])
+            return .json(200, ["rooms": try await store.summaries(scope: scope)])
         } catch {
             throw HTTPError(.internalError, "The rooms could not be read from storage.")
         }
@@ -80,8 +81,12 @@ extension APIHandler {
 
     fileprivate func results(_ request: RouteRequest) async throws -> HTTPResponse {
         let room = request.room!
+        let format = request.query["format"] ?? "json"
+        guard format == "json" || format == "csv" else { throw HTTPError(.invalidMessage, "format must be json or csv.") }
+        // Recorded before anything is read: a read that cannot be recorded is refused.
+        try await audit(format == "csv" ? .exportCSV : .readRoomResults, target: "room:\(room.code)", request, detail: format)
         let results = await room.results()
-        switch request.query["format"] ?? "json" {
+        switch format {
         case "json":
             return .json(200, results)
         case "csv":

@@ -16,14 +16,14 @@ struct StoryRoutes: RouteCollection {
     var routes: [Route] {
         [
             // Checking a story, listening to a sentence and listing the voices need no stored stories.
-            Route(.post, "/api/stories/validate", .admin, refusal: Self.refusal) { try $0.validateStory($1) },
-            Route(.post, "/api/stories/listen", .admin, refusal: Self.refusal) { try await $0.listen($1) },
-            Route(.get, "/api/stories/voices", .admin, refusal: Self.refusal) { api, _ in api.voices() },
-            Route(.get, "/api/stories", .admin, refusal: Self.refusal) { try await $0.listStories($1) },
-            Route(.post, "/api/stories", .admin, refusal: Self.refusal) { try await $0.createStory($1) },
-            Route(.get, "/api/stories/:id", .admin, refusal: Self.refusal) { try await $0.readStory($1) },
-            Route(.put, "/api/stories/:id", .admin, refusal: Self.refusal) { try await $0.updateStory($1) },
-            Route(.delete, "/api/stories/:id", .admin, refusal: Self.refusal) { try await $0.deleteStory($1) },
+            Route(.post, "/api/stories/validate", .teaching, refusal: Self.refusal) { try $0.validateStory($1) },
+            Route(.post, "/api/stories/listen", .teaching, refusal: Self.refusal) { try await $0.listen($1) },
+            Route(.get, "/api/stories/voices", .teaching, refusal: Self.refusal) { api, _ in api.voices() },
+            Route(.get, "/api/stories", .teaching, refusal: Self.refusal) { try await $0.listStories($1) },
+            Route(.post, "/api/stories", .teaching, refusal: Self.refusal) { try await $0.createStory($1) },
+            Route(.get, "/api/stories/:id", .storyReader, refusal: Self.refusal) { try await $0.readStory($1) },
+            Route(.put, "/api/stories/:id", .storyOwner, refusal: Self.refusal) { try await $0.updateStory($1) },
+            Route(.delete, "/api/stories/:id", .storyOwner, refusal: Self.refusal) { try await $0.deleteStory($1) },
         ]
     }
 }
@@ -61,7 +61,7 @@ extension APIHandler {
         }
         let query = request.query["q"].map { String($0.prefix(StoryLimits.titleLength.upperBound)) }
         do {
-            let page = try await library.listStories(matching: query, after: cursor, limit: limit)
+            let page = try await library.listStories(matching: query, after: cursor, limit: limit, scope: try request.ownerScope)
             return .json(200, StoryListResponse(stories: page.stories, next: page.next?.token))
         } catch {
             throw storeRefusal(error, "The stories could not be read from storage")
@@ -77,7 +77,7 @@ extension APIHandler {
         guard let story else { throw invalidStory(issues) }
         try refuseUnstoredPictures(document)
         do {
-            let stored = try await library.createStory(story, by: author(body))
+            let stored = try await library.createStory(story, by: author(body), owner: request.newOwner)
             return .json(201, StoryResponse(stored, warnings: issues))
         } catch {
             throw storeRefusal(error, "The story could not be saved")
@@ -204,7 +204,8 @@ extension APIHandler {
     // MARK: - Rooms from the library
 
     /// `POST /api/rooms` with `{"storyId": …}`: the story as the library has it now.
-    func libraryStory(_ value: JSONValue) async throws -> Story {
+    /// A story `principal` may not read is as unknown as a missing one.
+    func libraryStory(_ value: JSONValue, for principal: Principal? = nil) async throws -> Story {
         guard case .string(let id) = value, StoryLibraryIDs.isWellFormed(id) else {
             throw HTTPError(.invalidMessage, "storyId must be the id of a story in the library (GET /api/stories lists them).")
         }
@@ -215,7 +216,9 @@ extension APIHandler {
         } catch {
             throw storeRefusal(error, "The story could not be read from storage")
         }
-        guard let stored else { throw storyNotFound(id) }
+        guard let stored, OwnershipRules.allows(principal ?? .adminToken, .read, owner: stored.entry.owner, shared: stored.entry.shared) else {
+            throw storyNotFound(id)
+        }
         return stored.story
     }
 

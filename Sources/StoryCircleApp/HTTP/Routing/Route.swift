@@ -7,22 +7,42 @@ import TransportCore
 enum Authority: Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// Anyone (health, metrics, audio, stored pictures).
     case none
-    /// The admin token (the server printed where it keeps it).
+    /// The admin token (the server printed where it keeps it), or a signed-in district administrator.
     case admin
+    /// A signed-in school administrator or district administrator, or the admin token.
+    case schoolAdmin
+    /// Any signed-in, enabled account (a session cookie; the admin token is no account).
+    case signedIn
     /// The teacher token of the room `:code`, or the admin token.
     case teacher
     /// The dashboard or teacher token of the room `:code`, or the admin token.
     case dashboard
     /// The teacher token of any room of the class `:id`, or the admin token.
     case classTeacher
+    /// The admin token, or a signed-in teacher or school administrator: what they make is theirs, and the
+    /// lists show them what `OwnershipRules.scope` allows (a district administrator sees no children's data).
+    case teaching
+    /// The story `:id` read: the admin token, its owner, its school's administrator, or a teacher of its
+    /// school when it is shared (`OwnershipRules`).
+    case storyReader
+    /// The story `:id` changed: the admin token, its owner or its school's administrator.
+    case storyOwner
+    /// The class `:id` changed: the admin token, its owner or its school's administrator.
+    case classOwner
 
     var description: String {
         switch self {
         case .none: "none"
         case .admin: "admin"
+        case .schoolAdmin: "school admin"
+        case .signedIn: "signed in"
         case .teacher: "teacher"
         case .dashboard: "dashboard"
         case .classTeacher: "class teacher"
+        case .teaching: "teaching"
+        case .storyReader: "story reader"
+        case .storyOwner: "story owner"
+        case .classOwner: "class owner"
         }
     }
 }
@@ -32,6 +52,12 @@ struct RouteRequest: Sendable {
     var http: HTTPRequest
     /// The path's parameters by name (`:code` → `parameters["code"]`).
     var parameters: [String: String]
+    /// Who is asking, as the request's credentials proved it (for what they are answered and the audit
+    /// trail): the admin token, a room's token (for the room it names), or a signed-in account. Nil only on `.none` routes asked without a bearer token (the
+    /// session cookie is looked up only where a route needs authority).
+    var principal: Principal?
+    /// The session the cookie proved, when a signed-in account is asking through its cookie.
+    var session: SessionRecord?
     /// The room `:code`, for `.teacher` and `.dashboard` routes.
     var room: Room?
     /// The class `:id` with its rooms, for `.classTeacher` routes.

@@ -1,0 +1,217 @@
+import Foundation
+import Testing
+import TransportCore
+import WebSocketTransport
+import WebSocketTransportTesting
+@testable import SQLiteStorage
+@testable import StoryCircleApp
+@testable import StoryCircleCore
+@testable import StoryCircleServer
+@testable import StoryCircleServerTesting
+
+/// Every route of the router × every kind of asker, against the room, class and story of teacher A: who
+/// gets past the router and who is refused, as the route's authority and `OwnershipRules` say. The routes
+/// are read from the router itself (`APIHandler.router.routes`): a new route without its line in
+/// `expected` fails here. (`RouteTableTests` holds the bearer tokens to the same table; this adds accounts.)
+@Suite("HTTP API: the authorization matrix")
+struct AuthorizationMatrixTests {
+    enum Asker: String, CaseIterable, CustomStringConvertible {
+        case anonymous, dashboardToken, teacherToken, teacherA, teacherB, teacherC, schoolAdminA, schoolAdminOther, districtAdmin, adminToken
+        var description: String { rawValue }
+    }
+
+    static let everyone = Set(Asker.allCases)
+    static let accounts: Set<Asker> = [.teacherA, .teacherB, .teacherC, .schoolAdminA, .schoolAdminOther, .districtAdmin]
+    /// Teachers and school administrators make their own rooms, classes, stories and pictures and list what
+    /// they may see; a district administrator sees no children's data; the admin token sees everything.
+    static let teaching: Set<Asker> = [.teacherA, .teacherB, .teacherC, .schoolAdminA, .schoolAdminOther, .adminToken]
+    /// A's own things: A, the administrator of A's school, the admin token.
+    static let ownersOfA: Set<Asker> = [.teacherA, .schoolAdminA, .adminToken]
+    static let roomTeacher = ownersOfA.union([.teacherToken])
+    static let roomDashboard = roomTeacher.union([.dashboardToken])
+    static let admin: Set<Asker> = [.districtAdmin, .adminToken]
+
+    /// Who gets past the router, by route (teacher A's story is not shared here).
+    static let expected: [String: Set<Asker>] = [
+        "GET /healthz": everyone, "GET /metrics": everyone, "GET /api/join": everyone, "GET /pictures/:id": everyone,
+        "GET /audio/:file": everyone, "POST /api/sign-in": everyone, "POST /api/session": everyone,
+        "GET /api/session": accounts, "DELETE /api/session": accounts, "POST /api/session/everywhere": accounts,
+        "POST /api/rooms": teaching, "GET /api/rooms": teaching,
+        "GET /api/rooms/:code": roomDashboard, "POST /api/rooms/:code/commands": roomTeacher, "GET /api/rooms/:code/results": roomTeacher,
+        "GET /api/rooms/:code/qr.svg": roomDashboard,
+        "POST /api/stories/validate": teaching, "POST /api/stories/listen": teaching, "GET /api/stories/voices": teaching,
+        "GET /api/stories": teaching, "POST /api/stories": teaching,
+        "GET /api/stories/:id": ownersOfA, "PUT /api/stories/:id": ownersOfA, "DELETE /api/stories/:id": ownersOfA,
+        "PUT /api/stories/:id/shared": ownersOfA,
+        "GET /api/classes": teaching, "POST /api/classes": teaching,
+        "GET /api/classes/:id": roomTeacher, "GET /api/classes/:id/report": roomTeacher, "GET /api/classes/:id/results.csv": roomTeacher,
+        "PUT /api/classes/:id": ownersOfA, "DELETE /api/classes/:id": ownersOfA, "DELETE /api/classes/:id/members/:member/data": ownersOfA,
+        "GET /api/classes/:id/members/:member/data": ownersOfA, "GET /api/rooms/:code/players/:player/data": roomTeacher,
+        "DELETE /api/rooms/:code/players/:player/data": roomTeacher, "DELETE /api/rooms/:code": roomTeacher,
+        "POST /api/pictures": teaching,
+        "POST /api/accounts/:id/adopt": admin, "GET /api/audit": admin,
+    ]
+
+    @Test func everyRouteOfTheRouterHasItsLine() {
+        let routes = Set(APIHandler.router.routes.map { "\($0.method.rawValue) \($0.pattern)" })
+        #expect(routes.subtracting(Self.expected.keys).isEmpty, "routes without a line: \(routes.subtracting(Self.expected.keys).sorted())")
+        #expect(Set(Self.expected.keys).subtracting(routes).isEmpty, "lines without a route: \(Set(Self.expected.keys).subtracting(routes).sorted())")
+    }
+
+    @Test func everyRouteAnswersEveryAskerAsTheRulesSay() async throws {
+        let world = try await World()
+        defer { world.close() }
+        for route in APIHandler.router.routes {
+            let line = "\(route.method.rawValue) \(route.pattern)"
+            let admitted = try #require(Self.expected[line], "\(line) has no line")
+            for asker in Asker.allCases {
+                let response = await world.ask(asker, route.method, world.path(route.pattern), body: "{}")
+                if admitted.contains(asker) {
+                    #expect(![401, 403].contains(response.status.code), "\(line) as \(asker): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
+                } else {
+                    // Refused; a story or class another teacher may not see is as unknown as a missing one.
+                    #expect([401, 403, 404].contains(response.status.code), "\(line) as \(asker): \(response.status)")
+                }
+            }
+        }
+        // Nothing any request did removed what the matrix asked about.
+        #expect(try await world.store.story(world.story.entry.id) != nil)
+        #expect(try await world.store.schoolClass(world.schoolClass.id) != nil)
+        #expect(try await world.store.archive(room: world.room.code) != nil)
+    }
+
+    @Test func aSharedStoryIsReadAndDuplicatedByTheSchoolButChangedOnlyByItsOwner() async throws {
+        let world = try await World()
+        defer { world.close() }
+        let path = "/api/stories/\(world.story.entry.id)"
+        #expect(await world.ask(.teacherB, .get, path).status == 404, "not shared yet: as unknown as a missing story")
+        #expect(await world.ask(.teacherA, .put, path + "/shared", body: #"{"shared": true}"#).status == 200)
+        #expect(await world.ask(.teacherB, .get, path).status == 200)
+        #expect(await world.ask(.teacherB, .put, path, body: "{}").status == 403)
+        #expect(await world.ask(.teacherB, .delete, path).status == 403)
+        #expect(await world.ask(.teacherC, .get, path).status == 404, "another school")
+        // Duplicating: B reads it and saves a copy, which is B's.
+        let read = try JSONSerialization.jsonObject(with: Data(await world.ask(.teacherB, .get, path).body)) as? [String: Any]
+        let story = try #require(read?["story"])
+        let copy = await world.ask(.teacherB, .post, "/api/stories", body: String(decoding: try JSONSerialization.data(withJSONObject: ["story": story]), as: UTF8.self))
+        #expect(copy.status == 201)
+        let copyID = try #require((try JSONSerialization.jsonObject(with: Data(copy.body)) as? [String: Any])?["id"] as? String)
+        #expect(try await world.store.story(copyID)?.entry.owner == Owner(world.b))
+        // And a room from A's shared story, owned by B.
+        let room = await world.ask(.teacherB, .post, "/api/rooms", body: #"{"storyId": "\#(world.story.entry.id)"}"#)
+        #expect(room.status == 201)
+        let code = try #require((try JSONSerialization.jsonObject(with: Data(room.body)) as? [String: Any])?["code"] as? String)
+        #expect(try await world.store.archive(room: code)?.header.owner == Owner(world.b))
+    }
+
+    @Test func listsShowEachAskerWhatTheyMaySeeAndWhatTheyMakeIsTheirs() async throws {
+        let world = try await World()
+        defer { world.close() }
+        let made = await world.ask(.teacherB, .post, "/api/classes", body: #"{"name": "2C", "children": [{"name": "Kim", "avatar": "owl"}]}"#)
+        #expect(made.status == 201)
+        func ids(_ asker: Asker, _ path: String, _ key: String, _ field: String) async throws -> Set<String> {
+            let body = try JSONSerialization.jsonObject(with: Data(await world.ask(asker, .get, path).body)) as? [String: Any]
+            return Set(((body?[key] as? [[String: Any]]) ?? []).compactMap { $0[field] as? String })
+        }
+        let classOfB = try #require(try await world.store.listClasses(scope: .account(world.b.id, schoolID: world.b.schoolID)).first)
+        #expect(classOfB.owner == Owner(world.b))
+        #expect(try await ids(.teacherA, "/api/classes", "classes", "id") == [world.schoolClass.id])
+        #expect(try await ids(.teacherB, "/api/classes", "classes", "id") == [classOfB.id])
+        #expect(try await ids(.schoolAdminA, "/api/classes", "classes", "id") == [world.schoolClass.id, classOfB.id])
+        #expect(try await ids(.schoolAdminOther, "/api/classes", "classes", "id") == [])
+        #expect(try await ids(.teacherC, "/api/classes", "classes", "id") == [])
+        #expect(try await ids(.adminToken, "/api/classes", "classes", "id") == [world.schoolClass.id, classOfB.id])
+        #expect(try await ids(.teacherA, "/api/rooms", "rooms", "code") == [world.room.code])
+        #expect(try await ids(.teacherB, "/api/rooms", "rooms", "code") == [])
+        #expect(try await ids(.schoolAdminA, "/api/rooms", "rooms", "code") == [world.room.code])
+        #expect(try await ids(.teacherA, "/api/stories", "stories", "id") == [world.story.entry.id])
+        #expect(try await ids(.teacherB, "/api/stories", "stories", "id") == [])
+        #expect(await world.ask(.districtAdmin, .get, "/api/rooms").status == 403)
+    }
+
+    /// A server with accounts in two schools, and teacher A's story, class and a room of both.
+    final class World: @unchecked Sendable {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("storycircle-matrix-\(UUID().uuidString)")
+        let store: SQLiteRoomStore
+        let registry: RoomRegistry
+        let sessions: SessionDesk
+        let api: APIHandler
+        let a, b: Account
+        let people: [Asker: Account]
+        let story: StoredStory
+        let schoolClass: SchoolClass
+        let room: CreatedRoom
+
+        init() async throws {
+            store = try SQLiteRoomStore(path: folder.appendingPathComponent("rooms.sqlite").path)
+            let clock = ManualClock()
+            (registry, _) = ServerFixtures.registry(transport: RecordingTransport(), store: store, clock: clock)
+            let book = MemoryAccountBook(now: { clock.now() })
+            sessions = SessionDesk(book: book, clock: clock) { _, _ in false }
+            api = APIHandler(
+                registry: registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin-token"),
+                publicURL: "https://192.0.2.1:8443", startedAt: clock.now(), audio: nil, qrCodes: true, library: store, classes: store, pictures: store,
+                childData: store, lookalikes: LookalikeTable(), accounts: book, ownership: store, sessions: sessions
+            )
+            let north = try await book.createSchool(name: "North")
+            let south = try await book.createSchool(name: "South")
+            func person(_ login: String, _ role: AccountRole, _ school: School?) async throws -> Account {
+                try await book.createAccount(AccountDraft(login: login, displayName: login, role: role, schoolID: school?.id))
+            }
+            a = try await person("a", .teacher, north)
+            b = try await person("b", .teacher, north)
+            people = [
+                .teacherA: a, .teacherB: b, .teacherC: try await person("c", .teacher, south), .schoolAdminA: try await person("n", .schoolAdmin, north),
+                .schoolAdminOther: try await person("s", .schoolAdmin, south), .districtAdmin: try await person("d", .districtAdmin, nil),
+            ]
+            story = try await store.createStory(ServerFixtures.story, by: "A", owner: Owner(a))
+            schoolClass = try await store.createClass(ClassDraft(name: "1B", nameKeys: ["1b"], children: [.init(name: "Ada", avatar: "owl")], owner: Owner(a)))
+            room = try await registry.directory.createRoom(story: ServerFixtures.story, storyID: story.entry.id, classRoster: ClassRoster(schoolClass), owner: Owner(a))
+        }
+
+        func close() {
+            let (registry, store, folder) = (registry, store, folder)
+            Task {
+                await registry.shutDown()
+                await store.close()
+                try? FileManager.default.removeItem(at: folder)
+            }
+        }
+
+        /// The pattern with A's things in it (`:id` is the story, class or account its resource names).
+        func path(_ pattern: RoutePattern) -> String {
+            let id = switch pattern.description {
+            case let text where text.hasPrefix("/api/stories"): story.entry.id
+            case let text where text.hasPrefix("/api/classes"): schoolClass.id
+            case let text where text.hasPrefix("/api/accounts"): a.id
+            default: String(repeating: "0", count: 64)
+            }
+            let values = ["code": room.code, "id": id, "member": "mem_nobody", "player": "p1", "file": "0000.mp3"]
+            return "/" + pattern.segments.map { segment in
+                switch segment {
+                case .literal(let text): text
+                case .parameter(let name): values[name] ?? name
+                }
+            }.joined(separator: "/")
+        }
+
+        /// A request as `asker` makes it: a bearer token, or a browser freshly signed in (cookie and CSRF token).
+        func ask(_ asker: Asker, _ method: HTTPMethod, _ path: String, body: String = "") async -> HTTPResponse {
+            var headers: [String: String] = [:]
+            switch asker {
+            case .anonymous: break
+            case .dashboardToken: headers["authorization"] = "Bearer \(room.dashboardToken)"
+            case .teacherToken: headers["authorization"] = "Bearer \(room.teacherToken)"
+            case .adminToken: headers["authorization"] = "Bearer admin-token"
+            default:
+                guard let account = people[asker], let (token, record) = try? await sessions.start(account, method: "password") else {
+                    Issue.record("no session for \(asker)")
+                    return HTTPResponse(status: 500, contentType: "text/plain", body: [])
+                }
+                headers["cookie"] = "storycircle_session=\(token)"
+                headers["x-csrf-token"] = record.csrfToken
+            }
+            return await api.handle(.testRequest(method: method, path: path, headers: headers, body: Array(body.utf8)))
+        }
+    }
+}
