@@ -94,12 +94,26 @@ extension APIHandler {
         case .busy:
             throw HTTPError(.tryAgain, "Many people are signing in just now; try again in a moment.")
         case .wrong:
+            try await auditFailedSignIn(account, request, detail: "password")
             throw Self.signInFailure
         case .right:
-            guard let account, !account.disabled else { throw Self.signInFailure }
+            guard let account, !account.disabled else {
+                try await auditFailedSignIn(account, request, detail: "password, account disabled")
+                throw Self.signInFailure
+            }
             sessions.succeeded(ticket)
+            try await audit(.signIn, target: "account:\(account.id)", actor: AuditActor(.account(account)), address: request.http.peer, schoolID: account.schoolID, detail: "password")
             return try await startSession(account, method: "password", sessions: sessions)
         }
+    }
+
+    /// A sign-in that did not work, named by the login only when it is an account's (a password typed in
+    /// the login field is never written).
+    private func auditFailedSignIn(_ account: Account?, _ request: RouteRequest, detail: String) async throws {
+        try await audit(
+            .signInFailed, target: account.map { "account:\($0.id)" } ?? "", actor: AuditActor(kind: .nobody, accountID: account?.id, login: account?.login),
+            address: request.http.peer, schoolID: account?.schoolID, detail: detail
+        )
     }
 
     /// A new session for `account`: its cookie, and the answer a page keeps (the account and the CSRF token).
@@ -121,7 +135,9 @@ extension APIHandler {
     fileprivate func signOut(_ request: RouteRequest) async throws -> HTTPResponse {
         guard let sessions, let session = request.session else { throw Self.signInNeeded }
         do {
-            try await sessions.end(session)
+            try await audited(.signOut, target: "account:\(session.accountID)", request) { try await sessions.end(session) }
+        } catch let error as HTTPError {
+            throw error
         } catch {
             throw HTTPError(.storageUnavailable, "The session cannot be ended in storage just now (\(StoreFailure.from(error, record: "session").reason)).")
         }
@@ -132,7 +148,11 @@ extension APIHandler {
         guard let sessions, let account = request.principal?.account else { throw Self.signInNeeded }
         let ended: Int
         do {
-            ended = try await sessions.endAll(accountID: account.id)
+            ended = try await audited(.signOutEverywhere, target: "account:\(account.id)", request, schoolID: account.schoolID) {
+                try await sessions.endAll(accountID: account.id)
+            }
+        } catch let error as HTTPError {
+            throw error
         } catch {
             throw HTTPError(.storageUnavailable, "The sessions cannot be ended in storage just now (\(StoreFailure.from(error, record: "session").reason)).")
         }
