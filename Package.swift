@@ -23,7 +23,8 @@ let package = Package(
             name: "CLibEV",
             providers: [.apt(["libev-dev", "libwebsockets-evlib-ev"])]
         ),
-        // libsodium: the room tokens' MAC (HMAC-SHA-256), compared in constant time, and the key's random bytes.
+        // libsodium: the room tokens' MAC (HMAC-SHA-256), compared in constant time, the key's random bytes,
+        // and the adults' passwords (Argon2id).
         .systemLibrary(
             name: "CSodium",
             pkgConfig: "libsodium",
@@ -158,6 +159,8 @@ let package = Package(
         // The certificates checked with OpenSSL's verifier directly, not through the code that made them.
         .testTarget(name: "LocalCertificatesTests", dependencies: ["LocalCertificates", "COpenSSL"]),
         .testTarget(name: "TLSClientTests", dependencies: ["TLSClient"]),
+        // Argon2id through libsodium, checked against libsodium's own encoded form and costs.
+        .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
         // Authenticator responses made in the tests with OpenSSL's keys and libcbor's encoder, for the three
         // algorithms and every refusal.
         .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "COpenSSL"]),

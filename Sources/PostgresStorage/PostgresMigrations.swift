@@ -221,6 +221,57 @@ enum PostgresMigrations {
             CREATE TRIGGER audit_rows_no_truncate BEFORE TRUNCATE ON audit_rows
                 FOR EACH STATEMENT EXECUTE FUNCTION storycircle_audit_guard();
             """),
+        // Version 11: adults' accounts (`AccountBook`), as in SQLite's step 11: schools unique by their case-folded
+        // name, logins stored normalised and unique, sessions and setup codes kept by the SHA-256 of their
+        // secret, passkeys by credential id. Two nodes creating one login at once meet on its unique index.
+        (11, """
+            CREATE TABLE schools (
+                id text PRIMARY KEY,
+                name text NOT NULL,
+                name_key text NOT NULL CONSTRAINT schools_name_key UNIQUE,
+                version integer NOT NULL,
+                created_at bigint NOT NULL
+            );
+            CREATE TABLE accounts (
+                id text PRIMARY KEY,
+                login text NOT NULL CONSTRAINT accounts_login_key UNIQUE,
+                display_name text NOT NULL,
+                role text NOT NULL CHECK (role IN ('teacher', 'school_admin', 'district_admin')),
+                school_id text REFERENCES schools (id),
+                disabled boolean NOT NULL DEFAULT false,
+                version integer NOT NULL,
+                created_at bigint NOT NULL,
+                password_hash text
+            );
+            CREATE INDEX accounts_by_school ON accounts (school_id, login);
+            CREATE TABLE sessions (
+                token_hash text PRIMARY KEY,
+                account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                csrf_token text NOT NULL,
+                created_at bigint NOT NULL,
+                expires_at bigint NOT NULL,
+                method text NOT NULL
+            );
+            CREATE INDEX sessions_by_account ON sessions (account_id);
+            CREATE INDEX sessions_by_expiry ON sessions (expires_at);
+            CREATE TABLE passkeys (
+                credential_id text CONSTRAINT passkeys_pkey PRIMARY KEY,
+                account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                public_key bytea NOT NULL,
+                algorithm integer NOT NULL,
+                sign_count bigint NOT NULL,
+                name text NOT NULL,
+                created_at bigint NOT NULL,
+                last_used_at bigint
+            );
+            CREATE INDEX passkeys_by_account ON passkeys (account_id);
+            CREATE TABLE account_setup_codes (
+                code_hash text PRIMARY KEY,
+                account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+                expires_at bigint NOT NULL
+            );
+            CREATE INDEX account_setup_codes_by_account ON account_setup_codes (account_id);
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }
@@ -239,8 +290,11 @@ enum PostgresMigrations {
             guard current <= latest else {
                 throw PostgresError.client("the database is at schema version \(current), newer than this StoryCircle (\(latest)); upgrade StoryCircle", "migrating")
             }
+            // The steps it has not had, not only those after its newest (as in SQLite's `Migrations`).
+            let had = try connection.query("SELECT version FROM schema_migrations")
+            let recorded = Set((0..<had.count).map { had.int($0, 0) })
             var applied: [Int] = []
-            for step in steps where step.version > current && step.version <= target {
+            for step in steps where !recorded.contains(step.version) && step.version <= target {
                 try connection.execute(step.sql)
                 try connection.query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1::integer, $2::bigint)", [.int(step.version), .integer(now)])
                 applied.append(step.version)

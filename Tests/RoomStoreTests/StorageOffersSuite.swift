@@ -2,7 +2,7 @@ import StoryCircleCore
 import Testing
 
 /// What each database says it offers (`RoomStore.offers`), the one place a server learns which parts a
-/// store keeps: both keep classes, the library and pictures; only PostgreSQL, which several nodes may
+/// store keeps: both keep classes, the library, pictures and accounts; only PostgreSQL, which several nodes may
 /// share, offers leases, so only it is "shared".
 @Suite("What a store offers, every backend")
 struct StorageOffersSuite {
@@ -15,6 +15,7 @@ struct StorageOffersSuite {
         #expect(offers.classes === fixture.store)
         #expect(offers.library === fixture.store)
         #expect(offers.pictures === fixture.store)
+        #expect(offers.accounts === fixture.store)
         switch backend {
         case .sqlite:
             #expect(offers.leases == nil, "one server per data directory: nobody to hand a room to")

@@ -50,6 +50,10 @@ struct AuthorizationMatrixTests {
         "DELETE /api/rooms/:code/players/:player/data": roomTeacher, "DELETE /api/rooms/:code": roomTeacher,
         "POST /api/pictures": teaching,
         "POST /api/accounts/:id/adopt": admin, "GET /api/audit": admin,
+        "GET /api/schools": admin, "POST /api/schools": admin, "GET /api/accounts": admin, "POST /api/accounts": admin,
+        "GET /api/accounts/:id": admin, "PATCH /api/accounts/:id": admin, "POST /api/accounts/:id/reset": admin,
+        // The setup link's code is its authority: the router lets everyone through to the code's check.
+        "POST /api/accounts/setup": everyone,
     ]
 
     @Test func everyRouteOfTheRouterHasItsLine() {

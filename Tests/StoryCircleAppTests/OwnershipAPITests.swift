@@ -95,6 +95,9 @@ final class FixedAccounts: AccountBook {
     func createAccount(_ draft: AccountDraft) async throws -> Account { throw Unused() }
     func updateAccount(_ id: String, _ change: AccountChange, basedOn version: Int) async throws -> Account { throw Unused() }
     func setPasswordHash(_ id: String, _ hash: String?) async throws { throw Unused() }
+    func resetAccount(_ id: String, setupCodeHash: String, expiresAt: ServerTime) async throws { throw Unused() }
+    func setupCodeAccount(codeHash: String, at now: ServerTime) async throws -> Account? { nil }
+    func useSetupCode(codeHash: String, passwordHash: String, at now: ServerTime) async throws -> Account? { nil }
     func createSession(_ session: SessionRecord) async throws { throw Unused() }
     func session(tokenHash: String, at now: ServerTime) async throws -> (session: SessionRecord, account: Account)? { nil }
     func deleteSession(tokenHash: String) async throws {}

@@ -28,6 +28,8 @@ struct RouteTableTests {
         "POST /api/pictures teaching", "GET /pictures/:id none",
         "GET /audio/:file none",
         "POST /api/sign-in none",
+        "GET /api/schools admin", "POST /api/schools admin", "GET /api/accounts admin", "POST /api/accounts admin",
+        "GET /api/accounts/:id admin", "PATCH /api/accounts/:id admin", "POST /api/accounts/:id/reset admin", "POST /api/accounts/setup none",
         "POST /api/accounts/:id/adopt admin", "PUT /api/stories/:id/shared story owner",
         "GET /api/audit admin",
         "POST /api/session none", "GET /api/session signed in", "DELETE /api/session signed in", "POST /api/session/everywhere signed in",

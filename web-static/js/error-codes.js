@@ -67,6 +67,14 @@ export const ERROR = Object.freeze({
   ROOM_IN_USE: "room_in_use",
   SIGN_IN_FAILED: "sign_in_failed",
   CSRF_FAILED: "csrf_failed",
+  INVALID_ACCOUNT: "invalid_account",
+  ACCOUNT_NOT_FOUND: "account_not_found",
+  SCHOOL_NOT_FOUND: "school_not_found",
+  LOGIN_TAKEN: "login_taken",
+  SCHOOL_NAME_TAKEN: "school_name_taken",
+  CONFLICT: "conflict",
+  LAST_DISTRICT_ADMIN: "last_district_admin",
+  SETUP_LINK_INVALID: "setup_link_invalid",
   INTERNAL_ERROR: "internal_error",
 });
 // </generated>

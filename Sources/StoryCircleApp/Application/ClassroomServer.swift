@@ -30,6 +30,8 @@ public final class ClassroomServer: Sendable {
     public let speech: SpeechNarrator?
     /// The one-time sign-in codes this node prints (`ClassroomServer+SignIn`), kept in its memory only.
     public let signIns: SignInDesk
+    /// Argon2id's threads (`PasswordHasher`).
+    let passwords: PasswordHasher
     /// The account the sign-in link also signs into, once `prepareLaptopTeacher` found or made it.
     let laptopTeacher = Locked<String?>(nil)
 
@@ -41,10 +43,12 @@ public final class ClassroomServer: Sendable {
     private init(
         configuration: ServerConfiguration, port: Int, publicURL: String, adminTokenFile: String?, registry: RoomRegistry,
         metrics: ServerMetrics, transport: WebSocketServer, storage: Storage, logger: StoryCircleLog, lock: DataDirectoryLock,
-        loops: [Task<Void, Never>], restoredRooms: Int, speech: SpeechNarrator?, signIns: SignInDesk, finishStreams: @escaping @Sendable () -> Void
+        loops: [Task<Void, Never>], restoredRooms: Int, speech: SpeechNarrator?, signIns: SignInDesk, passwords: PasswordHasher,
+        finishStreams: @escaping @Sendable () -> Void
     ) {
         self.speech = speech
         self.signIns = signIns
+        self.passwords = passwords
         self.configuration = configuration
         self.port = port
         self.publicURL = publicURL
@@ -91,13 +95,14 @@ public final class ClassroomServer: Sendable {
         let restored = try await restoreRooms(registry, from: opened)
         let (port, publicURL) = try listen(transport, configuration, tls: tls?.pair, logger: logger)
         let signIns = SignInDesk(clock: clock)
+        let passwords = PasswordHasher()
         let api = APIHandler(
             registry: registry, store: storage.rooms, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: narration.audio, qrCodes: true,
             narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
             childData: storage.childData, lookalikes: lookalikes,
             maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns,
-            accounts: storage.accounts, ownership: storage.ownership,
+            accounts: storage.accounts, passwords: passwords, ownership: storage.ownership,
             auditTrail: storage.audit.map { AuditTrail(log: $0, logger: logger) }
         )
         let defaultBodyLimit = transport.configuration.maxRequestBodyBytes
@@ -110,7 +115,7 @@ public final class ClassroomServer: Sendable {
         return ClassroomServer(
             configuration: configuration, port: port, publicURL: publicURL, adminTokenFile: adminTokenFile, registry: registry, metrics: metrics,
             transport: transport, storage: storage, logger: logger, lock: lock, loops: loops, restoredRooms: restored,
-            speech: narration.speech, signIns: signIns, finishStreams: wiring.finish
+            speech: narration.speech, signIns: signIns, passwords: passwords, finishStreams: wiring.finish
         )
     }
 
@@ -124,6 +129,7 @@ public final class ClassroomServer: Sendable {
         for loop in loops { loop.cancel() }
         for loop in loops { await loop.value }
         await storage.rooms.close()
+        await passwords.shutDown()
         lock.release()
         logger.notice("Server stopped")
     }

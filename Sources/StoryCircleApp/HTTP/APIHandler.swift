@@ -38,6 +38,8 @@ struct APIHandler: Sendable {
     var signIns: SignInDesk? = nil
     /// The adults' accounts and schools (`AccountRoutes`): the store's, when it keeps them.
     var accounts: (any AccountBook)? = nil
+    /// Argon2id off the cooperative pool, for every route that hashes or checks a password.
+    var passwords: PasswordHasher? = nil
     /// Who owns the classes, rooms, stories and pictures (`OwnershipRoutes`): the store's, when it keeps them.
     var ownership: (any OwnershipBook)? = nil
     /// Accounts' sessions and password sign-ins (`SessionRoutes`); nil where the store keeps no accounts.
@@ -47,7 +49,7 @@ struct APIHandler: Sendable {
     var auditTrail: AuditTrail? = nil
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AccountRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)

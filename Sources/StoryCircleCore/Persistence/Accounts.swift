@@ -180,9 +180,21 @@ public protocol AccountBook: AnyObject, Sendable {
     /// Sets (or clears) the password's hash and deletes the account's sessions (a reset signs out everywhere).
     func setPasswordHash(_ id: String, _ hash: String?) async throws
 
+    // Setup codes: the one-time link that sets a password (after a reset, or for a new account)
+    /// Clears the account's password, ends its sessions and stores a new setup code (only its SHA-256, hex),
+    /// replacing any earlier one, in one transaction. Throws `.notFound`.
+    func resetAccount(_ id: String, setupCodeHash: String, expiresAt: ServerTime) async throws
+    /// The enabled account a setup code is for, when the code exists and has not expired at `now`.
+    func setupCodeAccount(codeHash: String, at now: ServerTime) async throws -> Account?
+    /// Sets the password from a setup code and consumes the code, ending the account's sessions, in one
+    /// transaction; nil (and nothing changed) when the code is unknown, used, expired at `now` or its
+    /// account disabled.
+    func useSetupCode(codeHash: String, passwordHash: String, at now: ServerTime) async throws -> Account?
+
     // Sessions
     func createSession(_ session: SessionRecord) async throws
-    /// The session with this token hash and its account, when it exists and has not expired at `now`.
+    /// The session with this token hash and its account, when it exists, has not expired at `now` and its
+    /// account is enabled.
     func session(tokenHash: String, at now: ServerTime) async throws -> (session: SessionRecord, account: Account)?
     func deleteSession(tokenHash: String) async throws
     /// Deletes every session of the account; returns how many.

@@ -100,6 +100,18 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// A request the session cookie authenticated, changing something, without the session's CSRF token
     /// (`X-CSRF-Token`) or from a page of another origin.
     case csrfFailed = "csrf_failed"
+    /// An account or school body that cannot be stored as sent (`problems` lists each).
+    case invalidAccount = "invalid_account"
+    case accountNotFound = "account_not_found"
+    case schoolNotFound = "school_not_found"
+    case loginTaken = "login_taken"
+    case schoolNameTaken = "school_name_taken"
+    /// An account changed since the version a change was based on (`current` carries it).
+    case conflict = "conflict"
+    /// The change would leave no enabled district administrator.
+    case lastDistrictAdmin = "last_district_admin"
+    /// A setup link that was used, expired, replaced, or is of a disabled account.
+    case setupLinkInvalid = "setup_link_invalid"
     case internalError = "internal_error"
 }
 
@@ -108,13 +120,15 @@ extension ErrorCode {
     /// what it is over HTTP.
     public var httpStatus: Int {
         switch self {
-        case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass: 400
+        case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass, .invalidAccount: 400
         case .unauthorized, .badToken, .tokenNotForRoom, .signInFailed: 401
         case .wrongRole, .originNotAllowed, .csrfFailed: 403
-        case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound: 404
+        case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound, .accountNotFound, .schoolNotFound,
+             .setupLinkInvalid: 404
         case .methodNotAllowed: 405
         case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen, .storyConflict, .storyInUse,
-             .versionConflict, .classInUse, .roomInUse, .classRoom, .nameTaken, .released: 409
+             .versionConflict, .classInUse, .roomInUse, .classRoom, .nameTaken, .released, .loginTaken, .schoolNameTaken, .conflict,
+             .lastDistrictAdmin: 409
         case .payloadTooLarge, .messageTooBig: 413
         case .invalidStory, .voiceNotInstalled, .pictureRefused: 422
         case .rateLimited, .tooManyMessages, .tooManyConnections: 429
@@ -144,7 +158,8 @@ extension ErrorCode {
              .payloadTooLarge, .invalidStory, .pictureRefused, .voiceNotInstalled, .originNotAllowed, .tooManyConnections,
              .serverFull, .roomMismatch, .storyNotFound, .storyConflict, .storyInUse, .classRoom, .nameTaken, .released,
              .notMeAfterAnswer, .tokenNotForRoom, .memberNotFound, .classNotFound, .invalidClass, .versionConflict, .classInUse,
-             .roomInUse, .signInFailed, .csrfFailed, .internalError:
+             .roomInUse, .invalidAccount, .accountNotFound, .schoolNotFound, .loginTaken, .schoolNameTaken, .conflict, .lastDistrictAdmin,
+             .setupLinkInvalid, .signInFailed, .csrfFailed, .internalError:
             .policy
         }
     }

@@ -219,7 +219,7 @@ enum Commands {
         name: "account", path: ["storycircle"],
         overview: "Keep the adults' accounts of a running server.",
         options: [CommandSpec.helpOption],
-        kind: .group([accountAdopt])
+        kind: .group([accountAdd, accountList, accountDisable, accountEnable, accountReset, accountAdopt])
     )
 
     static let voices = CommandSpec(
@@ -257,6 +257,6 @@ enum Commands {
         name: "storycircle", path: [],
         overview: "Live story-and-quiz rooms for a classroom, from one computer.",
         options: [version, CommandSpec.helpOption],
-        kind: .group([start, serve, room, results, story, schoolClass, account, child, audit, voices, tls])
+        kind: .group([start, serve, room, results, story, schoolClass, account, school, child, audit, voices, tls])
     )
 }

@@ -75,6 +75,11 @@ final class MemoryAccountBook: AccountBook, @unchecked Sendable {
         }
     }
 
+    /// Setup codes are the stores' own (their suites test them); the session routes never use them.
+    func resetAccount(_ id: String, setupCodeHash: String, expiresAt: ServerTime) async throws { throw AccountBookError.notFound(id: id) }
+    func setupCodeAccount(codeHash: String, at now: ServerTime) async throws -> Account? { nil }
+    func useSetupCode(codeHash: String, passwordHash: String, at now: ServerTime) async throws -> Account? { nil }
+
     func createSession(_ session: SessionRecord) async throws { state.withLock { $0.sessions[session.tokenHash] = session } }
 
     func session(tokenHash: String, at now: ServerTime) async throws -> (session: SessionRecord, account: Account)? {

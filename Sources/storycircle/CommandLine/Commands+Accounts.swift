@@ -1,0 +1,67 @@
+import StoryCircleCore
+
+/// The account and school commands' interfaces (their help texts are in Tests/Integration/cli_help).
+extension Commands {
+    static let accountAdd = CommandSpec(
+        name: "add", path: ["storycircle", "account"],
+        overview: "Add a teacher's or an administrator's account to a running server.",
+        arguments: [.init(name: "login", help: "What they sign in with: letters, digits and . - _ @ + (an email address works).")],
+        options: ClientOptions.admin + [AccountAddCommand.name, AccountAddCommand.role, AccountAddCommand.school, AccountAddCommand.passwordStdin, OutputOptions.json, CommandSpec.helpOption],
+        kind: .command(AccountAddCommand.self),
+        discussion: "Without --password-stdin it prints a one-time link (24 hours) where they set their own password.\nExample: printf '%s' \"$PASSWORD\" | storycircle account add ana --name 'Ana López' --school 'North Primary' --password-stdin"
+    )
+
+    static let accountList = CommandSpec(
+        name: "list", path: ["storycircle", "account"],
+        overview: "List the accounts of a running server.",
+        options: ClientOptions.admin + [AccountListCommand.school, OutputOptions.json, CommandSpec.helpOption],
+        kind: .command(AccountListCommand.self)
+    )
+
+    static let accountDisable = CommandSpec(
+        name: "disable", path: ["storycircle", "account"],
+        overview: "Stop an account from signing in, and sign it out everywhere at once.",
+        arguments: [.init(name: "login", help: "The account's login or id.")],
+        options: ClientOptions.admin + [CommandSpec.helpOption],
+        kind: .leaf { arguments throws(UsageError) in AccountEnableCommand(enable: false, arguments) }
+    )
+
+    static let accountEnable = CommandSpec(
+        name: "enable", path: ["storycircle", "account"],
+        overview: "Let a disabled account sign in again.",
+        arguments: [.init(name: "login", help: "The account's login or id.")],
+        options: ClientOptions.admin + [CommandSpec.helpOption],
+        kind: .leaf { arguments throws(UsageError) in AccountEnableCommand(enable: true, arguments) }
+    )
+
+    static let accountReset = CommandSpec(
+        name: "reset", path: ["storycircle", "account"],
+        overview: "End an account's password and sessions, and print a one-time link to set a new password.",
+        arguments: [.init(name: "login", help: "The account's login or id.")],
+        options: ClientOptions.admin + [CommandSpec.helpOption],
+        kind: .command(AccountResetCommand.self),
+        discussion: "The link works once, for 24 hours; a newer reset replaces it. Give it to the person, not to anyone else."
+    )
+
+    static let schoolAdd = CommandSpec(
+        name: "add", path: ["storycircle", "school"],
+        overview: "Add a school to a running server.",
+        arguments: [.init(name: "name", help: "The school's name (1 to 80 characters; no two schools share one).")],
+        options: ClientOptions.admin + [OutputOptions.json, CommandSpec.helpOption],
+        kind: .command(SchoolAddCommand.self)
+    )
+
+    static let schoolList = CommandSpec(
+        name: "list", path: ["storycircle", "school"],
+        overview: "List the schools of a running server.",
+        options: ClientOptions.admin + [OutputOptions.json, CommandSpec.helpOption],
+        kind: .command(SchoolListCommand.self)
+    )
+
+    static let school = CommandSpec(
+        name: "school", path: ["storycircle"],
+        overview: "Keep the schools a server's accounts belong to.",
+        options: [CommandSpec.helpOption],
+        kind: .group([schoolAdd, schoolList])
+    )
+}
