@@ -60,6 +60,8 @@ test("every refusal of the administrators' routes has words, a stale change nami
   assert.equal(adminFailure(new Refused(401, { code: "unauthorized" })).key, "account.error.signed_out");
   assert.equal(adminFailure(new Refused(403, { code: "forbidden" })).key, "account.error.not_allowed");
   assert.equal(adminFailure(new Refused(400, { code: "invalid_account" })).key, "admin.error.invalid");
+  assert.equal(adminFailure(new Refused(404, { code: "account_not_found" })).key, "admin.error.account_not_found");
+  assert.equal(adminFailure(new Refused(404, { code: "not_found" })).key, "admin.error.not_found", "a server without the account routes");
   assert.equal(adminFailure(new Refused(500, { code: "internal_error" })).key, "library.error.other");
   assert.equal(adminFailure(new TypeError("Failed to fetch")).key, "admin.error.network");
 });

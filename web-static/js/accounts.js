@@ -68,7 +68,8 @@ export function adminFailure(failure) {
     case "login_taken": return { key: "admin.error.login_taken", params: { login: params(failure).login ?? "" } };
     case ERROR.NAME_TAKEN: case "school_name_taken": return { key: "admin.error.school_name_taken", params: { name: params(failure).name ?? "" } };
     case "school_not_found": return { key: "admin.error.school_not_found" };
-    case "account_not_found": case ERROR.NOT_FOUND: return { key: "admin.error.account_not_found" };
+    case "account_not_found": return { key: "admin.error.account_not_found" };
+    case ERROR.NOT_FOUND: return { key: "admin.error.not_found" };
     case "last_district_admin": return { key: "admin.error.last_district_admin" };
     case ACCOUNT_ERRORS.CSRF_FAILED: return { key: "account.error.csrf" };
     case ACCOUNT_ERRORS.UNAUTHORIZED: return { key: "account.error.signed_out" };

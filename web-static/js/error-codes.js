@@ -109,7 +109,7 @@ const WORDS = {
   internal_error: "error.internal_error", voice_not_installed: "error.voice_not_installed",
   class_room: "error.class_room", name_taken: "error.name_taken", released: "join.name_given_back", not_me_after_answer: "join.not_me_after_answer", token_not_for_room: "error.token_not_for_room", member_not_found: "error.member_not_found",
   class_not_found: "error.class_not_found", invalid_class: "error.invalid_class", version_conflict: "error.version_conflict",
-  class_in_use: "error.class_in_use",
+  class_in_use: "error.class_in_use", sign_in_failed: "error.sign_in_failed", csrf_failed: "error.csrf_failed",
 };
 const COMMAND_PROBLEMS = {
   already_started: "error.invalid_command.already_started", nothing_failed: "error.invalid_command.nothing_failed",
