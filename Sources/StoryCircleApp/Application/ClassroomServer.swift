@@ -94,7 +94,8 @@ public final class ClassroomServer: Sendable {
             narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
             childData: storage.childData, lookalikes: lookalikes,
             maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns,
-            accounts: storage.accounts, ownership: storage.ownership
+            accounts: storage.accounts, ownership: storage.ownership,
+            passkeys: PasskeyDesk.make(publicURL: publicURL, book: storage.accounts, clock: clock)
         )
         let defaultBodyLimit = transport.configuration.maxRequestBodyBytes
         wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }

@@ -41,8 +41,12 @@ struct APIHandler: Sendable {
     /// Who owns the classes, rooms, stories and pictures (`OwnershipRoutes`): the store's, when it keeps them.
     var ownership: (any OwnershipBook)? = nil
 
+    /// Passkeys (`PasskeyRoutes`): nil where the store keeps no accounts or the server has no name to be a
+    /// WebAuthn relying party for (`PasskeyDesk.relyingParty(publicURL:)`).
+    var passkeys: PasskeyDesk? = nil
+
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), OwnershipRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), OwnershipRoutes(), PasskeyRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)
