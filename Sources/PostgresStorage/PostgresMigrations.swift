@@ -187,6 +187,40 @@ enum PostgresMigrations {
             CREATE INDEX stories_by_owner ON stories (owner_id, updated_at DESC, id DESC);
             CREATE INDEX stories_by_school ON stories (school_id, updated_at DESC, id DESC);
             """),
+        // Step 10: the audit trail (`AuditLog`), append-only. Triggers refuse every UPDATE and TRUNCATE, and a
+        // DELETE of any row the retention rule has not let go: `PostgresRoomStore+Audit.prune` names its
+        // cutoff in the transaction (`storycircle.audit_prune_before`), and only rows older than it may go.
+        (10, """
+            CREATE TABLE audit_rows (
+                seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                at bigint NOT NULL,
+                actor_kind text NOT NULL,
+                actor_account text,
+                actor_login text,
+                actor_role text,
+                actor_room text,
+                action text NOT NULL,
+                target text NOT NULL,
+                school_id text,
+                address text NOT NULL,
+                detail text NOT NULL
+            );
+            CREATE INDEX audit_rows_by_time ON audit_rows (at);
+            CREATE FUNCTION storycircle_audit_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'DELETE' THEN
+                    IF OLD.at < coalesce(nullif(current_setting('storycircle.audit_prune_before', true), '')::bigint, -1) THEN
+                        RETURN OLD;
+                    END IF;
+                END IF;
+                RAISE EXCEPTION 'audit rows are never changed, and leave only by the retention rule' USING ERRCODE = 'insufficient_privilege';
+            END
+            $$;
+            CREATE TRIGGER audit_rows_append_only BEFORE UPDATE OR DELETE ON audit_rows
+                FOR EACH ROW EXECUTE FUNCTION storycircle_audit_guard();
+            CREATE TRIGGER audit_rows_no_truncate BEFORE TRUNCATE ON audit_rows
+                FOR EACH STATEMENT EXECUTE FUNCTION storycircle_audit_guard();
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -162,6 +162,30 @@ enum Migrations {
             CREATE INDEX stories_by_owner ON stories(owner_id, updated_at DESC, id DESC);
             CREATE INDEX stories_by_school ON stories(school_id, updated_at DESC, id DESC);
             """),
+        // Version 10: the audit trail (`AuditLog`), append-only: a trigger refuses every UPDATE, and rows
+        // leave only by the retention rule (`SQLiteRoomStore+Audit`). `seq` is never reused (AUTOINCREMENT),
+        // so a page's cursor stays valid while older rows are pruned.
+        (10, """
+            CREATE TABLE audit_rows (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                at INTEGER NOT NULL,
+                actor_kind TEXT NOT NULL,
+                actor_account TEXT,
+                actor_login TEXT,
+                actor_role TEXT,
+                actor_room TEXT,
+                action TEXT NOT NULL,
+                target TEXT NOT NULL,
+                school_id TEXT,
+                address TEXT NOT NULL,
+                detail TEXT NOT NULL
+            );
+            CREATE INDEX audit_rows_by_time ON audit_rows(at);
+            CREATE TRIGGER audit_rows_never_change BEFORE UPDATE ON audit_rows
+            BEGIN
+                SELECT RAISE(ABORT, 'audit rows are never changed');
+            END;
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -130,9 +130,9 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     public var health: StoreHealth { writer.health }
 
-    /// Rooms, classes, the library and pictures. No leases: one server runs on a data directory (its lock
+    /// Rooms, classes, the library, pictures and the audit trail. No leases: one server runs on a data directory (its lock
     /// says so), and its leases in memory (`SQLiteRoomStore+Leases`) would fence nobody.
-    public var offers: Storage { Storage(rooms: self, classes: self, library: self, pictures: self, ownership: self, childData: self) }
+    public var offers: Storage { Storage(rooms: self, classes: self, library: self, pictures: self, ownership: self, childData: self, audit: self) }
 
     public func probe() async -> StoreHealth {
         _ = try? await writer.write(.probe)

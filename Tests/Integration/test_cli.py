@@ -22,7 +22,7 @@ COMMANDS = [[], ["start"], ["serve"], ["room"], ["room", "create"], ["room", "st
             ["room", "start"], ["room", "next"], ["room", "reveal"], ["room", "pause"], ["room", "resume"],
             ["room", "end"], ["room", "kick"], ["results"], ["story"], ["story", "validate"], ["story", "list"], ["story", "push"],
             ["story", "pull"], ["class"], ["class", "create"], ["class", "list"], ["class", "show"], ["class", "add"],
-            ["class", "remove"], ["class", "erase"], ["account"], ["account", "adopt"], ["child"], ["child", "export"], ["child", "erase"], ["voices"], ["tls"], ["tls", "init"]]
+            ["class", "remove"], ["class", "erase"], ["account"], ["account", "adopt"], ["child"], ["child", "export"], ["child", "erase"], ["audit"], ["voices"], ["tls"], ["tls", "init"]]
 
 
 def run(*args, env=None, cwd=ROOT, timeout=60):

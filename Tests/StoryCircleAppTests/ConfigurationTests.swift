@@ -68,7 +68,7 @@ struct ConfigurationTests {
     /// Each key is declared once; the table has every one, each variable once.
     @Test func everySettingIsDeclaredOnceWithItsVariable() {
         let keys = ServerConfiguration.settings.map(\.key)
-        #expect(keys.count == 54 && Set(keys).count == keys.count)
+        #expect(keys.count == 59 && Set(keys).count == keys.count)
         let variables = ServerConfiguration.settings.compactMap(\.environment)
         #expect(Set(variables).count == variables.count && variables.allSatisfy { $0.hasPrefix("STORYCIRCLE_") })
     }

@@ -50,6 +50,26 @@ struct RoomDirectoryPartsTests {
         await registry.shutDown()
     }
 
+    @Test func retentionPrunesAuditRowsByTheirOwnRuleOnly() async throws {
+        let clock = ManualClock()
+        let store = MemoryRoomStore()
+        let (registry, _) = ServerFixtures.registry(transport: RecordingTransport(), store: store, clock: clock)
+        let room = try await registry.directory.createRoom(story: ServerFixtures.story)
+        let event = { (at: Int64) in
+            AuditEvent(at: ServerTime(milliseconds: at), actor: AuditActor(kind: .adminToken), action: .readRoomResults, target: "room:\(room.code)", address: "x")
+        }
+        try await store.auditLog.append(event(0))
+        let kept = try await store.auditLog.append(event(10))
+
+        // A sweep without an audit cutoff leaves the trail alone; with one, only rows older than it go.
+        _ = await registry.directory.sweep(finishedBefore: ServerTime(milliseconds: 0), createdBefore: ServerTime(milliseconds: 0))
+        #expect(try await store.auditLog.entries(AuditQuery()).entries.count == 2)
+        _ = await registry.directory.sweep(finishedBefore: ServerTime(milliseconds: 0), createdBefore: ServerTime(milliseconds: 0), auditBefore: ServerTime(milliseconds: 5))
+        #expect(try await store.auditLog.entries(AuditQuery()).entries == [kept])
+        #expect(await registry.directory.room(room.code) != nil, "the room's own retention is another rule")
+        await registry.shutDown()
+    }
+
     @Test func classFollowingLeavesRoomsAloneOverAStoreWithoutClasses() async throws {
         let transport = RecordingTransport()
         let (registry, events) = ServerFixtures.registry(transport: transport)

@@ -65,6 +65,8 @@ export const ERROR = Object.freeze({
   VERSION_CONFLICT: "version_conflict",
   CLASS_IN_USE: "class_in_use",
   ROOM_IN_USE: "room_in_use",
+  SIGN_IN_FAILED: "sign_in_failed",
+  CSRF_FAILED: "csrf_failed",
   INTERNAL_ERROR: "internal_error",
 });
 // </generated>

@@ -252,7 +252,7 @@ extension ClassroomServer {
 
     /// Once a minute: finished rooms leave memory, rooms past the retention leave the store, and so do
     /// removed class members, unused classes, stories and pictures past theirs (`docs/privacy.md`, "For how
-    /// long").
+    /// long"); audit rows past `auditRetentionDays` too.
     static func sweep(_ registry: RoomRegistry, clock: any ServerClock, configuration: ServerConfiguration, childData: (any ChildDataBook)? = nil, logger: StoryCircleLog? = nil) -> Task<Void, Never> {
         Task {
             while !Task.isCancelled {
@@ -260,7 +260,8 @@ extension ClassroomServer {
                 let now = clock.now()
                 _ = await registry.directory.sweep(
                     finishedBefore: now + -(configuration.storage.finishedRoomMinutes * 60_000),
-                    createdBefore: now + -(configuration.storage.retentionDays * 86_400_000)
+                    createdBefore: now + -(configuration.storage.retentionDays * 86_400_000),
+                    auditBefore: now + -(configuration.storage.auditRetentionDays * 86_400_000)
                 )
                 guard let childData else { continue }
                 await sweepClasses(childData, at: now, storage: configuration.storage, logger: logger)

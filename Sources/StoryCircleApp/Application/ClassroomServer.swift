@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import StoryCircleCore
 import TransportCore
 import WebSocketTransport
@@ -29,6 +30,8 @@ public final class ClassroomServer: Sendable {
     public let speech: SpeechNarrator?
     /// The one-time sign-in codes this node prints (`ClassroomServer+SignIn`), kept in its memory only.
     public let signIns: SignInDesk
+    /// The account the sign-in link also signs into, once `prepareLaptopTeacher` found or made it.
+    let laptopTeacher = Locked<String?>(nil)
 
     /// Errors that stop the server from starting, each with a sentence an operator can act on.
     public struct StartError: Error, CustomStringConvertible {
@@ -95,6 +98,7 @@ public final class ClassroomServer: Sendable {
             childData: storage.childData, lookalikes: lookalikes,
             maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns,
             accounts: storage.accounts, ownership: storage.ownership,
+            auditTrail: storage.audit.map { AuditTrail(log: $0, logger: logger) },
             passkeys: PasskeyDesk.make(publicURL: publicURL, book: storage.accounts, clock: clock)
         )
         let defaultBodyLimit = transport.configuration.maxRequestBodyBytes

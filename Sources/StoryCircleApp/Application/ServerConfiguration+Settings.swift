@@ -48,6 +48,7 @@ extension ServerConfiguration {
         Setting("classRetentionDays", \.storage.classRetentionDays, environment: "STORYCIRCLE_CLASS_RETENTION_DAYS"),
         Setting("storyRetentionDays", \.storage.storyRetentionDays, environment: "STORYCIRCLE_STORY_RETENTION_DAYS"),
         Setting("pictureRetentionDays", \.storage.pictureRetentionDays, environment: "STORYCIRCLE_PICTURE_RETENTION_DAYS"),
+        Setting("auditRetentionDays", \.storage.auditRetentionDays, environment: "STORYCIRCLE_AUDIT_RETENTION_DAYS"),
         Setting("finishedRoomMinutes", \.storage.finishedRoomMinutes),
         Setting("storageRetrySeconds", \.storage.storageRetrySeconds),
         Setting("nodeId", \.storage.nodeId, environment: "STORYCIRCLE_NODE_ID"),
@@ -60,6 +61,11 @@ extension ServerConfiguration {
         Setting("failedJoinMaxDelaySeconds", \.rooms.failedJoinMaxDelaySeconds),
         Setting("roomCodeDigits", \.rooms.roomCodeDigits, environment: "STORYCIRCLE_ROOM_CODE_DIGITS"),
         Setting(roomDefaults: "roomDefaults"),
+        // Password sign-ins.
+        Setting("signInAccountBurst", \.signIn.signInAccountBurst),
+        Setting("signInAccountRefillSeconds", \.signIn.signInAccountRefillSeconds),
+        Setting("signInAddressBurst", \.signIn.signInAddressBurst),
+        Setting("signInAddressRefillSeconds", \.signIn.signInAddressRefillSeconds),
         // Voices.
         Setting("voicesDirectory", \.voices.voicesDirectory, environment: "STORYCIRCLE_VOICES_DIR"),
         Setting("naturalVoice", \.voices.naturalVoice, environment: "STORYCIRCLE_NATURAL_VOICE"),

@@ -13,6 +13,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var connections = Connections()
     public var storage = Storage()
     public var rooms = Rooms()
+    public var signIn = SignIn()
     public var voices = Voices()
     public var logging = Logging()
 
@@ -109,6 +110,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         /// stored this many days ago that no story or room names is deleted. 0 (the defaults): never.
         public var storyRetentionDays = 0
         public var pictureRetentionDays = 0
+        /// Audit rows (who read, exported, erased or changed what) are deleted this many days after they
+        /// were written: 400, a school year and the audit that follows it.
+        public var auditRetentionDays = 400
         /// Finished rooms stay in memory this long for their podium; after that they are read from storage.
         public var finishedRoomMinutes = 60
         /// How long a record that cannot be stored is tried again (the child's page shows "Sending…")
@@ -140,6 +144,24 @@ public struct ServerConfiguration: Sendable, Equatable {
         /// Digits in a new room's code, 6 to 12.
         public var roomCodeDigits = 6
         public var roomDefaults = RoomSettings()
+    }
+
+    /// Password sign-ins per account and per address (docs/operations.md, "Signing in").
+    public struct SignIn: Sendable, Equatable {
+        public var signInAccountBurst = 10
+        public var signInAccountRefillSeconds = 180.0
+        public var signInAddressBurst = 20
+        public var signInAddressRefillSeconds = 30.0
+
+        /// The throttle's limits.
+        public var limits: SignInThrottle.Limits {
+            var limits = SignInThrottle.Limits()
+            limits.accountBurst = signInAccountBurst
+            limits.accountRefillMilliseconds = Int(signInAccountRefillSeconds * 1_000)
+            limits.addressBurst = signInAddressBurst
+            limits.addressRefillMilliseconds = Int(signInAddressRefillSeconds * 1_000)
+            return limits
+        }
     }
 
     /// The voices stories are read with.
@@ -229,10 +251,15 @@ public struct ServerConfiguration: Sendable, Equatable {
         guard rooms.failedJoinBurst >= 1, rooms.failedJoinsPerMinute > 0, (0...600).contains(rooms.failedJoinMaxDelaySeconds) else {
             throw Problem(description: "failedJoinBurst must be at least 1, failedJoinsPerMinute more than 0, failedJoinMaxDelaySeconds from 0 to 600")
         }
+        guard (1...1_000).contains(signIn.signInAccountBurst), (1...1_000).contains(signIn.signInAddressBurst),
+              (0.001...86_400).contains(signIn.signInAccountRefillSeconds), (0.001...86_400).contains(signIn.signInAddressRefillSeconds) else {
+            throw Problem(description: "signInAccountBurst and signInAddressBurst must be from 1 to 1000, their refill seconds more than 0 and at most 86400")
+        }
         guard storage.retentionDays >= 1 else { throw Problem(description: "retentionDays must be at least 1") }
         guard [storage.removedMemberRetentionDays, storage.classRetentionDays, storage.storyRetentionDays, storage.pictureRetentionDays].allSatisfy({ $0 >= 0 }) else {
             throw Problem(description: "removedMemberRetentionDays, classRetentionDays, storyRetentionDays and pictureRetentionDays must be 0 (never) or more")
         }
+        guard (1...36_500).contains(storage.auditRetentionDays) else { throw Problem(description: "auditRetentionDays must be from 1 to 36500") }
         guard (1...300).contains(storage.storageRetrySeconds) else { throw Problem(description: "storageRetrySeconds must be from 1 to 300") }
         guard files.audioCacheMegabytes >= 1 else { throw Problem(description: "audioCacheMegabytes must be at least 1") }
         guard ["debug", "info", "notice", "warning", "error"].contains(logging.logLevel) else {

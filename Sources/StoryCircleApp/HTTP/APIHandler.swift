@@ -40,13 +40,18 @@ struct APIHandler: Sendable {
     var accounts: (any AccountBook)? = nil
     /// Who owns the classes, rooms, stories and pictures (`OwnershipRoutes`): the store's, when it keeps them.
     var ownership: (any OwnershipBook)? = nil
+    /// Accounts' sessions and password sign-ins (`SessionRoutes`); nil where the store keeps no accounts.
+    var sessions: SessionDesk? = nil
+
+    /// The audit trail (`AuditRoutes`): the store's. Nil only in tests that leave it out (nothing recorded).
+    var auditTrail: AuditTrail? = nil
 
     /// Passkeys (`PasskeyRoutes`): nil where the store keeps no accounts or the server has no name to be a
     /// WebAuthn relying party for (`PasskeyDesk.relyingParty(publicURL:)`).
     var passkeys: PasskeyDesk? = nil
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), OwnershipRoutes(), PasskeyRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes(), PasskeyRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)

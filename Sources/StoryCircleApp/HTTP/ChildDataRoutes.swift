@@ -72,6 +72,8 @@ extension APIHandler {
         do {
             let data = try await book.memberData(member, ofClass: id)
             let name = data.member?.name ?? data.rooms.first?.nickname ?? member
+            // Recorded once found, before anything is answered: an export that cannot be recorded is refused.
+            try await audit(.exportChild, target: "class:\(id)/member:\(member)", request, detail: format)
             return export(ChildDataExport(data, at: clock.now()), format: format, naming: [name, data.member?.className ?? ""])
         } catch {
             throw ChildDataRoutes.storeRefusal(error)
@@ -91,6 +93,7 @@ extension APIHandler {
             throw ChildDataRoutes.storeRefusal(error)
         }
         guard let data = found else { throw ChildDataRoutes.playerNotFound(code, player) }
+        try await audit(.exportChild, target: "room:\(code)/player:\(player)", request, detail: format)
         return export(ChildDataExport(data, at: clock.now()), format: format, naming: [data.rooms.first?.nickname ?? player, code])
     }
 
@@ -113,10 +116,12 @@ extension APIHandler {
         // The room in memory holds the child while it runs, and would write them back: refused before the
         // store is asked (which refuses too, for a room not in memory here).
         guard await room.phase.name == .finished else { throw ChildDataRoutes.running(code) }
-        do {
-            try await book.erasePlayer(player, inRoom: code)
-        } catch {
-            throw ChildDataRoutes.storeRefusal(error)
+        try await audited(.eraseChild, target: "room:\(code)/player:\(player)", request) {
+            do {
+                try await book.erasePlayer(player, inRoom: code)
+            } catch {
+                throw ChildDataRoutes.storeRefusal(error)
+            }
         }
         // Committed: the finished room in memory takes the store's truth in place, so its podium and
         // results no longer show the child.
@@ -129,10 +134,12 @@ extension APIHandler {
         let room = request.room!
         let code = request[parameter: "code"]
         guard await room.phase.name == .finished else { throw ChildDataRoutes.running(code) }
-        do {
-            try await book.deleteRoom(code)
-        } catch {
-            throw ChildDataRoutes.storeRefusal(error)
+        try await audited(.deleteRoom, target: "room:\(code)", request) {
+            do {
+                try await book.deleteRoom(code)
+            } catch {
+                throw ChildDataRoutes.storeRefusal(error)
+            }
         }
         // Gone from memory too (its connections closed), so nobody reads a deleted room's results. Its
         // audio stays in the cache: sentences of a story, nothing of a child's.

@@ -15,8 +15,8 @@ struct ClassRoutes: RouteCollection {
             Route(.get, "/api/classes/:id", .classTeacher) { _, request in .json(200, ClassResponse(request.schoolClass!.found)) },
             Route(.put, "/api/classes/:id", .admin, refusal: refused) { try await $0.updateClass($1) },
             Route(.delete, "/api/classes/:id", .admin, refusal: refused) { try await $0.deleteClass($1) },
-            Route(.get, "/api/classes/:id/report", .classTeacher) { try $0.classReport($1) },
-            Route(.get, "/api/classes/:id/results.csv", .classTeacher) { try $0.classResults($1) },
+            Route(.get, "/api/classes/:id/report", .classTeacher) { try await $0.classReport($1) },
+            Route(.get, "/api/classes/:id/results.csv", .classTeacher) { try await $0.classResults($1) },
             Route(.delete, "/api/classes/:id/members/:member/data", .admin, refusal: refused) { try await $0.eraseMember($1) },
         ]
     }
@@ -92,23 +92,24 @@ extension APIHandler {
 
     fileprivate func deleteClass(_ request: RouteRequest) async throws -> HTTPResponse {
         let (classes, _, id) = try classBook(request)
-        return try await change {
+        return try await audited(.deleteClass, target: "class:\(id)", request) { try await change {
             // Its rooms go with it: those still in memory (finished: the store refuses otherwise) go from
             // there too, so nobody reads a deleted room's results.
             let rooms = try await classes.classRooms(id).map(\.header.code)
             try await classes.deleteClass(id)
             await registry.directory.forgetFinished(rooms)
             return HTTPResponse(status: 204, contentType: "application/json; charset=utf-8", body: [])
-        }
+        } }
     }
 
-    fileprivate func classReport(_ request: RouteRequest) throws -> HTTPResponse {
+    fileprivate func classReport(_ request: RouteRequest) async throws -> HTTPResponse {
         let (_, lookalikes) = try classBook()
         let (schoolClass, rooms) = request.schoolClass!
+        try await audit(.readClassReport, target: "class:\(schoolClass.id)", request)
         return .json(200, ClassReport(schoolClass, rooms: rooms, lookalikes: lookalikes))
     }
 
-    fileprivate func classResults(_ request: RouteRequest) throws -> HTTPResponse {
+    fileprivate func classResults(_ request: RouteRequest) async throws -> HTTPResponse {
         let (_, lookalikes) = try classBook()
         let (schoolClass, rooms) = request.schoolClass!
         // `?room=CODE`: one room of the class; a room of another class is as unknown as none.
@@ -117,6 +118,7 @@ extension APIHandler {
             let shown = String(room.prefix(12))
             throw HTTPError(.roomNotFound, "Class \(schoolClass.id) has no room \(shown).", params: ["code": shown])
         }
+        try await audit(.exportCSV, target: "class:\(schoolClass.id)", request, detail: room.map { "room:\($0)" } ?? "")
         let csv = ClassReport(schoolClass, rooms: rooms, lookalikes: lookalikes).csv(room: room)
         // Named after the class (and the story, for one room) and the day: the room's, or today.
         let played = room.flatMap { code in rooms.first { $0.header.code == code } }
@@ -126,7 +128,10 @@ extension APIHandler {
 
     fileprivate func eraseMember(_ request: RouteRequest) async throws -> HTTPResponse {
         let (classes, _, id) = try classBook(request)
-        try await change { try await classes.eraseMember(request[parameter: "member"], ofClass: id) }
+        let member = request[parameter: "member"]
+        try await audited(.eraseMember, target: "class:\(id)/member:\(member)", request) {
+            try await change { try await classes.eraseMember(member, ofClass: id) }
+        }
         // Once committed the erase is done, whatever follows: the class's rooms (all finished: the store
         // refuses otherwise) may still be in memory with the child in them: they take the store's truth in
         // place, so a podium or results page still open on one shows the child gone.

@@ -61,7 +61,9 @@ extension APIHandler {
         }
         do {
             let owner = Owner(account)
-            let adopted = try await ownership.adoptUnowned(by: owner)
+            let adopted = try await audited(.ownerAdopted, target: "account:\(account.id)", request, schoolID: account.schoolID) {
+                try await ownership.adoptUnowned(by: owner)
+            }
             return .json(200, AdoptionResponse(account: account.id, schoolID: owner.schoolID, adopted: adopted))
         } catch {
             throw HTTPError(.storageUnavailable, "The owners could not be saved (\(StoreFailure.from(error, record: "owner").reason)).")

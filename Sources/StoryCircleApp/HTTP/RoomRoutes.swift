@@ -80,8 +80,12 @@ extension APIHandler {
 
     fileprivate func results(_ request: RouteRequest) async throws -> HTTPResponse {
         let room = request.room!
+        let format = request.query["format"] ?? "json"
+        guard format == "json" || format == "csv" else { throw HTTPError(.invalidMessage, "format must be json or csv.") }
+        // Recorded before anything is read: a read that cannot be recorded is refused.
+        try await audit(format == "csv" ? .exportCSV : .readRoomResults, target: "room:\(room.code)", request, detail: format)
         let results = await room.results()
-        switch request.query["format"] ?? "json" {
+        switch format {
         case "json":
             return .json(200, results)
         case "csv":

@@ -22,6 +22,10 @@ struct SignInAnswer: Encodable {
     var adminToken: String?
     /// A path on this server, without any token: the page keeps the tokens in the tab's session.
     var go: String
+    /// When the link also signed the browser in (its cookie is set with this answer): the account, and the
+    /// session's CSRF token.
+    var account: SessionAccount?
+    var csrf: String?
 }
 
 extension APIHandler {
@@ -51,7 +55,24 @@ extension APIHandler {
             throw HTTPError(.rateLimited, "Too many wrong sign-in links from here; try again in \(seconds) seconds.", params: ["seconds": String(seconds)], headers: [("retry-after", String(seconds))])
         case .granted(let grant):
             let go = grant.room.map { "/teacher#room=\($0)" } ?? "/stories"
-            return .json(200, SignInAnswer(room: grant.room, teacherToken: grant.teacherToken, dashboardToken: grant.dashboardToken, adminToken: grant.adminToken, go: go))
+            var answer = SignInAnswer(room: grant.room, teacherToken: grant.teacherToken, dashboardToken: grant.dashboardToken, adminToken: grant.adminToken, go: go)
+            var headers: [(name: String, value: String)] = []
+            if let (account, token, csrf) = await linkSession(grant) {
+                answer.account = SessionAccount(account)
+                answer.csrf = csrf
+                headers.append(("set-cookie", SessionCookies.setCookie(token)))
+            }
+            return .json(200, answer, headers: headers)
         }
+    }
+
+    /// The session the link starts for its account, if it names one that is there and enabled: the laptop's
+    /// teacher is signed in with nothing to type. The code is used up by now, so its tokens are handed out
+    /// whatever happens here: a store that cannot keep the session leaves the browser with them alone.
+    private func linkSession(_ grant: SignInGrant) async -> (Account, token: String, csrf: String)? {
+        guard let accountID = grant.accountID, let sessions else { return nil }
+        guard let account = try? await sessions.book.account(id: accountID), !account.disabled,
+              let started = try? await sessions.start(account, method: "link") else { return nil }
+        return (account, started.token, started.record.csrfToken)
     }
 }

@@ -20,10 +20,13 @@ public struct Storage: Sendable {
     public let childData: (any ChildDataBook)?
     /// Who owns the classes, rooms, stories and pictures, asked or changed on its own (SQLite and PostgreSQL).
     public let ownership: (any OwnershipBook)?
+    /// The audit trail (`AuditLog`): every store keeps one, memory too.
+    public let audit: (any AuditLog)?
 
     public init(
         rooms: any RoomStore, classes: (any ClassBook)? = nil, library: (any StoryLibrary)? = nil, pictures: (any PictureStore)? = nil,
-        leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil, ownership: (any OwnershipBook)? = nil, childData: (any ChildDataBook)? = nil
+        leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil, ownership: (any OwnershipBook)? = nil, childData: (any ChildDataBook)? = nil,
+        audit: (any AuditLog)? = nil
     ) {
         self.rooms = rooms
         self.classes = classes
@@ -33,6 +36,7 @@ public struct Storage: Sendable {
         self.accounts = accounts
         self.childData = childData
         self.ownership = ownership
+        self.audit = audit
     }
 
     /// Whether other nodes may share the store: then no room is restored at start or run at creation,

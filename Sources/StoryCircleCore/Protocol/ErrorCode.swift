@@ -95,6 +95,11 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case classInUse = "class_in_use"
     /// A room that has not finished cannot be deleted, nor a child erased from it (it holds them in memory).
     case roomInUse = "room_in_use"
+    /// A password sign-in refused: one answer for an unknown login, a wrong password and a disabled account.
+    case signInFailed = "sign_in_failed"
+    /// A request the session cookie authenticated, changing something, without the session's CSRF token
+    /// (`X-CSRF-Token`) or from a page of another origin.
+    case csrfFailed = "csrf_failed"
     case internalError = "internal_error"
 }
 
@@ -104,8 +109,8 @@ extension ErrorCode {
     public var httpStatus: Int {
         switch self {
         case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass: 400
-        case .unauthorized, .badToken, .tokenNotForRoom: 401
-        case .wrongRole, .originNotAllowed: 403
+        case .unauthorized, .badToken, .tokenNotForRoom, .signInFailed: 401
+        case .wrongRole, .originNotAllowed, .csrfFailed: 403
         case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound: 404
         case .methodNotAllowed: 405
         case .invalidCommand, .settingsLocked, .roomEnded, .alreadyAnswered, .questionClosed, .notOpen, .storyConflict, .storyInUse,
@@ -139,7 +144,7 @@ extension ErrorCode {
              .payloadTooLarge, .invalidStory, .pictureRefused, .voiceNotInstalled, .originNotAllowed, .tooManyConnections,
              .serverFull, .roomMismatch, .storyNotFound, .storyConflict, .storyInUse, .classRoom, .nameTaken, .released,
              .notMeAfterAnswer, .tokenNotForRoom, .memberNotFound, .classNotFound, .invalidClass, .versionConflict, .classInUse,
-             .roomInUse, .internalError:
+             .roomInUse, .signInFailed, .csrfFailed, .internalError:
             .policy
         }
     }

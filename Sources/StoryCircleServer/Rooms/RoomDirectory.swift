@@ -23,7 +23,7 @@ public final class RoomDirectory: Sendable {
         self.codeDigits = codeDigits
         tokens = services.tokens
         lifecycle = RoomLifecycle(services: services, keeper: keeper, roomDefaults: roomDefaults, codeDigits: codeDigits)
-        retention = RoomRetention(lifecycle: lifecycle, store: services.store, logger: services.logger, retentionDays: retentionDays)
+        retention = RoomRetention(lifecycle: lifecycle, store: services.store, audit: services.storage.audit, logger: services.logger, retentionDays: retentionDays)
         classes = ClassFollowing(lifecycle: lifecycle, services: services)
     }
 
@@ -64,9 +64,9 @@ public final class RoomDirectory: Sendable {
 
     // MARK: - Retention (`RoomRetention`)
 
-    /// Lets finished rooms go and deletes rooms past their retention (`RoomRetention.sweep`).
-    public func sweep(finishedBefore cutoff: ServerTime, createdBefore retentionCutoff: ServerTime) async -> (evicted: Int, purged: Int) {
-        await retention.sweep(finishedBefore: cutoff, createdBefore: retentionCutoff)
+    /// Lets finished rooms go and deletes rooms (and audit rows) past their retention (`RoomRetention.sweep`).
+    public func sweep(finishedBefore cutoff: ServerTime, createdBefore retentionCutoff: ServerTime, auditBefore auditCutoff: ServerTime? = nil) async -> (evicted: Int, purged: Int) {
+        await retention.sweep(finishedBefore: cutoff, createdBefore: retentionCutoff, auditBefore: auditCutoff)
     }
 
     // MARK: - Classes (`ClassFollowing`)

@@ -9,12 +9,15 @@ public struct SignInGrant: Sendable, Equatable, Encodable {
     public var teacherToken: String?
     public var dashboardToken: String?
     public var adminToken: String?
+    /// The account the link also signs the browser into (a session cookie): the laptop's teacher.
+    public var accountID: String?
 
-    public init(room: String? = nil, teacherToken: String? = nil, dashboardToken: String? = nil, adminToken: String? = nil) {
+    public init(room: String? = nil, teacherToken: String? = nil, dashboardToken: String? = nil, adminToken: String? = nil, accountID: String? = nil) {
         self.room = room
         self.teacherToken = teacherToken
         self.dashboardToken = dashboardToken
         self.adminToken = adminToken
+        self.accountID = accountID
     }
 }
 

@@ -13,6 +13,8 @@ public final class MemoryRoomStore: RoomLeases {
     }
 
     private let contents = Locked(Contents())
+    /// Who read or erased what on this server, for as long as it runs.
+    public let auditLog = MemoryAuditLog()
 
     public init() {}
 
@@ -89,9 +91,9 @@ public final class MemoryRoomStore: RoomLeases {
 
     public var health: StoreHealth { .ok }
 
-    /// Rooms only: one process keeps them, and nobody else can share them. Tests that run two nodes over
+    /// Rooms and the audit trail: one process keeps them, and nobody else can share them. Tests that run two nodes over
     /// one memory store offer its leases themselves (`Storage(rooms:leases:)`).
-    public var offers: Storage { Storage(rooms: self) }
+    public var offers: Storage { Storage(rooms: self, audit: auditLog) }
 
     public func probe() async -> StoreHealth { .ok }
 

@@ -230,6 +230,14 @@ enum Commands {
         discussion: "A story chooses one with \"voice\" in its narration: \"piper:en_US-joe-medium\" or \"en-gb\".\nNatural voices are Piper voices (NAME.onnx and NAME.onnx.json) in voicesDirectory or installed with Piper."
     )
 
+    static let audit = CommandSpec(
+        name: "audit", path: ["storycircle"],
+        overview: "Show who read, exported or erased children's data on a running server, newest first.",
+        options: ClientOptions.admin + [AuditCommand.since, AuditCommand.until, AuditCommand.action, AuditCommand.limit, AuditCommand.csv, OutputOptions.json, CommandSpec.helpOption],
+        kind: .command(AuditCommand.self),
+        discussion: "Every read of a room's results, a class's report or CSV and every erasure leaves a row.\nNo row names a token (docs/operations.md, \"Audit trail\")."
+    )
+
     static let tlsInit = CommandSpec(
         name: "init", path: ["storycircle", "tls"],
         overview: "Make this laptop's certificate authority (once) and a server certificate for its addresses.",
@@ -249,6 +257,6 @@ enum Commands {
         name: "storycircle", path: [],
         overview: "Live story-and-quiz rooms for a classroom, from one computer.",
         options: [version, CommandSpec.helpOption],
-        kind: .group([start, serve, room, results, story, schoolClass, account, child, voices, tls])
+        kind: .group([start, serve, room, results, story, schoolClass, account, child, audit, voices, tls])
     )
 }

@@ -88,6 +88,9 @@ struct StartCommand: ParsableCommand {
         }
         // The room's tokens go to a file only this user reads, as 'room create' keeps them ('results CODE' finds them).
         let saved = try? Credentials.save(.init(code: created.code, server: server.publicURL, teacherToken: created.teacherToken, dashboardToken: created.dashboardToken))
+        // The link printed below also signs the browser into the laptop's teacher's account (made on a
+        // fresh data folder).
+        await server.prepareLaptopTeacher()
         try Self.printBanner(title: story.title, room: created, server: server, saved: saved, keys: readsKeys, showTokens: showsTokens)
 
         let (events, sink) = AsyncStream.makeStream(of: Event.self)

@@ -10,22 +10,43 @@ import TransportCore
 ///    the admin token by its hash, a room's teacher or dashboard token by its MAC (`RoomTokens`), for the
 ///    room code the path names. A token that proves nothing is refused here, in the same time whether or
 ///    not the room exists. The transport asks this step too, before it reads a body (`admitHead`).
+///    A request with `Authorization` is judged by its token alone. Without one, a well-formed session
+///    cookie (`SessionCookies`) cannot be proved here (that needs the store): it passes this step for the
+///    routes an account may call, and is looked up in step 2.
 /// 2. `admit`: only then the room or class the token must belong to is found (and, for a stored room,
 ///    loaded under its lease), and the store's hash of its tokens has the last word (a code drawn again
-///    for a later room has other tokens).
+///    for a later room has other tokens). A session cookie is looked up (`SessionDesk`, at most a second
+///    old), its account's role checked against the route, and a request other than GET or HEAD must carry
+///    the session's CSRF token and come from no other origin (403 `csrf_failed`).
+///
+/// Every admitted request carries who proved it (`RouteRequest.principal`).
 extension APIHandler {
     /// What a request's token proved from the headers alone.
     struct Proof: Sendable {
         var isAdmin = false
         /// The room the token was issued for and its role there (room and class authorities).
         var room: (code: String, role: Role)?
+        /// A session cookie's secret, still to be looked up (no bearer token was sent).
+        var session: String?
+
+        /// Who the bearer token proved, if it proved anyone.
+        var principal: Principal? {
+            if isAdmin { return .adminToken }
+            return room.map { .roomToken(code: $0.code, role: $0.role) }
+        }
     }
 
     func admit(_ route: Route, _ request: HTTPRequest, parameters: [String: String]) async throws -> RouteRequest {
         let proof = try proveFromHeaders(route, request, parameters: parameters)
         var admitted = RouteRequest(http: request, parameters: parameters)
+        admitted.principal = proof.principal
+        if let token = proof.session {
+            let (session, account) = try await signedIn(token, route, request, code: parameters["code"] ?? "")
+            admitted.principal = .account(account)
+            admitted.session = session
+        }
         switch route.authority {
-        case .none, .admin:
+        case .none, .admin, .schoolAdmin, .signedIn:
             break
         case .teacher, .dashboard:
             admitted.room = try await room(parameters["code"] ?? "", token: Self.bearerToken(request) ?? "", proof: proof, needs: route.authority)
@@ -39,24 +60,87 @@ extension APIHandler {
     func proveFromHeaders(_ route: Route, _ request: HTTPRequest, parameters: [String: String]) throws -> Proof {
         let token = Self.bearerToken(request)
         var proof = Proof(isAdmin: token.map(isAdminToken) ?? false)
+        // The cookie counts only without a bearer token, and only where accounts are kept.
+        let cookie = token == nil && sessions != nil && route.authority != .none ? SessionCookies.token(fromCookieHeader: request.headers["cookie"]) : nil
         switch route.authority {
         case .none:
             break
-        case .admin:
-            guard proof.isAdmin else { throw route.refusal.error(hasToken: request.headers["authorization"] != nil) }
+        case .admin, .schoolAdmin:
+            guard !proof.isAdmin else { break }
+            guard let cookie else { throw route.refusal.error(hasToken: request.headers["authorization"] != nil) }
+            proof.session = cookie
+        case .signedIn:
+            guard let cookie else { throw Self.signInNeeded }
+            proof.session = cookie
         case .teacher, .dashboard:
             let code = parameters["code"] ?? ""
             guard !proof.isAdmin else { break }
+            if let cookie {
+                proof.session = cookie
+                break
+            }
             guard let token, let role = registry.directory.tokens.role(of: token, room: code), role == .teacher || route.authority == .dashboard else {
                 throw Self.roomRefusal(code)
             }
             proof.room = (code, role)
         case .classTeacher:
             guard !proof.isAdmin else { break }
+            if let cookie {
+                proof.session = cookie
+                break
+            }
             guard let token, let claim = registry.directory.tokens.claim(of: token), claim.role == .teacher else { throw ClassRoutes.refusal }
             proof.room = (claim.room, claim.role)
         }
         return proof
+    }
+
+    static let signInNeeded = HTTPError(.unauthorized, "Sign in first: this needs a signed-in account.")
+    static let csrfRefusal = HTTPError(.csrfFailed, "This request did not come from a StoryCircle page of this server; reload the page and try again.")
+
+    /// Step 2 for a session cookie: its live session and enabled account, the CSRF defence for a request that
+    /// changes something, and the account's role against the route. A cookie that signs nobody in is
+    /// answered as a missing credential is.
+    private func signedIn(_ token: String, _ route: Route, _ request: HTTPRequest, code: String) async throws -> (SessionRecord, Account) {
+        guard let sessions else { throw Self.signInNeeded }
+        let found: (session: SessionRecord, account: Account)?
+        do {
+            found = try await sessions.session(token: token)
+        } catch {
+            throw HTTPError(.storageUnavailable, "Sessions cannot be read from storage just now (\(StoreFailure.from(error, record: "session").reason)).")
+        }
+        guard let (session, account) = found else {
+            switch route.authority {
+            case .admin, .schoolAdmin: throw route.refusal.error(hasToken: false)
+            case .teacher, .dashboard: throw Self.roomRefusal(code)
+            case .classTeacher: throw ClassRoutes.refusal
+            case .none, .signedIn: throw Self.signInNeeded
+            }
+        }
+        if request.method != .get && request.method != .head {
+            guard SessionCookies.isSameOrigin(request.headers["origin"], host: request.headers["host"], publicURL: publicURL),
+                  SessionCookies.csrfMatches(request.headers[SessionCookies.csrfHeader], expected: session.csrfToken) else { throw Self.csrfRefusal }
+        }
+        guard Self.account(account, may: route.authority) else {
+            switch route.authority {
+            case .teacher, .dashboard: throw Self.roomRefusal(code)
+            case .classTeacher: throw ClassRoutes.refusal
+            default: throw HTTPError(.wrongRole, "Your account may not do this; an administrator can.")
+            }
+        }
+        return (session, account)
+    }
+
+    /// What a signed-in account's role allows by itself. Rooms and classes are not an account's by role: a
+    /// district administrator sees no children's data unless it is granted (the owner rules decide that).
+    static func account(_ account: Account, may authority: Authority) -> Bool {
+        guard !account.disabled else { return false }
+        switch authority {
+        case .none, .signedIn: return true
+        case .admin: return account.role == .districtAdmin
+        case .schoolAdmin: return account.role >= .schoolAdmin
+        case .teacher, .dashboard, .classTeacher: return false
+        }
     }
 
     /// The admin token, compared by its digest in constant time.

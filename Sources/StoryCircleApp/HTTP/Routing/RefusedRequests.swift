@@ -67,6 +67,15 @@ final class RefusedRequests: Sendable {
         return verdict
     }
 
+    /// How long `address` must wait, if it is limited now (nothing is counted).
+    func waitIfLimited(_ address: String, at now: ServerTime) -> Int? {
+        buckets.withLock { buckets in
+            guard let bucket = buckets[address] else { return nil }
+            let tokens = refreshed(bucket, at: now).tokens
+            return tokens >= 1 ? nil : max(1, Int(((1 - tokens) / limits.perSecond).rounded(.up)))
+        }
+    }
+
     private func refreshed(_ bucket: Bucket?, at now: ServerTime) -> Bucket {
         guard var bucket else { return Bucket(tokens: limits.burst, updatedAt: now) }
         let elapsed = Double(max(0, now.milliseconds - bucket.updatedAt.milliseconds)) / 1_000
@@ -82,17 +91,29 @@ final class RefusedRequests: Sendable {
 }
 
 extension APIHandler {
+    /// The 429 for an address refused too often just now, if it is (nothing is counted).
+    func limitedNow(_ request: HTTPRequest) -> HTTPResponse? {
+        guard let refused, let seconds = refused.waitIfLimited(request.peer, at: clock.now()) else { return nil }
+        return Self.tooManyRefusals(seconds)
+    }
+
+    static func tooManyRefusals(_ seconds: Int) -> HTTPResponse {
+        var limited = HTTPError(.rateLimited, "Too many requests without a valid token from this address; try again in \(seconds) seconds.").response
+        limited.headers.append(("retry-after", String(seconds)))
+        return limited
+    }
+
     /// A 401 counted against its address (`RefusedRequests`): answered as it is within the burst, else 429
-    /// with `Retry-After`. Any other response passes through.
+    /// with `Retry-After`. Any other response passes through, and so do the refusals of routes open to
+    /// anyone: the sign-in link and the password sign-in have throttles of their own (`SignInCodes`,
+    /// `SignInThrottle`) that say how long to wait.
     func counted(_ response: HTTPResponse, _ request: HTTPRequest, _ route: Route) -> HTTPResponse {
-        guard response.status.code == 401, let refused else { return response }
+        guard response.status.code == 401, route.authority != .none, let refused else { return response }
         switch refused.refuse(request.peer, route: "\(route.method.rawValue) \(route.pattern)", at: clock.now()) {
         case .unauthorized:
             return response
         case .limited(let seconds):
-            var limited = HTTPError(.rateLimited, "Too many requests without a valid token from this address; try again in \(seconds) seconds.").response
-            limited.headers.append(("retry-after", String(seconds)))
-            return limited
+            return Self.tooManyRefusals(seconds)
         }
     }
 }

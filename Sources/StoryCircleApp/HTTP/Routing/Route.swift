@@ -7,8 +7,12 @@ import TransportCore
 enum Authority: Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// Anyone (health, metrics, audio, stored pictures).
     case none
-    /// The admin token (the server printed where it keeps it).
+    /// The admin token (the server printed where it keeps it), or a signed-in district administrator.
     case admin
+    /// A signed-in school administrator or district administrator, or the admin token.
+    case schoolAdmin
+    /// Any signed-in, enabled account (a session cookie; the admin token is no account).
+    case signedIn
     /// The teacher token of the room `:code`, or the admin token.
     case teacher
     /// The dashboard or teacher token of the room `:code`, or the admin token.
@@ -20,6 +24,8 @@ enum Authority: Sendable, Hashable, CaseIterable, CustomStringConvertible {
         switch self {
         case .none: "none"
         case .admin: "admin"
+        case .schoolAdmin: "school admin"
+        case .signedIn: "signed in"
         case .teacher: "teacher"
         case .dashboard: "dashboard"
         case .classTeacher: "class teacher"
@@ -32,6 +38,12 @@ struct RouteRequest: Sendable {
     var http: HTTPRequest
     /// The path's parameters by name (`:code` → `parameters["code"]`).
     var parameters: [String: String]
+    /// Who is asking, as the request's credentials proved it (for what they are answered and the audit
+    /// trail): the admin token, a room's token (for the room it names), or a signed-in account. Nil only on `.none` routes asked without a bearer token (the
+    /// session cookie is looked up only where a route needs authority).
+    var principal: Principal?
+    /// The session the cookie proved, when a signed-in account is asking through its cookie.
+    var session: SessionRecord?
     /// The room `:code`, for `.teacher` and `.dashboard` routes.
     var room: Room?
     /// The class `:id` with its rooms, for `.classTeacher` routes.

@@ -45,14 +45,25 @@ struct Router: Sendable {
     /// token proves nothing is answered now (401, or 429 once its address has been refused too often),
     /// its body unread; one that proves it may send its route's body limit, any other the transport's
     /// default. Synchronous and quick: it runs on the transport's service thread.
+    ///
+    /// A session cookie cannot be proved here (that is a store read): a request that brings only a cookie
+    /// is let through to `admit`, which looks it up, with the transport's default body limit, or its
+    /// route's when this node proved the same cookie in the last minutes (`SessionDesk.isKnown`, memory
+    /// only); from an address already refused too often it is answered 429 at once, before any store read.
     func admitHead(_ request: HTTPRequest, with api: APIHandler, defaultBodyLimit: Int) -> HeadAdmission {
         guard case .success(let (route, parameters)) = match(request) else { return .read(bodyLimit: defaultBodyLimit) }
+        let proof: APIHandler.Proof
         do {
-            _ = try api.proveFromHeaders(route, request, parameters: parameters)
+            proof = try api.proveFromHeaders(route, request, parameters: parameters)
         } catch {
             return .answer(api.counted(HTTPError(error).response, request, route))
         }
-        return .read(bodyLimit: route.authority == .none ? defaultBodyLimit : max(route.bodyLimit ?? 0, defaultBodyLimit))
+        let routeLimit = route.authority == .none ? defaultBodyLimit : max(route.bodyLimit ?? 0, defaultBodyLimit)
+        if let cookie = proof.session {
+            if let limited = api.limitedNow(request) { return .answer(limited) }
+            return .read(bodyLimit: api.sessions?.isKnown(token: cookie) == true ? routeLimit : defaultBodyLimit)
+        }
+        return .read(bodyLimit: routeLimit)
     }
 
     /// The `Allow` list: every method declared, and `HEAD` wherever `GET` is.

@@ -1,0 +1,141 @@
+import Foundation
+import StoryCircleCore
+import StoryCircleServer
+import TransportCore
+
+/// Signing in with a password, and out (docs/protocol.md, "Sessions"; docs/operations.md, "Signing in").
+/// A session is a cookie (`SessionCookies`); the answer carries the account and the session's CSRF token,
+/// which a page keeps in memory and sends as `X-CSRF-Token` with everything it changes.
+struct SessionRoutes: RouteCollection {
+    var routes: [Route] {
+        [
+            Route(.post, "/api/session", .none) { try await $0.signInWithPassword($1) },
+            Route(.get, "/api/session", .signedIn) { try await $0.currentSession($1) },
+            Route(.delete, "/api/session", .signedIn) { try await $0.signOut($1) },
+            Route(.post, "/api/session/everywhere", .signedIn) { try await $0.signOutEverywhere($1) },
+        ]
+    }
+}
+
+/// An account as a signed-in page sees itself (never its password's hash).
+struct SessionAccount: Encodable {
+    var id: String
+    var login: String
+    var displayName: String
+    var role: String
+    var schoolID: String?
+
+    init(_ account: Account) {
+        id = account.id
+        login = account.login
+        displayName = account.displayName
+        role = account.role.rawValue
+        schoolID = account.schoolID
+    }
+
+    enum CodingKeys: String, CodingKey { case id, login, displayName, role, schoolID }
+
+    /// `schoolID` is always there, `null` for a district administrator outside any school.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(login, forKey: .login)
+        try container.encode(displayName, forKey: .displayName)
+        try container.encode(role, forKey: .role)
+        try container.encode(schoolID, forKey: .schoolID)
+    }
+}
+
+struct SessionAnswer: Encodable {
+    var account: SessionAccount
+    var csrf: String
+}
+
+extension APIHandler {
+    /// The longest password looked at (as `Sodium.passwordMaximumBytes`): a longer one is a bad request,
+    /// never hashed.
+    static let maxPasswordBytes = 4_096
+
+    static let signInFailure = HTTPError(.signInFailed, "The login or password is not right, or the account is not open.")
+
+    fileprivate func signInWithPassword(_ request: RouteRequest) async throws -> HTTPResponse {
+        struct Body: Decodable {
+            var login: String
+            var password: String
+        }
+        guard let sessions else { throw HTTPError.notFound }
+        // A sign-in from another site's page would sign this browser into someone else's account.
+        guard SessionCookies.isSameOrigin(request.http.headers["origin"], host: request.http.headers["host"], publicURL: publicURL) else { throw Self.csrfRefusal }
+        guard request.body.count <= 8_192, let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)),
+              body.login.utf8.count <= 256, body.password.utf8.count <= Self.maxPasswordBytes else {
+            throw HTTPError(.invalidMessage, "Send {\"login\": \"…\", \"password\": \"…\"}.")
+        }
+        // A login that cannot exist is tried as one that does not: the same throttle, the same work.
+        let login = AccountLogins.normalised(body.login) ?? "\u{0}"
+        let ticket: SignInThrottle.Ticket
+        switch sessions.begin(login: login, address: request.http.peer) {
+        case .go(let granted):
+            ticket = granted
+        case .limited(let milliseconds):
+            let seconds = (milliseconds + 999) / 1_000
+            throw HTTPError(
+                .rateLimited, "Too many sign-ins that did not work, for this account or from here; try again in \(seconds) seconds.",
+                params: ["seconds": String(seconds)], extra: ["retryAfter": .number(Double(seconds))], headers: [("retry-after", String(seconds))]
+            )
+        }
+        let account: Account?
+        do {
+            account = try await sessions.book.account(login: login)
+        } catch {
+            throw HTTPError(.storageUnavailable, "Accounts cannot be read from storage just now (\(StoreFailure.from(error, record: "account").reason)).")
+        }
+        // The account's own hash even when it is disabled, so that a disabled account takes as long to refuse.
+        switch try await sessions.check(body.password, against: account?.passwordHash) {
+        case .busy:
+            throw HTTPError(.tryAgain, "Many people are signing in just now; try again in a moment.")
+        case .wrong:
+            throw Self.signInFailure
+        case .right:
+            guard let account, !account.disabled else { throw Self.signInFailure }
+            sessions.succeeded(ticket)
+            return try await startSession(account, method: "password", sessions: sessions)
+        }
+    }
+
+    /// A new session for `account`: its cookie, and the answer a page keeps (the account and the CSRF token).
+    func startSession(_ account: Account, method: String, sessions: SessionDesk) async throws -> HTTPResponse {
+        let started: (token: String, record: SessionRecord)
+        do {
+            started = try await sessions.start(account, method: method)
+        } catch {
+            throw HTTPError(.storageUnavailable, "The session cannot be stored just now (\(StoreFailure.from(error, record: "session").reason)).")
+        }
+        return .json(200, SessionAnswer(account: SessionAccount(account), csrf: started.record.csrfToken), headers: [("set-cookie", SessionCookies.setCookie(started.token))])
+    }
+
+    fileprivate func currentSession(_ request: RouteRequest) async throws -> HTTPResponse {
+        guard let account = request.principal?.account, let session = request.session else { throw Self.signInNeeded }
+        return .json(200, SessionAnswer(account: SessionAccount(account), csrf: session.csrfToken))
+    }
+
+    fileprivate func signOut(_ request: RouteRequest) async throws -> HTTPResponse {
+        guard let sessions, let session = request.session else { throw Self.signInNeeded }
+        do {
+            try await sessions.end(session)
+        } catch {
+            throw HTTPError(.storageUnavailable, "The session cannot be ended in storage just now (\(StoreFailure.from(error, record: "session").reason)).")
+        }
+        return .json(200, ["signedOut": true], headers: [("set-cookie", SessionCookies.clearCookie)])
+    }
+
+    fileprivate func signOutEverywhere(_ request: RouteRequest) async throws -> HTTPResponse {
+        guard let sessions, let account = request.principal?.account else { throw Self.signInNeeded }
+        let ended: Int
+        do {
+            ended = try await sessions.endAll(accountID: account.id)
+        } catch {
+            throw HTTPError(.storageUnavailable, "The sessions cannot be ended in storage just now (\(StoreFailure.from(error, record: "session").reason)).")
+        }
+        return .json(200, ["ended": ended], headers: [("set-cookie", SessionCookies.clearCookie)])
+    }
+}
