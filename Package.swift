@@ -119,7 +119,7 @@ let package = Package(
         // narrator, and the HTTP API.
         .target(
             name: "StoryCircleApp",
-            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "TransportCore", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage", "Confusables", "Pictures", "RoomStoreSupport", "Sodium"]
+            dependencies: ["StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "TransportCore", "WebSocketTransport", "Speech", "SQLiteStorage", "PostgresStorage", "Confusables", "Pictures", "RoomStoreSupport", "Sodium", "WebAuthn"]
         ),
 
         // MARK: Test kits: what tests (and only tests) need to drive the shell, kept out of the targets the

@@ -107,7 +107,8 @@ public final class ClassroomServer: Sendable {
             childData: storage.childData, lookalikes: lookalikes,
             maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns,
             accounts: storage.accounts, passwords: passwords, ownership: storage.ownership, sessions: sessions,
-            auditTrail: storage.audit.map { AuditTrail(log: $0, logger: logger) }
+            auditTrail: storage.audit.map { AuditTrail(log: $0, logger: logger) },
+            passkeys: PasskeyDesk.make(publicURL: publicURL, book: storage.accounts, clock: clock)
         )
         let defaultBodyLimit = transport.configuration.maxRequestBodyBytes
         wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }

@@ -48,8 +48,12 @@ struct APIHandler: Sendable {
     /// The audit trail (`AuditRoutes`): the store's. Nil only in tests that leave it out (nothing recorded).
     var auditTrail: AuditTrail? = nil
 
+    /// Passkeys (`PasskeyRoutes`): nil where the store keeps no accounts or the server has no name to be a
+    /// WebAuthn relying party for (`PasskeyDesk.relyingParty(publicURL:)`).
+    var passkeys: PasskeyDesk? = nil
+
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AccountRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AccountRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes(), PasskeyRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)

@@ -1,0 +1,193 @@
+"""Passkeys in real headless Chromium with the DevTools protocol's virtual authenticator (WebAuthn domain:
+CTAP2, internal, resident keys, user verification): a teacher signed in with a password registers a passkey
+through web-static/js/passkeys.js, signs out, and signs in with it, which starts the same session cookie as a
+password. Then responses made here with the authenticator's own key (signed by the openssl command, not
+the server's code) show each refusal: a passkey ceremony from another site (its origin, its relying party
+id), a replayed challenge, a counter gone back, a forged signature. Over real sockets against the real binary.
+
+The relying party is the server's public address: http://localhost:PORT (a secure context for Chromium, as
+https is), so the relying party id is "localhost"."""
+import base64
+import hashlib
+import json
+import socket
+import struct
+import subprocess
+import urllib.request
+
+import pytest
+
+from browser_support import browsers, wait  # noqa: F401 (browsers is a fixture)
+
+PASSWORD = "correct horse battery"
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def unb64url(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def site(make_server):
+    """A server whose public address is http://localhost:PORT, and a teacher's account with a password."""
+    port = free_port()
+    server = make_server(config={"publicURL": f"http://localhost:{port}"}, args=("--port", str(port)))
+    origin = f"http://localhost:{port}"
+
+    def admin(method, path, body=None):
+        status, _, raw = server.request(method, path, server.admin_token, body)
+        assert status in (200, 201), raw
+        return json.loads(raw)
+
+    school = admin("POST", "/api/schools", {"name": "Hilltop"})
+    account = admin("POST", "/api/accounts", {"login": "ana", "displayName": "Ana", "role": "teacher", "schoolID": school["id"], "password": PASSWORD})
+    return dict(server=server, origin=origin, port=port, account=account)
+
+
+def api(site, method, path, body=None, headers=None):
+    """A request as another program would send it (no cookie), with the server's own origin."""
+    request = urllib.request.Request(site["origin"] + path, data=json.dumps(body).encode() if body is not None else None, method=method)
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Origin", site["origin"])
+    for name, value in (headers or {}).items():
+        request.add_header(name, value)
+    try:
+        with urllib.request.urlopen(request, timeout=15) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def in_page(driver, script):
+    """Runs `script` (an async function body with `passkeys` imported) in the page; its value or its error."""
+    return driver.execute_async_script(
+        """const done = arguments[arguments.length - 1];
+        import('/js/passkeys.js').then(async (passkeys) => {
+          try { done({ value: await (async () => { %s })() }); }
+          catch (error) { done({ error: String(error?.error?.code ?? error?.name ?? error) }); }
+        });""" % script)
+
+
+def sign(private_key_pkcs8, message, tmp_path):
+    """An ES256 signature (DER) by the openssl command, with the virtual authenticator's own key."""
+    key = tmp_path / "credential.key"
+    key.write_text("-----BEGIN PRIVATE KEY-----\n" + base64.encodebytes(private_key_pkcs8).decode() + "-----END PRIVATE KEY-----\n")
+    return subprocess.run(["openssl", "dgst", "-sha256", "-sign", str(key)], input=message, capture_output=True, check=True).stdout
+
+
+def assertion(site, credential, tmp_path, *, origin=None, rp_id="localhost", counter, challenge=None, user_handle=True):
+    """A `navigator.credentials.get()` answer made here: the challenge the server gives, signed with the
+    credential's key for `rp_id` from `origin`."""
+    if challenge is None:
+        status, options = api(site, "POST", "/api/session/passkey/options", {})
+        assert status == 200, options
+        challenge = options["publicKey"]["challenge"]
+    client = json.dumps({"type": "webauthn.get", "challenge": challenge, "origin": origin or site["origin"], "crossOrigin": False}).encode()
+    data = hashlib.sha256(rp_id.encode()).digest() + bytes([0x05]) + struct.pack(">I", counter)
+    signature = sign(unb64url(credential["privateKey"]), data + hashlib.sha256(client).digest(), tmp_path)
+    response = {"clientDataJSON": b64url(client), "authenticatorData": b64url(data), "signature": b64url(signature)}
+    if user_handle:
+        response["userHandle"] = b64url(site["account"]["id"].encode())
+    credential_id = b64url(unb64url(credential["credentialId"]))
+    return {"credential": {"id": credential_id, "rawId": credential_id, "type": "public-key", "response": response}}, challenge
+
+
+def test_a_teacher_registers_a_passkey_and_signs_in_with_it_and_other_sites_are_refused(site, browsers, tmp_path):
+    driver = browsers(width=1280, height=800)
+    driver.get(site["origin"] + "/")
+    driver.execute_cdp_cmd("WebAuthn.enable", {})
+    authenticator = driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": {
+        "protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+        "isUserVerified": True, "automaticPresenceSimulation": True,
+    }})["authenticatorId"]
+
+    # Signed in with the password, the teacher registers a passkey.
+    signed_in = in_page(driver, f"""
+        const response = await fetch('/api/session', {{ method: 'POST', headers: {{ 'Content-Type': 'application/json' }},
+          body: JSON.stringify({{ login: 'ana', password: '{PASSWORD}' }}) }});
+        const session = await response.json();
+        const passkey = await passkeys.registerPasskey('School laptop', session.csrf);
+        return {{ passkey, list: await passkeys.listPasskeys() }};""")
+    assert "value" in signed_in, signed_in
+    passkey = signed_in["value"]["passkey"]
+    assert passkey["name"] == "School laptop" and passkey["algorithm"] == -7
+    assert [item["id"] for item in signed_in["value"]["list"]] == [passkey["id"]]
+    credentials = driver.execute_cdp_cmd("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"]
+    assert len(credentials) == 1 and credentials[0]["rpId"] == "localhost" and credentials[0]["isResidentCredential"]
+    assert b64url(unb64url(credentials[0]["credentialId"])) == passkey["id"]
+
+    # Signed out, the passkey alone signs the teacher in: the same session cookie as a password.
+    signed_out = in_page(driver, """
+        const session = await (await fetch('/api/session')).json();
+        await fetch('/api/session', { method: 'DELETE', headers: { 'X-CSRF-Token': session.csrf } });
+        return (await fetch('/api/session')).status;""")
+    assert signed_out == {"value": 401}
+    again = in_page(driver, """
+        const session = await passkeys.signInWithPasskey();
+        const current = await (await fetch('/api/session')).json();
+        return { login: session.account.login, same: current.csrf === session.csrf };""")
+    assert again == {"value": {"login": "ana", "same": True}}, again
+    cookie = next(c for c in driver.get_cookies() if c["name"] == "storycircle_session")
+    assert cookie["httpOnly"] and cookie["secure"] and cookie["sameSite"] == "Strict"
+    counter = driver.execute_cdp_cmd("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"][0]["signCount"]
+    assert counter >= 2
+
+    # Responses made here with the authenticator's key: first one the server accepts, which shows that the
+    # refusals below are for what each changes.
+    credential = driver.execute_cdp_cmd("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"][0]
+    body, challenge = assertion(site, credential, tmp_path, counter=counter + 10)
+    status, answer = api(site, "POST", "/api/session/passkey", body)
+    assert status == 200 and answer["account"]["login"] == "ana", answer
+    # The same answer again: its challenge is used up.
+    status, answer = api(site, "POST", "/api/session/passkey", body)
+    assert status == 401 and answer["error"]["reason"] == "unknown_challenge", answer
+
+    def refused(reason, **changes):
+        made, _ = assertion(site, credential, tmp_path, **{"counter": counter + 20, **changes})
+        status, answer = api(site, "POST", "/api/session/passkey", made)
+        assert status == 401 and answer["error"]["code"] == "sign_in_failed", answer
+        assert answer["error"]["reason"] == reason, answer
+        return answer["error"]["message"]
+
+    # A passkey ceremony run by another site: its page's origin, or a passkey made for its relying party id.
+    assert "evil.example" in refused("origin_not_allowed", origin="https://evil.example", rp_id="evil.example")
+    assert "another site" in refused("relying_party_mismatch", rp_id="evil.example")
+    assert "cloned" in refused("possible_clone", counter=counter + 10)
+    forged, _ = assertion(site, credential, tmp_path, counter=counter + 30)
+    forged["credential"]["response"]["signature"] = b64url(unb64url(forged["credential"]["response"]["signature"])[:-2] + b"\x00\x00")
+    status, answer = api(site, "POST", "/api/session/passkey", forged)
+    assert status == 401 and answer["error"]["reason"] in ("bad_signature",), answer
+    # A challenge never issued, and a passkey this server never registered.
+    made, _ = assertion(site, credential, tmp_path, counter=counter + 40, challenge=b64url(b"\x01" * 32))
+    status, answer = api(site, "POST", "/api/session/passkey", made)
+    assert status == 401 and answer["error"]["reason"] == "unknown_challenge", answer
+    made, _ = assertion(site, credential, tmp_path, counter=counter + 40)
+    made["credential"]["id"] = made["credential"]["rawId"] = b64url(b"\x02" * 16)
+    status, answer = api(site, "POST", "/api/session/passkey", made)
+    assert status == 401 and answer["error"]["reason"] == "unknown_passkey", answer
+    # From another site's page, nothing is even looked at.
+    status, answer = api(site, "POST", "/api/session/passkey", body, headers={"Origin": "https://evil.example"})
+    assert status == 403 and answer["error"]["code"] == "csrf_failed", answer
+
+    # Removed, the passkey signs nobody in.
+    removed = in_page(driver, f"""
+        const session = await (await fetch('/api/session')).json();
+        await passkeys.deletePasskey('{passkey["id"]}', session.csrf);
+        await fetch('/api/session', {{ method: 'DELETE', headers: {{ 'X-CSRF-Token': session.csrf }} }});
+        return await passkeys.signInWithPasskey();""")
+    assert removed == {"error": "sign_in_failed"}, removed
+
+
+def test_a_server_reached_by_its_address_offers_no_passkeys(make_server):
+    server = make_server()
+    status, _, raw = server.request("POST", "/api/session/passkey/options", body={})
+    assert status == 404 and "name" in json.loads(raw)["error"]["message"]
