@@ -54,6 +54,9 @@ struct AuthorizationMatrixTests {
         "GET /api/accounts/:id": admin, "PATCH /api/accounts/:id": admin, "POST /api/accounts/:id/reset": admin,
         // The setup link's code is its authority: the router lets everyone through to the code's check.
         "POST /api/accounts/setup": everyone,
+        // A passkey is the signed-in account's own; signing in with one is open to its signature's check.
+        "POST /api/passkeys/options": accounts, "POST /api/passkeys": accounts, "GET /api/passkeys": accounts, "DELETE /api/passkeys/:id": accounts,
+        "POST /api/session/passkey/options": everyone, "POST /api/session/passkey": everyone,
     ]
 
     @Test func everyRouteOfTheRouterHasItsLine() {
