@@ -98,7 +98,7 @@ final class FixedAccounts: AccountBook {
     func resetAccount(_ id: String, setupCodeHash: String, expiresAt: ServerTime) async throws { throw Unused() }
     func setupCodeAccount(codeHash: String, at now: ServerTime) async throws -> Account? { nil }
     func useSetupCode(codeHash: String, passwordHash: String, at now: ServerTime) async throws -> Account? { nil }
-    func createSession(_ session: SessionRecord) async throws { throw Unused() }
+    func createSession(_ session: SessionRecord, ifPasswordHash passwordHash: String?) async throws -> Bool { throw Unused() }
     func session(tokenHash: String, at now: ServerTime) async throws -> (session: SessionRecord, account: Account)? { nil }
     func deleteSession(tokenHash: String) async throws {}
     func deleteSessions(accountID: String) async throws -> Int { 0 }
