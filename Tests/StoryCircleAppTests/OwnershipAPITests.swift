@@ -76,6 +76,20 @@ struct OwnershipAPITests {
         #expect(await request(api, .put, "/api/stories/\(story.entry.id)/shared", body: #"{"shared": false}"#).0 == 200)
         #expect(try await store.story(story.entry.id)?.entry.shared == false)
     }
+
+    /// A room made without anyone proved (never so for an admitted request) gets no class and no story:
+    /// the ownership check fails closed instead of reading nobody as the admin token.
+    @Test func nobodyProvedUsesNoClassAndNoStoryForARoom() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (api, store, registry) = try handler()
+        defer { Task { await registry.shutDown(); await store.close() } }
+        let made = try await store.createClass(ClassDraft(name: "1B", nameKeys: ["1b"], children: []))
+        let story = try await store.createStory(ServerFixtures.story, by: "admin")
+        #expect(try await api.classForRoom(.string(made.id), for: .adminToken).id == made.id)
+        #expect(try await api.libraryStory(.string(story.entry.id), for: .adminToken).title == ServerFixtures.story.title)
+        await #expect(throws: HTTPError.self) { try await api.classForRoom(.string(made.id), for: nil) }
+        await #expect(throws: HTTPError.self) { try await api.libraryStory(.string(story.entry.id), for: nil) }
+    }
 }
 
 /// Accounts fixed in advance, found by id or login; the rest of the book is not used by these tests.
