@@ -24,10 +24,14 @@ extension WebSocketServer {
         let wanted: [(lws_token_indexes, String)] = [
             (WSI_TOKEN_HTTP_AUTHORIZATION, "authorization"), (WSI_TOKEN_HTTP_IF_NONE_MATCH, "if-none-match"),
             (WSI_TOKEN_HOST, "host"), (WSI_TOKEN_ORIGIN, "origin"), (WSI_TOKEN_HTTP_CONTENT_TYPE, "content-type"),
-            (WSI_TOKEN_HTTP_ACCEPT, "accept"), (WSI_TOKEN_HTTP_CONTENT_LENGTH, "content-length"),
+            (WSI_TOKEN_HTTP_ACCEPT, "accept"), (WSI_TOKEN_HTTP_CONTENT_LENGTH, "content-length"), (WSI_TOKEN_HTTP_COOKIE, "cookie"),
         ]
         for (token, name) in wanted {
             if let value = header(wsi, token) { headers[name] = value }
+        }
+        // Headers lws has no index for (it keeps their names in lower case, with the colon).
+        for name in Self.customHeaders {
+            if let value = customHeader(wsi, name) { headers[name] = value }
         }
 
         connection.sequence += 1
@@ -63,6 +67,18 @@ extension WebSocketServer {
             onEvent(.request(request))
         }
         return 0
+    }
+
+    /// A session's CSRF token, which pages send with everything they change (`SessionCookies`).
+    static let customHeaders = ["x-csrf-token"]
+
+    func customHeader(_ wsi: OpaquePointer, _ name: String) -> String? {
+        let key = name + ":"
+        let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.utf8.count)))
+        guard length > 0, length <= 4_096 else { return nil }
+        var buffer = [CChar](repeating: 0, count: length + 1)
+        guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), key, Int32(key.utf8.count)) >= 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     func isDynamic(_ path: String) -> Bool {

@@ -8,24 +8,9 @@ import json
 import statistics
 import time
 
-import pytest
-
 from conftest import BIN, ROOT  # noqa: F401
 
 PASSWORD = "correct horse battery"
-
-
-@pytest.fixture(autouse=True)
-def needs_accounts(request):
-    """These tests run once the account routes and the password sign-in are wired into the server (the
-    accounts' store, `AccountRoutes` and `PasswordHasher` feeding `SessionDesk`); until then a fresh server
-    answers 404 to both, and the tests say so instead of failing."""
-    probe = request.getfixturevalue("make_server")(config={})
-    schools, _, _ = probe.request("GET", "/api/schools", probe.admin_token)
-    session, _, _ = probe.request("POST", "/api/session", body={"login": "probe", "password": "probe"})
-    probe.stop()
-    if schools == 404 or session == 404:
-        pytest.skip("the account routes or the password sign-in are not in this server yet")
 
 
 class Browser:

@@ -3,6 +3,7 @@ token beside them, and a one-time sign-in link for the teacher's laptop. Opened 
 the link ends on the room's teacher page, controlling the room, with no token in the address or in the tab's
 history; a reload in the same tab keeps control; the same link a second time is refused with words from the
 catalogs. Over real sockets against the real binary."""
+import http.client
 import json
 import os
 import re
@@ -75,6 +76,7 @@ def test_the_start_screen_holds_no_key_and_the_one_time_link_signs_the_teacher_i
     assert laptop.execute_script("return history.length") == len(history_urls(laptop))
     axe(laptop, "sign-in-teacher-page")
 
+
     # A reload in the same tab keeps control: the key comes from the tab's session.
     laptop.refresh()
     wait(laptop, lambda d: d.execute_script("return window.storycircle?.room?.phase ?? null") == "lobby", message="the welcome after a reload")
@@ -108,3 +110,39 @@ def test_a_wrong_code_is_refused_in_the_pages_language_no_code_asks_for_an_accou
     # A teacher page opened by hand in a tab that holds no key says how to get one.
     page.get(f"{base}/teacher#room={started['code']}")
     wait(page, lambda d: text(d, "#room-state") == german["connection.teacher_link_missing"], message="a teacher page in a tab with no key")
+
+
+def test_the_link_signs_into_the_laptops_teacher_who_owns_what_was_there(started):
+    """The link also signs the browser into the one account a fresh data folder gets: `teacher`, a school
+    administrator of "This computer" (docs/operations.md, "Signing in"), who owns the room `start` opened and
+    the sample stories, shared with the school. (Chromium keeps a Secure cookie over plain HTTP for
+    localhost only: the server's side is checked here, over a socket from this computer.)"""
+    link = re.search(r"https?://\S+/sign-in#code=([\w-]{22})", started["banner"])
+    port = int(re.search(r":(\d+)/sign-in", link.group(0)).group(1))
+
+    def call(method, path, body=None, cookie=None):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        if cookie:
+            headers["Cookie"] = cookie
+        connection.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+        response = connection.getresponse()
+        answer = response.read()
+        connection.close()
+        return response.status, response.getheader("set-cookie"), json.loads(answer) if answer else None
+
+    status, set_cookie, answer = call("POST", "/api/sign-in", {"code": link.group(1)})
+    assert status == 200 and set_cookie, answer
+    assert answer["account"]["login"] == "teacher" and answer["account"]["role"] == "school_admin" and answer["csrf"], answer
+    cookie = set_cookie.split(";")[0]
+    assert cookie.startswith("storycircle_session=") and "HttpOnly" in set_cookie and "SameSite=Strict" in set_cookie
+    status, _, session = call("GET", "/api/session", cookie=cookie)
+    assert status == 200 and session["account"]["id"] == answer["account"]["id"], session
+    # With the cookie alone (no key): the room `start` opened and the sample stories are the teacher's.
+    status, _, rooms = call("GET", "/api/rooms", cookie=cookie)
+    assert status == 200 and started["code"] in [room["code"] for room in rooms["rooms"]], rooms
+    status, _, stories = call("GET", "/api/stories", cookie=cookie)
+    assert status == 200 and stories["stories"], stories
+    assert all(story["owner"]["accountID"] == session["account"]["id"] and story["shared"] for story in stories["stories"]), stories
+    # The code was used up: the same link again signs nobody in.
+    assert call("POST", "/api/sign-in", {"code": link.group(1)})[0] == 401

@@ -174,14 +174,24 @@ extension ClassroomServer {
     /// Where the transport asks the API about a request's head: set once the API exists; until then every
     /// request may send the default body limit only.
     final class HeadGate: Sendable {
-        private let decide = Locked<(@Sendable (HTTPRequest) -> HeadAdmission)?>(nil)
+        /// The decision in a box: a function value read through `Locked`'s generic `inout` is reabstracted
+        /// and written back wrapped in two more thunks on every read, until the transport's thread runs out
+        /// of stack (after a few thousand requests); a class reference is read as it is.
+        private final class Decision: Sendable {
+            let decide: @Sendable (HTTPRequest) -> HeadAdmission
+            init(_ decide: @escaping @Sendable (HTTPRequest) -> HeadAdmission) { self.decide = decide }
+        }
 
-        func admit(with decision: @escaping @Sendable (HTTPRequest) -> HeadAdmission) {
-            decide.withLock { $0 = decision }
+        private let decision = Locked<Decision?>(nil)
+
+        func admit(with decide: @escaping @Sendable (HTTPRequest) -> HeadAdmission) {
+            let made = Decision(decide)
+            decision.withLock { $0 = made }
         }
 
         func admission(_ request: HTTPRequest, fallback: HeadAdmission) -> HeadAdmission {
-            decide.withLock { $0 }?(request) ?? fallback
+            guard let current = decision.withLock({ $0 }) else { return fallback }
+            return current.decide(request)
         }
     }
 
@@ -252,8 +262,12 @@ extension ClassroomServer {
 
     /// Once a minute: finished rooms leave memory, rooms past the retention leave the store, and so do
     /// removed class members, unused classes, stories and pictures past theirs (`docs/privacy.md`, "For how
-    /// long"); audit rows past `auditRetentionDays` too.
-    static func sweep(_ registry: RoomRegistry, clock: any ServerClock, configuration: ServerConfiguration, childData: (any ChildDataBook)? = nil, logger: StoryCircleLog? = nil) -> Task<Void, Never> {
+    /// long"); audit rows past `auditRetentionDays` too, and sessions past their end (a session is refused
+    /// once expired whether or not it was swept: this only keeps the table small).
+    static func sweep(
+        _ registry: RoomRegistry, clock: any ServerClock, configuration: ServerConfiguration, childData: (any ChildDataBook)? = nil,
+        accounts: (any AccountBook)? = nil, logger: StoryCircleLog? = nil
+    ) -> Task<Void, Never> {
         Task {
             while !Task.isCancelled {
                 do { try await clock.sleep(until: clock.now() + 60_000) } catch { return }
@@ -263,6 +277,13 @@ extension ClassroomServer {
                     createdBefore: now + -(configuration.storage.retentionDays * 86_400_000),
                     auditBefore: now + -(configuration.storage.auditRetentionDays * 86_400_000)
                 )
+                if let accounts {
+                    do {
+                        _ = try await accounts.pruneSessions(before: now)
+                    } catch {
+                        logger?.warning("Ended sessions could not be removed from storage just now", ["error": StoreFailure.from(error, record: "session").reason])
+                    }
+                }
                 guard let childData else { continue }
                 await sweepClasses(childData, at: now, storage: configuration.storage, logger: logger)
             }

@@ -96,20 +96,24 @@ public final class ClassroomServer: Sendable {
         let (port, publicURL) = try listen(transport, configuration, tls: tls?.pair, logger: logger)
         let signIns = SignInDesk(clock: clock)
         let passwords = PasswordHasher()
+        // Sign-ins and session cookies, where the store keeps accounts (SQLite, PostgreSQL).
+        let sessions = storage.accounts.map { book in
+            SessionDesk(book: book, clock: clock, limits: configuration.signIn.limits) { try await passwords.verify($0, hash: $1) }
+        }
         let api = APIHandler(
             registry: registry, store: storage.rooms, clock: clock, metrics: metrics, transportMetrics: transport.metrics,
             adminTokenHash: RoomCredentials.hash(adminToken), publicURL: publicURL, startedAt: clock.now(), audio: narration.audio, qrCodes: true,
             narrator: narration.speech, library: storage.library, classes: storage.classes, pictures: storage.pictures,
             childData: storage.childData, lookalikes: lookalikes,
             maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns,
-            accounts: storage.accounts, passwords: passwords, ownership: storage.ownership,
+            accounts: storage.accounts, passwords: passwords, ownership: storage.ownership, sessions: sessions,
             auditTrail: storage.audit.map { AuditTrail(log: $0, logger: logger) }
         )
         let defaultBodyLimit = transport.configuration.maxRequestBodyBytes
         wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }
         let loops = [
             Task { await registry.run() }, answer(wiring.requests, with: api, on: transport),
-            sweep(registry, clock: clock, configuration: configuration, childData: storage.childData, logger: logger),
+            sweep(registry, clock: clock, configuration: configuration, childData: storage.childData, accounts: storage.accounts, logger: logger),
         ]
         logger.notice("Server listening", ["port": String(port), "url": publicURL, "rooms.restored": String(restored), "node": registry.nodeId])
         return ClassroomServer(

@@ -81,16 +81,16 @@ struct StartCommand: ParsableCommand {
         guard let story else { throw CommandFailure("no story to start the room on") }
         // A story file names its pictures by path beside it; a library story already names stored ones.
         let roomStory = if let storyPath { try await server.storingPictures(of: story, storyPath: storyPath) } else { story }
-        let created = try await server.rooms.create(story: roomStory, settings: settings.patch, storyID: storyID, schoolClass: schoolClass)
+        // The link printed below also signs the browser into the laptop's teacher's account (made on a
+        // fresh data folder), who owns this room.
+        await server.prepareLaptopTeacher()
+        let created = try await server.rooms.create(story: roomStory, settings: settings.patch, storyID: storyID, schoolClass: schoolClass, owner: await server.laptopOwner())
         guard let room = await server.registry.directory.room(created.code) else {
             await server.stop()
             throw CommandFailure("the room disappeared as it was created")
         }
         // The room's tokens go to a file only this user reads, as 'room create' keeps them ('results CODE' finds them).
         let saved = try? Credentials.save(.init(code: created.code, server: server.publicURL, teacherToken: created.teacherToken, dashboardToken: created.dashboardToken))
-        // The link printed below also signs the browser into the laptop's teacher's account (made on a
-        // fresh data folder).
-        await server.prepareLaptopTeacher()
         try Self.printBanner(title: story.title, room: created, server: server, saved: saved, keys: readsKeys, showTokens: showsTokens)
 
         let (events, sink) = AsyncStream.makeStream(of: Event.self)
