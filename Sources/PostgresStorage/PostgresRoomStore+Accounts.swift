@@ -164,11 +164,13 @@ extension PostgresRoomStore: AccountBook {
 
     // MARK: - Sessions
 
-    public func createSession(_ session: SessionRecord) async throws {
+    public func createSession(_ session: SessionRecord, ifPasswordHash passwordHash: String?) async throws -> Bool {
         try await accountChange { connection in
-            guard try connection.query("SELECT 1 FROM accounts WHERE id = $1::text FOR SHARE", [.text(session.accountID)]).count == 1 else {
-                throw AccountBookError.notFound(id: session.accountID)
-            }
+            // The row locked and read as last committed: a reset or a disabling either committed before
+            // (and is seen here) or waits, and then deletes this session.
+            let rows = try connection.query("SELECT disabled, password_hash FROM accounts WHERE id = $1::text FOR SHARE", [.text(session.accountID)])
+            guard rows.count == 1 else { throw AccountBookError.notFound(id: session.accountID) }
+            guard !rows.bool(0, 0), passwordHash == nil || (!rows.isNull(0, 1) && rows.text(0, 1) == passwordHash) else { return false }
             try connection.query("""
                 INSERT INTO sessions (token_hash, account_id, csrf_token, created_at, expires_at, method)
                 VALUES ($1::text, $2::text, $3::text, $4::bigint, $5::bigint, $6::text)
@@ -176,6 +178,7 @@ extension PostgresRoomStore: AccountBook {
                     .text(session.tokenHash), .text(session.accountID), .text(session.csrfToken), .integer(session.createdAt.milliseconds),
                     .integer(session.expiresAt.milliseconds), .text(session.method),
                 ])
+            return true
         }
     }
 

@@ -146,15 +146,17 @@ extension SQLiteRoomStore: AccountBook {
 
     // MARK: - Sessions
 
-    public func createSession(_ session: SessionRecord) async throws {
+    public func createSession(_ session: SessionRecord, ifPasswordHash passwordHash: String?) async throws -> Bool {
         try await accountChange { database in
-            guard try database.integer("SELECT 1 FROM accounts WHERE id = ?", .text(session.accountID)) != nil else {
+            guard let account = try Self.loadAccount("id", session.accountID, from: database) else {
                 throw AccountBookError.notFound(id: session.accountID)
             }
+            guard !account.disabled, passwordHash == nil || account.passwordHash == passwordHash else { return false }
             try database.prepare("INSERT INTO sessions (token_hash, account_id, csrf_token, created_at, expires_at, method) VALUES (?, ?, ?, ?, ?, ?)").run(
                 .text(session.tokenHash), .text(session.accountID), .text(session.csrfToken), .integer(session.createdAt.milliseconds),
                 .integer(session.expiresAt.milliseconds), .text(session.method)
             )
+            return true
         }
     }
 

@@ -85,6 +85,8 @@ public struct RelyingParty: Sendable, Equatable {
         guard signature.count <= WebAuthnLimits.signature else { throw .tooLarge(field: "signature") }
         try checkClientData(clientDataJSON, type: "webauthn.get", challenge: challenge)
         let data = try AuthenticatorData(authenticatorData)
+        // Only a registration carries a credential (WebAuthn §7.2): a sign-in with one is no authenticator's.
+        guard !data.flags.contains(.attestedCredentialData) else { throw .malformedAuthenticatorData("attested credential data in a sign-in") }
         try checkAuthenticatorData(data)
         let key = try PublicKey(cose: publicKey)
         guard key.verify(signature: signature, over: authenticatorData + Digest.sha256(clientDataJSON)) else { throw .badSignature }

@@ -165,7 +165,7 @@ def test_a_reset_gives_a_one_time_link_that_sets_a_password_once(server):
     # The setup route needs no token: the code is its authority. A bad password is refused and the link stays.
     status, body = api(server, "POST", "/api/accounts/setup", {"code": code, "password": "short"}, token="")
     assert status == 400 and body["error"]["problems"][0]["code"] == "password_too_short"
-    status, body = api(server, "POST", "/api/accounts/setup", {"code": "x" + code[1:], "password": "another good password"}, token="")
+    status, body = api(server, "POST", "/api/accounts/setup", {"code": ("y" if code[0] == "x" else "x") + code[1:], "password": "another good password"}, token="")
     assert status == 404 and body["error"]["code"] == "setup_link_invalid"
     status, body = api(server, "POST", "/api/accounts/setup", {"code": code, "password": "another good password"}, token="")
     assert status == 200 and body["account"]["login"] == "ana" and body["account"]["hasPassword"] is True
@@ -230,3 +230,58 @@ def test_the_cli_adds_lists_disables_enables_and_resets_accounts_and_schools(ser
         bad = cli(server, *args, stdin=stdin)
         assert bad.returncode == 1 and bad.stderr.startswith("Error: ") and words in bad.stderr, (args, bad.stderr)
     assert [a["login"] for a in api(server, "GET", "/api/accounts")[1]["accounts"]] == ["ana", "ben", "dee"]
+
+
+def audit_rows(server):
+    status, body = api(server, "GET", "/api/audit")
+    assert status == 200, body
+    return [(row["action"], row["target"], row.get("schoolId"), row["actor"]["kind"]) for row in reversed(body["entries"])]
+
+
+def test_every_administration_change_leaves_an_audit_row_naming_its_account_or_school(server):
+    north = make_school(server, "North Primary")
+    south = make_school(server, "South Primary")
+    ana = make_account(server, "ana", north["id"], password=PASSWORD)
+    ben = make_account(server, "ben", north["id"])
+    version = ana["version"]
+    for change in [{"disabled": True}, {"disabled": False}, {"role": "school_admin"}, {"displayName": "Ana L."}, {"schoolID": south["id"]}]:
+        status, body = api(server, "PATCH", f"/api/accounts/{ana['id']}", {"version": version, **change})
+        assert status == 200, body
+        version = body["version"]
+    code = code_of(api(server, "POST", f"/api/accounts/{ana['id']}/reset")[1]["setupLink"])
+    assert api(server, "POST", "/api/accounts/setup", {"code": code, "password": "another good password"}, token="")[0] == 200
+    # Refused requests change nothing and write nothing.
+    assert api(server, "POST", "/api/accounts", {"login": "ana", "displayName": "Ana", "role": "teacher", "schoolID": north["id"]})[0] == 409
+    assert api(server, "PATCH", f"/api/accounts/{ana['id']}", {"version": 1, "disabled": True})[0] == 409
+
+    a, b = f"account:{ana['id']}", f"account:{ben['id']}"
+    assert audit_rows(server) == [
+        ("school_created", f"school:{north['id']}", north["id"], "admin_token"),
+        ("school_created", f"school:{south['id']}", south["id"], "admin_token"),
+        ("account_created", a, north["id"], "admin_token"),
+        ("account_created", b, north["id"], "admin_token"),
+        ("account_disabled", a, north["id"], "admin_token"),
+        ("account_enabled", a, north["id"], "admin_token"),
+        ("role_changed", a, north["id"], "admin_token"),
+        ("account_changed", a, north["id"], "admin_token"),
+        ("account_changed", a, south["id"], "admin_token"),
+        ("password_reset", a, south["id"], "admin_token"),
+        ("password_set", a, south["id"], "account"),
+    ]
+
+
+def test_a_password_typed_with_a_windows_line_ending_is_stored_without_it(server):
+    import ctypes
+    sodium = ctypes.CDLL("libsodium.so.23")
+    assert sodium.sodium_init() >= 0
+    assert cli(server, "school", "add", "North Primary").returncode == 0
+    added = cli(server, "account", "add", "ana", "--school", "North Primary", "--password-stdin", stdin=PASSWORD + "\r\n")
+    assert added.returncode == 0, added.stderr
+    with database(server) as db:
+        (stored,) = db.execute("SELECT password_hash FROM accounts WHERE login = 'ana'").fetchone()
+
+    def verifies(password):
+        raw = password.encode()
+        return sodium.crypto_pwhash_str_verify(ctypes.c_char_p(stored.encode()), ctypes.c_char_p(raw), ctypes.c_ulonglong(len(raw))) == 0
+
+    assert verifies(PASSWORD) and not verifies(PASSWORD + "\r")

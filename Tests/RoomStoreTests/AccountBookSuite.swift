@@ -221,6 +221,38 @@ struct AccountBookSuite {
     }
 
     @Test(arguments: Backend.all)
+    func aSessionIsStoredOnlyWhileTheAccountIsEnabledAndItsPasswordIsTheOneChecked(_ backend: Backend) async throws {
+        let fixture = try await Self.fixture(backend)
+        defer { Self.close(fixture) }
+        let book = Self.book(fixture.store)
+        let school = try await book.createSchool(name: "North")
+        let ana = try await book.createAccount(Self.teacher("ana", school: school.id))
+        let checked = try #require(ana.passwordHash)
+        let now = ServerTime(milliseconds: 2_000)
+        #expect(try await book.createSession(Self.session("ana-laptop", for: ana.id), ifPasswordHash: checked))
+        #expect(try await book.session(tokenHash: SHA256.hexDigest("ana-laptop"), at: now) != nil)
+
+        // A reset commits between the password's check and the session's insert: no session.
+        try await book.resetAccount(ana.id, setupCodeHash: SHA256.hexDigest("code"), expiresAt: ServerTime(milliseconds: 90_000))
+        #expect(try await book.createSession(Self.session("ana-phone", for: ana.id), ifPasswordHash: checked) == false)
+        try await book.setPasswordHash(ana.id, "$argon2id$v=19$m=19456,t=2,p=1$bmV3$bmV3")
+        #expect(try await book.createSession(Self.session("ana-phone", for: ana.id), ifPasswordHash: checked) == false)
+        #expect(try await Self.rows(fixture, "sessions", account: ana.id) == 0)
+        #expect(try await book.createSession(Self.session("ana-phone", for: ana.id), ifPasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$bmV3$bmV3"))
+
+        // Disabled: refused with or without a password (a passkey's or a link's sign-in).
+        _ = try await book.updateAccount(ana.id, AccountChange(disabled: true), basedOn: 1)
+        #expect(try await book.createSession(Self.session("ana-key", for: ana.id), ifPasswordHash: nil) == false)
+        #expect(try await book.createSession(Self.session("ana-pw", for: ana.id), ifPasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$bmV3$bmV3") == false)
+        #expect(try await Self.rows(fixture, "sessions", account: ana.id) == 0)
+        _ = try await book.updateAccount(ana.id, AccountChange(disabled: false), basedOn: 2)
+        #expect(try await book.createSession(Self.session("ana-key", for: ana.id), ifPasswordHash: nil))
+        await #expect(throws: AccountBookError.notFound(id: "acc_nobody")) {
+            try await book.createSession(Self.session("x", for: "acc_nobody"), ifPasswordHash: nil)
+        }
+    }
+
+    @Test(arguments: Backend.all)
     func settingAPasswordEndsEverySessionOfTheAccount(_ backend: Backend) async throws {
         let fixture = try await Self.fixture(backend)
         defer { Self.close(fixture) }

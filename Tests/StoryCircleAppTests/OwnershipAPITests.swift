@@ -76,6 +76,20 @@ struct OwnershipAPITests {
         #expect(await request(api, .put, "/api/stories/\(story.entry.id)/shared", body: #"{"shared": false}"#).0 == 200)
         #expect(try await store.story(story.entry.id)?.entry.shared == false)
     }
+
+    /// A room made without anyone proved (never so for an admitted request) gets no class and no story:
+    /// the ownership check fails closed instead of reading nobody as the admin token.
+    @Test func nobodyProvedUsesNoClassAndNoStoryForARoom() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (api, store, registry) = try handler()
+        defer { Task { await registry.shutDown(); await store.close() } }
+        let made = try await store.createClass(ClassDraft(name: "1B", nameKeys: ["1b"], children: []))
+        let story = try await store.createStory(ServerFixtures.story, by: "admin")
+        #expect(try await api.classForRoom(.string(made.id), for: .adminToken).id == made.id)
+        #expect(try await api.libraryStory(.string(story.entry.id), for: .adminToken).title == ServerFixtures.story.title)
+        await #expect(throws: HTTPError.self) { try await api.classForRoom(.string(made.id), for: nil) }
+        await #expect(throws: HTTPError.self) { try await api.libraryStory(.string(story.entry.id), for: nil) }
+    }
 }
 
 /// Accounts fixed in advance, found by id or login; the rest of the book is not used by these tests.
@@ -98,7 +112,7 @@ final class FixedAccounts: AccountBook {
     func resetAccount(_ id: String, setupCodeHash: String, expiresAt: ServerTime) async throws { throw Unused() }
     func setupCodeAccount(codeHash: String, at now: ServerTime) async throws -> Account? { nil }
     func useSetupCode(codeHash: String, passwordHash: String, at now: ServerTime) async throws -> Account? { nil }
-    func createSession(_ session: SessionRecord) async throws { throw Unused() }
+    func createSession(_ session: SessionRecord, ifPasswordHash passwordHash: String?) async throws -> Bool { throw Unused() }
     func session(tokenHash: String, at now: ServerTime) async throws -> (session: SessionRecord, account: Account)? { nil }
     func deleteSession(tokenHash: String) async throws {}
     func deleteSessions(accountID: String) async throws -> Int { 0 }

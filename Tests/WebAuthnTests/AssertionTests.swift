@@ -84,6 +84,9 @@ struct AssertionTests {
             == .userNotPresent)
         #expect(refusal { try verify(authenticator.assert(challenge: challenge, signCount: 1, flags: [.userPresent]), key: authenticator.key) }
             == .userNotVerified)
+        // A credential's data belongs to a registration; in a sign-in it is refused, even signed.
+        #expect(refusal { try verify(authenticator.assert(challenge: challenge, signCount: 1, flags: TestAuthenticator.present.union(.attestedCredentialData)), key: authenticator.key) }
+            == .malformedAuthenticatorData("attested credential data in a sign-in"))
         var lenient = rp
         lenient.requireUserVerification = false
         #expect(try verify(authenticator.assert(challenge: challenge, signCount: 1, flags: [.userPresent]), key: authenticator.key, rp: lenient).userVerified == false)

@@ -2,6 +2,7 @@ import Foundation
 import StoryCircleCore
 import TransportCore
 import StoryCircleServer
+import Sodium
 
 /// The adults' accounts and their schools (`docs/protocol.md`, "Accounts"): `GET|POST /api/schools`,
 /// `GET|POST /api/accounts`, `GET|PATCH /api/accounts/:id`, `POST /api/accounts/:id/reset` (a one-time
@@ -125,6 +126,7 @@ extension APIHandler {
         case .failure(let problem): throw AccountRoutes.invalid([problem])
         }
         let school = try await accountCall { try await book.createSchool(name: name) }
+        try await audit(.schoolCreated, target: "school:\(school.id)", request, schoolID: school.id)
         return .json(201, SchoolResponse(school))
     }
 
@@ -177,6 +179,7 @@ extension APIHandler {
         let created = try await accountCall {
             try await book.createAccount(AccountDraft(login: login, displayName: displayName, role: role, schoolID: school?.isEmpty == true ? nil : school, passwordHash: hash))
         }
+        try await audit(.accountCreated, target: "account:\(created.id)", request, schoolID: created.schoolID, detail: created.role.rawValue + (hash == nil ? ", setup link" : ""))
         // No password: the person sets one through a setup link, as after a reset.
         let link = hash == nil ? try await issueSetupLink(for: created.id, in: book) : nil
         return .json(201, AccountResponse(created, setupLink: link))
@@ -220,14 +223,15 @@ extension APIHandler {
         default: throw HTTPError(.invalidMessage, "disabled is true or false. Send \(shape).")
         }
         guard problems.isEmpty else { throw AccountRoutes.invalid(problems) }
-        let updated = try await accountCall {
+        let (before, updated) = try await accountCall {
             guard let current = try await book.account(id: id) else { throw AccountBookError.notFound(id: id) }
             // The account as it would be: a teacher or school administrator keeps a school.
             if let problem = AccountRules.placement(role: change.role ?? current.role, schoolID: change.schoolID ?? current.schoolID) {
                 throw AccountRoutes.invalid([problem])
             }
-            return try await book.updateAccount(id, change, basedOn: version)
+            return (current, try await book.updateAccount(id, change, basedOn: version))
         }
+        try await auditChange(from: before, to: updated, request)
         return .json(200, AccountResponse(updated))
     }
 
@@ -241,8 +245,24 @@ extension APIHandler {
         guard !account.disabled else {
             throw HTTPError(.invalidMessage, "Account \(account.login) is disabled: enable it first (PATCH {\"disabled\": false}).")
         }
-        let link = try await issueSetupLink(for: id, in: book)
+        let link = try await audited(.passwordReset, target: "account:\(id)", request, schoolID: account.schoolID) { try await issueSetupLink(for: id, in: book) }
         return .json(200, ["setupLink": link, "expiresIn": "24h"])
+    }
+
+    /// One row for each kind of change an administrator made (the update succeeded on `before`'s version,
+    /// so the difference is exactly theirs), under the school the account is in now.
+    private func auditChange(from before: Account, to after: Account, _ request: RouteRequest) async throws {
+        let target = "account:\(after.id)"
+        if before.disabled != after.disabled {
+            try await audit(after.disabled ? .accountDisabled : .accountEnabled, target: target, request, schoolID: after.schoolID)
+        }
+        if before.role != after.role {
+            try await audit(.roleChanged, target: target, request, schoolID: after.schoolID, detail: "\(before.role.rawValue) -> \(after.role.rawValue)")
+        }
+        if before.displayName != after.displayName || before.schoolID != after.schoolID {
+            let moved = before.schoolID != after.schoolID ? "school \(before.schoolID ?? "none") -> \(after.schoolID ?? "none")" : "display name"
+            try await audit(.accountChanged, target: target, request, schoolID: after.schoolID, detail: moved)
+        }
     }
 
     /// The password's hash, made off the cooperative pool (`PasswordHasher`).
@@ -261,7 +281,7 @@ extension APIHandler {
     private func issueSetupLink(for id: String, in book: any AccountBook) async throws -> String {
         let code = Tokens.generate()
         let expires = ServerTime(milliseconds: clock.now().milliseconds + AccountRoutes.setupLinkLifetime)
-        try await accountCall { try await book.resetAccount(id, setupCodeHash: SHA256.hexDigest(code), expiresAt: expires) }
+        try await accountCall { try await book.resetAccount(id, setupCodeHash: Sodium.sha256Hex(Array(code.utf8)), expiresAt: expires) }
         return "\(publicURL)/account-setup#code=\(code)"
     }
 
@@ -275,7 +295,7 @@ extension APIHandler {
               let password = try Self.string(body, "password", shape: shape)
         else { throw HTTPError(.invalidMessage, "Send \(shape).") }
         if let problem = AccountRules.password(password) { throw AccountRoutes.invalid([problem]) }
-        let codeHash = SHA256.hexDigest(code)
+        let codeHash = Sodium.sha256Hex(Array(code.utf8))
         // The code first: no hash is made for a link that does not work.
         guard try await accountCall({ try await book.setupCodeAccount(codeHash: codeHash, at: clock.now()) }) != nil else {
             throw AccountRoutes.setupLinkRefusal
@@ -284,6 +304,8 @@ extension APIHandler {
         guard let account = try await accountCall({ try await book.useSetupCode(codeHash: codeHash, passwordHash: hash, at: clock.now()) }) else {
             throw AccountRoutes.setupLinkRefusal
         }
+        // The code was the only authority: the row names the account that set its password.
+        try await audit(.passwordSet, target: "account:\(account.id)", actor: AuditActor(.account(account)), address: request.http.peer, schoolID: account.schoolID, detail: "setup link")
         return .json(200, ["account": AccountResponse(account)])
     }
 }

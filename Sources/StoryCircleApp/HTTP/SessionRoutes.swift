@@ -103,7 +103,8 @@ extension APIHandler {
             }
             sessions.succeeded(ticket)
             try await audit(.signIn, target: "account:\(account.id)", actor: AuditActor(.account(account)), address: request.http.peer, schoolID: account.schoolID, detail: "password")
-            return try await startSession(account, method: "password", sessions: sessions)
+            // Only while the password just checked is still the account's and it is still enabled.
+            return try await startSession(account, method: "password", ifPasswordHash: account.passwordHash, sessions: sessions)
         }
     }
 
@@ -117,13 +118,15 @@ extension APIHandler {
     }
 
     /// A new session for `account`: its cookie, and the answer a page keeps (the account and the CSRF token).
-    func startSession(_ account: Account, method: String, sessions: SessionDesk) async throws -> HTTPResponse {
-        let started: (token: String, record: SessionRecord)
+    /// `sign_in_failed` when the account was disabled or its password changed since it was checked.
+    func startSession(_ account: Account, method: String, ifPasswordHash passwordHash: String? = nil, sessions: SessionDesk) async throws -> HTTPResponse {
+        let started: (token: String, record: SessionRecord)?
         do {
-            started = try await sessions.start(account, method: method)
+            started = try await sessions.start(account, method: method, ifPasswordHash: passwordHash)
         } catch {
             throw HTTPError(.storageUnavailable, "The session cannot be stored just now (\(StoreFailure.from(error, record: "session").reason)).")
         }
+        guard let started else { throw Self.signInFailure }
         return .json(200, SessionAnswer(account: SessionAccount(account), csrf: started.record.csrfToken), headers: [("set-cookie", SessionCookies.setCookie(started.token))])
     }
 

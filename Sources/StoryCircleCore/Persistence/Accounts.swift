@@ -192,7 +192,11 @@ public protocol AccountBook: AnyObject, Sendable {
     func useSetupCode(codeHash: String, passwordHash: String, at now: ServerTime) async throws -> Account?
 
     // Sessions
-    func createSession(_ session: SessionRecord) async throws
+    /// Stores the session when, in the same transaction, its account is enabled and (unless
+    /// `passwordHash` is nil) its password's hash is still the one the sign-in verified: a reset or a
+    /// disabling that commits between the check and this call leaves no session. False when refused;
+    /// throws `.notFound` when the account is not there.
+    func createSession(_ session: SessionRecord, ifPasswordHash passwordHash: String?) async throws -> Bool
     /// The session with this token hash and its account, when it exists, has not expired at `now` and its
     /// account is enabled.
     func session(tokenHash: String, at now: ServerTime) async throws -> (session: SessionRecord, account: Account)?
@@ -213,6 +217,14 @@ public protocol AccountBook: AnyObject, Sendable {
 }
 
 /// Why the account book refused a change.
+extension AccountBook {
+    /// A session for an enabled account, whatever its password (a passkey's or a link's sign-in).
+    @discardableResult
+    public func createSession(_ session: SessionRecord) async throws -> Bool {
+        try await createSession(session, ifPasswordHash: nil)
+    }
+}
+
 public enum AccountBookError: Error, Sendable, Equatable {
     case notFound(id: String)
     case loginTaken(login: String)

@@ -96,10 +96,11 @@ struct AccountAddCommand: ParsableCommand {
 
     /// Standard input without its last line break (what `echo` or a password manager adds).
     static func readPassword() -> String {
-        var text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-        if text.hasSuffix("\n") { text.removeLast() }
-        if text.hasSuffix("\r") { text.removeLast() }
-        return text
+        // On bytes: "\r\n" is one Character, so a String's hasSuffix("\n") misses a CRLF ending.
+        var bytes = Array(FileHandle.standardInput.readDataToEndOfFile())
+        if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+        if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     func run() async throws -> Int32 {

@@ -80,7 +80,13 @@ final class MemoryAccountBook: AccountBook, @unchecked Sendable {
     func setupCodeAccount(codeHash: String, at now: ServerTime) async throws -> Account? { nil }
     func useSetupCode(codeHash: String, passwordHash: String, at now: ServerTime) async throws -> Account? { nil }
 
-    func createSession(_ session: SessionRecord) async throws { state.withLock { $0.sessions[session.tokenHash] = session } }
+    func createSession(_ session: SessionRecord, ifPasswordHash passwordHash: String?) async throws -> Bool {
+        state.withLock { state in
+            guard let account = state.accounts[session.accountID], !account.disabled, passwordHash == nil || account.passwordHash == passwordHash else { return false }
+            state.sessions[session.tokenHash] = session
+            return true
+        }
+    }
 
     func session(tokenHash: String, at now: ServerTime) async throws -> (session: SessionRecord, account: Account)? {
         state.withLock { state in

@@ -74,11 +74,13 @@ final class SessionDesk: Sendable {
         return now - cached.checkedAt < Self.knownMilliseconds && cached.session.expiresAt > now
     }
 
-    /// A new session for `account`, stored; the secret its cookie carries and the record.
-    func start(_ account: Account, method: String) async throws -> (token: String, record: SessionRecord) {
+    /// A new session for `account`, stored; the secret its cookie carries and the record. Nil when the
+    /// store refuses it: the account was disabled, or (`ifPasswordHash` given) its password changed, since
+    /// the caller read it.
+    func start(_ account: Account, method: String, ifPasswordHash passwordHash: String? = nil) async throws -> (token: String, record: SessionRecord)? {
         let now = clock.now()
         let (token, record) = SessionCookies.newSession(accountID: account.id, method: method, now: now)
-        try await book.createSession(record)
+        guard try await book.createSession(record, ifPasswordHash: passwordHash) else { return nil }
         cache.withLock { $0[record.tokenHash] = Cached(session: record, account: account, checkedAt: now) }
         return (token, record)
     }
