@@ -49,19 +49,12 @@ extension CBOR {
                 guard cbor_map_add(map, cbor_pair(key: cbor_move(key), value: cbor_move(value))) else { return Self.release(map) }
             }
             return map
-        case .tagged(let tag, let content):
-            guard let built = content.build() else { return nil }
-            return cbor_build_tag(tag, cbor_move(built))
         case .bool(let value):
             return cbor_build_bool(value)
         case .null:
             return cbor_build_ctrl(22)
         case .undefined:
             return cbor_build_ctrl(23)
-        case .float(let value):
-            return cbor_build_float8(value)
-        case .simple(let value):
-            return cbor_build_ctrl(value)
         }
     }
 

@@ -3,6 +3,10 @@ import Glibc
 
 /// A CBOR data item (RFC 8949) as libcbor decoded it: what WebAuthn's attestation objects, attestation
 /// statements and COSE keys are made of. Maps keep their pairs in order; keys are unique.
+///
+/// Tags and floating-point numbers are refused, not read: CTAP2's canonical CBOR forbids tags and nothing
+/// in WebAuthn is a float; libcbor 0.8 refuses to read back some tags it writes itself (6…20 in the head
+/// byte), and a NaN is unequal to itself, so neither could be compared or round-tripped faithfully.
 public indirect enum CBOR: Sendable, Equatable {
     case unsigned(UInt64)
     /// The integer -1 - n.
@@ -11,13 +15,9 @@ public indirect enum CBOR: Sendable, Equatable {
     case text(String)
     case array([CBOR])
     case map([CBORPair])
-    case tagged(UInt64, CBOR)
     case bool(Bool)
     case null
     case undefined
-    case float(Double)
-    /// Another simple value (0…19, 32…255).
-    case simple(UInt8)
 
     public init(_ value: Int) {
         self = value >= 0 ? .unsigned(UInt64(value)) : .negative(UInt64(-(value + 1)))
@@ -83,6 +83,8 @@ public enum CBORError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidText
     /// Bytes after the one item expected.
     case trailingBytes
+    /// A tag or a floating-point number.
+    case unsupportedItem
     case outOfMemory
 
     public var description: String {
@@ -95,6 +97,7 @@ public enum CBORError: Error, Sendable, Equatable, CustomStringConvertible {
         case .duplicateKey: "a CBOR map repeats a key"
         case .invalidText: "a CBOR text string is not UTF-8"
         case .trailingBytes: "bytes follow the CBOR item"
+        case .unsupportedItem: "the CBOR has a tag or a floating-point number, which passkeys never use"
         case .outOfMemory: "out of memory decoding CBOR"
         }
     }
@@ -172,23 +175,13 @@ extension CBOR {
                 pairs.append(CBORPair(decodedKey, try CBOR(item: value)))
             }
             self = .map(pairs)
-        case CBOR_TYPE_TAG:
-            // cbor_tag_item hands out a reference of its own.
-            var tagged: UnsafeMutablePointer<cbor_item_t>? = cbor_tag_item(item)
-            defer { if tagged != nil { cbor_decref(&tagged) } }
-            guard let content = tagged else { throw .malformed }
-            self = .tagged(cbor_tag_value(item), try CBOR(item: content))
-        case CBOR_TYPE_FLOAT_CTRL:
-            if !cbor_float_ctrl_is_ctrl(item) {
-                self = .float(cbor_float_get_float(item))
-            } else {
-                switch cbor_ctrl_value(item) {
-                case 20: self = .bool(false)
-                case 21: self = .bool(true)
-                case 22: self = .null
-                case 23: self = .undefined
-                case let value: self = .simple(value)
-                }
+        case CBOR_TYPE_FLOAT_CTRL where cbor_float_ctrl_is_ctrl(item):
+            switch cbor_ctrl_value(item) {
+            case 20: self = .bool(false)
+            case 21: self = .bool(true)
+            case 22: self = .null
+            case 23: self = .undefined
+            default: throw .unsupportedItem
             }
         default:
             throw .malformed
@@ -202,9 +195,10 @@ extension CBOR {
 }
 
 /// The outline of one CBOR item, from libcbor's streaming decoder: how many bytes it takes, refused when
-/// a declared length exceeds the bytes left, the nesting exceeds the limit, or a length is indefinite.
+/// a declared length exceeds the bytes left, the nesting exceeds the limit, a length is indefinite, or the
+/// item is a tag or a float.
 private final class Shape {
-    /// For each open array, map or tag: how many items it still expects (a map's pairs count twice).
+    /// For each open array or map: how many items it still expects (a map's pairs count twice).
     private var open: [UInt64] = []
     private let maxDepth: Int
     /// Bytes from the head being decoded to the end: no declared count can be larger.
@@ -275,9 +269,9 @@ private final class Shape {
         callbacks.negint64 = { context, _ in Shape.on(context) { $0.scalar() } }
         callbacks.byte_string = { context, _, _ in Shape.on(context) { $0.scalar() } }
         callbacks.string = { context, _, _ in Shape.on(context) { $0.scalar() } }
-        callbacks.float2 = { context, _ in Shape.on(context) { $0.scalar() } }
-        callbacks.float4 = { context, _ in Shape.on(context) { $0.scalar() } }
-        callbacks.float8 = { context, _ in Shape.on(context) { $0.scalar() } }
+        callbacks.float2 = { context, _ in Shape.on(context) { $0.fail(.unsupportedItem) } }
+        callbacks.float4 = { context, _ in Shape.on(context) { $0.fail(.unsupportedItem) } }
+        callbacks.float8 = { context, _ in Shape.on(context) { $0.fail(.unsupportedItem) } }
         callbacks.undefined = { context in Shape.on(context) { $0.scalar() } }
         callbacks.null = { context in Shape.on(context) { $0.scalar() } }
         callbacks.boolean = { context, _ in Shape.on(context) { $0.scalar() } }
@@ -289,7 +283,7 @@ private final class Shape {
                 overflow ? shape.fail(.truncated) : shape.collection(items)
             }
         }
-        callbacks.tag = { context, _ in Shape.on(context) { $0.collection(1) } }
+        callbacks.tag = { context, _ in Shape.on(context) { $0.fail(.unsupportedItem) } }
         callbacks.byte_string_start = { context in Shape.on(context) { $0.fail(.indefiniteLength) } }
         callbacks.string_start = { context in Shape.on(context) { $0.fail(.indefiniteLength) } }
         callbacks.indef_array_start = { context in Shape.on(context) { $0.fail(.indefiniteLength) } }
