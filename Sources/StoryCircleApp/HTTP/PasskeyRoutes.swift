@@ -103,7 +103,7 @@ extension APIHandler {
             throw HTTPError(.invalidMessage, "This account has \(PasskeyDesk.maxPerAccount) passkeys already; remove one first.")
         }
         let rp = desk.relyingParty
-        let challenge = desk.issue(for: .registration(accountID: account.id))
+        let challenge = desk.issue(for: .registration(accountID: account.id), from: request.http.peer)
         var options = Self.base(rp, challenge: challenge)
         options["rp"] = .object(["id": .string(rp.id), "name": .string("StoryCircle")])
         options["user"] = .object([
@@ -190,7 +190,7 @@ extension APIHandler {
         let (desk, _) = try passkeyDesk()
         // Any of this site's passkeys the authenticator holds (discoverable credentials): no login is asked
         // for, so none is named here and nothing tells a caller which accounts exist.
-        var options = Self.base(desk.relyingParty, challenge: desk.issue(for: .authentication))
+        var options = Self.base(desk.relyingParty, challenge: desk.issue(for: .authentication, from: request.http.peer))
         options["rpId"] = .string(desk.relyingParty.id)
         options["allowCredentials"] = .array([])
         return .json(200, ["publicKey": JSONValue.object(options)])
