@@ -33,7 +33,7 @@ HTTP_ONLY = {"unauthorized", "not_found", "method_not_allowed", "payload_too_lar
              # Refusals of a child's export and erasure, and of a room's early deletion: API and CLI only.
              "room_in_use",
              # The accounts' refusals: the administrators' screens word them from their own catalog keys.
-             "invalid_account", "account_not_found", "school_not_found", "login_taken", "school_name_taken", "conflict",
+             "invalid_account", "account_not_found", "https_needed", "school_not_found", "login_taken", "school_name_taken", "conflict",
              "last_district_admin", "setup_link_invalid"}
 
 

@@ -136,7 +136,7 @@ def test_a_teacher_registers_a_passkey_and_signs_in_with_it_and_other_sites_are_
         const current = await (await fetch('/api/session')).json();
         return { login: session.account.login, same: current.csrf === session.csrf };""")
     assert again == {"value": {"login": "ana", "same": True}}, again
-    cookie = next(c for c in driver.get_cookies() if c["name"] == "storycircle_session")
+    cookie = next(c for c in driver.get_cookies() if c["name"] == "__Host-storycircle_session")
     assert cookie["httpOnly"] and cookie["secure"] and cookie["sameSite"] == "Strict"
     counter = driver.execute_cdp_cmd("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"][0]["signCount"]
     assert counter >= 2

@@ -91,7 +91,7 @@ def test_signing_in_sets_a_strict_cookie_and_signing_out_ends_it(server):
     assert status == 200, body
     cookie = headers["set-cookie"]
     name, value = cookie.split(";")[0].split("=", 1)
-    assert name == "storycircle_session" and len(value) == 43
+    assert name == "__Host-storycircle_session" and len(value) == 43
     attributes = [part.strip() for part in cookie.split(";")[1:]]
     assert attributes == ["HttpOnly", "Secure", "SameSite=Strict", "Path=/"]
     assert "max-age" not in cookie.lower() and "expires" not in cookie.lower()
@@ -136,6 +136,16 @@ def test_signing_in_ends_the_session_the_browser_still_carries(server):
     browser.cookie = fresh
     status, _, body = browser.request("GET", "/api/session")
     assert status == 200 and body["account"]["login"] == "eli"
+
+
+def test_a_sign_in_at_a_plain_http_network_address_is_told_to_use_https(server):
+    """The test server speaks plain HTTP: at its loopback address the Secure cookie is kept, at a network
+    address a browser would drop it, so sign-in says so before the password is looked at."""
+    make_account(server, "gil")
+    status, headers, body = Browser(server).sign_in("gil", headers={"Host": f"192.0.2.1:{server.port}"})
+    assert status == 403 and body["error"]["code"] == "https_needed" and "set-cookie" not in headers, body
+    status, headers, _ = Browser(server).sign_in("gil", headers={"Host": f"localhost:{server.port}"})
+    assert status == 200 and headers["set-cookie"].startswith("__Host-storycircle_session=")
 
 
 def test_a_sign_in_from_another_sites_page_is_refused(server):

@@ -135,7 +135,7 @@ def test_the_link_signs_into_the_laptops_teacher_who_owns_what_was_there(started
     assert status == 200 and set_cookie, answer
     assert answer["account"]["login"] == "teacher" and answer["account"]["role"] == "school_admin" and answer["csrf"], answer
     cookie = set_cookie.split(";")[0]
-    assert cookie.startswith("storycircle_session=") and "HttpOnly" in set_cookie and "SameSite=Strict" in set_cookie
+    assert cookie.startswith("__Host-storycircle_session=") and "HttpOnly" in set_cookie and "SameSite=Strict" in set_cookie
     status, _, session = call("GET", "/api/session", cookie=cookie)
     assert status == 200 and session["account"]["id"] == answer["account"]["id"], session
     # With the cookie alone (no key): the room `start` opened and the sample stories are the teacher's.

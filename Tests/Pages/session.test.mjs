@@ -156,5 +156,6 @@ test("roles are named by catalog keys, an unknown one as the least", () => {
 
 test("a server busy hashing passwords, or unable to store the session, asks for another try in words", () => {
   assert.deepEqual(signInFailure(new Refused(503, { code: "try_again" })), { key: "account.sign_in.busy" });
+  assert.deepEqual(signInFailure(new Refused(403, { code: "https_needed" })), { key: "account.sign_in.https_needed" });
   assert.deepEqual(signInFailure(new Refused(503, { code: "storage_unavailable" })), { key: "library.error.storage" });
 });

@@ -280,7 +280,7 @@ struct AuthorizationMatrixTests {
                     Issue.record("no session for \(asker)")
                     return HTTPResponse(status: 500, contentType: "text/plain", body: [])
                 }
-                headers["cookie"] = "storycircle_session=\(token)"
+                headers["cookie"] = "__Host-storycircle_session=\(token)"
                 switch csrf {
                 case .right: headers["x-csrf-token"] = record.csrfToken
                 case .missing: break

@@ -64,7 +64,7 @@ struct SessionRouteTests {
         let response = await signIn("  ADA ", "correct horse")
         #expect(response.status == 200)
         let cookie = try #require(response.header("set-cookie"))
-        #expect(cookie.hasPrefix("storycircle_session="))
+        #expect(cookie.hasPrefix("__Host-storycircle_session="))
         #expect(cookie.hasSuffix("; HttpOnly; Secure; SameSite=Strict; Path=/"))
         #expect(response.header("cache-control") == "no-store")
         let answer = try object(response)
@@ -130,7 +130,7 @@ struct SessionRouteTests {
     @Test func aChangeWithoutACSRFTokenOrFromAnotherSiteIsRefusedFromItsHeadBeforeAnyLookup() async throws {
         try await account("mo", role: .districtAdmin)
         let (cookie, csrf) = try await signedIn("mo")
-        let stranger = "storycircle_session=" + SessionCookies.newToken()
+        let stranger = "__Host-storycircle_session=" + SessionCookies.newToken()
         let lookups = book.sessionLookups
         let crossSite: [[String: String]] = [
             ["cookie": cookie], ["cookie": cookie, "x-csrf-token": "short"], ["cookie": stranger],
@@ -247,7 +247,7 @@ struct SessionRouteTests {
     }
 
     @Test func aCookieThatSignsNobodyInIsAnsweredAsNoCredentialAndCounted() async throws {
-        let stranger = "storycircle_session=" + SessionCookies.newToken()
+        let stranger = "__Host-storycircle_session=" + SessionCookies.newToken()
         let first = await ask(.get, "/api/session", ["cookie": stranger])
         #expect(first.status == 401)
         var last = first
@@ -258,7 +258,7 @@ struct SessionRouteTests {
     @Test func theHeadStepReadsNoStoreForACookieAndGivesAnUnknownOneTheDefaultBody() async throws {
         try await account("lu", role: .districtAdmin)
         let (cookie, _) = try await signedIn("lu")
-        let unknown = "storycircle_session=" + SessionCookies.newToken()
+        let unknown = "__Host-storycircle_session=" + SessionCookies.newToken()
         let lookups = book.sessionLookups
         let upload = HTTPRequest.testRequest(method: .post, path: "/api/pictures", headers: ["cookie": unknown, "x-csrf-token": SessionCookies.newToken()])
         #expect(APIHandler.router.admitHead(upload, with: api, defaultBodyLimit: 1_000) == .read(bodyLimit: 1_000))

@@ -8,26 +8,47 @@ struct SessionCookiesTests {
     let token = String(repeating: "A", count: 42) + "w"
 
     @Test func theCookieIsFoundAmongOthersAndOnlyWhenItLooksLikeOurs() {
-        #expect(SessionCookies.token(fromCookieHeader: "theme=dark; storycircle_session=\(token); lang=fr") == token)
-        #expect(SessionCookies.token(fromCookieHeader: "storycircle_session =  \(token) ") == token)
-        #expect(SessionCookies.token(fromCookieHeader: "storycircle_session=short") == nil)
-        #expect(SessionCookies.token(fromCookieHeader: "storycircle_session=\(token)!") == nil)
+        #expect(SessionCookies.token(fromCookieHeader: "theme=dark; __Host-storycircle_session=\(token); lang=fr") == token)
+        #expect(SessionCookies.token(fromCookieHeader: "__Host-storycircle_session =  \(token) ") == token)
+        #expect(SessionCookies.token(fromCookieHeader: "__Host-storycircle_session=short") == nil)
+        #expect(SessionCookies.token(fromCookieHeader: "__Host-storycircle_session=\(token)!") == nil)
         #expect(SessionCookies.token(fromCookieHeader: "other_session=\(token)") == nil)
-        #expect(SessionCookies.token(fromCookieHeader: "storycircle_session=\(String(repeating: "é", count: 43))") == nil)
+        #expect(SessionCookies.token(fromCookieHeader: "__Host-storycircle_session=\(String(repeating: "é", count: 43))") == nil)
         #expect(SessionCookies.token(fromCookieHeader: nil) == nil)
         #expect(SessionCookies.token(fromCookieHeader: "") == nil)
     }
 
+    @Test func onlyTheHostPrefixedNameIsAccepted() {
+        #expect(SessionCookies.token(fromCookieHeader: "storycircle_session=\(token)") == nil)
+        #expect(SessionCookies.token(fromCookieHeader: "__Secure-storycircle_session=\(token)") == nil)
+        #expect(SessionCookies.token(fromCookieHeader: "__host-storycircle_session=\(token)") == nil)
+        #expect(SessionCookies.token(fromCookieHeader: "__Host-storycircle_session=\(token)") == token)
+        #expect(!SessionCookies.setCookie(token).contains("Domain"))
+    }
+
+    @Test func aBrowserKeepsTheCookieOverHTTPSAndOnThisComputersLoopbackOnly() {
+        let plain = "http://192.0.2.1:8080"
+        for host in ["localhost:8080", "LOCALHOST", "127.0.0.1:8080", "127.0.1.1", "[::1]:8080", "app.localhost:8080"] {
+            #expect(SessionCookies.browserKeepsCookie(host: host, publicURL: plain), "\(host)")
+        }
+        for host in ["192.0.2.1:8080", "school.example", "localhost.example.com", "[2001:db8::1]:8080", "", "127.0.0.1.evil.example"] {
+            #expect(!SessionCookies.browserKeepsCookie(host: host, publicURL: plain), "\(host)")
+        }
+        #expect(!SessionCookies.browserKeepsCookie(host: nil, publicURL: plain))
+        #expect(SessionCookies.browserKeepsCookie(host: "192.0.2.1:8443", publicURL: "https://192.0.2.1:8443"))
+        #expect(SessionCookies.browserKeepsCookie(host: "10.0.0.5:8080", publicURL: "HTTPS://school.example"))
+    }
+
     @Test func aHugeCookieHeaderIsReadOnlyAsFarAsItsBound() {
         let many = (0..<SessionCookies.maxCookies).map { "c\($0)=1" }.joined(separator: "; ")
-        #expect(SessionCookies.token(fromCookieHeader: many + "; storycircle_session=\(token)") == nil)
-        let long = "pad=" + String(repeating: "x", count: SessionCookies.maxHeaderBytes) + "; storycircle_session=\(token)"
+        #expect(SessionCookies.token(fromCookieHeader: many + "; __Host-storycircle_session=\(token)") == nil)
+        let long = "pad=" + String(repeating: "x", count: SessionCookies.maxHeaderBytes) + "; __Host-storycircle_session=\(token)"
         #expect(SessionCookies.token(fromCookieHeader: long) == nil)
     }
 
     @Test func theCookieIsHttpOnlySecureStrictAndEndsWithTheBrowser() {
         let cookie = SessionCookies.setCookie(token)
-        #expect(cookie == "storycircle_session=\(token); HttpOnly; Secure; SameSite=Strict; Path=/")
+        #expect(cookie == "__Host-storycircle_session=\(token); HttpOnly; Secure; SameSite=Strict; Path=/")
         #expect(!cookie.contains("Max-Age") && !cookie.contains("Expires"))
         #expect(SessionCookies.clearCookie.hasSuffix("Max-Age=0"))
     }

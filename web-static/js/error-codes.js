@@ -67,6 +67,7 @@ export const ERROR = Object.freeze({
   ROOM_IN_USE: "room_in_use",
   SIGN_IN_FAILED: "sign_in_failed",
   CSRF_FAILED: "csrf_failed",
+  HTTPS_NEEDED: "https_needed",
   INVALID_ACCOUNT: "invalid_account",
   ACCOUNT_NOT_FOUND: "account_not_found",
   SCHOOL_NOT_FOUND: "school_not_found",

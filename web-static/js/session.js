@@ -12,6 +12,7 @@ export const ACCOUNT_ERRORS = Object.freeze({
   SIGN_IN_FAILED: "sign_in_failed",
   RATE_LIMITED: "rate_limited",
   CSRF_FAILED: "csrf_failed",
+  HTTPS_NEEDED: "https_needed",
   CONFLICT: "conflict",
   UNAUTHORIZED: "unauthorized",
   FORBIDDEN: "forbidden",
@@ -116,6 +117,7 @@ export function signInFailure(failure) {
         : { key: "account.sign_in.rate_limited", params: { count } };
     }
     case ACCOUNT_ERRORS.CSRF_FAILED: return { key: "account.error.csrf" };
+    case ACCOUNT_ERRORS.HTTPS_NEEDED: return { key: "account.sign_in.https_needed" };
     case ACCOUNT_ERRORS.TRY_AGAIN: return { key: "account.sign_in.busy" };
     case ACCOUNT_ERRORS.STORAGE_UNAVAILABLE: return { key: "library.error.storage" };
     default: return { key: "account.sign_in.other" };

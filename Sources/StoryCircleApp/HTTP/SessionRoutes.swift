@@ -56,6 +56,8 @@ extension APIHandler {
     /// never hashed.
     static let maxPasswordBytes = 4_096
 
+    static let httpsNeeded = HTTPError(.httpsNeeded, "Signing in needs this server's https:// address: over plain HTTP the browser drops the session cookie.")
+
     static let signInFailure = HTTPError(.signInFailed, "The login or password is not right, or the account is not open.")
 
     fileprivate func signInWithPassword(_ request: RouteRequest) async throws -> HTTPResponse {
@@ -66,6 +68,8 @@ extension APIHandler {
         guard let sessions else { throw HTTPError.notFound }
         // A sign-in from another site's page would sign this browser into someone else's account.
         guard comesFromThisServer(request.http) else { throw Self.csrfRefusal }
+        // Said before the password is looked at: the cookie would be dropped and the teacher left wondering.
+        guard SessionCookies.browserKeepsCookie(host: request.http.headers["host"], publicURL: publicURL) else { throw Self.httpsNeeded }
         guard request.body.count <= 8_192, let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)),
               body.login.utf8.count <= 256, body.password.utf8.count <= Self.maxPasswordBytes else {
             throw HTTPError(.invalidMessage, "Send {\"login\": \"…\", \"password\": \"…\"}.")

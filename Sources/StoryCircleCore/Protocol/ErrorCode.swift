@@ -100,6 +100,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// A request the session cookie authenticated, changing something, without the session's CSRF token
     /// (`X-CSRF-Token`) or from a page of another origin.
     case csrfFailed = "csrf_failed"
+    /// A sign-in over plain HTTP at an address of the network: the browser would drop the Secure cookie, so
+    /// the page says to open the https:// address instead.
+    case httpsNeeded = "https_needed"
     /// An account or school body that cannot be stored as sent (`problems` lists each).
     case invalidAccount = "invalid_account"
     case accountNotFound = "account_not_found"
@@ -125,7 +128,7 @@ extension ErrorCode {
         switch self {
         case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass, .invalidAccount: 400
         case .unauthorized, .badToken, .tokenNotForRoom, .signInFailed: 401
-        case .wrongRole, .originNotAllowed, .csrfFailed, .accountDisabled: 403
+        case .wrongRole, .originNotAllowed, .csrfFailed, .accountDisabled, .httpsNeeded: 403
         case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound, .accountNotFound, .schoolNotFound,
              .setupLinkInvalid: 404
         case .methodNotAllowed: 405
@@ -162,7 +165,7 @@ extension ErrorCode {
              .serverFull, .roomMismatch, .storyNotFound, .storyConflict, .storyInUse, .classRoom, .nameTaken, .released,
              .notMeAfterAnswer, .tokenNotForRoom, .memberNotFound, .classNotFound, .invalidClass, .versionConflict, .classInUse,
              .roomInUse, .invalidAccount, .accountNotFound, .schoolNotFound, .loginTaken, .schoolNameTaken, .conflict, .lastDistrictAdmin,
-             .setupLinkInvalid, .signInFailed, .csrfFailed, .accountDisabled, .internalError:
+             .setupLinkInvalid, .signInFailed, .csrfFailed, .accountDisabled, .httpsNeeded, .internalError:
             .policy
         }
     }

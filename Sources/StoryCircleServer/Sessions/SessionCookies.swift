@@ -6,13 +6,15 @@ import StoryCircleCore
 /// checks a state-changing request passes. Pure functions; the router (`APIHandler.admit`) applies them.
 ///
 /// The one documented choice (docs/operations.md, "Signing in"): a signed-in browser holds
-/// `storycircle_session=<32 random bytes, base64url>; HttpOnly; Secure; SameSite=Strict; Path=/` with no
+/// `__Host-storycircle_session=<32 random bytes, base64url>; HttpOnly; Secure; SameSite=Strict; Path=/` with no
 /// `Max-Age` (it ends with the browser; the server ends it after `lifetimeMilliseconds` whatever the browser
 /// does). The store keeps only the SHA-256 of the value. Every request that the cookie authenticates other
 /// than GET and HEAD must echo the session's CSRF token in `X-CSRF-Token` and must not come from another
 /// origin; requests with a bearer token are exempt (a browser never adds one on its own).
 public enum SessionCookies {
-    public static let name = "storycircle_session"
+    /// `__Host-`: a browser keeps the cookie only as Secure, with `Path=/` and no `Domain`, set by this very
+    /// host: no sibling subdomain or plain-HTTP page can plant or overwrite it. No other name is accepted.
+    public static let name = "__Host-storycircle_session"
     /// How long a session lasts from sign-in: a school day and then some, never a week on a shared computer.
     public static let lifetimeMilliseconds = 12 * 3_600_000
     /// The header a state-changing request carries the session's CSRF token in.
@@ -99,6 +101,23 @@ public enum SessionCookies {
     /// with the session's afterwards (`csrfMatches`).
     public static func hasCSRFToken(_ header: String?) -> Bool {
         header.map { isWellFormed($0.utf8) } ?? false
+    }
+
+    /// Whether a browser on `host` keeps the Secure cookie sign-in sets: yes where it speaks HTTPS to us
+    /// (`publicURL` is https://, the server's own TLS or a proxy's) and on this computer's loopback names,
+    /// which browsers treat as secure; a plain-HTTP address of the network would drop it without a word.
+    public static func browserKeepsCookie(host: String?, publicURL: String) -> Bool {
+        if publicURL.lowercased().hasPrefix("https://") { return true }
+        guard let host, let name = authority(ofURL: "http://" + host).map(hostName) else { return false }
+        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
+        let loopbackV4 = octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+        return name == "localhost" || name.hasSuffix(".localhost") || name == "[::1]" || loopbackV4
+    }
+
+    /// The host of `host[:port]` (an IPv6 address keeps its brackets).
+    private static func hostName(_ authority: String) -> String {
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") { return String(authority[...close]) }
+        return String(authority.split(separator: ":", maxSplits: 1).first ?? "")
     }
 
     /// `host[:port]` of `scheme://host[:port][/…]`, lowercased, with the default port of the scheme left out.
