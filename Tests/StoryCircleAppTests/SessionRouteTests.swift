@@ -180,6 +180,22 @@ struct SessionRouteTests {
         #expect(await ask(.get, "/api/session", ["cookie": fresh]).status == 401)
     }
 
+    @Test func aSignInAtAPlainHTTPNetworkAddressIsToldToUseHTTPSBeforeThePasswordIsLookedAt() async throws {
+        try await account("uma")
+        let plain = APIHandler(
+            registry: api.registry, store: api.store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin-token"),
+            publicURL: "http://192.0.2.1:8080", startedAt: clock.now(), audio: nil, qrCodes: true, sessions: api.sessions
+        )
+        let body = Array(#"{"login": "uma", "password": "correct horse"}"#.utf8)
+        let refused = await plain.handle(.testRequest(method: .post, path: "/api/session", headers: ["host": "192.0.2.1:8080"], body: body))
+        #expect(refused.status == 403 && refused.header("set-cookie") == nil)
+        #expect(try (object(refused)["error"] as? [String: Any])?["code"] as? String == "https_needed")
+        #expect(book.sessionCount == 0)
+        let loopback = await plain.handle(.testRequest(method: .post, path: "/api/session", headers: ["host": "localhost:8080"], body: body))
+        #expect(loopback.status == 200)
+        #expect(loopback.header("set-cookie")?.hasPrefix("__Host-storycircle_session=") == true)
+    }
+
     @Test func aSignInFromAnotherSitesPageIsRefused() async throws {
         try await account("gus")
         let response = await signIn("gus", "correct horse", headers: ["origin": "https://evil.example"])
