@@ -13,7 +13,6 @@ lists the same steps in words."""
 import csv
 import io
 import json
-import socket
 
 import pytest
 from selenium.webdriver.common.by import By
@@ -23,18 +22,13 @@ from browser_support import PHONE, PROJECTOR, TEACHER, axe, browsers, plain, scr
 from conftest import ROOT, SHORT_STORY
 from test_browser import choose
 from test_classes_browser import answer, expect, member_child, pick_buttons, picker_shows
+from test_passkeys_browser import free_port
 
 CATALOG = json.loads((ROOT / "web-static" / "i18n" / "en.json").read_text(encoding="utf-8"))
 SIZES = {"phone": PHONE, "laptop": TEACHER, "projector": PROJECTOR}
 DISTRICT_PASSWORD = "the district office keeps the keys"
 TEACHER_PASSWORD = "a kite over the river at noon"
 CHILDREN = ["Ada", "Bo", "Cy", "Dee"]
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture
