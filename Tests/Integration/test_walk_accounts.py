@@ -299,7 +299,8 @@ def test_a_first_day_from_the_district_to_a_parents_request(site, browsers, tmp_
     laptop.execute_script("document.getElementById('report-children-title').scrollIntoView()")
     walk.shot(laptop, "class-report")
     walk.check(laptop, "class-report", lambda b: (copy_cookies(laptop, b, origin), b.get(f"{origin}/classes#id={class_id}"),
-                                                   wait(b, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#report-children tbody tr")) == 4)))
+                                                   wait(b, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#report-children tbody tr")) == 4),
+                                                   b.execute_script("document.getElementById('report-children-title').scrollIntoView()")))
 
     # 11. A parent asks for Bo's data: exported as JSON and as CSV, then erased.
     laptop.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)})
