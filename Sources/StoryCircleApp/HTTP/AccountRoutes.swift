@@ -254,6 +254,7 @@ extension APIHandler {
             }
             return (current, try await book.updateAccount(id, change, basedOn: version))
         }
+        sessions?.forget(accountID: id)
         // This node stops (or restarts) the account's rooms' controls at once; the others on their next read.
         if before.disabled != updated.disabled { disabledOwners?.mark(updated.id, disabled: updated.disabled) }
         try await auditChange(from: before, to: updated, request)
@@ -268,6 +269,7 @@ extension APIHandler {
             throw HTTPError(.invalidMessage, "Account \(account.login) is disabled: enable it first (PATCH {\"disabled\": false}).")
         }
         let link = try await audited(.passwordReset, target: "account:\(id)", request, schoolID: account.schoolID) { try await issueSetupLink(for: id, in: book) }
+        sessions?.forget(accountID: id)
         return .json(200, ["setupLink": link, "expiresIn": "24h"])
     }
 
@@ -336,6 +338,7 @@ extension APIHandler {
         guard let account = try await accountCall({ try await book.useSetupCode(codeHash: codeHash, passwordHash: hash, at: clock.now()) }) else {
             throw AccountRoutes.setupLinkRefusal
         }
+        sessions?.forget(accountID: account.id)
         // The code was the only authority: the row names the account that set its password.
         try await audit(.passwordSet, target: "account:\(account.id)", actor: AuditActor(.account(account)), address: request.http.peer, schoolID: account.schoolID, detail: "setup link")
         return .json(200, ["account": AccountResponse(account)])
