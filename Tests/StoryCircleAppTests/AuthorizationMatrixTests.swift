@@ -79,7 +79,7 @@ struct AuthorizationMatrixTests {
     /// The exact refusal of an asker the route does not admit: no credential, or a credential of another
     /// kind, is 401; a room's token on the library's and the administrators' routes, and an account whose
     /// role never may, 403 `wrong_role`; an account whose role may, but not for A's things, 404 for a story
-    /// (as a missing one) and 401 for a room or class (as a wrong token).
+    /// or an account (as a missing one) and 401 for a room or class (as a wrong token).
     static func refusal(_ line: String, _ asker: Asker, admitted: Set<Asker>) -> (status: Int, code: String) {
         let unauthorized = (401, "unauthorized")
         switch asker {
@@ -90,7 +90,10 @@ struct AuthorizationMatrixTests {
         default:
             if line.contains("/api/rooms/:code") || roomRoutes.contains(line) { return unauthorized }
             guard !admitted.isDisjoint(with: peers(asker)) else { return (403, "wrong_role") }
-            return line.contains("/api/stories/:id") ? (404, "story_not_found") : unauthorized
+            if line.contains("/api/stories/:id") { return (404, "story_not_found") }
+            // Another school's account, to its school's administrator: as unknown as a missing one.
+            if line.contains("/api/accounts/:id") { return (404, "account_not_found") }
+            return unauthorized
         }
     }
 
