@@ -208,7 +208,7 @@ extension APIHandler {
         struct Body: Decodable { var credential: CredentialBody }
         let (desk, sessions) = try passkeyDesk()
         // A sign-in from another site's page would sign this browser into someone else's account.
-        guard SessionCookies.isSameOrigin(request.http.headers["origin"], host: request.http.headers["host"], publicURL: publicURL) else { throw Self.csrfRefusal }
+        guard comesFromThisServer(request.http) else { throw Self.csrfRefusal }
         let body = try Self.credential(request, as: Body.self)
         let response = body.credential.response
         let clientDataJSON = try Self.bytes(response.clientDataJSON, "clientDataJSON")
@@ -266,7 +266,7 @@ extension APIHandler {
         }
         sessions.succeeded(ticket)
         try await audit(.signIn, target: "account:\(account.id)", actor: AuditActor(.account(account)), address: request.http.peer, schoolID: account.schoolID, detail: "passkey")
-        return try await startSession(account, method: "passkey", sessions: sessions)
+        return try await startSession(account, method: "passkey", sessions: sessions, request: request.http)
     }
 
     /// `sign_in_failed`, with WebAuthn's reason (a passkey for another site, a counter gone back, …).

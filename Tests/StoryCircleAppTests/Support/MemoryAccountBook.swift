@@ -36,6 +36,7 @@ final class MemoryAccountBook: AccountBook, @unchecked Sendable {
     }
 
     func account(id: String) async throws -> Account? { state.withLock { $0.accounts[id] } }
+    func disabledAccountIDs() async throws -> Set<String> { state.withLock { Set($0.accounts.values.filter(\.disabled).map(\.id)) } }
     func account(login: String) async throws -> Account? { state.withLock { $0.accounts.values.first { $0.login == login } } }
 
     func createAccount(_ draft: AccountDraft) async throws -> Account {
@@ -76,7 +77,13 @@ final class MemoryAccountBook: AccountBook, @unchecked Sendable {
     }
 
     /// Setup codes are the stores' own (their suites test them); the session routes never use them.
-    func resetAccount(_ id: String, setupCodeHash: String, expiresAt: ServerTime) async throws { throw AccountBookError.notFound(id: id) }
+    /// Clears the password (the setup code itself is not kept: no test here uses it).
+    func resetAccount(_ id: String, setupCodeHash: String, expiresAt: ServerTime) async throws {
+        try state.withLock { state in
+            guard state.accounts[id] != nil else { throw AccountBookError.notFound(id: id) }
+            state.accounts[id]?.passwordHash = nil
+        }
+    }
     func setupCodeAccount(codeHash: String, at now: ServerTime) async throws -> Account? { nil }
     func useSetupCode(codeHash: String, passwordHash: String, at now: ServerTime) async throws -> Account? { nil }
 
