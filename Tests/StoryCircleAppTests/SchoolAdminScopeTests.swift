@@ -22,7 +22,7 @@ struct SchoolAdminScopeTests {
     private func get(_ world: World, _ asker: AuthorizationMatrixTests.Asker, _ path: String, query: [String: String]) async throws -> HTTPResponse {
         let account = try #require(world.people[asker])
         let (token, _) = try #require(try await world.sessions.start(account, method: "password"))
-        return await world.api.handle(.testRequest(method: .get, path: path, query: query, headers: ["cookie": "storycircle_session=\(token)"]))
+        return await world.api.handle(.testRequest(method: .get, path: path, query: query, headers: ["cookie": "\(SessionCookies.name)=\(token)"]))
     }
 
     private func logins(_ world: World, _ asker: AuthorizationMatrixTests.Asker, _ path: String = "/api/accounts") async throws -> [String] {
