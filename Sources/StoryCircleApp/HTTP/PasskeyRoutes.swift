@@ -1,4 +1,5 @@
 import Foundation
+import Sodium
 import StoryCircleCore
 import StoryCircleServer
 import TransportCore
