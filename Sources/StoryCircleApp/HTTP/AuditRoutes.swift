@@ -46,13 +46,15 @@ extension APIHandler {
 
     /// Records `action`, then does it; when it then fails, a second row says it was not done (and why, as
     /// the API's error code), so the trail never claims an erasure that did not happen.
-    func audited<T>(_ action: AuditAction, target: String, _ request: RouteRequest, schoolID: String? = nil, _ body: () async throws -> T) async throws -> T {
-        try await audit(action, target: target, request, schoolID: schoolID)
+    func audited<T>(
+        _ action: AuditAction, target: String, _ request: RouteRequest, schoolID: String? = nil, detail: String = "", _ body: () async throws -> T
+    ) async throws -> T {
+        try await audit(action, target: target, request, schoolID: schoolID, detail: detail)
         do {
             return try await body()
         } catch {
             let code = HTTPError(error).error.code.rawValue
-            try? await audit(action, target: target, request, schoolID: schoolID, detail: "not done: \(code)")
+            try? await audit(action, target: target, request, schoolID: schoolID, detail: (detail.isEmpty ? "" : detail + ", ") + "not done: \(code)")
             throw error
         }
     }

@@ -121,11 +121,11 @@ final class MemoryAccountBook: AccountBook, @unchecked Sendable {
         }
     }
 
-    func addPasskey(_ passkey: PasskeyRecord) async throws { state.withLock { $0.passkeys[passkey.credentialID] = passkey } }
+    func addPasskey(_ passkey: PasskeyRecord, limit: Int) async throws { state.withLock { $0.passkeys[passkey.credentialID] = passkey } }
     func passkeys(accountID: String) async throws -> [PasskeyRecord] { state.withLock { $0.passkeys.values.filter { $0.accountID == accountID } } }
     func passkey(credentialID: String) async throws -> (passkey: PasskeyRecord, account: Account)? {
         state.withLock { state in state.passkeys[credentialID].flatMap { key in state.accounts[key.accountID].map { (key, $0) } } }
     }
-    func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws {}
+    func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws -> Bool { true }
     func deletePasskey(credentialID: String, accountID: String) async throws { state.withLock { $0.passkeys[credentialID] = nil } }
 }
