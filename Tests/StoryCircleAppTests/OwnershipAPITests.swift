@@ -105,6 +105,7 @@ final class FixedAccounts: AccountBook {
     func createSchool(name: String) async throws -> School { throw Unused() }
     func listAccounts(schoolID: String?) async throws -> [Account] { accounts.filter { schoolID == nil || $0.schoolID == schoolID } }
     func account(id: String) async throws -> Account? { accounts.first { $0.id == id } }
+    func disabledAccountIDs() async throws -> Set<String> { Set(accounts.filter(\.disabled).map(\.id)) }
     func account(login: String) async throws -> Account? { accounts.first { $0.login == login } }
     func createAccount(_ draft: AccountDraft) async throws -> Account { throw Unused() }
     func updateAccount(_ id: String, _ change: AccountChange, basedOn version: Int) async throws -> Account { throw Unused() }
@@ -117,9 +118,9 @@ final class FixedAccounts: AccountBook {
     func deleteSession(tokenHash: String) async throws {}
     func deleteSessions(accountID: String) async throws -> Int { 0 }
     func pruneSessions(before now: ServerTime) async throws -> Int { 0 }
-    func addPasskey(_ passkey: PasskeyRecord) async throws { throw Unused() }
+    func addPasskey(_ passkey: PasskeyRecord, limit: Int) async throws { throw Unused() }
     func passkeys(accountID: String) async throws -> [PasskeyRecord] { [] }
     func passkey(credentialID: String) async throws -> (passkey: PasskeyRecord, account: Account)? { nil }
-    func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws {}
+    func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws -> Bool { true }
     func deletePasskey(credentialID: String, accountID: String) async throws {}
 }
