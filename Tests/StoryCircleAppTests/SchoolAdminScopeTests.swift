@@ -117,4 +117,26 @@ struct SchoolAdminScopeTests {
             #expect(listed.contains { $0["code"] as? String == code }, "in the teacher's list")
         }
     }
+
+    @Test func aTeacherMovedToAnotherSchoolLeavesWhatTheyMadeWithTheSchoolTheyLeft() async throws {
+        let world = try await World()
+        defer { world.close() }
+        let south = try #require(world.people[.teacherC]?.schoolID)
+        let moved = await world.ask(.districtAdmin, .patch, "/api/accounts/\(world.a.id)", body: #"{"version": 1, "schoolID": "\#(south)"}"#)
+        #expect(moved.status == 200)
+        // Signed in again as the account is now: North's class, room and story are no longer theirs.
+        let account = try #require(try await world.api.accounts?.account(id: world.a.id))
+        let (token, record) = try #require(try await world.sessions.start(account, method: "password"))
+        func ask(_ method: HTTPMethod, _ path: String) async -> HTTPResponse {
+            await world.api.handle(.testRequest(method: method, path: path, headers: ["cookie": "storycircle_session=\(token)", "x-csrf-token": record.csrfToken]))
+        }
+        #expect(await ask(.get, "/api/classes/\(world.schoolClass.id)/report").status == 401)
+        #expect(await ask(.get, "/api/rooms/\(world.room.code)/results").status == 401)
+        #expect(await ask(.get, "/api/stories/\(world.story.entry.id)").status == 404)
+        let classes = try #require(try json(await ask(.get, "/api/classes"))["classes"] as? [[String: Any]])
+        #expect(classes.isEmpty)
+        // North's administrator keeps them.
+        #expect(await world.ask(.schoolAdminA, .get, "/api/classes/\(world.schoolClass.id)/report").status == 200)
+        #expect(await world.ask(.schoolAdminA, .get, "/api/rooms/\(world.room.code)/results").status == 200)
+    }
 }
