@@ -128,7 +128,7 @@ struct SchoolAdminScopeTests {
         let account = try #require(try await world.api.accounts?.account(id: world.a.id))
         let (token, record) = try #require(try await world.sessions.start(account, method: "password"))
         func ask(_ method: HTTPMethod, _ path: String) async -> HTTPResponse {
-            await world.api.handle(.testRequest(method: method, path: path, headers: ["cookie": "storycircle_session=\(token)", "x-csrf-token": record.csrfToken]))
+            await world.api.handle(.testRequest(method: method, path: path, headers: ["cookie": "\(SessionCookies.name)=\(token)", "x-csrf-token": record.csrfToken]))
         }
         #expect(await ask(.get, "/api/classes/\(world.schoolClass.id)/report").status == 401)
         #expect(await ask(.get, "/api/rooms/\(world.room.code)/results").status == 401)
