@@ -146,6 +146,7 @@ extension PostgresRoomStore: AccountBook {
             let updated = try connection.query("UPDATE accounts SET password_hash = NULL WHERE id = $1::text RETURNING 1", [.text(id)])
             guard updated.count == 1 else { throw AccountBookError.notFound(id: id) }
             try connection.query("DELETE FROM sessions WHERE account_id = $1::text", [.text(id)])
+            try connection.query("DELETE FROM passkeys WHERE account_id = $1::text", [.text(id)])
             try connection.query("DELETE FROM account_setup_codes WHERE account_id = $1::text", [.text(id)])
             try connection.query(
                 "INSERT INTO account_setup_codes (code_hash, account_id, expires_at) VALUES ($1::text, $2::text, $3::bigint)",
@@ -229,11 +230,14 @@ extension PostgresRoomStore: AccountBook {
 
     // MARK: - Passkeys
 
-    public func addPasskey(_ passkey: PasskeyRecord) async throws {
+    public func addPasskey(_ passkey: PasskeyRecord, limit: Int) async throws {
         try await accountChange(taken: .credentialTaken) { connection in
-            guard try connection.query("SELECT 1 FROM accounts WHERE id = $1::text FOR SHARE", [.text(passkey.accountID)]).count == 1 else {
+            // The account's row locked: two registrations at once are counted one after the other.
+            guard try connection.query("SELECT 1 FROM accounts WHERE id = $1::text FOR UPDATE", [.text(passkey.accountID)]).count == 1 else {
                 throw AccountBookError.notFound(id: passkey.accountID)
             }
+            let count = try connection.query("SELECT count(*)::bigint FROM passkeys WHERE account_id = $1::text", [.text(passkey.accountID)])
+            guard count.int64(0, 0) < Int64(limit) else { throw AccountBookError.tooManyPasskeys }
             guard try connection.query("SELECT 1 FROM passkeys WHERE credential_id = $1::text", [.text(passkey.credentialID)]).count == 0 else {
                 throw AccountBookError.credentialTaken
             }
@@ -268,12 +272,15 @@ extension PostgresRoomStore: AccountBook {
         }
     }
 
-    public func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws {
+    public func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws -> Bool {
         try await accountChange { connection in
-            _ = try connection.query(
-                "UPDATE passkeys SET sign_count = $1::bigint, last_used_at = $2::bigint WHERE credential_id = $3::text",
+            try connection.query(
+                """
+                UPDATE passkeys SET sign_count = $1::bigint, last_used_at = $2::bigint
+                WHERE credential_id = $3::text AND (sign_count < $1::bigint OR ($1::bigint = 0 AND sign_count = 0)) RETURNING 1
+                """,
                 [.integer(Int64(signCount)), .integer(time.milliseconds), .text(credentialID)]
-            )
+            ).count == 1
         }
     }
 

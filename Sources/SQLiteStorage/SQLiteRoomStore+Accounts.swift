@@ -133,6 +133,7 @@ extension SQLiteRoomStore: AccountBook {
             try database.prepare("UPDATE accounts SET password_hash = NULL WHERE id = ?").run(.text(id))
             guard database.changes == 1 else { throw AccountBookError.notFound(id: id) }
             try database.prepare("DELETE FROM sessions WHERE account_id = ?").run(.text(id))
+            try database.prepare("DELETE FROM passkeys WHERE account_id = ?").run(.text(id))
             try database.prepare("DELETE FROM account_setup_codes WHERE account_id = ?").run(.text(id))
             try database.prepare("INSERT INTO account_setup_codes (code_hash, account_id, expires_at) VALUES (?, ?, ?)")
                 .run(.text(setupCodeHash), .text(id), .integer(expiresAt.milliseconds))
@@ -212,10 +213,13 @@ extension SQLiteRoomStore: AccountBook {
 
     // MARK: - Passkeys
 
-    public func addPasskey(_ passkey: PasskeyRecord) async throws {
+    public func addPasskey(_ passkey: PasskeyRecord, limit: Int) async throws {
         try await accountChange { database in
             guard try database.integer("SELECT 1 FROM accounts WHERE id = ?", .text(passkey.accountID)) != nil else {
                 throw AccountBookError.notFound(id: passkey.accountID)
+            }
+            guard try database.integer("SELECT count(*) FROM passkeys WHERE account_id = ?", .text(passkey.accountID)) ?? 0 < limit else {
+                throw AccountBookError.tooManyPasskeys
             }
             guard try database.integer("SELECT 1 FROM passkeys WHERE credential_id = ?", .text(passkey.credentialID)) == nil else {
                 throw AccountBookError.credentialTaken
@@ -252,10 +256,11 @@ extension SQLiteRoomStore: AccountBook {
         }
     }
 
-    public func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws {
+    public func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws -> Bool {
         try await accountChange { database in
-            try database.prepare("UPDATE passkeys SET sign_count = ?, last_used_at = ? WHERE credential_id = ?")
+            try database.prepare("UPDATE passkeys SET sign_count = ?1, last_used_at = ?2 WHERE credential_id = ?3 AND (sign_count < ?1 OR (?1 = 0 AND sign_count = 0))")
                 .run(.integer(Int64(signCount)), .integer(time.milliseconds), .text(credentialID))
+            return database.changes == 1
         }
     }
 

@@ -30,6 +30,10 @@ struct AuthorizationMatrixTests {
     static let roomTeacher = ownersOfA.union([.teacherToken])
     static let roomDashboard = roomTeacher.union([.dashboardToken])
     static let admin: Set<Asker> = [.districtAdmin, .adminToken]
+    /// Accounts and the audit trail: every school administrator (their own school's), and the district's.
+    static let administrators = admin.union([.schoolAdminA, .schoolAdminOther])
+    /// Teacher A's account: A's school administrator, and the district's.
+    static let administratorsOfA = admin.union([.schoolAdminA])
 
     /// Who gets past the router, by route (teacher A's story is not shared here).
     static let expected: [String: Set<Asker>] = [
@@ -49,9 +53,9 @@ struct AuthorizationMatrixTests {
         "GET /api/classes/:id/members/:member/data": ownersOfA, "GET /api/rooms/:code/players/:player/data": roomTeacher,
         "DELETE /api/rooms/:code/players/:player/data": roomTeacher, "DELETE /api/rooms/:code": roomTeacher,
         "POST /api/pictures": teaching,
-        "POST /api/accounts/:id/adopt": admin, "GET /api/audit": admin,
-        "GET /api/schools": admin, "POST /api/schools": admin, "GET /api/accounts": admin, "POST /api/accounts": admin,
-        "GET /api/accounts/:id": admin, "PATCH /api/accounts/:id": admin, "POST /api/accounts/:id/reset": admin,
+        "POST /api/accounts/:id/adopt": admin, "GET /api/audit": administrators,
+        "GET /api/schools": admin, "POST /api/schools": admin, "GET /api/accounts": administrators, "POST /api/accounts": administrators,
+        "GET /api/accounts/:id": administratorsOfA, "PATCH /api/accounts/:id": administratorsOfA, "POST /api/accounts/:id/reset": administratorsOfA,
         // The setup link's code is its authority: the router lets everyone through to the code's check.
         "POST /api/accounts/setup": everyone,
         // A passkey is the signed-in account's own; signing in with one is open to its signature's check.
@@ -75,7 +79,7 @@ struct AuthorizationMatrixTests {
     /// The exact refusal of an asker the route does not admit: no credential, or a credential of another
     /// kind, is 401; a room's token on the library's and the administrators' routes, and an account whose
     /// role never may, 403 `wrong_role`; an account whose role may, but not for A's things, 404 for a story
-    /// (as a missing one) and 401 for a room or class (as a wrong token).
+    /// or an account (as a missing one) and 401 for a room or class (as a wrong token).
     static func refusal(_ line: String, _ asker: Asker, admitted: Set<Asker>) -> (status: Int, code: String) {
         let unauthorized = (401, "unauthorized")
         switch asker {
@@ -86,7 +90,10 @@ struct AuthorizationMatrixTests {
         default:
             if line.contains("/api/rooms/:code") || roomRoutes.contains(line) { return unauthorized }
             guard !admitted.isDisjoint(with: peers(asker)) else { return (403, "wrong_role") }
-            return line.contains("/api/stories/:id") ? (404, "story_not_found") : unauthorized
+            if line.contains("/api/stories/:id") { return (404, "story_not_found") }
+            // Another school's account, to its school's administrator: as unknown as a missing one.
+            if line.contains("/api/accounts/:id") { return (404, "account_not_found") }
+            return unauthorized
         }
     }
 
@@ -214,7 +221,7 @@ struct AuthorizationMatrixTests {
             api = APIHandler(
                 registry: registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin-token"),
                 publicURL: "https://192.0.2.1:8443", startedAt: clock.now(), audio: nil, qrCodes: true, library: store, classes: store, pictures: store,
-                childData: store, lookalikes: LookalikeTable(), accounts: book, ownership: store, sessions: sessions
+                childData: store, lookalikes: LookalikeTable(), accounts: book, ownership: store, sessions: sessions, auditTrail: AuditTrail(log: store)
             )
             let north = try await book.createSchool(name: "North")
             let south = try await book.createSchool(name: "South")

@@ -66,7 +66,7 @@ extension APIHandler {
                 admitted.schoolClass = try await schoolClass(parameters["id"] ?? "", token: Self.bearerToken(request) ?? "", proof: proof)
             }
         case .classOwner:
-            if let asker { _ = try await admitAccount(asker, toClass: parameters["id"] ?? "", access: .change) }
+            if let asker { admitted.schoolClass = try await admitAccount(asker, toClass: parameters["id"] ?? "", access: .change) }
         case .storyReader, .storyOwner:
             if let asker { try await admitAccount(asker, toStory: parameters["id"] ?? "", access: route.authority == .storyReader ? .read : .change) }
         }
