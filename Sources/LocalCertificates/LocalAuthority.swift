@@ -15,18 +15,21 @@ public struct LocalAuthority {
 
     public static func commonName(hostName: String) -> String { "StoryCircle local CA (\(hostName))" }
 
-    /// A new authority: a fresh P-256 key and a self-signed certificate, CA:TRUE (critical), allowed only
-    /// to sign certificates and revocation lists.
-    public static func create(hostName: String, now: Date = Date()) throws(CertificateError) -> LocalAuthority {
+    /// A new authority: a fresh P-256 key and a self-signed certificate, CA:TRUE with a path length of 0
+    /// (critical: it signs server certificates, never another authority), allowed only to sign certificates
+    /// and revocation lists, and constrained (critical) to the DNS names `request` names, `.local` and
+    /// `localhost` (`ServerCertificateRequest.nameConstraintsValue`).
+    public static func create(hostName: String, vouchingFor request: ServerCertificateRequest, now: Date = Date()) throws(CertificateError) -> LocalAuthority {
         let key = try PrivateKey.generateP256()
         let start = time_t(now.timeIntervalSince1970) - 3_600
         let certificate = try CertificateBuilder.sign(
             subject: commonName(hostName: hostName), publicKey: key, issuer: nil, signingKey: key,
             notBefore: start, notAfter: start + time_t(validityDays) * 86_400,
             extensions: [
-                (NID_basic_constraints, "critical,CA:TRUE"),
+                (NID_basic_constraints, "critical,CA:TRUE,pathlen:0"),
                 (NID_key_usage, "critical,keyCertSign,cRLSign"),
                 (NID_subject_key_identifier, "hash"),
+                (NID_name_constraints, "critical," + request.nameConstraintsValue),
             ]
         )
         return LocalAuthority(certificate: certificate, key: key)
@@ -49,6 +52,27 @@ public struct LocalAuthority {
     }
 
     public func keyPEM() throws(CertificateError) -> Data { try key.pem() }
+
+    /// The first of `request`'s names this authority's name constraints do not permit, as
+    /// OpenSSL's verifier judges it (each checked in a certificate of its own); nil when every one is, or
+    /// when the authority has no constraints (one made by an earlier version).
+    func outsideItsConstraints(_ request: ServerCertificateRequest) -> String? {
+        guard let raw = X509_get_ext_d2i(certificate.pointer, NID_name_constraints, nil, nil) else { return nil }
+        let constraints = raw.assumingMemoryBound(to: NAME_CONSTRAINTS.self)
+        defer { NAME_CONSTRAINTS_free(constraints) }
+        for entry in request.hostNames {
+            guard let single = try? ServerCertificateRequest(hostNames: [entry], addresses: []),
+                  let issued = try? issue(single) else { return entry }
+            let verdict = withExtendedLifetime(issued) {
+                // The check reads the subject alternative names OpenSSL caches when it first looks at a
+                // certificate's extensions; a certificate just made has none cached until asked.
+                _ = X509_check_purpose(issued.certificate.pointer, -1, 0)
+                return NAME_CONSTRAINTS_check(issued.certificate.pointer, constraints)
+            }
+            if verdict != X509_V_OK { return entry }
+        }
+        return nil
+    }
 
     /// A server certificate for `request`'s names and addresses, with a new key: valid for
     /// `serverValidityDays` (never beyond the authority itself), for TLS servers only.

@@ -36,7 +36,7 @@ public struct LocalTLSFolder: Sendable {
         let authority: LocalAuthority
         let authorityIsNew = newAuthority || (!hasCertificate && !hasKey)
         if authorityIsNew {
-            authority = try LocalAuthority.create(hostName: hostName, now: now)
+            authority = try LocalAuthority.create(hostName: hostName, vouchingFor: request, now: now)
             // The key first: a certificate without its key would be a CA nobody can use.
             try Self.write(authority.keyPEM(), to: authorityKey)
             try Self.write(authority.certificate.pem(), to: authorityCertificate)
@@ -49,6 +49,10 @@ public struct LocalTLSFolder: Sendable {
             } catch {
                 throw CertificateError("\(authorityCertificate): \(error.description); make a new certificate authority with --force (every device must then trust the new one)")
             }
+        }
+        if !authorityIsNew, let outside = authority.outsideItsConstraints(request) {
+            throw CertificateError(
+                "this laptop's certificate authority vouches only for the names it was made for (and any name under .local), not \(outside); make a new one with --force (every device must then trust the new one)")
         }
         let issued = try authority.issue(request, now: now)
         let chain = try issued.chainPEM()

@@ -55,6 +55,16 @@ public struct ServerCertificateRequest: Equatable, Sendable {
         (hostNames.map { "DNS:" + $0 } + addresses.map { "IP:" + $0 }).joined(separator: ",")
     }
 
+    /// OpenSSL's text for the authority's name constraints: the DNS names a certificate it signs may carry.
+    /// This request's names, every name under `.local`, and `localhost`: a stolen authority key then mints
+    /// nothing a school's devices would accept for anyone else's site. Addresses are left unconstrained: a
+    /// laptop's change with every network (some districts' are public), and a site is not reached by one.
+    var nameConstraintsValue: String {
+        var names = ["local", "localhost"]
+        for name in hostNames where !names.contains(name) && !name.hasSuffix(".local") { names.append(name) }
+        return names.map { "permitted;DNS:" + $0 }.joined(separator: ",")
+    }
+
     /// A DNS name in lower case without a final dot, or nil: labels of 1 to 63 letters, digits and '-'
     /// (not at either end), 253 characters at most. No wildcards: a laptop has no use for one.
     public static func hostName(_ text: String) -> String? {

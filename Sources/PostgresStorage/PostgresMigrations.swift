@@ -272,6 +272,17 @@ enum PostgresMigrations {
             );
             CREATE INDEX account_setup_codes_by_account ON account_setup_codes (account_id);
             """),
+        // Step 12: a class's name is unique among its owner's classes, as in SQLite's step 12: `scope` is the
+        // owner's account id, '' for an unowned class (whose name stays unique among all classes).
+        (12, """
+            ALTER TABLE class_name_keys ADD COLUMN scope text NOT NULL DEFAULT '';
+            UPDATE class_name_keys k SET scope = c.owner_id FROM classes c WHERE c.id = k.class_id AND c.owner_id IS NOT NULL;
+            ALTER TABLE class_name_keys ALTER COLUMN scope DROP DEFAULT;
+            ALTER TABLE class_name_keys DROP CONSTRAINT class_name_keys_pkey;
+            ALTER TABLE class_name_keys ADD CONSTRAINT class_name_keys_pkey PRIMARY KEY (scope, key);
+            CREATE INDEX class_name_keys_by_class ON class_name_keys (class_id);
+            CREATE INDEX class_name_keys_by_key ON class_name_keys (key);
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -53,6 +53,13 @@ extension PostgresRoomStore: AccountBook {
         }
     }
 
+    public func disabledAccountIDs() async throws -> Set<String> {
+        try await read { connection in
+            let rows = try connection.query("SELECT id FROM accounts WHERE disabled")
+            return Set((0..<rows.count).map { rows.text($0, 0) })
+        }
+    }
+
     public func account(id: String) async throws -> Account? {
         try await read { try Self.loadAccount(id: id, from: $0) }
     }

@@ -63,13 +63,16 @@ extension PostgresRoomStore: ChildDataBook {
                 SELECT m.id, m.class_id FROM class_members m
                 WHERE m.removed_at IS NOT NULL AND m.removed_at < $1::bigint
                   AND NOT EXISTS (SELECT 1 FROM rooms r WHERE r.class_id = m.class_id AND r.phase <> 'finished')
+                  AND NOT EXISTS (SELECT 1 FROM players p JOIN rooms r ON r.code = p.room_code WHERE p.member_id = m.id AND r.phase <> 'finished')
                 FOR UPDATE OF m
                 """, [.integer(cutoff.milliseconds)])
             let members = (0..<rows.count).map { (member: rows.text($0, 0), classID: rows.text($0, 1)) }
-            for (member, classID) in members {
-                let inRooms = "SELECT p.room_code, p.id FROM players p JOIN rooms r ON r.code = p.room_code WHERE p.member_id = $1::text AND r.class_id = $2::text"
-                try connection.query("DELETE FROM answers WHERE (room_code, player_id) IN (\(inRooms))", [.text(member), .text(classID)])
-                try connection.query("DELETE FROM released_tokens WHERE (room_code, player_id) IN (\(inRooms))", [.text(member), .text(classID)])
+            for (member, _) in members {
+                // Every room the member played in, as `eraseMember`: their players go from all of them, so
+                // their answers and released tokens must too, or they would outlive the player they are of.
+                let inRooms = "SELECT room_code, id FROM players WHERE member_id = $1::text"
+                try connection.query("DELETE FROM answers WHERE (room_code, player_id) IN (\(inRooms))", [.text(member)])
+                try connection.query("DELETE FROM released_tokens WHERE (room_code, player_id) IN (\(inRooms))", [.text(member)])
                 try connection.query("DELETE FROM players WHERE member_id = $1::text", [.text(member)])
                 try connection.query("DELETE FROM class_members WHERE id = $1::text", [.text(member)])
             }

@@ -4,8 +4,8 @@ import StoryCircleCore
 /// The classes in PostgreSQL, shared by every node. Reads use the reader connection; changes the library's
 /// connection, each one transaction that first locks the class's row, so two teachers saving one version
 /// take turns and the second finds the version moved. Two classes given look-alike names at the same
-/// moment meet on `class_name_keys`' primary key: one is refused as taken. Like the library's, changes are
-/// not tried again on a lost connection.
+/// moment meet on the lock of their key (`claimName`): one is refused as taken. Like the library's,
+/// changes are not tried again on a lost connection.
 extension PostgresRoomStore: ClassBook {
     public func listClasses() async throws -> [ClassEntry] {
         try await listClasses(scope: .everything)
@@ -36,7 +36,8 @@ extension PostgresRoomStore: ClassBook {
         let now = Self.now()
         return try await classChange(draft.name) { connection in
             let id = ClassIDs.makeClass()
-            try Self.claimName(draft, for: id, on: connection)
+            let scope = draft.owner?.accountID ?? ""
+            try Self.claimName(draft, for: id, scope: scope, on: connection)
             try connection.query(
                 """
                 INSERT INTO classes (id, name, version, created_at, changed_at, speed_points, owner_id, school_id)
@@ -44,7 +45,7 @@ extension PostgresRoomStore: ClassBook {
                 """,
                 [.text(id), .text(draft.name), .integer(now.milliseconds), .bool(draft.speedPoints ?? false), .optional(draft.owner?.accountID), .optional(draft.owner?.schoolID)]
             )
-            try Self.insertKeys(draft, for: id, on: connection)
+            try Self.insertKeys(draft, for: id, scope: scope, on: connection)
             try Self.writeMembers(draft, for: id, at: now, on: connection)
             return try Self.loadClass(id, from: connection)!
         }
@@ -57,13 +58,14 @@ extension PostgresRoomStore: ClassBook {
                   let current = try Self.loadClass(id, from: connection)
             else { throw ClassBookError.notFound(id: id) }
             guard current.version == version else { throw ClassBookError.conflict(current: current) }
-            try Self.claimName(draft, for: id, on: connection)
+            let scope = current.owner?.accountID ?? ""
+            try Self.claimName(draft, for: id, scope: scope, on: connection)
             try connection.query(
                 "UPDATE classes SET name = $1::text, version = version + 1, changed_at = $2::bigint, speed_points = $4::boolean WHERE id = $3::text",
                 [.text(draft.name), .integer(now.milliseconds), .text(id), .bool(draft.speedPoints ?? current.speedPoints)]
             )
             try connection.query("DELETE FROM class_name_keys WHERE class_id = $1::text", [.text(id)])
-            try Self.insertKeys(draft, for: id, on: connection)
+            try Self.insertKeys(draft, for: id, scope: scope, on: connection)
             try Self.writeMembers(draft, for: id, at: now, on: connection)
             return try Self.loadClass(id, from: connection)!
         }
@@ -146,17 +148,26 @@ extension PostgresRoomStore: ClassBook {
         return (0..<rows.count).map { rows.text($0, 0) }
     }
 
-    private static func claimName(_ draft: ClassDraft, for id: String, on connection: PostgresConnection) throws {
+    /// Throws `.nameTaken` when another class has a name sharing a key with the draft's and is its owner's
+    /// (`scope`, the owner's account id) or unowned; an unowned class's (scope '') name meets every class's.
+    /// Each key is first locked for the transaction (in order, so two claims never wait for each other in a
+    /// circle): an owned and an unowned class given one name on two nodes at once meet on no primary key.
+    private static func claimName(_ draft: ClassDraft, for id: String, scope: String, on connection: PostgresConnection) throws {
+        for key in Set(draft.nameKeys).sorted() {
+            try connection.query("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.storycircle.class_name.' || $1::text))", [.text(key)])
+        }
         for key in draft.nameKeys {
-            if try connection.query("SELECT 1 FROM class_name_keys WHERE key = $1::text AND class_id <> $2::text", [.text(key), .text(id)]).count > 0 {
-                throw ClassBookError.nameTaken(name: draft.name)
-            }
+            let found = try connection.query(
+                "SELECT 1 FROM class_name_keys WHERE key = $1::text AND class_id <> $2::text AND ($3::text = '' OR scope IN ($3::text, ''))",
+                [.text(key), .text(id), .text(scope)]
+            )
+            if found.count > 0 { throw ClassBookError.nameTaken(name: draft.name) }
         }
     }
 
-    private static func insertKeys(_ draft: ClassDraft, for id: String, on connection: PostgresConnection) throws {
+    private static func insertKeys(_ draft: ClassDraft, for id: String, scope: String, on connection: PostgresConnection) throws {
         for key in Set(draft.nameKeys) {
-            try connection.query("INSERT INTO class_name_keys (key, class_id) VALUES ($1::text, $2::text)", [.text(key), .text(id)])
+            try connection.query("INSERT INTO class_name_keys (scope, key, class_id) VALUES ($1::text, $2::text, $3::text)", [.text(scope), .text(key), .text(id)])
         }
     }
 

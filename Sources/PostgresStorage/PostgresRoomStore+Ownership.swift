@@ -12,6 +12,8 @@ extension PostgresRoomStore: OwnershipBook {
                     [.text(owner.accountID), .optional(owner.schoolID)]
                 ).int(0, 0)
             }
+            // Unowned classes' names were unique among all classes, so none meets one of the new owner's.
+            try connection.query("UPDATE class_name_keys SET scope = $1::text WHERE scope = ''", [.text(owner.accountID)])
             return AdoptedCounts(classes: try adopt("classes"), rooms: try adopt("rooms"), stories: try adopt("stories"), pictures: try adopt("pictures"))
         }
     }

@@ -237,6 +237,24 @@ enum Migrations {
             );
             CREATE INDEX account_setup_codes_by_account ON account_setup_codes(account_id);
             """),
+        // Version 12: a class's name is unique among its owner's classes (`scope`, the owner's account id),
+        // not across the whole store: two teachers may both have a "4B". An unowned class has scope '' and
+        // keeps the old rule (its name is unique among all classes), so adopting it never meets a name its
+        // new owner already has. SQLite cannot change a primary key: the table is made again with its rows.
+        (12, """
+            CREATE TABLE class_name_keys_by_owner (
+                scope TEXT NOT NULL,
+                key TEXT NOT NULL,
+                class_id TEXT NOT NULL REFERENCES classes(id) ON DELETE CASCADE,
+                PRIMARY KEY (scope, key)
+            );
+            INSERT INTO class_name_keys_by_owner (scope, key, class_id)
+                SELECT coalesce(c.owner_id, ''), k.key, k.class_id FROM class_name_keys k JOIN classes c ON c.id = k.class_id;
+            DROP TABLE class_name_keys;
+            ALTER TABLE class_name_keys_by_owner RENAME TO class_name_keys;
+            CREATE INDEX class_name_keys_by_class ON class_name_keys(class_id);
+            CREATE INDEX class_name_keys_by_key ON class_name_keys(key);
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -50,6 +50,15 @@ extension SQLiteRoomStore: AccountBook {
         }
     }
 
+    public func disabledAccountIDs() async throws -> Set<String> {
+        try await read { database in
+            let statement = try database.prepare("SELECT id FROM accounts WHERE disabled <> 0")
+            var ids: Set<String> = []
+            while try statement.step() { ids.insert(statement.text(0)) }
+            return ids
+        }
+    }
+
     public func account(id: String) async throws -> Account? {
         try await read { try Self.loadAccount("id", id, from: $0) }
     }

@@ -73,14 +73,17 @@ extension SQLiteRoomStore: ChildDataBook {
                 SELECT m.id, m.class_id FROM class_members m
                 WHERE m.removed_at IS NOT NULL AND m.removed_at < ?
                   AND NOT EXISTS (SELECT 1 FROM rooms r WHERE r.class_id = m.class_id AND r.phase <> 'finished')
+                  AND NOT EXISTS (SELECT 1 FROM players p JOIN rooms r ON r.code = p.room_code WHERE p.member_id = m.id AND r.phase <> 'finished')
                 """)
             try statement.bind([.integer(cutoff.milliseconds)])
             var members: [(member: String, classID: String)] = []
             while try statement.step() { members.append((statement.text(0), statement.text(1))) }
-            for (member, classID) in members {
-                let inRooms = "SELECT p.room_code, p.id FROM players p JOIN rooms r ON r.code = p.room_code WHERE p.member_id = ? AND r.class_id = ?"
-                try database.prepare("DELETE FROM answers WHERE (room_code, player_id) IN (\(inRooms))").run(.text(member), .text(classID))
-                try database.prepare("DELETE FROM released_tokens WHERE (room_code, player_id) IN (\(inRooms))").run(.text(member), .text(classID))
+            for (member, _) in members {
+                // Every room the member played in, as `eraseMember`: their players go from all of them, so
+                // their answers and released tokens must too, or they would outlive the player they are of.
+                let inRooms = "SELECT room_code, id FROM players WHERE member_id = ?"
+                try database.prepare("DELETE FROM answers WHERE (room_code, player_id) IN (\(inRooms))").run(.text(member))
+                try database.prepare("DELETE FROM released_tokens WHERE (room_code, player_id) IN (\(inRooms))").run(.text(member))
                 try database.prepare("DELETE FROM players WHERE member_id = ?").run(.text(member))
                 try database.prepare("DELETE FROM class_members WHERE id = ?").run(.text(member))
             }

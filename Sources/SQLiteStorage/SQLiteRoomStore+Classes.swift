@@ -37,13 +37,14 @@ extension SQLiteRoomStore: ClassBook {
         let now = Self.now()
         return try await classChange { database in
             let id = ClassIDs.makeClass()
-            try Self.claimName(draft, for: id, in: database)
+            let scope = draft.owner?.accountID ?? ""
+            try Self.claimName(draft, for: id, scope: scope, in: database)
             try database.prepare("INSERT INTO classes (id, name, version, created_at, changed_at, speed_points, owner_id, school_id) VALUES (?, ?, 1, ?, ?, ?, ?, ?)")
                 .run(
                     .text(id), .text(draft.name), .integer(now.milliseconds), .integer(now.milliseconds), .int(draft.speedPoints == true ? 1 : 0),
                     .optional(draft.owner?.accountID), .optional(draft.owner?.schoolID)
                 )
-            try Self.insertKeys(draft, for: id, in: database)
+            try Self.insertKeys(draft, for: id, scope: scope, in: database)
             try Self.writeMembers(draft, for: id, at: now, in: database)
             return try Self.loadClass(id, from: database)!
         }
@@ -54,11 +55,12 @@ extension SQLiteRoomStore: ClassBook {
         return try await classChange { database in
             guard let current = try Self.loadClass(id, from: database) else { throw ClassBookError.notFound(id: id) }
             guard current.version == version else { throw ClassBookError.conflict(current: current) }
-            try Self.claimName(draft, for: id, in: database)
+            let scope = current.owner?.accountID ?? ""
+            try Self.claimName(draft, for: id, scope: scope, in: database)
             try database.prepare("UPDATE classes SET name = ?, version = version + 1, changed_at = ?, speed_points = ? WHERE id = ?")
                 .run(.text(draft.name), .integer(now.milliseconds), .int((draft.speedPoints ?? current.speedPoints) ? 1 : 0), .text(id))
             try database.prepare("DELETE FROM class_name_keys WHERE class_id = ?").run(.text(id))
-            try Self.insertKeys(draft, for: id, in: database)
+            try Self.insertKeys(draft, for: id, scope: scope, in: database)
             try Self.writeMembers(draft, for: id, at: now, in: database)
             return try Self.loadClass(id, from: database)!
         }
@@ -132,18 +134,21 @@ extension SQLiteRoomStore: ClassBook {
         return codes
     }
 
-    /// Throws `.nameTaken` when another class has a name that shares a key with the draft's.
-    private static func claimName(_ draft: ClassDraft, for id: String, in database: SQLiteDatabase) throws {
+    /// Throws `.nameTaken` when another class has a name sharing a key with the draft's and is its owner's
+    /// (`scope`, the owner's account id) or unowned; an unowned class's (scope '') name meets every class's.
+    private static func claimName(_ draft: ClassDraft, for id: String, scope: String, in database: SQLiteDatabase) throws {
         for key in draft.nameKeys {
-            if try database.integer("SELECT 1 FROM class_name_keys WHERE key = ? AND class_id <> ?", .text(key), .text(id)) != nil {
-                throw ClassBookError.nameTaken(name: draft.name)
-            }
+            let found = try database.integer(
+                "SELECT 1 FROM class_name_keys WHERE key = ? AND class_id <> ? AND (? = '' OR scope IN (?, ''))",
+                .text(key), .text(id), .text(scope), .text(scope)
+            )
+            if found != nil { throw ClassBookError.nameTaken(name: draft.name) }
         }
     }
 
-    private static func insertKeys(_ draft: ClassDraft, for id: String, in database: SQLiteDatabase) throws {
+    private static func insertKeys(_ draft: ClassDraft, for id: String, scope: String, in database: SQLiteDatabase) throws {
         for key in Set(draft.nameKeys) {
-            try database.prepare("INSERT INTO class_name_keys (key, class_id) VALUES (?, ?)").run(.text(key), .text(id))
+            try database.prepare("INSERT INTO class_name_keys (scope, key, class_id) VALUES (?, ?, ?)").run(.text(scope), .text(key), .text(id))
         }
     }
 

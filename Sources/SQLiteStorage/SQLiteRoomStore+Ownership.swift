@@ -6,6 +6,8 @@ extension SQLiteRoomStore: OwnershipBook {
     public func adoptUnowned(by owner: Owner) async throws -> AdoptedCounts {
         try await ownershipChange { database in
             var counts = AdoptedCounts()
+            // Unowned classes' names were unique among all classes, so none meets one of the new owner's.
+            try database.prepare("UPDATE class_name_keys SET scope = ? WHERE scope = ''").run(.text(owner.accountID))
             for table in ["classes", "rooms", "stories", "pictures"] {
                 try database.prepare("UPDATE \(table) SET owner_id = ?, school_id = ? WHERE owner_id IS NULL")
                     .run(.text(owner.accountID), .optional(owner.schoolID))

@@ -58,6 +58,11 @@ public final class CertificatePair: @unchecked Sendable {
         Self.free(certificate, chain)
     }
 
+    /// The key's type as OpenSSL names it ("EC", "RSA", "ED25519"): a context serves one pair per type.
+    public var keyType: String {
+        EVP_PKEY_get0_type_name(key).map { String(cString: $0) } ?? "unknown"
+    }
+
     /// The certificate's serial number in hexadecimal (as `openssl x509 -serial` prints it).
     public var serial: String {
         guard let number = ASN1_INTEGER_to_BN(X509_get_serialNumber(certificate), nil) else { return "" }

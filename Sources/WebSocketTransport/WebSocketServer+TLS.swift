@@ -52,16 +52,24 @@ extension WebSocketServer {
     /// Reads and checks the configured certificate and key again, and serves them to every new connection
     /// from now on; connections already open keep theirs. A pair that fails its checks is refused, and the
     /// one served stays. Any thread but the service thread.
+    ///
+    /// The new key must be of the served one's type: OpenSSL keeps one certificate per key type in a
+    /// context and has no call to empty a slot, so an RSA pair loaded over an ECDSA one would leave the old
+    /// ECDSA certificate served to every client that prefers it. Changing the type takes a restart.
     public func reloadCertificate() async throws(CertificateProblem) -> CertificatePair {
         guard let settings = configuration.tls else { throw CertificateProblem(description: "this server serves no TLS certificate") }
         let pair = try CertificatePair(certificateFile: settings.certificateFile, keyFile: settings.keyFile)
-        let installed = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        let refusal = await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
             loopExecutor.execute { [self] in
-                guard isServiceThread, let context = tls.context else { return continuation.resume(returning: false) }
-                continuation.resume(returning: install(pair, in: context))
+                guard isServiceThread, let context = tls.context else { return continuation.resume(returning: "the server is not serving TLS now") }
+                if let served = tls.served, served.keyType != pair.keyType {
+                    return continuation.resume(
+                        returning: "the new key is \(pair.keyType) and the one served \(served.keyType): restart the server to change the key's type")
+                }
+                continuation.resume(returning: install(pair, in: context) ? nil : "the server is not serving TLS now")
             }
         }
-        guard installed else { throw CertificateProblem(description: "the server is not serving TLS now") }
+        if let refusal { throw CertificateProblem(description: refusal) }
         return pair
     }
 

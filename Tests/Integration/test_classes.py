@@ -118,6 +118,29 @@ def test_a_class_is_made_by_the_api_and_the_cli_and_bad_input_is_refused_with_it
     assert "Gus" in cli(server, "class", "show", "2A").stdout, "nothing deleted without --yes"
 
 
+def test_teachers_each_have_their_own_4b_but_not_two(server):
+    """A class's name is unique among its owner's classes: teachers of two schools, and two of one school,
+    each make a "4B"; a teacher's second "4b" is refused with the clear code; the admin token's unowned
+    classes keep the old rule, unique among all classes."""
+    from test_sessions import Browser, make_account
+
+    north = make_account(server, "ana-4b")
+    make_account(server, "bo-4b", school=north["schoolID"])
+    make_account(server, "cy-4b")
+    teachers = {login: Browser(server) for login in ("ana-4b", "bo-4b", "cy-4b")}
+    for login, browser in teachers.items():
+        assert browser.sign_in(login)[0] == 200
+        status, _, made = browser.request("POST", "/api/classes", {"name": "4B", "children": [{"name": "Ada"}]})
+        assert status == 201, (login, made)
+    status, _, body = teachers["ana-4b"].request("POST", "/api/classes", {"name": "4b", "children": []})
+    assert status == 400 and body["error"]["code"] == "invalid_class"
+    assert [(p["path"], p["code"], p["params"]) for p in body["error"]["problems"]] == [("name", "class_name_taken", {"name": "4b"})]
+    status, _, listed = teachers["ana-4b"].request("GET", "/api/classes")
+    assert [c["name"] for c in listed["classes"]] == ["4B"]
+    status, body = api(server, "POST", "/api/classes", {"name": "4B", "children": []})
+    assert status == 400 and body["error"]["problems"][0]["code"] == "class_name_taken"
+
+
 def test_a_class_room_is_joined_by_picking_a_name_and_a_released_name_is_the_same_player_on_a_new_device(make_server, tmp_path):
     server = make_server(config=CONFIG, data=tmp_path / "data")
     schoolclass = make_class(server, "Class 1B", [{"name": "Ada", "avatar": "owl"}, {"name": "Bo", "avatar": "emoji:🦊"}])

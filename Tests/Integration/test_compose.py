@@ -170,6 +170,9 @@ def test_the_nodes_role_is_made_without_any_power_beyond_its_own_database():
     for attribute in ("NOSUPERUSER", "NOCREATEDB", "NOCREATEROLE", "NOREPLICATION"):
         assert attribute in create.split(), create
     assert "CREATE DATABASE storycircle OWNER storycircle;" in script
+    # The password reaches psql through its environment, never its arguments (which every process can read).
+    assert "\\getenv app_password PG_APP_PASSWORD" in script
+    assert not any(line.startswith("psql ") and "PG_APP_PASSWORD" in line for line in script.splitlines()), script
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -294,3 +297,19 @@ def test_the_image_carries_the_natural_voice_pinned_as_install_deps_pins_it():
     assert re.search(r"^COPY scripts/piper-worker\.py \./scripts/piper-worker\.py$", runtime, re.M)
     assert "python3-venv" in runtime and 'ARG NATURAL_VOICE=1' in runtime
     assert (ROOT / "scripts" / "piper-worker.py").exists()
+
+
+def test_keys_and_childrens_data_stay_out_of_every_image_build_context():
+    """A Docker build sends the whole folder to the daemon: the cluster's keys (./tls, scripts/cluster.sh), a
+    laptop's data folder (results, its local CA's key) and build output are ignored, and nothing a
+    Dockerfile copies is."""
+    ignored = [line.strip().rstrip("/") for line in (ROOT / ".dockerignore").read_text().splitlines()
+               if line.strip() and not line.startswith("#")]
+    assert {"tls", "data", ".build", ".git"} <= set(ignored), ignored
+    for dockerfile in (ROOT / "Dockerfile", ROOT / "config" / "patroni.Dockerfile"):
+        for line in dockerfile.read_text().splitlines():
+            words = line.split()
+            if words[:1] == ["COPY"] and not words[1].startswith("--from"):
+                for source in words[1:-1]:
+                    top = source.strip("./").split("/")[0]
+                    assert top not in ignored, (dockerfile.name, source)

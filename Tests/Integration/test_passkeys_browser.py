@@ -186,6 +186,46 @@ def test_a_teacher_registers_a_passkey_and_signs_in_with_it_and_other_sites_are_
         return await passkeys.signInWithPasskey();""")
     assert removed == {"error": "sign_in_failed"}, removed
 
+    # The audit trail has each of it: the passkey added and removed by its account, the sign-ins with it,
+    # and every refused one with its reason (never a key, a signature or a challenge).
+    server = site["server"]
+    status, _, raw = server.request("GET", "/api/audit?limit=500", server.admin_token)
+    assert status == 200, raw
+    rows = [(row["action"], row["detail"]) for row in json.loads(raw)["entries"]]
+    assert ("passkey_added", "") in rows and ("passkey_removed", "") in rows, rows
+    assert rows.count(("sign_in", "passkey")) == 2, rows
+    failed = {detail for action, detail in rows if action == "sign_in_failed" and detail.startswith("passkey")}
+    assert {"passkey, unknown_challenge", "passkey, unknown_passkey", "passkey, origin_not_allowed",
+            "passkey, relying_party_mismatch", "passkey, possible_clone", "passkey, bad_signature"} <= failed, failed
+    assert body["credential"]["response"]["signature"] not in raw.decode() and challenge not in raw.decode()
+
+
+def test_passkey_sign_ins_that_fail_are_throttled_per_address(site):
+    """Made-up answers cost the address its sign-in allowance as wrong passwords do (20 tries, then 429 with
+    Retry-After), so a flood can neither guess nor fill the audit trail; the password's own sign-in from
+    the same address is limited as well, and another address's is not."""
+    def made(number):
+        credential_id = b64url(bytes([number]) * 16)
+        return {"credential": {"id": credential_id, "rawId": credential_id, "type": "public-key", "response": {
+            "clientDataJSON": b64url(b'{"type":"webauthn.get","challenge":"AAAA","origin":"x"}'),
+            "authenticatorData": b64url(b"\x00" * 37), "signature": b64url(b"\x00" * 8)}}}
+
+    def until_limited(numbers):
+        answers = []
+        for number in numbers:
+            status, answer = api(site, "POST", "/api/session/passkey", made(number))
+            answers.append((status, answer["error"]["code"]))
+            if status == 429:
+                break
+        return answers
+
+    # One credential: its own allowance (an account's, 10 tries) ends first.
+    assert until_limited([3] * 30) == [(401, "sign_in_failed")] * 10 + [(429, "rate_limited")]
+    # Other credentials each time: the address's allowance (20) ends after 10 more.
+    assert until_limited(range(4, 60)) == [(401, "sign_in_failed")] * 10 + [(429, "rate_limited")]
+    status, answer = api(site, "POST", "/api/session", {"login": "ana", "password": PASSWORD})
+    assert status == 429, answer
+
 
 def test_a_server_reached_by_its_address_offers_no_passkeys(make_server):
     server = make_server()

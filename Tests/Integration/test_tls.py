@@ -220,6 +220,15 @@ def test_sighup_serves_a_new_certificate_without_dropping_anyone(tls_server, tls
         assert serial_served(tls_server.port) == second
         await ada.send({"type": "ping", "id": 2, "clientTime": 0})
         assert (await ada.expect("pong"))["id"] == 2
+
+        # An RSA pair over the ECDSA one is refused too: OpenSSL would keep serving the ECDSA certificate
+        # beside it to every client that prefers ECDSA. Changing the key's type takes a restart.
+        certificate, key = tls_ca.issue("rsa", rsa=True)
+        shutil.copy(certificate, tls_server.served / "server.crt")
+        shutil.copy(key, tls_server.served / "server.key")
+        tls_server.process.send_signal(signal.SIGHUP)
+        await asyncio.to_thread(tls_server.wait_for_output, "restart the server to change the key")
+        assert serial_served(tls_server.port) == second
         await ada.close()
         await bo.close()
 

@@ -152,13 +152,23 @@ def test_serve_with_the_data_folder_speaks_https_its_authority_vouches_for_even_
 
     # The laptop's address changed: tls init again, then SIGHUP; the same device still trusts it.
     first = serial_served(server.port)
-    assert run("tls", "init", "--data", str(data), "--name", "moved.example").returncode == 0
+    assert run("tls", "init", "--data", str(data), "--address", "198.51.100.9", "--name", "laptop-2.local").returncode == 0
     server.process.send_signal(signal.SIGHUP)
     server.wait_for_output("TLS certificate reloaded")
     assert serial_served(server.port) != first
     assert healthz(server.port, "localhost", device) == 200
-    with socket_to(server.port, "moved.example", device) as tls:
-        assert ("DNS", "moved.example") in tls.getpeercert()["subjectAltName"]
+    with socket_to(server.port, "laptop-2.local", device) as tls:
+        names = tls.getpeercert()["subjectAltName"]
+        assert ("DNS", "laptop-2.local") in names and ("IP Address", "198.51.100.9") in names
+
+    # A name the authority was not made for is refused before anything is written: its key cannot vouch
+    # for another site's name, even in the hands of whoever copies the data folder.
+    served = (data / "tls" / "server.crt").read_bytes()
+    refused = run("tls", "init", "--data", str(data), "--name", "moved.example")
+    assert refused.returncode != 0 and "moved.example" in refused.stderr and "--force" in refused.stderr, refused.stderr
+    assert (data / "tls" / "server.crt").read_bytes() == served
+    constraints = openssl("x509", "-in", str(data / "tls" / "ca.crt"), "-noout", "-ext", "nameConstraints,basicConstraints")
+    assert "Permitted:" in constraints and "DNS:local" in constraints and "pathlen:0" in constraints, constraints
 
 
 def test_start_prints_an_https_join_link_for_the_laptops_address_that_a_trusting_device_opens(data):

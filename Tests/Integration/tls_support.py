@@ -28,13 +28,14 @@ class CertificateAuthority:
                 "-out", "ca.crt", "-days", "2", "-subj", "/CN=StoryCircle test CA",
                 "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=self.folder)
 
-    def issue(self, name="server", names=SERVER_NAMES, days=2):
-        """A server certificate and its key (`<name>.crt`, `<name>.key`); `days` below 0 makes one that has
-        expired. Returns (certificate path, key path)."""
+    def issue(self, name="server", names=SERVER_NAMES, days=2, rsa=False):
+        """A server certificate and its key (`<name>.crt`, `<name>.key`, ECDSA P-256 unless `rsa`); `days`
+        below 0 makes one that has expired. Returns (certificate path, key path)."""
         self.issued += 1
         extensions = self.folder / f"{name}.ext"
         extensions.write_text("subjectAltName=" + ",".join(names) + "\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n")
-        openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", f"{name}.key",
+        key = ("-newkey", "rsa:2048") if rsa else ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256")
+        openssl("req", "-new", *key, "-nodes", "-keyout", f"{name}.key",
                 "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=self.folder)
         openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-set_serial", str(1000 + self.issued),
                 "-days", str(days), "-extfile", extensions.name, "-out", f"{name}.crt", cwd=self.folder)

@@ -56,12 +56,12 @@ struct LocalCertificatesTests {
         #expect(chain[1].sha256Fingerprint == authority[0].sha256Fingerprint)
         #expect(Self.verifies(chain[0], trusting: authority[0]))
         // Another authority, however alike, is not trusted for it.
-        let stranger = try LocalAuthority.create(hostName: "laptop")
+        let stranger = try LocalAuthority.create(hostName: "laptop", vouchingFor: Self.request)
         #expect(!Self.verifies(chain[0], trusting: stranger.certificate))
     }
 
     @Test func theAuthorityIsACriticalCAForSigningOnlyAndTheServerIsForServersOnly() throws {
-        let authority = try LocalAuthority.create(hostName: "laptop")
+        let authority = try LocalAuthority.create(hostName: "laptop", vouchingFor: Self.request)
         let ca = authority.certificate.pointer
         #expect(X509_check_ca(ca) == 1)
         #expect(X509_get_extension_flags(ca) & UInt32(EXFLAG_CRITICAL) == 0, "every extension is one OpenSSL knows")
@@ -89,8 +89,46 @@ struct LocalCertificatesTests {
         withExtendedLifetime((authority, server)) {}
     }
 
+    /// A stolen authority key mints nothing a device trusting the authority accepts for another site's name:
+    /// the authority is constrained to the laptop's names, `.local` and `localhost`, and signs no other
+    /// authority. Addresses are not constrained (a laptop's change with the network).
+    @Test func theAuthorityVouchesOnlyForTheLaptopsNames() throws {
+        let authority = try LocalAuthority.create(hostName: "laptop", vouchingFor: Self.request)
+        let ca = authority.certificate.pointer
+        #expect(X509_get_pathlen(ca) == 0)
+        let constraints = X509_get_ext(ca, X509_get_ext_by_NID(ca, NID_name_constraints, -1))
+        #expect(constraints != nil && X509_EXTENSION_get_critical(constraints) == 1)
+        func verifies(_ names: [String], _ addresses: [String] = []) throws -> Bool {
+            let server = try authority.issue(ServerCertificateRequest(hostNames: names, addresses: addresses)).certificate
+            return Self.verifies(server, trusting: authority.certificate)
+        }
+        #expect(try verifies(Self.request.hostNames, Self.request.addresses))
+        #expect(try verifies(["other.local", "laptop", "a.storycircle.school.example"], ["10.1.2.3", "198.51.100.7", "2001:db8::1"]))
+        #expect(try !verifies(["www.google.com"]))
+        #expect(try !verifies(["school.example"]), "a parent of a permitted name is not permitted")
+        #expect(try !verifies(["laptop", "localhost.example"]))
+        #expect(authority.outsideItsConstraints(Self.request) == nil)
+        #expect(authority.outsideItsConstraints(try ServerCertificateRequest(hostNames: ["laptop", "bank.example"], addresses: [])) == "bank.example")
+        withExtendedLifetime(authority) {}
+    }
+
+    /// Running `tls init` again with a name the kept authority does not vouch for says so, and how to go on,
+    /// before anything is written.
+    @Test func aNameOutsideTheKeptAuthorityIsRefusedWithWhatToDo() throws {
+        let folder = LocalTLSFolder(dataDirectory: try Self.temporaryData())
+        _ = try folder.initialise(request: Self.request, newAuthority: false, hostName: "laptop")
+        let serverFile = try #require(FileManager.default.contents(atPath: folder.serverCertificate))
+        let wider = try ServerCertificateRequest(hostNames: ["laptop", "storycircle.district.example"], addresses: ["10.0.0.7"])
+        let refused = #expect(throws: CertificateError.self) { try folder.initialise(request: wider, newAuthority: false, hostName: "laptop") }
+        #expect(refused?.description.contains("not storycircle.district.example") == true)
+        #expect(refused?.description.contains("--force") == true)
+        #expect(FileManager.default.contents(atPath: folder.serverCertificate) == serverFile)
+        let forced = try folder.initialise(request: wider, newAuthority: true, hostName: "laptop")
+        #expect(Self.verifies(try Self.read(folder.serverCertificate)[0], trusting: forced.authority))
+    }
+
     @Test func theServerCertificateNamesEveryNameAndAddressAndNoOther() throws {
-        let server = try LocalAuthority.create(hostName: "laptop").issue(Self.request).certificate
+        let server = try LocalAuthority.create(hostName: "laptop", vouchingFor: Self.request).issue(Self.request).certificate
         for name in Self.request.hostNames { #expect(server.covers(hostName: name), "\(name)") }
         for address in ["127.0.0.1", "::1", "192.168.1.20", "fd00::20", "fd00:0:0:0:0:0:0:20"] {
             #expect(server.covers(address: address), "\(address)")
@@ -165,7 +203,7 @@ struct LocalCertificatesTests {
 
     @Test func theServerCertificateExpiresBeforeTheAuthorityAndVerifiesUntilThen() throws {
         let now = Date()
-        let authority = try LocalAuthority.create(hostName: "laptop", now: now)
+        let authority = try LocalAuthority.create(hostName: "laptop", vouchingFor: Self.request, now: now)
         let server = try authority.issue(Self.request, now: now).certificate
         #expect(Self.verifies(server, trusting: authority.certificate, at: now.addingTimeInterval(396 * 86_400)))
         #expect(!Self.verifies(server, trusting: authority.certificate, at: now.addingTimeInterval(398 * 86_400)))

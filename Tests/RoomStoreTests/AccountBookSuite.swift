@@ -207,8 +207,10 @@ struct AccountBookSuite {
         let now = ServerTime(milliseconds: 2_000)
         #expect(try await book.session(tokenHash: SHA256.hexDigest("ana-laptop"), at: now)?.account == ana)
 
+        #expect(try await book.disabledAccountIDs().isEmpty)
         let disabled = try await book.updateAccount(ana.id, AccountChange(disabled: true), basedOn: 1)
         #expect(disabled.disabled && disabled.version == 2)
+        #expect(try await book.disabledAccountIDs() == [ana.id], "what every node reads to stop the rooms' controls")
         #expect(try await Self.rows(fixture, "sessions", account: ana.id) == 0, "deleted, not only hidden")
         #expect(try await book.session(tokenHash: SHA256.hexDigest("ana-phone"), at: now) == nil)
         #expect(try await book.session(tokenHash: SHA256.hexDigest("ben-laptop"), at: now)?.account == ben, "another account's session stays")
@@ -218,6 +220,7 @@ struct AccountBookSuite {
         // Enabling again does not bring the ended sessions back.
         _ = try await book.updateAccount(ana.id, AccountChange(disabled: false), basedOn: 2)
         #expect(try await book.session(tokenHash: SHA256.hexDigest("ana-laptop"), at: now) == nil)
+        #expect(try await book.disabledAccountIDs().isEmpty)
     }
 
     @Test(arguments: Backend.all)

@@ -158,15 +158,13 @@ struct ChildDataSuite {
         defer { fixture.close() }
         let book = Self.book(fixture.store)
         let classes = fixture.store.offers.classes!
-        let kept = try await classes.createClass(ClassBookSuite.draft("1A", [ClassBookSuite.child("Ada"), ClassBookSuite.child("Bo")]))
-        _ = try await ClassBookSuite.playClassRoom(fixture.store, code: "660001", classID: kept.id, members: kept.members)
-        _ = try await classes.updateClass(kept.id, to: ClassBookSuite.draft("1A", [ClassBookSuite.child("Bo", id: kept.members[1].id)]), basedOn: 1)
+        let kept = try await Self.classWithAdaTakenOut(fixture.store, rooms: [("660001", ofClass: true)])
         let now = PostgresRoomStore.now()
 
         // Ada was taken out just now: not yet; and not while a room of the class runs.
         #expect(try await book.purgeRemovedMembers(removedBefore: now + -60_000) == 0)
         #expect(try await book.purgeRemovedMembers(removedBefore: now + 60_000) == 0, "a running room of the class holds her")
-        try await appendAndWait(fixture.store, [.phase(PhaseRecord(phase: .finished, at: ServerTime(milliseconds: 9_000)))], room: "660001")
+        try await Self.finish(fixture.store, "660001")
         #expect(try await book.purgeRemovedMembers(removedBefore: now + 60_000) == 1)
         await #expect(throws: ClassBookError.memberNotFound(id: kept.members[0].id)) { try await book.memberData(kept.members[0].id, ofClass: kept.id) }
         #expect(try await fixture.store.archive(room: "660001")?.players.map(\.nickname) == ["Bo"])
@@ -177,11 +175,31 @@ struct ChildDataSuite {
         var header = Sample.header("660002", createdAt: (now + 120_000).milliseconds)
         header.classID = fresh.id
         try await fixture.store.createRoom(header)
-        try await appendAndWait(fixture.store, [.phase(PhaseRecord(phase: .finished, at: ServerTime(milliseconds: 9_000)))], room: "660002")
+        try await Self.finish(fixture.store, "660002")
         #expect(try await book.purgeClasses(unusedSince: now + 60_000) == 1, "2B has a room created after the cutoff")
         #expect(try await classes.schoolClass(kept.id) == nil)
         #expect(try await fixture.store.archive(room: "660001") == nil)
         #expect(try await classes.schoolClass(fresh.id) != nil)
+    }
+
+    /// A removed member's players go from every room they are in, and their answers and released resume
+    /// tokens with them, also in a room that is not of their class: none outlives its player.
+    @Test(arguments: Backend.all)
+    func aPurgedMemberLeavesNoAnswersOrTokensBehindInAnyRoom(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let book = Self.book(fixture.store)
+        _ = try await Self.classWithAdaTakenOut(fixture.store, rooms: [("680001", ofClass: true), ("680002", ofClass: false)])
+        for code in ["680001", "680002"] { try await Self.finish(fixture.store, code) }
+        #expect(try fixture.rows(in: "released_tokens", room: "680002") == 2, "Ada's and Bo's")
+
+        #expect(try await book.purgeRemovedMembers(removedBefore: PostgresRoomStore.now() + 60_000) == 1)
+        for code in ["680001", "680002"] {
+            #expect(try fixture.rows(in: "players", room: code) == 1, "Bo stays in \(code)")
+            #expect(try fixture.rows(in: "answers", room: code) == 1, "only Bo's answer is left in \(code)")
+            #expect(try fixture.rows(in: "released_tokens", room: code) == 1, "only Bo's released token is left in \(code)")
+            #expect(try await fixture.store.archive(room: code)?.answers.map(\.player) == [PlayerID("p2")])
+        }
     }
 
     @Test(arguments: Backend.all)
@@ -216,6 +234,21 @@ struct ChildDataSuite {
         #expect(try await library.story(idle.entry.id) == nil)
         #expect(try await book.purgePictures(storedBefore: now) == 1, "its story gone, the picture goes; the room's stays")
         #expect(try await pictures.storedPictureIDs(among: [named.id, inRoom.id]) == [inRoom.id])
+    }
+
+    /// Class 1A with Ada and Bo, who played in `rooms` (of the class, or of no class), then Ada taken out.
+    static func classWithAdaTakenOut(_ store: any RoomLeases, rooms: [(code: String, ofClass: Bool)]) async throws -> SchoolClass {
+        let classes = store.offers.classes!
+        let made = try await classes.createClass(ClassBookSuite.draft("1A", [ClassBookSuite.child("Ada"), ClassBookSuite.child("Bo")]))
+        for room in rooms {
+            _ = try await ClassBookSuite.playClassRoom(store, code: room.code, classID: room.ofClass ? made.id : nil, members: made.members)
+        }
+        _ = try await classes.updateClass(made.id, to: ClassBookSuite.draft("1A", [ClassBookSuite.child("Bo", id: made.members[1].id)]), basedOn: 1)
+        return made
+    }
+
+    static func finish(_ store: any RoomStore, _ code: String) async throws {
+        try await appendAndWait(store, [.phase(PhaseRecord(phase: .finished, at: ServerTime(milliseconds: 9_000)))], room: code)
     }
 
     /// The database and its -wal and -shm files that hold `text`'s bytes.

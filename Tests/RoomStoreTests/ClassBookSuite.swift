@@ -186,7 +186,7 @@ struct ClassBookSuite {
     }
 
     /// A class room with two children, one released and back on a new device, and their answers.
-    static func playClassRoom(_ store: any RoomStore, code: String, classID: String, members: [ClassMember], createdAt: Int64 = 1_000) async throws -> [RoomRecord] {
+    static func playClassRoom(_ store: any RoomStore, code: String, classID: String?, members: [ClassMember], createdAt: Int64 = 1_000) async throws -> [RoomRecord] {
         var header = Sample.header(code, createdAt: createdAt)
         header.classID = classID
         try await store.createRoom(header)

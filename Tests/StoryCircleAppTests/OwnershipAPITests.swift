@@ -105,6 +105,7 @@ final class FixedAccounts: AccountBook {
     func createSchool(name: String) async throws -> School { throw Unused() }
     func listAccounts(schoolID: String?) async throws -> [Account] { accounts.filter { schoolID == nil || $0.schoolID == schoolID } }
     func account(id: String) async throws -> Account? { accounts.first { $0.id == id } }
+    func disabledAccountIDs() async throws -> Set<String> { Set(accounts.filter(\.disabled).map(\.id)) }
     func account(login: String) async throws -> Account? { accounts.first { $0.login == login } }
     func createAccount(_ draft: AccountDraft) async throws -> Account { throw Unused() }
     func updateAccount(_ id: String, _ change: AccountChange, basedOn version: Int) async throws -> Account { throw Unused() }

@@ -53,4 +53,37 @@ struct ChallengeBookTests {
         #expect(refusal { try book.take(challenges[0], for: .authentication, at: 10) } == .unknownChallenge)
         for challenge in challenges.dropFirst() { try book.take(challenge, for: .authentication, at: 10) }
     }
+
+    /// One address asking in a loop loses its own oldest challenges, never another's.
+    @Test func oneRequesterCannotPushOutAnothersChallenge() throws {
+        var book = ChallengeBook(lifetime: 1_000_000, capacity: 100, perRequester: 4)
+        let teachers = ChallengeBook.randomChallenge()
+        book.issue(teachers, for: .authentication, by: "10.0.0.7", at: 0)
+        var flood: [[UInt8]] = []
+        for time in 1...100_000 {
+            let challenge = ChallengeBook.randomChallenge()
+            book.issue(challenge, for: .authentication, by: "10.0.0.66", at: Int64(time))
+            flood.append(challenge)
+        }
+        #expect(book.count == 5)
+        try book.take(teachers, for: .authentication, at: 100_001)
+        #expect(refusal { try book.take(flood[99_995], for: .authentication, at: 100_001) } == .unknownChallenge)
+        for challenge in flood.suffix(4) { try book.take(challenge, for: .authentication, at: 100_001) }
+        #expect(book.count == 0)
+    }
+
+    /// Many requesters fill the book: then the oldest goes, whoever asked for it; expired ones go first.
+    @Test func manyRequestersFillTheBookOldestFirstAndExpiredOnesGoOnTheirOwn() throws {
+        var book = ChallengeBook(lifetime: 1_000, capacity: 3)
+        let challenges = (0..<5).map { _ in ChallengeBook.randomChallenge() }
+        for (index, challenge) in challenges.prefix(4).enumerated() { book.issue(challenge, for: .authentication, by: "a\(index)", at: Int64(index)) }
+        #expect(book.count == 3)
+        #expect(refusal { try book.take(challenges[0], for: .authentication, at: 10) } == .unknownChallenge)
+        try book.take(challenges[2], for: .authentication, at: 10)
+        book.issue(challenges[4], for: .authentication, by: "a4", at: 1_002)
+        // 1 and 3 were issued at 1 and 3: at 1,002 the first has expired and is gone, the other is not.
+        #expect(book.count == 2)
+        try book.take(challenges[3], for: .authentication, at: 1_002)
+        try book.take(challenges[4], for: .authentication, at: 1_002)
+    }
 }

@@ -75,6 +75,7 @@ export const ERROR = Object.freeze({
   CONFLICT: "conflict",
   LAST_DISTRICT_ADMIN: "last_district_admin",
   SETUP_LINK_INVALID: "setup_link_invalid",
+  ACCOUNT_DISABLED: "account_disabled",
   INTERNAL_ERROR: "internal_error",
 });
 // </generated>
@@ -110,6 +111,7 @@ const WORDS = {
   class_room: "error.class_room", name_taken: "error.name_taken", released: "join.name_given_back", not_me_after_answer: "join.not_me_after_answer", token_not_for_room: "error.token_not_for_room", member_not_found: "error.member_not_found",
   class_not_found: "error.class_not_found", invalid_class: "error.invalid_class", version_conflict: "error.version_conflict",
   class_in_use: "error.class_in_use", sign_in_failed: "error.sign_in_failed", csrf_failed: "error.csrf_failed",
+  account_disabled: "error.account_disabled",
 };
 const COMMAND_PROBLEMS = {
   already_started: "error.invalid_command.already_started", nothing_failed: "error.invalid_command.nothing_failed",

@@ -5,7 +5,7 @@
 // person cancelled or waited too long). Nothing here touches the page at import, so node's test runner loads
 // it as it is (Tests/Pages/passkeys.test.mjs).
 
-import { Refused } from "./api.js";
+import { send } from "./session.js";
 
 /** Whether this browser can use passkeys at all (a secure page in a browser that knows WebAuthn). */
 export function passkeysSupported() {
@@ -79,22 +79,7 @@ export function assertionJSON(credential) {
   };
 }
 
-const browserFetch = (...args) => globalThis.fetch(...args);
 const browserCredentials = () => globalThis.navigator.credentials;
-
-async function send(method, path, { body, csrf, fetch = browserFetch } = {}) {
-  const headers = {};
-  const init = { method, headers, credentials: "same-origin", cache: "no-store", referrerPolicy: "no-referrer" };
-  if (csrf) headers["X-CSRF-Token"] = csrf;
-  if (body !== undefined) {
-    headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
-  const response = await fetch(path, init);
-  const data = await response.json().catch(() => null);
-  if (!response.ok) throw new Refused(response.status, data?.error);
-  return data;
-}
 
 /** Registers a new passkey, called `name`, for the signed-in account: the stored passkey's JSON. */
 export async function registerPasskey(name, csrf, { fetch, credentials = browserCredentials() } = {}) {

@@ -39,7 +39,11 @@ export function administers(account) {
 
 const browserFetch = (...args) => globalThis.fetch(...args);
 
-async function send(method, path, { body, csrf, fetch = browserFetch } = {}) {
+/**
+ * One JSON request of this origin's API with the session cookie (and `csrf` as X-CSRF-Token when given):
+ * the answer's JSON, or a thrown `Refused` carrying how long to wait when the server said so.
+ */
+export async function send(method, path, { body, csrf, fetch = browserFetch } = {}) {
   const headers = {};
   const init = { method, headers, credentials: "same-origin", cache: "no-store", referrerPolicy: "no-referrer" };
   if (csrf) headers["X-CSRF-Token"] = csrf;

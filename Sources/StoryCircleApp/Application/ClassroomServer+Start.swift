@@ -290,6 +290,25 @@ extension ClassroomServer {
         }
     }
 
+    /// Every `DisabledOwners.refreshMilliseconds`: the disabled accounts, read again, so an account disabled
+    /// on any node stops its rooms' controls here within a second. A read that fails keeps the last answer
+    /// (logged once until a read works again).
+    static func watch(_ owners: DisabledOwners, in accounts: any AccountBook, clock: any ServerClock, logger: StoryCircleLog) -> Task<Void, Never> {
+        Task {
+            var failing = false
+            while !Task.isCancelled {
+                do {
+                    owners.replace(with: try await accounts.disabledAccountIDs())
+                    failing = false
+                } catch {
+                    if !failing { logger.warning("Disabled accounts could not be read; the last answer stands", ["error": StoreFailure.from(error, record: "account").reason]) }
+                    failing = true
+                }
+                do { try await clock.sleep(until: clock.now() + DisabledOwners.refreshMilliseconds) } catch { return }
+            }
+        }
+    }
+
     /// Removed members, unused classes, stories and pictures past their retention; a failure is logged,
     /// and the next sweep tries again.
     static func sweepClasses(_ childData: any ChildDataBook, at now: ServerTime, storage: ServerConfiguration.Storage, logger: StoryCircleLog?) async {

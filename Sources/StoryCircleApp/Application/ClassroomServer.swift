@@ -87,9 +87,10 @@ public final class ClassroomServer: Sendable {
         let transport = wiring.transport
         // Rooms run on the transport's loop, and so do their timers, unless a test moves time itself.
         let clock = testClock ?? LoopClock(loop: transport.loopExecutor)
+        let disabledOwners = DisabledOwners()
         let services = RoomServices(
             transport: transport, storage: storage, clock: clock, narrator: narration.narrator, lookalikes: lookalikes, metrics: metrics, logger: logger,
-            timing: timing, bindings: wiring.bindings, executor: transport.loopExecutor, tokens: tokens
+            timing: timing, bindings: wiring.bindings, executor: transport.loopExecutor, tokens: tokens, disabledOwners: disabledOwners
         )
         let registry = RoomRegistry(events: wiring.events, services: services, settings: configuration.registrySettings)
         let restored = try await restoreRooms(registry, from: opened)
@@ -108,14 +109,14 @@ public final class ClassroomServer: Sendable {
             maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns,
             accounts: storage.accounts, passwords: passwords, ownership: storage.ownership, sessions: sessions,
             auditTrail: storage.audit.map { AuditTrail(log: $0, logger: logger) },
-            passkeys: PasskeyDesk.make(publicURL: publicURL, book: storage.accounts, clock: clock)
+            passkeys: PasskeyDesk.make(publicURL: publicURL, book: storage.accounts, clock: clock), disabledOwners: disabledOwners
         )
         let defaultBodyLimit = transport.configuration.maxRequestBodyBytes
         wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }
         let loops = [
             Task { await registry.run() }, answer(wiring.requests, with: api, on: transport),
             sweep(registry, clock: clock, configuration: configuration, childData: storage.childData, accounts: storage.accounts, logger: logger),
-        ]
+        ] + (storage.accounts.map { [watch(disabledOwners, in: $0, clock: clock, logger: logger)] } ?? [])
         logger.notice("Server listening", ["port": String(port), "url": publicURL, "rooms.restored": String(restored), "node": registry.nodeId])
         return ClassroomServer(
             configuration: configuration, port: port, publicURL: publicURL, adminTokenFile: adminTokenFile, registry: registry, metrics: metrics,

@@ -52,6 +52,9 @@ struct APIHandler: Sendable {
     /// WebAuthn relying party for (`PasskeyDesk.relyingParty(publicURL:)`).
     var passkeys: PasskeyDesk? = nil
 
+    /// The disabled accounts, whose rooms' teacher tokens control nothing (the rooms' own set).
+    var disabledOwners: DisabledOwners? = nil
+
     /// Every route of the API, by resource.
     static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AccountRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes(), PasskeyRoutes()])
 

@@ -231,6 +231,8 @@ extension APIHandler {
             }
             return (current, try await book.updateAccount(id, change, basedOn: version))
         }
+        // This node stops (or restarts) the account's rooms' controls at once; the others on their next read.
+        if before.disabled != updated.disabled { disabledOwners?.mark(updated.id, disabled: updated.disabled) }
         try await auditChange(from: before, to: updated, request)
         return .json(200, AccountResponse(updated))
     }

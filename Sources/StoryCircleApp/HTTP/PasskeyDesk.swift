@@ -47,11 +47,12 @@ final class PasskeyDesk: Sendable {
         host.contains(":") || host.hasPrefix("[") || host.split(separator: ".").allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
     }
 
-    /// A new challenge for `ceremony`.
-    func issue(for ceremony: ChallengeBook.Ceremony) -> [UInt8] {
+    /// A new challenge for `ceremony`, asked for from `address` (whose own older ones go first when it
+    /// asks for too many).
+    func issue(for ceremony: ChallengeBook.Ceremony, from address: String) -> [UInt8] {
         let challenge = ChallengeBook.randomChallenge()
         let now = clock.now().milliseconds
-        challenges.withLock { $0.issue(challenge, for: ceremony, at: now) }
+        challenges.withLock { $0.issue(challenge, for: ceremony, by: address, at: now) }
         return challenge
     }
 

@@ -103,7 +103,7 @@ extension APIHandler {
             throw HTTPError(.invalidMessage, "This account has \(PasskeyDesk.maxPerAccount) passkeys already; remove one first.")
         }
         let rp = desk.relyingParty
-        let challenge = desk.issue(for: .registration(accountID: account.id))
+        let challenge = desk.issue(for: .registration(accountID: account.id), from: request.http.peer)
         var options = Self.base(rp, challenge: challenge)
         options["rp"] = .object(["id": .string(rp.id), "name": .string("StoryCircle")])
         options["user"] = .object([
@@ -143,7 +143,9 @@ extension APIHandler {
             credentialID: Base64URL.encode(verified.credentialID), accountID: account.id, publicKey: verified.publicKey,
             algorithm: verified.algorithm.rawValue, signCount: verified.signCount, name: name, createdAt: desk.clock.now())
         do {
-            try await desk.book.addPasskey(record)
+            try await audited(.passkeyAdded, target: "account:\(account.id)", request, schoolID: account.schoolID) { try await desk.book.addPasskey(record) }
+        } catch let error as HTTPError {
+            throw error
         } catch AccountBookError.credentialTaken {
             throw HTTPError(.invalidMessage, "This passkey is registered already.", extra: ["reason": .string("credential_taken")])
         } catch {
@@ -171,7 +173,9 @@ extension APIHandler {
         do {
             // Only the account's own: another account's passkey is as missing as one that never was.
             guard try await desk.book.passkeys(accountID: account.id).contains(where: { $0.credentialID == id }) else { throw notFound }
-            try await desk.book.deletePasskey(credentialID: id, accountID: account.id)
+            try await audited(.passkeyRemoved, target: "account:\(account.id)", request, schoolID: account.schoolID) {
+                try await desk.book.deletePasskey(credentialID: id, accountID: account.id)
+            }
         } catch let error as HTTPError {
             throw error
         } catch {
@@ -186,7 +190,7 @@ extension APIHandler {
         let (desk, _) = try passkeyDesk()
         // Any of this site's passkeys the authenticator holds (discoverable credentials): no login is asked
         // for, so none is named here and nothing tells a caller which accounts exist.
-        var options = Self.base(desk.relyingParty, challenge: desk.issue(for: .authentication))
+        var options = Self.base(desk.relyingParty, challenge: desk.issue(for: .authentication, from: request.http.peer))
         options["rpId"] = .string(desk.relyingParty.id)
         options["allowCredentials"] = .array([])
         return .json(200, ["publicKey": JSONValue.object(options)])
@@ -206,10 +210,15 @@ extension APIHandler {
         guard credentialID == body.credential.id, (1...1_400).contains(credentialID.utf8.count) else {
             throw HTTPError(.invalidMessage, "The credential's id and rawId differ.")
         }
+        // The password's throttle, with the credential in place of the login (no login holds a colon): a
+        // failed try spends the address's allowance, so a flood of made-up answers is answered 429 and
+        // cannot fill the audit trail.
+        let ticket = try Self.throttled(sessions.begin(login: "passkey:\(credentialID)", address: request.http.peer))
         let challenge: [UInt8]
         do {
             challenge = try desk.take(answeredIn: clientDataJSON, for: .authentication)
         } catch {
+            try await auditFailedSignIn(nil, request, detail: "passkey, \(error.code)")
             throw Self.passkeySignInFailure(error)
         }
         let found: (passkey: PasskeyRecord, account: Account)?
@@ -218,10 +227,9 @@ extension APIHandler {
         } catch {
             throw Self.storeRefusal(error, "passkey")
         }
-        guard let (passkey, account) = found else {
-            throw HTTPError(.signInFailed, "This passkey is not registered on this server.", extra: ["reason": .string("unknown_passkey")])
-        }
-        if let userHandle = response.userHandle, Base64URL.decode(userHandle) != Array(account.id.utf8) {
+        guard let (passkey, account) = found,
+              response.userHandle.map({ Base64URL.decode($0) == Array(account.id.utf8) }) ?? true else {
+            try await auditFailedSignIn(nil, request, detail: "passkey, unknown_passkey")
             throw HTTPError(.signInFailed, "This passkey is not registered on this server.", extra: ["reason": .string("unknown_passkey")])
         }
         let verified: RelyingParty.Assertion
@@ -230,14 +238,20 @@ extension APIHandler {
                 clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, signature: signature, challenge: challenge,
                 publicKey: passkey.publicKey, storedSignCount: passkey.signCount)
         } catch {
+            try await auditFailedSignIn(account, request, detail: "passkey, \(error.code)")
             throw Self.passkeySignInFailure(error)
         }
-        guard !account.disabled else { throw Self.signInFailure }
+        guard !account.disabled else {
+            try await auditFailedSignIn(account, request, detail: "passkey, account disabled")
+            throw Self.signInFailure
+        }
         do {
             try await desk.book.recordPasskeyUse(credentialID: credentialID, signCount: verified.signCount, at: desk.clock.now())
         } catch {
             throw Self.storeRefusal(error, "passkey")
         }
+        sessions.succeeded(ticket)
+        try await audit(.signIn, target: "account:\(account.id)", actor: AuditActor(.account(account)), address: request.http.peer, schoolID: account.schoolID, detail: "passkey")
         return try await startSession(account, method: "passkey", sessions: sessions)
     }
 

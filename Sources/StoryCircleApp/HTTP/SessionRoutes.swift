@@ -72,17 +72,7 @@ extension APIHandler {
         }
         // A login that cannot exist is tried as one that does not: the same throttle, the same work.
         let login = AccountLogins.normalised(body.login) ?? "\u{0}"
-        let ticket: SignInThrottle.Ticket
-        switch sessions.begin(login: login, address: request.http.peer) {
-        case .go(let granted):
-            ticket = granted
-        case .limited(let milliseconds):
-            let seconds = (milliseconds + 999) / 1_000
-            throw HTTPError(
-                .rateLimited, "Too many sign-ins that did not work, for this account or from here; try again in \(seconds) seconds.",
-                params: ["seconds": String(seconds)], extra: ["retryAfter": .number(Double(seconds))], headers: [("retry-after", String(seconds))]
-            )
-        }
+        let ticket = try Self.throttled(sessions.begin(login: login, address: request.http.peer))
         let account: Account?
         do {
             account = try await sessions.book.account(login: login)
@@ -108,9 +98,23 @@ extension APIHandler {
         }
     }
 
+    /// The throttle's ticket for a sign-in that may go on; 429 `rate_limited` with `Retry-After` otherwise.
+    static func throttled(_ decision: SignInThrottle.Decision) throws -> SignInThrottle.Ticket {
+        switch decision {
+        case .go(let ticket):
+            return ticket
+        case .limited(let milliseconds):
+            let seconds = (milliseconds + 999) / 1_000
+            throw HTTPError(
+                .rateLimited, "Too many sign-ins that did not work, for this account or from here; try again in \(seconds) seconds.",
+                params: ["seconds": String(seconds)], extra: ["retryAfter": .number(Double(seconds))], headers: [("retry-after", String(seconds))]
+            )
+        }
+    }
+
     /// A sign-in that did not work, named by the login only when it is an account's (a password typed in
     /// the login field is never written).
-    private func auditFailedSignIn(_ account: Account?, _ request: RouteRequest, detail: String) async throws {
+    func auditFailedSignIn(_ account: Account?, _ request: RouteRequest, detail: String) async throws {
         try await audit(
             .signInFailed, target: account.map { "account:\($0.id)" } ?? "", actor: AuditActor(kind: .nobody, accountID: account?.id, login: account?.login),
             address: request.http.peer, schoolID: account?.schoolID, detail: detail

@@ -169,6 +169,9 @@ public protocol AccountBook: AnyObject, Sendable {
     /// Every account, or those of one school, by login.
     func listAccounts(schoolID: String?) async throws -> [Account]
     func account(id: String) async throws -> Account?
+    /// The ids of the disabled accounts: what every node reads a second apart to stop their rooms' controls
+    /// (`DisabledOwners`), so one small read, not every account.
+    func disabledAccountIDs() async throws -> Set<String>
     /// By normalised login.
     func account(login: String) async throws -> Account?
     /// Throws `.loginTaken`, `.schoolNotFound`.

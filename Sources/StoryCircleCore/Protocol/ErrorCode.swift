@@ -112,6 +112,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     case lastDistrictAdmin = "last_district_admin"
     /// A setup link that was used, expired, replaced, or is of a disabled account.
     case setupLinkInvalid = "setup_link_invalid"
+    /// The room's owner account is disabled: the room carries on for the children and the projector, but
+    /// its teacher token controls nothing (commands and results refused) until the account is enabled.
+    case accountDisabled = "account_disabled"
     case internalError = "internal_error"
 }
 
@@ -122,7 +125,7 @@ extension ErrorCode {
         switch self {
         case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass, .invalidAccount: 400
         case .unauthorized, .badToken, .tokenNotForRoom, .signInFailed: 401
-        case .wrongRole, .originNotAllowed, .csrfFailed: 403
+        case .wrongRole, .originNotAllowed, .csrfFailed, .accountDisabled: 403
         case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound, .accountNotFound, .schoolNotFound,
              .setupLinkInvalid: 404
         case .methodNotAllowed: 405
@@ -159,7 +162,7 @@ extension ErrorCode {
              .serverFull, .roomMismatch, .storyNotFound, .storyConflict, .storyInUse, .classRoom, .nameTaken, .released,
              .notMeAfterAnswer, .tokenNotForRoom, .memberNotFound, .classNotFound, .invalidClass, .versionConflict, .classInUse,
              .roomInUse, .invalidAccount, .accountNotFound, .schoolNotFound, .loginTaken, .schoolNameTaken, .conflict, .lastDistrictAdmin,
-             .setupLinkInvalid, .signInFailed, .csrfFailed, .internalError:
+             .setupLinkInvalid, .signInFailed, .csrfFailed, .accountDisabled, .internalError:
             .policy
         }
     }

@@ -48,9 +48,13 @@ public actor Room {
 
     /// The lease the room's records are written under, when the store has leases.
     public nonisolated let lease: RoomLease?
+    /// Its owner as it was stored when the room was made or loaded (nil: the admin token's): while that
+    /// account is disabled, the teacher token controls nothing (`DisabledOwners`).
+    public nonisolated let owner: Owner?
 
-    init(state: RoomState, createdAt: ServerTime, lease: RoomLease? = nil, services: RoomServices) {
+    init(state: RoomState, createdAt: ServerTime, lease: RoomLease? = nil, owner: Owner? = nil, services: RoomServices) {
         self.lease = lease
+        self.owner = owner
         self.code = state.code.rawValue
         self.credentials = state.credentials
         self.createdAt = createdAt
@@ -176,6 +180,9 @@ public actor Room {
 
     public var phase: RoomPhase { state.phase }
 
+    /// Whether the room's owner is disabled, so its teacher token controls nothing.
+    public nonisolated var controlsStopped: Bool { services.disabledOwners.stops(owner) }
+
     public var connectionCount: Int { state.connectionCount }
 
     /// The class the room was started for, as it read it when created or loaded.
@@ -210,7 +217,10 @@ public actor Room {
             case .success(.join(let room, let nickname)) where room == code && state.isPicker(connection):
                 carryOut(state.handle(.hello(connection, .join(nickname: nickname, resumeToken: Tokens.resume(room: code)), at: now)))
             case .success(let message):
-                if case .command(let command) = message, let error = services.narrator.refusal(for: command),
+                // A disabled owner's teacher is refused; a child's command is refused as it always is.
+                if case .command = message, controlsStopped, let refusal = state.refusedCommand(from: connection, DisabledOwners.refusal(room: code)) {
+                    carryOut(refusal)
+                } else if case .command(let command) = message, let error = services.narrator.refusal(for: command),
                    let refusal = state.refusedCommand(from: connection, error) {
                     carryOut(refusal)
                 } else {

@@ -91,7 +91,7 @@ actor RoomLifecycle {
                     classRoster: classRoster
                 )
                 // Stored, so the next start restores it; this server no longer runs anything new.
-                guard await launch(state, createdAt: now, lease: lease, initial: state.lobbyReadAhead) != nil else {
+                guard await launch(state, createdAt: now, lease: lease, owner: owner, initial: state.lobbyReadAhead) != nil else {
                     throw RoomError(.serverShuttingDown, "The server is shutting down.")
                 }
             }
@@ -234,19 +234,19 @@ actor RoomLifecycle {
             }
         }
         let (state, directives) = RoomState.restore(archive, timing: services.timing, lookalikes: services.lookalikes, classRoster: roster, at: clock.now())
-        let room = await launch(state, createdAt: archive.header.createdAt, lease: lease, initial: directives)
+        let room = await launch(state, createdAt: archive.header.createdAt, lease: lease, owner: archive.header.owner, initial: directives)
         if room != nil { services.metrics.roomRestored() }
         return room
     }
 
     /// Runs a room here, or (`nil`) gives its lease back if the server has begun shutting down: the check
     /// and the room's entry in the map are one step, so a shutdown sees every room that will run.
-    private func launch(_ state: RoomState, createdAt: ServerTime, lease: RoomLease?, initial: [RoomDirective]) async -> Room? {
+    private func launch(_ state: RoomState, createdAt: ServerTime, lease: RoomLease?, owner: Owner? = nil, initial: [RoomDirective]) async -> Room? {
         guard acceptingRooms, rooms[state.code.rawValue] == nil else {
             if let lease { await keeper?.release(lease) }
             return nil
         }
-        let room = Room(state: state, createdAt: createdAt, lease: lease, services: services)
+        let room = Room(state: state, createdAt: createdAt, lease: lease, owner: owner, services: services)
         rooms[room.code] = room
         runs[room.code] = Task { await room.run(initial: initial) }
         if let storeProblem { room.submit(.storeHealth(problem: storeProblem)) }

@@ -24,6 +24,8 @@ package struct RoomServices: Sendable {
     let executor: LoopExecutor
     /// How rooms' tokens are issued and proved (under the server's key).
     package let tokens: RoomTokens
+    /// The disabled accounts, whose rooms no teacher token controls.
+    package let disabledOwners: DisabledOwners
 
     /// Set by the registry from its settings and the store.
     var failedHellos: AddressRateLimiter?
@@ -38,9 +40,10 @@ package struct RoomServices: Sendable {
         transport: any MessageTransport, storage: Storage, clock: any ServerClock, narrator: any NarrationPreparing,
         lookalikes: any ConfusableSkeleton, metrics: ServerMetrics, logger: StoryCircleLog, timing: RoomTiming = .init(),
         bindings: ConnectionBindings = ConnectionBindings(), leaseClock: any MonotonicClock = SystemMonotonicClock(), executor: LoopExecutor? = nil,
-        tokens: RoomTokens = .ephemeral()
+        tokens: RoomTokens = .ephemeral(), disabledOwners: DisabledOwners = DisabledOwners()
     ) {
         self.tokens = tokens
+        self.disabledOwners = disabledOwners
         self.transport = transport
         self.storage = storage
         self.clock = clock

@@ -101,7 +101,7 @@ final class StoreFixture: @unchecked Sendable {
 
     /// Rows of `table` kept for `room`, counted behind the store's back.
     func rows(in table: String, room: String) throws -> Int {
-        precondition(["players", "answers", "transitions"].contains(table))
+        precondition(["players", "answers", "transitions", "released_tokens"].contains(table))
         switch backend {
         case .sqlite:
             return Int(try SQLiteDatabase(path: sqlitePath!).integer("SELECT count(*) FROM \(table) WHERE room_code = ?", .text(room)) ?? 0)

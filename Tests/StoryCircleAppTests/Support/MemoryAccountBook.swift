@@ -36,6 +36,7 @@ final class MemoryAccountBook: AccountBook, @unchecked Sendable {
     }
 
     func account(id: String) async throws -> Account? { state.withLock { $0.accounts[id] } }
+    func disabledAccountIDs() async throws -> Set<String> { state.withLock { Set($0.accounts.values.filter(\.disabled).map(\.id)) } }
     func account(login: String) async throws -> Account? { state.withLock { $0.accounts.values.first { $0.login == login } } }
 
     func createAccount(_ draft: AccountDraft) async throws -> Account {

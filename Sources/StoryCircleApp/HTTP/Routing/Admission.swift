@@ -206,6 +206,8 @@ extension APIHandler {
             throw isAdmin ? HTTPError(.roomNotFound, "There is no room \(shown).", params: ["code": shown]) : refusal
         }
         guard admits(room.credentials) else { throw refusal }
+        // Its owner disabled: the token still shows the room (`dashboard`), but controls and reads nothing.
+        if !isAdmin, needs == .teacher, room.controlsStopped { throw HTTPError(DisabledOwners.refusal(room: code)) }
         return room
     }
 
@@ -220,8 +222,10 @@ extension APIHandler {
         do {
             guard let found = try await classes.schoolClass(id) else { throw isAdmin ? ClassRoutes.notFound(id) : refusal }
             let rooms = try await classes.classRooms(id)
-            let teaches = rooms.contains { $0.header.code == proof.room?.code && $0.header.credentials.watchRole(for: token) == .teacher }
-            guard isAdmin || teaches else { throw refusal }
+            let proving = rooms.first { $0.header.code == proof.room?.code && $0.header.credentials.watchRole(for: token) == .teacher }
+            guard isAdmin || proving != nil else { throw refusal }
+            // The teacher token of a disabled owner's room reads no class report.
+            if !isAdmin, let proving, disabledOwners?.stops(proving.header.owner) == true { throw HTTPError(DisabledOwners.refusal(room: proving.header.code)) }
             return (found, rooms)
         } catch let error as HTTPError {
             throw error
