@@ -135,7 +135,8 @@ README_SCREENSHOTS := phone-lobby phone-story phone-question-scrolled-countdown 
 	es-phone-question es-phone-reveal ar-projector-1920-question ar-projector-1920-reveal ar-phone-question \
 	teacher-library teacher-editor-problem phone-name-picker teacher-class-page \
 	phone-picture-story phone-picture-question projector-1920-picture-question projector-1920-picture-reveal \
-	first-hour-editor-answer-removed first-hour-teacher first-hour-phone-not-me first-hour-phone-end first-hour-class-report
+	first-hour-editor-answer-removed first-hour-teacher first-hour-phone-not-me first-hour-phone-end first-hour-class-report \
+	walk-sign-in walk-admin-accounts walk-passkey-added
 screenshots:
 	@mkdir -p docs/screenshots
 	@for name in $(README_SCREENSHOTS); do cp build/screenshots/$$name.png docs/screenshots/ || exit 1; done

@@ -46,6 +46,10 @@ public struct ChallengeBook: Sendable {
     /// How many challenges are outstanding (expired ones included until they are reached or pruned).
     public var count: Int { entries.count }
 
+    /// How many places the issue order holds, taken ones included: never more than about twice the
+    /// capacity, whatever the rate of requests.
+    public var placesKept: Int { order.count - head }
+
     /// 32 bytes from libsodium's generator.
     public static func randomChallenge() -> [UInt8] { Sodium.randomBytes(32) }
 
@@ -58,6 +62,12 @@ public struct ChallengeBook: Sendable {
         entries[challenge] = Entry(ceremony: ceremony, issuedAt: now, requester: requester)
         order.append(challenge)
         byRequester[requester, default: []].append(challenge)
+        // A requester losing its own oldest leaves their places behind a live challenge at the front: once
+        // those outnumber the live ones, the order is rebuilt from them (amortised O(1) per issue).
+        if order.count - head > 2 * max(entries.count, 1_024) {
+            order = order[head...].filter { entries[$0] != nil }
+            head = 0
+        }
     }
 
     /// Uses up `challenge`: it is removed whatever the outcome (a challenge answered once, rightly or

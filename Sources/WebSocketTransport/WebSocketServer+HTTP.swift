@@ -69,8 +69,9 @@ extension WebSocketServer {
         return 0
     }
 
-    /// A session's CSRF token, which pages send with everything they change (`SessionCookies`).
-    static let customHeaders = ["x-csrf-token"]
+    /// A session's CSRF token, which pages send with everything they change, and the browser's word on
+    /// which site's page sent the request (`SessionCookies.comesFromThisServer`).
+    static let customHeaders = ["x-csrf-token", "sec-fetch-site"]
 
     func customHeader(_ wsi: OpaquePointer, _ name: String) -> String? {
         let key = name + ":"

@@ -4,13 +4,18 @@ starts — every setting a node is given is one the server reads, every placehol
 filled, and nginx accepts the rendered configuration. The same programs run for real in test_proxy.py
 (one node), test_cluster.py (three nodes and PostgreSQL) and test_cluster_ha.py (three nodes on two PostgreSQL
 members under Patroni with three etcd members, from the same config/patroni.yml)."""
+import http.server
 import json
 import os
 import re
 import shutil
 import string
+import ssl
 import subprocess
+import threading
+import time
 import urllib.parse
+import urllib.request
 
 import pytest
 import yaml
@@ -305,7 +310,7 @@ def test_keys_and_childrens_data_stay_out_of_every_image_build_context():
     Dockerfile copies is."""
     ignored = [line.strip().rstrip("/") for line in (ROOT / ".dockerignore").read_text().splitlines()
                if line.strip() and not line.startswith("#")]
-    assert {"tls", "data", ".build", ".git"} <= set(ignored), ignored
+    assert {"tls", "data", ".build", ".git", ".env", "*.env"} <= set(ignored), ignored
     for dockerfile in (ROOT / "Dockerfile", ROOT / "config" / "patroni.Dockerfile"):
         for line in dockerfile.read_text().splitlines():
             words = line.split()
@@ -313,3 +318,62 @@ def test_keys_and_childrens_data_stay_out_of_every_image_build_context():
                 for source in words[1:-1]:
                     top = source.strip("./").split("/")[0]
                     assert top not in ignored, (dockerfile.name, source)
+
+
+def test_the_cluster_proxy_keeps_a_passkey_ceremony_on_one_node_and_spreads_the_rest(tmp_path):
+    """nginx-cluster.conf in front of three stand-in nodes that say which they are: a passkey ceremony's
+    requests (options, then the answer: the challenge lives in the memory of the node that issued it) all
+    reach one node, a room's requests one node, and requests of no room are spread over them."""
+    class Node(http.server.BaseHTTPRequestHandler):
+        def answer(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = json.dumps({"node": self.server.server_port}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_DELETE = answer
+
+        def log_message(self, *arguments):
+            pass
+
+    nodes = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), Node) for _ in range(3)]
+    for node in nodes:
+        threading.Thread(target=node.serve_forever, daemon=True).start()
+    listen, redirect = free_port(), free_port()
+    tls = make_certificates(tmp_path / "tls")
+    environment = {"LISTEN_PORT": f"127.0.0.1:{listen}", "REDIRECT_PORT": f"127.0.0.1:{redirect}", "PUBLIC_HTTPS_PORT": str(listen),
+                   "TLS_DIR": str(tls), "NGINX_TEMP": str(tmp_path),
+                   **{f"STORYCIRCLE_NODE_{index + 1}": f"127.0.0.1:{node.server_port}" for index, node in enumerate(nodes)}}
+    config = tmp_path / "nginx.conf"
+    config.write_text(rendered("nginx-cluster.conf", environment))
+    nginx = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-c", str(config), "-e", "stderr", "-g", "daemon off;"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    context = ssl.create_default_context(cafile=str(tls / "ca.crt"))
+
+    def node_for(method, path):
+        request = urllib.request.Request(f"https://127.0.0.1:{listen}{path}", method=method, data=b"{}" if method != "GET" else None)
+        with urllib.request.urlopen(request, timeout=10, context=context) as response:
+            return json.loads(response.read())["node"]
+
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                node_for("GET", "/healthz")
+                break
+            except OSError:
+                assert nginx.poll() is None and time.monotonic() < deadline, nginx.stderr.read().decode() if nginx.poll() is not None else "nginx never answered"
+                time.sleep(0.05)
+        ceremony = [("POST", "/api/session/passkey/options"), ("POST", "/api/session/passkey"),
+                    ("POST", "/api/passkeys/options"), ("POST", "/api/passkeys"), ("GET", "/api/passkeys"), ("DELETE", "/api/passkeys/abc")]
+        assert len({node_for(method, path) for method, path in ceremony * 4}) == 1
+        assert len({node_for("GET", "/api/rooms/482913") for _ in range(6)}) == 1
+        assert len({node_for("GET", "/api/join") for _ in range(9)}) > 1
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=30)
+        for node in nodes:
+            node.shutdown()

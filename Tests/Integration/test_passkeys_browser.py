@@ -192,7 +192,7 @@ def test_a_teacher_registers_a_passkey_and_signs_in_with_it_and_other_sites_are_
     status, _, raw = server.request("GET", "/api/audit?limit=500", server.admin_token)
     assert status == 200, raw
     rows = [(row["action"], row["detail"]) for row in json.loads(raw)["entries"]]
-    assert ("passkey_added", "") in rows and ("passkey_removed", "") in rows, rows
+    assert ("passkey_added", "passkey School laptop") in rows and ("passkey_removed", "passkey School laptop") in rows, rows
     assert rows.count(("sign_in", "passkey")) == 2, rows
     failed = {detail for action, detail in rows if action == "sign_in_failed" and detail.startswith("passkey")}
     assert {"passkey, unknown_challenge", "passkey, unknown_passkey", "passkey, origin_not_allowed",

@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ApiClient, Refused } from "../../web-static/js/api.js";
 import {
-  administers, currentSession, landingPage, retryAfterSeconds, roleKey, sessionFailureKey, signIn, signInFailure, signInLink,
+  administers, currentSession, landingPage, retryAfterSeconds, roleChoiceKey, roleKey, ROLES, sessionFailureKey, signIn, signInFailure, signInLink,
   signOut, signOutEverywhere,
 } from "../../web-static/js/session.js";
 
@@ -128,6 +128,18 @@ test("a refusal of a call made with a session is said as the session's problem; 
   assert.equal(sessionFailureKey(new Refused(404, { code: "story_not_found" }), session), null);
   assert.equal(sessionFailureKey(unauthorized, keyed), null);
   assert.equal(sessionFailureKey(new TypeError("offline"), session), null);
+});
+
+test("a district administrator refused a teacher's page is told whose it is, not that the account cannot", () => {
+  const district = new ApiClient("", { account: { ...TEACHER, role: "district_admin", schoolID: null }, csrf: "c" });
+  assert.equal(sessionFailureKey(new Refused(403, { code: "forbidden" }), district), "account.error.district_admin");
+  assert.equal(sessionFailureKey(new Refused(403, { code: "wrong_role" }), district), "account.error.district_admin");
+  assert.equal(sessionFailureKey(new Refused(401, { code: "unauthorized" }), district), "account.error.signed_out");
+});
+
+test("roles as choices of a list have keys of their own, for every role", () => {
+  for (const role of Object.keys(ROLES)) assert.equal(roleChoiceKey(role), `admin.accounts.role_option.${role}`);
+  assert.equal(roleChoiceKey("janitor"), "admin.accounts.role_option.teacher");
 });
 
 test("after signing in: one of our pages when asked, else the administrators' screen or the library", () => {

@@ -348,7 +348,7 @@ struct AccountBookSuite {
             credentialID: "Y3JlZC0x", accountID: ana.id, publicKey: [0xA5, 0x01, 0x02, 0x00, 0xFF], algorithm: -7, signCount: 3,
             name: "school laptop", createdAt: ServerTime(milliseconds: 1_000)
         )
-        try await book.addPasskey(key)
+        try await book.addPasskey(key, limit: 20)
         #expect(try await book.passkeys(accountID: ana.id) == [key])
         #expect(try await book.passkeys(accountID: ben.id) == [])
         let found = try #require(try await book.passkey(credentialID: "Y3JlZC0x"))
@@ -357,19 +357,49 @@ struct AccountBookSuite {
 
         var stolen = key
         stolen.accountID = ben.id
-        await #expect(throws: AccountBookError.credentialTaken) { try await book.addPasskey(stolen) }
-        await #expect(throws: AccountBookError.credentialTaken) { try await book.addPasskey(key) }
+        await #expect(throws: AccountBookError.credentialTaken) { try await book.addPasskey(stolen, limit: 20) }
+        await #expect(throws: AccountBookError.credentialTaken) { try await book.addPasskey(key, limit: 20) }
         #expect(try await Self.rows(fixture, "passkeys", account: ben.id) == 0)
 
-        try await book.recordPasskeyUse(credentialID: key.credentialID, signCount: 4_000_000_000, at: ServerTime(milliseconds: 5_000))
+        #expect(try await book.recordPasskeyUse(credentialID: key.credentialID, signCount: 4_000_000_000, at: ServerTime(milliseconds: 5_000)))
         let used = try #require(try await book.passkey(credentialID: key.credentialID)).passkey
         #expect(used.signCount == 4_000_000_000 && used.lastUsedAt == ServerTime(milliseconds: 5_000))
+        // A counter that does not go up (another sign-in recorded it first), or a passkey not there: refused.
+        #expect(try await !book.recordPasskeyUse(credentialID: key.credentialID, signCount: 4_000_000_000, at: ServerTime(milliseconds: 6_000)))
+        #expect(try await !book.recordPasskeyUse(credentialID: key.credentialID, signCount: 7, at: ServerTime(milliseconds: 6_000)))
+        #expect(try await !book.recordPasskeyUse(credentialID: "other", signCount: 9, at: ServerTime(milliseconds: 6_000)))
+        #expect(try #require(try await book.passkey(credentialID: key.credentialID)).passkey.lastUsedAt == ServerTime(milliseconds: 5_000))
 
         // Only its own account removes it.
         try await book.deletePasskey(credentialID: key.credentialID, accountID: ben.id)
         #expect(try await book.passkey(credentialID: key.credentialID) != nil)
         try await book.deletePasskey(credentialID: key.credentialID, accountID: ana.id)
         #expect(try await book.passkey(credentialID: key.credentialID) == nil)
+    }
+
+    /// An authenticator that keeps no counter (0 every time, as synced passkeys) signs in again and again;
+    /// the limit per account is counted in the store; a reset removes the account's passkeys with its
+    /// password (whoever had the account may have added one).
+    @Test(arguments: Backend.all)
+    func passkeysWithoutACounterTheLimitAndAReset(_ backend: Backend) async throws {
+        let fixture = try await Self.fixture(backend)
+        defer { Self.close(fixture) }
+        let book = Self.book(fixture.store)
+        let school = try await book.createSchool(name: "North")
+        let ana = try await book.createAccount(Self.teacher("ana", school: school.id))
+        func key(_ number: Int) -> PasskeyRecord {
+            PasskeyRecord(credentialID: "key-\(number)", accountID: ana.id, publicKey: [0xA5], algorithm: -7, signCount: 0, name: "key \(number)",
+                          createdAt: ServerTime(milliseconds: Int64(number)))
+        }
+        for number in 0..<3 { try await book.addPasskey(key(number), limit: 3) }
+        await #expect(throws: AccountBookError.tooManyPasskeys) { try await book.addPasskey(key(3), limit: 3) }
+        #expect(try await book.passkeys(accountID: ana.id).count == 3)
+        #expect(try await book.recordPasskeyUse(credentialID: "key-0", signCount: 0, at: ServerTime(milliseconds: 10)))
+        #expect(try await book.recordPasskeyUse(credentialID: "key-0", signCount: 0, at: ServerTime(milliseconds: 11)))
+
+        try await book.resetAccount(ana.id, setupCodeHash: String(repeating: "c", count: 64), expiresAt: ServerTime(milliseconds: 90_000))
+        #expect(try await book.passkeys(accountID: ana.id).isEmpty)
+        #expect(try await Self.rows(fixture, "passkeys", account: ana.id) == 0)
     }
 }
 

@@ -115,6 +115,31 @@ struct OwnershipSuite {
     }
 
     @Test(arguments: Backend.all)
+    func whatATeacherMadeStaysWithTheSchoolTheyLeft(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let store = fixture.store
+        let classes = try #require(store.offers.classes)
+        let library = try #require(store.offers.library)
+        let adas = try await classes.createClass(Self.draft("1A", owner: Self.ada))
+        try await store.createRoom(Self.header("111111", owner: Self.ada))
+        let story = try await library.createStory(StoryLibrarySuite.story("Ada's"), by: "Ada", owner: Self.ada)
+        _ = try await #require(store.offers.ownership).setStoryShared(story.entry.id, true)
+
+        // Ada moves to South: her lists there hold nothing of North's, which keeps all of it.
+        let moved = OwnerScope.account("acc_ada", schoolID: "sch_south")
+        #expect(try await classes.listClasses(scope: moved).isEmpty)
+        #expect(try await store.summaries(scope: moved).isEmpty)
+        #expect(try await library.listStories(matching: nil, after: nil, limit: 10, scope: moved).stories.isEmpty)
+        #expect(try await classes.listClasses(scope: .school("sch_north")).map(\.id) == [adas.id])
+        #expect(try await store.summaries(scope: .school("sch_north")).map(\.code) == ["111111"])
+        let bo = OwnerScope.account("acc_bo", schoolID: "sch_north")
+        #expect(try await library.listStories(matching: nil, after: nil, limit: 10, scope: bo).stories.map(\.id) == [story.entry.id], "still shared with North")
+        // Back in North, it is hers again.
+        #expect(try await classes.listClasses(scope: .account("acc_ada", schoolID: "sch_north")).map(\.id) == [adas.id])
+    }
+
+    @Test(arguments: Backend.all)
     func aPictureKeepsItsFirstUploaderAsOwner(_ backend: Backend) async throws {
         let fixture = try StoreFixture(backend)
         defer { fixture.close() }

@@ -30,6 +30,10 @@ struct AuthorizationMatrixTests {
     static let roomTeacher = ownersOfA.union([.teacherToken])
     static let roomDashboard = roomTeacher.union([.dashboardToken])
     static let admin: Set<Asker> = [.districtAdmin, .adminToken]
+    /// Accounts and the audit trail: every school administrator (their own school's), and the district's.
+    static let administrators = admin.union([.schoolAdminA, .schoolAdminOther])
+    /// Teacher A's account: A's school administrator, and the district's.
+    static let administratorsOfA = admin.union([.schoolAdminA])
 
     /// Who gets past the router, by route (teacher A's story is not shared here).
     static let expected: [String: Set<Asker>] = [
@@ -49,15 +53,49 @@ struct AuthorizationMatrixTests {
         "GET /api/classes/:id/members/:member/data": ownersOfA, "GET /api/rooms/:code/players/:player/data": roomTeacher,
         "DELETE /api/rooms/:code/players/:player/data": roomTeacher, "DELETE /api/rooms/:code": roomTeacher,
         "POST /api/pictures": teaching,
-        "POST /api/accounts/:id/adopt": admin, "GET /api/audit": admin,
-        "GET /api/schools": admin, "POST /api/schools": admin, "GET /api/accounts": admin, "POST /api/accounts": admin,
-        "GET /api/accounts/:id": admin, "PATCH /api/accounts/:id": admin, "POST /api/accounts/:id/reset": admin,
+        "POST /api/accounts/:id/adopt": admin, "GET /api/audit": administrators,
+        "GET /api/schools": admin, "POST /api/schools": admin, "GET /api/accounts": administrators, "POST /api/accounts": administrators,
+        "GET /api/accounts/:id": administratorsOfA, "PATCH /api/accounts/:id": administratorsOfA, "POST /api/accounts/:id/reset": administratorsOfA,
         // The setup link's code is its authority: the router lets everyone through to the code's check.
         "POST /api/accounts/setup": everyone,
         // A passkey is the signed-in account's own; signing in with one is open to its signature's check.
         "POST /api/passkeys/options": accounts, "POST /api/passkeys": accounts, "GET /api/passkeys": accounts, "DELETE /api/passkeys/:id": accounts,
         "POST /api/session/passkey/options": everyone, "POST /api/session/passkey": everyone,
     ]
+
+    /// The codes the router and the owners' check refuse with; an admitted asker gets none of them.
+    static let refusalCodes: Set<String> = ["unauthorized", "wrong_role", "csrf_failed", "story_not_found", "rate_limited"]
+    /// The routes of a room, or of a class opened through one of its rooms: a stranger is told what a wrong
+    /// token is told (401), so that the answers say nothing about which codes and classes exist.
+    static let roomRoutes: Set<String> = ["GET /api/classes/:id", "GET /api/classes/:id/report", "GET /api/classes/:id/results.csv"]
+    static func peers(_ asker: Asker) -> Set<Asker> {
+        switch asker {
+        case .teacherA, .teacherB, .teacherC: [.teacherA, .teacherB, .teacherC]
+        case .schoolAdminA, .schoolAdminOther: [.schoolAdminA, .schoolAdminOther]
+        default: [asker]
+        }
+    }
+
+    /// The exact refusal of an asker the route does not admit: no credential, or a credential of another
+    /// kind, is 401; a room's token on the library's and the administrators' routes, and an account whose
+    /// role never may, 403 `wrong_role`; an account whose role may, but not for A's things, 404 for a story
+    /// or an account (as a missing one) and 401 for a room or class (as a wrong token).
+    static func refusal(_ line: String, _ asker: Asker, admitted: Set<Asker>) -> (status: Int, code: String) {
+        let unauthorized = (401, "unauthorized")
+        switch asker {
+        case .anonymous, .adminToken:
+            return unauthorized
+        case .dashboardToken, .teacherToken:
+            return line.contains("/api/stories") || line == "POST /api/accounts/:id/adopt" ? (403, "wrong_role") : unauthorized
+        default:
+            if line.contains("/api/rooms/:code") || roomRoutes.contains(line) { return unauthorized }
+            guard !admitted.isDisjoint(with: peers(asker)) else { return (403, "wrong_role") }
+            if line.contains("/api/stories/:id") { return (404, "story_not_found") }
+            // Another school's account, to its school's administrator: as unknown as a missing one.
+            if line.contains("/api/accounts/:id") { return (404, "account_not_found") }
+            return unauthorized
+        }
+    }
 
     @Test func everyRouteOfTheRouterHasItsLine() {
         let routes = Set(APIHandler.router.routes.map { "\($0.method.rawValue) \($0.pattern)" })
@@ -73,11 +111,13 @@ struct AuthorizationMatrixTests {
             let admitted = try #require(Self.expected[line], "\(line) has no line")
             for asker in Asker.allCases {
                 let response = await world.ask(asker, route.method, world.path(route.pattern), body: "{}")
+                let code = World.code(response) ?? "-"
                 if admitted.contains(asker) {
-                    #expect(![401, 403].contains(response.status.code), "\(line) as \(asker): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
+                    // Past the router: whatever the handler answers, it is not a refusal of the asker.
+                    #expect(![401, 403].contains(response.status.code) && !Self.refusalCodes.contains(code), "\(line) as \(asker): \(response.status) \(code)")
                 } else {
-                    // Refused; a story or class another teacher may not see is as unknown as a missing one.
-                    #expect([401, 403, 404].contains(response.status.code), "\(line) as \(asker): \(response.status)")
+                    let refusal = Self.refusal(line, asker, admitted: admitted)
+                    #expect(response.status.code == refusal.status && code == refusal.code, "\(line) as \(asker): \(response.status) \(code), not \(refusal)")
                 }
             }
         }
@@ -85,6 +125,29 @@ struct AuthorizationMatrixTests {
         #expect(try await world.store.story(world.story.entry.id) != nil)
         #expect(try await world.store.schoolClass(world.schoolClass.id) != nil)
         #expect(try await world.store.archive(room: world.room.code) != nil)
+    }
+
+    /// Every route that changes something and takes a session: a signed-in browser's request without the
+    /// session's CSRF token, or with another one, is refused 403 `csrf_failed`, whoever the account is.
+    @Test func everyChangeASessionMayMakeNeedsItsCSRFToken() async throws {
+        let world = try await World()
+        defer { world.close() }
+        var tried = 0
+        for route in APIHandler.router.routes where route.method != .get && route.method != .head {
+            let line = "\(route.method.rawValue) \(route.pattern)"
+            // Routes open to everyone take no session (signing in, the setup link): nothing to forge.
+            guard let admitted = Self.expected[line], admitted != Self.everyone else { continue }
+            for asker in Asker.allCases where Self.accounts.contains(asker) {
+                for csrf in [World.CSRF.missing, .wrong] {
+                    let response = await world.ask(asker, route.method, world.path(route.pattern), body: "{}", csrf: csrf)
+                    #expect(response.status == 403 && World.code(response) == "csrf_failed", "\(line) as \(asker), CSRF \(csrf): \(response.status)")
+                    tried += 1
+                }
+            }
+        }
+        #expect(tried >= 20 * Self.accounts.count * 2, "\(tried)")
+        #expect(try await world.store.story(world.story.entry.id) != nil)
+        #expect(try await world.store.schoolClass(world.schoolClass.id) != nil)
     }
 
     @Test func aSharedStoryIsReadAndDuplicatedByTheSchoolButChangedOnlyByItsOwner() async throws {
@@ -158,7 +221,7 @@ struct AuthorizationMatrixTests {
             api = APIHandler(
                 registry: registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin-token"),
                 publicURL: "https://192.0.2.1:8443", startedAt: clock.now(), audio: nil, qrCodes: true, library: store, classes: store, pictures: store,
-                childData: store, lookalikes: LookalikeTable(), accounts: book, ownership: store, sessions: sessions
+                childData: store, lookalikes: LookalikeTable(), accounts: book, ownership: store, sessions: sessions, auditTrail: AuditTrail(log: store)
             )
             let north = try await book.createSchool(name: "North")
             let south = try await book.createSchool(name: "South")
@@ -202,8 +265,17 @@ struct AuthorizationMatrixTests {
             }.joined(separator: "/")
         }
 
-        /// A request as `asker` makes it: a bearer token, or a browser freshly signed in (cookie and CSRF token).
-        func ask(_ asker: Asker, _ method: HTTPMethod, _ path: String, body: String = "") async -> HTTPResponse {
+        enum CSRF { case right, missing, wrong }
+
+        /// A refusal's error code (`error.code` of the body), if any.
+        static func code(_ response: HTTPResponse) -> String? {
+            let body = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any]
+            return (body?["error"] as? [String: Any])?["code"] as? String
+        }
+
+        /// A request as `asker` makes it: a bearer token, or a browser freshly signed in (cookie and CSRF
+        /// token, or `csrf` without its token or with another).
+        func ask(_ asker: Asker, _ method: HTTPMethod, _ path: String, body: String = "", csrf: CSRF = .right) async -> HTTPResponse {
             var headers: [String: String] = [:]
             switch asker {
             case .anonymous: break
@@ -216,7 +288,11 @@ struct AuthorizationMatrixTests {
                     return HTTPResponse(status: 500, contentType: "text/plain", body: [])
                 }
                 headers["cookie"] = "storycircle_session=\(token)"
-                headers["x-csrf-token"] = record.csrfToken
+                switch csrf {
+                case .right: headers["x-csrf-token"] = record.csrfToken
+                case .missing: break
+                case .wrong: headers["x-csrf-token"] = SessionCookies.newToken()
+                }
             }
             return await api.handle(.testRequest(method: method, path: path, headers: headers, body: Array(body.utf8)))
         }

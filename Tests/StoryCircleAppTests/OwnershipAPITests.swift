@@ -118,9 +118,9 @@ final class FixedAccounts: AccountBook {
     func deleteSession(tokenHash: String) async throws {}
     func deleteSessions(accountID: String) async throws -> Int { 0 }
     func pruneSessions(before now: ServerTime) async throws -> Int { 0 }
-    func addPasskey(_ passkey: PasskeyRecord) async throws { throw Unused() }
+    func addPasskey(_ passkey: PasskeyRecord, limit: Int) async throws { throw Unused() }
     func passkeys(accountID: String) async throws -> [PasskeyRecord] { [] }
     func passkey(credentialID: String) async throws -> (passkey: PasskeyRecord, account: Account)? { nil }
-    func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws {}
+    func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws -> Bool { true }
     func deletePasskey(credentialID: String, accountID: String) async throws {}
 }

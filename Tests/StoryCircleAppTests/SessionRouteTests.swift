@@ -26,7 +26,8 @@ struct SessionRouteTests {
         let sessions = SessionDesk(book: book, clock: clock) { password, hash in hash == "plain:" + password }
         api = APIHandler(
             registry: registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin-token"),
-            publicURL: "https://192.0.2.1:8443", startedAt: clock.now(), audio: nil, qrCodes: true, refused: RefusedRequests(), signIns: desk, sessions: sessions
+            publicURL: "https://192.0.2.1:8443", startedAt: clock.now(), audio: nil, qrCodes: true, refused: RefusedRequests(), signIns: desk, accounts: book,
+            sessions: sessions
         )
     }
 
@@ -126,6 +127,59 @@ struct SessionRouteTests {
         #expect(await ask(.get, "/api/session", ["cookie": cookie]).status == 401)
     }
 
+    @Test func aChangeWithoutACSRFTokenOrFromAnotherSiteIsRefusedFromItsHeadBeforeAnyLookup() async throws {
+        try await account("mo", role: .districtAdmin)
+        let (cookie, csrf) = try await signedIn("mo")
+        let stranger = "storycircle_session=" + SessionCookies.newToken()
+        let lookups = book.sessionLookups
+        let crossSite: [[String: String]] = [
+            ["cookie": cookie], ["cookie": cookie, "x-csrf-token": "short"], ["cookie": stranger],
+            ["cookie": cookie, "x-csrf-token": csrf, "origin": "https://evil.example"],
+            ["cookie": cookie, "x-csrf-token": csrf, "sec-fetch-site": "cross-site"],
+            ["cookie": cookie, "x-csrf-token": csrf, "sec-fetch-site": "same-site", "origin": "https://192.0.2.1:8443"],
+        ]
+        for headers in crossSite {
+            guard case .answer(let refused) = APIHandler.router.admitHead(.testRequest(method: .post, path: "/api/pictures", headers: headers), with: api, defaultBodyLimit: 1_000) else {
+                Issue.record("a change with \(headers.keys.sorted()) was read")
+                continue
+            }
+            #expect(refused.status == 403)
+            #expect(try (object(refused)["error"] as? [String: Any])?["code"] as? String == "csrf_failed")
+            let answered = await ask(.delete, "/api/session", headers)
+            #expect(answered.status == 403, "\(headers.keys.sorted())")
+        }
+        #expect(book.sessionLookups == lookups, "refused before the session was looked up")
+        // A page of this server passes the head; a well-formed token that is not the session's is found out after the lookup.
+        let page = ["cookie": cookie, "x-csrf-token": csrf, "sec-fetch-site": "same-origin", "origin": "https://192.0.2.1:8443"]
+        guard case .read = APIHandler.router.admitHead(.testRequest(method: .post, path: "/api/pictures", headers: page), with: api, defaultBodyLimit: 1_000) else {
+            Issue.record("this server's page was answered from its head")
+            return
+        }
+        #expect(await ask(.delete, "/api/session", ["cookie": cookie, "x-csrf-token": SessionCookies.newToken()]).status == 403)
+        #expect(await ask(.delete, "/api/session", page).status == 200)
+    }
+
+    @Test func signingInEndsTheSessionTheBrowserStillCarries() async throws {
+        try await account("ned")
+        try await account("ola")
+        // A session planted in the browser (someone else's, or the last person's at a shared computer).
+        let planted = try await signedIn("ola")
+        let sessions = book.sessionCount
+        let response = await signIn("ned", "correct horse", headers: ["cookie": planted.cookie])
+        #expect(response.status == 200)
+        #expect(book.sessionCount == sessions, "one ended, one begun")
+        #expect(await ask(.get, "/api/session", ["cookie": planted.cookie]).status == 401)
+        let fresh = String(try #require(response.header("set-cookie")?.split(separator: ";").first))
+        #expect(fresh != planted.cookie)
+        #expect(await ask(.get, "/api/session", ["cookie": fresh]).status == 200)
+        // The terminal's link does the same.
+        let owner = try await account("pia", role: .districtAdmin, password: nil)
+        let code = desk.issue(SignInGrant(adminToken: "admin-token", accountID: owner.id))
+        let linked = await api.handle(.testRequest(method: .post, path: "/api/sign-in", headers: ["cookie": fresh], body: Array(#"{"code": "\#(code)"}"#.utf8)))
+        #expect(linked.status == 200)
+        #expect(await ask(.get, "/api/session", ["cookie": fresh]).status == 401)
+    }
+
     @Test func aSignInFromAnotherSitesPageIsRefused() async throws {
         try await account("gus")
         let response = await signIn("gus", "correct horse", headers: ["origin": "https://evil.example"])
@@ -206,9 +260,9 @@ struct SessionRouteTests {
         let (cookie, _) = try await signedIn("lu")
         let unknown = "storycircle_session=" + SessionCookies.newToken()
         let lookups = book.sessionLookups
-        let upload = HTTPRequest.testRequest(method: .post, path: "/api/pictures", headers: ["cookie": unknown])
+        let upload = HTTPRequest.testRequest(method: .post, path: "/api/pictures", headers: ["cookie": unknown, "x-csrf-token": SessionCookies.newToken()])
         #expect(APIHandler.router.admitHead(upload, with: api, defaultBodyLimit: 1_000) == .read(bodyLimit: 1_000))
-        let known = HTTPRequest.testRequest(method: .post, path: "/api/pictures", headers: ["cookie": cookie])
+        let known = HTTPRequest.testRequest(method: .post, path: "/api/pictures", headers: ["cookie": cookie, "x-csrf-token": SessionCookies.newToken()])
         guard case .read(let limit) = APIHandler.router.admitHead(known, with: api, defaultBodyLimit: 1_000) else {
             Issue.record("a known session's upload was answered from its head")
             return
@@ -221,6 +275,29 @@ struct SessionRouteTests {
             return
         }
         #expect(refused.status == 401)
+    }
+
+    @Test func aSessionChangedOnThisNodeLosesTheLargerBodyAtOnceAndAnyWithinAMinute() async throws {
+        let quin = try await account("quin")
+        try await account("rae")
+        try await account("root", role: .districtAdmin)
+        let admin = try await signedIn("root")
+        func limit(_ session: (cookie: String, csrf: String)) -> Int? {
+            let upload = HTTPRequest.testRequest(method: .post, path: "/api/pictures", headers: ["cookie": session.cookie, "x-csrf-token": session.csrf])
+            guard case .read(let limit) = APIHandler.router.admitHead(upload, with: api, defaultBodyLimit: 1_000) else { return nil }
+            return limit
+        }
+        let first = try await signedIn("quin")
+        #expect(try #require(limit(first)) > 1_000)
+        // An administrator disables the account on this node: its cookie is forgotten at once.
+        let disabled = await ask(.patch, "/api/accounts/\(quin.id)", ["cookie": admin.cookie, "x-csrf-token": admin.csrf], body: #"{"version": \#(quin.version), "disabled": true}"#)
+        #expect(disabled.status == 200)
+        #expect(limit(first) == 1_000)
+        // Ended on another node: known for at most a minute.
+        let other = try await signedIn("rae")
+        #expect(try #require(limit(other)) > 1_000)
+        clock.advance(by: 60_000)
+        #expect(limit(other) == 1_000)
     }
 
     @Test func theTerminalsLinkAlsoSignsTheLaptopsTeacherIn() async throws {

@@ -30,6 +30,16 @@ struct OwnershipRulesTests {
         #expect(!OwnershipRules.allows(Self.disabledA, .read, owner: Self.ownedByA))
     }
 
+    @Test func aTeacherMovedToAnotherSchoolLeavesWhatTheyMadeThere() {
+        let movedA = Self.account("a", .teacher, "south")
+        for shared in [false, true] {
+            #expect(!OwnershipRules.allows(movedA, .read, owner: Self.ownedByA, shared: shared))
+            #expect(OwnershipRules.scope(for: movedA)?.admits(Self.ownedByA, shared: shared) == false)
+        }
+        #expect(OwnershipRules.allows(Self.adminNorth, .change, owner: Self.ownedByA), "the school they left keeps it")
+        #expect(OwnershipRules.allows(movedA, .change, owner: Owner(accountID: "a", schoolID: "south")))
+    }
+
     @Test func administratorsSeeTheirSchoolAndTheDistrictSeesNoChildrensData() {
         #expect(OwnershipRules.allows(Self.adminNorth, .change, owner: Self.ownedByA))
         #expect(!OwnershipRules.allows(Self.adminSouth, .read, owner: Self.ownedByA))
@@ -63,9 +73,9 @@ struct OwnershipRulesTests {
 
     @Test func aScopesConditionNamesItsValuesInOrder() {
         let condition = OwnerScope.account("a", schoolID: "north").condition(alias: "s", sharedColumn: true, first: 3) { "$\($0)" }
-        #expect(condition?.sql == "(s.owner_id = $3 OR (s.shared AND s.school_id = $4))")
+        #expect(condition?.sql == "((s.owner_id = $3 OR s.shared) AND s.school_id = $4)")
         #expect(condition?.values == ["a", "north"])
-        #expect(OwnerScope.account("a", schoolID: "north").condition(alias: "", sharedColumn: false) { _ in "?" }?.sql == "owner_id = ?")
+        #expect(OwnerScope.account("a", schoolID: "north").condition(alias: "", sharedColumn: false) { _ in "?" }?.sql == "(owner_id = ? AND school_id = ?)")
         #expect(OwnerScope.everything.condition(alias: "", sharedColumn: true) { _ in "?" } == nil)
         #expect(OwnerScope.unowned.condition(alias: "c", sharedColumn: false) { _ in "?" }?.sql == "c.owner_id IS NULL")
     }

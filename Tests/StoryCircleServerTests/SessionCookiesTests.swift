@@ -64,4 +64,19 @@ struct SessionCookiesTests {
         #expect(!SessionCookies.isSameOrigin("null", host: "192.0.2.1:8443", publicURL: url))
         #expect(!SessionCookies.isSameOrigin("", host: "192.0.2.1:8443", publicURL: url))
     }
+
+    @Test func aChangeFromAnotherSiteOrWithoutATokenIsToldFromItsHeaders() {
+        let url = "https://192.0.2.1:8443"
+        let host = "192.0.2.1:8443"
+        #expect(SessionCookies.comesFromThisServer(origin: url, fetchSite: "same-origin", host: host, publicURL: url))
+        #expect(SessionCookies.comesFromThisServer(origin: nil, fetchSite: nil, host: host, publicURL: url))
+        #expect(SessionCookies.comesFromThisServer(origin: nil, fetchSite: "None", host: host, publicURL: url))
+        for site in ["cross-site", "same-site", "Cross-Site", ""] {
+            #expect(!SessionCookies.comesFromThisServer(origin: url, fetchSite: site, host: host, publicURL: url), "\(site)")
+        }
+        #expect(!SessionCookies.comesFromThisServer(origin: "https://evil.example", fetchSite: "same-origin", host: host, publicURL: url))
+        #expect(SessionCookies.hasCSRFToken(SessionCookies.newToken()))
+        #expect(!SessionCookies.hasCSRFToken(nil) && !SessionCookies.hasCSRFToken("") && !SessionCookies.hasCSRFToken("wrong"))
+        #expect(!SessionCookies.hasCSRFToken(String(repeating: "+", count: 43)))
+    }
 }

@@ -106,6 +106,27 @@ struct SignInThrottleTests {
         #expect(!isGo(throttle.begin(login: "ada", address: "192.0.2.1", now: start + 2)))
     }
 
+    /// 100,000 addresses each trying once, on the clock handed in: memory stays within the bound, and the
+    /// work per try does not grow with it (a sort of every bucket per try took hours here; now seconds).
+    @Test(.timeLimit(.minutes(2)))
+    func aHundredThousandAddressesAreForgottenInTimeOrderWithinTheBound() {
+        var limits = SignInThrottle.Limits()
+        limits.maxEntries = 10_000
+        var throttle = SignInThrottle(limits: limits)
+        _ = guess(&throttle, login: "ada", count: 20, from: ["198.51.100.7"], spacing: 0, at: start)
+        for index in 0..<100_000 {
+            let address = "10.\(index / 65_536).\(index / 256 % 256).\(index % 256)"
+            _ = throttle.begin(login: "made-up-\(index)", address: address, now: start + index)
+            if case .go(let ticket) = throttle.begin(login: "ok-\(index % 20_000)", address: address, now: start + index) { throttle.succeeded(ticket, now: start + index) }
+            let kept = throttle.entries
+            guard kept.accounts <= limits.maxEntries, kept.addresses <= limits.maxEntries, kept.trusted <= limits.maxEntries else {
+                Issue.record("past the bound after \(index): \(kept)")
+                return
+            }
+        }
+        #expect(!isGo(throttle.begin(login: "ada", address: "192.0.2.1", now: start + 100_000)), "the emptied account is still remembered")
+    }
+
     private func isGo(_ decision: SignInThrottle.Decision) -> Bool {
         if case .go = decision { return true }
         return false

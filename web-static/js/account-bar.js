@@ -28,7 +28,8 @@ export function showAccountBar(api) {
 
 function render(bar) {
   const { account, csrf } = shown;
-  const onAdmin = location.pathname === "/admin";
+  // The server answers /admin at /admin/ as well (the web server's mount adds the slash).
+  const onAdmin = location.pathname.replace(/\/+$/, "") === "/admin";
   const parts = [
     el("span", { id: "account-who", class: "account-who", text: t("account.bar.who", { name: isolate(account.displayName || account.login), role: t(roleKey(account.role)) }) }),
     administers(account) && !onAdmin ? el("a", { id: "account-admin", class: "button secondary", href: "/admin", text: t("account.bar.admin") }) : null,
@@ -82,6 +83,18 @@ onLanguageChange(() => {
   const bar = $("#account-bar");
   if (shown && bar) render(bar);
 });
+
+/**
+ * For a district administrator on a teacher's page (the library, the classes), whose content is the teachers'
+ * of each school: puts what the page is for and the link to the administrators' screen into `node`, and
+ * answers true. False (and nothing changed) for anybody else.
+ */
+export function offerAdminScreen(node, api, id) {
+  if (api?.token || api?.account?.role !== "district_admin") return false;
+  clear(node).append(el("span", { text: t("account.error.district_admin") }), " ",
+    el("a", { id, class: "button secondary", href: "/admin", text: t("account.go_admin") }));
+  return true;
+}
 
 /** Puts "sign in to see this page" and the sign-in link (back to `page`) into `node`. */
 export function offerSignIn(node, page, key = "account.sign_in_needed") {

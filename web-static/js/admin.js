@@ -9,7 +9,7 @@ import { $, el, clear, announce } from "./dom.js";
 import { t, isolate, setLanguage, browserLanguage, ownChoice, languagePicker, onLanguageChange } from "./i18n.js";
 import { schoolApi, Refused } from "./api.js";
 import { showAccountBar, offerSignIn } from "./account-bar.js";
-import { roleKey } from "./session.js";
+import { roleChoiceKey, roleKey } from "./session.js";
 import {
   accountDraft, accountStateKey, accountsPath, adminFailure, assignableRoles, draftProblem, enableChange, isDistrictAdmin, mayAdminister,
 } from "./accounts.js";
@@ -222,7 +222,8 @@ async function reset(account) {
 
 function renderRoles() {
   const select = clear($("#account-role"));
-  for (const role of assignableRoles(state.viewer)) select.append(el("option", { value: role, text: t(roleKey(role)) }));
+  // The role's name as a choice on its own ("Teacher"), not as it reads inside a sentence ("a teacher").
+  for (const role of assignableRoles(state.viewer)) select.append(el("option", { value: role, text: t(roleChoiceKey(role)) }));
   select.value = state.role ?? "teacher";
   $("#account-school-field").hidden = select.value === "district_admin" || !isDistrictAdmin(state.viewer);
 }
@@ -323,6 +324,9 @@ async function start() {
   const status = $("#admin-status");
   if (!api.signedIn) return offerSignIn(status, "/admin");
   showAccountBar(api);
+  // The library and the classes are the teachers' of each school: a district administrator's account has
+  // none (the school's key, on the laptop, opens them all).
+  if (state.viewer?.role === "district_admin") $(".page-links").hidden = true;
   if (!mayAdminister(state.viewer)) {
     status.textContent = t("admin.not_allowed");
     return;

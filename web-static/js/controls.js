@@ -66,8 +66,11 @@ function worded(tag, key, attributes = {}, ...children) {
   return el(tag, { ...attributes, "data-i18n": key, text: t(key) }, ...children);
 }
 
-/** Asks before something that cannot be undone; resolves to true when the teacher confirms. */
-export function confirmDialog({ title, body, confirm, cancel = t("controls.cancel"), danger = true }) {
+/**
+ * Asks before something that cannot be undone; resolves to true when the teacher confirms. `signal`: aborted
+ * when the question no longer fits (the room moved on meanwhile), which closes the dialog as a "no".
+ */
+export function confirmDialog({ title, body, confirm, cancel = t("controls.cancel"), danger = true, signal }) {
   return new Promise((resolve) => {
     const dialog = el("dialog", { class: "confirm", "aria-labelledby": "confirm-title" },
       el("h2", { id: "confirm-title", text: title }),
@@ -76,10 +79,12 @@ export function confirmDialog({ title, body, confirm, cancel = t("controls.cance
         el("button", { type: "button", class: "quiet", "data-answer": "no", text: cancel }),
         el("button", { type: "button", class: danger ? "danger" : "", "data-answer": "yes", text: confirm })));
     const finish = (answer) => {
+      if (!dialog.isConnected) return;
       dialog.close();
       dialog.remove();
       resolve(answer);
     };
+    signal?.addEventListener("abort", () => finish(false), { once: true });
     dialog.addEventListener("cancel", (event) => { event.preventDefault(); finish(false); });
     dialog.querySelector('[data-answer="no"]').addEventListener("click", () => finish(false));
     dialog.querySelector('[data-answer="yes"]').addEventListener("click", () => finish(true));
@@ -195,9 +200,14 @@ export class TeacherControls {
     }
     if (command === "skip") {
       const question = this.room?.phase === "question";
+      // "Skip the rest of the story?" asked while the story is read: once it has ended by itself (or the
+      // question it asked about is over), a yes would skip the next thing instead. The dialog goes.
+      this.skipAsked = { phase: this.room?.phase, question: this.room?.question?.index ?? null, stale: new AbortController() };
+      const signal = this.skipAsked.stale.signal;
       const sure = await confirmDialog(question
-        ? { title: t("controls.skip_question_title"), body: t("controls.skip_question_body"), confirm: t("controls.skip_question"), cancel: t("controls.skip_cancel") }
-        : { title: t("controls.skip_story_title"), body: t("controls.skip_story_body"), confirm: t("controls.skip_story"), cancel: t("controls.skip_cancel") });
+        ? { title: t("controls.skip_question_title"), body: t("controls.skip_question_body"), confirm: t("controls.skip_question"), cancel: t("controls.skip_cancel"), signal }
+        : { title: t("controls.skip_story_title"), body: t("controls.skip_story_body"), confirm: t("controls.skip_story"), cancel: t("controls.skip_cancel"), signal });
+      this.skipAsked = null;
       if (!sure) return;
     }
     this.send({ type: "command", command, ...extra });
@@ -223,6 +233,8 @@ export class TeacherControls {
 
   update(room) {
     this.room = room;
+    const asked = this.skipAsked;
+    if (asked && (room.phase !== asked.phase || (room.question?.index ?? null) !== asked.question)) asked.stale.abort();
     const allowed = new Set(room.commands);
     const step = nextStep(room);
     const focused = [...this.buttons.values()].find((button) => button === document.activeElement);

@@ -27,9 +27,21 @@ export const ROLES = Object.freeze({
   district_admin: "account.role.district_admin",
 });
 
+/** The same roles as choices of a list on their own ("Teacher"), not inside a sentence ("a teacher"). */
+export const ROLE_CHOICES = Object.freeze({
+  teacher: "admin.accounts.role_option.teacher",
+  school_admin: "admin.accounts.role_option.school_admin",
+  district_admin: "admin.accounts.role_option.district_admin",
+});
+
 /** The catalog key naming `role` (an unknown role is named as a teacher: the least it can be). */
 export function roleKey(role) {
   return ROLES[role] ?? ROLES.teacher;
+}
+
+/** The catalog key naming `role` as a choice in a list. */
+export function roleChoiceKey(role) {
+  return ROLE_CHOICES[role] ?? ROLE_CHOICES.teacher;
 }
 
 /** Whether `account` may open the administrators' screen. */
@@ -150,7 +162,10 @@ export function sessionFailureKey(failure, client) {
   switch (failure.error.code) {
     case ACCOUNT_ERRORS.UNAUTHORIZED: return "account.error.signed_out";
     case ACCOUNT_ERRORS.CSRF_FAILED: return "account.error.csrf";
-    case ACCOUNT_ERRORS.FORBIDDEN: case ACCOUNT_ERRORS.WRONG_ROLE: return "account.error.not_allowed";
+    // A district administrator manages schools and accounts; stories, classes and children's answers are
+    // the teachers' of each school: said so, not "cannot do this".
+    case ACCOUNT_ERRORS.FORBIDDEN: case ACCOUNT_ERRORS.WRONG_ROLE:
+      return client.account.role === "district_admin" ? "account.error.district_admin" : "account.error.not_allowed";
     default: return null;
   }
 }

@@ -4,21 +4,22 @@ import TransportCore
 import StoryCircleServer
 import Sodium
 
-/// The adults' accounts and their schools (`docs/protocol.md`, "Accounts"): `GET|POST /api/schools`,
-/// `GET|POST /api/accounts`, `GET|PATCH /api/accounts/:id`, `POST /api/accounts/:id/reset` (a one-time
-/// setup link), all for administrators; and `POST /api/accounts/setup`, where the setup link's code is the
-/// caller's only authority. Every body is checked (`AccountRules`) before anything is read, hashed or
+/// The adults' accounts and their schools (`docs/protocol.md`, "Accounts"): `GET|POST /api/schools` for the
+/// district administrator; `GET|POST /api/accounts`, `GET|PATCH /api/accounts/:id`, `POST
+/// /api/accounts/:id/reset` (a one-time setup link) for administrators, a school administrator within the
+/// teachers of their school (`AccountReach`); and `POST /api/accounts/setup`, where the setup link's code is
+/// the caller's only authority. Every body is checked (`AccountRules`) before anything is read, hashed or
 /// stored; a refused request changes nothing. No answer ever carries a password's hash.
 struct AccountRoutes: RouteCollection {
     var routes: [Route] {
         [
             Route(.get, "/api/schools", .admin) { api, _ in try await api.listSchools() },
             Route(.post, "/api/schools", .admin) { try await $0.createSchool($1) },
-            Route(.get, "/api/accounts", .admin) { try await $0.listAccounts($1) },
-            Route(.post, "/api/accounts", .admin) { try await $0.createAccount($1) },
-            Route(.get, "/api/accounts/:id", .admin) { try await $0.showAccount($1) },
-            Route(.patch, "/api/accounts/:id", .admin) { try await $0.changeAccount($1) },
-            Route(.post, "/api/accounts/:id/reset", .admin) { try await $0.resetAccount($1) },
+            Route(.get, "/api/accounts", .schoolAdmin) { try await $0.listAccounts($1) },
+            Route(.post, "/api/accounts", .schoolAdmin) { try await $0.createAccount($1) },
+            Route(.get, "/api/accounts/:id", .schoolAdmin) { try await $0.showAccount($1) },
+            Route(.patch, "/api/accounts/:id", .schoolAdmin) { try await $0.changeAccount($1) },
+            Route(.post, "/api/accounts/:id/reset", .schoolAdmin) { try await $0.resetAccount($1) },
             Route(.post, "/api/accounts/setup", .none) { try await $0.setUpAccount($1) },
         ]
     }
@@ -31,6 +32,10 @@ struct AccountRoutes: RouteCollection {
     static let noAccounts = HTTPError(.notFound, "This server keeps no accounts (it runs without a database).")
     static let setupLinkRefusal = HTTPError(
         .setupLinkInvalid, "This setup link does not work any more: it was used, it is more than a day old, or a newer one was made. Ask an administrator for a new one."
+    )
+
+    static let outOfReach = HTTPError(
+        .wrongRole, "A school administrator makes and changes the teacher accounts of their own school; a district administrator does the rest."
     )
 
     static func accountNotFound(_ id: String) -> HTTPError {
@@ -134,7 +139,11 @@ extension APIHandler {
 
     fileprivate func listAccounts(_ request: RouteRequest) async throws -> HTTPResponse {
         let book = try accountBook()
-        let school = request.query["school"].flatMap { $0.isEmpty ? nil : $0 }
+        var school = request.query["school"].flatMap { $0.isEmpty ? nil : $0 }
+        if case .school(let managed) = AccountReach(request.principal) {
+            guard school == nil || school == managed else { throw AccountRoutes.outOfReach }
+            school = managed
+        }
         let accounts = try await accountCall {
             if let school, try await book.school(school) == nil { throw AccountRoutes.schoolNotFound(school) }
             return try await book.listAccounts(schoolID: school)
@@ -145,7 +154,9 @@ extension APIHandler {
     fileprivate func showAccount(_ request: RouteRequest) async throws -> HTTPResponse {
         let book = try accountBook()
         let id = request[parameter: "id"]
-        guard let account = try await accountCall({ try await book.account(id: id) }) else { throw AccountRoutes.accountNotFound(id) }
+        guard let account = try await accountCall({ try await book.account(id: id) }), AccountReach(request.principal).sees(account) else {
+            throw AccountRoutes.accountNotFound(id)
+        }
         return .json(200, AccountResponse(account))
     }
 
@@ -164,7 +175,12 @@ extension APIHandler {
         take(AccountRules.login(try Self.string(body, "login", shape: shape) ?? "")) { login = $0 }
         take(AccountRules.displayName(try Self.string(body, "displayName", shape: shape) ?? "")) { displayName = $0 }
         take(AccountRules.role(try Self.string(body, "role", shape: shape) ?? "")) { role = $0 }
-        let school = try Self.string(body, "schoolID", shape: shape)
+        var school = try Self.string(body, "schoolID", shape: shape)
+        // A school administrator makes teachers of their own school (which a body may leave out).
+        if case .school(let managed) = AccountReach(request.principal) {
+            guard role == .teacher, school == nil || school == managed else { throw AccountRoutes.outOfReach }
+            school = managed
+        }
         if problems.allSatisfy({ $0.path != "role" }), let problem = AccountRules.placement(role: role, schoolID: school) { problems.append(problem) }
         let password = try Self.string(body, "password", shape: shape)
         if let password, let problem = AccountRules.password(password) { problems.append(problem) }
@@ -188,6 +204,9 @@ extension APIHandler {
     fileprivate func changeAccount(_ request: RouteRequest) async throws -> HTTPResponse {
         let book = try accountBook()
         let id = request[parameter: "id"]
+        let reach = AccountReach(request.principal)
+        // Whose account it is decides before the body is read: another school's is as unknown as none.
+        try await reachable(id, reach, in: book)
         let shape = "{\"version\": 3, \"displayName\": …, \"role\": …, \"schoolID\": …, \"disabled\": true} (only version is needed)"
         let body = try accountBody(request, shape: shape)
         guard case .number(let number)? = body["version"], let version = Int(exactly: number) else {
@@ -223,14 +242,19 @@ extension APIHandler {
         default: throw HTTPError(.invalidMessage, "disabled is true or false. Send \(shape).")
         }
         guard problems.isEmpty else { throw AccountRoutes.invalid(problems) }
+        // A school administrator's teacher stays a teacher of their school.
+        if case .school(let managed) = reach {
+            guard change.role.map({ $0 == .teacher }) ?? true, change.schoolID.map({ $0 == managed }) ?? true else { throw AccountRoutes.outOfReach }
+        }
         let (before, updated) = try await accountCall {
-            guard let current = try await book.account(id: id) else { throw AccountBookError.notFound(id: id) }
+            guard let current = try await book.account(id: id), reach.changes(current) else { throw AccountBookError.notFound(id: id) }
             // The account as it would be: a teacher or school administrator keeps a school.
             if let problem = AccountRules.placement(role: change.role ?? current.role, schoolID: change.schoolID ?? current.schoolID) {
                 throw AccountRoutes.invalid([problem])
             }
             return (current, try await book.updateAccount(id, change, basedOn: version))
         }
+        sessions?.forget(accountID: id)
         // This node stops (or restarts) the account's rooms' controls at once; the others on their next read.
         if before.disabled != updated.disabled { disabledOwners?.mark(updated.id, disabled: updated.disabled) }
         try await auditChange(from: before, to: updated, request)
@@ -240,15 +264,23 @@ extension APIHandler {
     fileprivate func resetAccount(_ request: RouteRequest) async throws -> HTTPResponse {
         let book = try accountBook()
         let id = request[parameter: "id"]
-        let account = try await accountCall {
-            guard let account = try await book.account(id: id) else { throw AccountBookError.notFound(id: id) }
-            return account
-        }
+        let account = try await reachable(id, AccountReach(request.principal), in: book)
         guard !account.disabled else {
             throw HTTPError(.invalidMessage, "Account \(account.login) is disabled: enable it first (PATCH {\"disabled\": false}).")
         }
         let link = try await audited(.passwordReset, target: "account:\(id)", request, schoolID: account.schoolID) { try await issueSetupLink(for: id, in: book) }
+        sessions?.forget(accountID: id)
         return .json(200, ["setupLink": link, "expiresIn": "24h"])
+    }
+
+    /// The account `id`, when `reach` may change it: 404 when it may not see it (another school's), 403 when
+    /// it sees it but may not change it (its own school's administrator).
+    @discardableResult
+    private func reachable(_ id: String, _ reach: AccountReach, in book: any AccountBook) async throws -> Account {
+        let found = try await accountCall { try await book.account(id: id) }
+        guard let account = found, reach.sees(account) else { throw AccountRoutes.accountNotFound(id) }
+        guard reach.changes(account) else { throw AccountRoutes.outOfReach }
+        return account
     }
 
     /// One row for each kind of change an administrator made (the update succeeded on `before`'s version,
@@ -306,16 +338,10 @@ extension APIHandler {
         guard let account = try await accountCall({ try await book.useSetupCode(codeHash: codeHash, passwordHash: hash, at: clock.now()) }) else {
             throw AccountRoutes.setupLinkRefusal
         }
+        sessions?.forget(accountID: account.id)
         // The code was the only authority: the row names the account that set its password.
         try await audit(.passwordSet, target: "account:\(account.id)", actor: AuditActor(.account(account)), address: request.http.peer, schoolID: account.schoolID, detail: "setup link")
         return .json(200, ["account": AccountResponse(account)])
-    }
-}
-
-private extension Optional {
-    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let value = self else { return nil }
-        return try await transform(value)
     }
 }
 

@@ -4,12 +4,14 @@ import StoryCircleServer
 import TransportCore
 
 /// The audit trail (`docs/protocol.md`, "Audit trail"): `GET /api/audit` as JSON or CSV, newest first, a
-/// bounded page at a time. The routes that read, export, erase or change record their row with
+/// bounded page at a time; a school administrator reads their school's rows only. The routes that read, export, erase or change record their row with
 /// `APIHandler.audit` before they answer.
 struct AuditRoutes: RouteCollection {
     var routes: [Route] {
         [
-            Route(.get, "/api/audit", .admin, refusal: .unauthorized("The audit trail needs the admin token (Authorization: Bearer …).")) { try await $0.auditEntries($1) },
+            Route(.get, "/api/audit", .schoolAdmin, refusal: .unauthorized("The audit trail needs the admin token (Authorization: Bearer …) or an administrator's account.")) {
+                try await $0.auditEntries($1)
+            },
         ]
     }
 }
@@ -44,15 +46,24 @@ extension APIHandler {
 
     /// Records `action`, then does it; when it then fails, a second row says it was not done (and why, as
     /// the API's error code), so the trail never claims an erasure that did not happen.
-    func audited<T>(_ action: AuditAction, target: String, _ request: RouteRequest, schoolID: String? = nil, _ body: () async throws -> T) async throws -> T {
-        try await audit(action, target: target, request, schoolID: schoolID)
+    func audited<T>(
+        _ action: AuditAction, target: String, _ request: RouteRequest, schoolID: String? = nil, detail: String = "", _ body: () async throws -> T
+    ) async throws -> T {
+        try await audit(action, target: target, request, schoolID: schoolID, detail: detail)
         do {
             return try await body()
         } catch {
             let code = HTTPError(error).error.code.rawValue
-            try? await audit(action, target: target, request, schoolID: schoolID, detail: "not done: \(code)")
+            try? await audit(action, target: target, request, schoolID: schoolID, detail: (detail.isEmpty ? "" : detail + ", ") + "not done: \(code)")
             throw error
         }
+    }
+
+    /// The school of class `id`, for its rows: the class the router found, or else one small read (nil when
+    /// it cannot be read: the row is then written without it rather than the request refused for it).
+    func schoolOfClass(_ id: String, _ request: RouteRequest) async -> String? {
+        if let found = request.schoolClass?.found, found.id == id { return found.owner?.schoolID }
+        return try? await classes?.schoolClass(id)?.owner?.schoolID
     }
 
     // MARK: - GET /api/audit

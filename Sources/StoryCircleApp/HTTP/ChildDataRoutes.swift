@@ -73,7 +73,7 @@ extension APIHandler {
             let data = try await book.memberData(member, ofClass: id)
             let name = data.member?.name ?? data.rooms.first?.nickname ?? member
             // Recorded once found, before anything is answered: an export that cannot be recorded is refused.
-            try await audit(.exportChild, target: "class:\(id)/member:\(member)", request, detail: format)
+            try await audit(.exportChild, target: "class:\(id)/member:\(member)", request, schoolID: await schoolOfClass(id, request), detail: format)
             return export(ChildDataExport(data, at: clock.now()), format: format, naming: [name, data.member?.className ?? ""])
         } catch {
             throw ChildDataRoutes.storeRefusal(error)
@@ -93,7 +93,7 @@ extension APIHandler {
             throw ChildDataRoutes.storeRefusal(error)
         }
         guard let data = found else { throw ChildDataRoutes.playerNotFound(code, player) }
-        try await audit(.exportChild, target: "room:\(code)/player:\(player)", request, detail: format)
+        try await audit(.exportChild, target: "room:\(code)/player:\(player)", request, schoolID: request.room?.owner?.schoolID, detail: format)
         return export(ChildDataExport(data, at: clock.now()), format: format, naming: [data.rooms.first?.nickname ?? player, code])
     }
 
@@ -116,7 +116,7 @@ extension APIHandler {
         // The room in memory holds the child while it runs, and would write them back: refused before the
         // store is asked (which refuses too, for a room not in memory here).
         guard await room.phase.name == .finished else { throw ChildDataRoutes.running(code) }
-        try await audited(.eraseChild, target: "room:\(code)/player:\(player)", request) {
+        try await audited(.eraseChild, target: "room:\(code)/player:\(player)", request, schoolID: room.owner?.schoolID) {
             do {
                 try await book.erasePlayer(player, inRoom: code)
             } catch {
@@ -134,7 +134,7 @@ extension APIHandler {
         let room = request.room!
         let code = request[parameter: "code"]
         guard await room.phase.name == .finished else { throw ChildDataRoutes.running(code) }
-        try await audited(.deleteRoom, target: "room:\(code)", request) {
+        try await audited(.deleteRoom, target: "room:\(code)", request, schoolID: room.owner?.schoolID) {
             do {
                 try await book.deleteRoom(code)
             } catch {

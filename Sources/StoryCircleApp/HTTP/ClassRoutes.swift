@@ -96,7 +96,7 @@ extension APIHandler {
 
     fileprivate func deleteClass(_ request: RouteRequest) async throws -> HTTPResponse {
         let (classes, _, id) = try classBook(request)
-        return try await audited(.deleteClass, target: "class:\(id)", request) { try await change {
+        return try await audited(.deleteClass, target: "class:\(id)", request, schoolID: await schoolOfClass(id, request)) { try await change {
             // Its rooms go with it: those still in memory (finished: the store refuses otherwise) go from
             // there too, so nobody reads a deleted room's results.
             let rooms = try await classes.classRooms(id).map(\.header.code)
@@ -109,7 +109,7 @@ extension APIHandler {
     fileprivate func classReport(_ request: RouteRequest) async throws -> HTTPResponse {
         let (_, lookalikes) = try classBook()
         let (schoolClass, rooms) = request.schoolClass!
-        try await audit(.readClassReport, target: "class:\(schoolClass.id)", request)
+        try await audit(.readClassReport, target: "class:\(schoolClass.id)", request, schoolID: schoolClass.owner?.schoolID)
         return .json(200, ClassReport(schoolClass, rooms: rooms, lookalikes: lookalikes))
     }
 
@@ -122,7 +122,7 @@ extension APIHandler {
             let shown = String(room.prefix(12))
             throw HTTPError(.roomNotFound, "Class \(schoolClass.id) has no room \(shown).", params: ["code": shown])
         }
-        try await audit(.exportCSV, target: "class:\(schoolClass.id)", request, detail: room.map { "room:\($0)" } ?? "")
+        try await audit(.exportCSV, target: "class:\(schoolClass.id)", request, schoolID: schoolClass.owner?.schoolID, detail: room.map { "room:\($0)" } ?? "")
         let csv = ClassReport(schoolClass, rooms: rooms, lookalikes: lookalikes).csv(room: room)
         // Named after the class (and the story, for one room) and the day: the room's, or today.
         let played = room.flatMap { code in rooms.first { $0.header.code == code } }
@@ -133,7 +133,7 @@ extension APIHandler {
     fileprivate func eraseMember(_ request: RouteRequest) async throws -> HTTPResponse {
         let (classes, _, id) = try classBook(request)
         let member = request[parameter: "member"]
-        try await audited(.eraseMember, target: "class:\(id)/member:\(member)", request) {
+        try await audited(.eraseMember, target: "class:\(id)/member:\(member)", request, schoolID: await schoolOfClass(id, request)) {
             try await change { try await classes.eraseMember(member, ofClass: id) }
         }
         // Once committed the erase is done, whatever follows: the class's rooms (all finished: the store

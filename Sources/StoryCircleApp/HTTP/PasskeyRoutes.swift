@@ -1,4 +1,5 @@
 import Foundation
+import Sodium
 import StoryCircleCore
 import StoryCircleServer
 import TransportCore
@@ -20,6 +21,9 @@ struct PasskeyRoutes: RouteCollection {
             Route(.post, "/api/session/passkey", .none, bodyLimit: Self.bodyLimit) { try await $0.signInWithPasskey($1) },
         ]
     }
+
+    /// The longest credential id WebAuthn allows (1,023 bytes), in base64url.
+    static let credentialIDLength = 1_364
 
     /// An attestation object at its limit, in base64url, with the rest of the JSON.
     static let bodyLimit = 32 * 1_024
@@ -99,9 +103,7 @@ extension APIHandler {
         } catch {
             throw Self.storeRefusal(error, "passkey")
         }
-        guard existing.count < PasskeyDesk.maxPerAccount else {
-            throw HTTPError(.invalidMessage, "This account has \(PasskeyDesk.maxPerAccount) passkeys already; remove one first.")
-        }
+        guard existing.count < PasskeyDesk.maxPerAccount else { throw Self.tooManyPasskeys }
         let rp = desk.relyingParty
         let challenge = desk.issue(for: .registration(accountID: account.id), from: request.http.peer)
         var options = Self.base(rp, challenge: challenge)
@@ -143,9 +145,13 @@ extension APIHandler {
             credentialID: Base64URL.encode(verified.credentialID), accountID: account.id, publicKey: verified.publicKey,
             algorithm: verified.algorithm.rawValue, signCount: verified.signCount, name: name, createdAt: desk.clock.now())
         do {
-            try await audited(.passkeyAdded, target: "account:\(account.id)", request, schoolID: account.schoolID) { try await desk.book.addPasskey(record) }
+            try await audited(.passkeyAdded, target: "account:\(account.id)", request, schoolID: account.schoolID, detail: "passkey \(name)") {
+                try await desk.book.addPasskey(record, limit: PasskeyDesk.maxPerAccount)
+            }
         } catch let error as HTTPError {
             throw error
+        } catch AccountBookError.tooManyPasskeys {
+            throw Self.tooManyPasskeys
         } catch AccountBookError.credentialTaken {
             throw HTTPError(.invalidMessage, "This passkey is registered already.", extra: ["reason": .string("credential_taken")])
         } catch {
@@ -153,6 +159,8 @@ extension APIHandler {
         }
         return .json(201, ["passkey": PasskeyAnswer(record)])
     }
+
+    private static let tooManyPasskeys = HTTPError(.invalidMessage, "This account has \(PasskeyDesk.maxPerAccount) passkeys already; remove one first.")
 
     fileprivate func listPasskeys(_ request: RouteRequest) async throws -> HTTPResponse {
         let (desk, _) = try passkeyDesk()
@@ -169,11 +177,11 @@ extension APIHandler {
         guard let account = request.principal?.account else { throw Self.signInNeeded }
         let id = request[parameter: "id"]
         let notFound = HTTPError(.notFound, "You have no passkey \(String(id.prefix(24))).")
-        guard (1...1_400).contains(id.utf8.count) else { throw notFound }
+        guard (1...PasskeyRoutes.credentialIDLength).contains(id.utf8.count) else { throw notFound }
         do {
             // Only the account's own: another account's passkey is as missing as one that never was.
-            guard try await desk.book.passkeys(accountID: account.id).contains(where: { $0.credentialID == id }) else { throw notFound }
-            try await audited(.passkeyRemoved, target: "account:\(account.id)", request, schoolID: account.schoolID) {
+            guard let removed = try await desk.book.passkeys(accountID: account.id).first(where: { $0.credentialID == id }) else { throw notFound }
+            try await audited(.passkeyRemoved, target: "account:\(account.id)", request, schoolID: account.schoolID, detail: "passkey \(removed.name)") {
                 try await desk.book.deletePasskey(credentialID: id, accountID: account.id)
             }
         } catch let error as HTTPError {
@@ -200,20 +208,20 @@ extension APIHandler {
         struct Body: Decodable { var credential: CredentialBody }
         let (desk, sessions) = try passkeyDesk()
         // A sign-in from another site's page would sign this browser into someone else's account.
-        guard SessionCookies.isSameOrigin(request.http.headers["origin"], host: request.http.headers["host"], publicURL: publicURL) else { throw Self.csrfRefusal }
+        guard comesFromThisServer(request.http) else { throw Self.csrfRefusal }
         let body = try Self.credential(request, as: Body.self)
         let response = body.credential.response
         let clientDataJSON = try Self.bytes(response.clientDataJSON, "clientDataJSON")
         let authenticatorData = try Self.bytes(response.authenticatorData, "authenticatorData")
         let signature = try Self.bytes(response.signature, "signature")
         let credentialID = body.credential.rawId ?? body.credential.id
-        guard credentialID == body.credential.id, (1...1_400).contains(credentialID.utf8.count) else {
-            throw HTTPError(.invalidMessage, "The credential's id and rawId differ.")
+        guard credentialID == body.credential.id, (1...PasskeyRoutes.credentialIDLength).contains(credentialID.utf8.count) else {
+            throw HTTPError(.invalidMessage, "The credential's id and rawId differ, or the id is longer than WebAuthn allows.")
         }
-        // The password's throttle, with the credential in place of the login (no login holds a colon): a
-        // failed try spends the address's allowance, so a flood of made-up answers is answered 429 and
-        // cannot fill the audit trail.
-        let ticket = try Self.throttled(sessions.begin(login: "passkey:\(credentialID)", address: request.http.peer))
+        // The password's throttle, with the credential's digest in place of the login (no login holds a
+        // colon; a digest keeps every key small): a failed try spends the address's allowance, so a flood of
+        // made-up answers is answered 429 and cannot fill the audit trail.
+        let ticket = try Self.throttled(sessions.begin(login: "passkey:" + Sodium.sha256Hex(Array(credentialID.utf8)), address: request.http.peer))
         let challenge: [UInt8]
         do {
             challenge = try desk.take(answeredIn: clientDataJSON, for: .authentication)
@@ -245,14 +253,20 @@ extension APIHandler {
             try await auditFailedSignIn(account, request, detail: "passkey, account disabled")
             throw Self.signInFailure
         }
+        let recorded: Bool
         do {
-            try await desk.book.recordPasskeyUse(credentialID: credentialID, signCount: verified.signCount, at: desk.clock.now())
+            recorded = try await desk.book.recordPasskeyUse(credentialID: credentialID, signCount: verified.signCount, at: desk.clock.now())
         } catch {
             throw Self.storeRefusal(error, "passkey")
         }
+        // Removed since it was read, or another sign-in with it got there first: nobody is signed in.
+        guard recorded else {
+            try await auditFailedSignIn(account, request, detail: "passkey, passkey_changed")
+            throw HTTPError(.signInFailed, "This passkey was removed, or used for another sign-in at the same moment.", extra: ["reason": .string("passkey_changed")])
+        }
         sessions.succeeded(ticket)
         try await audit(.signIn, target: "account:\(account.id)", actor: AuditActor(.account(account)), address: request.http.peer, schoolID: account.schoolID, detail: "passkey")
-        return try await startSession(account, method: "passkey", sessions: sessions)
+        return try await startSession(account, method: "passkey", sessions: sessions, request: request.http)
     }
 
     /// `sign_in_failed`, with WebAuthn's reason (a passkey for another site, a counter gone back, …).

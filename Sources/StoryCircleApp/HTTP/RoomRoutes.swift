@@ -47,7 +47,10 @@ extension APIHandler {
         let schoolClass = try await body["classId"].asyncMap { try await classForRoom($0, for: request.principal) }
         try await refusePictures(of: story)
         do {
-            return .json(201, try await rooms.create(story: story, settings: patch, storyID: storyID, schoolClass: schoolClass, warnings: warnings.map(\.description), owner: request.newOwner))
+            // A room of a class is its owner's, whoever started it (a school administrator, the admin token):
+            // it shows in the teacher's list and report.
+            let owner = schoolClass?.owner ?? request.newOwner
+            return .json(201, try await rooms.create(story: story, settings: patch, storyID: storyID, schoolClass: schoolClass, warnings: warnings.map(\.description), owner: owner))
         } catch let error as RoomError {
             throw error
         } catch {
@@ -84,7 +87,7 @@ extension APIHandler {
         let format = request.query["format"] ?? "json"
         guard format == "json" || format == "csv" else { throw HTTPError(.invalidMessage, "format must be json or csv.") }
         // Recorded before anything is read: a read that cannot be recorded is refused.
-        try await audit(format == "csv" ? .exportCSV : .readRoomResults, target: "room:\(room.code)", request, detail: format)
+        try await audit(format == "csv" ? .exportCSV : .readRoomResults, target: "room:\(room.code)", request, schoolID: room.owner?.schoolID, detail: format)
         let results = await room.results()
         switch format {
         case "json":
@@ -111,11 +114,4 @@ extension APIHandler {
 
     /// How rooms are made here, as the all-in-one `start` command makes them.
     var rooms: RoomMaker { RoomMaker(registry: registry, speech: narrator, publicURL: publicURL) }
-}
-
-extension Optional {
-    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let self else { return nil }
-        return try await transform(self)
-    }
 }

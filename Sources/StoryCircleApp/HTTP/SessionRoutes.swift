@@ -65,7 +65,7 @@ extension APIHandler {
         }
         guard let sessions else { throw HTTPError.notFound }
         // A sign-in from another site's page would sign this browser into someone else's account.
-        guard SessionCookies.isSameOrigin(request.http.headers["origin"], host: request.http.headers["host"], publicURL: publicURL) else { throw Self.csrfRefusal }
+        guard comesFromThisServer(request.http) else { throw Self.csrfRefusal }
         guard request.body.count <= 8_192, let body = try? JSONDecoder().decode(Body.self, from: Data(request.body)),
               body.login.utf8.count <= 256, body.password.utf8.count <= Self.maxPasswordBytes else {
             throw HTTPError(.invalidMessage, "Send {\"login\": \"…\", \"password\": \"…\"}.")
@@ -94,7 +94,7 @@ extension APIHandler {
             sessions.succeeded(ticket)
             try await audit(.signIn, target: "account:\(account.id)", actor: AuditActor(.account(account)), address: request.http.peer, schoolID: account.schoolID, detail: "password")
             // Only while the password just checked is still the account's and it is still enabled.
-            return try await startSession(account, method: "password", ifPasswordHash: account.passwordHash, sessions: sessions)
+            return try await startSession(account, method: "password", ifPasswordHash: account.passwordHash, sessions: sessions, request: request.http)
         }
     }
 
@@ -122,11 +122,14 @@ extension APIHandler {
     }
 
     /// A new session for `account`: its cookie, and the answer a page keeps (the account and the CSRF token).
-    /// `sign_in_failed` when the account was disabled or its password changed since it was checked.
-    func startSession(_ account: Account, method: String, ifPasswordHash passwordHash: String? = nil, sessions: SessionDesk) async throws -> HTTPResponse {
+    /// `sign_in_failed` when the account was disabled or its password changed since it was checked. The
+    /// session of the cookie `request` still carries, if any, is ended (`SessionDesk.start`).
+    func startSession(_ account: Account, method: String, ifPasswordHash passwordHash: String? = nil, sessions: SessionDesk, request: HTTPRequest) async throws -> HTTPResponse {
         let started: (token: String, record: SessionRecord)?
         do {
-            started = try await sessions.start(account, method: method, ifPasswordHash: passwordHash)
+            started = try await sessions.start(
+                account, method: method, ifPasswordHash: passwordHash, replacing: SessionCookies.token(fromCookieHeader: request.headers["cookie"])
+            )
         } catch {
             throw HTTPError(.storageUnavailable, "The session cannot be stored just now (\(StoreFailure.from(error, record: "session").reason)).")
         }

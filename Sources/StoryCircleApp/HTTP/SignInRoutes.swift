@@ -57,7 +57,7 @@ extension APIHandler {
             let go = grant.room.map { "/teacher#room=\($0)" } ?? "/stories"
             var answer = SignInAnswer(room: grant.room, teacherToken: grant.teacherToken, dashboardToken: grant.dashboardToken, adminToken: grant.adminToken, go: go)
             var headers: [(name: String, value: String)] = []
-            if let (account, token, csrf) = await linkSession(grant) {
+            if let (account, token, csrf) = await linkSession(grant, replacing: SessionCookies.token(fromCookieHeader: request.http.headers["cookie"])) {
                 answer.account = SessionAccount(account)
                 answer.csrf = csrf
                 headers.append(("set-cookie", SessionCookies.setCookie(token)))
@@ -69,10 +69,10 @@ extension APIHandler {
     /// The session the link starts for its account, if it names one that is there and enabled: the laptop's
     /// teacher is signed in with nothing to type. The code is used up by now, so its tokens are handed out
     /// whatever happens here: a store that cannot keep the session leaves the browser with them alone.
-    private func linkSession(_ grant: SignInGrant) async -> (Account, token: String, csrf: String)? {
+    private func linkSession(_ grant: SignInGrant, replacing old: String?) async -> (Account, token: String, csrf: String)? {
         guard let accountID = grant.accountID, let sessions else { return nil }
         guard let account = try? await sessions.book.account(id: accountID), !account.disabled,
-              let started = try? await sessions.start(account, method: "link") else { return nil }
+              let started = try? await sessions.start(account, method: "link", replacing: old) else { return nil }
         return (account, started.token, started.record.csrfToken)
     }
 }

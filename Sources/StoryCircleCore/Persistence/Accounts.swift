@@ -209,13 +209,18 @@ public protocol AccountBook: AnyObject, Sendable {
     /// Deletes sessions that expired before `now`; returns how many.
     @discardableResult func pruneSessions(before now: ServerTime) async throws -> Int
 
-    // Passkeys
-    /// Throws `.credentialTaken` when the credential id is registered already.
-    func addPasskey(_ passkey: PasskeyRecord) async throws
+    // Passkeys (a reset deletes the account's passkeys with its password: whoever took the account over
+    // may have added one)
+    /// Throws `.credentialTaken` when the credential id is registered already, `.tooManyPasskeys` when
+    /// the account has `limit` already (counted in the same transaction).
+    func addPasskey(_ passkey: PasskeyRecord, limit: Int) async throws
     func passkeys(accountID: String) async throws -> [PasskeyRecord]
     /// The passkey and its account.
     func passkey(credentialID: String) async throws -> (passkey: PasskeyRecord, account: Account)?
-    func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws
+    /// Records a sign-in with the passkey, in one statement: only while it is still registered and its
+    /// counter goes up (or both are 0: an authenticator that keeps none). False when it was removed, or
+    /// another sign-in recorded a counter as high meanwhile (a clone, or the same answer twice).
+    func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws -> Bool
     func deletePasskey(credentialID: String, accountID: String) async throws
 }
 
@@ -236,6 +241,7 @@ public enum AccountBookError: Error, Sendable, Equatable {
     case conflict(current: Account)
     case lastDistrictAdmin
     case credentialTaken
+    case tooManyPasskeys
 }
 
 /// Logins and account ids.

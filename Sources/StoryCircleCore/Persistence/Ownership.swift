@@ -23,7 +23,8 @@ public struct Owner: Sendable, Equatable, Hashable, Codable {
 public enum OwnerScope: Sendable, Equatable {
     /// Everything, owned or not (the admin token).
     case everything
-    /// What this account owns, and the stories its school shares (`shared`) when `schoolID` is given.
+    /// What this account owns within its school `schoolID`, and the stories that school shares (`shared`).
+    /// What it made in a school it has since left stays that school's (`OwnershipRules`).
     case account(String, schoolID: String?)
     /// What is owned within this school.
     case school(String)
@@ -37,8 +38,8 @@ public enum OwnerScope: Sendable, Equatable {
         case .everything:
             return true
         case .account(let id, let schoolID):
-            guard let owner else { return false }
-            return owner.accountID == id || (shared && schoolID != nil && owner.schoolID == schoolID)
+            guard let owner, owner.schoolID == schoolID else { return false }
+            return owner.accountID == id || (shared && schoolID != nil)
         case .school(let id):
             return owner?.schoolID == id
         case .unowned:
@@ -93,11 +94,10 @@ extension OwnerScope {
         case .school(let id):
             return ("\(column("school_id")) = \(placeholder(first))", [id])
         case .account(let id, let schoolID):
-            guard sharedColumn, let schoolID else { return ("\(column("owner_id")) = \(placeholder(first))", [id]) }
-            return (
-                "(\(column("owner_id")) = \(placeholder(first)) OR (\(column("shared")) AND \(column("school_id")) = \(placeholder(first + 1))))",
-                [id, schoolID]
-            )
+            // Within the account's school only: what it made in a school it has left is that school's.
+            guard let schoolID else { return ("(\(column("owner_id")) = \(placeholder(first)) AND \(column("school_id")) IS NULL)", [id]) }
+            let mine = sharedColumn ? "(\(column("owner_id")) = \(placeholder(first)) OR \(column("shared")))" : "\(column("owner_id")) = \(placeholder(first))"
+            return ("(\(mine) AND \(column("school_id")) = \(placeholder(first + 1)))", [id, schoolID])
         }
     }
 }
@@ -106,7 +106,10 @@ extension OwnerScope {
 /// (`APIHandler.admit`) once it knows the thing's owner, and the list routes ask `scope(for:)`.
 ///
 /// - The admin token: everything (the CLI, and a laptop's own server).
-/// - A teacher: what they own; a story their school shares, to read and duplicate only.
+/// - A teacher: what they own within their school; a story their school shares, to read and duplicate only.
+///   A teacher moved to another school leaves what they made with the school they left (its classes, rooms,
+///   stories and pictures keep that school, and its administrator keeps them): children's records stay
+///   with the school that holds them, and the teacher starts afresh in the new one.
 /// - A school administrator: everything owned within their school.
 /// - A district administrator: nothing owned (they manage schools and accounts; children's data is not
 ///   theirs to see, and no grant exists yet beyond the admin token).
@@ -134,8 +137,8 @@ public enum OwnershipRules {
             case .schoolAdmin:
                 return account.schoolID != nil && owner.schoolID == account.schoolID
             case .teacher:
-                if owner.accountID == account.id { return true }
-                return access == .read && shared && account.schoolID != nil && owner.schoolID == account.schoolID
+                guard account.schoolID != nil, owner.schoolID == account.schoolID else { return false }
+                return owner.accountID == account.id || (access == .read && shared)
             }
         }
     }

@@ -24,7 +24,7 @@ public enum SessionCookies {
     public static let maxCookies = 64
 
     /// A new secret: 32 bytes of libsodium's generator, base64url without padding (43 characters).
-    public static func newToken() -> String { base64url(Sodium.randomBytes(32)) }
+    public static func newToken() -> String { Base64URL.encode(Sodium.randomBytes(32)) }
 
     /// The stored form of a session's secret (`SessionRecord.tokenHash`).
     public static func tokenHash(_ token: String) -> String { Sodium.sha256Hex(Array(token.utf8)) }
@@ -85,6 +85,22 @@ public enum SessionCookies {
         return authority(ofURL: publicURL) == asked
     }
 
+    /// Whether a request that changes something came from a page of this server, as far as its headers
+    /// tell before anything is looked up: its `Origin` names this server (`isSameOrigin`) and its
+    /// `Sec-Fetch-Site`, when a browser sent one, says the same origin (`cross-site` and `same-site`, a
+    /// sibling host, are another origin; `none` is the person's own navigation).
+    public static func comesFromThisServer(origin: String?, fetchSite: String?, host: String?, publicURL: String) -> Bool {
+        if let fetchSite, !["same-origin", "none"].contains(fetchSite.lowercased()) { return false }
+        return isSameOrigin(origin, host: host, publicURL: publicURL)
+    }
+
+    /// Whether a state-changing request's `X-CSRF-Token` could be a session's (43 characters of base64url):
+    /// one that is missing or malformed is refused before the session is looked up; its value is compared
+    /// with the session's afterwards (`csrfMatches`).
+    public static func hasCSRFToken(_ header: String?) -> Bool {
+        header.map { isWellFormed($0.utf8) } ?? false
+    }
+
     /// `host[:port]` of `scheme://host[:port][/…]`, lowercased, with the default port of the scheme left out.
     static func authority(ofURL text: String) -> String? {
         guard text.utf8.count <= 512, let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
@@ -92,13 +108,6 @@ public enum SessionCookies {
         let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         guard let port = components.port, port != (scheme == "https" ? 443 : 80) else { return bracketed }
         return "\(bracketed):\(port)"
-    }
-
-    static func base64url(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 
     private static func isBase64url(_ byte: UInt8) -> Bool {

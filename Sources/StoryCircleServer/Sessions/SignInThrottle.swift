@@ -29,6 +29,8 @@ public struct SignInThrottle: Sendable {
         public var trustMilliseconds = 30 * 86_400_000
         /// The most buckets of each kind kept at once: full ones are forgotten first (they carry nothing),
         /// then the fullest, so a flood of made-up logins cannot push out an account's empty bucket early.
+        /// Past the bound they are forgotten down to three quarters of it at once: the next sweep is a quarter
+        /// of the bound of new entries away, so the work per try stays O(log n) amortised.
         public var maxEntries = 100_000
 
         public init() {}
@@ -104,12 +106,23 @@ public struct SignInThrottle: Sendable {
         }
         trusted[ticket.login] = known.isEmpty ? nil : known
         if trusted.count > limits.maxEntries {
-            trusted = trusted.filter { $0.value.values.contains { now - $0 < limits.trustMilliseconds } }
-            while trusted.count > limits.maxEntries, let oldest = trusted.min(by: { ($0.value.values.max() ?? now) < ($1.value.values.max() ?? now) })?.key {
-                trusted[oldest] = nil
+            // The accounts signed in from longest ago are forgotten first.
+            var lastSeen: [(login: String, at: ServerTime)] = []
+            lastSeen.reserveCapacity(trusted.count)
+            for (login, addresses) in trusted {
+                if let last = addresses.values.max(), now - last < limits.trustMilliseconds { lastSeen.append((login, last)) }
+                else { trusted[login] = nil }
             }
+            guard lastSeen.count > keptEntries else { return }
+            lastSeen.sort { $0.at < $1.at }
+            for entry in lastSeen.prefix(lastSeen.count - keptEntries) { trusted[entry.login] = nil }
         }
     }
+
+    /// How many buckets and trusted accounts are kept just now (bounded by `Limits.maxEntries` each).
+    public var entries: (accounts: Int, addresses: Int, trusted: Int) { (accounts.count, addresses.count, trusted.count) }
+
+    private var keptEntries: Int { limits.maxEntries - limits.maxEntries / 4 }
 
     /// How many tries the account has left for an address it is not trusted from (tests and the log).
     public func triesLeft(login: String, now: ServerTime) -> Int {
@@ -135,9 +148,14 @@ public struct SignInThrottle: Sendable {
 
     private func bound(_ buckets: inout [String: Bucket], burst: Int, refill: Int, now: ServerTime) {
         guard buckets.count > limits.maxEntries else { return }
-        buckets = buckets.filter { refreshed($0.value, burst: burst, refill: refill, now: now).tokens < Double(burst) }
-        guard buckets.count > limits.maxEntries else { return }
-        let fullest = buckets.sorted { refreshed($0.value, burst: burst, refill: refill, now: now).tokens > refreshed($1.value, burst: burst, refill: refill, now: now).tokens }
-        for (key, _) in fullest.prefix(buckets.count - limits.maxEntries) { buckets[key] = nil }
+        var partial: [(key: String, tokens: Double)] = []
+        partial.reserveCapacity(buckets.count)
+        for (key, bucket) in buckets {
+            let tokens = refreshed(bucket, burst: burst, refill: refill, now: now).tokens
+            if tokens < Double(burst) { partial.append((key, tokens)) } else { buckets[key] = nil }
+        }
+        guard partial.count > keptEntries else { return }
+        partial.sort { $0.tokens > $1.tokens }
+        for entry in partial.prefix(partial.count - keptEntries) { buckets[entry.key] = nil }
     }
 }

@@ -77,7 +77,13 @@ final class MemoryAccountBook: AccountBook, @unchecked Sendable {
     }
 
     /// Setup codes are the stores' own (their suites test them); the session routes never use them.
-    func resetAccount(_ id: String, setupCodeHash: String, expiresAt: ServerTime) async throws { throw AccountBookError.notFound(id: id) }
+    /// Clears the password (the setup code itself is not kept: no test here uses it).
+    func resetAccount(_ id: String, setupCodeHash: String, expiresAt: ServerTime) async throws {
+        try state.withLock { state in
+            guard state.accounts[id] != nil else { throw AccountBookError.notFound(id: id) }
+            state.accounts[id]?.passwordHash = nil
+        }
+    }
     func setupCodeAccount(codeHash: String, at now: ServerTime) async throws -> Account? { nil }
     func useSetupCode(codeHash: String, passwordHash: String, at now: ServerTime) async throws -> Account? { nil }
 
@@ -115,11 +121,11 @@ final class MemoryAccountBook: AccountBook, @unchecked Sendable {
         }
     }
 
-    func addPasskey(_ passkey: PasskeyRecord) async throws { state.withLock { $0.passkeys[passkey.credentialID] = passkey } }
+    func addPasskey(_ passkey: PasskeyRecord, limit: Int) async throws { state.withLock { $0.passkeys[passkey.credentialID] = passkey } }
     func passkeys(accountID: String) async throws -> [PasskeyRecord] { state.withLock { $0.passkeys.values.filter { $0.accountID == accountID } } }
     func passkey(credentialID: String) async throws -> (passkey: PasskeyRecord, account: Account)? {
         state.withLock { state in state.passkeys[credentialID].flatMap { key in state.accounts[key.accountID].map { (key, $0) } } }
     }
-    func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws {}
+    func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws -> Bool { true }
     func deletePasskey(credentialID: String, accountID: String) async throws { state.withLock { $0.passkeys[credentialID] = nil } }
 }

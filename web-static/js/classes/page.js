@@ -11,7 +11,7 @@ import { fragmentParameters } from "../connection.js";
 import { ERROR } from "../error-codes.js";
 import { schoolApi, Refused, saveFile } from "../api.js";
 import { sessionFailureKey } from "../session.js";
-import { showAccountBar, offerSignIn } from "../account-bar.js";
+import { showAccountBar, offerSignIn, offerAdminScreen } from "../account-bar.js";
 import { AVATARS, avatarPicture } from "../avatars.js";
 import { picturePicker } from "./picture-picker.js";
 
@@ -205,6 +205,7 @@ function renderRooms(rooms) {
 
 function renderChildren(children) {
   const rows = clear($("#report-children tbody"));
+  $("#report-children-status").textContent = "";
   for (const child of children) {
     const name = isolate(child.name);
     const rooms = child.rooms.length === 0 ? el("span", { class: "muted", text: t("classes.child_no_rooms") })
@@ -219,8 +220,26 @@ function renderChildren(children) {
     rows.append(el("tr", { "data-child": child.member },
       el("th", { scope: "row" }, el("span", { class: "share" }, avatarPicture(child.avatar, child.name, "avatar member-avatar"), written(child.name, "span"))),
       el("td", {}, rooms),
-      el("td", {}, el("button", { type: "button", class: "danger", "data-action": "erase", "data-member": child.member,
-        "aria-label": t("classes.erase_label", { name }), text: t("classes.erase"), onclick: () => erase(child) }))));
+      el("td", {}, el("div", { class: "child-data" },
+        el("button", { type: "button", class: "secondary", "data-action": "export-json", "data-member": child.member,
+          "aria-label": t("classes.export_json_label", { name }), text: t("classes.export_json"), onclick: () => exportChild(child, "json") }),
+        el("button", { type: "button", class: "secondary", "data-action": "export-csv", "data-member": child.member,
+          "aria-label": t("classes.export_csv_label", { name }), text: t("classes.export_csv"), onclick: () => exportChild(child, "csv") }),
+        el("button", { type: "button", class: "danger", "data-action": "erase", "data-member": child.member,
+          "aria-label": t("classes.erase_label", { name }), text: t("classes.erase"), onclick: () => erase(child) })))));
+  }
+}
+
+/** Everything stored about one child (a parent's request), as the server's JSON or CSV file. */
+async function exportChild(child, format) {
+  const path = `/api/classes/${encodeURIComponent(state.current.id)}/members/${encodeURIComponent(child.member)}/data`;
+  try {
+    const file = await api.file(format === "csv" ? `${path}?format=csv` : path, `${child.name} ${state.current.name}.${format}`);
+    saveFile(file);
+    // Said beside the button pressed, not at the top of a long page.
+    $("#report-children-status").textContent = t("classes.exported", { name: isolate(child.name) });
+  } catch (failure) {
+    showMessage(failureText(failure));
   }
 }
 
@@ -538,6 +557,11 @@ if (!api.signedIn) {
   show("class-list");
   $("#class-new").hidden = true;
   offerSignIn($("#class-list-status"), `/classes${location.hash}`);
+} else if (offerAdminScreen($("#class-list-status"), api, "classes-admin-link")) {
+  show("class-list");
+  $("#class-new").hidden = true;
+  $("#library-link").hidden = true;
+  showAccountBar(api);
 } else {
   showAccountBar(api);
   route();

@@ -9,7 +9,7 @@ import { Refused } from "../api.js";
 import { api, failureText, pageLink } from "./common.js";
 import { problemText } from "./problems.js";
 import { startRoom as startStoryRoom } from "./rooms.js";
-import { showAccountBar, offerSignIn } from "../account-bar.js";
+import { showAccountBar, offerSignIn, offerAdminScreen } from "../account-bar.js";
 
 // The teacher's own choice on this browser (kept like a child's), else the link's, else the browser's.
 const linkLanguage = new URLSearchParams(location.hash.slice(1)).get("lang");
@@ -203,6 +203,10 @@ $("#library-classes").href = pageLink("/classes");
 if (!api.signedIn) {
   $(".library-tools").hidden = true;
   offerSignIn($("#library-status"), "/stories");
+} else if (offerAdminScreen($("#library-status"), api, "library-admin-link")) {
+  $(".library-tools").hidden = true;
+  $("#library-classes").hidden = true;
+  showAccountBar(api);
 } else {
   showAccountBar(api);
   load();

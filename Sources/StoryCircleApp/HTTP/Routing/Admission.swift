@@ -12,12 +12,14 @@ import TransportCore
 ///    not the room exists. The transport asks this step too, before it reads a body (`admitHead`).
 ///    A request with `Authorization` is judged by its token alone. Without one, a well-formed session
 ///    cookie (`SessionCookies`) cannot be proved here (that needs the store): it passes this step for the
-///    routes an account may call, and is looked up in step 2.
+///    routes an account may call, and is looked up in step 2. A cookie's request other than GET or HEAD
+///    without an `X-CSRF-Token`, or whose `Origin`/`Sec-Fetch-Site` name another site, is refused here
+///    (403 `csrf_failed`): that needs no lookup.
 /// 2. `admit`: only then the room or class the token must belong to is found (and, for a stored room,
 ///    loaded under its lease), and the store's hash of its tokens has the last word (a code drawn again
 ///    for a later room has other tokens). A session cookie is looked up (`SessionDesk`, at most a second
 ///    old), its account's role checked against the route, and a request other than GET or HEAD must carry
-///    the session's CSRF token and come from no other origin (403 `csrf_failed`).
+///    the session's own CSRF token (403 `csrf_failed`).
 ///
 /// Every admitted request carries who proved it (`RouteRequest.principal`).
 extension APIHandler {
@@ -64,7 +66,7 @@ extension APIHandler {
                 admitted.schoolClass = try await schoolClass(parameters["id"] ?? "", token: Self.bearerToken(request) ?? "", proof: proof)
             }
         case .classOwner:
-            if let asker { _ = try await admitAccount(asker, toClass: parameters["id"] ?? "", access: .change) }
+            if let asker { admitted.schoolClass = try await admitAccount(asker, toClass: parameters["id"] ?? "", access: .change) }
         case .storyReader, .storyOwner:
             if let asker { try await admitAccount(asker, toStory: parameters["id"] ?? "", access: route.authority == .storyReader ? .read : .change) }
         }
@@ -111,7 +113,18 @@ extension APIHandler {
             guard let cookie else { throw route.refusal.error(hasToken: request.headers["authorization"] != nil) }
             proof.session = cookie
         }
+        if proof.session != nil, request.method != .get, request.method != .head {
+            // What the headers alone tell of a cross-site request, refused before any store read or body.
+            guard SessionCookies.hasCSRFToken(request.headers[SessionCookies.csrfHeader]), comesFromThisServer(request) else { throw Self.csrfRefusal }
+        }
         return proof
+    }
+
+    /// Whether the request's `Origin` and `Sec-Fetch-Site` say a page of this server sent it.
+    func comesFromThisServer(_ request: HTTPRequest) -> Bool {
+        SessionCookies.comesFromThisServer(
+            origin: request.headers["origin"], fetchSite: request.headers["sec-fetch-site"], host: request.headers["host"], publicURL: publicURL
+        )
     }
 
     static let signInNeeded = HTTPError(.unauthorized, "Sign in first: this needs a signed-in account.")
@@ -136,9 +149,9 @@ extension APIHandler {
             case .none, .signedIn: throw Self.signInNeeded
             }
         }
+        // The header's presence and the origin were checked from the head (`proveFromHeaders`); its value now.
         if request.method != .get && request.method != .head {
-            guard SessionCookies.isSameOrigin(request.headers["origin"], host: request.headers["host"], publicURL: publicURL),
-                  SessionCookies.csrfMatches(request.headers[SessionCookies.csrfHeader], expected: session.csrfToken) else { throw Self.csrfRefusal }
+            guard SessionCookies.csrfMatches(request.headers[SessionCookies.csrfHeader], expected: session.csrfToken) else { throw Self.csrfRefusal }
         }
         guard Self.account(account, may: route.authority) else {
             switch route.authority {

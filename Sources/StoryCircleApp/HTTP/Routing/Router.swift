@@ -48,8 +48,9 @@ struct Router: Sendable {
     ///
     /// A session cookie cannot be proved here (that is a store read): a request that brings only a cookie
     /// is let through to `admit`, which looks it up, with the transport's default body limit, or its
-    /// route's when this node proved the same cookie in the last minutes (`SessionDesk.isKnown`, memory
+    /// route's when this node proved the same cookie in the last minute (`SessionDesk.isKnown`, memory
     /// only); from an address already refused too often it is answered 429 at once, before any store read.
+    /// A cookie's change without an `X-CSRF-Token`, or from another site, is answered 403 here.
     func admitHead(_ request: HTTPRequest, with api: APIHandler, defaultBodyLimit: Int) -> HeadAdmission {
         guard case .success(let (route, parameters)) = match(request) else { return .read(bodyLimit: defaultBodyLimit) }
         let proof: APIHandler.Proof

@@ -23,8 +23,10 @@ final class SessionDesk: Sendable {
     static let cacheMilliseconds = 1_000
     static let maxCached = 10_000
     /// A session proved this recently may send its route's larger body before it is looked up again
-    /// (`Router.admitHead`: the transport's thread reads no store); `admit` still has the last word.
-    static let knownMilliseconds = 10 * 60_000
+    /// (`Router.admitHead`: the transport's thread reads no store); `admit` still has the last word. A
+    /// session ended on this node is forgotten at once (`end`, `endAll`, `forget`); one ended on another
+    /// node keeps the larger body for at most this long, and only until its next request is looked up.
+    static let knownMilliseconds = 60_000
     static let maxWaiting = 64
 
     private struct Cached {
@@ -76,8 +78,15 @@ final class SessionDesk: Sendable {
 
     /// A new session for `account`, stored; the secret its cookie carries and the record. Nil when the
     /// store refuses it: the account was disabled, or (`ifPasswordHash` given) its password changed, since
-    /// the caller read it.
-    func start(_ account: Account, method: String, ifPasswordHash passwordHash: String? = nil) async throws -> (token: String, record: SessionRecord)? {
+    /// the caller read it. The session of the cookie the browser still sent (`replacing`) is ended first: a
+    /// session planted in the browser before sign-in (session fixation) never becomes the signed-in one,
+    /// and a shared computer keeps one session, not one per sign-in.
+    func start(_ account: Account, method: String, ifPasswordHash passwordHash: String? = nil, replacing old: String? = nil) async throws -> (token: String, record: SessionRecord)? {
+        if let old {
+            let oldHash = SessionCookies.tokenHash(old)
+            try await book.deleteSession(tokenHash: oldHash)
+            cache.withLock { $0[oldHash] = nil }
+        }
         let now = clock.now()
         let (token, record) = SessionCookies.newSession(accountID: account.id, method: method, now: now)
         guard try await book.createSession(record, ifPasswordHash: passwordHash) else { return nil }
@@ -94,8 +103,14 @@ final class SessionDesk: Sendable {
     /// Ends every session of the account, on every node (this one at once, others within a second).
     func endAll(accountID: String) async throws -> Int {
         let ended = try await book.deleteSessions(accountID: accountID)
-        cache.withLock { cache in cache = cache.filter { $0.value.account.id != accountID } }
+        forget(accountID: accountID)
         return ended
+    }
+
+    /// Forgets what this node remembers of the account's sessions: the account was changed here (disabled,
+    /// its role or school changed, its password reset), so its next request is looked up in the store.
+    func forget(accountID: String) {
+        cache.withLock { cache in cache = cache.filter { $0.value.account.id != accountID } }
     }
 
     // MARK: - Passwords
