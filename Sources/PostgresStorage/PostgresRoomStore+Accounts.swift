@@ -27,7 +27,7 @@ extension PostgresRoomStore: AccountBook {
 
     public func createSchool(name: String, id: String) async throws -> School {
         let now = Self.now()
-        return try await accountChange(taken: .nameTaken(name: name)) { connection in
+        return try await libraryChange("account", taken: AccountBookError.nameTaken(name: name)) { connection in
             let key = AccountKeys.schoolName(name)
             guard try connection.query("SELECT 1 FROM schools WHERE name_key = $1::text", [.text(key)]).count == 0 else {
                 throw AccountBookError.nameTaken(name: name)
@@ -74,7 +74,7 @@ extension PostgresRoomStore: AccountBook {
     public func createAccount(_ draft: AccountDraft) async throws -> Account {
         let now = Self.now()
         let login = AccountKeys.login(draft.login)
-        return try await accountChange(taken: .loginTaken(login: login)) { connection in
+        return try await libraryChange("account", taken: AccountBookError.loginTaken(login: login)) { connection in
             guard try connection.query("SELECT 1 FROM accounts WHERE login = $1::text", [.text(login)]).count == 0 else {
                 throw AccountBookError.loginTaken(login: login)
             }
@@ -95,7 +95,7 @@ extension PostgresRoomStore: AccountBook {
     }
 
     public func updateAccount(_ id: String, _ change: AccountChange, basedOn version: Int) async throws -> Account {
-        try await accountChange { connection in
+        try await libraryChange("account") { connection in
             let locked = try connection.query("SELECT \(Self.accountColumns) FROM accounts WHERE id = $1::text FOR UPDATE", [.text(id)])
             guard locked.count == 1 else { throw AccountBookError.notFound(id: id) }
             let current = Self.account(locked, 0)
@@ -132,7 +132,7 @@ extension PostgresRoomStore: AccountBook {
     }
 
     public func setPasswordHash(_ id: String, _ hash: String?) async throws {
-        try await accountChange { connection in
+        try await libraryChange("account") { connection in
             let updated = try connection.query("UPDATE accounts SET password_hash = $1::text WHERE id = $2::text RETURNING 1", [hash.map { .text($0) } ?? .null, .text(id)])
             guard updated.count == 1 else { throw AccountBookError.notFound(id: id) }
             try connection.query("DELETE FROM sessions WHERE account_id = $1::text", [.text(id)])
@@ -142,7 +142,7 @@ extension PostgresRoomStore: AccountBook {
     // MARK: - Setup codes
 
     public func resetAccount(_ id: String, setupCodeHash: String, expiresAt: ServerTime) async throws {
-        try await accountChange { connection in
+        try await libraryChange("account") { connection in
             let updated = try connection.query("UPDATE accounts SET password_hash = NULL WHERE id = $1::text RETURNING 1", [.text(id)])
             guard updated.count == 1 else { throw AccountBookError.notFound(id: id) }
             try connection.query("DELETE FROM sessions WHERE account_id = $1::text", [.text(id)])
@@ -160,7 +160,7 @@ extension PostgresRoomStore: AccountBook {
     }
 
     public func useSetupCode(codeHash: String, passwordHash: String, at now: ServerTime) async throws -> Account? {
-        try await accountChange { connection in
+        try await libraryChange("account") { connection in
             // The code's row locked: of two uses at once, the second finds it gone.
             guard let account = try Self.setupCodeAccount(codeHash, at: now, locking: true, on: connection) else { return nil }
             try connection.query("UPDATE accounts SET password_hash = $1::text WHERE id = $2::text", [.text(passwordHash), .text(account.id)])
@@ -173,7 +173,7 @@ extension PostgresRoomStore: AccountBook {
     // MARK: - Sessions
 
     public func createSession(_ session: SessionRecord, ifPasswordHash passwordHash: String?) async throws -> Bool {
-        try await accountChange { connection in
+        try await libraryChange("account") { connection in
             // The row locked and read as last committed: a reset or a disabling either committed before
             // (and is seen here) or waits, and then deletes this session.
             let rows = try connection.query("SELECT disabled, password_hash FROM accounts WHERE id = $1::text FOR SHARE", [.text(session.accountID)])
@@ -207,21 +207,21 @@ extension PostgresRoomStore: AccountBook {
     }
 
     public func deleteSession(tokenHash: String) async throws {
-        try await accountChange { connection in
+        try await libraryChange("account") { connection in
             _ = try connection.query("DELETE FROM sessions WHERE token_hash = $1::text", [.text(tokenHash)])
         }
     }
 
     @discardableResult
     public func deleteSessions(accountID: String) async throws -> Int {
-        try await accountChange { connection in
+        try await libraryChange("account") { connection in
             try connection.query("DELETE FROM sessions WHERE account_id = $1::text RETURNING 1", [.text(accountID)]).count
         }
     }
 
     @discardableResult
     public func pruneSessions(before now: ServerTime) async throws -> Int {
-        try await accountChange { connection in
+        try await libraryChange("account") { connection in
             let sessions = try connection.query("WITH gone AS (DELETE FROM sessions WHERE expires_at <= $1::bigint RETURNING 1) SELECT count(*) FROM gone", [.integer(now.milliseconds)]).int(0, 0)
             try connection.query("DELETE FROM account_setup_codes WHERE expires_at <= $1::bigint", [.integer(now.milliseconds)])
             return sessions
@@ -231,7 +231,7 @@ extension PostgresRoomStore: AccountBook {
     // MARK: - Passkeys
 
     public func addPasskey(_ passkey: PasskeyRecord, limit: Int) async throws {
-        try await accountChange(taken: .credentialTaken) { connection in
+        try await libraryChange("account", taken: AccountBookError.credentialTaken) { connection in
             // The account's row locked: two registrations at once are counted one after the other.
             guard try connection.query("SELECT 1 FROM accounts WHERE id = $1::text FOR UPDATE", [.text(passkey.accountID)]).count == 1 else {
                 throw AccountBookError.notFound(id: passkey.accountID)
@@ -273,7 +273,7 @@ extension PostgresRoomStore: AccountBook {
     }
 
     public func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws -> Bool {
-        try await accountChange { connection in
+        try await libraryChange("account") { connection in
             try connection.query(
                 """
                 UPDATE passkeys SET sign_count = $1::bigint, last_used_at = $2::bigint
@@ -285,41 +285,12 @@ extension PostgresRoomStore: AccountBook {
     }
 
     public func deletePasskey(credentialID: String, accountID: String) async throws {
-        try await accountChange { connection in
+        try await libraryChange("account") { connection in
             _ = try connection.query("DELETE FROM passkeys WHERE credential_id = $1::text AND account_id = $2::text", [.text(credentialID), .text(accountID)])
         }
     }
 
     // MARK: - Helpers
-
-    /// Runs `body` in one transaction on the library's connection. `taken`: what a unique index's refusal
-    /// means for this change (another node got there first).
-    @discardableResult
-    private func accountChange<T: Sendable>(taken: AccountBookError? = nil, _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        do {
-            return try await threads.run { [self] in
-                guard !isClosed.withLock({ $0 }) else { throw StoreFailure(.unavailable, record: "account", reason: "the room store is closed") }
-                return try libraryConnection.withLock { connection in
-                    try Self.withConnection(&connection, settings, retrying: false, what: "account") { connection in
-                        try connection.execute("BEGIN")
-                        do {
-                            let result = try body(connection)
-                            try connection.execute("COMMIT")
-                            return result
-                        } catch {
-                            Self.rollBack(connection)
-                            throw error
-                        }
-                    }
-                }
-            }
-        } catch let error as AccountBookError {
-            throw error
-        } catch let error as PostgresError {
-            if error.sqlState == "23505", let taken { throw taken }
-            throw StoreFailure(error.isCausedByItsData ? .rejected : .unavailable, record: "account", reason: error.description)
-        }
-    }
 
     private static let schoolColumns = "id, name, created_at, version"
     private static let passkeyColumns = "p.credential_id, p.account_id, p.public_key, p.algorithm, p.sign_count, p.name, p.created_at, p.last_used_at"

@@ -29,7 +29,7 @@ extension PostgresRoomStore: ChildDataBook {
     }
 
     public func erasePlayer(_ player: String, inRoom code: String) async throws {
-        try await erasure { connection in
+        try await libraryChange("erasure") { connection in
             let room = try connection.query("SELECT phase, class_id FROM rooms WHERE code = $1::text FOR UPDATE", [.text(code)])
             guard room.count == 1 else { throw ChildDataError.notFound(room: code, player: nil) }
             guard try connection.query("SELECT 1 FROM players WHERE room_code = $1::text AND id = $2::text", [.text(code), .text(player)]).count == 1 else {
@@ -48,7 +48,7 @@ extension PostgresRoomStore: ChildDataBook {
     }
 
     public func deleteRoom(_ code: String) async throws {
-        try await erasure { connection in
+        try await libraryChange("erasure") { connection in
             let room = try connection.query("SELECT phase FROM rooms WHERE code = $1::text FOR UPDATE", [.text(code)])
             guard room.count == 1 else { throw ChildDataError.notFound(room: code, player: nil) }
             guard room.text(0, 0) == PhaseName.finished.rawValue else { throw ChildDataError.roomRunning(room: code) }
@@ -58,7 +58,7 @@ extension PostgresRoomStore: ChildDataBook {
     }
 
     public func purgeRemovedMembers(removedBefore cutoff: ServerTime) async throws -> Int {
-        try await erasure { connection in
+        try await libraryChange("erasure") { connection in
             let rows = try connection.query("""
                 SELECT m.id, m.class_id FROM class_members m
                 WHERE m.removed_at IS NOT NULL AND m.removed_at < $1::bigint
@@ -84,7 +84,7 @@ extension PostgresRoomStore: ChildDataBook {
     }
 
     public func purgeClasses(unusedSince cutoff: ServerTime) async throws -> Int {
-        try await erasure { connection in
+        try await libraryChange("erasure") { connection in
             let rows = try connection.query("""
                 SELECT c.id FROM classes c
                 WHERE c.changed_at < $1::bigint
@@ -103,7 +103,7 @@ extension PostgresRoomStore: ChildDataBook {
     }
 
     public func purgeStories(unusedSince cutoff: ServerTime) async throws -> Int {
-        try await erasure { connection in
+        try await libraryChange("erasure") { connection in
             try connection.query("""
                 WITH purged AS (
                     DELETE FROM stories WHERE updated_at < $1::bigint
@@ -115,7 +115,7 @@ extension PostgresRoomStore: ChildDataBook {
     }
 
     public func purgePictures(storedBefore cutoff: ServerTime) async throws -> Int {
-        try await erasure { connection in
+        try await libraryChange("erasure") { connection in
             // A picture's id is the SHA-256 of its bytes in hex: where a story or a room names it, its id is
             // in the stored JSON, and nowhere else by chance.
             try connection.query("""
@@ -131,49 +131,9 @@ extension PostgresRoomStore: ChildDataBook {
 
     // MARK: - Helpers
 
-    /// `body` in one transaction on the library's connection (not tried again on a lost connection: the
-    /// caller is told, and may ask again).
-    @discardableResult
-    private func erasure<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        do {
-            return try await threads.run { [self] in
-                guard !isClosed.withLock({ $0 }) else { throw StoreFailure(.unavailable, record: "erasure", reason: "the room store is closed") }
-                return try libraryConnection.withLock { connection in
-                    try Self.withConnection(&connection, settings, retrying: false, what: "erasure") { connection in
-                        try connection.execute("BEGIN")
-                        do {
-                            let result = try body(connection)
-                            try connection.execute("COMMIT")
-                            return result
-                        } catch {
-                            Self.rollBack(connection)
-                            throw error
-                        }
-                    }
-                }
-            }
-        } catch let error as ChildDataError {
-            throw error
-        } catch let error as ClassBookError {
-            throw error
-        } catch let error as PostgresError {
-            throw StoreFailure(error.isCausedByItsData ? .rejected : .unavailable, record: "erasure", reason: error.description)
-        }
-    }
-
     /// `body` on the reader, in one repeatable-read transaction: a child's rooms and answers from one state.
     private func snapshot<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        try await read { connection in
-            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            do {
-                let result = try body(connection)
-                try connection.execute("COMMIT")
-                return result
-            } catch {
-                Self.rollBack(connection)
-                throw error
-            }
-        }
+        try await read { try Self.inTransaction($0, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body) }
     }
 
     /// The players matching `condition` (on `players p JOIN rooms r`) with their rooms and answers.

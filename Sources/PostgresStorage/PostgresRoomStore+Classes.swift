@@ -34,7 +34,7 @@ extension PostgresRoomStore: ClassBook {
 
     public func createClass(_ draft: ClassDraft) async throws -> SchoolClass {
         let now = Self.now()
-        return try await classChange(draft.name) { connection in
+        return try await libraryChange("class", taken: ClassBookError.nameTaken(name: draft.name), takenOn: "class_name_keys") { connection in
             let id = ClassIDs.makeClass()
             let scope = draft.owner?.accountID ?? ""
             try Self.claimName(draft, for: id, scope: scope, on: connection)
@@ -53,7 +53,7 @@ extension PostgresRoomStore: ClassBook {
 
     public func updateClass(_ id: String, to draft: ClassDraft, basedOn version: Int) async throws -> SchoolClass {
         let now = Self.now()
-        return try await classChange(draft.name) { connection in
+        return try await libraryChange("class", taken: ClassBookError.nameTaken(name: draft.name), takenOn: "class_name_keys") { connection in
             guard try connection.query("SELECT 1 FROM classes WHERE id = $1::text FOR UPDATE", [.text(id)]).count == 1,
                   let current = try Self.loadClass(id, from: connection)
             else { throw ClassBookError.notFound(id: id) }
@@ -72,7 +72,7 @@ extension PostgresRoomStore: ClassBook {
     }
 
     public func deleteClass(_ id: String) async throws {
-        try await classChange("") { connection in
+        try await libraryChange("class") { connection in
             guard try connection.query("SELECT 1 FROM classes WHERE id = $1::text FOR UPDATE", [.text(id)]).count == 1 else {
                 throw ClassBookError.notFound(id: id)
             }
@@ -87,7 +87,7 @@ extension PostgresRoomStore: ClassBook {
     }
 
     public func eraseMember(_ member: String, ofClass id: String) async throws {
-        try await classChange("") { connection in
+        try await libraryChange("class") { connection in
             guard try connection.query("SELECT 1 FROM classes WHERE id = $1::text FOR UPDATE", [.text(id)]).count == 1 else {
                 throw ClassBookError.notFound(id: id)
             }
@@ -114,34 +114,6 @@ extension PostgresRoomStore: ClassBook {
     }
 
     // MARK: - Helpers
-
-    @discardableResult
-    private func classChange<T: Sendable>(_ name: String, _ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        do {
-            return try await threads.run { [self] in
-                guard !isClosed.withLock({ $0 }) else { throw StoreFailure(.unavailable, record: "class", reason: "the room store is closed") }
-                return try libraryConnection.withLock { connection in
-                    try Self.withConnection(&connection, settings, retrying: false, what: "class") { connection in
-                        try connection.execute("BEGIN")
-                        do {
-                            let result = try body(connection)
-                            try connection.execute("COMMIT")
-                            return result
-                        } catch {
-                            Self.rollBack(connection)
-                            throw error
-                        }
-                    }
-                }
-            }
-        } catch let error as ClassBookError {
-            throw error
-        } catch let error as PostgresError {
-            // Another node gave a class a look-alike name in the same instant.
-            if error.sqlState == "23505", error.message.contains("class_name_keys") { throw ClassBookError.nameTaken(name: name) }
-            throw StoreFailure(error.isCausedByItsData ? .rejected : .unavailable, record: "class", reason: error.description)
-        }
-    }
 
     private static func liveRooms(of id: String, on connection: PostgresConnection) throws -> [String] {
         let rows = try connection.query("SELECT code FROM rooms WHERE class_id = $1::text AND phase <> 'finished' ORDER BY created_at, code", [.text(id)])

@@ -5,21 +5,28 @@ import StoryCircleCore
 /// lost connection (like the library's: the caller is told the store was unavailable).
 extension PostgresRoomStore: OwnershipBook {
     public func adoptUnowned(by owner: Owner) async throws -> AdoptedCounts {
-        try await ownershipChange { connection in
+        try await libraryChange("owner") { connection in
             func adopt(_ table: String) throws -> Int {
                 try connection.query(
                     "WITH adopted AS (UPDATE \(table) SET owner_id = $1::text, school_id = $2::text WHERE owner_id IS NULL RETURNING 1) SELECT count(*) FROM adopted",
                     [.text(owner.accountID), .optional(owner.schoolID)]
                 ).int(0, 0)
             }
-            // Unowned classes' names were unique among all classes, so none meets one of the new owner's.
-            try connection.query("UPDATE class_name_keys SET scope = $1::text WHERE scope = ''", [.text(owner.accountID)])
-            return AdoptedCounts(classes: try adopt("classes"), rooms: try adopt("rooms"), stories: try adopt("stories"), pictures: try adopt("pictures"))
+            // The classes first, then their name keys: a class being renamed meanwhile holds its row (then
+            // its keys), so taking them in the same order waits for it instead of deadlocking, and finds the
+            // keys it wrote. Unowned classes' names were unique among all classes, so none meets one of the
+            // new owner's.
+            let classes = try adopt("classes")
+            try connection.query(
+                "UPDATE class_name_keys k SET scope = $1::text FROM classes c WHERE c.id = k.class_id AND c.owner_id = $1::text AND k.scope = ''",
+                [.text(owner.accountID)]
+            )
+            return AdoptedCounts(classes: classes, rooms: try adopt("rooms"), stories: try adopt("stories"), pictures: try adopt("pictures"))
         }
     }
 
     public func setStoryShared(_ id: String, _ shared: Bool) async throws -> StoryEntry {
-        try await ownershipChange { connection in
+        try await libraryChange("owner") { connection in
             let rows = try connection.query("UPDATE stories SET shared = $2::boolean WHERE id = $1::text RETURNING 1", [.text(id), .bool(shared)])
             guard rows.count == 1, let stored = try Self.loadStory(id, from: connection) else { throw StoryLibraryError.notFound(id: id) }
             return stored.entry
@@ -47,30 +54,6 @@ extension PostgresRoomStore: OwnershipBook {
         rows.isNull(row, column) ? nil : Owner(accountID: rows.text(row, column), schoolID: rows.isNull(row, column + 1) ? nil : rows.text(row, column + 1))
     }
 
-    private func ownershipChange<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        do {
-            return try await threads.run { [self] in
-                guard !isClosed.withLock({ $0 }) else { throw StoreFailure(.unavailable, record: "owner", reason: "the room store is closed") }
-                return try libraryConnection.withLock { connection in
-                    try Self.withConnection(&connection, settings, retrying: false, what: "owner") { connection in
-                        try connection.execute("BEGIN")
-                        do {
-                            let result = try body(connection)
-                            try connection.execute("COMMIT")
-                            return result
-                        } catch {
-                            Self.rollBack(connection)
-                            throw error
-                        }
-                    }
-                }
-            }
-        } catch let error as StoryLibraryError {
-            throw error
-        } catch let error as PostgresError {
-            throw StoreFailure(error.isCausedByItsData ? .rejected : .unavailable, record: "owner", reason: error.description)
-        }
-    }
 }
 
 extension PostgresValue {

@@ -41,13 +41,13 @@ extension PostgresRoomStore: StoryLibrary {
 
     public func createStory(_ story: Story, by author: String, owner: Owner?) async throws -> StoredStory {
         let stored = StoredStory(id: StoryLibraryIDs.make(), story: story, version: 1, updatedAt: Self.now(), updatedBy: author, owner: owner)
-        try await change { connection in try Self.insert(stored, on: connection) }
+        try await libraryChange("story") { connection in try Self.insert(stored, on: connection) }
         return stored
     }
 
     public func updateStory(_ id: String, to story: Story, basedOn version: Int, by author: String) async throws -> StoredStory {
         let updated = StoredStory(id: id, story: story, version: version + 1, updatedAt: Self.now(), updatedBy: author)
-        return try await change { connection in
+        return try await libraryChange("story") { connection in
             let rows = try connection.query("""
                 UPDATE stories SET title = $1::text, voice = $2::text, questions = $3::integer, sentences = $4::integer, document = $5::json,
                     version = version + 1, updated_at = $6::bigint, updated_by = $7::text
@@ -65,7 +65,7 @@ extension PostgresRoomStore: StoryLibrary {
     }
 
     public func deleteStory(_ id: String) async throws {
-        try await change { connection in
+        try await libraryChange("story") { connection in
             // The row lock first: a second delete or an update waits here, and what follows reads what
             // was committed before it.
             guard try connection.query("SELECT 1 FROM stories WHERE id = $1::text FOR UPDATE", [.text(id)]).count == 1 else {
@@ -80,7 +80,7 @@ extension PostgresRoomStore: StoryLibrary {
     public func seedStories(_ seeds: [StorySeed]) async throws -> Int {
         guard !seeds.isEmpty else { return 0 }
         let now = Self.now()
-        return try await change { connection in
+        return try await libraryChange("story") { connection in
             var added = 0
             for seed in seeds {
                 // A node seeding at the same moment waits on the key, then finds it there.
@@ -97,33 +97,6 @@ extension PostgresRoomStore: StoryLibrary {
     }
 
     // MARK: - Helpers
-
-    /// Runs `body` in one transaction on the library's connection, on the store's thread.
-    @discardableResult
-    private func change<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) throws -> T) async throws -> T {
-        do {
-            return try await threads.run { [self] in
-                guard !isClosed.withLock({ $0 }) else { throw StoreFailure(.unavailable, record: "story", reason: "the room store is closed") }
-                return try libraryConnection.withLock { connection in
-                    try Self.withConnection(&connection, settings, retrying: false, what: "story") { connection in
-                        try connection.execute("BEGIN")
-                        do {
-                            let result = try body(connection)
-                            try connection.execute("COMMIT")
-                            return result
-                        } catch {
-                            Self.rollBack(connection)
-                            throw error
-                        }
-                    }
-                }
-            }
-        } catch let error as StoryLibraryError {
-            throw error
-        } catch let error as PostgresError {
-            throw StoreFailure(error.isCausedByItsData ? .rejected : .unavailable, record: "story", reason: error.description)
-        }
-    }
 
     private static func insert(_ stored: StoredStory, on connection: PostgresConnection) throws {
         let entry = stored.entry

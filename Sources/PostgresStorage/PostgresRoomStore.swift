@@ -187,6 +187,41 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
         try? connection.execute("ROLLBACK")
     }
 
+    /// `body` between `begin` and COMMIT on `connection`, rolled back if it throws.
+    static func inTransaction<T>(_ connection: PostgresConnection, begin: StaticString = "BEGIN", _ body: (PostgresConnection) throws -> T) throws -> T {
+        try connection.execute(begin)
+        do {
+            let result = try body(connection)
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            rollBack(connection)
+            throw error
+        }
+    }
+
+    /// Runs `body` in one transaction on the library's connection, on the store's threads: the changes of
+    /// the library, classes, accounts, owners and children's data. Not tried again on a lost connection
+    /// (the caller is told the store was unavailable, and may ask again). A unique index's refusal is
+    /// `taken` when given (another node got there first; only the index `takenOn` names, if any); any other
+    /// PostgreSQL failure is a `StoreFailure` about `record`. The caller's own errors pass as they are.
+    @discardableResult
+    func libraryChange<T: Sendable>(
+        _ record: String, taken: (any Error)? = nil, takenOn index: String? = nil, _ body: @escaping @Sendable (PostgresConnection) throws -> T
+    ) async throws -> T {
+        do {
+            return try await threads.run { [self] in
+                guard !isClosed.withLock({ $0 }) else { throw StoreFailure(.unavailable, record: record, reason: "the room store is closed") }
+                return try libraryConnection.withLock { connection in
+                    try Self.withConnection(&connection, settings, retrying: false, what: record) { try Self.inTransaction($0, body) }
+                }
+            }
+        } catch let error as PostgresError {
+            if error.sqlState == "23505", let taken, index.map(error.message.contains) ?? true { throw taken }
+            throw StoreFailure(error.isCausedByItsData ? .rejected : .unavailable, record: record, reason: error.description)
+        }
+    }
+
     // MARK: - Reading
 
     enum Selection {

@@ -24,7 +24,7 @@ extension SQLiteRoomStore: AccountBook {
 
     public func createSchool(name: String, id: String) async throws -> School {
         let now = Self.now()
-        return try await accountChange { database in
+        return try await writerChange("account") { database in
             let key = AccountKeys.schoolName(name)
             guard try database.integer("SELECT 1 FROM schools WHERE name_key = ?", .text(key)) == nil else {
                 throw AccountBookError.nameTaken(name: name)
@@ -68,7 +68,7 @@ extension SQLiteRoomStore: AccountBook {
 
     public func createAccount(_ draft: AccountDraft) async throws -> Account {
         let now = Self.now()
-        return try await accountChange { database in
+        return try await writerChange("account") { database in
             let login = AccountKeys.login(draft.login)
             guard try database.integer("SELECT 1 FROM accounts WHERE login = ?", .text(login)) == nil else {
                 throw AccountBookError.loginTaken(login: login)
@@ -89,7 +89,7 @@ extension SQLiteRoomStore: AccountBook {
     }
 
     public func updateAccount(_ id: String, _ change: AccountChange, basedOn version: Int) async throws -> Account {
-        try await accountChange { database in
+        try await writerChange("account") { database in
             guard let current = try Self.loadAccount("id", id, from: database) else { throw AccountBookError.notFound(id: id) }
             guard current.version == version else { throw AccountBookError.conflict(current: current) }
             var next = current
@@ -118,7 +118,7 @@ extension SQLiteRoomStore: AccountBook {
     }
 
     public func setPasswordHash(_ id: String, _ hash: String?) async throws {
-        try await accountChange { database in
+        try await writerChange("account") { database in
             try database.prepare("UPDATE accounts SET password_hash = ? WHERE id = ?").run(hash.map(SQLiteValue.text) ?? .null, .text(id))
             guard database.changes == 1 else { throw AccountBookError.notFound(id: id) }
             try database.prepare("DELETE FROM sessions WHERE account_id = ?").run(.text(id))
@@ -128,7 +128,7 @@ extension SQLiteRoomStore: AccountBook {
     // MARK: - Setup codes
 
     public func resetAccount(_ id: String, setupCodeHash: String, expiresAt: ServerTime) async throws {
-        try await accountChange { database in
+        try await writerChange("account") { database in
             try database.prepare("UPDATE accounts SET password_hash = NULL WHERE id = ?").run(.text(id))
             guard database.changes == 1 else { throw AccountBookError.notFound(id: id) }
             try database.prepare("DELETE FROM sessions WHERE account_id = ?").run(.text(id))
@@ -144,7 +144,7 @@ extension SQLiteRoomStore: AccountBook {
     }
 
     public func useSetupCode(codeHash: String, passwordHash: String, at now: ServerTime) async throws -> Account? {
-        try await accountChange { database in
+        try await writerChange("account") { database in
             guard let account = try Self.setupCodeAccount(codeHash, at: now, in: database) else { return nil }
             try database.prepare("UPDATE accounts SET password_hash = ? WHERE id = ?").run(.text(passwordHash), .text(account.id))
             try database.prepare("DELETE FROM account_setup_codes WHERE account_id = ?").run(.text(account.id))
@@ -156,7 +156,7 @@ extension SQLiteRoomStore: AccountBook {
     // MARK: - Sessions
 
     public func createSession(_ session: SessionRecord, ifPasswordHash passwordHash: String?) async throws -> Bool {
-        try await accountChange { database in
+        try await writerChange("account") { database in
             guard let account = try Self.loadAccount("id", session.accountID, from: database) else {
                 throw AccountBookError.notFound(id: session.accountID)
             }
@@ -187,14 +187,14 @@ extension SQLiteRoomStore: AccountBook {
     }
 
     public func deleteSession(tokenHash: String) async throws {
-        try await accountChange { database in
+        try await writerChange("account") { database in
             try database.prepare("DELETE FROM sessions WHERE token_hash = ?").run(.text(tokenHash))
         }
     }
 
     @discardableResult
     public func deleteSessions(accountID: String) async throws -> Int {
-        try await accountChange { database in
+        try await writerChange("account") { database in
             try database.prepare("DELETE FROM sessions WHERE account_id = ?").run(.text(accountID))
             return database.changes
         }
@@ -202,7 +202,7 @@ extension SQLiteRoomStore: AccountBook {
 
     @discardableResult
     public func pruneSessions(before now: ServerTime) async throws -> Int {
-        try await accountChange { database in
+        try await writerChange("account") { database in
             try database.prepare("DELETE FROM sessions WHERE expires_at <= ?").run(.integer(now.milliseconds))
             let sessions = database.changes
             try database.prepare("DELETE FROM account_setup_codes WHERE expires_at <= ?").run(.integer(now.milliseconds))
@@ -213,7 +213,7 @@ extension SQLiteRoomStore: AccountBook {
     // MARK: - Passkeys
 
     public func addPasskey(_ passkey: PasskeyRecord, limit: Int) async throws {
-        try await accountChange { database in
+        try await writerChange("account") { database in
             guard try database.integer("SELECT 1 FROM accounts WHERE id = ?", .text(passkey.accountID)) != nil else {
                 throw AccountBookError.notFound(id: passkey.accountID)
             }
@@ -256,7 +256,7 @@ extension SQLiteRoomStore: AccountBook {
     }
 
     public func recordPasskeyUse(credentialID: String, signCount: UInt32, at time: ServerTime) async throws -> Bool {
-        try await accountChange { database in
+        try await writerChange("account") { database in
             try database.prepare("UPDATE passkeys SET sign_count = ?1, last_used_at = ?2 WHERE credential_id = ?3 AND (sign_count < ?1 OR (?1 = 0 AND sign_count = 0))")
                 .run(.integer(Int64(signCount)), .integer(time.milliseconds), .text(credentialID))
             return database.changes == 1
@@ -264,25 +264,12 @@ extension SQLiteRoomStore: AccountBook {
     }
 
     public func deletePasskey(credentialID: String, accountID: String) async throws {
-        try await accountChange { database in
+        try await writerChange("account") { database in
             try database.prepare("DELETE FROM passkeys WHERE credential_id = ? AND account_id = ?").run(.text(credentialID), .text(accountID))
         }
     }
 
     // MARK: - Helpers
-
-    @discardableResult
-    private func accountChange<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
-        do {
-            return try await writer.turn(as: SQLiteCommitter.self) { committer in
-                try committer.database.transaction { try body(committer.database) }
-            }
-        } catch let error as AccountBookError {
-            throw error
-        } catch let error as SQLiteError {
-            throw StoreFailure(error.isStatementProblem ? .rejected : .unavailable, record: "account", reason: error.reason)
-        }
-    }
 
     private static let accountColumns = "id, login, display_name, role, school_id, disabled, version, created_at, password_hash"
     private static let passkeyColumns = "credential_id, account_id, public_key, algorithm, sign_count, name, created_at, last_used_at"

@@ -142,19 +142,7 @@ extension SQLiteRoomStore: ChildDataBook {
     /// Runs `body` as one transaction in a turn of the writer, then truncates the write-ahead log.
     @discardableResult
     func erasure<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
-        do {
-            return try await writer.turn(as: SQLiteCommitter.self) { committer in
-                let result = try committer.database.transaction { try body(committer.database) }
-                Self.checkpoint(committer.database)
-                return result
-            }
-        } catch let error as ChildDataError {
-            throw error
-        } catch let error as ClassBookError {
-            throw error
-        } catch let error as SQLiteError {
-            throw StoreFailure(error.isStatementProblem ? .rejected : .unavailable, record: "erasure", reason: error.reason)
-        }
+        try await writerChange("erasure", afterwards: { Self.checkpoint($0) }, body)
     }
 
     /// After a class's child or the class itself was erased (`SQLiteRoomStore+Classes`): the same checkpoint,

@@ -35,7 +35,7 @@ extension SQLiteRoomStore: ClassBook {
 
     public func createClass(_ draft: ClassDraft) async throws -> SchoolClass {
         let now = Self.now()
-        return try await classChange { database in
+        return try await writerChange("class") { database in
             let id = ClassIDs.makeClass()
             let scope = draft.owner?.accountID ?? ""
             try Self.claimName(draft, for: id, scope: scope, in: database)
@@ -52,7 +52,7 @@ extension SQLiteRoomStore: ClassBook {
 
     public func updateClass(_ id: String, to draft: ClassDraft, basedOn version: Int) async throws -> SchoolClass {
         let now = Self.now()
-        return try await classChange { database in
+        return try await writerChange("class") { database in
             guard let current = try Self.loadClass(id, from: database) else { throw ClassBookError.notFound(id: id) }
             guard current.version == version else { throw ClassBookError.conflict(current: current) }
             let scope = current.owner?.accountID ?? ""
@@ -67,7 +67,7 @@ extension SQLiteRoomStore: ClassBook {
     }
 
     public func deleteClass(_ id: String) async throws {
-        try await classChange { database in
+        try await writerChange("class") { database in
             let rooms = try Self.liveRooms(of: id, in: database)
             guard rooms.isEmpty else { throw ClassBookError.inUse(id: id, rooms: rooms) }
             guard try database.integer("SELECT 1 FROM classes WHERE id = ?", .text(id)) != nil else { throw ClassBookError.notFound(id: id) }
@@ -82,7 +82,7 @@ extension SQLiteRoomStore: ClassBook {
     }
 
     public func eraseMember(_ member: String, ofClass id: String) async throws {
-        try await classChange { database in
+        try await writerChange("class") { database in
             guard try database.integer("SELECT 1 FROM classes WHERE id = ?", .text(id)) != nil else { throw ClassBookError.notFound(id: id) }
             let belongs = try database.integer("SELECT 1 FROM class_members WHERE id = ? AND class_id = ?", .text(member), .text(id)) != nil
             let played = try database.integer("SELECT 1 FROM players p JOIN rooms r ON r.code = p.room_code WHERE p.member_id = ? AND r.class_id = ?", .text(member), .text(id)) != nil
@@ -112,19 +112,6 @@ extension SQLiteRoomStore: ClassBook {
     }
 
     // MARK: - Helpers
-
-    @discardableResult
-    private func classChange<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
-        do {
-            return try await writer.turn(as: SQLiteCommitter.self) { committer in
-                try committer.database.transaction { try body(committer.database) }
-            }
-        } catch let error as ClassBookError {
-            throw error
-        } catch let error as SQLiteError {
-            throw StoreFailure(error.isStatementProblem ? .rejected : .unavailable, record: "class", reason: error.reason)
-        }
-    }
 
     private static func liveRooms(of id: String, in database: SQLiteDatabase) throws -> [String] {
         let statement = try database.prepare("SELECT code FROM rooms WHERE class_id = ? AND phase <> 'finished' ORDER BY created_at, code")

@@ -4,7 +4,7 @@ import StoryCircleCore
 /// (migration 9). Changes are turns of the writer thread, each one transaction, like the library's.
 extension SQLiteRoomStore: OwnershipBook {
     public func adoptUnowned(by owner: Owner) async throws -> AdoptedCounts {
-        try await ownershipChange { database in
+        try await writerChange("owner") { database in
             var counts = AdoptedCounts()
             // Unowned classes' names were unique among all classes, so none meets one of the new owner's.
             try database.prepare("UPDATE class_name_keys SET scope = ? WHERE scope = ''").run(.text(owner.accountID))
@@ -23,7 +23,7 @@ extension SQLiteRoomStore: OwnershipBook {
     }
 
     public func setStoryShared(_ id: String, _ shared: Bool) async throws -> StoryEntry {
-        try await ownershipChange { database in
+        try await writerChange("owner") { database in
             try database.prepare("UPDATE stories SET shared = ? WHERE id = ?").run(.bool(shared), .text(id))
             guard database.changes == 1, let stored = try Self.loadStory(id, from: database) else { throw StoryLibraryError.notFound(id: id) }
             return stored.entry
@@ -52,17 +52,6 @@ extension SQLiteRoomStore: OwnershipBook {
         return .some(owner(statement, 0))
     }
 
-    private func ownershipChange<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
-        do {
-            return try await writer.turn(as: SQLiteCommitter.self) { committer in
-                try committer.database.transaction { try body(committer.database) }
-            }
-        } catch let error as StoryLibraryError {
-            throw error
-        } catch let error as SQLiteError {
-            throw StoreFailure(error.isStatementProblem ? .rejected : .unavailable, record: "owner", reason: error.reason)
-        }
-    }
 }
 
 extension SQLiteValue {

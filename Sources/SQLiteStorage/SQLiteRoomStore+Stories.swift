@@ -40,7 +40,7 @@ extension SQLiteRoomStore: StoryLibrary {
 
     public func createStory(_ story: Story, by author: String, owner: Owner?) async throws -> StoredStory {
         let stored = StoredStory(id: StoryLibraryIDs.make(), story: story, version: 1, updatedAt: Self.now(), updatedBy: author, owner: owner)
-        try await change { database in
+        try await writerChange("story") { database in
             try Self.insert(stored, into: database)
             return stored
         }
@@ -49,7 +49,7 @@ extension SQLiteRoomStore: StoryLibrary {
 
     public func updateStory(_ id: String, to story: Story, basedOn version: Int, by author: String) async throws -> StoredStory {
         let updated = StoredStory(id: id, story: story, version: version + 1, updatedAt: Self.now(), updatedBy: author)
-        return try await change { database in
+        return try await writerChange("story") { database in
             try database.prepare("""
                 UPDATE stories SET title = ?, voice = ?, questions = ?, sentences = ?, document = ?, version = version + 1,
                     updated_at = ?, updated_by = ?
@@ -66,7 +66,7 @@ extension SQLiteRoomStore: StoryLibrary {
     }
 
     public func deleteStory(_ id: String) async throws {
-        try await change { database in
+        try await writerChange("story") { database in
             let rooms = try database.prepare("SELECT code FROM rooms WHERE story_id = ? AND phase <> 'finished' ORDER BY created_at")
             try rooms.bind([.text(id)])
             var codes: [String] = []
@@ -80,7 +80,7 @@ extension SQLiteRoomStore: StoryLibrary {
     public func seedStories(_ seeds: [StorySeed]) async throws -> Int {
         guard !seeds.isEmpty else { return 0 }
         let now = Self.now()
-        return try await change { database in
+        return try await writerChange("story") { database in
             var added = 0
             for seed in seeds {
                 try database.prepare("INSERT OR IGNORE INTO story_seeds (key, seeded_at) VALUES (?, ?)").run(.text(seed.key), .integer(now.milliseconds))
@@ -93,20 +93,6 @@ extension SQLiteRoomStore: StoryLibrary {
     }
 
     // MARK: - Helpers
-
-    /// Runs `body` in one transaction on the writer connection, at its turn in the writer's queue.
-    @discardableResult
-    private func change<T: Sendable>(_ body: @escaping @Sendable (SQLiteDatabase) throws -> T) async throws -> T {
-        do {
-            return try await writer.turn(as: SQLiteCommitter.self) { committer in
-                try committer.database.transaction { try body(committer.database) }
-            }
-        } catch let error as StoryLibraryError {
-            throw error
-        } catch let error as SQLiteError {
-            throw StoreFailure(error.isStatementProblem ? .rejected : .unavailable, record: "story", reason: error.reason)
-        }
-    }
 
     private static func insert(_ stored: StoredStory, into database: SQLiteDatabase) throws {
         let entry = stored.entry

@@ -199,6 +199,25 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
         }
     }
 
+    /// Runs `body` as one transaction on the writer connection, at its turn in the writer's queue (so it is
+    /// ordered with the rooms' writes), then `afterwards` in the same turn: the changes of the library,
+    /// classes, accounts, owners and children's data. A SQLite failure is a `StoreFailure` about `record`;
+    /// the caller's own errors pass as they are.
+    @discardableResult
+    func writerChange<T: Sendable>(
+        _ record: String, afterwards: @escaping @Sendable (SQLiteDatabase) -> Void = { _ in }, _ body: @escaping @Sendable (SQLiteDatabase) throws -> T
+    ) async throws -> T {
+        do {
+            return try await writer.turn(as: SQLiteCommitter.self) { committer in
+                let result = try committer.database.transaction { try body(committer.database) }
+                afterwards(committer.database)
+                return result
+            }
+        } catch let error as SQLiteError {
+            throw StoreFailure(error.isStatementProblem ? .rejected : .unavailable, record: record, reason: error.reason)
+        }
+    }
+
     static func loadArchive(_ code: String, from database: SQLiteDatabase) throws -> RoomArchive? {
         let room = try database.prepare("SELECT title, story, settings, teacher_token_hash, dashboard_token_hash, locked, created_at, story_id, class_id, owner_id, school_id FROM rooms WHERE code = ?")
         try room.bind([.text(code)])

@@ -1,3 +1,4 @@
+import Sodium
 import FoundationEssentials
 
 /// The browser's clientDataJSON (WebAuthn §5.8.1): what the page asked for, as the browser (not the page)
@@ -35,24 +36,5 @@ public struct ClientData: Sendable, Equatable {
         origin = fields.origin
         crossOrigin = fields.crossOrigin ?? false
         topOrigin = fields.topOrigin
-    }
-}
-
-/// base64url without padding (RFC 4648 §5), as WebAuthn encodes challenges, credential ids and user
-/// handles in JSON.
-public enum Base64URL {
-    public static func encode(_ bytes: [UInt8]) -> String {
-        let standard = Data(bytes).base64EncodedString()
-        return String(standard.filter { $0 != "=" }.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 })
-    }
-
-    /// Nil unless `text` is base64url, padded or not.
-    public static func decode(_ text: String) -> [UInt8]? {
-        guard text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") }) else { return nil }
-        var standard = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
-        if !standard.hasSuffix("=") {
-            standard += String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)
-        }
-        return Data(base64Encoded: standard).map { [UInt8]($0) }
     }
 }

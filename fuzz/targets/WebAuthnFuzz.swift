@@ -3,6 +3,7 @@
 // never a crash; CBOR that decodes encodes to bytes that decode and encode to the same bytes again, and an
 // attestation object's credential key is exactly the CBOR it was read from.
 import WebAuthn
+import Sodium
 
 private let relyingParty = RelyingParty(id: "school.example", origins: ["https://school.example"])
 private let challenge: [UInt8] = Array(repeating: 7, count: 32)

@@ -350,13 +350,6 @@ extension APIHandler {
     }
 }
 
-private extension Optional {
-    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let value = self else { return nil }
-        return try await transform(value)
-    }
-}
-
 /// A school as the API answers it.
 struct SchoolResponse: Encodable {
     var id: String

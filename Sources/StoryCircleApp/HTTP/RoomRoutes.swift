@@ -115,10 +115,3 @@ extension APIHandler {
     /// How rooms are made here, as the all-in-one `start` command makes them.
     var rooms: RoomMaker { RoomMaker(registry: registry, speech: narrator, publicURL: publicURL) }
 }
-
-extension Optional {
-    fileprivate func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let self else { return nil }
-        return try await transform(self)
-    }
-}

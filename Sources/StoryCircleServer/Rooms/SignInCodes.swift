@@ -1,4 +1,5 @@
 import Foundation
+import Sodium
 import Locking
 import StoryCircleCore
 
@@ -108,10 +109,7 @@ public struct SignInCodes: Sendable {
     static func newCode() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode(bytes)
     }
 
     private mutating func recordFailure(_ address: String, now: ServerTime) {

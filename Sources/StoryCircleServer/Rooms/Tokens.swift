@@ -1,4 +1,5 @@
 import Foundation
+import Sodium
 
 /// Unguessable credentials and room codes, from the system's cryptographic generator.
 package enum Tokens {
@@ -6,10 +7,7 @@ package enum Tokens {
     package static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode(bytes)
     }
 
     /// A child's resume token: the room's code, a dot and 256 random bits, so that a token of another

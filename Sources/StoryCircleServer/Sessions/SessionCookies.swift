@@ -24,7 +24,7 @@ public enum SessionCookies {
     public static let maxCookies = 64
 
     /// A new secret: 32 bytes of libsodium's generator, base64url without padding (43 characters).
-    public static func newToken() -> String { base64url(Sodium.randomBytes(32)) }
+    public static func newToken() -> String { Base64URL.encode(Sodium.randomBytes(32)) }
 
     /// The stored form of a session's secret (`SessionRecord.tokenHash`).
     public static func tokenHash(_ token: String) -> String { Sodium.sha256Hex(Array(token.utf8)) }
@@ -108,13 +108,6 @@ public enum SessionCookies {
         let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         guard let port = components.port, port != (scheme == "https" ? 443 : 80) else { return bracketed }
         return "\(bracketed):\(port)"
-    }
-
-    static func base64url(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 
     private static func isBase64url(_ byte: UInt8) -> Bool {

@@ -259,10 +259,3 @@ struct SchoolListCommand: ParsableCommand {
         return ExitCode.success
     }
 }
-
-private extension Optional {
-    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let value = self else { return nil }
-        return try await transform(value)
-    }
-}

@@ -1,3 +1,4 @@
+import Sodium
 import COpenSSL
 import Testing
 import WebAuthn
