@@ -243,6 +243,9 @@ def targets_table(runs):
     storm = runs.scenario("joinstorm")
     what = f"{storm[0]['result']['children']:,} children joining within {storm[0]['result']['spreadSeconds']:g} s" if storm else "2,000 children joining within 2 s"
     row(f"join storm, {what}: welcome p99 from the intended start", values(storm, "welcome", "p99"), "ms", 100, False)
+    signin = runs.scenario("signin")
+    what = f"{signin[0]['result']['teachers']:,} teachers within {signin[0]['result']['spreadSeconds']:g} s" if signin else "500 teachers within 60 s"
+    row(f"sign-in with a password (issue #51; Argon2id at OWASP's cost), {what} on one node: p99 from the intended moment", values(signin, "signIn", "p99"), "ms", 300, False)
     return rows
 
 
@@ -475,6 +478,13 @@ def storm_and_more(runs):
                     f"{number(dig(values(storm, 'welcome', 'p50'), 'median'), 'ms')} / {spread(values(storm, 'welcome', 'p99'), 'ms')} |")
         rows.append(f"| | join → welcome p99 (the server's part) | {spread(values(storm, 'joinToWelcome', 'p99'), 'ms')} |")
         rows.append(f"| | children without a welcome | {spread(values(storm, 'unwelcomed'))} |")
+    signin = runs.scenario("signin")
+    if signin:
+        r = signin[0]["result"]
+        rows.append(f"| {r['teachers']:,} teachers signing in within {r['spreadSeconds']:g} s, each from an address of their own | sign-in p50 / p95 / p99 (from the intended moment) | "
+                    f"{spread(values(signin, 'signIn', 'p50'), 'ms')} / {spread(values(signin, 'signIn', 'p95'), 'ms')} / {spread(values(signin, 'signIn', 'p99'), 'ms')} |")
+        rows.append(f"| | server CPU per sign-in · share of its core over the window · sign-ins that failed | "
+                    f"{spread(values(signin, 'cost', 'serverCPUMillisecondsPerSignIn'), 'ms')} · {spread(values(signin, 'cost', 'serverCPUPercent'), '%')} · {spread(values(signin, 'failed'))} |")
     idle = runs.scenario("idle")
     if idle:
         rows.append(f"| {idle[0]['result']['connections']:,} idle joined children | server memory per child | {spread(summary([dig(l['result'], 'bytesPerConnection') / 1024 for l in idle]), 'KiB')} |")
@@ -543,6 +553,11 @@ def every_run(runs):
             text = f"welcome p50 {number(r['welcome']['p50'], 'ms')}, p99 {number(r['welcome']['p99'], 'ms')}, {r['unwelcomed']} unwelcomed; {cpu}"
         elif scenario == "idle":
             text = f"{number(r['bytesPerConnection'] / 1024, 'KiB')} per child"
+        elif scenario == "signin":
+            text = (f"sign-in p50 {number(r['signIn']['p50'], 'ms')}, p95 {number(r['signIn']['p95'], 'ms')}, p99 {number(r['signIn']['p99'], 'ms')}, "
+                    f"max {number(r['signIn']['max'], 'ms')}, {r['failed']} failed {r['statuses']}, generator late p99 {number(r['generatorLate']['p99'], 'ms')}; "
+                    f"server {number(r['cost']['serverCPUMillisecondsPerSignIn'], 'ms')} CPU per sign-in, server {number(r['cost']['serverCPUPercent'])} % / "
+                    f"generator {number(r['cost']['generatorCPUPercent'])} % / others {number(r['cost']['otherCPUPercent'])} % of a core")
         elif scenario == "unlock":
             text = f"display spread {number(r['displaySpreadMs'], 'ms')}"
         elif scenario == "failover":
@@ -593,7 +608,7 @@ def full_report(document):
             "Reveal: the room's last intended answer → each child's own reveal. Podium: the last `next` → each child's `finished`."]
     out += ["", "## Sustained classroom load (open loop)", ""] + sustained_table(runs)
     out += ["", "## A node's capacity (bench/capacity.sh)", ""] + capacity_rows(runs)
-    out += ["", "## Join storm, memory, unlock, narration", ""] + storm_and_more(runs)
+    out += ["", "## Join storm, sign-in, memory, unlock, narration", ""] + storm_and_more(runs)
     out += ["", "## Every run", ""] + every_run(runs)
     if runs.failures:
         out += ["", f"**{len(runs.failures)} run(s) failed**; see the table above."]

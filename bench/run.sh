@@ -30,9 +30,9 @@
 #   BENCH_QUICK=1 bench/run.sh                    (small sizes, 1 run, results under build/bench/)
 # or any of the sizes alone: RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE
 # SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS PACED_RATES PACED_PEERS
-# PACED_SECONDS ALONGSIDE_SECONDS; and
+# PACED_SECONDS ALONGSIDE_SECONDS SIGNIN_TEACHERS SIGNIN_SECONDS; and
 # PEERS="c c-batch python python-batch node node-cork go go-batch", VARIANTS="uncoalesced" (or ""),
-# SCENARIOS="lockstep paced fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover capacity",
+# SCENARIOS="lockstep paced fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock signin narration failover capacity",
 # CAPACITY_LOADS ("10000 20000 40000 80000 160000") CAPACITY_SECONDS (40): capacity is bench/capacity.sh's
 # ramp, run once after the rounds.
 # failover runs Tests/Integration/test_cluster.py on the release build (nginx + 3 nodes + PostgreSQL, 20
@@ -47,18 +47,22 @@
 # after kill -9 of the worker, after a lobby, cached); then one room of 40 in lock-step for
 # ALONGSIDE_SECONDS (8), quiet and again while bench/narration_load.py keeps the worker reading other
 # rooms' stories: whether synthesis delays another room's broadcasts.
+# signin: SIGNIN_TEACHERS (500) teacher accounts made through the API (not timed), then each signs in once with
+# their password, at random moments over SIGNIN_SECONDS (60), from an address of their own (bench/signin.py,
+# pinned as the generator is): sign-in p50/p95/p99 from the intended moment, the server's CPU per sign-in.
 # Only a run at full size writes bench/results.json, the file the README's table comes from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 full=yes
-for name in BENCH_QUICK PIN RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS PACED_RATES PACED_PEERS PACED_SECONDS ALONGSIDE_SECONDS SYSCALL_SECONDS PEERS VARIANTS SCENARIOS CAPACITY_LOADS CAPACITY_SECONDS; do
+for name in BENCH_QUICK PIN RUNS ROOMS CHILDREN BIG BURST ROUNDS WARMUP QUESTIONS ANSWER_RATE SUSTAINED_ROOMS SUSTAINED_SECONDS STORM STORM_SECONDS IDLE LOCKSTEP_SIZES LOCKSTEP_SECONDS PACED_RATES PACED_PEERS PACED_SECONDS ALONGSIDE_SECONDS SYSCALL_SECONDS PEERS VARIANTS SCENARIOS CAPACITY_LOADS CAPACITY_SECONDS SIGNIN_TEACHERS SIGNIN_SECONDS; do
   [ -n "${!name:-}" ] && full=no
 done
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
   : "${RUNS:=1}" "${ROOMS:=25}" "${CHILDREN:=20}" "${BIG:=300}" "${BURST:=20}" "${ROUNDS:=3}" "${WARMUP:=1}" "${QUESTIONS:=2}"
   : "${ANSWER_RATE:=500}" "${SUSTAINED_ROOMS:=10}" "${SUSTAINED_SECONDS:=35}" "${STORM:=300}" "${STORM_SECONDS:=1}" "${IDLE:=500}"
   : "${LOCKSTEP_SIZES:=25x40 1x300}" "${LOCKSTEP_SECONDS:=3}" "${PACED_RATES:=20}" "${PACED_SECONDS:=3}" "${ALONGSIDE_SECONDS:=3}" "${CAPACITY_LOADS:=1000 2000}" "${CAPACITY_SECONDS:=20}"
+  : "${SIGNIN_TEACHERS:=50}" "${SIGNIN_SECONDS:=10}"
 fi
 RUNS=${RUNS:-3}
 ROOMS=${ROOMS:-250}
@@ -83,9 +87,11 @@ ALONGSIDE_SECONDS=${ALONGSIDE_SECONDS:-8}
 SYSCALL_SECONDS=${SYSCALL_SECONDS:-1}
 PEERS=${PEERS:-c c-batch python python-batch node node-cork go go-batch}
 VARIANTS=${VARIANTS-uncoalesced}
-SCENARIOS=${SCENARIOS:-lockstep paced fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock narration failover capacity}
+SCENARIOS=${SCENARIOS:-lockstep paced fanout bigroom quiz-big quiz-postgres quiz-rooms joinstorm sustained idle unlock signin narration failover capacity}
 CAPACITY_LOADS=${CAPACITY_LOADS:-10000 20000 40000 80000 160000}
 CAPACITY_SECONDS=${CAPACITY_SECONDS:-40}
+SIGNIN_TEACHERS=${SIGNIN_TEACHERS:-500}
+SIGNIN_SECONDS=${SIGNIN_SECONDS:-60}
 OUT=${BENCH_OUT:-$([ "$full" = yes ] && echo bench || echo build/bench)}
 # The data folder is on the project's disk (not a tmpfs /tmp): the answer figures depend on its fsync.
 WORK=${BENCH_WORK:-$PWD/.build/bench-work}
@@ -113,8 +119,10 @@ mkdir -p "$WORK" "$OUT"
 
 wants() { [[ " $SCENARIOS " == *" $1 "* ]]; }
 
-# The peers, built from bench/baseline/ (see PROTOCOL.md there).
-build_peers "$WORK" "$PEERS $(wants paced && echo "$PACED_PEERS")"
+# The peers, built from bench/baseline/ (see PROTOCOL.md there), when a scenario runs them.
+if wants lockstep || wants paced || wants fanout || wants bigroom; then
+  build_peers "$WORK" "$PEERS $(wants paced && echo "$PACED_PEERS")"
+fi
 
 # The disk under the data folder: its filesystem, and what an fsync costs there (SQLite's commit).
 "$PY" bench/disk.py "$WORK" >> "$RESULTS"
@@ -146,9 +154,14 @@ print(json.dumps(line))' "$run" "$label" "$message" "$kept" >> "$RESULTS"
 
 # One run: the generator's JSON line, with the run's number and the server it measured.
 bench() { # <run> <label> <scenario and options...>
+  bench_with "$1" "$2" "$BIN/storycircle-bench" "${@:3}"
+}
+
+# The same with another generator (a command that prints one JSON line and a summary on stderr).
+bench_with() { # <run> <label> <generator command and options...>
   local run=$1 label=$2
   shift 2
-  if "${pin_generator[@]}" "$BIN/storycircle-bench" "$@" --port "$PORT" > "$WORK/line.json" 2> "$WORK/line.err"; then
+  if "${pin_generator[@]}" "$@" --port "$PORT" > "$WORK/line.json" 2> "$WORK/line.err"; then
     printf '{"run":%d,"label":"%s","store":"%s","result":%s}\n' "$run" "$label" "$STORE" "$(cat "$WORK/line.json")" >> "$RESULTS"
     printf '  run %d %-22s %s\n' "$run" "$label" "$(tail -1 "$WORK/line.err")" >&2
   else
@@ -322,6 +335,12 @@ for run in $(seq "$RUNS"); do
     else
       record_failure "$run" failover "" "$WORK/line.err"
     fi
+  fi
+  if wants signin; then
+    start_storycircle "$WORK" signin
+    bench_with "$run" "signin $SIGNIN_TEACHERS in $SIGNIN_SECONDS s" "$PY" bench/signin.py --admin-token "$ADMIN" \
+      --teachers "$SIGNIN_TEACHERS" --seconds "$SIGNIN_SECONDS" --server-pid "$SERVER_PID"
+    stop_server
   fi
   if wants narration; then
     start_storycircle "$WORK" narration

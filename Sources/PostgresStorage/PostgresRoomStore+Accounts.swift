@@ -25,7 +25,7 @@ extension PostgresRoomStore: AccountBook {
         }
     }
 
-    public func createSchool(name: String) async throws -> School {
+    public func createSchool(name: String, id: String) async throws -> School {
         let now = Self.now()
         return try await libraryChange("account", taken: AccountBookError.nameTaken(name: name)) { connection in
             let key = AccountKeys.schoolName(name)
@@ -35,7 +35,7 @@ extension PostgresRoomStore: AccountBook {
             let rows = try connection.query("""
                 INSERT INTO schools (id, name, name_key, version, created_at) VALUES ($1::text, $2::text, $3::text, 1, $4::bigint)
                 RETURNING \(Self.schoolColumns)
-                """, [.text(AccountLogins.makeSchool()), .text(name), .text(key), .integer(now.milliseconds)])
+                """, [.text(id), .text(name), .text(key), .integer(now.milliseconds)])
             return Self.school(rows, 0)
         }
     }
@@ -87,7 +87,7 @@ extension PostgresRoomStore: AccountBook {
                 VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, false, 1, $6::bigint, $7::text)
                 RETURNING \(Self.accountColumns)
                 """, [
-                    .text(AccountLogins.makeAccount()), .text(login), .text(draft.displayName), .text(draft.role.rawValue), draft.schoolID.map { .text($0) } ?? .null,
+                    .text(draft.id), .text(login), .text(draft.displayName), .text(draft.role.rawValue), draft.schoolID.map { .text($0) } ?? .null,
                     .integer(now.milliseconds), draft.passwordHash.map { .text($0) } ?? .null,
                 ])
             return Self.account(rows, 0)

@@ -12,9 +12,16 @@ extension PostgresRoomStore: OwnershipBook {
                     [.text(owner.accountID), .optional(owner.schoolID)]
                 ).int(0, 0)
             }
-            // Unowned classes' names were unique among all classes, so none meets one of the new owner's.
-            try connection.query("UPDATE class_name_keys SET scope = $1::text WHERE scope = ''", [.text(owner.accountID)])
-            return AdoptedCounts(classes: try adopt("classes"), rooms: try adopt("rooms"), stories: try adopt("stories"), pictures: try adopt("pictures"))
+            // The classes first, then their name keys: a class being renamed meanwhile holds its row (then
+            // its keys), so taking them in the same order waits for it instead of deadlocking, and finds the
+            // keys it wrote. Unowned classes' names were unique among all classes, so none meets one of the
+            // new owner's.
+            let classes = try adopt("classes")
+            try connection.query(
+                "UPDATE class_name_keys k SET scope = $1::text FROM classes c WHERE c.id = k.class_id AND c.owner_id = $1::text AND k.scope = ''",
+                [.text(owner.accountID)]
+            )
+            return AdoptedCounts(classes: classes, rooms: try adopt("rooms"), stories: try adopt("stories"), pictures: try adopt("pictures"))
         }
     }
 

@@ -22,14 +22,13 @@ extension SQLiteRoomStore: AccountBook {
         try await read { try Self.loadSchool(id, from: $0) }
     }
 
-    public func createSchool(name: String) async throws -> School {
+    public func createSchool(name: String, id: String) async throws -> School {
         let now = Self.now()
         return try await writerChange("account") { database in
             let key = AccountKeys.schoolName(name)
             guard try database.integer("SELECT 1 FROM schools WHERE name_key = ?", .text(key)) == nil else {
                 throw AccountBookError.nameTaken(name: name)
             }
-            let id = AccountLogins.makeSchool()
             try database.prepare("INSERT INTO schools (id, name, name_key, version, created_at) VALUES (?, ?, ?, 1, ?)")
                 .run(.text(id), .text(name), .text(key), .integer(now.milliseconds))
             return try Self.loadSchool(id, from: database)!
@@ -77,7 +76,7 @@ extension SQLiteRoomStore: AccountBook {
             if let school = draft.schoolID, try database.integer("SELECT 1 FROM schools WHERE id = ?", .text(school)) == nil {
                 throw AccountBookError.schoolNotFound(id: school)
             }
-            let id = AccountLogins.makeAccount()
+            let id = draft.id
             try database.prepare("""
                 INSERT INTO accounts (id, login, display_name, role, school_id, disabled, version, created_at, password_hash)
                 VALUES (?, ?, ?, ?, ?, 0, 1, ?, ?)

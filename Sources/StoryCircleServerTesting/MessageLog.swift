@@ -50,8 +50,10 @@ package final class MessageLog: Sendable {
 
     /// The next `type` message to `connection`. One that does not come within `timeout` fails the test
     /// (recorded at the caller's line) instead of hanging the suite; the test then gets a stand-in message
-    /// (`storage`, not ok, saying what was missing) and goes on to fail or finish on its own.
-    package func next(_ type: String, to connection: UInt64, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async -> ServerMessage {
+    /// (`storage`, not ok, saying what was missing) and goes on to fail or finish on its own. A minute: over
+    /// real sockets a message waits for the cooperative pool, which the whole suite starting at once on two
+    /// busy cores was seen to hold for more than 20 s; only a message that never comes should meet it.
+    package func next(_ type: String, to connection: UInt64, timeout: Duration = .seconds(60), sourceLocation: SourceLocation = #_sourceLocation) async -> ServerMessage {
         let message: ServerMessage? = await withCheckedContinuation { continuation in
             let ready: ServerMessage? = state.withLock { state in
                 let key = "\(connection)/\(type)"

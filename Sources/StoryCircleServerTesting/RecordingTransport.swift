@@ -64,8 +64,8 @@ package final class RecordingTransport: MessageTransport {
 
     /// The close of `connection`, once it comes. One that does not come within `timeout` fails the test
     /// (recorded at the caller's line) instead of hanging the suite, and the test gets a stand-in close
-    /// (status 0, reason `no_close_came`) to go on with.
-    package func closed(_ connection: UInt64, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async -> CloseReason {
+    /// (status 0, reason `no_close_came`) to go on with. A minute, as `MessageLog.next`'s.
+    package func closed(_ connection: UInt64, timeout: Duration = .seconds(60), sourceLocation: SourceLocation = #_sourceLocation) async -> CloseReason {
         let reason: CloseReason? = await withCheckedContinuation { continuation in
             let done = closes.withLock { closes -> CloseReason? in
                 if let reason = closes.closed[connection] { return reason }

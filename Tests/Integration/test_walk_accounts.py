@@ -18,7 +18,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from browser_support import PHONE, PROJECTOR, TEACHER, axe, browsers, plain, screenshot, text, visible, wait  # noqa: F401
+from browser_support import PHONE, PROJECTOR, TEACHER, axe, browsers, plain, rect, screenshot, text, visible, wait  # noqa: F401
 from conftest import ROOT, SHORT_STORY
 from test_browser import choose
 from test_classes_browser import answer, expect, member_child, pick_buttons, picker_shows
@@ -301,6 +301,13 @@ def test_a_first_day_from_the_district_to_a_parents_request(site, browsers, tmp_
     walk.check(laptop, "class-report", lambda b: (copy_cookies(laptop, b, origin), b.get(f"{origin}/classes#id={class_id}"),
                                                    wait(b, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#report-children tbody tr")) == 4),
                                                    b.execute_script("document.getElementById('report-children-title').scrollIntoView()")))
+
+    # On a phone each child's buttons are in reach, not off to the side of a table scrolled sideways.
+    phone = walk.others["phone"]
+    width = phone.execute_script("return innerWidth")
+    for button in phone.find_elements(By.CSS_SELECTOR, "#report-children [data-action]"):
+        box = rect(phone, button)
+        assert 0 <= box["x"] and box["x"] + box["w"] <= width, (button.get_attribute("data-action"), box)
 
     # 11. A parent asks for Bo's data: exported as JSON and as CSV, then erased.
     laptop.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)})

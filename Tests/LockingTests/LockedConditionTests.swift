@@ -1,27 +1,38 @@
+import Dispatch
 import Foundation
 import Locking
 import Testing
 
+/// Every wait here happens on threads of the tests' own, never on the cooperative pool: on a loaded
+/// machine (the whole suite starts at once on two cores) a task that is ready can wait many seconds for a
+/// pool thread, which made a working wake-up look lost when the deadline was a task's sleep.
 struct LockedConditionTests {
-    /// Runs `body` on a thread of its own (it blocks) and hands back what it returns.
-    private static func onThread<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
+    /// A thread that runs `body`; `join()` blocks until it has returned and hands back what it returned.
+    private final class Spawned<Value: Sendable>: Sendable {
+        private let result = Locked<Value?>(nil)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ body: @escaping @Sendable () -> Value) {
+            Thread { [self] in
+                result.withLock { $0 = body() }
+                done.signal()
+            }.start()
+        }
+
+        /// `nil` when the thread has not returned within `timeout`. The harness waits on a semaphore, not on
+        /// the type under test, so a broken wake-up cannot also break the wait that catches it.
+        func join(timeout: DispatchTimeInterval = .seconds(30)) -> Value? {
+            done.wait(timeout: .now() + timeout) == .success ? result.withLock { $0 } : nil
         }
     }
 
-    /// `body`'s result, or `nil` when it has not finished after `seconds` (a wake-up that never comes
-    /// would otherwise hang the suite; the blocked thread is left behind).
-    private static func within<Value: Sendable>(seconds: Int, _ body: @escaping @Sendable () async -> Value) async -> Value? {
-        await withTaskGroup(of: Value?.self) { group in
-            group.addTask { await body() }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+    /// `body` run on a thread of its own, awaited from the test: its result, or `nil` when it has not
+    /// finished after 30 s of real time (a wake-up that never comes would otherwise hang the suite; the
+    /// blocked thread is left behind). It should take milliseconds: the bound only tells "never" from "late".
+    private static func within<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value? {
+        await withCheckedContinuation { continuation in
+            let spawned = Spawned(body)
+            Thread { continuation.resume(returning: spawned.join()) }.start()
         }
     }
 
@@ -30,18 +41,18 @@ struct LockedConditionTests {
         // What the waiter saw each time it checked, so the test changes the value only once the waiter
         // is waiting: the wake-up, not the threads' timing, decides whether it goes on.
         let seen = LockedCondition<[Int]>([])
-        let result = await Self.within(seconds: 10) {
-            async let finished = Self.onThread {
+        let result = await Self.within {
+            let waiter = Spawned {
                 counter.waitUntil({ value in
                     seen.withLockAndWake { $0.append(value) }
                     return value >= 3
                 }, then: { value in value })
             }
             for step in 0..<3 {
-                await Self.onThread { seen.waitUntil({ $0.last == step }, then: { _ in }) }
+                seen.waitUntil({ $0.last == step }, then: { _ in })
                 counter.withLockAndWake { $0 += 1 }
             }
-            return await finished
+            return waiter.join()
         }
         #expect(result == 3, "the waiter was not woken")
         // Each value once, unless a spurious wake-up (which pthread allows) made the waiter look twice.
@@ -50,39 +61,42 @@ struct LockedConditionTests {
 
     @Test func aTimedWaitEndsAtItsTimeoutWhenTheValueNeverBecomesReady() async {
         let flag = LockedCondition(false)
-        let clock = ContinuousClock()
-        let start = clock.now
-        let ready = await Self.onThread { flag.waitUntil({ $0 }, timeout: .milliseconds(50)) }
+        // Measured on the waiting thread itself: only a lower bound, which load cannot break.
+        let (ready, waited) = await Self.within { () -> (Bool, Duration) in
+            let start = ContinuousClock.now
+            let ready = flag.waitUntil({ $0 }, timeout: .milliseconds(50))
+            return (ready, ContinuousClock.now - start)
+        } ?? (true, .zero)
         #expect(!ready)
         // Not before its timeout (a wait that returns at once would pass the first check).
-        #expect(clock.now - start >= .milliseconds(50))
+        #expect(waited >= .milliseconds(50))
     }
 
     @Test func aTimedWaitReturnsWhenWokenNotAtItsTimeout() async {
         let flag = LockedCondition(false)
         let waiting = LockedCondition(false)
-        // The timeout is beyond the test's own limit: only the wake-up can end the wait in time.
-        let result = await Self.within(seconds: 10) {
-            async let ready = Self.onThread {
+        // The timeout is ten times the harness's bound: only the wake-up can end the wait in time.
+        let result = await Self.within {
+            let waiter = Spawned {
                 flag.waitUntil({ value in
                     waiting.withLockAndWake { $0 = true }
                     return value
-                }, timeout: .seconds(30))
+                }, timeout: .seconds(300))
             }
-            await Self.onThread { waiting.waitUntil({ $0 }, then: { _ in }) }
+            waiting.waitUntil({ $0 }, then: { _ in })
             flag.withLockAndWake { $0 = true }
-            return await ready
+            return waiter.join()
         }
         #expect(result == true, "the timed waiter was not woken")
     }
 
     @Test func withLockIsExclusiveAcrossThreads() async {
         let counter = LockedCondition(0)
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<4 {
-                group.addTask { await Self.onThread { for _ in 0..<10_000 { counter.withLock { $0 += 1 } } } }
-            }
+        let total = await Self.within {
+            let threads = (0..<4).map { _ in Spawned { for _ in 0..<10_000 { counter.withLock { $0 += 1 } } } }
+            threads.forEach { _ = $0.join() }
+            return counter.withLock { $0 }
         }
-        #expect(counter.withLock { $0 } == 40_000)
+        #expect(total == 40_000)
     }
 }

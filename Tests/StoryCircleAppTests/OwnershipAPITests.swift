@@ -102,7 +102,7 @@ final class FixedAccounts: AccountBook {
 
     func listSchools() async throws -> [School] { [] }
     func school(_ id: String) async throws -> School? { nil }
-    func createSchool(name: String) async throws -> School { throw Unused() }
+    func createSchool(name: String, id: String) async throws -> School { throw Unused() }
     func listAccounts(schoolID: String?) async throws -> [Account] { accounts.filter { schoolID == nil || $0.schoolID == schoolID } }
     func account(id: String) async throws -> Account? { accounts.first { $0.id == id } }
     func disabledAccountIDs() async throws -> Set<String> { Set(accounts.filter(\.disabled).map(\.id)) }

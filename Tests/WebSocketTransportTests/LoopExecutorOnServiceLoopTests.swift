@@ -42,26 +42,35 @@ struct LoopExecutorOnServiceLoopTests {
         defer { harness.stop() }
         let executor = harness.server.loopExecutor
         let fired = LockedCondition<[String]>([])
-        let start = LoopExecutor.monotonicNanoseconds()
+        // Each timer's deadline, from a reading taken just before it is set (never later than the executor's
+        // own): the one set from the loop's thread is set whenever the loop gets to it, which on a loaded
+        // machine can be after the others' deadlines, so the order expected is the deadlines', not the delays'.
+        let deadlines = Locked<[String: UInt64]>([:])
         @Sendable func record(_ name: String) {
-            let elapsed = (LoopExecutor.monotonicNanoseconds() - start) / 1_000_000
+            let now = LoopExecutor.monotonicNanoseconds()
+            let deadline = deadlines.withLock { $0[name]! }
             let thread = executor.isCurrent ? "the loop" : "another thread"
             // Not before its time, nor long after (the keepalive sweep wakes the loop once a second: a timer the
             // loop did not know of would fire only then).
-            let when = elapsed < UInt64(name)! ? "early, after \(elapsed) ms" : elapsed > UInt64(name)! + 500 ? "late, after \(elapsed) ms" : "on time"
+            let when = now < deadline ? "early, by \((deadline - now) / 1_000) µs" : now > deadline + 500_000_000 ? "late, by \((now - deadline) / 1_000_000) ms" : "on time"
             fired.withLockAndWake { $0.append("\(name) on \(thread) \(when)") }
         }
-        let cancelled = executor.schedule(afterMilliseconds: 20) { record("20") }
-        cancelled.cancel()
-        _ = executor.schedule(afterMilliseconds: 90) { record("90") }
-        _ = executor.schedule(afterMilliseconds: 40) { record("40") }
+        @Sendable func schedule(_ milliseconds: Int64) -> LoopTimer {
+            let name = String(milliseconds)
+            deadlines.withLock { $0[name] = LoopExecutor.monotonicNanoseconds() + UInt64(milliseconds) * 1_000_000 }
+            return executor.schedule(afterMilliseconds: milliseconds) { record(name) }
+        }
+        schedule(20).cancel()
+        _ = schedule(90)
+        _ = schedule(40)
         // Set from the loop's own thread, as a room sets its timers.
-        executor.execute { _ = executor.schedule(afterMilliseconds: 60) { record("60") } }
+        executor.execute { _ = schedule(60) }
         let all = try await onOwnThread {
             fired.waitUntil({ $0.count == 3 }, timeout: .seconds(10))
         }
         #expect(all)
-        #expect(fired.withLock { $0 } == ["40 on the loop on time", "60 on the loop on time", "90 on the loop on time"])
+        let order = deadlines.withLock { deadlines in deadlines.filter { $0.key != "20" }.sorted { $0.value < $1.value }.map(\.key) }
+        #expect(fired.withLock { $0 } == order.map { "\($0) on the loop on time" }, "in the order of their deadlines")
     }
 
     @Test func afterTheLoopHasStoppedItsActorsStillRunOnAThreadOfTheExecutorsOwn() async throws {

@@ -130,8 +130,12 @@ extension APIHandler {
         case .success(let checked): name = checked
         case .failure(let problem): throw AccountRoutes.invalid([problem])
         }
-        let school = try await accountCall { try await book.createSchool(name: name) }
-        try await audit(.schoolCreated, target: "school:\(school.id)", request, schoolID: school.id)
+        // Recorded first, under the id it will have: no school is made without its row, and a store that
+        // then refuses it leaves a second row saying it was not done.
+        let id = AccountLogins.makeSchool()
+        let school = try await audited(.schoolCreated, target: "school:\(id)", request, schoolID: id) {
+            try await accountCall { try await book.createSchool(name: name, id: id) }
+        }
         return .json(201, SchoolResponse(school))
     }
 
@@ -192,10 +196,11 @@ extension APIHandler {
             if let school, try await book.school(school) == nil { throw AccountBookError.schoolNotFound(id: school) }
         }
         let hash = try await password.asyncMap { try await hashPassword($0) }
-        let created = try await accountCall {
-            try await book.createAccount(AccountDraft(login: login, displayName: displayName, role: role, schoolID: school?.isEmpty == true ? nil : school, passwordHash: hash))
+        // Recorded first, as a school is (`createSchool`).
+        let draft = AccountDraft(login: login, displayName: displayName, role: role, schoolID: school?.isEmpty == true ? nil : school, passwordHash: hash)
+        let created = try await audited(.accountCreated, target: "account:\(draft.id)", request, schoolID: draft.schoolID, detail: role.rawValue + (hash == nil ? ", setup link" : "")) {
+            try await accountCall { try await book.createAccount(draft) }
         }
-        try await audit(.accountCreated, target: "account:\(created.id)", request, schoolID: created.schoolID, detail: created.role.rawValue + (hash == nil ? ", setup link" : ""))
         // No password: the person sets one through a setup link, as after a reset.
         let link = hash == nil ? try await issueSetupLink(for: created.id, in: book) : nil
         return .json(201, AccountResponse(created, setupLink: link))

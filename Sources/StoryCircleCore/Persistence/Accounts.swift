@@ -71,13 +71,16 @@ public struct Account: Sendable, Equatable {
 
 /// A new account, before the store gives it an id.
 public struct AccountDraft: Sendable, Equatable {
+    /// Drawn before the account is stored, so its audit row can name it first (`APIHandler.audited`).
+    public var id: String
     public var login: String
     public var displayName: String
     public var role: AccountRole
     public var schoolID: String?
     public var passwordHash: String?
 
-    public init(login: String, displayName: String, role: AccountRole, schoolID: String?, passwordHash: String? = nil) {
+    public init(id: String = AccountLogins.makeAccount(), login: String, displayName: String, role: AccountRole, schoolID: String?, passwordHash: String? = nil) {
+        self.id = id
         self.login = login
         self.displayName = displayName
         self.role = role
@@ -162,8 +165,9 @@ public protocol AccountBook: AnyObject, Sendable {
     // Schools
     func listSchools() async throws -> [School]
     func school(_ id: String) async throws -> School?
-    /// Throws `.nameTaken` when another school has this name (compared case-folded).
-    func createSchool(name: String) async throws -> School
+    /// Stores school `id` (`AccountLogins.makeSchool()`, drawn first so its audit row can name it); throws
+    /// `.nameTaken` when another school has this name (compared case-folded).
+    func createSchool(name: String, id: String) async throws -> School
 
     // Accounts
     /// Every account, or those of one school, by login.
@@ -226,6 +230,10 @@ public protocol AccountBook: AnyObject, Sendable {
 
 /// Why the account book refused a change.
 extension AccountBook {
+    public func createSchool(name: String) async throws -> School {
+        try await createSchool(name: name, id: AccountLogins.makeSchool())
+    }
+
     /// A session for an enabled account, whatever its password (a passkey's or a link's sign-in).
     @discardableResult
     public func createSession(_ session: SessionRecord) async throws -> Bool {

@@ -25,8 +25,8 @@ final class MemoryAccountBook: AccountBook, @unchecked Sendable {
 
     func listSchools() async throws -> [School] { state.withLock { Array($0.schools.values) } }
     func school(_ id: String) async throws -> School? { state.withLock { $0.schools[id] } }
-    func createSchool(name: String) async throws -> School {
-        let school = School(id: AccountLogins.makeSchool(), name: name, createdAt: now())
+    func createSchool(name: String, id: String) async throws -> School {
+        let school = School(id: id, name: name, createdAt: now())
         state.withLock { $0.schools[school.id] = school }
         return school
     }
@@ -41,7 +41,7 @@ final class MemoryAccountBook: AccountBook, @unchecked Sendable {
 
     func createAccount(_ draft: AccountDraft) async throws -> Account {
         let account = Account(
-            id: AccountLogins.makeAccount(), login: draft.login, displayName: draft.displayName, role: draft.role, schoolID: draft.schoolID,
+            id: draft.id, login: draft.login, displayName: draft.displayName, role: draft.role, schoolID: draft.schoolID,
             createdAt: now(), passwordHash: draft.passwordHash
         )
         try state.withLock { state in

@@ -14,6 +14,8 @@ final class SocketClients: Sendable {
         var connected: Set<UInt64> = []
         var closed: [UInt64: UInt16?] = [:]
         var waiters: [(UInt64, Bool, CheckedContinuation<UInt16?, Never>)] = []
+        /// First messages to send the moment a connection opens, from the pool's own thread.
+        var hellos: [UInt64: ClientMessage] = [:]
     }
     private let state = Locked(State())
 
@@ -26,10 +28,30 @@ final class SocketClients: Sendable {
         box.clients.withLock { $0 = self }
     }
 
-    /// Connects and waits for the upgrade.
-    func connect(path: String = "/ws") async -> UInt64? {
-        let id = pool.connect(.init(port: port, path: path))
-        return await wait(id, forClose: false) == nil ? id : nil
+    /// Connects and waits for the upgrade. `hello` goes out as soon as the connection opens, from the
+    /// client's own thread: a test racing the server's hello timeout on the real clock must not depend on
+    /// when the cooperative pool next runs it (seconds, when the whole suite starts at once).
+    func connect(path: String = "/ws", saying hello: ClientMessage? = nil) async -> UInt64? {
+        await connect(count: 1, path: path, saying: hello)[0]
+    }
+
+    /// Opens `count` connections at once, before waiting for any: whether the server sees them all while
+    /// it still holds the earlier ones does not depend on the pool either. Each is nil if refused.
+    func connect(count: Int, path: String = "/ws", saying hello: ClientMessage? = nil) async -> [UInt64?] {
+        let ids = (0..<count).map { _ in pool.connect(.init(port: port, path: path)) }
+        if let hello {
+            let open = state.withLock { state in
+                ids.filter { id in
+                    if state.connected.contains(id) { return true }
+                    state.hellos[id] = hello
+                    return false
+                }
+            }
+            for id in open { send(hello, from: id) }
+        }
+        var outcomes: [UInt64?] = []
+        for id in ids { outcomes.append(await wait(id, forClose: false) == nil ? id : nil) }
+        return outcomes
     }
 
     func send(_ message: ClientMessage, from connection: UInt64) {
@@ -46,9 +68,12 @@ final class SocketClients: Sendable {
     }
 
     fileprivate func handle(_ event: WebSocketClientPool.Event) {
+        var hello: (UInt64, ClientMessage)?
         let ready: [(CheckedContinuation<UInt16?, Never>, UInt16?)] = state.withLock { state in
             switch event {
-            case .connected(let id): state.connected.insert(id)
+            case .connected(let id):
+                state.connected.insert(id)
+                hello = state.hellos.removeValue(forKey: id).map { (id, $0) }
             case .closed(let id, let status, _): state.closed[id] = .some(status)
             case .failed(let id, _): state.closed[id] = .some(nil)
             case .message: return []
@@ -67,6 +92,7 @@ final class SocketClients: Sendable {
             }
             return ready
         }
+        if let (id, message) = hello { send(message, from: id) }
         ready.forEach { $0.0.resume(returning: $0.1) }
     }
 

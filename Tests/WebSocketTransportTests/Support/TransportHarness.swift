@@ -77,8 +77,10 @@ final class EventRecorder: Sendable {
     }
 
     /// Waits until `condition` holds for the events so far; false if it still does not after `timeout`.
-    /// `condition` runs under the recorder's lock: it must look only at the events it is given.
-    func wait(timeout: Double = 5, until condition: @escaping @Sendable ([TransportEvent]) -> Bool) async -> Bool {
+    /// `condition` runs under the recorder's lock: it must look only at the events it is given. The timeout
+    /// only ends a wait that would never end (every caller expects the condition to come): generous, so a
+    /// loaded machine (the suite in parallel, or under ThreadSanitizer, on two cores) is never taken for one.
+    func wait(timeout: Double = 30, until condition: @escaping @Sendable ([TransportEvent]) -> Bool) async -> Bool {
         await withCheckedContinuation { continuation in
             let id: UInt64? = state.withLock { state in
                 if condition(state.events) { return nil }

@@ -217,10 +217,12 @@ function renderChildren(children) {
         });
         return el("li", { text: room.unanswered ? `${line} · ${t("classes.questions_unanswered", { count: room.unanswered })}` : line });
       }));
-    rows.append(el("tr", { "data-child": child.member },
-      el("th", { scope: "row" }, el("span", { class: "share" }, avatarPicture(child.avatar, child.name, "avatar member-avatar"), written(child.name, "span"))),
-      el("td", {}, rooms),
-      el("td", {}, el("div", { class: "child-data" },
+    // Roles said outright: on a phone the rows are laid out as cards (classes.css), which a browser would
+    // otherwise take for no table at all.
+    rows.append(el("tr", { "data-child": child.member, role: "row" },
+      el("th", { scope: "row", role: "rowheader" }, el("span", { class: "share" }, avatarPicture(child.avatar, child.name, "avatar member-avatar"), written(child.name, "span"))),
+      el("td", { role: "cell" }, rooms),
+      el("td", { role: "cell" }, el("div", { class: "child-data" },
         el("button", { type: "button", class: "secondary", "data-action": "export-json", "data-member": child.member,
           "aria-label": t("classes.export_json_label", { name }), text: t("classes.export_json"), onclick: () => exportChild(child, "json") }),
         el("button", { type: "button", class: "secondary", "data-action": "export-csv", "data-member": child.member,
