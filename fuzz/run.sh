@@ -41,7 +41,7 @@ TARGETS=(
   "nickname NicknameFuzz.swift Confusables StoryCircleCore"
   "picture PictureFuzz.swift Pictures CImageCodecs"
   "webauthn WebAuthnFuzz.swift WebAuthn Sodium"
-  "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleApp StoryCircleServer StoryCircleCore TransportCore WebSocketTransport Speech SQLiteStorage PostgresStorage RoomStoreSupport QRCode Locking Confusables Pictures CImageCodecs Sodium"
+  "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleApp StoryCircleServer StoryCircleCore TransportCore WebSocketTransport Speech SQLiteStorage PostgresStorage RoomStoreSupport QRCode Locking Confusables Pictures CImageCodecs Sodium WebAuthn"
 )
 C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite -I Sources/CPostgreSQL -I Sources/CICU -I Sources/CSodium -lsodium -I Sources/COpenSSL -lssl -lcrypto -I Sources/CCBOR -lcbor)
 # CImageCodecs is a C target: its module map is the one SwiftPM writes; its libraries are linked by name.
