@@ -115,6 +115,9 @@ let package = Package(
         // JOSE for OpenID Connect: compact JWS, JWK sets and ID tokens' claims (RFC 7515/7517/7519, OpenID
         // Connect Core 3.1.3.7); RS256 and ES256 only, through SignatureKeys.
         .target(name: "JOSE", dependencies: ["SignatureKeys", "Sodium"]),
+        // OpenID Connect's relying party: discovery, the authorization code flow with PKCE, state and nonce,
+        // the token endpoint, ID tokens checked with JOSE against the provider's keys, over TLSClient.
+        .target(name: "OpenIDConnect", dependencies: ["JOSE", "Sodium", "WebAuthn", "TLSClient", "Locking"]),
 
         // MARK: The shell: actors that carry out what the core decides (rooms, their outboxes, the router,
         // the directory, the leases), over any store, narrator and transport it is given: it imports no C
@@ -170,8 +173,9 @@ let package = Package(
         // Authenticator responses made in the tests with OpenSSL's keys and libcbor's encoder, for the three
         // algorithms and every refusal.
         .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "COpenSSL"]),
-        // ID tokens signed in the tests with keys OpenSSL makes there, for both algorithms and every refusal.
-        .testTarget(name: "JOSETests", dependencies: ["JOSE", "COpenSSL", "Sodium"]),
+        // ID tokens signed in the tests with keys OpenSSL makes there, for both algorithms and every refusal;
+        // the relying party against a provider scripted in memory (its answers, its keys, a clock the test moves).
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "OpenIDConnect", "COpenSSL", "Sodium", "Locking"]),
         .testTarget(name: "SQLiteStorageTests", dependencies: ["SQLiteStorage", "StoryCircleCore", "Locking"]),
         // The loop executor, its timers, frames and HTTP types, without sockets or C.
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore", "Locking"]),
