@@ -7,7 +7,7 @@
 import { $, el, clear } from "./dom.js";
 import { t, isolate, onLanguageChange } from "./i18n.js";
 import { ERROR } from "./error-codes.js";
-import { administers, roleKey, signInFailure, signInLink, signOut, signOutEverywhere } from "./session.js";
+import { administers, listHeadingKey, roleKey, signInFailure, signInLink, signOut, signOutEverywhere } from "./session.js";
 
 let shown = null;
 // The passkeys module, on a server that has passkeys (web-static/js/passkeys.js): looked for once.
@@ -148,6 +148,12 @@ export function offerAdminScreen(node, api, id) {
   clear(node).append(el("span", { text: t("account.error.district_admin") }), " ",
     el("a", { id, class: "button secondary", href: "/admin", text: t("account.go_admin") }));
   return true;
+}
+
+/** Words the heading `node` of the library or the class list (`page`) for who is looking (`listHeadingKey`). */
+export function nameListHeading(node, page, api) {
+  node.dataset.i18n = listHeadingKey(page, api);
+  node.textContent = t(node.dataset.i18n);
 }
 
 /** Puts "sign in to see this page" and the sign-in link (back to `page`) into `node`. */
