@@ -283,6 +283,15 @@ enum PostgresMigrations {
             CREATE INDEX class_name_keys_by_class ON class_name_keys (class_id);
             CREATE INDEX class_name_keys_by_key ON class_name_keys (key);
             """),
+        // Step 13: a school's own retention rules (`RetentionBook`), as in SQLite's step 13.
+        (13, """
+            CREATE TABLE school_retention (
+                school_id text NOT NULL REFERENCES schools (id) ON DELETE CASCADE,
+                kind text NOT NULL,
+                days integer NOT NULL,
+                PRIMARY KEY (school_id, kind)
+            );
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }
