@@ -141,6 +141,8 @@ let package = Package(
         // handler tests. It imports libwebsockets as the transport does, being its client half: the one
         // target beside the wrappers that touches C, and no production target links it.
         .target(name: "WebSocketTransportTesting", dependencies: ["TransportCore", "WebSocketTransport", "CLibWebSockets", "Locking"]),
+        // Key pairs made by OpenSSL for the tests of passkeys and ID tokens: their public numbers and signatures.
+        .target(name: "SignatureKeysTesting", dependencies: ["COpenSSL"]),
 
         // MARK: Executables.
         .executableTarget(
@@ -172,10 +174,10 @@ let package = Package(
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
         // Authenticator responses made in the tests with OpenSSL's keys and libcbor's encoder, for the three
         // algorithms and every refusal.
-        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "COpenSSL"]),
+        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "COpenSSL", "SignatureKeysTesting"]),
         // ID tokens signed in the tests with keys OpenSSL makes there, for both algorithms and every refusal;
         // the relying party against a provider scripted in memory (its answers, its keys, a clock the test moves).
-        .testTarget(name: "JOSETests", dependencies: ["JOSE", "OpenIDConnect", "COpenSSL", "Sodium", "Locking"]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "OpenIDConnect", "SignatureKeysTesting", "Sodium", "Locking"]),
         .testTarget(name: "SQLiteStorageTests", dependencies: ["SQLiteStorage", "StoryCircleCore", "Locking"]),
         // The loop executor, its timers, frames and HTTP types, without sockets or C.
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore", "Locking"]),

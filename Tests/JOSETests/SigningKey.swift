@@ -1,29 +1,20 @@
-import COpenSSL
 import JOSE
+import SignatureKeysTesting
 import Sodium
 import Testing
 
 /// A provider's signing key, made by OpenSSL in the test: its JWK as a provider publishes it, and
 /// tokens signed with it the way a provider signs them (ES256 as raw r || s, RFC 7518 §3.4).
-final class SigningKey: @unchecked Sendable {
-    let pointer: OpaquePointer
+final class SigningKey: Sendable {
+    let pair: TestKeyPair
     let algorithm: JWSAlgorithm
     let kid: String
 
     init(_ algorithm: JWSAlgorithm, kid: String, rsaBits: Int32 = 2_048) {
         self.algorithm = algorithm
         self.kid = kid
-        let context = EVP_PKEY_CTX_new_from_name(nil, algorithm == .rs256 ? "RSA" : "EC", nil)!
-        defer { EVP_PKEY_CTX_free(context) }
-        precondition(EVP_PKEY_keygen_init(context) == 1)
-        if algorithm == .es256 { precondition(EVP_PKEY_CTX_set_group_name(context, "P-256") == 1) }
-        if algorithm == .rs256 { precondition(EVP_PKEY_CTX_set_rsa_keygen_bits(context, rsaBits) == 1) }
-        var key: OpaquePointer?
-        precondition(EVP_PKEY_generate(context, &key) == 1)
-        pointer = key!
+        pair = TestKeyPair(algorithm == .rs256 ? .rsa(bits: rsaBits) : .p256)
     }
-
-    deinit { EVP_PKEY_free(pointer) }
 
     /// Keys are slow to make (RSA above all): a few for the whole run.
     static let rsa = SigningKey(.rs256, kid: "rsa-1")
@@ -35,12 +26,11 @@ final class SigningKey: @unchecked Sendable {
     var members: [String: String] {
         switch algorithm {
         case .rs256:
-            return ["kty": "RSA", "n": Base64URL.encode(number(OSSL_PKEY_PARAM_RSA_N)), "e": Base64URL.encode(number(OSSL_PKEY_PARAM_RSA_E))]
+            let numbers = pair.rsaNumbers
+            return ["kty": "RSA", "n": Base64URL.encode(numbers.n), "e": Base64URL.encode(numbers.e)]
         case .es256:
-            var point = [UInt8](repeating: 0, count: 65)
-            var length = 0
-            precondition(EVP_PKEY_get_octet_string_param(pointer, OSSL_PKEY_PARAM_PUB_KEY, &point, point.count, &length) == 1 && length == 65)
-            return ["kty": "EC", "crv": "P-256", "x": Base64URL.encode(Array(point[1..<33])), "y": Base64URL.encode(Array(point[33..<65]))]
+            let point = pair.point
+            return ["kty": "EC", "crv": "P-256", "x": Base64URL.encode(point.x), "y": Base64URL.encode(point.y)]
         }
     }
 
@@ -50,37 +40,10 @@ final class SigningKey: @unchecked Sendable {
         return "{" + all.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\"\($0.value)\"" }.joined(separator: ",") + "}"
     }
 
-    private func number(_ name: String) -> [UInt8] {
-        var number: OpaquePointer?
-        precondition(EVP_PKEY_get_bn_param(pointer, name, &number) == 1)
-        defer { BN_free(number) }
-        var bytes = [UInt8](repeating: 0, count: (Int(BN_num_bits(number)) + 7) / 8)
-        _ = BN_bn2bin(number, &bytes)
-        return bytes
-    }
-
     /// The signature over `message`: PKCS #1 v1.5 for RS256, r || s for ES256 (or DER when `der`).
     func sign(_ message: [UInt8], der: Bool = false) -> [UInt8] {
-        let context = EVP_MD_CTX_new()!
-        defer { EVP_MD_CTX_free(context) }
-        precondition(EVP_DigestSignInit(context, nil, EVP_sha256(), nil, pointer) == 1)
-        var length = 0
-        precondition(EVP_DigestSign(context, nil, &length, message, message.count) == 1)
-        var signature = [UInt8](repeating: 0, count: length)
-        precondition(EVP_DigestSign(context, &signature, &length, message, message.count) == 1)
-        signature = Array(signature.prefix(length))
-        guard algorithm == .es256, !der else { return signature }
-        let value = signature.withUnsafeBufferPointer { buffer -> OpaquePointer? in
-            var start: UnsafePointer<UInt8>? = buffer.baseAddress
-            return d2i_ECDSA_SIG(nil, &start, buffer.count)
-        }!
-        defer { ECDSA_SIG_free(value) }
-        var raw = [UInt8](repeating: 0, count: 64)
-        precondition(BN_bn2binpad(ECDSA_SIG_get0_r(value), &raw, 32) == 32)
-        raw.withUnsafeMutableBufferPointer { buffer in
-            precondition(BN_bn2binpad(ECDSA_SIG_get0_s(value), buffer.baseAddress! + 32, 32) == 32)
-        }
-        return raw
+        let signature = pair.sign(message)
+        return algorithm == .es256 && !der ? TestKeyPair.rawECDSA(der: signature) : signature
     }
 }
 
