@@ -283,6 +283,17 @@ enum PostgresMigrations {
             CREATE INDEX class_name_keys_by_class ON class_name_keys (class_id);
             CREATE INDEX class_name_keys_by_key ON class_name_keys (key);
             """),
+        // Step 13: what each OneRoster record became here, as in SQLite's step 13.
+        (13, """
+            CREATE TABLE roster_links (
+                kind text NOT NULL,
+                sourced_id text NOT NULL,
+                local_id text NOT NULL,
+                linked_at bigint NOT NULL,
+                PRIMARY KEY (kind, sourced_id)
+            );
+            CREATE INDEX roster_links_by_local ON roster_links (local_id);
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -255,6 +255,18 @@ enum Migrations {
             CREATE INDEX class_name_keys_by_class ON class_name_keys(class_id);
             CREATE INDEX class_name_keys_by_key ON class_name_keys(key);
             """),
+        // Version 13: what each OneRoster record became here (`RosterBook`), so a re-import changes the
+        // school, account, class or member it made instead of making another.
+        (13, """
+            CREATE TABLE roster_links (
+                kind TEXT NOT NULL,
+                sourced_id TEXT NOT NULL,
+                local_id TEXT NOT NULL,
+                linked_at INTEGER NOT NULL,
+                PRIMARY KEY (kind, sourced_id)
+            );
+            CREATE INDEX roster_links_by_local ON roster_links(local_id);
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -32,6 +32,8 @@ public enum AuditAction: String, Sendable, Codable, CaseIterable {
     case passkeyRemoved = "passkey_removed"
     case schoolCreated = "school_created"
     case ownerAdopted = "owner_adopted"
+    /// A OneRoster bundle imported (its counts in the detail).
+    case rosterImported = "roster_imported"
 }
 
 /// Who did it, as they were at the time (a login changed later does not change the row). Never a token:

@@ -22,11 +22,13 @@ public struct Storage: Sendable {
     public let ownership: (any OwnershipBook)?
     /// The audit trail (`AuditLog`): every store keeps one, memory too.
     public let audit: (any AuditLog)?
+    /// What OneRoster imports made, and the one transaction an import is (SQLite and PostgreSQL).
+    public let roster: (any RosterBook)?
 
     public init(
         rooms: any RoomStore, classes: (any ClassBook)? = nil, library: (any StoryLibrary)? = nil, pictures: (any PictureStore)? = nil,
         leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil, ownership: (any OwnershipBook)? = nil, childData: (any ChildDataBook)? = nil,
-        audit: (any AuditLog)? = nil
+        audit: (any AuditLog)? = nil, roster: (any RosterBook)? = nil
     ) {
         self.rooms = rooms
         self.classes = classes
@@ -37,6 +39,7 @@ public struct Storage: Sendable {
         self.childData = childData
         self.ownership = ownership
         self.audit = audit
+        self.roster = roster
     }
 
     /// Whether other nodes may share the store: then no room is restored at start or run at creation,
