@@ -283,8 +283,17 @@ enum PostgresMigrations {
             CREATE INDEX class_name_keys_by_class ON class_name_keys (class_id);
             CREATE INDEX class_name_keys_by_key ON class_name_keys (key);
             """),
-        // Step 13: what each OneRoster record became here, as in SQLite's step 13.
+        // Step 13: a school's own retention rules (`RetentionBook`), as in SQLite's step 13.
         (13, """
+            CREATE TABLE school_retention (
+                school_id text NOT NULL REFERENCES schools (id) ON DELETE CASCADE,
+                kind text NOT NULL,
+                days integer NOT NULL,
+                PRIMARY KEY (school_id, kind)
+            );
+            """),
+        // Step 14: what each OneRoster record became here, as in SQLite's step 14.
+        (14, """
             CREATE TABLE roster_links (
                 kind text NOT NULL,
                 sourced_id text NOT NULL,

@@ -57,76 +57,22 @@ extension PostgresRoomStore: ChildDataBook {
         }
     }
 
+    // The purges of `ChildDataBook` with one cutoff everywhere: `RetentionBook`'s, whose cutoff can depend
+    // on the school.
     public func purgeRemovedMembers(removedBefore cutoff: ServerTime) async throws -> Int {
-        try await libraryChange("erasure") { connection in
-            let rows = try connection.query("""
-                SELECT m.id, m.class_id FROM class_members m
-                WHERE m.removed_at IS NOT NULL AND m.removed_at < $1::bigint
-                  AND NOT EXISTS (SELECT 1 FROM rooms r WHERE r.class_id = m.class_id AND r.phase <> 'finished')
-                  AND NOT EXISTS (SELECT 1 FROM players p JOIN rooms r ON r.code = p.room_code WHERE p.member_id = m.id AND r.phase <> 'finished')
-                FOR UPDATE OF m
-                """, [.integer(cutoff.milliseconds)])
-            let members = (0..<rows.count).map { (member: rows.text($0, 0), classID: rows.text($0, 1)) }
-            for (member, _) in members {
-                // Every room the member played in, as `eraseMember`: their players go from all of them, so
-                // their answers and released tokens must too, or they would outlive the player they are of.
-                let inRooms = "SELECT room_code, id FROM players WHERE member_id = $1::text"
-                try connection.query("DELETE FROM answers WHERE (room_code, player_id) IN (\(inRooms))", [.text(member)])
-                try connection.query("DELETE FROM released_tokens WHERE (room_code, player_id) IN (\(inRooms))", [.text(member)])
-                try connection.query("DELETE FROM players WHERE member_id = $1::text", [.text(member)])
-                try connection.query("DELETE FROM class_members WHERE id = $1::text", [.text(member)])
-            }
-            for classID in Set(members.map(\.classID)) {
-                try connection.query("UPDATE classes SET version = version + 1, changed_at = $1::bigint WHERE id = $2::text", [.integer(Self.now().milliseconds), .text(classID)])
-            }
-            return members.count
-        }
+        try await purgeRemovedMembers(RetentionCutoffs(fallback: cutoff)).total
     }
 
     public func purgeClasses(unusedSince cutoff: ServerTime) async throws -> Int {
-        try await libraryChange("erasure") { connection in
-            let rows = try connection.query("""
-                SELECT c.id FROM classes c
-                WHERE c.changed_at < $1::bigint
-                  AND NOT EXISTS (SELECT 1 FROM rooms r WHERE r.class_id = c.id AND (r.created_at >= $1::bigint OR r.phase <> 'finished'))
-                FOR UPDATE OF c
-                """, [.integer(cutoff.milliseconds)])
-            let classes = (0..<rows.count).map { rows.text($0, 0) }
-            for id in classes {
-                // As `deleteClass`: its rooms go with it, and no player keeps a link to its members.
-                try connection.query("UPDATE players SET member_id = NULL WHERE member_id IN (SELECT id FROM class_members WHERE class_id = $1::text)", [.text(id)])
-                try connection.query("DELETE FROM rooms WHERE class_id = $1::text", [.text(id)])
-                try connection.query("DELETE FROM classes WHERE id = $1::text", [.text(id)])
-            }
-            return classes.count
-        }
+        try await purgeClasses(RetentionCutoffs(fallback: cutoff)).total
     }
 
     public func purgeStories(unusedSince cutoff: ServerTime) async throws -> Int {
-        try await libraryChange("erasure") { connection in
-            try connection.query("""
-                WITH purged AS (
-                    DELETE FROM stories WHERE updated_at < $1::bigint
-                      AND NOT EXISTS (SELECT 1 FROM rooms r WHERE r.story_id = stories.id AND (r.created_at >= $1::bigint OR r.phase <> 'finished'))
-                    RETURNING 1)
-                SELECT count(*) FROM purged
-                """, [.integer(cutoff.milliseconds)]).int(0, 0)
-        }
+        try await purgeStories(RetentionCutoffs(fallback: cutoff)).total
     }
 
     public func purgePictures(storedBefore cutoff: ServerTime) async throws -> Int {
-        try await libraryChange("erasure") { connection in
-            // A picture's id is the SHA-256 of its bytes in hex: where a story or a room names it, its id is
-            // in the stored JSON, and nowhere else by chance.
-            try connection.query("""
-                WITH purged AS (
-                    DELETE FROM pictures WHERE created_at < $1::bigint
-                      AND NOT EXISTS (SELECT 1 FROM stories s WHERE strpos(s.document::text, pictures.id) > 0)
-                      AND NOT EXISTS (SELECT 1 FROM rooms r WHERE strpos(r.story::text, pictures.id) > 0)
-                    RETURNING 1)
-                SELECT count(*) FROM purged
-                """, [.integer(cutoff.milliseconds)]).int(0, 0)
-        }
+        try await purgePictures(RetentionCutoffs(fallback: cutoff)).total
     }
 
     // MARK: - Helpers

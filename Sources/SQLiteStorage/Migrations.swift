@@ -255,9 +255,19 @@ enum Migrations {
             CREATE INDEX class_name_keys_by_class ON class_name_keys(class_id);
             CREATE INDEX class_name_keys_by_key ON class_name_keys(key);
             """),
-        // Version 13: what each OneRoster record became here (`RosterBook`), so a re-import changes the
-        // school, account, class or member it made instead of making another.
+        // Version 13: a school's own retention rules (`RetentionBook`), one row per kind it chose; a kind
+        // without a row keeps the server's configured default.
         (13, """
+            CREATE TABLE school_retention (
+                school_id TEXT NOT NULL REFERENCES schools(id) ON DELETE CASCADE,
+                kind TEXT NOT NULL,
+                days INTEGER NOT NULL,
+                PRIMARY KEY (school_id, kind)
+            );
+            """),
+        // Version 14: what each OneRoster record became here (`RosterBook`), so a re-import changes the
+        // school, account, class or member it made instead of making another.
+        (14, """
             CREATE TABLE roster_links (
                 kind TEXT NOT NULL,
                 sourced_id TEXT NOT NULL,

@@ -67,74 +67,22 @@ extension SQLiteRoomStore: ChildDataBook {
         }
     }
 
+    // The purges of `ChildDataBook` with one cutoff everywhere: `RetentionBook`'s, whose cutoff can depend
+    // on the school.
     public func purgeRemovedMembers(removedBefore cutoff: ServerTime) async throws -> Int {
-        try await erasure { database in
-            let statement = try database.prepare("""
-                SELECT m.id, m.class_id FROM class_members m
-                WHERE m.removed_at IS NOT NULL AND m.removed_at < ?
-                  AND NOT EXISTS (SELECT 1 FROM rooms r WHERE r.class_id = m.class_id AND r.phase <> 'finished')
-                  AND NOT EXISTS (SELECT 1 FROM players p JOIN rooms r ON r.code = p.room_code WHERE p.member_id = m.id AND r.phase <> 'finished')
-                """)
-            try statement.bind([.integer(cutoff.milliseconds)])
-            var members: [(member: String, classID: String)] = []
-            while try statement.step() { members.append((statement.text(0), statement.text(1))) }
-            for (member, _) in members {
-                // Every room the member played in, as `eraseMember`: their players go from all of them, so
-                // their answers and released tokens must too, or they would outlive the player they are of.
-                let inRooms = "SELECT room_code, id FROM players WHERE member_id = ?"
-                try database.prepare("DELETE FROM answers WHERE (room_code, player_id) IN (\(inRooms))").run(.text(member))
-                try database.prepare("DELETE FROM released_tokens WHERE (room_code, player_id) IN (\(inRooms))").run(.text(member))
-                try database.prepare("DELETE FROM players WHERE member_id = ?").run(.text(member))
-                try database.prepare("DELETE FROM class_members WHERE id = ?").run(.text(member))
-            }
-            for classID in Set(members.map(\.classID)) {
-                try database.prepare("UPDATE classes SET version = version + 1, changed_at = ? WHERE id = ?").run(.integer(Self.now().milliseconds), .text(classID))
-            }
-            return members.count
-        }
+        try await purgeRemovedMembers(RetentionCutoffs(fallback: cutoff)).total
     }
 
     public func purgeClasses(unusedSince cutoff: ServerTime) async throws -> Int {
-        try await erasure { database in
-            let statement = try database.prepare("""
-                SELECT c.id FROM classes c
-                WHERE c.changed_at < ?
-                  AND NOT EXISTS (SELECT 1 FROM rooms r WHERE r.class_id = c.id AND (r.created_at >= ? OR r.phase <> 'finished'))
-                """)
-            try statement.bind([.integer(cutoff.milliseconds), .integer(cutoff.milliseconds)])
-            var classes: [String] = []
-            while try statement.step() { classes.append(statement.text(0)) }
-            for id in classes {
-                // As `deleteClass`: its rooms go with it, and no player keeps a link to its members.
-                try database.prepare("UPDATE players SET member_id = NULL WHERE member_id IN (SELECT id FROM class_members WHERE class_id = ?)").run(.text(id))
-                try database.prepare("DELETE FROM rooms WHERE class_id = ?").run(.text(id))
-                try database.prepare("DELETE FROM classes WHERE id = ?").run(.text(id))
-            }
-            return classes.count
-        }
+        try await purgeClasses(RetentionCutoffs(fallback: cutoff)).total
     }
 
     public func purgeStories(unusedSince cutoff: ServerTime) async throws -> Int {
-        try await erasure { database in
-            try database.prepare("""
-                DELETE FROM stories WHERE updated_at < ?
-                  AND NOT EXISTS (SELECT 1 FROM rooms r WHERE r.story_id = stories.id AND (r.created_at >= ? OR r.phase <> 'finished'))
-                """).run(.integer(cutoff.milliseconds), .integer(cutoff.milliseconds))
-            return database.changes
-        }
+        try await purgeStories(RetentionCutoffs(fallback: cutoff)).total
     }
 
     public func purgePictures(storedBefore cutoff: ServerTime) async throws -> Int {
-        try await erasure { database in
-            // A picture's id is the SHA-256 of its bytes in hex: where a story or a room names it, its id is
-            // in the stored JSON, and nowhere else by chance.
-            try database.prepare("""
-                DELETE FROM pictures WHERE created_at < ?
-                  AND NOT EXISTS (SELECT 1 FROM stories s WHERE instr(s.document, pictures.id) > 0)
-                  AND NOT EXISTS (SELECT 1 FROM rooms r WHERE instr(r.story, pictures.id) > 0)
-                """).run(.integer(cutoff.milliseconds))
-            return database.changes
-        }
+        try await purgePictures(RetentionCutoffs(fallback: cutoff)).total
     }
 
     // MARK: - Erasing for good

@@ -45,4 +45,39 @@ struct ChildDataRetentionTests {
         #expect(try await store.schoolClass(made.id) == nil)
         await store.close()
     }
+
+    @Test func eachSchoolsRuleAppliesToItsOwnClassesAndEveryDeletionIsAudited() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("storycircle-retention-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try SQLiteRoomStore(path: folder.appendingPathComponent("rooms.sqlite").path)
+        let made = { (name: String, school: String?) in
+            try await store.createClass(ClassDraft(
+                name: name, nameKeys: [name.lowercased()], children: [.init(id: nil, name: "Ada", avatar: "owl")],
+                owner: school.map { Owner(accountID: "acc_\($0)", schoolID: $0) }
+            ))
+        }
+        let north = try await made("1A", "sch_north")
+        let south = try await made("1B", "sch_south")
+        let unowned = try await made("1C", nil)
+        let day = 86_400_000
+        let now = SQLiteRoomStore.now()
+        var storage = ServerConfiguration.Storage()
+        storage.classRetentionDays = 365
+        let schools = ["sch_north": SchoolRetention([.classes: 30]), "sch_south": SchoolRetention([.classes: 0])]
+
+        await ClassroomServer.sweepClasses(store, at: now + 31 * day, storage: storage, schools: schools, audit: store, logger: nil)
+        #expect(try await store.schoolClass(north.id) == nil, "north keeps unused classes 30 days")
+        #expect(try await store.schoolClass(south.id) != nil)
+        #expect(try await store.schoolClass(unowned.id) != nil)
+        await ClassroomServer.sweepClasses(store, at: now + 400 * day, storage: storage, schools: schools, audit: store, logger: nil)
+        #expect(try await store.schoolClass(unowned.id) == nil, "the server's 365 days for a class of no school")
+        #expect(try await store.schoolClass(south.id) != nil, "south keeps its classes until they are deleted")
+
+        let rows = try await store.entries(AuditQuery(action: .retentionDeleted)).entries.map(\.event).reversed()
+        #expect(rows.map(\.schoolID) == ["sch_north", nil])
+        #expect(rows.map(\.detail) == ["classes 1", "classes 1"], "the kind and the count, never a child's name")
+        #expect(rows.allSatisfy { $0.actor.kind == .retention && $0.address.isEmpty })
+        #expect(rows.map(\.at) == [now + 31 * day, now + 400 * day])
+        await store.close()
+    }
 }

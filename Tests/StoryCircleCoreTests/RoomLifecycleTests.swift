@@ -41,6 +41,57 @@ struct RoomLifecycleTests {
         #expect(screens?.podium.map(\.nickname) == ["Ana"])
     }
 
+    @Test func endingWithAQuestionOpenCountsTheAnswersAlreadyGiven() throws {
+        var room = RoomDriver()
+        let ana = try room.child("Ana")
+        let ben = try room.child("Ben")
+        try room.startAndPrepare()
+        room.narrateToFirstQuestion()
+        room.advance(by: 2_000)
+        room.answer(ana, question: 0, option: 2)
+        guard case .question = room.state.phase else { Issue.record("Ben has not answered: the question stays open"); return }
+        try room.command(.end)
+
+        func standing(_ child: RoomDriver.Child) -> PlayerStanding? {
+            room.messages(to: child.connection).compactMap { if case .finished(let f) = $0 { f.you } else { nil } }.last
+        }
+        let anas = try #require(standing(ana))
+        #expect(anas.results == [.correct])
+        #expect(anas.score == 962, "a right answer is worth its points, as at a reveal")
+        let bens = try #require(standing(ben))
+        #expect(bens.results == [.missed])
+        #expect(bens.score == 0)
+
+        // What is kept says the same: a report or a restart rebuilds the room from it.
+        let (rebuilt, _) = RoomState.restore(room.archive(), lookalikes: LookalikeTable(), at: room.now)
+        #expect(rebuilt.phase == .finished)
+        #expect(rebuilt.roster.players.map(\.score) == [962, 0])
+
+        // A room kept before the end recorded the question's reveal reads the same.
+        var older = room.archive()
+        older.phases.removeAll { $0.phase == .reveal }
+        let (rebuiltOlder, _) = RoomState.restore(older, lookalikes: LookalikeTable(), at: room.now)
+        #expect(rebuiltOlder.roster.players.map(\.score) == [962, 0])
+        #expect(rebuiltOlder.results().players.map { $0.answers.first?.correct } == [true, nil])
+    }
+
+    @Test func endingBeforeAQuestionOpensLeavesItUnasked() throws {
+        var room = RoomDriver()
+        let ana = try room.child("Ana")
+        _ = try room.child("Ben")
+        try room.startAndPrepare()
+        room.narrateToFirstQuestion()
+        room.advance(by: 2_000)
+        room.answer(ana, question: 0, option: 2)
+        try room.command(.reveal)
+        try room.command(.next)
+        guard case .question(let second) = room.state.phase, room.now < second.opensAt else { Issue.record("expected the second question's lead"); return }
+        try room.command(.end)
+        let anas = try #require(room.messages(to: ana.connection).compactMap { if case .finished(let f) = $0 { f.you } else { nil } }.last)
+        #expect(anas.results == [.correct], "nobody could answer the second question: nobody missed it")
+        #expect(anas.score == 962)
+    }
+
     @Test func fortyChildrenPlayAndTheBoardIsRanked() throws {
         var room = RoomDriver(settings: RoomSettings(competitive: true))
         let dashboard = room.dashboard()

@@ -32,6 +32,28 @@ struct RoomDirectoryPartsTests {
         await registry.shutDown()
     }
 
+    @Test func eachRoomIsHeldToItsOwnSchoolsRetentionAndItsDeletionIsAudited() async throws {
+        let clock = ManualClock()
+        let store = MemoryRoomStore()
+        let (registry, _) = ServerFixtures.registry(transport: RecordingTransport(), store: store, clock: clock)
+        let north = try await registry.directory.createRoom(story: ServerFixtures.story, owner: Owner(accountID: "acc_a", schoolID: "sch_north"))
+        let south = try await registry.directory.createRoom(story: ServerFixtures.story, owner: Owner(accountID: "acc_b", schoolID: "sch_south"))
+        clock.advance(by: 1)
+
+        // North's rule has run out; the fallback (every other school) has not.
+        let rooms = RetentionCutoffs(fallback: ServerTime(milliseconds: 0), schools: ["sch_north": clock.now()])
+        _ = await registry.directory.sweep(finishedBefore: ServerTime(milliseconds: 0), rooms: rooms, audit: nil, at: clock.now())
+        #expect(await registry.directory.room(north.code) == nil)
+        #expect(await registry.directory.room(south.code) != nil, "south's rooms are kept by its own rule")
+
+        // A store without schools purges by the fallback, and the trail says how many went, not which.
+        _ = await registry.directory.sweep(finishedBefore: ServerTime(milliseconds: 0), rooms: RetentionCutoffs(fallback: clock.now()), audit: nil, at: clock.now())
+        let rows = try await store.auditLog.entries(AuditQuery(action: .retentionDeleted)).entries.map(\.event)
+        #expect(rows.map(\.actor.kind) == [.retention])
+        #expect(rows.map(\.detail) == ["rooms 2"] && rows.map(\.at) == [clock.now()])
+        await registry.shutDown()
+    }
+
     @Test func retentionDeletesARoomPastItsPeriodFromMemoryAndTheStore() async throws {
         let transport = RecordingTransport()
         let clock = ManualClock()

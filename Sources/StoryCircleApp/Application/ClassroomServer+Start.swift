@@ -260,32 +260,40 @@ extension ClassroomServer {
         }
     }
 
-    /// Once a minute: finished rooms leave memory, rooms past the retention leave the store, and so do
-    /// removed class members, unused classes, stories and pictures past theirs (`docs/privacy.md`, "For how
-    /// long"); audit rows past `auditRetentionDays` too, and sessions past their end (a session is refused
-    /// once expired whether or not it was swept: this only keeps the table small).
+    /// Once a minute: finished rooms leave memory, rooms past their school's retention leave the store, and
+    /// so do removed class members, unused classes, stories and pictures past theirs (`docs/privacy.md`,
+    /// "For how long"); audit rows past theirs too, and sessions past their end (a session is refused once
+    /// expired whether or not it was swept: this only keeps the table small). Each school's own rules are
+    /// read at every sweep; when they cannot be, nothing is deleted by retention this time (the server's
+    /// defaults could be shorter than what a school chose).
     static func sweep(
-        _ registry: RoomRegistry, clock: any ServerClock, configuration: ServerConfiguration, childData: (any ChildDataBook)? = nil,
-        accounts: (any AccountBook)? = nil, logger: StoryCircleLog? = nil
+        _ registry: RoomRegistry, clock: any ServerClock, configuration: ServerConfiguration, storage: Storage, logger: StoryCircleLog? = nil
     ) -> Task<Void, Never> {
         Task {
+            let defaults = configuration.storage.retentionDefaults
             while !Task.isCancelled {
                 do { try await clock.sleep(until: clock.now() + 60_000) } catch { return }
                 let now = clock.now()
-                _ = await registry.directory.sweep(
-                    finishedBefore: now + -(configuration.storage.finishedRoomMinutes * 60_000),
-                    createdBefore: now + -(configuration.storage.retentionDays * 86_400_000),
-                    auditBefore: now + -(configuration.storage.auditRetentionDays * 86_400_000)
-                )
-                if let accounts {
+                if let accounts = storage.accounts {
                     do {
                         _ = try await accounts.pruneSessions(before: now)
                     } catch {
                         logger?.warning("Ended sessions could not be removed from storage just now", ["error": StoreFailure.from(error, record: "session").reason])
                     }
                 }
-                guard let childData else { continue }
-                await sweepClasses(childData, at: now, storage: configuration.storage, logger: logger)
+                let schools: [String: SchoolRetention]
+                do {
+                    schools = try await storage.retention?.schoolRetentions() ?? [:]
+                } catch {
+                    logger?.warning("The schools' retention rules could not be read; nothing is deleted by retention this time", ["error": StoreFailure.from(error, record: "retention").reason])
+                    continue
+                }
+                _ = await registry.directory.sweep(
+                    finishedBefore: now + -(configuration.storage.finishedRoomMinutes * 60_000),
+                    rooms: defaults.cutoffs(.rooms, at: now, schools: schools), audit: defaults.cutoffs(.audit, at: now, schools: schools), at: now
+                )
+                guard let book = storage.retention else { continue }
+                await sweepClasses(book, at: now, storage: configuration.storage, schools: schools, audit: storage.audit, logger: logger)
             }
         }
     }
@@ -309,28 +317,24 @@ extension ClassroomServer {
         }
     }
 
-    /// Removed members, unused classes, stories and pictures past their retention; a failure is logged,
-    /// and the next sweep tries again.
-    static func sweepClasses(_ childData: any ChildDataBook, at now: ServerTime, storage: ServerConfiguration.Storage, logger: StoryCircleLog?) async {
-        do {
-            if case let days = storage.removedMemberRetentionDays, days > 0 {
-                let erased = try await childData.purgeRemovedMembers(removedBefore: now + -(days * 86_400_000))
-                if erased > 0 { logger?.notice("Removed class members erased at the end of their retention period", ["members": String(erased)]) }
+    /// Removed members, unused classes, stories and pictures past their school's retention (`schools`, or
+    /// the configured default), each school's count in the audit trail; a failure is logged, and the next
+    /// sweep tries again.
+    static func sweepClasses(
+        _ book: any RetentionBook, at now: ServerTime, storage: ServerConfiguration.Storage, schools: [String: SchoolRetention] = [:],
+        audit: (any AuditLog)? = nil, logger: StoryCircleLog?
+    ) async {
+        for kind in [RetentionKind.removedMembers, .classes, .stories, .pictures] {
+            let cutoffs = storage.retentionDefaults.cutoffs(kind, at: now, schools: schools)
+            guard !cutoffs.keepsEverything else { continue }
+            do {
+                let counts = try await book.purge(kind, cutoffs)
+                guard counts.total > 0 else { continue }
+                logger?.notice("Deleted at the end of their retention period", ["kind": kind.rawValue, "count": String(counts.total)])
+                try await audit?.recordRetention(counts, kind: kind, at: now)
+            } catch {
+                logger?.warning("Stored data could not be swept for its retention period", ["kind": kind.rawValue, "error": StoreFailure.from(error, record: "retention").reason])
             }
-            if case let days = storage.classRetentionDays, days > 0 {
-                let deleted = try await childData.purgeClasses(unusedSince: now + -(days * 86_400_000))
-                if deleted > 0 { logger?.notice("Unused classes deleted at the end of their retention period", ["classes": String(deleted)]) }
-            }
-            if case let days = storage.storyRetentionDays, days > 0 {
-                let deleted = try await childData.purgeStories(unusedSince: now + -(days * 86_400_000))
-                if deleted > 0 { logger?.notice("Unused stories deleted at the end of their retention period", ["stories": String(deleted)]) }
-            }
-            if case let days = storage.pictureRetentionDays, days > 0 {
-                let deleted = try await childData.purgePictures(storedBefore: now + -(days * 86_400_000))
-                if deleted > 0 { logger?.notice("Unused pictures deleted at the end of their retention period", ["pictures": String(deleted)]) }
-            }
-        } catch {
-            logger?.warning("Classes could not be swept for their retention period", ["error": StoreFailure.from(error, record: "retention").reason])
         }
     }
 }

@@ -115,7 +115,7 @@ public final class ClassroomServer: Sendable {
         wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }
         let loops = [
             Task { await registry.run() }, answer(wiring.requests, with: api, on: transport),
-            sweep(registry, clock: clock, configuration: configuration, childData: storage.childData, accounts: storage.accounts, logger: logger),
+            sweep(registry, clock: clock, configuration: configuration, storage: storage, logger: logger),
         ] + (storage.accounts.map { [watch(disabledOwners, in: $0, clock: clock, logger: logger)] } ?? [])
         logger.notice("Server listening", ["port": String(port), "url": publicURL, "rooms.restored": String(restored), "node": registry.nodeId])
         return ClassroomServer(

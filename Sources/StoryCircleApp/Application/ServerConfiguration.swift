@@ -296,3 +296,13 @@ public struct ServerConfiguration: Sendable, Equatable {
         return settings
     }
 }
+
+extension ServerConfiguration.Storage {
+    /// The configured retention: what applies where a school chose nothing (`SchoolRetention`).
+    public var retentionDefaults: RetentionDefaults {
+        RetentionDefaults([
+            .rooms: retentionDays, .removedMembers: removedMemberRetentionDays, .classes: classRetentionDays, .stories: storyRetentionDays,
+            .pictures: pictureRetentionDays, .audit: auditRetentionDays,
+        ])
+    }
+}

@@ -32,6 +32,11 @@ public enum AuditAction: String, Sendable, Codable, CaseIterable {
     case passkeyRemoved = "passkey_removed"
     case schoolCreated = "school_created"
     case ownerAdopted = "owner_adopted"
+    // Retention.
+    /// A school's retention rules changed (the detail: old → new).
+    case retentionChanged = "retention_changed"
+    /// The sweep deleted what a retention rule let go (the detail: the kind and the count).
+    case retentionDeleted = "retention_deleted"
     /// A OneRoster bundle imported (its counts in the detail).
     case rosterImported = "roster_imported"
 }
@@ -50,6 +55,8 @@ public struct AuditActor: Sendable, Equatable, Codable {
         case roomDashboard = "room_dashboard"
         /// Nobody proved who they are (a failed sign-in).
         case nobody
+        /// The server's retention sweep.
+        case retention
     }
 
     public var kind: Kind
@@ -86,6 +93,7 @@ public struct AuditActor: Sendable, Equatable, Codable {
         case .roomTeacher: "room \(room ?? "?") teacher token"
         case .roomDashboard: "room \(room ?? "?") dashboard token"
         case .nobody: login.map { "nobody (tried \($0))" } ?? "nobody"
+        case .retention: "retention"
         }
     }
 }

@@ -22,13 +22,16 @@ public struct Storage: Sendable {
     public let ownership: (any OwnershipBook)?
     /// The audit trail (`AuditLog`): every store keeps one, memory too.
     public let audit: (any AuditLog)?
+    /// The schools' retention rules and the purges per school (SQLite and PostgreSQL); without it one rule,
+    /// the server's, applies everywhere.
+    public let retention: (any RetentionBook)?
     /// What OneRoster imports made, and the one transaction an import is (SQLite and PostgreSQL).
     public let roster: (any RosterBook)?
 
     public init(
         rooms: any RoomStore, classes: (any ClassBook)? = nil, library: (any StoryLibrary)? = nil, pictures: (any PictureStore)? = nil,
         leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil, ownership: (any OwnershipBook)? = nil, childData: (any ChildDataBook)? = nil,
-        audit: (any AuditLog)? = nil, roster: (any RosterBook)? = nil
+        audit: (any AuditLog)? = nil, retention: (any RetentionBook)? = nil, roster: (any RosterBook)? = nil
     ) {
         self.rooms = rooms
         self.classes = classes
@@ -39,6 +42,7 @@ public struct Storage: Sendable {
         self.childData = childData
         self.ownership = ownership
         self.audit = audit
+        self.retention = retention
         self.roster = roster
     }
 

@@ -171,11 +171,19 @@ extension RoomState {
     }
 
     mutating func finish(at: ServerTime) -> [RoomDirective] {
+        // Ended with a question open: the answers already given count, as its reveal would count them, so
+        // that no report shows a right answer worth nothing. A question still in its lead was never
+        // answerable: it stays unasked, as the questions after it.
+        var concluding: [RoomDirective] = []
+        if case .question(let run) = phase, book.concluded <= run.index, (run.pausedAt ?? at) >= run.opensAt {
+            conclude(run.index, skipped: false)
+            concluding.append(.persist(.phase(PhaseRecord(phase: .reveal, question: run.index, at: at))))
+        }
         epoch += 1
         narration.stop()
         phase = .finished
         finishedAt = at
-        return [.persist(.phase(PhaseRecord(phase: .finished, at: at))), .stopNarration] + podiumSends()
+        return concluding + [.persist(.phase(PhaseRecord(phase: .finished, at: at))), .stopNarration] + podiumSends()
     }
 
     /// The podium for every connection: each child's with its own standing, the screens' with the whole

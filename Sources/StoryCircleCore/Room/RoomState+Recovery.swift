@@ -40,6 +40,11 @@ extension RoomState {
         for (index, skipped) in concludedQuestions.sorted(by: { $0.index < $1.index }) {
             state.conclude(index, skipped: skipped)
         }
+        // Rooms kept before an end recorded the open question's reveal: their answers count all the same.
+        if archive.phases.last?.phase == .finished, let ended = archive.phases.dropLast().last, ended.phase == .question,
+           let index = ended.question, !concludedQuestions.contains(where: { $0.index == index }), !state.book.answers(to: index).isEmpty {
+            state.conclude(index, skipped: false)
+        }
 
         guard let last = archive.phases.last else { return (state, state.lobbyReadAhead) }
         // Restoring writes nothing: what it does, a second restore would do again from the same records.

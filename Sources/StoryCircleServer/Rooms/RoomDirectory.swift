@@ -13,6 +13,7 @@ public final class RoomDirectory: Sendable {
     let lifecycle: RoomLifecycle
     let retention: RoomRetention
     let classes: ClassFollowing
+    private let clock: any ServerClock
     /// How this node's rooms' tokens are proved: by their MAC, before a room is looked for.
     public let tokens: RoomTokens
 
@@ -23,7 +24,8 @@ public final class RoomDirectory: Sendable {
         self.codeDigits = codeDigits
         tokens = services.tokens
         lifecycle = RoomLifecycle(services: services, keeper: keeper, roomDefaults: roomDefaults, codeDigits: codeDigits)
-        retention = RoomRetention(lifecycle: lifecycle, store: services.store, audit: services.storage.audit, logger: services.logger, retentionDays: retentionDays)
+        retention = RoomRetention(lifecycle: lifecycle, store: services.store, storage: services.storage, logger: services.logger, retentionDays: retentionDays)
+        clock = services.clock
         classes = ClassFollowing(lifecycle: lifecycle, services: services)
     }
 
@@ -64,9 +66,15 @@ public final class RoomDirectory: Sendable {
 
     // MARK: - Retention (`RoomRetention`)
 
-    /// Lets finished rooms go and deletes rooms (and audit rows) past their retention (`RoomRetention.sweep`).
+    /// Lets finished rooms go and deletes rooms (and audit rows) past their school's retention
+    /// (`RoomRetention.sweep`); `now` is when the audit rows of the deletions say they happened.
+    public func sweep(finishedBefore cutoff: ServerTime, rooms: RetentionCutoffs, audit: RetentionCutoffs?, at now: ServerTime) async -> (evicted: Int, purged: Int) {
+        await retention.sweep(finishedBefore: cutoff, rooms: rooms, audit: audit, at: now)
+    }
+
+    /// The same with one cutoff for every school.
     public func sweep(finishedBefore cutoff: ServerTime, createdBefore retentionCutoff: ServerTime, auditBefore auditCutoff: ServerTime? = nil) async -> (evicted: Int, purged: Int) {
-        await retention.sweep(finishedBefore: cutoff, createdBefore: retentionCutoff, auditBefore: auditCutoff)
+        await sweep(finishedBefore: cutoff, rooms: RetentionCutoffs(fallback: retentionCutoff), audit: auditCutoff.map { RetentionCutoffs(fallback: $0) }, at: clock.now())
     }
 
     // MARK: - Classes (`ClassFollowing`)
