@@ -56,6 +56,7 @@ struct AuthorizationMatrixTests {
         "POST /api/accounts/:id/adopt": admin, "GET /api/audit": administrators, "POST /api/roster/import": administrators,
         "GET /api/schools": admin, "POST /api/schools": admin, "GET /api/accounts": administrators, "POST /api/accounts": administrators,
         "GET /api/accounts/:id": administratorsOfA, "PATCH /api/accounts/:id": administratorsOfA, "POST /api/accounts/:id/reset": administratorsOfA,
+        "GET /api/accounts/:id/passkeys": administratorsOfA, "DELETE /api/accounts/:id/passkeys/:passkey": administratorsOfA,
         // The setup link's code is its authority: the router lets everyone through to the code's check.
         "POST /api/accounts/setup": everyone,
         // A passkey is the signed-in account's own; signing in with one is open to its signature's check.
