@@ -10,7 +10,7 @@ import { t, isolate, setLanguage, browserLanguage, ownChoice, languagePicker, on
 import { schoolApi, Refused } from "./api.js";
 import { showAccountBar, offerSignIn } from "./account-bar.js";
 import { roleChoiceKey, roleKey } from "./session.js";
-import { countWords, problemWords, rosterBody, rosterFailure } from "./roster.js";
+import { countWords, rosterBody, rosterFailure } from "./roster.js";
 import {
   accountDraft, accountStateKey, accountsPath, adminFailure, assignableRoles, draftProblem, enableChange, isDistrictAdmin, mayAdminister,
 } from "./accounts.js";
