@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import JOSE
 
 /// The part of a provider's discovery document (OpenID Connect Discovery 1.0 §3) a sign-in uses.
@@ -26,8 +27,8 @@ public struct ProviderMetadata: Sendable, Equatable {
     }
 
     /// The document of the provider whose issuer is `issuer`: its own `issuer` must be exactly that
-    /// (Discovery §4.3), and every endpoint an https URL (http only on this machine, for tests).
-    public init(json: [UInt8], issuer expected: String) throws(OpenIDError) {
+    /// (Discovery §4.3), and every endpoint an https URL to a named host (`ProviderURL.isAcceptable`).
+    public init(json: [UInt8], issuer expected: String, allowingLocal: Bool = false) throws(OpenIDError) {
         guard json.count <= Self.maximumBytes else { throw .providerNonsense("the discovery document is too large") }
         let fields: Fields
         do {
@@ -37,7 +38,7 @@ public struct ProviderMetadata: Sendable, Equatable {
         }
         guard fields.issuer == expected else { throw .providerNonsense("the discovery document names another issuer") }
         guard let authorization = fields.authorization_endpoint, let token = fields.token_endpoint, let jwks = fields.jwks_uri,
-              [authorization, token, jwks].allSatisfy(ProviderURL.isAcceptable)
+              [authorization, token, jwks].allSatisfy({ ProviderURL.isAcceptable($0, allowingLocal: allowingLocal) })
         else { throw .providerNonsense("the discovery document lacks an https endpoint") }
         if let types = fields.response_types_supported, !types.contains("code") {
             throw .providerNonsense("the provider does not offer the authorization code flow")
@@ -65,16 +66,34 @@ public struct ProviderMetadata: Sendable, Equatable {
     }
 }
 
-/// Which URLs a provider may send a sign-in to: https, or http to this machine (a provider run by tests).
+/// Which URLs a provider may send a sign-in to. An issuer is set by a school's administrator, and the
+/// discovery document it serves names the other endpoints, so every URL this node fetches or posts to is
+/// the provider's choice: only https to a host named in DNS, never an address written out (127.0.0.1,
+/// 10.0.0.5, [::1], 2130706433) nor `localhost`, which would reach services listening on this node or its
+/// private network. `allowingLocal` (off unless a test or a developer's configuration turns it on) also
+/// lets http and https reach this machine or a literal address, for a provider run by tests.
 public enum ProviderURL {
-    public static func isAcceptable(_ text: String) -> Bool {
+    public static func isAcceptable(_ text: String, allowingLocal: Bool = false) -> Bool {
         guard text.utf8.count <= 2_048, let url = URLComponents(string: text), let host = url.host?.lowercased(), !host.isEmpty,
               url.user == nil, url.password == nil, url.fragment == nil else { return false }
         switch url.scheme?.lowercased() {
-        case "https": return true
-        case "http": return ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host)
+        case "https": return allowingLocal || !isLocalOrLiteral(host)
+        case "http": return allowingLocal && ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host)
         default: return false
         }
+    }
+
+    /// Whether `host` names this machine or is an address rather than a name: any IPv6 literal, and
+    /// whatever the C library would read as an IPv4 address (dotted, decimal, octal or hex, in any
+    /// number of parts), so no spelling of a private address passes as a name.
+    static func isLocalOrLiteral(_ host: String) -> Bool {
+        let name = host.hasSuffix(".") ? String(host.dropLast()) : host
+        if name == "localhost" || name.hasSuffix(".localhost") || name.contains(":") || name.hasPrefix("[") { return true }
+        var address = in_addr()
+        if inet_aton(name, &address) != 0 { return true }
+        // A last label of digits (or 0x…) is never a top-level domain: WHATWG's URL parser reads it as IPv4.
+        let last = name.split(separator: ".").last.map(String.init) ?? name
+        return last.allSatisfy(\.isNumber) || last.hasPrefix("0x")
     }
 
     /// The discovery document's address for `issuer` (Discovery §4.1).

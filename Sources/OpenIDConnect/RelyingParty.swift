@@ -57,14 +57,25 @@ public struct PendingSignIn: Sendable, Equatable {
 
 /// This node's OpenID Connect relying party: the authorization code flow with PKCE (S256), `state` and
 /// `nonce` (OpenID Connect Core §3.1). Each provider's discovery document is kept for `metadataLifetime`,
-/// its key set until a token names a key it lacks (fetched again then, at most once every
-/// `keyRefreshInterval`).
+/// its key set for `keyLifetime` at most (a key the provider withdrew stops verifying then) and fetched
+/// again sooner when a token names a key it lacks (at most once every `keyRefreshInterval`).
 ///
 /// A started sign-in is kept on the server, keyed by its `state` (`ChallengeBook`: one use, `lifetime`,
-/// a bounded number per address), so the callback works in another tab and without third-party cookies.
-/// The nonce and the PKCE verifier are the state's HMAC under a key of this process: nothing else is
-/// stored, and neither can be guessed from the state. The state carries the provider's id after its
-/// random part, so the callback knows whom to ask once the state proves the sign-in was started here.
+/// a bounded number per address), so the callback works in another tab. The nonce and the PKCE verifier
+/// are the state's HMAC under a key of this process: nothing else is stored, and neither can be guessed
+/// from the state. The state carries the provider's id after its random part, so the callback knows whom
+/// to ask once the state proves the sign-in was started here.
+///
+/// The state is also bound to the browser that started the sign-in, so a callback URL sent to someone
+/// else signs nobody in (login CSRF: an attacker's finished sign-in must not land in a colleague's
+/// browser). The routes use it so:
+/// - the login route makes `newBrowserBinding()`, sets it as the cookie `browserBindingCookie`
+///   (`Secure; HttpOnly; SameSite=Lax; Path=/; Max-Age=600`: Lax, because the provider sends the person
+///   back by a top-level navigation from its own site) and passes it to `start`;
+/// - the callback route passes that cookie's value (empty when there is none) to `take` before it does
+///   anything else (before the code is redeemed or a store read), then clears the cookie.
+/// Only a MAC of the binding travels in the state (an HMAC under this process's key, compared in
+/// constant time); the binding itself is kept nowhere here.
 public actor OpenIDRelyingParty {
     public typealias Clock = @Sendable () -> Int64
 
@@ -72,6 +83,10 @@ public actor OpenIDRelyingParty {
     private let now: Clock
     public let metadataLifetime: Int64
     public let keyRefreshInterval: Int64
+    public let keyLifetime: Int64
+    /// Whether providers on this machine or at a literal address are allowed (`ProviderURL.isAcceptable`):
+    /// tests only, production configuration leaves it off.
+    public let allowsLocalProviders: Bool
     private var metadata: [String: (value: ProviderMetadata, fetchedAt: Int64)] = [:]
     private var keys: [String: (value: JSONWebKeySet, fetchedAt: Int64)] = [:]
     private var pending: ChallengeBook
@@ -80,23 +95,39 @@ public actor OpenIDRelyingParty {
     /// Ten minutes to sign in at the provider (a password forgotten and reset included).
     public static let lifetime: Int64 = 600_000
     public static let providerIDLength = 1...64
-    static let stateLength = 44 + 64
+    /// The random part and the binding's MAC (43 characters each, a dot after each), then the provider's id.
+    static let stateLength = 44 + 44 + 64
+    /// The cookie that carries the browser binding (`__Host-`: set by this origin only, over https, for `/`).
+    public static let browserBindingCookie = "__Host-storycircle_oidc"
+    /// A binding is at least 128 bits written in base64url, and no longer than a cookie value needs to be.
+    public static let browserBindingLength = 22...128
 
-    /// `now` is milliseconds since 1970.
+    /// `now` is milliseconds since 1970. `keyLifetime` defaults to `metadataLifetime`.
     public init(transport: any OpenIDTransport, now: @escaping Clock, metadataLifetime: Int64 = 3_600_000, keyRefreshInterval: Int64 = 60_000,
-                perAddress: Int = 16) {
+                keyLifetime: Int64? = nil, perAddress: Int = 16, allowsLocalProviders: Bool = false) {
         self.transport = transport
         self.now = now
         self.metadataLifetime = metadataLifetime
         self.keyRefreshInterval = keyRefreshInterval
+        self.keyLifetime = keyLifetime ?? metadataLifetime
+        self.allowsLocalProviders = allowsLocalProviders
         pending = ChallengeBook(lifetime: Self.lifetime, perRequester: perAddress)
     }
 
-    /// The provider's authorization URL for a new sign-in from `address`, coming back to `redirectURI`.
-    public func start(_ provider: OpenIDProvider, redirectURI: String, address: String) async throws(OpenIDError) -> String {
+    /// A new browser binding: 32 random bytes in base64url, for the cookie `browserBindingCookie`.
+    public static func newBrowserBinding() -> String {
+        Base64URL.encode(Sodium.randomBytes(32))
+    }
+
+    /// The provider's authorization URL for a new sign-in from `address` in the browser holding
+    /// `browserBinding` (see the type's comment), coming back to `redirectURI`.
+    public func start(_ provider: OpenIDProvider, redirectURI: String, address: String, browserBinding: String) async throws(OpenIDError) -> String {
         guard Self.isProviderID(provider.id) else { throw .unknownProvider }
+        // The binding is the routes' own random value: one that is not is a bug there, never a person's doing.
+        precondition(Self.browserBindingLength.contains(browserBinding.utf8.count), "a browser binding is a random value of 22 to 128 bytes")
         let metadata = try await self.metadata(for: provider)
-        let state = Base64URL.encode(Sodium.randomBytes(32)) + "." + provider.id
+        let random = Base64URL.encode(Sodium.randomBytes(32))
+        let state = random + "." + bindingMAC(random, browserBinding) + "." + provider.id
         pending.issue(Array(state.utf8), for: .authentication, by: address, at: now())
         let signIn = derive(state, providerID: provider.id)
         let query = ProviderURL.form([
@@ -106,12 +137,17 @@ public actor OpenIDRelyingParty {
         return metadata.authorizationEndpoint + (metadata.authorizationEndpoint.contains("?") ? "&" : "?") + query
     }
 
-    /// Uses up `state`: the sign-in it started, if it was started here and is still fresh. Called before
-    /// anything else the callback does (no store is read for a state that proves nothing).
-    public func take(state: String) throws(OpenIDError) -> PendingSignIn {
-        guard state.utf8.count <= Self.stateLength, let dot = state.firstIndex(of: ".") else { throw .unknownState }
-        let providerID = String(state[state.index(after: dot)...])
-        guard Self.isProviderID(providerID) else { throw .unknownState }
+    /// Uses up `state`: the sign-in it started, if it was started here, in the browser that presents
+    /// `browserBinding` (its cookie's value), and is still fresh. Called before anything else the callback
+    /// does (no store is read for a state that proves nothing). A state presented by another browser is
+    /// refused and left as it was.
+    public func take(state: String, browserBinding: String) throws(OpenIDError) -> PendingSignIn {
+        let parts = state.split(separator: ".", omittingEmptySubsequences: false)
+        guard state.utf8.count <= Self.stateLength, parts.count == 3 else { throw .unknownState }
+        let providerID = String(parts[2])
+        guard Self.isProviderID(providerID), Self.browserBindingLength.contains(browserBinding.utf8.count),
+              Sodium.constantTimeEquals(Array(parts[1].utf8), Array(bindingMAC(String(parts[0]), browserBinding).utf8))
+        else { throw .unknownState }
         do throws(WebAuthnError) {
             try pending.take(Array(state.utf8), for: .authentication, at: now())
         } catch {
@@ -178,16 +214,20 @@ public actor OpenIDRelyingParty {
     private func metadata(for provider: OpenIDProvider) async throws(OpenIDError) -> ProviderMetadata {
         let at = now()
         if let kept = metadata[provider.id], kept.value.issuer == provider.issuer, at - kept.fetchedAt < metadataLifetime { return kept.value }
-        let response = try await transport.send(OpenIDRequest(url: ProviderURL.discovery(issuer: provider.issuer), form: nil, headers: [("Accept", "application/json")]))
+        let discovery = ProviderURL.discovery(issuer: provider.issuer)
+        guard ProviderURL.isAcceptable(discovery, allowingLocal: allowsLocalProviders) else {
+            throw .providerNonsense("the issuer is not an https URL of a named host")
+        }
+        let response = try await transport.send(OpenIDRequest(url: discovery, form: nil, headers: [("Accept", "application/json")]))
         guard response.status == 200 else { throw .providerUnavailable("the discovery document answered \(response.status)") }
-        let value = try ProviderMetadata(json: response.body, issuer: provider.issuer)
+        let value = try ProviderMetadata(json: response.body, issuer: provider.issuer, allowingLocal: allowsLocalProviders)
         metadata[provider.id] = (value, at)
         return value
     }
 
     private func keySet(for provider: OpenIDProvider, _ metadata: ProviderMetadata, refresh: Bool) async throws(OpenIDError) -> JSONWebKeySet {
         let at = now()
-        if let kept = keys[provider.id], !refresh || at - kept.fetchedAt < keyRefreshInterval { return kept.value }
+        if let kept = keys[provider.id], at - kept.fetchedAt < keyLifetime, !refresh || at - kept.fetchedAt < keyRefreshInterval { return kept.value }
         let response = try await transport.send(OpenIDRequest(url: metadata.jwksURI, form: nil, headers: [("Accept", "application/json")]))
         guard response.status == 200 else { throw .providerUnavailable("the key set answered \(response.status)") }
         let value: JSONWebKeySet
@@ -206,6 +246,11 @@ public actor OpenIDRelyingParty {
         return PendingSignIn(
             providerID: providerID, nonce: Base64URL.encode(Sodium.hmacSHA256(Array("nonce:".utf8) + bytes, key: secret)),
             verifier: Base64URL.encode(Sodium.hmacSHA256(Array("pkce:".utf8) + bytes, key: secret)))
+    }
+
+    /// The MAC binding the state's random part to the browser that holds `binding`.
+    private func bindingMAC(_ random: String, _ binding: String) -> String {
+        Base64URL.encode(Sodium.hmacSHA256(Array("browser:\(random).".utf8) + Sodium.sha256(Array(binding.utf8)), key: secret))
     }
 
     /// PKCE's S256 challenge (RFC 7636 §4.2).

@@ -65,6 +65,8 @@ final class TestClock: Sendable {
     let clock = TestClock()
     let school = OpenIDProvider(id: "prov_1", issuer: ScriptedProvider.issuer, clientID: "storycircle", clientSecret: "s3cret+/=")
     static let redirect = "https://storycircle.school.example/api/oidc/callback"
+    /// The browser binding cookie of the browser every test signs in from.
+    static let browser = "cookie-of-the-teachers-browser-0001"
 
     var party: OpenIDRelyingParty { OpenIDRelyingParty(transport: provider, now: clock.read) }
 
@@ -76,8 +78,8 @@ final class TestClock: Sendable {
     }
 
     /// Starts a sign-in; the provider will put the request's nonce in its token.
-    func started(_ party: OpenIDRelyingParty, address: String = "192.0.2.1") async throws -> (state: String, query: [String: String]) {
-        let url = try await party.start(school, redirectURI: Self.redirect, address: address)
+    func started(_ party: OpenIDRelyingParty, address: String = "192.0.2.1", browser: String = Self.browser) async throws -> (state: String, query: [String: String]) {
+        let url = try await party.start(school, redirectURI: Self.redirect, address: address, browserBinding: browser)
         #expect(url.hasPrefix("https://id.school.example/authorize?"))
         let query = query(url)
         provider.state.withLock { $0.nonce = query["nonce"] ?? "" }
@@ -89,8 +91,8 @@ final class TestClock: Sendable {
         let (state, query) = try await started(party)
         #expect(query["response_type"] == "code" && query["client_id"] == "storycircle" && query["redirect_uri"] == Self.redirect)
         #expect(query["scope"] == "openid email" && query["code_challenge_method"] == "S256")
-        #expect(state.hasSuffix(".prov_1") && (query["nonce"]?.count ?? 0) == 43)
-        let signIn = try await party.take(state: state)
+        #expect(state.hasSuffix(".prov_1") && state.split(separator: ".").count == 3 && (query["nonce"]?.count ?? 0) == 43)
+        let signIn = try await party.take(state: state, browserBinding: Self.browser)
         #expect(signIn.providerID == "prov_1")
         // RFC 7636 §4.2: the challenge sent is base64url(SHA-256(verifier)).
         #expect(query["code_challenge"] == Base64URL.encode(Sodium.sha256(Array(signIn.verifier.utf8))))
@@ -107,13 +109,13 @@ final class TestClock: Sendable {
     @Test func aStateIsGoodOnceAndForTenMinutes() async throws {
         let party = party
         let (state, _) = try await started(party)
-        _ = try await party.take(state: state)
-        await #expect(throws: OpenIDError.unknownState) { try await party.take(state: state) }
+        _ = try await party.take(state: state, browserBinding: Self.browser)
+        await #expect(throws: OpenIDError.unknownState) { try await party.take(state: state, browserBinding: Self.browser) }
         let (late, _) = try await started(party)
         clock.advance(seconds: 600)
-        await #expect(throws: OpenIDError.unknownState) { try await party.take(state: late) }
+        await #expect(throws: OpenIDError.unknownState) { try await party.take(state: late, browserBinding: Self.browser) }
         for forged in ["", "x.prov_1", String(state.dropLast()) + "2", state + String(repeating: "a", count: 200), "nodot"] {
-            await #expect(throws: OpenIDError.unknownState) { try await party.take(state: forged) }
+            await #expect(throws: OpenIDError.unknownState) { try await party.take(state: forged, browserBinding: Self.browser) }
         }
     }
 
@@ -121,14 +123,14 @@ final class TestClock: Sendable {
         let party = OpenIDRelyingParty(transport: provider, now: clock.read, perAddress: 4)
         let (mine, _) = try await started(party, address: "192.0.2.1")
         for _ in 0..<10 { _ = try await started(party, address: "198.51.100.7") }
-        _ = try await party.take(state: mine)
+        _ = try await party.take(state: mine, browserBinding: Self.browser)
     }
 
     @Test func aNonceFromAnotherSignInIsRefused() async throws {
         let party = party
         let (first, _) = try await started(party)
         let (second, _) = try await started(party)  // the provider now signs the second's nonce
-        let signIn = try await party.take(state: first)
+        let signIn = try await party.take(state: first, browserBinding: Self.browser)
         _ = second
         await #expect(throws: OpenIDError.idToken(.nonceMismatch)) {
             try await party.redeem("code", for: signIn, provider: school, redirectURI: Self.redirect)
@@ -137,16 +139,16 @@ final class TestClock: Sendable {
 
     @Test func rotatedKeysAreFetchedOnceThenNotAgainForAMinute() async throws {
         let party = party
-        var signIn = try await party.take(state: started(party).state)
+        var signIn = try await party.take(state: started(party).state, browserBinding: Self.browser)
         _ = try await party.redeem("code", for: signIn, provider: school, redirectURI: Self.redirect)
         clock.advance(seconds: 61)
         provider.state.withLock { $0.keys = [.ec]; $0.signer = .ec }
-        signIn = try await party.take(state: started(party).state)
+        signIn = try await party.take(state: started(party).state, browserBinding: Self.browser)
         _ = try await party.redeem("code", for: signIn, provider: school, redirectURI: Self.redirect)
         #expect(provider.urls.filter { $0.hasSuffix("/jwks") }.count == 2)
         // A token naming a key nobody published: fetched again only after the interval.
         provider.state.withLock { $0.signer = .otherRSA }
-        signIn = try await party.take(state: started(party).state)
+        signIn = try await party.take(state: started(party).state, browserBinding: Self.browser)
         await #expect(throws: OpenIDError.idToken(.unknownKey("rsa-2"))) {
             try await party.redeem("code", for: signIn, provider: school, redirectURI: Self.redirect)
         }
@@ -156,13 +158,13 @@ final class TestClock: Sendable {
     @Test func aForgedOrExpiredTokenLetsNobodyIn() async throws {
         let party = party
         provider.state.withLock { $0.signer = SigningKey(.rs256, kid: "rsa-1") }  // the right kid, another key
-        var signIn = try await party.take(state: started(party).state)
+        var signIn = try await party.take(state: started(party).state, browserBinding: Self.browser)
         await #expect(throws: OpenIDError.idToken(.badSignature)) { try await party.redeem("c", for: signIn, provider: school, redirectURI: Self.redirect) }
         provider.state.withLock { $0.signer = .rsa; $0.claims = ["exp": "\(IDTokenTests.now - 3_600)"] }
-        signIn = try await party.take(state: started(party).state)
+        signIn = try await party.take(state: started(party).state, browserBinding: Self.browser)
         await #expect(throws: OpenIDError.idToken(.expired)) { try await party.redeem("c", for: signIn, provider: school, redirectURI: Self.redirect) }
         provider.state.withLock { $0.claims = ["iss": #""https://evil.example""#] }
-        signIn = try await party.take(state: started(party).state)
+        signIn = try await party.take(state: started(party).state, browserBinding: Self.browser)
         await #expect(throws: OpenIDError.idToken(.wrongIssuer)) { try await party.redeem("c", for: signIn, provider: school, redirectURI: Self.redirect) }
     }
 
@@ -178,7 +180,7 @@ final class TestClock: Sendable {
         ]
         for (status, body, refusal) in cases {
             provider.state.withLock { $0.tokenStatus = status; $0.tokenBody = body }
-            let signIn = try await party.take(state: started(party).state)
+            let signIn = try await party.take(state: started(party).state, browserBinding: Self.browser)
             await #expect(throws: refusal) { try await party.redeem("c", for: signIn, provider: school, redirectURI: Self.redirect) }
         }
     }
@@ -196,7 +198,7 @@ final class TestClock: Sendable {
         ]
         for (status, body, refusal) in documents {
             provider.state.withLock { $0.discovery = OpenIDResponse(status: status, body: Array(body.utf8)) }
-            await #expect(throws: refusal) { try await party.start(school, redirectURI: Self.redirect, address: "192.0.2.1") }
+            await #expect(throws: refusal) { try await party.start(school, redirectURI: Self.redirect, address: "192.0.2.1", browserBinding: Self.browser) }
         }
     }
 
@@ -214,7 +216,7 @@ final class TestClock: Sendable {
             $0.discovery.body = Array(#"{"issuer":"https://id.school.example","authorization_endpoint":"https://id.school.example/authorize","token_endpoint":"https://id.school.example/token","jwks_uri":"https://id.school.example/jwks","token_endpoint_auth_methods_supported":["client_secret_post"]}"#.utf8)
         }
         let party = party
-        let signIn = try await party.take(state: started(party).state)
+        let signIn = try await party.take(state: started(party).state, browserBinding: Self.browser)
         _ = try await party.redeem("c", for: signIn, provider: school, redirectURI: Self.redirect)
         let token = try #require(provider.state.withLock { $0.requests.last { $0.url.hasSuffix("/token") } })
         #expect(Dictionary(uniqueKeysWithValues: token.form ?? [])["client_secret"] == "s3cret+/=")
@@ -228,7 +230,7 @@ final class TestClock: Sendable {
     @Test func formsEscapeEverythingButUnreservedCharacters() {
         #expect(ProviderURL.form([("a b", "x+y/z=é~")]) == "a%20b=x%2By%2Fz%3D%C3%A9~")
         #expect(ProviderURL.discovery(issuer: "https://id.example/tenant/") == "https://id.example/tenant/.well-known/openid-configuration")
-        #expect(ProviderURL.isAcceptable("http://127.0.0.1:9000/token") && !ProviderURL.isAcceptable("http://id.example/token"))
+        #expect(ProviderURL.isAcceptable("http://127.0.0.1:9000/token", allowingLocal: true) && !ProviderURL.isAcceptable("http://id.example/token"))
         #expect(!ProviderURL.isAcceptable("https://user:pw@id.example/") && !ProviderURL.isAcceptable("javascript:alert(1)"))
     }
 }

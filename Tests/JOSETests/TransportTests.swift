@@ -1,5 +1,5 @@
 import Glibc
-import OpenIDConnect
+@testable import OpenIDConnect
 import Testing
 
 /// The transport over real sockets on this machine: a provider that is down, or that takes the
@@ -33,7 +33,7 @@ import Testing
 
     @Test func aProviderThatNeverAnswersIsGivenUpOnAtTheDeadline() async {
         let listener = SilentListener()
-        let transport = HTTPSOpenIDTransport(stepTimeout: 30, deadline: .milliseconds(300))
+        let transport = HTTPSOpenIDTransport(stepTimeout: 30, deadline: .milliseconds(300), allowsLocalProviders: true)
         let request = OpenIDRequest(url: "http://127.0.0.1:\(listener.port)/.well-known/openid-configuration", form: nil, headers: [])
         await #expect(throws: OpenIDError.providerUnavailable("no answer in time")) { try await transport.send(request) }
         withExtendedLifetime(listener) {}
@@ -41,17 +41,45 @@ import Testing
 
     @Test func aProviderThatIsDownIsUnavailable() async {
         let port = SilentListener().port  // closed again at once: nothing listens there now
-        let transport = HTTPSOpenIDTransport(stepTimeout: 5, deadline: .seconds(10))
+        let transport = HTTPSOpenIDTransport(stepTimeout: 5, deadline: .seconds(10), allowsLocalProviders: true)
         let request = OpenIDRequest(url: "http://127.0.0.1:\(port)/token", form: [("code", "c")], headers: [])
         await #expect(throws: OpenIDError.providerUnavailable("connection refused")) { try await transport.send(request) }
     }
 
-    @Test func onlyHTTPSOrThisMachineIsAsked() async {
+    @Test func onlyHTTPSToANamedHostIsAskedByDefault() async {
         let transport = HTTPSOpenIDTransport()
-        for url in ["http://id.school.example/token", "ftp://127.0.0.1/", "https://user:pw@id.school.example/"] {
+        let urls = ["http://id.school.example/token", "ftp://127.0.0.1/", "https://user:pw@id.school.example/", "http://127.0.0.1:8008/", "https://10.0.0.5/"]
+        for url in urls {
             await #expect(throws: OpenIDError.providerNonsense("an endpoint is not an https URL")) {
                 try await transport.send(OpenIDRequest(url: url, form: nil, headers: []))
             }
         }
+    }
+
+    /// The deadline's task is cancelled as soon as the answer is in: no sleeping task per request.
+    @Test(.timeLimit(.minutes(1))) func theDeadlineIsCancelledWhenTheAnswerComesFirst() async {
+        let (cancelled, signal) = AsyncStream<Bool>.makeStream()
+        let value = await HTTPSOpenIDTransport.race({ 7 }, deadline: {
+            try? await Task.sleep(for: .seconds(3_600))
+            signal.yield(Task.isCancelled)
+            signal.finish()
+        })
+        #expect(value == 7)
+        var iterator = cancelled.makeAsyncIterator()
+        #expect(await iterator.next() == true)
+    }
+
+    /// A request given up on at the deadline is told to stop.
+    @Test(.timeLimit(.minutes(1))) func theRequestIsCancelledWhenTheDeadlineComesFirst() async {
+        let (cancelled, signal) = AsyncStream<Bool>.makeStream()
+        let value = await HTTPSOpenIDTransport.race({ () async -> Int in
+            try? await Task.sleep(for: .seconds(3_600))
+            signal.yield(Task.isCancelled)
+            signal.finish()
+            return 7
+        }, deadline: {})
+        #expect(value == nil)
+        var iterator = cancelled.makeAsyncIterator()
+        #expect(await iterator.next() == true)
     }
 }
