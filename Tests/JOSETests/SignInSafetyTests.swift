@@ -41,6 +41,11 @@ import Testing
         }
     }
 
+    /// The provider's tokens from now on are issued at `seconds` (and good for five minutes).
+    func issueTokens(at seconds: Int64) {
+        provider.state.withLock { $0.claims = ["iat": "\(seconds)", "exp": "\(seconds + 300)"] }
+    }
+
     @Test func aWithdrawnKeyStopsVerifyingOnceTheKeySetIsAnHourOld() async throws {
         let party = party
         var signIn = try await party.take(state: started(party), browserBinding: RelyingPartyTests.browser)
@@ -48,9 +53,11 @@ import Testing
         // The provider withdraws rsa-1 (say it leaked); whoever holds it still signs tokens with it.
         provider.state.withLock { $0.keys = [.ec] }
         clock.advance(seconds: 3_599)
+        issueTokens(at: IDTokenTests.now + 3_599)
         signIn = try await party.take(state: started(party), browserBinding: RelyingPartyTests.browser)
         _ = try await party.redeem("code", for: signIn, provider: school, redirectURI: RelyingPartyTests.redirect)
         clock.advance(seconds: 1)
+        issueTokens(at: IDTokenTests.now + 3_600)
         signIn = try await party.take(state: started(party), browserBinding: RelyingPartyTests.browser)
         await #expect(throws: OpenIDError.idToken(.unknownKey("rsa-1"))) {
             try await party.redeem("code", for: signIn, provider: school, redirectURI: RelyingPartyTests.redirect)
