@@ -31,16 +31,6 @@ import Testing
         #expect(signIn.providerID == "prov_1")
     }
 
-    @Test func aStateCannotBorrowAnotherBrowsersBinding() async throws {
-        let party = party
-        let mine = try await started(party).split(separator: ".")
-        let theirs = try await started(party, browser: "the-colleagues-own-cookie-0002").split(separator: ".")
-        let spliced = [mine[0], theirs[1], mine[2]].joined(separator: ".")
-        for browser in [RelyingPartyTests.browser, "the-colleagues-own-cookie-0002"] {
-            await #expect(throws: OpenIDError.unknownState) { try await party.take(state: spliced, browserBinding: browser) }
-        }
-    }
-
     /// The provider's tokens from now on are issued at `seconds` (and good for five minutes).
     func issueTokens(at seconds: Int64) {
         provider.state.withLock { $0.claims = ["iat": "\(seconds)", "exp": "\(seconds + 300)"] }
