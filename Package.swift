@@ -53,6 +53,12 @@ let package = Package(
             pkgConfig: "lame",
             providers: [.apt(["libmp3lame-dev"])]
         ),
+        // libzip: the ZIP files rostering systems export (`storycircle roster import`).
+        .systemLibrary(
+            name: "CZip",
+            pkgConfig: "libzip",
+            providers: [.apt(["libzip-dev"])]
+        ),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -97,6 +103,8 @@ let package = Package(
         .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
         // Pictures checked by decoding (PNG, JPEG, WebP), refused over the limits, re-encoded without metadata.
         .target(name: "Pictures", dependencies: ["CImageCodecs"]),
+        // ZIP archives read with libzip, bounded (entries, bytes, how far one entry inflates).
+        .target(name: "Zip", dependencies: ["CZip"]),
         .target(name: "SQLiteStorage", dependencies: ["CSQLite", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "Confusables", dependencies: ["CICU", "StoryCircleCore"]),
@@ -136,7 +144,7 @@ let package = Package(
         // MARK: Executables.
         .executableTarget(
             name: "storycircle",
-            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "Pictures", "LocalCertificates", "TLSClient"]
+            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "Pictures", "LocalCertificates", "TLSClient", "Zip"]
         ),
         .executableTarget(
             name: "storycircle-bench",
