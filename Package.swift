@@ -164,6 +164,8 @@ let package = Package(
         // Nicknames folded with ICU's real data: the look-alike cases the core's tests give a pure table.
         .testTarget(name: "ConfusablesTests", dependencies: ["Confusables", "StoryCircleCore"]),
         .testTarget(name: "PicturesTests", dependencies: ["Pictures", "CImageCodecs"]),
+        // Archives made with libzip itself, read back through the bounded reader.
+        .testTarget(name: "ZipTests", dependencies: ["Zip", "CZip"]),
         // The certificates checked with OpenSSL's verifier directly, not through the code that made them.
         .testTarget(name: "LocalCertificatesTests", dependencies: ["LocalCertificates", "COpenSSL"]),
         .testTarget(name: "TLSClientTests", dependencies: ["TLSClient"]),
