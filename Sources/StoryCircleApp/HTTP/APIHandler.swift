@@ -52,11 +52,14 @@ struct APIHandler: Sendable {
     /// WebAuthn relying party for (`PasskeyDesk.relyingParty(publicURL:)`).
     var passkeys: PasskeyDesk? = nil
 
+    /// What roster imports made, and the transaction an import is (`RosterRoutes`): the store's.
+    var roster: (any RosterBook)? = nil
+
     /// The disabled accounts, whose rooms' teacher tokens control nothing (the rooms' own set).
     var disabledOwners: DisabledOwners? = nil
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AccountRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes(), PasskeyRoutes(), AccountPasskeyRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AccountRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes(), PasskeyRoutes(), AccountPasskeyRoutes(), RosterRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)
