@@ -129,11 +129,11 @@ struct RosterBookSuite {
         _ = try await Self.imported("sample", into: book)
         let classBook = fixture.store.offers.classes!
         let childData = fixture.store.offers.childData!
-        var entries: [String: String] = [:]
-        for entry in try await classBook.listClasses() { entries[entry.name] = entry.id }
-        let reading = try #require(try await classBook.schoolClass(try #require(entries["1B Reading"])))
-        let stories = try #require(try await classBook.schoolClass(try #require(entries["2A Stories"])))
-        let circle = try #require(try await classBook.schoolClass(try #require(entries["Kindergarten Circle"])))
+        var named: [String: SchoolClass] = [:]
+        for entry in try await classBook.listClasses() { named[entry.name] = try await classBook.schoolClass(entry.id) }
+        let reading = try #require(named["1B Reading"])
+        let stories = try #require(named["2A Stories"])
+        let circle = try #require(named["Kindergarten Circle"])
         let links = try await book.rosterState().links
         let maya = reading.members[0].id
         #expect(Set(links.filter { $0.localID == maya }.map(\.kind)) == [.member, .enrollment])
