@@ -453,3 +453,29 @@ def test_the_class_pages_room_links_stay_on_its_own_origin(make_server, browsers
     wait(laptop, lambda d: visible(d, "#class-link"), message="the teacher's tab has the way back to the class")
     assert laptop.current_url.startswith(f"{server.http}/teacher"), laptop.current_url
     no_page_errors(laptop)
+
+
+def test_a_right_answer_given_before_the_teacher_ends_the_room_keeps_its_points(server):
+    """The teacher ends the room while the first question is still open: Ada had answered it right. The
+    report must not read "0 points, 1 of 1 right"."""
+    schoolclass = make_class(server, name="Class 1C")
+    room = start_room(server, schoolclass["id"])
+    ids = {child["name"]: child["id"] for child in schoolclass["children"]}
+    phones = {name: member_child(server, room["code"], ids[name]) for name in ("Ada", "Bo")}
+    assert server.command(room, "start")[0] == 200
+    assert server.command(room, "skip")[0] == 200
+    answer(phones["Ada"], 0, 0)
+    assert server.command(room, "end")[0] == 200
+    ada_finished = expect(phones["Ada"], "finished")
+    assert ada_finished["you"]["score"] > 0 and ada_finished["you"]["results"] == ["correct"]
+    for ws in phones.values():
+        ws.close()
+
+    status, _, report = api(server, "GET", f"/api/classes/{schoolclass['id']}/report")
+    assert status == 200, report
+    played = {child["name"]: child["rooms"][0] for child in report["children"] if child["rooms"]}
+    assert played["Ada"]["right"] == 1 and played["Ada"]["points"] > 0, played["Ada"]
+    assert played["Bo"]["points"] == 0 and played["Bo"]["unanswered"] == 1, played["Bo"]
+    status, _, results = api(server, "GET", f"/api/rooms/{room['code']}/results", token=room["teacherToken"])
+    ada = next(p for p in results["players"] if p["nickname"] == "Ada")
+    assert ada["score"] == ada["answers"][0]["points"] > 0 and ada["correct"] == 1

@@ -34,7 +34,9 @@ HTTP_ONLY = {"unauthorized", "not_found", "method_not_allowed", "payload_too_lar
              "room_in_use",
              # The accounts' refusals: the administrators' screens word them from their own catalog keys.
              "invalid_account", "account_not_found", "https_needed", "school_not_found", "login_taken", "school_name_taken", "conflict",
-             "last_district_admin", "setup_link_invalid"}
+             "last_district_admin", "setup_link_invalid",
+             # The account bar words a passkey's refusals from its own keys (account.passkey.*).
+             "recent_sign_in_needed"}
 
 
 def sources():

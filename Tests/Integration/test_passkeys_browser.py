@@ -15,9 +15,13 @@ import struct
 import subprocess
 import urllib.request
 
-import pytest
+import sqlite3
 
-from browser_support import browsers, wait  # noqa: F401 (browsers is a fixture)
+import pytest
+from selenium.webdriver.common.by import By
+
+from browser_support import PHONE, PROJECTOR, TEACHER, axe, browsers, plain, screenshot, text, visible, wait  # noqa: F401 (browsers is a fixture)
+from conftest import ROOT
 
 PASSWORD = "correct horse battery"
 
@@ -198,6 +202,135 @@ def test_a_teacher_registers_a_passkey_and_signs_in_with_it_and_other_sites_are_
     assert {"passkey, unknown_challenge", "passkey, unknown_passkey", "passkey, origin_not_allowed",
             "passkey, relying_party_mismatch", "passkey, possible_clone", "passkey, bad_signature"} <= failed, failed
     assert body["credential"]["response"]["signature"] not in raw.decode() and challenge not in raw.decode()
+
+
+CATALOG = json.loads((ROOT / "web-static" / "i18n" / "en.json").read_text(encoding="utf-8"))
+
+
+def virtual_authenticator(driver):
+    driver.execute_cdp_cmd("WebAuthn.enable", {})
+    return driver.execute_cdp_cmd("WebAuthn.addVirtualAuthenticator", {"options": {
+        "protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+        "isUserVerified": True, "automaticPresenceSimulation": True,
+    }})["authenticatorId"]
+
+
+@pytest.mark.parametrize("size", ["phone", "laptop"])
+def test_a_sign_in_older_than_five_minutes_asks_for_the_password_before_a_passkey_is_added(site, browsers, size):
+    """The sign-in is made older in the database (from outside, as five minutes would), so the server asks for
+    the password: the bar shows a field, a wrong password is said and counted, the right one adds the passkey."""
+    driver = browsers(**(PHONE if size == "phone" else TEACHER))
+    driver.get(site["origin"] + "/sign-in")
+    authenticator = virtual_authenticator(driver)
+    driver.find_element(By.ID, "sign-in-login").send_keys("ana")
+    driver.find_element(By.ID, "sign-in-password").send_keys(PASSWORD)
+    driver.find_element(By.ID, "sign-in-submit").click()
+    wait(driver, lambda d: d.current_url.rstrip("/").endswith("/stories"), message="the library")
+    add = wait(driver, lambda d: visible(d, "#account-add-passkey"), message="Add a passkey")
+
+    database = next(site["server"].data.glob("*.sqlite"))
+    with sqlite3.connect(database) as connection:
+        connection.execute("UPDATE sessions SET created_at = created_at - 600000")
+    cookie = next(c["value"] for c in driver.get_cookies() if c["name"] == "__Host-storycircle_session")
+    csrf = driver.execute_async_script("const done = arguments[0]; fetch('/api/session').then((r) => r.json()).then((s) => done(s.csrf));")
+    headers = {"Cookie": f"__Host-storycircle_session={cookie}", "X-CSRF-Token": csrf}
+
+    def refused(_):
+        status, answer = api(site, "POST", "/api/passkeys/options", {}, headers=headers)
+        return status == 403 and answer["error"] == {**answer["error"], "code": "recent_sign_in_needed", "reason": "password_needed"}
+    # This node keeps a session it looked up for a second: until then the sign-in still counts as recent.
+    wait(driver, refused, timeout=10, message="the server sees the older sign-in")
+
+    add.click()
+    field = wait(driver, lambda d: visible(d, "#account-passkey-password"), message="the password asked for")
+    assert text(driver, "#account-passkey-why") == CATALOG["account.passkey.password_needed"]
+    assert driver.switch_to.active_element == field and field.get_attribute("autocomplete") == "current-password"
+    assert driver.execute_cdp_cmd("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"] == []
+    axe(driver, f"passkey-password-{size}")
+    screenshot(driver, f"passkey-password-{size}")
+
+    field.send_keys("wrong horse")
+    driver.find_element(By.ID, "account-passkey-confirm").click()
+    wait(driver, lambda d: visible(d, "#account-bar-problem") and text(d, "#account-bar-problem") == CATALOG["account.passkey.password_wrong"],
+         message="the wrong password said")
+    assert field.get_attribute("aria-invalid") == "true" and field.get_attribute("value") == ""
+    assert driver.execute_cdp_cmd("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"] == []
+    screenshot(driver, f"passkey-password-wrong-{size}")
+
+    field.send_keys(PASSWORD)
+    driver.find_element(By.ID, "account-passkey-confirm").click()
+    wait(driver, lambda d: text(d, "#account-bar-status") == CATALOG["account.passkey.added"], message="the passkey added")
+    assert not driver.find_elements(By.ID, "account-passkey-form")
+    assert len(driver.execute_cdp_cmd("WebAuthn.getCredentials", {"authenticatorId": authenticator})["credentials"]) == 1
+
+    server = site["server"]
+    status, _, raw = server.request("GET", "/api/audit?limit=50", server.admin_token)
+    assert status == 200, raw
+    rows = [(row["action"], row["detail"]) for row in json.loads(raw)["entries"]]
+    assert ("sign_in_failed", "password, before adding a passkey") in rows and ("passkey_added", "passkey This device") in rows, rows
+    assert "horse" not in raw.decode()
+
+
+@pytest.mark.parametrize("size", ["phone", "laptop", "projector"])
+def test_an_administrator_sees_a_teachers_passkeys_and_removes_the_lost_one(site, browsers, size):
+    """The teacher's laptop registers a passkey; a second one (a phone's) is put in the database from outside.
+    The administrators' screen lists both by name and date, and removes the laptop's after asking: it signs
+    nobody in any more, the phone's stays, and the audit trail says who removed it."""
+    sizes = {"phone": PHONE, "laptop": TEACHER, "projector": PROJECTOR}
+    teacher = browsers(**TEACHER)
+    teacher.get(site["origin"] + "/")
+    virtual_authenticator(teacher)
+    registered = in_page(teacher, f"""
+        const response = await fetch('/api/session', {{ method: 'POST', headers: {{ 'Content-Type': 'application/json' }},
+          body: JSON.stringify({{ login: 'ana', password: '{PASSWORD}' }}) }});
+        return await passkeys.registerPasskey('School laptop', (await response.json()).csrf);""")
+    assert "value" in registered, registered
+    laptop = registered["value"]
+    with sqlite3.connect(next(site["server"].data.glob("*.sqlite"))) as connection:
+        connection.execute("INSERT INTO passkeys (credential_id, account_id, public_key, algorithm, sign_count, name, created_at, last_used_at) "
+                           "VALUES ('cGhvbmU', ?, x'a501', -7, 4, 'Phone', 1700000000000, 1700000600000)", (site["account"]["id"],))
+
+    admin = browsers(**sizes[size])
+    admin.get(f"{site['origin']}/admin#token={site['server'].admin_token}")
+    wait(admin, lambda d: d.execute_script("return window.storycircle?.admin?.ready === true"), message="the administrators' screen")
+    item = wait(admin, lambda d: next((node for node in d.find_elements(By.CSS_SELECTOR, "#account-list .admin-item")
+                                       if "Login: ana " in plain(node.find_element(By.CSS_SELECTOR, ".facts").text)), None), message="Ana listed")
+    toggle = item.find_element(By.CSS_SELECTOR, '[data-action="passkeys"]')
+    assert toggle.get_attribute("aria-expanded") == "false"
+    toggle.click()
+    wait(admin, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".passkey-list li")) == 2, message="both passkeys listed")
+    assert admin.find_element(By.CSS_SELECTOR, '[data-action="passkeys"]').get_attribute("aria-expanded") == "true"
+    names = [plain(node.text) for node in admin.find_elements(By.CSS_SELECTOR, ".passkey-list .passkey-name")]
+    assert sorted(names) == ["Phone", "School laptop"], names
+    phone = admin.find_element(By.CSS_SELECTOR, '.passkey-list li[data-passkey="cGhvbmU"] .facts').text
+    assert "2023" in phone and plain(phone).startswith("Added on"), phone
+    assert "never used" not in phone
+    assert "a501" not in admin.page_source.lower(), "never a key"
+    axe(admin, f"admin-passkeys-{size}")
+    screenshot(admin, f"admin-passkeys-{size}")
+
+    admin.find_element(By.CSS_SELECTOR, f'.passkey-list li[data-passkey="{laptop["id"]}"] [data-action="remove-passkey"]').click()
+    wait(admin, lambda d: visible(d, "#admin-confirm"), message="asked first")
+    assert text(admin, "#admin-confirm-title") == "Remove the passkey School laptop of Ana?"
+    axe(admin, f"admin-passkeys-confirm-{size}")
+    screenshot(admin, f"admin-passkeys-confirm-{size}")
+    admin.find_element(By.ID, "admin-confirm-yes").click()
+    wait(admin, lambda d: [plain(node.text) for node in d.find_elements(By.CSS_SELECTOR, ".passkey-list .passkey-name")] == ["Phone"],
+         message="the laptop's passkey removed")
+    assert admin.switch_to.active_element.get_attribute("data-action") == "remove-passkey", "the focus stays in the list"
+    screenshot(admin, f"admin-passkeys-removed-{size}")
+
+    # The removed passkey signs nobody in; the audit trail names the admin token as who removed it.
+    refused = in_page(teacher, """
+        const session = await (await fetch('/api/session')).json();
+        await fetch('/api/session', { method: 'DELETE', headers: { 'X-CSRF-Token': session.csrf } });
+        return await passkeys.signInWithPasskey();""")
+    assert refused == {"error": "sign_in_failed"}, refused
+    server = site["server"]
+    status, _, raw = server.request("GET", "/api/audit?limit=50", server.admin_token)
+    removed = [row for row in json.loads(raw)["entries"] if row["action"] == "passkey_removed"]
+    assert len(removed) == 1 and removed[0]["detail"] == "passkey School laptop", removed
+    assert removed[0]["actor"]["kind"] == "admin_token" and removed[0]["target"] == f"account:{site['account']['id']}", removed
 
 
 def test_passkey_sign_ins_that_fail_are_throttled_per_address(site):

@@ -123,6 +123,7 @@ def test_a_first_day_from_the_district_to_a_parents_request(site, browsers, tmp_
     wait(office, lambda d: visible(d, "#library-admin-link") and text(d, "#library-status").startswith(CATALOG["account.error.district_admin"]),
          message="the library says whose it is")
     assert CATALOG["account.error.not_allowed"] not in text(office, "body")
+    assert text(office, "#library-title") == CATALOG["library.heading_district"], "the schools' stories, not the district's own"
     walk.shot(office, "library-district")
     walk.check(office, "library-district")
     office.find_element(By.ID, "library-admin-link").click()

@@ -81,6 +81,28 @@ test("registering asks for options, creates the credential and sends it with its
   assert.equal(calls[1].body.credential.response.attestationObject, "Ag");
 });
 
+test("registering sends the password with the options when it is given, and nothing of it otherwise", async () => {
+  const answers = {
+    "/api/passkeys/options": { body: { publicKey: { challenge: "AQID", rp: { id: "x" }, user: { id: "YQ", name: "a", displayName: "A" } } } },
+    "/api/passkeys": { status: 201, body: { passkey: { id: "BAU", name: "Laptop" } } },
+  };
+  const credentials = { create: async () => registration };
+  const typed = fakeFetch(answers);
+  await registerPasskey("Laptop", "csrf-1", { fetch: typed.fetch, credentials, password: "correct horse" });
+  assert.deepEqual(typed.calls[0].body, { password: "correct horse" });
+  assert.equal(JSON.stringify(typed.calls[1].body).includes("horse"), false);
+  const untyped = fakeFetch(answers);
+  await registerPasskey("Laptop", "csrf-1", { fetch: untyped.fetch, credentials });
+  assert.deepEqual(untyped.calls[0].body, {});
+
+  // Refused for an old sign-in: the browser is asked for nothing, and the page has the server's reason.
+  const refusing = fakeFetch({ "/api/passkeys/options": { status: 403, body: { error: { code: "recent_sign_in_needed", reason: "password_needed" } } } });
+  let asked = false;
+  await assert.rejects(registerPasskey("Laptop", "csrf-1", { fetch: refusing.fetch, credentials: { create: async () => { asked = true; } } }),
+    (error) => error instanceof Refused && error.error.reason === "password_needed");
+  assert.equal(asked, false);
+});
+
 test("signing in sends the assertion and answers the session; a refusal keeps the server's code", async () => {
   const { fetch, calls } = fakeFetch({
     "/api/session/passkey/options": { body: { publicKey: { challenge: "AQID", rpId: "x" } } },

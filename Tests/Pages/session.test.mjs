@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ApiClient, Refused } from "../../web-static/js/api.js";
 import {
-  administers, currentSession, landingPage, retryAfterSeconds, roleChoiceKey, roleKey, ROLES, sessionFailureKey, signIn, signInFailure, signInLink,
+  administers, currentSession, landingPage, listHeadingKey, retryAfterSeconds, roleChoiceKey, roleKey, ROLES, sessionFailureKey, signIn, signInFailure, signInLink,
   signOut, signOutEverywhere,
 } from "../../web-static/js/session.js";
 
@@ -170,4 +170,20 @@ test("a server busy hashing passwords, or unable to store the session, asks for 
   assert.deepEqual(signInFailure(new Refused(503, { code: "try_again" })), { key: "account.sign_in.busy" });
   assert.deepEqual(signInFailure(new Refused(403, { code: "https_needed" })), { key: "account.sign_in.https_needed" });
   assert.deepEqual(signInFailure(new Refused(503, { code: "storage_unavailable" })), { key: "library.error.storage" });
+});
+
+test("the library and the class list are headed by what they hold for who is looking, in every catalog", async () => {
+  const { readFile } = await import("node:fs/promises");
+  const as = (role) => new ApiClient("", { account: { id: "acc_1", role, schoolID: role === "district_admin" ? null : "sch_1" }, csrf: "c" });
+  const headings = (page) => [as("teacher"), as("school_admin"), as("district_admin"), new ApiClient("key"), new ApiClient("")].map((client) => listHeadingKey(page, client));
+  assert.deepEqual(headings("library"), ["library.heading", "library.heading_school", "library.heading_district", "library.heading_everything", "library.heading"]);
+  assert.deepEqual(headings("classes"), ["classes.heading", "classes.heading_school", "classes.heading_district", "classes.heading_everything", "classes.heading"]);
+  assert.equal(listHeadingKey("library", as("a_role_of_tomorrow")), "library.heading", "an unknown role is headed as the least");
+  // The district administrator's heading is not "Your stories": the stories are the schools'.
+  for (const language of ["en", "fr", "es", "de", "pt", "ar"]) {
+    const catalog = JSON.parse(await readFile(new URL(`../../web-static/i18n/${language}.json`, import.meta.url), "utf8"));
+    const words = [...headings("library"), ...headings("classes")].map((key) => catalog[key]);
+    assert.ok(words.every((text) => typeof text === "string" && text.length > 0), language);
+    assert.equal(new Set(words).size, 8, `${language}: each heading its own words`);
+  }
 });

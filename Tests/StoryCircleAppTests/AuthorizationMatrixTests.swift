@@ -56,6 +56,7 @@ struct AuthorizationMatrixTests {
         "POST /api/accounts/:id/adopt": admin, "GET /api/audit": administrators,
         "GET /api/schools": admin, "POST /api/schools": admin, "GET /api/accounts": administrators, "POST /api/accounts": administrators,
         "GET /api/accounts/:id": administratorsOfA, "PATCH /api/accounts/:id": administratorsOfA, "POST /api/accounts/:id/reset": administratorsOfA,
+        "GET /api/accounts/:id/passkeys": administratorsOfA, "DELETE /api/accounts/:id/passkeys/:passkey": administratorsOfA,
         // A's school's retention: its administrator's and the district's.
         "GET /api/schools/:id/retention": administratorsOfA, "PUT /api/schools/:id/retention": administratorsOfA,
         // The setup link's code is its authority: the router lets everyone through to the code's check.
@@ -80,7 +81,7 @@ struct AuthorizationMatrixTests {
 
     /// The exact refusal of an asker the route does not admit: no credential, or a credential of another
     /// kind, is 401; a room's token on the library's and the administrators' routes, and an account whose
-    /// role never may, 403 `wrong_role`; an account whose role may, but not for A's things, 404 for a story
+    /// role never may, 403 `wrong_role`; an account whose role may, but not for A's things, 404 for a story,
     /// an account or a school (as a missing one) and 401 for a room or class (as a wrong token).
     static func refusal(_ line: String, _ asker: Asker, admitted: Set<Asker>) -> (status: Int, code: String) {
         let unauthorized = (401, "unauthorized")

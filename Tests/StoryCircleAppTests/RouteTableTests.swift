@@ -36,6 +36,7 @@ struct RouteTableTests {
         "POST /api/session none", "GET /api/session signed in", "DELETE /api/session signed in", "POST /api/session/everywhere signed in",
         "POST /api/passkeys/options signed in", "POST /api/passkeys signed in", "GET /api/passkeys signed in", "DELETE /api/passkeys/:id signed in",
         "POST /api/session/passkey/options none", "POST /api/session/passkey none",
+        "GET /api/accounts/:id/passkeys school admin", "DELETE /api/accounts/:id/passkeys/:passkey school admin",
     ]
 
     @Test func everyRouteIsListedWithItsAuthority() {

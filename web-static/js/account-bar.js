@@ -6,7 +6,8 @@
 
 import { $, el, clear } from "./dom.js";
 import { t, isolate, onLanguageChange } from "./i18n.js";
-import { administers, roleKey, signInLink, signOut, signOutEverywhere } from "./session.js";
+import { ERROR } from "./error-codes.js";
+import { administers, listHeadingKey, roleKey, signInFailure, signInLink, signOut, signOutEverywhere } from "./session.js";
 
 let shown = null;
 // The passkeys module, on a server that has passkeys (web-static/js/passkeys.js): looked for once.
@@ -48,19 +49,72 @@ function render(bar) {
   });
 }
 
-/** Registers a passkey of this device for the signed-in account (the browser asks for the fingerprint or PIN). */
-async function addPasskey(module) {
+/**
+ * Registers a passkey of this device for the signed-in account (the browser asks for the fingerprint or PIN).
+ * A sign-in older than five minutes is not enough on its own: the server asks for the password
+ * (`recent_sign_in_needed`), and the bar shows a password field; an account without one signs in again.
+ */
+async function addPasskey(module, password) {
   const problem = $("#account-bar-problem");
   const status = $("#account-bar-status");
   problem.hidden = true;
   status.textContent = "";
   try {
-    await module.registerPasskey(t("account.passkey.this_device"), shown.csrf);
+    await module.registerPasskey(t("account.passkey.this_device"), shown.csrf, { password });
+    $("#account-passkey-form")?.remove();
     status.textContent = t("account.passkey.added");
+    $("#account-add-passkey")?.focus();
   } catch (failure) {
-    problem.textContent = t(failure?.name === "NotAllowedError" ? "account.passkey.cancelled" : "account.passkey.failed");
+    const reason = failure?.error?.code === ERROR.RECENT_SIGN_IN_NEEDED ? failure.error.reason : null;
+    if (reason === "password_needed" || reason === "password_wrong") {
+      askPassword(module, reason === "password_wrong");
+      return;
+    }
+    $("#account-passkey-form")?.remove();
+    if (reason === "sign_in_again") {
+      problem.replaceChildren(t("account.passkey.sign_in_again"), " ",
+        el("a", { id: "account-passkey-sign-in", class: "button secondary", href: signInLink(location.pathname), text: t("account.sign_in_link") }));
+    } else if (failure?.error?.code === ERROR.RATE_LIMITED) {
+      const words = signInFailure(failure);
+      problem.textContent = t(words.key, words.params);
+    } else {
+      problem.textContent = t(failure?.name === "NotAllowedError" ? "account.passkey.cancelled" : "account.passkey.failed");
+    }
     problem.hidden = false;
   }
+}
+
+/** The password field the server asked for, in the bar (again, marked, after a wrong one). */
+function askPassword(module, wrong) {
+  let form = $("#account-passkey-form");
+  if (!form) {
+    form = el("form", { id: "account-passkey-form", class: "account-passkey-form", novalidate: true },
+      el("p", { id: "account-passkey-why", text: t("account.passkey.password_needed") }),
+      el("label", { for: "account-passkey-password", text: t("account.sign_in.password") }),
+      el("input", { id: "account-passkey-password", type: "password", autocomplete: "current-password", dir: "ltr", maxlength: "1024",
+        required: true, "aria-describedby": "account-passkey-why" }),
+      el("button", { id: "account-passkey-confirm", type: "submit", text: t("account.passkey.confirm") }),
+      el("button", { id: "account-passkey-cancel", type: "button", class: "quiet", text: t("controls.cancel"),
+        onclick: () => { form.remove(); $("#account-add-passkey")?.focus(); } }));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const field = $("#account-passkey-password");
+      if (!field.value) {
+        field.setAttribute("aria-invalid", "true");
+        field.focus();
+        return;
+      }
+      addPasskey(module, field.value);
+    });
+    $("#account-bar").append(form);
+  }
+  const field = $("#account-passkey-password");
+  field.value = "";
+  field.setAttribute("aria-invalid", wrong ? "true" : "false");
+  const problem = $("#account-bar-problem");
+  problem.textContent = wrong ? t("account.passkey.password_wrong") : "";
+  problem.hidden = !wrong;
+  field.focus();
 }
 
 async function leave(call, how) {
@@ -94,6 +148,12 @@ export function offerAdminScreen(node, api, id) {
   clear(node).append(el("span", { text: t("account.error.district_admin") }), " ",
     el("a", { id, class: "button secondary", href: "/admin", text: t("account.go_admin") }));
   return true;
+}
+
+/** Words the heading `node` of the library or the class list (`page`) for who is looking (`listHeadingKey`). */
+export function nameListHeading(node, page, api) {
+  node.dataset.i18n = listHeadingKey(page, api);
+  node.textContent = t(node.dataset.i18n);
 }
 
 /** Puts "sign in to see this page" and the sign-in link (back to `page`) into `node`. */

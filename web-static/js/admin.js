@@ -1,7 +1,7 @@
 // The administrators' screen, `/admin`: a district administrator (or the school's key on the laptop) lists and
 // adds schools; an administrator lists a school's accounts, adds a teacher or an administrator with a role,
 // turns an account off and on again, and makes a new one-time setup link (a reset: the account's password and
-// sessions end) to hand over, with a button that copies it. Two administrators changing one account: the
+// sessions end) to hand over, with a button that copies it; it shows an account's passkeys and removes one. Two administrators changing one account: the
 // later change, made on what the page showed, is refused (409 `conflict`), the page shows the account as it
 // is now and says so in words. The school's retention rules have their part (admin-retention.js).
 // docs/protocol.md, "Accounts".
@@ -21,7 +21,8 @@ await setLanguage(ownChoice() ?? browserLanguage());
 languagePicker($("#language-picker"), (picked) => setLanguage(picked ?? browserLanguage()), "library.language_follow");
 const api = await pending;
 
-const state = { viewer: api.token ? null : api.account, schools: [], accounts: [], school: "", loaded: false, setup: null };
+// `passkeys`: the accounts whose passkeys are shown, by id (`{loading}` or `{list}`).
+const state = { viewer: api.token ? null : api.account, schools: [], accounts: [], school: "", loaded: false, setup: null, passkeys: {} };
 window.storycircle = { admin: state };
 const dateFormat = () => new Intl.DateTimeFormat(document.documentElement.lang || undefined, { dateStyle: "medium" });
 
@@ -147,9 +148,85 @@ function renderAccounts() {
         el("button", { type: "button", class: account.disabled ? "secondary" : "quiet", "data-action": account.disabled ? "enable" : "disable", "aria-describedby": title,
           text: t(account.disabled ? "admin.accounts.enable" : "admin.accounts.disable"), onclick: () => askSetEnabled(account, account.disabled) }),
         el("button", { type: "button", class: "secondary", "data-action": "reset", "aria-describedby": title,
-          text: t("admin.accounts.reset"), onclick: () => askReset(account) }))));
+          text: t("admin.accounts.reset"), onclick: () => askReset(account) }),
+        el("button", { type: "button", class: "quiet", "data-action": "passkeys", "aria-describedby": title, "aria-expanded": String(Boolean(state.passkeys[account.id])),
+          "aria-controls": `passkeys-${account.id}`, text: t("admin.passkeys.show"), onclick: () => togglePasskeys(account) })),
+      self ? null : passkeyList(account)));
   }
   $("#accounts-status").textContent = state.accounts.length ? t("admin.accounts.count", { count: state.accounts.length }) : t("admin.accounts.none");
+}
+
+// ---- An account's passkeys: seen by name and date (never a key), removed one by one (a lost phone) ----
+
+function passkeyList(account) {
+  const shown = state.passkeys[account.id];
+  if (!shown) return null;
+  const name = isolate(account.displayName);
+  const heading = `passkeys-title-${account.id}`;
+  const section = el("section", { id: `passkeys-${account.id}`, class: "account-passkeys", "aria-labelledby": heading },
+    el("h4", { id: heading, text: t("admin.passkeys.heading", { name }) }));
+  if (shown.loading || !shown.list.length) {
+    section.append(el("p", { class: "muted", role: "status", text: shown.loading ? t("admin.loading") : t("admin.passkeys.none", { name }) }));
+    return section;
+  }
+  const date = (milliseconds) => dateFormat().format(new Date(milliseconds));
+  section.append(el("ul", { class: "passkey-list" }, shown.list.map((passkey) => {
+    const label = `passkey-${account.id}-${passkey.id}`;
+    return el("li", { "data-passkey": passkey.id },
+      el("span", { id: label, class: "passkey-name", dir: "auto", text: passkey.name }),
+      el("span", { class: "facts", text: passkey.lastUsedAt
+        ? t("admin.passkeys.facts", { created: date(passkey.createdAt), used: date(passkey.lastUsedAt) })
+        : t("admin.passkeys.facts_unused", { created: date(passkey.createdAt) }) }),
+      el("button", { type: "button", class: "quiet", "data-action": "remove-passkey", "aria-describedby": label, text: t("admin.passkeys.remove"),
+        onclick: () => askRemovePasskey(account, passkey) }));
+  })));
+  return section;
+}
+
+async function loadPasskeys(account) {
+  try {
+    const answer = await api.call("GET", `/api/accounts/${encodeURIComponent(account.id)}/passkeys`);
+    if (state.passkeys[account.id]) state.passkeys[account.id] = { list: listOf(answer, "passkeys") };
+  } catch (failure) {
+    delete state.passkeys[account.id];
+    showMessage(adminFailure(failure));
+  }
+  renderAccounts();
+}
+
+async function togglePasskeys(account) {
+  hideMessage();
+  if (state.passkeys[account.id]) {
+    delete state.passkeys[account.id];
+    renderAccounts();
+    focusAccount(account.id, "passkeys");
+    return;
+  }
+  state.passkeys[account.id] = { loading: true, list: [] };
+  renderAccounts();
+  focusAccount(account.id, "passkeys");
+  await loadPasskeys(account);
+  focusAccount(account.id, "passkeys");
+  $(`#passkeys-${CSS.escape(account.id)}`)?.scrollIntoView({ block: "nearest" });
+}
+
+function askRemovePasskey(account, passkey) {
+  confirmFirst(account, { title: "admin.confirm.passkey_title", sentence: "admin.confirm.passkey_text", yes: "admin.confirm.passkey_yes" },
+    () => removePasskey(account, passkey), { passkey: isolate(passkey.name) });
+}
+
+async function removePasskey(account, passkey) {
+  hideMessage();
+  try {
+    await api.call("DELETE", `/api/accounts/${encodeURIComponent(account.id)}/passkeys/${encodeURIComponent(passkey.id)}`);
+    announce(t("admin.passkeys.removed", { name: isolate(account.displayName), passkey: isolate(passkey.name) }));
+  } catch (failure) {
+    showMessage(adminFailure(failure));
+  }
+  await loadPasskeys(account);
+  const next = $(`#passkeys-${CSS.escape(account.id)} [data-action="remove-passkey"]`);
+  if (next) next.focus();
+  else focusAccount(account.id, "passkeys");
 }
 
 function replaceAccount(account) {
@@ -165,11 +242,11 @@ function focusAccount(id, action) {
 
 let confirming = null;
 
-function confirmFirst(account, { title, sentence, yes }, action) {
+function confirmFirst(account, { title, sentence, yes }, action, params = {}) {
   confirming = { action, returnTo: document.activeElement };
   const name = isolate(account.displayName);
-  $("#admin-confirm-title").textContent = t(title, { name });
-  $("#admin-confirm-text").textContent = t(sentence, { name });
+  $("#admin-confirm-title").textContent = t(title, { name, ...params });
+  $("#admin-confirm-text").textContent = t(sentence, { name, ...params });
   $("#admin-confirm-yes").textContent = t(yes);
   $("#admin-confirm").showModal();
   $("#admin-confirm-no").focus();

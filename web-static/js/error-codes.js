@@ -68,6 +68,7 @@ export const ERROR = Object.freeze({
   SIGN_IN_FAILED: "sign_in_failed",
   CSRF_FAILED: "csrf_failed",
   HTTPS_NEEDED: "https_needed",
+  RECENT_SIGN_IN_NEEDED: "recent_sign_in_needed",
   INVALID_ACCOUNT: "invalid_account",
   ACCOUNT_NOT_FOUND: "account_not_found",
   SCHOOL_NOT_FOUND: "school_not_found",

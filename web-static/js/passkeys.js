@@ -81,9 +81,13 @@ export function assertionJSON(credential) {
 
 const browserCredentials = () => globalThis.navigator.credentials;
 
-/** Registers a new passkey, called `name`, for the signed-in account: the stored passkey's JSON. */
-export async function registerPasskey(name, csrf, { fetch, credentials = browserCredentials() } = {}) {
-  const options = await send("POST", "/api/passkeys/options", { body: {}, csrf, fetch });
+/**
+ * Registers a new passkey, called `name`, for the signed-in account: the stored passkey's JSON. A session
+ * signed in more than five minutes ago sends the account's `password` too (else the server refuses with
+ * `recent_sign_in_needed`, before the browser is asked for anything).
+ */
+export async function registerPasskey(name, csrf, { fetch, credentials = browserCredentials(), password } = {}) {
+  const options = await send("POST", "/api/passkeys/options", { body: password ? { password } : {}, csrf, fetch });
   const credential = await credentials.create({ publicKey: creationOptions(options.publicKey) });
   const answer = await send("POST", "/api/passkeys", { body: { name, credential: registrationJSON(credential) }, csrf, fetch });
   return answer.passkey;

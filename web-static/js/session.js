@@ -45,6 +45,22 @@ export function roleChoiceKey(role) {
   return ROLE_CHOICES[role] ?? ROLE_CHOICES.teacher;
 }
 
+// The headings of the story library and of the class list, by who is looking: each says what the list holds
+// (OwnershipRules.scope on the server). A teacher's own and the school's shared stories; a school
+// administrator's school; a district administrator's list is the schools' (their teachers', not theirs to
+// open); the school's key (the laptop's own server) reaches everything on the server.
+const LIST_HEADINGS = Object.freeze({
+  library: { teacher: "library.heading", school_admin: "library.heading_school", district_admin: "library.heading_district", key: "library.heading_everything" },
+  classes: { teacher: "classes.heading", school_admin: "classes.heading_school", district_admin: "classes.heading_district", key: "classes.heading_everything" },
+});
+
+/** The catalog key of the `page`'s heading ("library" or "classes") for `client` (its key, or its account's role). */
+export function listHeadingKey(page, client) {
+  const headings = LIST_HEADINGS[page];
+  if (client?.token) return headings.key;
+  return headings[client?.account?.role] ?? headings.teacher;
+}
+
 /** Whether `account` may open the administrators' screen. */
 export function administers(account) {
   return account?.role === "school_admin" || account?.role === "district_admin";

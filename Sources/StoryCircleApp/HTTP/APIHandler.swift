@@ -60,7 +60,7 @@ struct APIHandler: Sendable {
     var retentionDefaults = ServerConfiguration.Storage().retentionDefaults
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AccountRoutes(), RetentionRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes(), PasskeyRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AccountRoutes(), RetentionRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes(), PasskeyRoutes(), AccountPasskeyRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)

@@ -80,13 +80,13 @@ struct AccountRoutes: RouteCollection {
 }
 
 extension APIHandler {
-    private func accountBook() throws -> any AccountBook {
+    func accountBook() throws -> any AccountBook {
         guard let accounts else { throw AccountRoutes.noAccounts }
         return accounts
     }
 
     /// A store call, its refusals in the API's words.
-    private func accountCall<T>(_ body: () async throws -> T) async throws -> T {
+    func accountCall<T>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch {
@@ -281,7 +281,7 @@ extension APIHandler {
     /// The account `id`, when `reach` may change it: 404 when it may not see it (another school's), 403 when
     /// it sees it but may not change it (its own school's administrator).
     @discardableResult
-    private func reachable(_ id: String, _ reach: AccountReach, in book: any AccountBook) async throws -> Account {
+    func reachable(_ id: String, _ reach: AccountReach, in book: any AccountBook) async throws -> Account {
         let found = try await accountCall { try await book.account(id: id) }
         guard let account = found, reach.sees(account) else { throw AccountRoutes.accountNotFound(id) }
         guard reach.changes(account) else { throw AccountRoutes.outOfReach }

@@ -21,6 +21,8 @@ final class PasskeyDesk: Sendable {
     /// The most passkeys one account may register (a teacher's laptop, phone and a key or two).
     static let maxPerAccount = 20
     static let nameLength = 1...60
+    /// How recent a sign-in lets a passkey be added without typing the password (`confirmRecentSignIn`).
+    static let recentSignIn = 5 * 60_000
 
     init(relyingParty: RelyingParty, book: any AccountBook, clock: any ServerClock) {
         self.relyingParty = relyingParty

@@ -95,8 +95,9 @@ extension APIHandler {
     // MARK: - Registering
 
     fileprivate func passkeyCreationOptions(_ request: RouteRequest) async throws -> HTTPResponse {
-        let (desk, _) = try passkeyDesk()
-        guard let account = request.principal?.account else { throw Self.signInNeeded }
+        let (desk, sessions) = try passkeyDesk()
+        guard let account = request.principal?.account, let session = request.session else { throw Self.signInNeeded }
+        try await confirmRecentSignIn(account, session: session, request: request, sessions: sessions)
         let existing: [PasskeyRecord]
         do {
             existing = try await desk.book.passkeys(accountID: account.id)

@@ -103,6 +103,9 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// A sign-in over plain HTTP at an address of the network: the browser would drop the Secure cookie, so
     /// the page says to open the https:// address instead.
     case httpsNeeded = "https_needed"
+    /// Adding a passkey with a session older than a few minutes: the account's password is asked for with
+    /// the request (`reason` says whether it was missing or wrong, or that only a new sign-in will do).
+    case recentSignInNeeded = "recent_sign_in_needed"
     /// An account or school body that cannot be stored as sent (`problems` lists each).
     case invalidAccount = "invalid_account"
     case accountNotFound = "account_not_found"
@@ -128,7 +131,7 @@ extension ErrorCode {
         switch self {
         case .invalidJSON, .invalidMessage, .roomMismatch, .invalidSettings, .unknownType, .nicknameInvalid, .invalidClass, .invalidAccount: 400
         case .unauthorized, .badToken, .tokenNotForRoom, .signInFailed: 401
-        case .wrongRole, .originNotAllowed, .csrfFailed, .accountDisabled, .httpsNeeded: 403
+        case .wrongRole, .originNotAllowed, .csrfFailed, .accountDisabled, .httpsNeeded, .recentSignInNeeded: 403
         case .roomNotFound, .notFound, .playerNotFound, .storyNotFound, .memberNotFound, .classNotFound, .accountNotFound, .schoolNotFound,
              .setupLinkInvalid: 404
         case .methodNotAllowed: 405
@@ -165,7 +168,7 @@ extension ErrorCode {
              .serverFull, .roomMismatch, .storyNotFound, .storyConflict, .storyInUse, .classRoom, .nameTaken, .released,
              .notMeAfterAnswer, .tokenNotForRoom, .memberNotFound, .classNotFound, .invalidClass, .versionConflict, .classInUse,
              .roomInUse, .invalidAccount, .accountNotFound, .schoolNotFound, .loginTaken, .schoolNameTaken, .conflict, .lastDistrictAdmin,
-             .setupLinkInvalid, .signInFailed, .csrfFailed, .accountDisabled, .httpsNeeded, .internalError:
+             .setupLinkInvalid, .signInFailed, .csrfFailed, .accountDisabled, .httpsNeeded, .recentSignInNeeded, .internalError:
             .policy
         }
     }

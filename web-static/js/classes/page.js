@@ -11,7 +11,7 @@ import { fragmentParameters } from "../connection.js";
 import { ERROR } from "../error-codes.js";
 import { schoolApi, Refused, saveFile } from "../api.js";
 import { sessionFailureKey } from "../session.js";
-import { showAccountBar, offerSignIn, offerAdminScreen } from "../account-bar.js";
+import { showAccountBar, offerSignIn, offerAdminScreen, nameListHeading } from "../account-bar.js";
 import { AVATARS, avatarPicture } from "../avatars.js";
 import { picturePicker } from "./picture-picker.js";
 
@@ -555,6 +555,7 @@ $("#class-conflict-load").addEventListener("click", () => { const current = stat
 $("#class-conflict-keep").addEventListener("click", () => { const current = state.conflict; state.conflict = null; save(current.version); });
 window.addEventListener("hashchange", () => route());
 
+nameListHeading($("#class-list-title"), "classes", api);
 if (!api.signedIn) {
   show("class-list");
   $("#class-new").hidden = true;

@@ -9,7 +9,7 @@ import { Refused } from "../api.js";
 import { api, failureText, pageLink } from "./common.js";
 import { problemText } from "./problems.js";
 import { startRoom as startStoryRoom } from "./rooms.js";
-import { showAccountBar, offerSignIn, offerAdminScreen } from "../account-bar.js";
+import { showAccountBar, offerSignIn, offerAdminScreen, nameListHeading } from "../account-bar.js";
 
 // The teacher's own choice on this browser (kept like a child's), else the link's, else the browser's.
 const linkLanguage = new URLSearchParams(location.hash.slice(1)).get("lang");
@@ -200,6 +200,7 @@ $("#library-more").addEventListener("click", () => load({ more: true }));
 $("#library-new").href = pageLink("/stories/edit");
 $("#library-classes").href = pageLink("/classes");
 
+nameListHeading($("#library-title"), "library", api);
 if (!api.signedIn) {
   $(".library-tools").hidden = true;
   offerSignIn($("#library-status"), "/stories");
