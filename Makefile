@@ -65,7 +65,7 @@ tsan-test: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build/tsan --filter 'StoryCircleServerTests|StoryCircleAppTests|WebSocketTransportTests|SQLiteStorageTests'
 
 ## make fuzz FUZZ_SECONDS=N: the libFuzzer targets in fuzz/targets (client messages, stories, nicknames,
-## pictures, passkeys' CBOR, the HTTP API), instrumented with AddressSanitizer, each for N seconds from fuzz/corpus; fails on any crash.
+## pictures, passkeys' CBOR, ID tokens and key sets, the HTTP API), instrumented with AddressSanitizer, each for N seconds from fuzz/corpus; fails on any crash.
 fuzz: deps
 	FUZZ_SECONDS=$(FUZZ_SECONDS) SWIFT=$(SWIFT) fuzz/run.sh
 

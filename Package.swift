@@ -108,7 +108,16 @@ let package = Package(
         .target(name: "TLSClient", dependencies: ["COpenSSL"]),
         // Passkeys: a WebAuthn relying party (registrations, assertions, challenges). CBOR read and written
         // by libcbor, keys and signatures by OpenSSL's libcrypto, random challenges from libsodium.
-        .target(name: "WebAuthn", dependencies: ["CCBOR", "COpenSSL", "Sodium"]),
+        .target(name: "WebAuthn", dependencies: ["CCBOR", "COpenSSL", "Sodium", "SignatureKeys"]),
+        // Public keys read from their numbers (RSA n and e, a P-256 point, an Ed25519 key) and signatures
+        // checked, by OpenSSL's libcrypto: what passkeys (COSE keys) and ID tokens (JWKs) both need.
+        .target(name: "SignatureKeys", dependencies: ["COpenSSL"]),
+        // JOSE for OpenID Connect: compact JWS, JWK sets and ID tokens' claims (RFC 7515/7517/7519, OpenID
+        // Connect Core 3.1.3.7); RS256 and ES256 only, through SignatureKeys.
+        .target(name: "JOSE", dependencies: ["SignatureKeys", "Sodium"]),
+        // OpenID Connect's relying party: discovery, the authorization code flow with PKCE, state and nonce,
+        // the token endpoint, ID tokens checked with JOSE against the provider's keys, over TLSClient.
+        .target(name: "OpenIDConnect", dependencies: ["JOSE", "Sodium", "WebAuthn", "TLSClient", "Locking"]),
 
         // MARK: The shell: actors that carry out what the core decides (rooms, their outboxes, the router,
         // the directory, the leases), over any store, narrator and transport it is given: it imports no C
@@ -132,6 +141,8 @@ let package = Package(
         // handler tests. It imports libwebsockets as the transport does, being its client half: the one
         // target beside the wrappers that touches C, and no production target links it.
         .target(name: "WebSocketTransportTesting", dependencies: ["TransportCore", "WebSocketTransport", "CLibWebSockets", "Locking"]),
+        // Key pairs made by OpenSSL for the tests of passkeys and ID tokens: their public numbers and signatures.
+        .target(name: "SignatureKeysTesting", dependencies: ["COpenSSL"]),
 
         // MARK: Executables.
         .executableTarget(
@@ -163,7 +174,10 @@ let package = Package(
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
         // Authenticator responses made in the tests with OpenSSL's keys and libcbor's encoder, for the three
         // algorithms and every refusal.
-        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "COpenSSL"]),
+        .testTarget(name: "WebAuthnTests", dependencies: ["WebAuthn", "COpenSSL", "SignatureKeysTesting"]),
+        // ID tokens signed in the tests with keys OpenSSL makes there, for both algorithms and every refusal;
+        // the relying party against a provider scripted in memory (its answers, its keys, a clock the test moves).
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "OpenIDConnect", "SignatureKeysTesting", "Sodium", "Locking"]),
         .testTarget(name: "SQLiteStorageTests", dependencies: ["SQLiteStorage", "StoryCircleCore", "Locking"]),
         // The loop executor, its timers, frames and HTTP types, without sockets or C.
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore", "Locking"]),

@@ -28,6 +28,7 @@ echo "fuzz: building the package's libraries instrumented (coverage + ASan) in $
 "$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --target StoryCircleTesting
 "$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --target WebSocketTransportTesting
 "$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --target WebAuthn
+"$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --target JOSE
 BUILD=$("$SWIFT" build -Xswiftc -sanitize=fuzzer,address --scratch-path "$SCRATCH" --show-bin-path)
 
 objects() {
@@ -40,8 +41,9 @@ TARGETS=(
   "story StoryFuzz.swift StoryCircleCore"
   "nickname NicknameFuzz.swift Confusables StoryCircleCore"
   "picture PictureFuzz.swift Pictures CImageCodecs"
-  "webauthn WebAuthnFuzz.swift WebAuthn Sodium"
-  "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleApp StoryCircleServer StoryCircleCore TransportCore WebSocketTransport Speech SQLiteStorage PostgresStorage RoomStoreSupport QRCode Locking Confusables Pictures CImageCodecs Sodium WebAuthn"
+  "webauthn WebAuthnFuzz.swift WebAuthn SignatureKeys Sodium"
+  "jose JOSEFuzz.swift JOSE SignatureKeys Sodium"
+  "http-api HTTPAPIFuzz.swift StoryCircleTesting WebSocketTransportTesting StoryCircleApp StoryCircleServer StoryCircleCore TransportCore WebSocketTransport Speech SQLiteStorage PostgresStorage RoomStoreSupport QRCode Locking Confusables Pictures CImageCodecs Sodium WebAuthn SignatureKeys"
 )
 C_MODULES=(-I Sources/CLibEV -I Sources/CLibWebSockets -I Sources/CEspeakNG -I Sources/CLame -I Sources/CSQLite -I Sources/CPostgreSQL -I Sources/CICU -I Sources/CSodium -lsodium -I Sources/COpenSSL -lssl -lcrypto -I Sources/CCBOR -lcbor)
 # CImageCodecs is a C target: its module map is the one SwiftPM writes; its libraries are linked by name.

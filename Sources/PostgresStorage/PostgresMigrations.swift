@@ -292,6 +292,17 @@ enum PostgresMigrations {
                 PRIMARY KEY (school_id, kind)
             );
             """),
+        // Step 14: what each OneRoster record became here, as in SQLite's step 14.
+        (14, """
+            CREATE TABLE roster_links (
+                kind text NOT NULL,
+                sourced_id text NOT NULL,
+                local_id text NOT NULL,
+                linked_at bigint NOT NULL,
+                PRIMARY KEY (kind, sourced_id)
+            );
+            CREATE INDEX roster_links_by_local ON roster_links (local_id);
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -28,15 +28,7 @@ extension PostgresRoomStore: AccountBook {
     public func createSchool(name: String, id: String) async throws -> School {
         let now = Self.now()
         return try await libraryChange("account", taken: AccountBookError.nameTaken(name: name)) { connection in
-            let key = AccountKeys.schoolName(name)
-            guard try connection.query("SELECT 1 FROM schools WHERE name_key = $1::text", [.text(key)]).count == 0 else {
-                throw AccountBookError.nameTaken(name: name)
-            }
-            let rows = try connection.query("""
-                INSERT INTO schools (id, name, name_key, version, created_at) VALUES ($1::text, $2::text, $3::text, 1, $4::bigint)
-                RETURNING \(Self.schoolColumns)
-                """, [.text(id), .text(name), .text(key), .integer(now.milliseconds)])
-            return Self.school(rows, 0)
+            try Self.insertSchool(name: name, id: id, at: now, on: connection)
         }
     }
 
@@ -73,61 +65,14 @@ extension PostgresRoomStore: AccountBook {
 
     public func createAccount(_ draft: AccountDraft) async throws -> Account {
         let now = Self.now()
-        let login = AccountKeys.login(draft.login)
-        return try await libraryChange("account", taken: AccountBookError.loginTaken(login: login)) { connection in
-            guard try connection.query("SELECT 1 FROM accounts WHERE login = $1::text", [.text(login)]).count == 0 else {
-                throw AccountBookError.loginTaken(login: login)
-            }
-            // Locked, so the school cannot go between this look and the insert.
-            if let school = draft.schoolID, try connection.query("SELECT 1 FROM schools WHERE id = $1::text FOR SHARE", [.text(school)]).count == 0 {
-                throw AccountBookError.schoolNotFound(id: school)
-            }
-            let rows = try connection.query("""
-                INSERT INTO accounts (id, login, display_name, role, school_id, disabled, version, created_at, password_hash)
-                VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, false, 1, $6::bigint, $7::text)
-                RETURNING \(Self.accountColumns)
-                """, [
-                    .text(draft.id), .text(login), .text(draft.displayName), .text(draft.role.rawValue), draft.schoolID.map { .text($0) } ?? .null,
-                    .integer(now.milliseconds), draft.passwordHash.map { .text($0) } ?? .null,
-                ])
-            return Self.account(rows, 0)
+        return try await libraryChange("account", taken: AccountBookError.loginTaken(login: AccountKeys.login(draft.login))) { connection in
+            try Self.insertAccount(draft, at: now, on: connection)
         }
     }
 
     public func updateAccount(_ id: String, _ change: AccountChange, basedOn version: Int) async throws -> Account {
         try await libraryChange("account") { connection in
-            let locked = try connection.query("SELECT \(Self.accountColumns) FROM accounts WHERE id = $1::text FOR UPDATE", [.text(id)])
-            guard locked.count == 1 else { throw AccountBookError.notFound(id: id) }
-            let current = Self.account(locked, 0)
-            guard current.version == version else { throw AccountBookError.conflict(current: current) }
-            var next = current
-            if let name = change.displayName { next.displayName = name }
-            if let role = change.role { next.role = role }
-            if let school = change.schoolID { next.schoolID = school }
-            if let disabled = change.disabled { next.disabled = disabled }
-            if let school = next.schoolID, school != current.schoolID,
-               try connection.query("SELECT 1 FROM schools WHERE id = $1::text FOR SHARE", [.text(school)]).count == 0 {
-                throw AccountBookError.schoolNotFound(id: school)
-            }
-            if current.role == .districtAdmin, !current.disabled, next.role != .districtAdmin || next.disabled {
-                // Two administrators each demoting one of the last two on different nodes take turns here;
-                // the second counts after the first has committed.
-                try connection.query("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.storycircle.district_admins'))")
-                let others = try connection.query(
-                    "SELECT count(*) FROM accounts WHERE role = 'district_admin' AND NOT disabled AND id <> $1::text", [.text(id)]
-                ).int(0, 0)
-                if others == 0 { throw AccountBookError.lastDistrictAdmin }
-            }
-            let rows = try connection.query("""
-                UPDATE accounts SET display_name = $1::text, role = $2::text, school_id = $3::text, disabled = $4::boolean, version = version + 1
-                WHERE id = $5::text RETURNING \(Self.accountColumns)
-                """, [.text(next.displayName), .text(next.role.rawValue), next.schoolID.map { .text($0) } ?? .null, .bool(next.disabled), .text(id)])
-            // In the same transaction: nobody is signed in to a disabled account for a moment.
-            if next.disabled {
-                try connection.query("DELETE FROM sessions WHERE account_id = $1::text", [.text(id)])
-                try connection.query("DELETE FROM account_setup_codes WHERE account_id = $1::text", [.text(id)])
-            }
-            return Self.account(rows, 0)
+            try Self.changeAccount(id, change, basedOn: version, on: connection)
         }
     }
 
@@ -292,11 +237,84 @@ extension PostgresRoomStore: AccountBook {
 
     // MARK: - Helpers
 
-    private static let schoolColumns = "id, name, created_at, version"
-    private static let passkeyColumns = "p.credential_id, p.account_id, p.public_key, p.algorithm, p.sign_count, p.name, p.created_at, p.last_used_at"
-    private static let accountColumns = accountColumns("")
+    /// Stores school `id`; throws `.nameTaken` when another school has the name (compared case-folded).
+    @discardableResult
+    static func insertSchool(name: String, id: String, at now: ServerTime, on connection: PostgresConnection) throws -> School {
+        let key = AccountKeys.schoolName(name)
+        guard try connection.query("SELECT 1 FROM schools WHERE name_key = $1::text", [.text(key)]).count == 0 else {
+            throw AccountBookError.nameTaken(name: name)
+        }
+        let rows = try connection.query("""
+            INSERT INTO schools (id, name, name_key, version, created_at) VALUES ($1::text, $2::text, $3::text, 1, $4::bigint)
+            RETURNING \(Self.schoolColumns)
+            """, [.text(id), .text(name), .text(key), .integer(now.milliseconds)])
+        return Self.school(rows, 0)
+    }
 
-    private static func accountColumns(_ table: String) -> String {
+    /// Stores the draft's account; throws `.loginTaken`, `.schoolNotFound`.
+    @discardableResult
+    static func insertAccount(_ draft: AccountDraft, at now: ServerTime, on connection: PostgresConnection) throws -> Account {
+        let login = AccountKeys.login(draft.login)
+        guard try connection.query("SELECT 1 FROM accounts WHERE login = $1::text", [.text(login)]).count == 0 else {
+            throw AccountBookError.loginTaken(login: login)
+        }
+        // Locked, so the school cannot go between this look and the insert.
+        if let school = draft.schoolID, try connection.query("SELECT 1 FROM schools WHERE id = $1::text FOR SHARE", [.text(school)]).count == 0 {
+            throw AccountBookError.schoolNotFound(id: school)
+        }
+        let rows = try connection.query("""
+            INSERT INTO accounts (id, login, display_name, role, school_id, disabled, version, created_at, password_hash)
+            VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, false, 1, $6::bigint, $7::text)
+            RETURNING \(Self.accountColumns)
+            """, [
+                .text(draft.id), .text(login), .text(draft.displayName), .text(draft.role.rawValue), draft.schoolID.map { .text($0) } ?? .null,
+                .integer(now.milliseconds), draft.passwordHash.map { .text($0) } ?? .null,
+            ])
+        return Self.account(rows, 0)
+    }
+
+    /// Applies `change` to account `id` if it is still at `version` (`updateAccount`).
+    @discardableResult
+    static func changeAccount(_ id: String, _ change: AccountChange, basedOn version: Int, on connection: PostgresConnection) throws -> Account {
+        let locked = try connection.query("SELECT \(Self.accountColumns) FROM accounts WHERE id = $1::text FOR UPDATE", [.text(id)])
+        guard locked.count == 1 else { throw AccountBookError.notFound(id: id) }
+        let current = Self.account(locked, 0)
+        guard current.version == version else { throw AccountBookError.conflict(current: current) }
+        var next = current
+        if let name = change.displayName { next.displayName = name }
+        if let role = change.role { next.role = role }
+        if let school = change.schoolID { next.schoolID = school }
+        if let disabled = change.disabled { next.disabled = disabled }
+        if let school = next.schoolID, school != current.schoolID,
+           try connection.query("SELECT 1 FROM schools WHERE id = $1::text FOR SHARE", [.text(school)]).count == 0 {
+            throw AccountBookError.schoolNotFound(id: school)
+        }
+        if current.role == .districtAdmin, !current.disabled, next.role != .districtAdmin || next.disabled {
+            // Two administrators each demoting one of the last two on different nodes take turns here;
+            // the second counts after the first has committed.
+            try connection.query("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.storycircle.district_admins'))")
+            let others = try connection.query(
+                "SELECT count(*) FROM accounts WHERE role = 'district_admin' AND NOT disabled AND id <> $1::text", [.text(id)]
+            ).int(0, 0)
+            if others == 0 { throw AccountBookError.lastDistrictAdmin }
+        }
+        let rows = try connection.query("""
+            UPDATE accounts SET display_name = $1::text, role = $2::text, school_id = $3::text, disabled = $4::boolean, version = version + 1
+            WHERE id = $5::text RETURNING \(Self.accountColumns)
+            """, [.text(next.displayName), .text(next.role.rawValue), next.schoolID.map { .text($0) } ?? .null, .bool(next.disabled), .text(id)])
+        // In the same transaction: nobody is signed in to a disabled account for a moment.
+        if next.disabled {
+            try connection.query("DELETE FROM sessions WHERE account_id = $1::text", [.text(id)])
+            try connection.query("DELETE FROM account_setup_codes WHERE account_id = $1::text", [.text(id)])
+        }
+        return Self.account(rows, 0)
+    }
+
+    static let schoolColumns = "id, name, created_at, version"
+    private static let passkeyColumns = "p.credential_id, p.account_id, p.public_key, p.algorithm, p.sign_count, p.name, p.created_at, p.last_used_at"
+    static let accountColumns = accountColumns("")
+
+    static func accountColumns(_ table: String) -> String {
         ["id", "login", "display_name", "role", "school_id", "disabled", "version", "created_at", "password_hash"].map { table + $0 }.joined(separator: ", ")
     }
 
@@ -305,7 +323,7 @@ extension PostgresRoomStore: AccountBook {
         return rows.count == 1 ? account(rows, 0) : nil
     }
 
-    private static func account(_ rows: PostgresRows, _ row: Int, from first: Int = 0) -> Account {
+    static func account(_ rows: PostgresRows, _ row: Int, from first: Int = 0) -> Account {
         Account(
             id: rows.text(row, first), login: rows.text(row, first + 1), displayName: rows.text(row, first + 2),
             role: AccountRole(rawValue: rows.text(row, first + 3)) ?? .teacher, schoolID: rows.isNull(row, first + 4) ? nil : rows.text(row, first + 4),
@@ -314,7 +332,7 @@ extension PostgresRoomStore: AccountBook {
         )
     }
 
-    private static func school(_ rows: PostgresRows, _ row: Int) -> School {
+    static func school(_ rows: PostgresRows, _ row: Int) -> School {
         School(id: rows.text(row, 0), name: rows.text(row, 1), createdAt: ServerTime(milliseconds: rows.int64(row, 2)), version: rows.int(row, 3))
     }
 

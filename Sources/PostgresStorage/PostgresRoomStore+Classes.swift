@@ -124,7 +124,7 @@ extension PostgresRoomStore: ClassBook {
     /// (`scope`, the owner's account id) or unowned; an unowned class's (scope '') name meets every class's.
     /// Each key is first locked for the transaction (in order, so two claims never wait for each other in a
     /// circle): an owned and an unowned class given one name on two nodes at once meet on no primary key.
-    private static func claimName(_ draft: ClassDraft, for id: String, scope: String, on connection: PostgresConnection) throws {
+    static func claimName(_ draft: ClassDraft, for id: String, scope: String, on connection: PostgresConnection) throws {
         for key in Set(draft.nameKeys).sorted() {
             try connection.query("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.storycircle.class_name.' || $1::text))", [.text(key)])
         }
@@ -137,30 +137,35 @@ extension PostgresRoomStore: ClassBook {
         }
     }
 
-    private static func insertKeys(_ draft: ClassDraft, for id: String, scope: String, on connection: PostgresConnection) throws {
+    static func insertKeys(_ draft: ClassDraft, for id: String, scope: String, on connection: PostgresConnection) throws {
         for key in Set(draft.nameKeys) {
             try connection.query("INSERT INTO class_name_keys (scope, key, class_id) VALUES ($1::text, $2::text, $3::text)", [.text(scope), .text(key), .text(id)])
         }
     }
 
-    private static func writeMembers(_ draft: ClassDraft, for id: String, at now: ServerTime, on connection: PostgresConnection) throws {
+    /// As SQLite's `writeMembers`: ids the class does not have are refused unless `drawn` for new members.
+    static func writeMembers(_ draft: ClassDraft, for id: String, at now: ServerTime, drawn: Bool = false, on connection: PostgresConnection) throws {
         var kept: Set<String> = []
         for (position, child) in draft.children.enumerated() {
-            if let member = child.id {
+            let member = child.id ?? ClassIDs.makeMember()
+            var stored = false
+            if child.id != nil {
                 let updated = try connection.query("""
                     UPDATE class_members SET name = $1::text, avatar = $2::text, position = $3::integer, removed_at = NULL
                     WHERE id = $4::text AND class_id = $5::text RETURNING 1
                     """, [.text(child.name), .text(child.avatar), .int(position), .text(member), .text(id)])
-                guard updated.count == 1 else { throw ClassBookError.memberNotFound(id: member) }
-                kept.insert(member)
-            } else {
-                let member = ClassIDs.makeMember()
+                stored = updated.count == 1
+                if !stored, try !drawn || connection.query("SELECT 1 FROM class_members WHERE id = $1::text", [.text(member)]).count != 0 {
+                    throw ClassBookError.memberNotFound(id: member)
+                }
+            }
+            if !stored {
                 try connection.query(
                     "INSERT INTO class_members (id, class_id, name, avatar, position) VALUES ($1::text, $2::text, $3::text, $4::text, $5::integer)",
                     [.text(member), .text(id), .text(child.name), .text(child.avatar), .int(position)]
                 )
-                kept.insert(member)
             }
+            kept.insert(member)
         }
         let present = try connection.query("SELECT id FROM class_members WHERE class_id = $1::text AND removed_at IS NULL", [.text(id)])
         for row in 0..<present.count where !kept.contains(present.text(row, 0)) {

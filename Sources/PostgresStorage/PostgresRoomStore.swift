@@ -113,7 +113,7 @@ public final class PostgresRoomStore: RoomLeases, @unchecked Sendable {
 
     /// Everything, leases included: several nodes may share the database, so each room runs only on the
     /// node that holds its lease.
-    public var offers: Storage { Storage(rooms: self, classes: self, library: self, pictures: self, leases: self, accounts: self, ownership: self, childData: self, audit: self, retention: self) }
+    public var offers: Storage { Storage(rooms: self, classes: self, library: self, pictures: self, leases: self, accounts: self, ownership: self, childData: self, audit: self, retention: self, roster: self) }
 
     public func probe() async -> StoreHealth {
         _ = try? await writer.write(.probe)

@@ -265,6 +265,18 @@ enum Migrations {
                 PRIMARY KEY (school_id, kind)
             );
             """),
+        // Version 14: what each OneRoster record became here (`RosterBook`), so a re-import changes the
+        // school, account, class or member it made instead of making another.
+        (14, """
+            CREATE TABLE roster_links (
+                kind TEXT NOT NULL,
+                sourced_id TEXT NOT NULL,
+                local_id TEXT NOT NULL,
+                linked_at INTEGER NOT NULL,
+                PRIMARY KEY (kind, sourced_id)
+            );
+            CREATE INDEX roster_links_by_local ON roster_links(local_id);
+            """),
     ]
 
     static var latest: Int { steps.last?.version ?? 0 }

@@ -25,12 +25,7 @@ extension SQLiteRoomStore: AccountBook {
     public func createSchool(name: String, id: String) async throws -> School {
         let now = Self.now()
         return try await writerChange("account") { database in
-            let key = AccountKeys.schoolName(name)
-            guard try database.integer("SELECT 1 FROM schools WHERE name_key = ?", .text(key)) == nil else {
-                throw AccountBookError.nameTaken(name: name)
-            }
-            try database.prepare("INSERT INTO schools (id, name, name_key, version, created_at) VALUES (?, ?, ?, 1, ?)")
-                .run(.text(id), .text(name), .text(key), .integer(now.milliseconds))
+            try Self.insertSchool(name: name, id: id, at: now, in: database)
             return try Self.loadSchool(id, from: database)!
         }
     }
@@ -69,50 +64,14 @@ extension SQLiteRoomStore: AccountBook {
     public func createAccount(_ draft: AccountDraft) async throws -> Account {
         let now = Self.now()
         return try await writerChange("account") { database in
-            let login = AccountKeys.login(draft.login)
-            guard try database.integer("SELECT 1 FROM accounts WHERE login = ?", .text(login)) == nil else {
-                throw AccountBookError.loginTaken(login: login)
-            }
-            if let school = draft.schoolID, try database.integer("SELECT 1 FROM schools WHERE id = ?", .text(school)) == nil {
-                throw AccountBookError.schoolNotFound(id: school)
-            }
-            let id = draft.id
-            try database.prepare("""
-                INSERT INTO accounts (id, login, display_name, role, school_id, disabled, version, created_at, password_hash)
-                VALUES (?, ?, ?, ?, ?, 0, 1, ?, ?)
-                """).run(
-                    .text(id), .text(login), .text(draft.displayName), .text(draft.role.rawValue), draft.schoolID.map(SQLiteValue.text) ?? .null,
-                    .integer(now.milliseconds), draft.passwordHash.map(SQLiteValue.text) ?? .null
-                )
-            return try Self.loadAccount("id", id, from: database)!
+            try Self.insertAccount(draft, at: now, in: database)
+            return try Self.loadAccount("id", draft.id, from: database)!
         }
     }
 
     public func updateAccount(_ id: String, _ change: AccountChange, basedOn version: Int) async throws -> Account {
         try await writerChange("account") { database in
-            guard let current = try Self.loadAccount("id", id, from: database) else { throw AccountBookError.notFound(id: id) }
-            guard current.version == version else { throw AccountBookError.conflict(current: current) }
-            var next = current
-            if let name = change.displayName { next.displayName = name }
-            if let role = change.role { next.role = role }
-            if let school = change.schoolID { next.schoolID = school }
-            if let disabled = change.disabled { next.disabled = disabled }
-            if let school = next.schoolID, school != current.schoolID, try database.integer("SELECT 1 FROM schools WHERE id = ?", .text(school)) == nil {
-                throw AccountBookError.schoolNotFound(id: school)
-            }
-            let wasAdministering = current.role == .districtAdmin && !current.disabled
-            let administers = next.role == .districtAdmin && !next.disabled
-            if wasAdministering, !administers,
-               try database.integer("SELECT count(*) FROM accounts WHERE role = 'district_admin' AND disabled = 0 AND id <> ?", .text(id)) == 0 {
-                throw AccountBookError.lastDistrictAdmin
-            }
-            try database.prepare("UPDATE accounts SET display_name = ?, role = ?, school_id = ?, disabled = ?, version = version + 1 WHERE id = ?")
-                .run(.text(next.displayName), .text(next.role.rawValue), next.schoolID.map(SQLiteValue.text) ?? .null, .bool(next.disabled), .text(id))
-            // In the same transaction: nobody is signed in to a disabled account for a moment.
-            if next.disabled {
-                try database.prepare("DELETE FROM sessions WHERE account_id = ?").run(.text(id))
-                try database.prepare("DELETE FROM account_setup_codes WHERE account_id = ?").run(.text(id))
-            }
+            try Self.changeAccount(id, change, basedOn: version, in: database)
             return try Self.loadAccount("id", id, from: database)!
         }
     }
@@ -271,7 +230,63 @@ extension SQLiteRoomStore: AccountBook {
 
     // MARK: - Helpers
 
-    private static let accountColumns = "id, login, display_name, role, school_id, disabled, version, created_at, password_hash"
+    /// Stores school `id`; throws `.nameTaken` when another school has the name (compared case-folded).
+    static func insertSchool(name: String, id: String, at now: ServerTime, in database: SQLiteDatabase) throws {
+        let key = AccountKeys.schoolName(name)
+        guard try database.integer("SELECT 1 FROM schools WHERE name_key = ?", .text(key)) == nil else {
+            throw AccountBookError.nameTaken(name: name)
+        }
+        try database.prepare("INSERT INTO schools (id, name, name_key, version, created_at) VALUES (?, ?, ?, 1, ?)")
+            .run(.text(id), .text(name), .text(key), .integer(now.milliseconds))
+    }
+
+    /// Stores the draft's account; throws `.loginTaken`, `.schoolNotFound`.
+    static func insertAccount(_ draft: AccountDraft, at now: ServerTime, in database: SQLiteDatabase) throws {
+        let login = AccountKeys.login(draft.login)
+        guard try database.integer("SELECT 1 FROM accounts WHERE login = ?", .text(login)) == nil else {
+            throw AccountBookError.loginTaken(login: login)
+        }
+        if let school = draft.schoolID, try database.integer("SELECT 1 FROM schools WHERE id = ?", .text(school)) == nil {
+            throw AccountBookError.schoolNotFound(id: school)
+        }
+        let id = draft.id
+        try database.prepare("""
+            INSERT INTO accounts (id, login, display_name, role, school_id, disabled, version, created_at, password_hash)
+            VALUES (?, ?, ?, ?, ?, 0, 1, ?, ?)
+            """).run(
+                .text(id), .text(login), .text(draft.displayName), .text(draft.role.rawValue), draft.schoolID.map(SQLiteValue.text) ?? .null,
+                .integer(now.milliseconds), draft.passwordHash.map(SQLiteValue.text) ?? .null
+            )
+    }
+
+    /// Applies `change` to account `id` if it is still at `version` (`updateAccount`).
+    static func changeAccount(_ id: String, _ change: AccountChange, basedOn version: Int, in database: SQLiteDatabase) throws {
+        guard let current = try Self.loadAccount("id", id, from: database) else { throw AccountBookError.notFound(id: id) }
+        guard current.version == version else { throw AccountBookError.conflict(current: current) }
+        var next = current
+        if let name = change.displayName { next.displayName = name }
+        if let role = change.role { next.role = role }
+        if let school = change.schoolID { next.schoolID = school }
+        if let disabled = change.disabled { next.disabled = disabled }
+        if let school = next.schoolID, school != current.schoolID, try database.integer("SELECT 1 FROM schools WHERE id = ?", .text(school)) == nil {
+            throw AccountBookError.schoolNotFound(id: school)
+        }
+        let wasAdministering = current.role == .districtAdmin && !current.disabled
+        let administers = next.role == .districtAdmin && !next.disabled
+        if wasAdministering, !administers,
+           try database.integer("SELECT count(*) FROM accounts WHERE role = 'district_admin' AND disabled = 0 AND id <> ?", .text(id)) == 0 {
+            throw AccountBookError.lastDistrictAdmin
+        }
+        try database.prepare("UPDATE accounts SET display_name = ?, role = ?, school_id = ?, disabled = ?, version = version + 1 WHERE id = ?")
+            .run(.text(next.displayName), .text(next.role.rawValue), next.schoolID.map(SQLiteValue.text) ?? .null, .bool(next.disabled), .text(id))
+        // In the same transaction: nobody is signed in to a disabled account for a moment.
+        if next.disabled {
+            try database.prepare("DELETE FROM sessions WHERE account_id = ?").run(.text(id))
+            try database.prepare("DELETE FROM account_setup_codes WHERE account_id = ?").run(.text(id))
+        }
+    }
+
+    static let accountColumns = "id, login, display_name, role, school_id, disabled, version, created_at, password_hash"
     private static let passkeyColumns = "credential_id, account_id, public_key, algorithm, sign_count, name, created_at, last_used_at"
 
     /// `column` is one of this file's own names ("id", "login"), never a caller's text.
@@ -281,7 +296,7 @@ extension SQLiteRoomStore: AccountBook {
         return try statement.step() ? account(statement) : nil
     }
 
-    private static func account(_ row: SQLiteStatement) -> Account {
+    static func account(_ row: SQLiteStatement) -> Account {
         Account(
             id: row.text(0), login: row.text(1), displayName: row.text(2), role: AccountRole(rawValue: row.text(3)) ?? .teacher,
             schoolID: row.isNull(4) ? nil : row.text(4), disabled: row.int(5) != 0, version: row.int(6),
@@ -289,13 +304,13 @@ extension SQLiteRoomStore: AccountBook {
         )
     }
 
-    private static func loadSchool(_ id: String, from database: SQLiteDatabase) throws -> School? {
+    static func loadSchool(_ id: String, from database: SQLiteDatabase) throws -> School? {
         let statement = try database.prepare("SELECT id, name, created_at, version FROM schools WHERE id = ?")
         try statement.bind([.text(id)])
         return try statement.step() ? school(statement) : nil
     }
 
-    private static func school(_ row: SQLiteStatement) -> School {
+    static func school(_ row: SQLiteStatement) -> School {
         School(id: row.text(0), name: row.text(1), createdAt: ServerTime(milliseconds: row.int64(2)), version: row.int(3))
     }
 

@@ -123,7 +123,7 @@ extension SQLiteRoomStore: ClassBook {
 
     /// Throws `.nameTaken` when another class has a name sharing a key with the draft's and is its owner's
     /// (`scope`, the owner's account id) or unowned; an unowned class's (scope '') name meets every class's.
-    private static func claimName(_ draft: ClassDraft, for id: String, scope: String, in database: SQLiteDatabase) throws {
+    static func claimName(_ draft: ClassDraft, for id: String, scope: String, in database: SQLiteDatabase) throws {
         for key in draft.nameKeys {
             let found = try database.integer(
                 "SELECT 1 FROM class_name_keys WHERE key = ? AND class_id <> ? AND (? = '' OR scope IN (?, ''))",
@@ -133,28 +133,34 @@ extension SQLiteRoomStore: ClassBook {
         }
     }
 
-    private static func insertKeys(_ draft: ClassDraft, for id: String, scope: String, in database: SQLiteDatabase) throws {
+    static func insertKeys(_ draft: ClassDraft, for id: String, scope: String, in database: SQLiteDatabase) throws {
         for key in Set(draft.nameKeys) {
             try database.prepare("INSERT INTO class_name_keys (scope, key, class_id) VALUES (?, ?, ?)").run(.text(scope), .text(key), .text(id))
         }
     }
 
     /// The draft's children become the class's members in its order; present members it leaves out are
-    /// marked removed, and an id the class does not have is refused.
-    private static func writeMembers(_ draft: ClassDraft, for id: String, at now: ServerTime, in database: SQLiteDatabase) throws {
+    /// marked removed, and an id the class does not have is refused, unless the ids were `drawn` for new
+    /// members by the caller (a roster import, which links them before they are stored).
+    static func writeMembers(_ draft: ClassDraft, for id: String, at now: ServerTime, drawn: Bool = false, in database: SQLiteDatabase) throws {
         var kept: Set<String> = []
         for (position, child) in draft.children.enumerated() {
-            if let member = child.id {
+            let member = child.id ?? ClassIDs.makeMember()
+            var stored = false
+            if child.id != nil {
                 try database.prepare("UPDATE class_members SET name = ?, avatar = ?, position = ?, removed_at = NULL WHERE id = ? AND class_id = ?")
                     .run(.text(child.name), .text(child.avatar), .int(position), .text(member), .text(id))
-                guard database.changes == 1 else { throw ClassBookError.memberNotFound(id: member) }
-                kept.insert(member)
-            } else {
-                let member = ClassIDs.makeMember()
+                stored = database.changes == 1
+                // An id the class does not have: refused, unless the caller drew it for a new member.
+                if !stored, try !drawn || database.integer("SELECT 1 FROM class_members WHERE id = ?", .text(member)) != nil {
+                    throw ClassBookError.memberNotFound(id: member)
+                }
+            }
+            if !stored {
                 try database.prepare("INSERT INTO class_members (id, class_id, name, avatar, position) VALUES (?, ?, ?, ?, ?)")
                     .run(.text(member), .text(id), .text(child.name), .text(child.avatar), .int(position))
-                kept.insert(member)
             }
+            kept.insert(member)
         }
         let present = try database.prepare("SELECT id FROM class_members WHERE class_id = ? AND removed_at IS NULL")
         try present.bind([.text(id)])

@@ -132,7 +132,7 @@ public final class SQLiteRoomStore: RoomStore, @unchecked Sendable {
 
     /// Rooms, classes, the library, pictures, accounts, owners and the audit trail. No leases: one server runs on a data directory (its lock
     /// says so), and its leases in memory (`SQLiteRoomStore+Leases`) would fence nobody.
-    public var offers: Storage { Storage(rooms: self, classes: self, library: self, pictures: self, accounts: self, ownership: self, childData: self, audit: self, retention: self) }
+    public var offers: Storage { Storage(rooms: self, classes: self, library: self, pictures: self, accounts: self, ownership: self, childData: self, audit: self, retention: self, roster: self) }
 
     public func probe() async -> StoreHealth {
         _ = try? await writer.write(.probe)

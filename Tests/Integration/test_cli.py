@@ -23,7 +23,7 @@ COMMANDS = [[], ["start"], ["serve"], ["room"], ["room", "create"], ["room", "st
             ["room", "end"], ["room", "kick"], ["results"], ["story"], ["story", "validate"], ["story", "list"], ["story", "push"],
             ["story", "pull"], ["class"], ["class", "create"], ["class", "list"], ["class", "show"], ["class", "add"],
             ["class", "remove"], ["class", "erase"], ["account"], ["account", "adopt"], ["account", "add"], ["account", "list"], ["account", "disable"], ["account", "enable"], ["account", "reset"],
-            ["school"], ["school", "add"], ["school", "list"], ["child"], ["child", "export"], ["child", "erase"], ["audit"], ["voices"], ["tls"], ["tls", "init"]]
+            ["school"], ["school", "add"], ["school", "list"], ["roster"], ["roster", "import"], ["child"], ["child", "export"], ["child", "erase"], ["audit"], ["voices"], ["tls"], ["tls", "init"]]
 
 
 def run(*args, env=None, cwd=ROOT, timeout=60):

@@ -36,7 +36,9 @@ HTTP_ONLY = {"unauthorized", "not_found", "method_not_allowed", "payload_too_lar
              "invalid_account", "account_not_found", "https_needed", "school_not_found", "login_taken", "school_name_taken", "conflict",
              "last_district_admin", "setup_link_invalid",
              # The account bar words a passkey's refusals from its own keys (account.passkey.*).
-             "recent_sign_in_needed"}
+             "recent_sign_in_needed",
+             # A roster's refusal: the administrator's page words each problem from its own keys (roster.problem.*).
+             "invalid_roster"}
 
 
 def sources():

@@ -53,7 +53,7 @@ struct AuthorizationMatrixTests {
         "GET /api/classes/:id/members/:member/data": ownersOfA, "GET /api/rooms/:code/players/:player/data": roomTeacher,
         "DELETE /api/rooms/:code/players/:player/data": roomTeacher, "DELETE /api/rooms/:code": roomTeacher,
         "POST /api/pictures": teaching,
-        "POST /api/accounts/:id/adopt": admin, "GET /api/audit": administrators,
+        "POST /api/accounts/:id/adopt": admin, "GET /api/audit": administrators, "POST /api/roster/import": administrators,
         "GET /api/schools": admin, "POST /api/schools": admin, "GET /api/accounts": administrators, "POST /api/accounts": administrators,
         "GET /api/accounts/:id": administratorsOfA, "PATCH /api/accounts/:id": administratorsOfA, "POST /api/accounts/:id/reset": administratorsOfA,
         "GET /api/accounts/:id/passkeys": administratorsOfA, "DELETE /api/accounts/:id/passkeys/:passkey": administratorsOfA,
@@ -89,7 +89,7 @@ struct AuthorizationMatrixTests {
         case .anonymous, .adminToken:
             return unauthorized
         case .dashboardToken, .teacherToken:
-            return line.contains("/api/stories") || line == "POST /api/accounts/:id/adopt" ? (403, "wrong_role") : unauthorized
+            return line.contains("/api/stories") || ["POST /api/accounts/:id/adopt", "POST /api/roster/import"].contains(line) ? (403, "wrong_role") : unauthorized
         default:
             if line.contains("/api/rooms/:code") || roomRoutes.contains(line) { return unauthorized }
             guard !admitted.isDisjoint(with: peers(asker)) else { return (403, "wrong_role") }

@@ -37,6 +37,7 @@ struct RouteTableTests {
         "POST /api/passkeys/options signed in", "POST /api/passkeys signed in", "GET /api/passkeys signed in", "DELETE /api/passkeys/:id signed in",
         "POST /api/session/passkey/options none", "POST /api/session/passkey none",
         "GET /api/accounts/:id/passkeys school admin", "DELETE /api/accounts/:id/passkeys/:passkey school admin",
+        "POST /api/roster/import school admin",
     ]
 
     @Test func everyRouteIsListedWithItsAuthority() {
@@ -48,7 +49,9 @@ struct RouteTableTests {
         let upload = try #require(APIHandler.router.routes.first { $0.pattern == "/api/pictures" }?.bodyLimit)
         #expect(upload > 1_000_000)
         // A passkey's answer is small: its routes read less than the default.
-        #expect(APIHandler.router.bodyLimits == ["/api/pictures": upload, "/api/passkeys": PasskeyRoutes.bodyLimit, "/api/session/passkey": PasskeyRoutes.bodyLimit])
+        #expect(APIHandler.router.bodyLimits == [
+            "/api/pictures": upload, "/api/passkeys": PasskeyRoutes.bodyLimit, "/api/session/passkey": PasskeyRoutes.bodyLimit, "/api/roster/import": RosterRoutes.maximumBody,
+        ])
         let transport = ClassroomServer.transportConfiguration(ServerConfiguration())
         #expect(transport.dynamicPrefixes == APIHandler.router.prefixes)
         #expect(transport.maxRequestBodyBytesByPath == APIHandler.router.bodyLimits)

@@ -11,6 +11,7 @@ import { t, isolate, setLanguage, browserLanguage, ownChoice, languagePicker, on
 import { schoolApi, Refused } from "./api.js";
 import { showAccountBar, offerSignIn } from "./account-bar.js";
 import { roleChoiceKey, roleKey } from "./session.js";
+import { countWords, rosterBody, rosterFailure } from "./roster.js";
 import {
   accountDraft, accountStateKey, accountsPath, adminFailure, assignableRoles, draftProblem, enableChange, isDistrictAdmin, mayAdminister,
 } from "./accounts.js";
@@ -392,7 +393,69 @@ $("#accounts-school").addEventListener("change", (event) => {
   loadAccounts();
 });
 
+// ---- Classes from the roster ----
+
+async function sendRoster(check) {
+  const outcome = $("#roster-outcome");
+  const chosen = [...$("#roster-files").files];
+  hideMessage();
+  const prepared = await rosterBody(chosen, check);
+  state.roster = { left: prepared.left };
+  if (prepared.problem) {
+    state.roster.summary = { key: prepared.problem };
+  } else {
+    $("#roster-check").disabled = $("#roster-import").disabled = true;
+    $("#roster-summary").textContent = t(check ? "admin.roster.checking" : "admin.roster.importing");
+    outcome.hidden = false;
+    try {
+      const answer = await api.call("POST", "/api/roster/import", prepared.body);
+      const counts = countWords(answer.counts);
+      const done = answer.imported ? "admin.roster.imported" : "admin.roster.checked";
+      const changed = counts.some((count) => count.key !== "admin.roster.count.other_teachers");
+      state.roster.summary = { key: changed ? done : "admin.roster.nothing" };
+      state.roster.counts = counts;
+      state.roster.newTeachers = answer.imported && answer.counts.teachersCreated > 0;
+      if (answer.imported) loadAccounts();
+    } catch (failure) {
+      const words = rosterFailure(failure);
+      if (words.problems) {
+        state.roster.summary = { key: "admin.roster.refused", params: { count: words.problems.length } };
+        state.roster.problems = words.problems;
+      } else {
+        state.roster.summary = words.key ? { key: words.key, params: words.params } : adminFailure(failure);
+      }
+    } finally {
+      $("#roster-check").disabled = $("#roster-import").disabled = false;
+    }
+  }
+  renderRoster();
+  outcome.hidden = false;
+  outcome.focus();
+}
+
+function renderRoster() {
+  const shown = state.roster;
+  if (!shown) return;
+  const params = Object.fromEntries(Object.entries(shown.summary.params ?? {}).map(([name, value]) => [name, typeof value === "string" ? isolate(value) : value]));
+  $("#roster-summary").textContent = t(shown.summary.key, params) + (shown.newTeachers ? " " + t("admin.roster.new_teachers") : "");
+  const counts = clear($("#roster-counts"));
+  for (const count of shown.counts ?? []) counts.append(el("li", { text: t(count.key, count.params) }));
+  const problems = clear($("#roster-problems"));
+  for (const problem of shown.problems ?? []) {
+    const isolated = Object.fromEntries(Object.entries(problem.params).map(([name, value]) => [name, isolate(String(value))]));
+    const where = problem.place ? t(problem.place.key, Object.fromEntries(Object.entries(problem.place.params).map(([name, value]) => [name, isolate(String(value))]))) : "";
+    problems.append(el("li", {}, where ? el("strong", { text: where }) : null, where ? " " : null, t(problem.key, isolated)));
+  }
+  const left = $("#roster-left");
+  left.hidden = !shown.left?.length;
+  left.textContent = shown.left?.length ? t("admin.roster.left_out", { names: shown.left.map(isolate).join(", ") }) : "";
+}
+
+$("#roster-form").addEventListener("submit", (event) => { event.preventDefault(); sendRoster(false); });
+$("#roster-check").addEventListener("click", () => sendRoster(true));
+
 onLanguageChange(() => {
+  renderRoster();
   if (!state.loaded) return;
   if (isDistrictAdmin(state.viewer)) renderSchools();
   renderRoles();
@@ -421,6 +484,7 @@ async function start() {
   if (!isDistrictAdmin(state.viewer)) renderSchoolChoices();
   renderRoles();
   $("#accounts").hidden = false;
+  $("#roster").hidden = false;
   status.hidden = true;
   state.loaded = true;
   await Promise.all([loadAccounts(), startRetention(api, state)]);

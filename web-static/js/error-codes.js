@@ -78,6 +78,7 @@ export const ERROR = Object.freeze({
   LAST_DISTRICT_ADMIN: "last_district_admin",
   SETUP_LINK_INVALID: "setup_link_invalid",
   ACCOUNT_DISABLED: "account_disabled",
+  INVALID_ROSTER: "invalid_roster",
   INTERNAL_ERROR: "internal_error",
 });
 // </generated>

@@ -52,6 +52,9 @@ struct APIHandler: Sendable {
     /// WebAuthn relying party for (`PasskeyDesk.relyingParty(publicURL:)`).
     var passkeys: PasskeyDesk? = nil
 
+    /// What roster imports made, and the transaction an import is (`RosterRoutes`): the store's.
+    var roster: (any RosterBook)? = nil
+
     /// The disabled accounts, whose rooms' teacher tokens control nothing (the rooms' own set).
     var disabledOwners: DisabledOwners? = nil
 
@@ -60,7 +63,7 @@ struct APIHandler: Sendable {
     var retentionDefaults = ServerConfiguration.Storage().retentionDefaults
 
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AccountRoutes(), RetentionRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes(), PasskeyRoutes(), AccountPasskeyRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AccountRoutes(), RetentionRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes(), PasskeyRoutes(), AccountPasskeyRoutes(), RosterRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)

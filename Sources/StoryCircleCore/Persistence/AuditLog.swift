@@ -37,6 +37,8 @@ public enum AuditAction: String, Sendable, Codable, CaseIterable {
     case retentionChanged = "retention_changed"
     /// The sweep deleted what a retention rule let go (the detail: the kind and the count).
     case retentionDeleted = "retention_deleted"
+    /// A OneRoster bundle imported (its counts in the detail).
+    case rosterImported = "roster_imported"
 }
 
 /// Who did it, as they were at the time (a login changed later does not change the row). Never a token:

@@ -25,11 +25,13 @@ public struct Storage: Sendable {
     /// The schools' retention rules and the purges per school (SQLite and PostgreSQL); without it one rule,
     /// the server's, applies everywhere.
     public let retention: (any RetentionBook)?
+    /// What OneRoster imports made, and the one transaction an import is (SQLite and PostgreSQL).
+    public let roster: (any RosterBook)?
 
     public init(
         rooms: any RoomStore, classes: (any ClassBook)? = nil, library: (any StoryLibrary)? = nil, pictures: (any PictureStore)? = nil,
         leases: (any RoomLeases)? = nil, accounts: (any AccountBook)? = nil, ownership: (any OwnershipBook)? = nil, childData: (any ChildDataBook)? = nil,
-        audit: (any AuditLog)? = nil, retention: (any RetentionBook)? = nil
+        audit: (any AuditLog)? = nil, retention: (any RetentionBook)? = nil, roster: (any RosterBook)? = nil
     ) {
         self.rooms = rooms
         self.classes = classes
@@ -41,6 +43,7 @@ public struct Storage: Sendable {
         self.ownership = ownership
         self.audit = audit
         self.retention = retention
+        self.roster = roster
     }
 
     /// Whether other nodes may share the store: then no room is restored at start or run at creation,

@@ -121,6 +121,8 @@ public enum ErrorCode: String, Sendable, Codable, CaseIterable {
     /// The room's owner account is disabled: the room carries on for the children and the projector, but
     /// its teacher token controls nothing (commands and results refused) until the account is enabled.
     case accountDisabled = "account_disabled"
+    /// A roster that cannot be imported as it is (`problems` lists each, with file, line and field).
+    case invalidRoster = "invalid_roster"
     case internalError = "internal_error"
 }
 
@@ -139,7 +141,7 @@ extension ErrorCode {
              .versionConflict, .classInUse, .roomInUse, .classRoom, .nameTaken, .released, .loginTaken, .schoolNameTaken, .conflict,
              .lastDistrictAdmin: 409
         case .payloadTooLarge, .messageTooBig: 413
-        case .invalidStory, .voiceNotInstalled, .pictureRefused: 422
+        case .invalidStory, .voiceNotInstalled, .pictureRefused, .invalidRoster: 422
         case .rateLimited, .tooManyMessages, .tooManyConnections: 429
         case .serverShuttingDown, .serverFull, .storageUnavailable, .tryAgain: 503
         // Refusals only a WebSocket carries: an HTTP answer with one of them would be the server's fault.
@@ -168,7 +170,7 @@ extension ErrorCode {
              .serverFull, .roomMismatch, .storyNotFound, .storyConflict, .storyInUse, .classRoom, .nameTaken, .released,
              .notMeAfterAnswer, .tokenNotForRoom, .memberNotFound, .classNotFound, .invalidClass, .versionConflict, .classInUse,
              .roomInUse, .invalidAccount, .accountNotFound, .schoolNotFound, .loginTaken, .schoolNameTaken, .conflict, .lastDistrictAdmin,
-             .setupLinkInvalid, .signInFailed, .csrfFailed, .accountDisabled, .httpsNeeded, .recentSignInNeeded, .internalError:
+             .setupLinkInvalid, .signInFailed, .csrfFailed, .accountDisabled, .httpsNeeded, .recentSignInNeeded, .invalidRoster, .internalError:
             .policy
         }
     }

@@ -67,6 +67,22 @@ extension Commands {
         discussion: "Rules not given keep their value; 'default' gives one back to the server's configuration.\nExample: storycircle school retention 'North Primary' --rooms 14 --audit default"
     )
 
+    static let rosterImport = CommandSpec(
+        name: "import", path: ["storycircle", "roster"],
+        overview: "Make and update schools, teachers and classes from a OneRoster 1.2 CSV export.",
+        arguments: [.init(name: "folder", help: "The folder of the export: manifest.csv, orgs.csv, users.csv, classes.csv, enrollments.csv, …")],
+        options: ClientOptions.admin + [RosterImportCommand.check, OutputOptions.json, CommandSpec.helpOption],
+        kind: .command(RosterImportCommand.self),
+        discussion: "Every bad row is listed with its file, line and column, and then nothing is imported.\nImporting a newer export again changes the classes in place; children who left keep their past results."
+    )
+
+    static let roster = CommandSpec(
+        name: "roster", path: ["storycircle"],
+        overview: "Take classes from the school's roster (OneRoster CSV, as ClassLink and Clever export it).",
+        options: [CommandSpec.helpOption],
+        kind: .group([rosterImport])
+    )
+
     static let school = CommandSpec(
         name: "school", path: ["storycircle"],
         overview: "Keep the schools a server's accounts belong to.",

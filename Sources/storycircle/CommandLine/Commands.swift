@@ -257,6 +257,6 @@ enum Commands {
         name: "storycircle", path: [],
         overview: "Live story-and-quiz rooms for a classroom, from one computer.",
         options: [version, CommandSpec.helpOption],
-        kind: .group([start, serve, room, results, story, schoolClass, account, school, child, audit, voices, tls])
+        kind: .group([start, serve, room, results, story, schoolClass, account, school, roster, child, audit, voices, tls])
     )
 }

@@ -1,34 +1,26 @@
 import Sodium
 import COpenSSL
+import SignatureKeysTesting
 import Testing
 import WebAuthn
 
 /// A key pair made by OpenSSL, as an authenticator holds one: its COSE_Key and its signatures.
-final class TestKey: @unchecked Sendable {
-    let pointer: OpaquePointer
+final class TestKey: Sendable {
+    let pair: TestKeyPair
     let algorithm: COSEAlgorithm
 
-    private init(_ pointer: OpaquePointer, _ algorithm: COSEAlgorithm) {
-        self.pointer = pointer
+    private init(_ pair: TestKeyPair, _ algorithm: COSEAlgorithm) {
+        self.pair = pair
         self.algorithm = algorithm
     }
 
-    deinit { EVP_PKEY_free(pointer) }
-
     static func generate(_ algorithm: COSEAlgorithm, rsaBits: Int32 = 2_048) -> TestKey {
-        let name = switch algorithm {
-        case .es256: "EC"
-        case .edDSA: "ED25519"
-        case .rs256: "RSA"
+        let kind: TestKeyPair.Kind = switch algorithm {
+        case .es256: .p256
+        case .edDSA: .ed25519
+        case .rs256: .rsa(bits: rsaBits)
         }
-        let context = EVP_PKEY_CTX_new_from_name(nil, name, nil)!
-        defer { EVP_PKEY_CTX_free(context) }
-        precondition(EVP_PKEY_keygen_init(context) == 1)
-        if algorithm == .es256 { precondition(EVP_PKEY_CTX_set_group_name(context, "P-256") == 1) }
-        if algorithm == .rs256 { precondition(EVP_PKEY_CTX_set_rsa_keygen_bits(context, rsaBits) == 1) }
-        var key: OpaquePointer?
-        precondition(EVP_PKEY_generate(context, &key) == 1)
-        return TestKey(key!, algorithm)
+        return TestKey(TestKeyPair(kind), algorithm)
     }
 
     /// Keys are slow to make (RSA above all): one of each for the whole run.
@@ -48,48 +40,26 @@ final class TestKey: @unchecked Sendable {
     var cose: CBOR {
         switch algorithm {
         case .es256:
-            var point = [UInt8](repeating: 0, count: 65)
-            var length = 0
-            precondition(EVP_PKEY_get_octet_string_param(pointer, OSSL_PKEY_PARAM_PUB_KEY, &point, point.count, &length) == 1 && length == 65)
+            let point = pair.point
             return .map([
                 CBORPair(CBOR(1), CBOR(2)), CBORPair(CBOR(3), CBOR(-7)), CBORPair(CBOR(-1), CBOR(1)),
-                CBORPair(CBOR(-2), .bytes(Array(point[1..<33]))), CBORPair(CBOR(-3), .bytes(Array(point[33..<65]))),
+                CBORPair(CBOR(-2), .bytes(point.x)), CBORPair(CBOR(-3), .bytes(point.y)),
             ])
         case .edDSA:
-            var raw = [UInt8](repeating: 0, count: 32)
-            var length = raw.count
-            precondition(EVP_PKEY_get_raw_public_key(pointer, &raw, &length) == 1 && length == 32)
-            return .map([CBORPair(CBOR(1), CBOR(1)), CBORPair(CBOR(3), CBOR(-8)), CBORPair(CBOR(-1), CBOR(6)), CBORPair(CBOR(-2), .bytes(raw))])
+            return .map([CBORPair(CBOR(1), CBOR(1)), CBORPair(CBOR(3), CBOR(-8)), CBORPair(CBOR(-1), CBOR(6)), CBORPair(CBOR(-2), .bytes(pair.rawPublicKey))])
         case .rs256:
+            let numbers = pair.rsaNumbers
             return .map([
                 CBORPair(CBOR(1), CBOR(3)), CBORPair(CBOR(3), CBOR(-257)),
-                CBORPair(CBOR(-1), .bytes(number(OSSL_PKEY_PARAM_RSA_N))), CBORPair(CBOR(-2), .bytes(number(OSSL_PKEY_PARAM_RSA_E))),
+                CBORPair(CBOR(-1), .bytes(numbers.n)), CBORPair(CBOR(-2), .bytes(numbers.e)),
             ])
         }
     }
 
     var coseBytes: [UInt8] { cose.encoded()! }
 
-    private func number(_ name: String) -> [UInt8] {
-        var number: OpaquePointer?
-        precondition(EVP_PKEY_get_bn_param(pointer, name, &number) == 1)
-        defer { BN_free(number) }
-        var bytes = [UInt8](repeating: 0, count: (Int(BN_num_bits(number)) + 7) / 8)
-        _ = BN_bn2bin(number, &bytes)
-        return bytes
-    }
-
     /// What an authenticator signs with this key: SHA-256 for ES256 (DER) and RS256 (PKCS #1 v1.5), pure Ed25519.
-    func sign(_ message: [UInt8]) -> [UInt8] {
-        let context = EVP_MD_CTX_new()!
-        defer { EVP_MD_CTX_free(context) }
-        precondition(EVP_DigestSignInit(context, nil, algorithm == .edDSA ? nil : EVP_sha256(), nil, pointer) == 1)
-        var length = 0
-        precondition(EVP_DigestSign(context, nil, &length, message, message.count) == 1)
-        var signature = [UInt8](repeating: 0, count: length)
-        precondition(EVP_DigestSign(context, &signature, &length, message, message.count) == 1)
-        return Array(signature.prefix(length))
-    }
+    func sign(_ message: [UInt8]) -> [UInt8] { pair.sign(message) }
 }
 
 /// SHA-256, made here with OpenSSL directly (not the code under test).
