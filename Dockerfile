@@ -2,7 +2,7 @@
 FROM swift:6.3-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
       pkg-config libwebsockets-dev libev-dev libwebsockets-evlib-ev libespeak-ng-dev espeak-ng-data libmp3lame-dev libsqlite3-dev libpq-dev \
-      libicu-dev libpng-dev libjpeg62-turbo-dev libwebp-dev libsodium-dev libssl-dev libcbor-dev \
+      libicu-dev libpng-dev libjpeg62-turbo-dev libwebp-dev libsodium-dev libssl-dev libcbor-dev libzip-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -19,7 +19,7 @@ FROM debian:bookworm-slim
 ARG NATURAL_VOICE=1
 RUN apt-get update && apt-get install -y --no-install-recommends \
       libwebsockets17 libwebsockets-evlib-ev libev4 libespeak-ng1 espeak-ng-data libmp3lame0 libsqlite3-0 libpq5 ca-certificates \
-      libicu72 libpng16-16 libjpeg62-turbo libwebp7 libsodium23 libssl3 libcbor0.8 \
+      libicu72 libpng16-16 libjpeg62-turbo libwebp7 libsodium23 libssl3 libcbor0.8 libzip4 \
       libcurl4 libxml2 \
     && if [ "$NATURAL_VOICE" != 0 ]; then apt-get install -y --no-install-recommends python3 python3-venv; fi \
     && rm -rf /var/lib/apt/lists/*

@@ -53,6 +53,12 @@ let package = Package(
             pkgConfig: "lame",
             providers: [.apt(["libmp3lame-dev"])]
         ),
+        // libzip: the ZIP files rostering systems export (`storycircle roster import`).
+        .systemLibrary(
+            name: "CZip",
+            pkgConfig: "libzip",
+            providers: [.apt(["libzip-dev"])]
+        ),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -97,6 +103,8 @@ let package = Package(
         .target(name: "Speech", dependencies: ["CEspeakNG", "CLame", "Locking"]),
         // Pictures checked by decoding (PNG, JPEG, WebP), refused over the limits, re-encoded without metadata.
         .target(name: "Pictures", dependencies: ["CImageCodecs"]),
+        // ZIP archives read with libzip, bounded (entries, bytes, how far one entry inflates).
+        .target(name: "Zip", dependencies: ["CZip"]),
         .target(name: "SQLiteStorage", dependencies: ["CSQLite", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "PostgresStorage", dependencies: ["CPostgreSQL", "RoomStoreSupport", "StoryCircleCore", "Locking"]),
         .target(name: "Confusables", dependencies: ["CICU", "StoryCircleCore"]),
@@ -147,7 +155,7 @@ let package = Package(
         // MARK: Executables.
         .executableTarget(
             name: "storycircle",
-            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "Pictures", "LocalCertificates", "TLSClient"]
+            dependencies: ["StoryCircleApp", "StoryCircleServer", "StoryCircleCore", "QRCode", "Locking", "Pictures", "LocalCertificates", "TLSClient", "Zip"]
         ),
         .executableTarget(
             name: "storycircle-bench",
@@ -167,6 +175,8 @@ let package = Package(
         // Nicknames folded with ICU's real data: the look-alike cases the core's tests give a pure table.
         .testTarget(name: "ConfusablesTests", dependencies: ["Confusables", "StoryCircleCore"]),
         .testTarget(name: "PicturesTests", dependencies: ["Pictures", "CImageCodecs"]),
+        // Archives made with libzip itself, read back through the bounded reader.
+        .testTarget(name: "ZipTests", dependencies: ["Zip", "CZip"]),
         // The certificates checked with OpenSSL's verifier directly, not through the code that made them.
         .testTarget(name: "LocalCertificatesTests", dependencies: ["LocalCertificates", "COpenSSL"]),
         .testTarget(name: "TLSClientTests", dependencies: ["TLSClient"]),

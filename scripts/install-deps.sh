@@ -61,6 +61,8 @@ need_pkgconfig libcbor libcbor-dev
 need_pkgconfig libpng libpng-dev
 need_pkgconfig libjpeg libjpeg62-turbo-dev
 need_pkgconfig libwebp libwebp-dev
+# `storycircle roster import` reads the ZIP files rostering systems export (Sources/Zip).
+need_pkgconfig libzip libzip-dev
 need_package espeak-ng-data
 if [ "${NATURAL_VOICE:-1}" != 0 ]; then
   need_command python3 python3

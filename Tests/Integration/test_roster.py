@@ -2,12 +2,15 @@
 sample bundle (fixtures/oneroster/sample, the specification's layout with roles.csv), a second import of
 the same bundle changes nothing, a changed export renames, moves and withdraws in place, damaged copies
 (a missing column, an unknown enrolment role, a duplicate sourcedId) are refused at their rows with
-nothing imported, 5,000 children import in one go, and a school administrator imports only their school."""
+nothing imported, 5,000 children import in one go, a ZIP export is read (libzip) while a ZIP bomb, an
+oversized or a damaged one is refused, and a school administrator imports only their school."""
 import csv
 import json
+import os
 import pathlib
 import shutil
 import subprocess
+import zipfile
 
 from conftest import BIN, ROOT
 from test_sessions import Browser, make_account
@@ -131,8 +134,40 @@ def test_damaged_copies_are_refused_at_their_rows_and_nothing_is_imported(server
 
     missing = cli(server, "roster", "import", str(tmp_path / "nowhere"))
     assert missing.returncode == 1 and "is not a folder" in missing.stderr
-    zipped = cli(server, "roster", "import", "export.zip")
-    assert zipped.returncode == 64 and zipped.stderr.startswith("Error: ZIP files are not read")
+    nozip = cli(server, "roster", "import", str(tmp_path / "export.zip"))
+    assert nozip.returncode == 1 and "is not a file" in nozip.stderr, nozip.stderr
+
+
+def test_a_zip_export_is_read_with_its_files_in_a_folder_and_a_zip_bomb_is_refused_unpacked(server, tmp_path):
+    export = tmp_path / "oneroster-export.zip"
+    with zipfile.ZipFile(export, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted((FIXTURES / "sample").glob("*.csv")):
+            archive.write(path, f"riverside-export/{path.name}")
+        archive.writestr("__MACOSX/riverside-export/._users.csv", b"\x00\x05\x16\x07 resource fork")
+        archive.writestr("riverside-export/README.txt", "Exported by the SIS.")
+    result = cli(server, "roster", "import", str(export))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Imported the roster: 2 schools made, 3 teachers made, 3 classes made, 10 children added"), result.stdout
+
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("manifest.csv", "propertyName,value\r\n")
+        archive.writestr("users.csv", b"0" * (12 * 1024 * 1024))
+    refused = cli(server, "roster", "import", str(bomb))
+    assert refused.returncode == 1 and "users.csv unpacks to far more than a text file would" in refused.stderr, refused.stderr
+    large = tmp_path / "large.zip"
+    with zipfile.ZipFile(large, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("manifest.csv", "propertyName,value\r\n")
+        for number in range(3):
+            archive.writestr(f"users{number}.csv", os.urandom(6 * 1024 * 1024))
+    too_large = cli(server, "roster", "import", str(large))
+    assert too_large.returncode == 1 and ("larger than 16 MB" in too_large.stderr), too_large.stderr
+    damaged = tmp_path / "damaged.zip"
+    damaged.write_bytes(export.read_bytes()[:200])
+    unreadable = cli(server, "roster", "import", str(damaged))
+    assert unreadable.returncode == 1 and "cannot be read: it is not a ZIP file StoryCircle can read" in unreadable.stderr, unreadable.stderr
+    status, listed = api(server, "GET", "/api/classes")
+    assert len(listed["classes"]) == 3, "only the good export was imported"
 
 
 def test_five_thousand_children_import_in_one_go(server, tmp_path):

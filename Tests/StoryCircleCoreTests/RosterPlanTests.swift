@@ -175,6 +175,28 @@ struct RosterPlanTests {
         ])
     }
 
+    @Test func aSchoolAdministratorsRosterLeavesTheOtherSchoolsAlone() throws {
+        let classes = SampleRoster.classes + "c9,,,Brook Class,01,k1,,homeroom,,s2,y1,,,\n"
+        let district = try SampleRoster.read([
+            "orgs.csv": SampleRoster.orgs + "s2,,,Brookside Primary,school,,d1\n",
+            "users.csv": SampleRoster.users + "t9,,,true,s2,teacher,bea.brook,,Bea,Brook,,,,,,,,\n",
+            "classes.csv": classes, "enrollments.csv": SampleRoster.enrollments + "e90,,,c9,s2,t9,teacher,true,,\n",
+        ])
+        let state = applied(try plan(district).get(), to: RosterState())
+        let hillside = try #require(state.links.first { $0.kind == .school && $0.sourcedID == "s1" }?.localID)
+        // Hillside's administrator sends Hillside alone, bulk: Brookside's teacher is not turned off, its class
+        // not emptied, and the district's name for the school stays.
+        let own = try plan(SampleRoster.read(["orgs.csv": SampleRoster.orgs.replacing("Hillside Primary", with: "Hillside Renamed")]), state, as: .school(hillside)).get()
+        #expect(own.accountUpdates == [] && own.classWrites == [] && own.renamedSchools == [])
+        // A Brookside class in their roster is refused at its row, as is an enrolment in one.
+        let enrollments = SampleRoster.enrollments + "e91,,,c9,s2,u1,student,false,,\n"
+        #expect(problems(try SampleRoster.read(["classes.csv": classes]), state, as: .school(hillside)) == ["classes.csv:3:schoolSourcedId:not_your_school"])
+        let manifest = SampleRoster.manifest.replacing("file.classes,bulk", with: "file.classes,absent")
+        #expect(problems(try SampleRoster.read(["manifest.csv": manifest, "enrollments.csv": enrollments]), state, as: .school(hillside)) == [
+            "enrollments.csv:6:classSourcedId:not_your_school",
+        ])
+    }
+
     @Test func referencesToNothingAreReportedAtTheirRows() throws {
         let enrollments = SampleRoster.enrollments + "e7,,,c9,s1,u1,student,false,,\ne8,,,c1,s1,u9,student,false,,\n"
         let classes = SampleRoster.classes.replacing(",s1,y1,", with: ",s1,y9,")

@@ -100,7 +100,8 @@ public struct RosterPlanner {
                 continue
             }
             if let id {
-                if let school = state.schools.first(where: { $0.id == id }), school.name != name {
+                // Schools are named by the district: a school administrator's roster matches theirs, renames nothing.
+                if authority == .district, let school = state.schools.first(where: { $0.id == id }), school.name != name {
                     plan.renamedSchools.append(RosterPlan.SchoolName(id: id, name: name))
                     plan.counts.schoolsRenamed += 1
                 }
@@ -190,7 +191,7 @@ public struct RosterPlanner {
         // A bulk users file is everyone: a linked teacher missing from it has left.
         if roster.mode("users") == .bulk {
             for (sourcedID, id) in linked[.teacher] ?? [:] where !seen.contains(sourcedID) {
-                if let account = accounts[id] { disable(account) }
+                if let account = accounts[id], mayChange(schoolID: account.schoolID) { disable(account) }
             }
         }
     }
@@ -200,6 +201,12 @@ public struct RosterPlanner {
     private mutating func refuse(_ user: OneRoster.User, _ field: String, _ code: String, _ params: [String: String] = [:]) {
         refused.insert(user.sourcedID)
         problem("users.csv", user.line, field, code, params)
+    }
+
+    /// Whether this import may change what belongs to school `schoolID` (a school administrator: their own only).
+    private func mayChange(schoolID: String?) -> Bool {
+        guard case .school(let own) = authority else { return true }
+        return schoolID == own
     }
 
     private mutating func disable(_ account: Account) {
@@ -236,8 +243,12 @@ public struct RosterPlanner {
                 writer.leave(schoolClass.sourcedID)
                 continue
             }
-            guard schoolOf[schoolClass.schoolSourcedID] != nil else {
+            guard let school = schoolOf[schoolClass.schoolSourcedID] else {
                 problem("classes.csv", schoolClass.line, "schoolSourcedId", "unknown_reference", ["kind": "school", "value": String(schoolClass.schoolSourcedID.prefix(64))])
+                continue
+            }
+            guard mayChange(schoolID: school) else {
+                problem("classes.csv", schoolClass.line, "schoolSourcedId", "not_your_school", ["value": String(schoolClass.schoolSourcedID.prefix(64))])
                 continue
             }
             if roster.mode("academicSessions") == .bulk {
@@ -247,7 +258,14 @@ public struct RosterPlanner {
             }
             writer.write(schoolClass.sourcedID, title: schoolClass.title, line: schoolClass.line, enrollments: enrollmentsOf[schoolClass.sourcedID] ?? [])
         }
-        for (sourcedID, _) in linked[.schoolClass] ?? [:] where !planned.contains(sourcedID) {
+        for (sourcedID, id) in linked[.schoolClass] ?? [:] where !planned.contains(sourcedID) {
+            // Another school's class, to a school administrator: not theirs to empty or change.
+            guard mayChange(schoolID: state.classes.first { $0.id == id }?.owner?.schoolID) else {
+                for enrollment in enrollmentsOf[sourcedID] ?? [] where enrollment.status == .active {
+                    problem("enrollments.csv", enrollment.line, "classSourcedId", "not_your_school", ["value": String(sourcedID.prefix(64))])
+                }
+                continue
+            }
             if roster.mode("classes") == .bulk {
                 writer.leave(sourcedID)
             } else {

@@ -70,7 +70,7 @@ extension Commands {
     static let rosterImport = CommandSpec(
         name: "import", path: ["storycircle", "roster"],
         overview: "Make and update schools, teachers and classes from a OneRoster 1.2 CSV export.",
-        arguments: [.init(name: "folder", help: "The folder of the export: manifest.csv, orgs.csv, users.csv, classes.csv, enrollments.csv, …")],
+        arguments: [.init(name: "folder-or-zip", help: "The export: its folder or ZIP file, with manifest.csv, orgs.csv, users.csv, classes.csv, enrollments.csv, …")],
         options: ClientOptions.admin + [RosterImportCommand.check, OutputOptions.json, CommandSpec.helpOption],
         kind: .command(RosterImportCommand.self),
         discussion: "Every bad row is listed with its file, line and column, and then nothing is imported.\nImporting a newer export again changes the classes in place; children who left keep their past results."

@@ -1,8 +1,9 @@
 import Foundation
 import StoryCircleCore
+import Zip
 
-/// `roster import FOLDER [--check]`: sends a OneRoster 1.2 CSV bundle (the folder a student information
-/// system, ClassLink or Clever exports) to `POST /api/roster/import`. Every bad row is printed with its
+/// `roster import FOLDER|ZIP [--check]`: sends a OneRoster 1.2 CSV bundle (the folder or the ZIP file a
+/// student information system, ClassLink or Clever exports) to `POST /api/roster/import`. Every bad row is printed with its
 /// file, line and column, and then nothing is imported; a good roster is imported whole.
 struct RosterImportCommand: ParsableCommand {
     static let check = CommandSpec.Option(long: "check", valueName: nil, help: "Only check the roster and say what importing it would do.")
@@ -16,16 +17,13 @@ struct RosterImportCommand: ParsableCommand {
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         folder = arguments.positional[0]
-        if folder.lowercased().hasSuffix(".zip") {
-            throw UsageError("ZIP files are not read: unzip the export and give its folder.")
-        }
         client = ClientOptions(arguments)
         checkOnly = arguments.isSet(Self.check)
         json = arguments.isSet(OutputOptions.json)
     }
 
     func run() async throws -> Int32 {
-        let files = try Self.read(folder)
+        let files = folder.lowercased().hasSuffix(".zip") ? try Self.unzip(folder) : try Self.read(folder)
         let body = try JSONSerialization.data(withJSONObject: ["files": files, "check": checkOnly] as [String: Any])
         let response = try await client.api.exchange("POST", "/api/roster/import", token: try client.adminToken(), json: body)
         if json {
@@ -62,6 +60,32 @@ struct RosterImportCommand: ParsableCommand {
             }
             files[name] = text
         }
+        return files
+    }
+
+    /// The bundle's CSV files in a ZIP export, by their names (an export may put them in one folder inside);
+    /// anything else in it (a readme, macOS's `__MACOSX` copies) is left out.
+    static func unzip(_ path: String) throws -> [String: String] {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil
+        guard let size else { throw CommandFailure("\(path) is not a file (give the ZIP file the roster was exported as).") }
+        guard size <= maximumBytes else { throw CommandFailure("the roster is larger than \(maximumBytes / 1_048_576) MB.") }
+        let entries: [(name: String, bytes: [UInt8])]
+        do {
+            entries = try ZipArchive.entries(at: path, limits: ZipArchive.Limits(maximumTotalBytes: maximumBytes))
+        } catch {
+            throw CommandFailure("\(path) cannot be read: \(error).")
+        }
+        var files: [String: String] = [:]
+        for entry in entries {
+            let name = String(entry.name.split(separator: "/").last ?? "")
+            guard name.lowercased().hasSuffix(".csv"), !name.hasPrefix("."), !entry.name.hasPrefix("__MACOSX/") else { continue }
+            guard files[name] == nil else { throw CommandFailure("\(path) has two files called \(name): give one export at a time.") }
+            guard let text = String(validating: entry.bytes, as: UTF8.self) else {
+                throw CommandFailure("\(name) is not UTF-8 text: export the roster as UTF-8 CSV.")
+            }
+            files[name] = text
+        }
+        guard files["manifest.csv"] != nil else { throw CommandFailure("\(path) has no manifest.csv: is it a OneRoster export?") }
         return files
     }
 
