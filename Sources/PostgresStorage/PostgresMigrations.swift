@@ -292,7 +292,8 @@ enum PostgresMigrations {
                 PRIMARY KEY (school_id, kind)
             );
             """),
-        // Step 14: what each OneRoster record became here, as in SQLite's step 14.
+        // Step 14: what each OneRoster record became here, as in SQLite's step 14: a link leaves in the same
+        // transaction as the member, class, account or school it names, whichever path removes that.
         (14, """
             CREATE TABLE roster_links (
                 kind text NOT NULL,
@@ -302,6 +303,25 @@ enum PostgresMigrations {
                 PRIMARY KEY (kind, sourced_id)
             );
             CREATE INDEX roster_links_by_local ON roster_links (local_id);
+            CREATE FUNCTION storycircle_roster_links_leave() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_TABLE_NAME = 'classes' THEN
+                    DELETE FROM roster_links WHERE (kind = 'class' AND local_id = OLD.id)
+                        OR (kind IN ('member', 'enrollment') AND local_id IN (SELECT id FROM class_members WHERE class_id = OLD.id));
+                ELSE
+                    DELETE FROM roster_links WHERE kind = ANY (TG_ARGV) AND local_id = OLD.id;
+                END IF;
+                RETURN OLD;
+            END
+            $$;
+            CREATE TRIGGER roster_links_leave_with_member AFTER DELETE ON class_members
+                FOR EACH ROW EXECUTE FUNCTION storycircle_roster_links_leave('member', 'enrollment');
+            CREATE TRIGGER roster_links_leave_with_class BEFORE DELETE ON classes
+                FOR EACH ROW EXECUTE FUNCTION storycircle_roster_links_leave();
+            CREATE TRIGGER roster_links_leave_with_account AFTER DELETE ON accounts
+                FOR EACH ROW EXECUTE FUNCTION storycircle_roster_links_leave('teacher');
+            CREATE TRIGGER roster_links_leave_with_school AFTER DELETE ON schools
+                FOR EACH ROW EXECUTE FUNCTION storycircle_roster_links_leave('school');
             """),
     ]
 

@@ -14,25 +14,33 @@ extension PostgresRoomStore: StoryLibrary {
 
     public func listStories(matching: String?, after cursor: StoryCursor?, limit: Int, scope: OwnerScope) async throws -> StoryPage {
         let limit = min(max(limit, 1), StoryLibraryIDs.maxPage)
+        let (sql, values) = Self.storyListQuery(matching: matching, after: cursor, limit: limit, scope: scope)
         return try await read { connection in
-            var conditions: [String] = []
-            var values: [PostgresValue] = []
-            if let owned = scope.condition(alias: "", sharedColumn: true, placeholder: { "$\($0)::text" }) {
-                conditions.append(owned.sql)
-                values += owned.values.map(PostgresValue.text)
-            }
-            if let matching, !matching.isEmpty {
-                values.append(.text(StoryLibraryIDs.likePattern(matching)))
-                conditions.append("title ILIKE $\(values.count)::text ESCAPE '\\'")
-            }
-            if let cursor {
-                values += [.integer(cursor.updatedAt.milliseconds), .text(cursor.id)]
-                conditions.append("(updated_at, id) < ($\(values.count - 1)::bigint, $\(values.count)::text)")
-            }
-            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-            let rows = try connection.query("SELECT \(Self.entryColumns) FROM stories \(filter) ORDER BY updated_at DESC, id DESC LIMIT \(limit + 1)", values)
+            let rows = try connection.query(sql, values)
             return StoryPage(rows: (0..<rows.count).map { Self.entry(rows, $0) }, limit: limit)
         }
+    }
+
+    /// One page of the list as one query: at most `limit + 1` rows, read in the order of an index
+    /// (`stories_by_change`, or an owner's or a school's) from the cursor on, so a page's work does not grow
+    /// with the library (StoryLibrarySuite asks PostgreSQL for its plan).
+    static func storyListQuery(matching: String?, after cursor: StoryCursor?, limit: Int, scope: OwnerScope) -> (sql: String, values: [PostgresValue]) {
+        var conditions: [String] = []
+        var values: [PostgresValue] = []
+        if let owned = scope.condition(alias: "", sharedColumn: true, placeholder: { "$\($0)::text" }) {
+            conditions.append(owned.sql)
+            values += owned.values.map(PostgresValue.text)
+        }
+        if let matching, !matching.isEmpty {
+            values.append(.text(StoryLibraryIDs.likePattern(matching)))
+            conditions.append("title ILIKE $\(values.count)::text ESCAPE '\\'")
+        }
+        if let cursor {
+            values += [.integer(cursor.updatedAt.milliseconds), .text(cursor.id)]
+            conditions.append("(updated_at, id) < ($\(values.count - 1)::bigint, $\(values.count)::text)")
+        }
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        return ("SELECT \(Self.entryColumns) FROM stories \(filter) ORDER BY updated_at DESC, id DESC LIMIT \(limit + 1)", values)
     }
 
     public func story(_ id: String) async throws -> StoredStory? {

@@ -266,7 +266,9 @@ enum Migrations {
             );
             """),
         // Version 14: what each OneRoster record became here (`RosterBook`), so a re-import changes the
-        // school, account, class or member it made instead of making another.
+        // school, account, class or member it made instead of making another. A link names a child by their
+        // school's own identifier: the triggers delete it with what it names, in the same transaction,
+        // whichever erasure, deletion or retention purge removes that (a class's cascade included).
         (14, """
             CREATE TABLE roster_links (
                 kind TEXT NOT NULL,
@@ -276,6 +278,19 @@ enum Migrations {
                 PRIMARY KEY (kind, sourced_id)
             );
             CREATE INDEX roster_links_by_local ON roster_links(local_id);
+            CREATE TRIGGER roster_links_leave_with_member AFTER DELETE ON class_members BEGIN
+                DELETE FROM roster_links WHERE kind IN ('member', 'enrollment') AND local_id = OLD.id;
+            END;
+            CREATE TRIGGER roster_links_leave_with_class BEFORE DELETE ON classes BEGIN
+                DELETE FROM roster_links WHERE (kind = 'class' AND local_id = OLD.id)
+                    OR (kind IN ('member', 'enrollment') AND local_id IN (SELECT id FROM class_members WHERE class_id = OLD.id));
+            END;
+            CREATE TRIGGER roster_links_leave_with_account AFTER DELETE ON accounts BEGIN
+                DELETE FROM roster_links WHERE kind = 'teacher' AND local_id = OLD.id;
+            END;
+            CREATE TRIGGER roster_links_leave_with_school AFTER DELETE ON schools BEGIN
+                DELETE FROM roster_links WHERE kind = 'school' AND local_id = OLD.id;
+            END;
             """),
     ]
 

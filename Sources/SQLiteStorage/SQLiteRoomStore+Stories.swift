@@ -10,28 +10,37 @@ extension SQLiteRoomStore: StoryLibrary {
 
     public func listStories(matching: String?, after cursor: StoryCursor?, limit: Int, scope: OwnerScope) async throws -> StoryPage {
         let limit = min(max(limit, 1), StoryLibraryIDs.maxPage)
+        let (sql, values) = Self.storyListQuery(matching: matching, after: cursor, limit: limit, scope: scope)
         return try await read { database in
-            var conditions: [String] = []
-            var values: [SQLiteValue] = []
-            if let owned = scope.condition(alias: "", sharedColumn: true, placeholder: { _ in "?" }) {
-                conditions.append(owned.sql)
-                values += owned.values.map(SQLiteValue.text)
-            }
-            if let matching, !matching.isEmpty {
-                conditions.append("title LIKE ? ESCAPE '\\'")
-                values.append(.text(StoryLibraryIDs.likePattern(matching)))
-            }
-            if let cursor {
-                conditions.append("(updated_at < ? OR (updated_at = ? AND id < ?))")
-                values += [.integer(cursor.updatedAt.milliseconds), .integer(cursor.updatedAt.milliseconds), .text(cursor.id)]
-            }
-            let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-            let statement = try database.prepare("SELECT \(Self.entryColumns) FROM stories \(filter) ORDER BY updated_at DESC, id DESC LIMIT \(limit + 1)")
+            let statement = try database.prepare(sql)
             try statement.bind(values)
             var rows: [StoryEntry] = []
             while try statement.step() { rows.append(Self.entry(statement)) }
             return StoryPage(rows: rows, limit: limit)
         }
+    }
+
+    /// One page of the list as one query: at most `limit + 1` rows, read in the order of an index
+    /// (`stories_by_change`, or an owner's or a school's) from the cursor on, so a page's work does not grow
+    /// with the library (StoryLibrarySuite asks SQLite for its plan).
+    static func storyListQuery(matching: String?, after cursor: StoryCursor?, limit: Int, scope: OwnerScope) -> (sql: String, values: [SQLiteValue]) {
+        var conditions: [String] = []
+        var values: [SQLiteValue] = []
+        if let owned = scope.condition(alias: "", sharedColumn: true, placeholder: { _ in "?" }) {
+            conditions.append(owned.sql)
+            values += owned.values.map(SQLiteValue.text)
+        }
+        if let matching, !matching.isEmpty {
+            conditions.append("title LIKE ? ESCAPE '\\'")
+            values.append(.text(StoryLibraryIDs.likePattern(matching)))
+        }
+        if let cursor {
+            // A row value, which SQLite seeks in the index; the same test written with OR scans from the start.
+            conditions.append("(updated_at, id) < (?, ?)")
+            values += [.integer(cursor.updatedAt.milliseconds), .text(cursor.id)]
+        }
+        let filter = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        return ("SELECT \(Self.entryColumns) FROM stories \(filter) ORDER BY updated_at DESC, id DESC LIMIT \(limit + 1)", values)
     }
 
     public func story(_ id: String) async throws -> StoredStory? {

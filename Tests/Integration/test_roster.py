@@ -3,7 +3,7 @@ sample bundle (fixtures/oneroster/sample, the specification's layout with roles.
 the same bundle changes nothing, a changed export renames, moves and withdraws in place, damaged copies
 (a missing column, an unknown enrolment role, a duplicate sourcedId) are refused at their rows with
 nothing imported, 5,000 children import in one go, a ZIP export is read (libzip) while a ZIP bomb, an
-oversized or a damaged one is refused, and a school administrator imports only their school."""
+oversized or a damaged one is refused, and only the district's administrators import."""
 import csv
 import json
 import os
@@ -13,7 +13,7 @@ import subprocess
 import zipfile
 
 from conftest import BIN, ROOT
-from test_sessions import Browser, make_account
+from test_sessions import PASSWORD, Browser, make_account
 
 FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures" / "oneroster"
 
@@ -200,28 +200,28 @@ def test_five_thousand_children_import_in_one_go(server, tmp_path):
     assert sum(c["children"] for c in listed["classes"]) == 5010
 
 
-def test_a_school_administrator_imports_only_their_school(server):
+def test_only_the_districts_administrators_import_a_roster(server):
     status, school = api(server, "POST", "/api/schools", {"name": "Hillside Primary"})
     assert status == 201, school
     make_account(server, "hill.admin", role="school_admin", school=school["id"])
     browser = Browser(server)
     assert browser.sign_in("hill.admin")[0] == 200
     files = {path.name: path.read_text(encoding="utf-8") for path in (FIXTURES / "sample").glob("*.csv")}
-    status, _, body = browser.request("POST", "/api/roster/import", {"files": files})
-    assert status == 422 and body["error"]["code"] == "invalid_roster", body
-    problems = [(p["file"], p["line"], p["field"], p["code"]) for p in body["error"]["problems"]]
-    assert ("orgs.csv", 4, "sourcedId", "not_your_school") in problems, problems
-
-    # Their own school alone (Brookside's rows taken out) is imported into it.
+    # Even their own school alone (Brookside's rows taken out): an import's links are the district's.
     own = dict(files)
     own["orgs.csv"] = "".join(line for line in files["orgs.csv"].splitlines(True) if "org-brook" not in line)
     for name in ("users.csv", "roles.csv", "enrollments.csv", "classes.csv"):
         own[name] = "".join(line for line in files[name].splitlines(True)
                             if not any(key in line for key in ("org-brook", "okafor", "lena", "yuki", "noah")))
-    status, _, body = browser.request("POST", "/api/roster/import", {"files": own})
-    assert status == 200 and body["counts"]["schoolsCreated"] == 0 and body["counts"]["classesCreated"] == 2, body
+    for sent in (files, own):
+        status, _, body = browser.request("POST", "/api/roster/import", {"files": sent, "check": True})
+        assert status == 403 and body["error"]["code"] == "wrong_role", body
+        status, _, body = browser.request("POST", "/api/roster/import", {"files": sent})
+        assert status == 403 and body["error"]["code"] == "wrong_role", body
     status, accounts = api(server, "GET", f"/api/accounts?school={school['id']}")
-    assert {"ana.lima", "bo.chen"} <= {a["login"] for a in accounts["accounts"]}
+    assert {a["login"] for a in accounts["accounts"]} == {"hill.admin"}, accounts
+    status, listed = api(server, "GET", "/api/classes")
+    assert listed["classes"] == [], listed
 
     teacher = Browser(server)
     make_account(server, "plain.teacher", school=school["id"])
@@ -230,3 +230,12 @@ def test_a_school_administrator_imports_only_their_school(server):
     assert status == 403, body
     status, _, body = Browser(server).request("POST", "/api/roster/import", {"files": own})
     assert status == 401, body
+
+    # The district's administrator imports it, for every school of the export.
+    status, made = api(server, "POST", "/api/accounts", {
+        "login": "district.admin", "displayName": "District", "role": "district_admin", "schoolID": None, "password": PASSWORD})
+    assert status == 201, made
+    district = Browser(server)
+    assert district.sign_in("district.admin")[0] == 200
+    status, _, body = district.request("POST", "/api/roster/import", {"files": own})
+    assert status == 200 and body["counts"]["schoolsCreated"] == 0 and body["counts"]["classesCreated"] == 2, body

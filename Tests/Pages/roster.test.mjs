@@ -52,6 +52,7 @@ test("a refused import: its problems, or its own words, or none (the screen's ge
   assert.deepEqual(rosterFailure(new Refused(409, { code: "conflict" })), { key: "admin.roster.error.changed" });
   assert.deepEqual(rosterFailure(new Refused(409, { code: "name_taken", params: { name: "4B" } })), { key: "admin.roster.error.class_name_taken", params: { name: "4B" } });
   assert.deepEqual(rosterFailure(new Refused(413, { code: "payload_too_large" })), { key: "admin.roster.too_large" });
-  assert.deepEqual(rosterFailure(new Refused(403, { code: "wrong_role" })), { key: null });
+  assert.deepEqual(rosterFailure(new Refused(403, { code: "wrong_role" })), { key: "admin.roster.error.district_only" });
+  assert.deepEqual(rosterFailure(new Refused(401, { code: "unauthorized" })), { key: null });
   assert.deepEqual(rosterFailure(new TypeError("offline")), { key: null });
 });

@@ -153,7 +153,14 @@ struct PostgresPrimaryChangeTests {
         let outcomes = await appendAll(store, [(Sample.answer("p1"), room: "123456"), (Sample.answer("p2", option: 0), room: "123456")])
         let waited = ContinuousClock.now - started
         #expect(outcomes.allSatisfy { $0 == nil }, "given up after the answer timeout, then stored on a new connection: \(outcomes)")
-        #expect(waited >= .seconds(1) && waited < .seconds(10), "the writer waited out its answer timeout, then no more: \(waited)")
+        // It waited out its answer timeout (never less, however busy the machine), then gave the silent
+        // connection up once: one new connection took the batch, beside the reader that was there before.
+        // (How long all of it took says nothing on a shared machine: the count is what "no more" means.)
+        #expect(waited >= .seconds(1), "the writer waited out its answer timeout: \(waited)")
+        let others = try admin.query("""
+            SELECT count(*) FROM pg_stat_activity WHERE application_name = $1::text AND pid <> $2::integer
+            """, [.text(application), .integer(Int64(frozen))])
+        #expect(others.int(0, 0) == 2, "the reader and one new writer: the silent one given up once, no connection given up after it")
 
         // Woken, the old process reads the batch still in its socket and runs it too: stored once all the
         // same (every write is idempotent), as when a failover's old primary had committed it.

@@ -112,4 +112,53 @@ struct RosterBookSuite {
         await #expect(throws: RosterBookError.changed(id: entry.id)) { try await book.applyRoster(plan) }
         #expect(try await fixture.store.offers.accounts!.listSchools().map(\.name) == ["Brookside Primary", "Hillside Primary"], "the rename went with the rest")
     }
+
+    /// The local ids the roster's links name.
+    static func linked(_ book: any RosterBook) async throws -> Set<String> {
+        Set(try await book.rosterState().links.map(\.localID))
+    }
+
+    /// A link names a child by their school's own identifier, so it goes in the same transaction as what it
+    /// names, whichever way that goes: one child erased, a class deleted, a child taken out and purged at the
+    /// end of the retention period, an unused class purged.
+    @Test(arguments: Backend.all)
+    func noLinkOutlivesTheChildOrClassItNames(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        let book = fixture.store.offers.roster!
+        _ = try await Self.imported("sample", into: book)
+        let classBook = fixture.store.offers.classes!
+        let childData = fixture.store.offers.childData!
+        var named: [String: SchoolClass] = [:]
+        for entry in try await classBook.listClasses() { named[entry.name] = try await classBook.schoolClass(entry.id) }
+        let reading = try #require(named["1B Reading"])
+        let stories = try #require(named["2A Stories"])
+        let circle = try #require(named["Kindergarten Circle"])
+        let links = try await book.rosterState().links
+        let maya = reading.members[0].id
+        #expect(Set(links.filter { $0.localID == maya }.map(\.kind)) == [.member, .enrollment])
+
+        // One child erased.
+        try await classBook.eraseMember(maya, ofClass: reading.id)
+        #expect(try await !Self.linked(book).contains(maya))
+        #expect(try await Self.linked(book).contains(reading.members[1].id), "the others keep theirs")
+
+        // A class deleted: its link and every member's.
+        try await classBook.deleteClass(circle.id)
+        let circleIDs = Set([circle.id] + circle.members.map(\.id))
+        #expect(try await Self.linked(book).isDisjoint(with: circleIDs))
+
+        // A child taken out by hand, then purged at the end of the retention period.
+        let sam = try #require(stories.members.first { $0.name == "Sam O." })
+        let staying = stories.members.filter { $0.id != sam.id }.map { ClassDraft.Child(id: $0.id, name: $0.name, avatar: $0.avatar) }
+        _ = try await classBook.updateClass(stories.id, to: ClassDraft(name: stories.name, nameKeys: ["2a stories"], children: staying), basedOn: stories.version)
+        #expect(try await Self.linked(book).contains(sam.id), "taken out is not yet erased")
+        #expect(try await childData.purgeRemovedMembers(removedBefore: PostgresRoomStore.now() + 60_000) == 1)
+        #expect(try await !Self.linked(book).contains(sam.id))
+
+        // The unused classes purged: no class, member or enrolment link is left, the teachers' and schools' are.
+        #expect(try await childData.purgeClasses(unusedSince: PostgresRoomStore.now() + 60_000) == 2)
+        let left = try await book.rosterState().links
+        #expect(!left.isEmpty && left.allSatisfy { $0.kind == .teacher || $0.kind == .school })
+    }
 }

@@ -53,7 +53,7 @@ struct AuthorizationMatrixTests {
         "GET /api/classes/:id/members/:member/data": ownersOfA, "GET /api/rooms/:code/players/:player/data": roomTeacher,
         "DELETE /api/rooms/:code/players/:player/data": roomTeacher, "DELETE /api/rooms/:code": roomTeacher,
         "POST /api/pictures": teaching,
-        "POST /api/accounts/:id/adopt": admin, "GET /api/audit": administrators, "POST /api/roster/import": administrators,
+        "POST /api/accounts/:id/adopt": admin, "GET /api/audit": administrators, "POST /api/roster/import": admin,
         "GET /api/schools": admin, "POST /api/schools": admin, "GET /api/accounts": administrators, "POST /api/accounts": administrators,
         "GET /api/accounts/:id": administratorsOfA, "PATCH /api/accounts/:id": administratorsOfA, "POST /api/accounts/:id/reset": administratorsOfA,
         "GET /api/accounts/:id/passkeys": administratorsOfA, "DELETE /api/accounts/:id/passkeys/:passkey": administratorsOfA,

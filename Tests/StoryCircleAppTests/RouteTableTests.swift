@@ -37,7 +37,7 @@ struct RouteTableTests {
         "POST /api/passkeys/options signed in", "POST /api/passkeys signed in", "GET /api/passkeys signed in", "DELETE /api/passkeys/:id signed in",
         "POST /api/session/passkey/options none", "POST /api/session/passkey none",
         "GET /api/accounts/:id/passkeys school admin", "DELETE /api/accounts/:id/passkeys/:passkey school admin",
-        "POST /api/roster/import school admin",
+        "POST /api/roster/import admin",
     ]
 
     @Test func everyRouteIsListedWithItsAuthority() {

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import StoryCircleCore
 
@@ -56,6 +57,30 @@ struct AccountRulesTests {
         #expect(code(AccountRules.password("twelve chars\u{0}")) == "password_invalid")
         #expect(AccountRules.password("twelve chars").map(\.message) == nil)
         #expect(AccountRules.password("short")?.message == "password needs at least 12 characters; a sentence is easy to remember.")
+    }
+
+    @Test func anAccountsAndAClasssProblemsAreOneShapeOnTheWire() {
+        let account: AccountRules.Problem = AccountRules.password("short")!
+        let schoolClass: ClassRules.Problem = FieldProblem(path: "children[1].name", code: "duplicate_name", params: ["other": "children[0].name"])
+        #expect(account.jsonValue == .object([
+            "path": .string("password"), "code": .string("password_too_short"), "params": .object(["min": .string("12")]), "message": .string(account.message),
+        ]))
+        #expect(schoolClass.message == "children[1].name looks the same as children[0].name.")
+        #expect(FieldProblem(path: "x", code: "something_new").message == "x is not valid (something_new).")
+    }
+
+    @Test func theAPIsAccountShapeIsWrittenAndReadBackTheSameWithNeverAHash() throws {
+        let district = Account(
+            id: "acc_1", login: "dee", displayName: "Dee", role: .districtAdmin, schoolID: nil, version: 3,
+            createdAt: ServerTime(milliseconds: 1_764_680_400_000), passwordHash: "$argon2id$v=19$m=19456,t=2,p=1$secret")
+        let shape = APIAccount(district)
+        let written = String(decoding: try JSONEncoder().encode(shape), as: UTF8.self)
+        #expect(written.contains("\"schoolID\":null") && !written.contains("setupLink") && !written.contains("argon2"))
+        #expect(shape.hasPassword && shape.createdAt == "2025-12-02T13:00:00Z" && shape.role == "district_admin")
+        #expect(try JSONDecoder().decode(APIAccount.self, from: Data(written.utf8)) == shape)
+        let linked = APIAccount(Account(id: "acc_2", login: "ana", displayName: "Ana", role: .teacher, schoolID: "sch_1", createdAt: ServerTime(milliseconds: 0)), setupLink: "https://x/account-setup#code=c")
+        #expect(try JSONDecoder().decode(APIAccount.self, from: JSONEncoder().encode(linked)) == linked)
+        #expect(!linked.hasPassword)
     }
 }
 

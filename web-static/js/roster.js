@@ -113,5 +113,7 @@ export function rosterFailure(failure) {
   if (code === ERROR.NAME_TAKEN) return { key: "admin.roster.error.class_name_taken", params: { name: failure.error.params?.name ?? "" } };
   if (code === ERROR.LOGIN_TAKEN) return { key: "admin.roster.error.login_taken", params: { login: failure.error.params?.login ?? "" } };
   if (code === ERROR.PAYLOAD_TOO_LARGE) return { key: "admin.roster.too_large" };
+  // A school administrator: a roster is imported for the whole district.
+  if (code === ERROR.WRONG_ROLE) return { key: "admin.roster.error.district_only" };
   return { key: null };
 }

@@ -46,12 +46,9 @@ struct AccountRoutes: RouteCollection {
         HTTPError(.schoolNotFound, "There is no school \(id.prefix(64)) (GET /api/schools lists them).", params: ["id": String(id.prefix(64))])
     }
 
-    static func invalid(_ problems: [AccountRules.Problem]) -> HTTPError {
-        let listed: [JSONValue] = problems.map { problem in
-            .object(["path": .string(problem.path), "code": .string(problem.code), "params": .object(problem.params.mapValues(JSONValue.string)), "message": .string(problem.message)])
-        }
+    static func invalid(_ problems: [FieldProblem]) -> HTTPError {
         // The first problem's parameters at the top too, as every other refusal has them (`min` of a short password).
-        return HTTPError(.invalidAccount, problems.map(\.message).joined(separator: " "), params: problems.first?.params, extra: ["problems": .array(listed)])
+        return HTTPError(.invalidAccount, problems.map(\.message).joined(separator: " "), params: problems.first?.params, extra: ["problems": .array(problems.map(\.jsonValue))])
     }
 
     static func storeRefusal(_ error: any Error) -> HTTPError {
@@ -69,7 +66,7 @@ struct AccountRoutes: RouteCollection {
         case AccountBookError.conflict(let current):
             return HTTPError(
                 RoomError(.conflict, "The account was changed (now version \(current.version)) since the version this change was based on; nothing was overwritten.", params: ["version": String(current.version)]),
-                extra: ["current": AccountResponse(current).jsonValue]
+                extra: ["current": APIAccount(current).jsonValue]
             )
         case AccountBookError.lastDistrictAdmin:
             return HTTPError(.lastDistrictAdmin, "This is the last enabled district administrator: make another one first.")
@@ -152,7 +149,7 @@ extension APIHandler {
             if let school, try await book.school(school) == nil { throw AccountRoutes.schoolNotFound(school) }
             return try await book.listAccounts(schoolID: school)
         }
-        return .json(200, ["accounts": accounts.map { AccountResponse($0) }])
+        return .json(200, ["accounts": accounts.map { APIAccount($0) }])
     }
 
     fileprivate func showAccount(_ request: RouteRequest) async throws -> HTTPResponse {
@@ -161,16 +158,16 @@ extension APIHandler {
         guard let account = try await accountCall({ try await book.account(id: id) }), AccountReach(request.principal).sees(account) else {
             throw AccountRoutes.accountNotFound(id)
         }
-        return .json(200, AccountResponse(account))
+        return .json(200, APIAccount(account))
     }
 
     fileprivate func createAccount(_ request: RouteRequest) async throws -> HTTPResponse {
         let book = try accountBook()
         let shape = "{\"login\": \"ana\", \"displayName\": \"Ana López\", \"role\": \"teacher\", \"schoolID\": \"sch_…\", \"password\": \"…\"} (password optional)"
         let body = try accountBody(request, shape: shape)
-        var problems: [AccountRules.Problem] = []
+        var problems: [FieldProblem] = []
         var login = "", displayName = "", role = AccountRole.teacher
-        func take<T>(_ result: Result<T, AccountRules.Problem>, _ into: (T) -> Void) {
+        func take<T>(_ result: Result<T, FieldProblem>, _ into: (T) -> Void) {
             switch result {
             case .success(let value): into(value)
             case .failure(let problem): problems.append(problem)
@@ -203,7 +200,7 @@ extension APIHandler {
         }
         // No password: the person sets one through a setup link, as after a reset.
         let link = hash == nil ? try await issueSetupLink(for: created.id, in: book) : nil
-        return .json(201, AccountResponse(created, setupLink: link))
+        return .json(201, APIAccount(created, setupLink: link))
     }
 
     fileprivate func changeAccount(_ request: RouteRequest) async throws -> HTTPResponse {
@@ -222,7 +219,7 @@ extension APIHandler {
             throw HTTPError(.invalidMessage, "\(unknown) cannot be changed here (a password is set through a setup link: POST /api/accounts/:id/reset). Send \(shape).")
         }
         var change = AccountChange()
-        var problems: [AccountRules.Problem] = []
+        var problems: [FieldProblem] = []
         if let name = try Self.string(body, "displayName", shape: shape) {
             switch AccountRules.displayName(name) {
             case .success(let checked): change.displayName = checked
@@ -263,7 +260,7 @@ extension APIHandler {
         // This node stops (or restarts) the account's rooms' controls at once; the others on their next read.
         if before.disabled != updated.disabled { disabledOwners?.mark(updated.id, disabled: updated.disabled) }
         try await auditChange(from: before, to: updated, request)
-        return .json(200, AccountResponse(updated))
+        return .json(200, APIAccount(updated))
     }
 
     fileprivate func resetAccount(_ request: RouteRequest) async throws -> HTTPResponse {
@@ -346,7 +343,7 @@ extension APIHandler {
         sessions?.forget(accountID: account.id)
         // The code was the only authority: the row names the account that set its password.
         try await audit(.passwordSet, target: "account:\(account.id)", actor: AuditActor(.account(account)), address: request.http.peer, schoolID: account.schoolID, detail: "setup link")
-        return .json(200, ["account": AccountResponse(account)])
+        return .json(200, ["account": APIAccount(account)])
     }
 }
 
@@ -365,49 +362,7 @@ struct SchoolResponse: Encodable {
     }
 }
 
-/// An account as the API answers it: never its password's hash, only whether it has a password.
-struct AccountResponse: Encodable {
-    var id: String
-    var login: String
-    var displayName: String
-    var role: String
-    var schoolID: String?
-    var disabled: Bool
-    var hasPassword: Bool
-    var version: Int
-    var createdAt: String
-    /// Only when an account was made without a password: the one-time link to set one.
-    var setupLink: String?
-
-    init(_ account: Account, setupLink: String? = nil) {
-        id = account.id
-        login = account.login
-        displayName = account.displayName
-        role = account.role.rawValue
-        schoolID = account.schoolID
-        disabled = account.disabled
-        hasPassword = account.passwordHash != nil
-        version = account.version
-        createdAt = ClassReport.iso8601(account.createdAt)
-        self.setupLink = setupLink
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        enum Key: String, CodingKey { case id, login, displayName, role, schoolID, disabled, hasPassword, version, createdAt, setupLink }
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(login, forKey: .login)
-        try container.encode(displayName, forKey: .displayName)
-        try container.encode(role, forKey: .role)
-        // Always present: null for a district administrator without a school.
-        try container.encode(schoolID, forKey: .schoolID)
-        try container.encode(disabled, forKey: .disabled)
-        try container.encode(hasPassword, forKey: .hasPassword)
-        try container.encode(version, forKey: .version)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encodeIfPresent(setupLink, forKey: .setupLink)
-    }
-
+extension APIAccount {
     var jsonValue: JSONValue {
         (try? JSONDecoder().decode(JSONValue.self, from: HTTPResponse.jsonEncoder.encode(self))) ?? .null
     }

@@ -186,12 +186,9 @@ extension APIHandler {
 }
 
 extension ClassRoutes {
-    static func invalidClass(_ problems: [ClassRules.Problem]) -> HTTPError {
-        let listed: [JSONValue] = problems.map { problem in
-            .object(["path": .string(problem.path), "code": .string(problem.code), "params": .object(problem.params.mapValues(JSONValue.string)), "message": .string(problem.message)])
-        }
+    static func invalidClass(_ problems: [FieldProblem]) -> HTTPError {
         let summary = problems.prefix(3).map(\.message).joined(separator: " ")
-        return HTTPError(.invalidClass, "The class cannot be stored as sent: \(summary)", extra: ["problems": .array(listed)])
+        return HTTPError(.invalidClass, "The class cannot be stored as sent: \(summary)", extra: ["problems": .array(problems.map(\.jsonValue))])
     }
 
     static func storeRefusal(_ error: any Error) -> HTTPError {
@@ -204,7 +201,7 @@ extension ClassRoutes {
                 extra: ["current": ClassResponse(current).jsonValue]
             )
         case ClassBookError.nameTaken(let name):
-            return invalidClass([ClassRules.Problem(path: "name", code: "class_name_taken", params: ["name": name])])
+            return invalidClass([FieldProblem(path: "name", code: "class_name_taken", params: ["name": name])])
         case ClassBookError.memberNotFound(let id):
             return HTTPError(.memberNotFound, "The class has no child \(id.prefix(64)).", params: ["id": String(id.prefix(64))])
         case ClassBookError.inUse(let id, let rooms):

@@ -17,37 +17,9 @@ struct SessionRoutes: RouteCollection {
     }
 }
 
-/// An account as a signed-in page sees itself (never its password's hash).
-struct SessionAccount: Encodable {
-    var id: String
-    var login: String
-    var displayName: String
-    var role: String
-    var schoolID: String?
-
-    init(_ account: Account) {
-        id = account.id
-        login = account.login
-        displayName = account.displayName
-        role = account.role.rawValue
-        schoolID = account.schoolID
-    }
-
-    enum CodingKeys: String, CodingKey { case id, login, displayName, role, schoolID }
-
-    /// `schoolID` is always there, `null` for a district administrator outside any school.
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(login, forKey: .login)
-        try container.encode(displayName, forKey: .displayName)
-        try container.encode(role, forKey: .role)
-        try container.encode(schoolID, forKey: .schoolID)
-    }
-}
-
+/// A signed-in page's account (the API's one shape: never a password's hash) and its session's CSRF token.
 struct SessionAnswer: Encodable {
-    var account: SessionAccount
+    var account: APIAccount
     var csrf: String
 }
 
@@ -138,12 +110,12 @@ extension APIHandler {
             throw HTTPError(.storageUnavailable, "The session cannot be stored just now (\(StoreFailure.from(error, record: "session").reason)).")
         }
         guard let started else { throw Self.signInFailure }
-        return .json(200, SessionAnswer(account: SessionAccount(account), csrf: started.record.csrfToken), headers: [("set-cookie", SessionCookies.setCookie(started.token))])
+        return .json(200, SessionAnswer(account: APIAccount(account), csrf: started.record.csrfToken), headers: [("set-cookie", SessionCookies.setCookie(started.token))])
     }
 
     fileprivate func currentSession(_ request: RouteRequest) async throws -> HTTPResponse {
         guard let account = request.principal?.account, let session = request.session else { throw Self.signInNeeded }
-        return .json(200, SessionAnswer(account: SessionAccount(account), csrf: session.csrfToken))
+        return .json(200, SessionAnswer(account: APIAccount(account), csrf: session.csrfToken))
     }
 
     fileprivate func signOut(_ request: RouteRequest) async throws -> HTTPResponse {

@@ -24,7 +24,7 @@ struct SignInAnswer: Encodable {
     var go: String
     /// When the link also signed the browser in (its cookie is set with this answer): the account, and the
     /// session's CSRF token.
-    var account: SessionAccount?
+    var account: APIAccount?
     var csrf: String?
 }
 
@@ -58,7 +58,7 @@ extension APIHandler {
             var answer = SignInAnswer(room: grant.room, teacherToken: grant.teacherToken, dashboardToken: grant.dashboardToken, adminToken: grant.adminToken, go: go)
             var headers: [(name: String, value: String)] = []
             if let (account, token, csrf) = await linkSession(grant, replacing: SessionCookies.token(fromCookieHeader: request.http.headers["cookie"])) {
-                answer.account = SessionAccount(account)
+                answer.account = APIAccount(account)
                 answer.csrf = csrf
                 headers.append(("set-cookie", SessionCookies.setCookie(token)))
             }

@@ -9,35 +9,8 @@ public enum AccountRules {
     /// Bytes, whatever the characters: a "character" built of many combining marks is not a way round the limit.
     public static let passwordMaximumBytes = 1_024
 
-    public struct Problem: Sendable, Equatable, Error {
-        /// The field: `login`, `displayName`, `role`, `schoolID`, `password`, `name`.
-        public var path: String
-        /// `login_invalid`, `name_empty`, `name_too_long`, `name_invalid`, `role_unknown`, `school_required`,
-        /// `password_too_short`, `password_too_long`, `password_invalid`.
-        public var code: String
-        public var params: [String: String]
-
-        public init(path: String, code: String, params: [String: String] = [:]) {
-            self.path = path
-            self.code = code
-            self.params = params
-        }
-
-        public var message: String {
-            switch code {
-            case "login_invalid": "\(path) must be 1 to 128 letters, digits or . - _ @ + (no spaces)."
-            case "name_empty": "\(path) is empty."
-            case "name_too_long": "\(path) is \(params["length"] ?? "?") characters long; at most \(params["max"] ?? "?")."
-            case "name_invalid": "\(path) has characters that cannot be shown."
-            case "role_unknown": "\(path) must be one of \(AccountRole.allCases.map(\.rawValue).joined(separator: ", "))."
-            case "school_required": "A \(params["role"] ?? "teacher") belongs to a school: \(path) names it (GET /api/schools lists them)."
-            case "password_too_short": "\(path) needs at least \(AccountRules.passwordLength.lowerBound) characters; a sentence is easy to remember."
-            case "password_too_long": "\(path) may have at most \(AccountRules.passwordLength.upperBound) characters."
-            case "password_invalid": "\(path) has control characters, which cannot be typed again reliably."
-            default: "\(path) is not valid (\(code))."
-            }
-        }
-    }
+    /// An account's or a school's problems are field problems, as a class's are.
+    public typealias Problem = FieldProblem
 
     /// The login as it is stored (`AccountLogins.normalised`).
     public static func login(_ text: String) -> Result<String, Problem> {

@@ -12,34 +12,7 @@ public enum ClassRules {
     ]
 
     /// A problem with a class, at its path (`name`, `children`, `children[3].name`).
-    public struct Problem: Sendable, Equatable {
-        public var path: String
-        /// `name_empty`, `name_invalid` (characters that cannot be shown), `name_too_long`, `duplicate_name`, `avatar_unknown`, `class_too_large`,
-        /// `class_name_taken`, `member_not_found`.
-        public var code: String
-        public var params: [String: String]
-
-        public init(path: String, code: String, params: [String: String] = [:]) {
-            self.path = path
-            self.code = code
-            self.params = params
-        }
-
-        /// An English sentence for logs and API clients (the pages word the code).
-        public var message: String {
-            switch code {
-            case "name_empty": "\(path) is empty."
-            case "name_invalid": "\(path) has characters that cannot be shown; use letters, numbers or emoji."
-            case "name_too_long": "\(path) is \(params["length"] ?? "?") characters long; at most \(params["max"] ?? "?")."
-            case "duplicate_name": "\(path) looks the same as \(params["other"] ?? "another name")."
-            case "avatar_unknown": "\(path) is not one of the pictures (\(ClassRules.avatars.joined(separator: ", "))) nor emoji: with one emoji."
-            case "class_too_large": "A class has at most \(params["max"] ?? "?") children; this one has \(params["count"] ?? "?")."
-            case "class_name_taken": "Another class is already called \(params["name"] ?? "that")."
-            case "member_not_found": "The class has no member \(params["id"] ?? "")."
-            default: "\(path): \(code)."
-            }
-        }
-    }
+    public typealias Problem = FieldProblem
 
     /// Every problem of a class that cannot be stored as sent (`invalid_class`).
     public struct Refusal: Error, Sendable, Equatable {

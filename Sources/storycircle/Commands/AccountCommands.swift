@@ -1,19 +1,7 @@
 import Foundation
 import StoryCircleCore
 
-/// An account as the API answers it (`docs/protocol.md`, "Accounts").
-struct APIAccount: Decodable {
-    var id: String
-    var login: String
-    var displayName: String
-    var role: String
-    var schoolID: String?
-    var disabled: Bool
-    var hasPassword: Bool
-    var version: Int
-    var setupLink: String?
-}
-
+/// A school as the API answers it (`docs/protocol.md`, "Accounts"); an account is `APIAccount`, the server's own shape.
 struct APISchool: Decodable {
     var id: String
     var name: String
