@@ -101,4 +101,24 @@ struct RetentionSuite {
         #expect(try await log.entries(AuditQuery()).entries.map(\.event.schoolID) == [nil, "sch_south"])
         #expect(try await log.entries(AuditQuery()).entries.first == kept)
     }
+
+    /// Every node sweeps: two sweeping at once delete each row once between them, so the audit rows of their
+    /// counts add up to what was there, never more.
+    @Test(arguments: Backend.all)
+    func twoNodesSweepingAtOnceCountEachDeletionOnce(_ backend: Backend) async throws {
+        let fixture = try StoreFixture(backend)
+        defer { fixture.close() }
+        for index in 0..<40 {
+            try await fixture.store.createRoom(OwnershipSuite.header(String(720_000 + index), owner: index.isMultiple(of: 2) ? Self.north : nil, createdAt: 1_000))
+        }
+        let one = try Self.book(fixture)
+        let other = try #require(try fixture.anotherNode().offers.retention)
+        let cutoffs = RetentionCutoffs(fallback: ServerTime(milliseconds: 2_000))
+        async let first = one.purgeRooms(cutoffs)
+        async let second = other.purgeRooms(cutoffs)
+        let counts = try await [first, second]
+        #expect(counts.map { $0["sch_north"] ?? 0 }.reduce(0, +) == 20)
+        #expect(counts.map { $0[nil] ?? 0 }.reduce(0, +) == 20)
+        #expect(try await fixture.store.summaries().isEmpty)
+    }
 }

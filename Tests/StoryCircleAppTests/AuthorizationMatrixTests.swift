@@ -57,6 +57,8 @@ struct AuthorizationMatrixTests {
         "GET /api/schools": admin, "POST /api/schools": admin, "GET /api/accounts": administrators, "POST /api/accounts": administrators,
         "GET /api/accounts/:id": administratorsOfA, "PATCH /api/accounts/:id": administratorsOfA, "POST /api/accounts/:id/reset": administratorsOfA,
         "GET /api/accounts/:id/passkeys": administratorsOfA, "DELETE /api/accounts/:id/passkeys/:passkey": administratorsOfA,
+        // A's school's retention: its administrator's and the district's.
+        "GET /api/schools/:id/retention": administratorsOfA, "PUT /api/schools/:id/retention": administratorsOfA,
         // The setup link's code is its authority: the router lets everyone through to the code's check.
         "POST /api/accounts/setup": everyone,
         // A passkey is the signed-in account's own; signing in with one is open to its signature's check.
@@ -79,8 +81,8 @@ struct AuthorizationMatrixTests {
 
     /// The exact refusal of an asker the route does not admit: no credential, or a credential of another
     /// kind, is 401; a room's token on the library's and the administrators' routes, and an account whose
-    /// role never may, 403 `wrong_role`; an account whose role may, but not for A's things, 404 for a story
-    /// or an account (as a missing one) and 401 for a room or class (as a wrong token).
+    /// role never may, 403 `wrong_role`; an account whose role may, but not for A's things, 404 for a story,
+    /// an account or a school (as a missing one) and 401 for a room or class (as a wrong token).
     static func refusal(_ line: String, _ asker: Asker, admitted: Set<Asker>) -> (status: Int, code: String) {
         let unauthorized = (401, "unauthorized")
         switch asker {
@@ -94,6 +96,7 @@ struct AuthorizationMatrixTests {
             if line.contains("/api/stories/:id") { return (404, "story_not_found") }
             // Another school's account, to its school's administrator: as unknown as a missing one.
             if line.contains("/api/accounts/:id") { return (404, "account_not_found") }
+            if line.contains("/api/schools/:id") { return (404, "school_not_found") }
             return unauthorized
         }
     }
@@ -222,7 +225,8 @@ struct AuthorizationMatrixTests {
             api = APIHandler(
                 registry: registry, store: store, clock: clock, metrics: ServerMetrics(), transportMetrics: nil, adminTokenHash: RoomCredentials.hash("admin-token"),
                 publicURL: "https://192.0.2.1:8443", startedAt: clock.now(), audio: nil, qrCodes: true, library: store, classes: store, pictures: store,
-                childData: store, lookalikes: LookalikeTable(), accounts: book, ownership: store, sessions: sessions, auditTrail: AuditTrail(log: store)
+                childData: store, lookalikes: LookalikeTable(), accounts: book, ownership: store, sessions: sessions, auditTrail: AuditTrail(log: store),
+                retention: store
             )
             let north = try await book.createSchool(name: "North")
             let south = try await book.createSchool(name: "South")
@@ -255,6 +259,7 @@ struct AuthorizationMatrixTests {
             case let text where text.hasPrefix("/api/stories"): story.entry.id
             case let text where text.hasPrefix("/api/classes"): schoolClass.id
             case let text where text.hasPrefix("/api/accounts"): a.id
+            case let text where text.hasPrefix("/api/schools"): a.schoolID ?? ""
             default: String(repeating: "0", count: 64)
             }
             let values = ["code": room.code, "id": id, "member": "mem_nobody", "player": "p1", "file": "0000.mp3"]

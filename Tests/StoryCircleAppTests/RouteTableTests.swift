@@ -30,6 +30,7 @@ struct RouteTableTests {
         "POST /api/sign-in none",
         "GET /api/schools admin", "POST /api/schools admin", "GET /api/accounts school admin", "POST /api/accounts school admin",
         "GET /api/accounts/:id school admin", "PATCH /api/accounts/:id school admin", "POST /api/accounts/:id/reset school admin", "POST /api/accounts/setup none",
+        "GET /api/schools/:id/retention school admin", "PUT /api/schools/:id/retention school admin",
         "POST /api/accounts/:id/adopt admin", "PUT /api/stories/:id/shared story owner",
         "GET /api/audit school admin",
         "POST /api/session none", "GET /api/session signed in", "DELETE /api/session signed in", "POST /api/session/everywhere signed in",

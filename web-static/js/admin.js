@@ -3,7 +3,8 @@
 // turns an account off and on again, and makes a new one-time setup link (a reset: the account's password and
 // sessions end) to hand over, with a button that copies it; it shows an account's passkeys and removes one. Two administrators changing one account: the
 // later change, made on what the page showed, is refused (409 `conflict`), the page shows the account as it
-// is now and says so in words. docs/protocol.md, "Accounts".
+// is now and says so in words. The school's retention rules have their part (admin-retention.js).
+// docs/protocol.md, "Accounts".
 
 import { $, el, clear, announce } from "./dom.js";
 import { t, isolate, setLanguage, browserLanguage, ownChoice, languagePicker, onLanguageChange } from "./i18n.js";
@@ -14,6 +15,7 @@ import { countWords, rosterBody, rosterFailure } from "./roster.js";
 import {
   accountDraft, accountStateKey, accountsPath, adminFailure, assignableRoles, draftProblem, enableChange, isDistrictAdmin, mayAdminister,
 } from "./accounts.js";
+import { startRetention, wordRetention } from "./admin-retention.js";
 
 const pending = schoolApi();
 await setLanguage(ownChoice() ?? browserLanguage());
@@ -103,6 +105,7 @@ async function addSchool() {
     input.value = "";
     state.schools = listOf(await api.call("GET", "/api/schools"), "schools");
     renderSchools();
+    startRetention(api, state);
     showMessage({ key: "admin.schools.added", params: { name: isolate(school.name ?? name) } }, { good: true });
     input.focus();
   } catch (failure) {
@@ -458,6 +461,7 @@ onLanguageChange(() => {
   renderRoles();
   renderAccounts();
   wordSetupLink();
+  wordRetention();
 });
 
 async function start() {
@@ -483,7 +487,7 @@ async function start() {
   $("#roster").hidden = false;
   status.hidden = true;
   state.loaded = true;
-  await loadAccounts();
+  await Promise.all([loadAccounts(), startRetention(api, state)]);
   state.ready = true;
 }
 

@@ -109,7 +109,8 @@ public final class ClassroomServer: Sendable {
             maxConnections: transport.configuration.maxConnections, refused: RefusedRequests(logger: logger), signIns: signIns,
             accounts: storage.accounts, passwords: passwords, ownership: storage.ownership, sessions: sessions,
             auditTrail: storage.audit.map { AuditTrail(log: $0, logger: logger) },
-            passkeys: PasskeyDesk.make(publicURL: publicURL, book: storage.accounts, clock: clock), roster: storage.roster, disabledOwners: disabledOwners
+            passkeys: PasskeyDesk.make(publicURL: publicURL, book: storage.accounts, clock: clock), roster: storage.roster, disabledOwners: disabledOwners,
+            retention: storage.retention, retentionDefaults: configuration.storage.retentionDefaults
         )
         let defaultBodyLimit = transport.configuration.maxRequestBodyBytes
         wiring.heads.admit { APIHandler.router.admitHead($0, with: api, defaultBodyLimit: defaultBodyLimit) }

@@ -58,8 +58,12 @@ struct APIHandler: Sendable {
     /// The disabled accounts, whose rooms' teacher tokens control nothing (the rooms' own set).
     var disabledOwners: DisabledOwners? = nil
 
+    /// The schools' own retention rules (`RetentionRoutes`), and the server's configured ones they replace.
+    var retention: (any RetentionBook)? = nil
+    var retentionDefaults = ServerConfiguration.Storage().retentionDefaults
+
     /// Every route of the API, by resource.
-    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AccountRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes(), PasskeyRoutes(), AccountPasskeyRoutes(), RosterRoutes()])
+    static let router = Router([HealthRoutes(), RoomRoutes(), StoryRoutes(), ClassRoutes(), ChildDataRoutes(), PictureRoutes(), AudioRoutes(), SignInRoutes(), AccountRoutes(), RetentionRoutes(), OwnershipRoutes(), AuditRoutes(), SessionRoutes(), PasskeyRoutes(), AccountPasskeyRoutes(), RosterRoutes()])
 
     func handle(_ request: HTTPRequest) async -> HTTPResponse {
         await Self.router.respond(to: request, with: self)

@@ -58,6 +58,15 @@ extension Commands {
         kind: .command(SchoolListCommand.self)
     )
 
+    static let schoolRetention = CommandSpec(
+        name: "retention", path: ["storycircle", "school"],
+        overview: "Show a school's retention rules, or change some of them.",
+        arguments: [.init(name: "school", help: "The school's name or id.")],
+        options: ClientOptions.admin + SchoolRetentionCommand.options.map(\.option) + [OutputOptions.json, CommandSpec.helpOption],
+        kind: .command(SchoolRetentionCommand.self),
+        discussion: "Rules not given keep their value; 'default' gives one back to the server's configuration.\nExample: storycircle school retention 'North Primary' --rooms 14 --audit default"
+    )
+
     static let rosterImport = CommandSpec(
         name: "import", path: ["storycircle", "roster"],
         overview: "Make and update schools, teachers and classes from a OneRoster 1.2 CSV export.",
@@ -78,6 +87,6 @@ extension Commands {
         name: "school", path: ["storycircle"],
         overview: "Keep the schools a server's accounts belong to.",
         options: [CommandSpec.helpOption],
-        kind: .group([schoolAdd, schoolList])
+        kind: .group([schoolAdd, schoolList, schoolRetention])
     )
 }
